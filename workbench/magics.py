@@ -1,0 +1,169 @@
+"""IPython front door: ``%%jaxpr`` / ``%jaxpr``.
+
+Thin by design: parse flags, capture the call (:mod:`workbench.cellcall`), ask
+the engine for inspections, hand them to the view.  Failures become a short
+:class:`~workbench.cellcall.CellError` (or IPython's ``UsageError`` for bad
+flags) instead of a long traceback; the namespace is left as a normal run would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .cellcall import CapturedCall, CellError, parse_call_expression, run_cell_capturing_call
+from .engine.errors import ErrorReport, UserLine, report
+from .engine.inspection import Inspection, inspect_chain
+from .engine.transforms import TRANSFORM_NAMES, TransformError, normalize
+from .views.jaxpr_view import JaxprDisplay
+
+_VALUE_FLAGS = {"-t", "--transform", "--static-argnums", "--static-argnames", "--depth"}
+_BOOL_FLAGS = {"--text", "--compare"}
+
+
+def _ints(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(p) for p in text.replace(",", " ").split())
+    except ValueError:
+        raise UsageError(f"--static-argnums takes integers such as 0,2; got {text!r}") from None
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(p for p in (text or "").replace(",", " ").split() if p)
+
+
+def _tokens(line: str) -> list[tuple[str, int]]:
+    """Whitespace-separated tokens (quotes respected) with the offset where each ends."""
+    out: list[tuple[str, int]] = []
+    i, n = 0, len(line)
+    while i < n:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        j = i
+        buf = []
+        while j < n and not line[j].isspace():
+            if line[j] in "'\"":
+                q = line[j]
+                k = line.find(q, j + 1)
+                k = n if k < 0 else k
+                buf.append(line[j + 1:k])
+                j = k + 1
+            else:
+                buf.append(line[j])
+                j += 1
+        out.append(("".join(buf), j))
+        i = j
+    return out
+
+
+def split_flags(line: str) -> tuple[list[str], str]:
+    """Split a line magic's text into (flag tokens, call expression).
+
+    Flags come first; reading stops at the first token that is neither a known
+    flag nor a flag's value, so a call such as ``f(x, -1)`` is never read as flags.
+    """
+    flags: list[str] = []
+    end = 0
+    toks = _tokens(line)
+    i = 0
+    while i < len(toks):
+        tok, tok_end = toks[i]
+        name = tok.split("=", 1)[0]
+        if name in _BOOL_FLAGS or (name in _VALUE_FLAGS and "=" in tok):
+            flags.append(tok)
+            end = tok_end
+            i += 1
+        elif name in _VALUE_FLAGS:
+            if i + 1 >= len(toks):
+                raise UsageError(f"{tok} needs a value")
+            flags.extend([tok, toks[i + 1][0]])
+            end = toks[i + 1][1]
+            i += 2
+        elif tok.startswith("-") and len(tok) > 1 and (tok[1].isalpha() or tok[1] == "-"):
+            raise UsageError(f"unknown flag {tok!r}; flags are -t/--transform NAME, "
+                             "--static-argnums, --static-argnames, --text, --compare, --depth N")
+        else:
+            break
+    return flags, line[end:].strip()
+
+
+@magics_class
+class JaxprMagics(Magics):
+    """``%%jaxpr`` and ``%jaxpr``: the jaxpr of a call under any composition of transforms."""
+
+    @magic_arguments()
+    @argument("-t", "--transform", action="append", default=[], metavar="NAME",
+              help=f"transform to apply, innermost first; repeatable. One of "
+                   f"{', '.join(TRANSFORM_NAMES)}, optionally with literal arguments, e.g. "
+                   f"\"vmap(in_axes=(None, 0))\", or a nested string such as \"vmap(grad(f))\".")
+    @argument("--static-argnums", default=None, help="positions of static arguments, e.g. 1,2")
+    @argument("--static-argnames", default=None, help="names of static keyword arguments")
+    @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
+    @argument("--compare", action="store_true",
+              help="show the function and each successive transform side by side")
+    @argument("--depth", type=int, default=1, help="how many levels of nested jaxprs start open")
+    @line_cell_magic
+    def jaxpr(self, line: str = "", cell: str | None = None) -> JaxprDisplay | None:
+        """Show the jaxpr of a call instead of running it.
+
+        Cell form: the cell runs, its last line must be a call ``f(...)``; that call
+        is traced (not executed) and its jaxpr shown.  Line form: ``%jaxpr f(x)``.
+        """
+        if cell is None:
+            flag_tokens, expr = split_flags(line)
+            if not expr:
+                raise UsageError("%jaxpr needs a call, e.g. %jaxpr -t grad loss(w, x)")
+            args = self.jaxpr.parser.parse_args(flag_tokens)
+        else:
+            expr = ""
+            args = parse_argstring(self.jaxpr, line)
+        if args.depth < 0:
+            raise UsageError("--depth must be 0 or more")
+        try:  # bad transforms are reported before anything in the cell runs
+            normalize(args.transform)
+        except TransformError as exc:
+            raise UsageError(str(exc)) from None
+        if cell is None:
+            captured = parse_call_expression(self.shell, expr, "jaxpr")
+        else:
+            captured = run_cell_capturing_call(self.shell, line, cell, "jaxpr")
+        stages = trace_captured(captured, args.transform, _ints(args.static_argnums),
+                                _names(args.static_argnames), compare=args.compare)
+        return JaxprDisplay(stages, compare=args.compare, depth=args.depth, text_only=args.text)
+
+
+def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums: tuple[int, ...],
+                   static_argnames: tuple[str, ...], compare: bool) -> list[Inspection]:
+    """Build the inspections and trace them now, so errors surface in the cell."""
+    try:
+        stages = inspect_chain(captured.fn, captured.args, captured.kwargs, transforms,
+                               static_argnums, static_argnames)
+    except TransformError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:
+        raise CellError(_at_call(report(exc, "transform"), captured)) from None
+    if not compare:
+        stages = stages[-1:]
+    for ins in stages:
+        try:
+            ins.model  # noqa: B018 - forces trace + model build, errors surface here
+        except Exception as exc:
+            raise CellError(_at_call(report(exc, "trace"), captured), subject=ins.label) from None
+    return stages
+
+
+def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
+    """Errors raised inside JAX itself (e.g. grad of a non-scalar) point at the call line."""
+    if rep.where is None:
+        rep.where = UserLine(captured.filename, captured.line, "<cell>", captured.call_text)
+    return rep
+
+
+__all__ = ["CellError", "JaxprMagics", "split_flags"]

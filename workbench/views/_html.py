@@ -1,0 +1,105 @@
+"""Shared pieces of our self-contained HTML: escaping, ids, CSS, source labels.
+
+Every string that came from user code goes through :func:`esc`.  The CSS is
+scoped under ``.jwb`` and uses JupyterLab's theme variables with light-theme
+fallbacks, so the same HTML reads well in JupyterLab (light or dark), Notebook 7,
+VS Code and an nbconvert export.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+import os
+import re
+import uuid
+from collections.abc import Mapping
+
+MIME_PREFIX = "application/vnd.jax-workbench."
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def new_id(prefix: str = "jwb") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+_IPYKERNEL_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-\d+-[0-9a-f]+>$)")
+_WORKBENCH_CELL = re.compile(r"^<workbench-cell-(\d+)(?:-\d+)?>$")
+
+
+def source_label(file: str, line: int, cell_labels: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """(short label, is_cell) for a source location, e.g. ``("cell [3] line 4", True)``."""
+    if cell_labels and file in cell_labels:
+        return f"{cell_labels[file]} line {line}", True
+    m = _WORKBENCH_CELL.match(file)
+    if m:
+        return f"cell [{m.group(1)}] line {line}", True
+    if _IPYKERNEL_CELL.search(file):
+        return f"cell line {line}", True
+    return f"{os.path.basename(file)}:{line}", False
+
+
+class LineCache:
+    """``linecache.getline`` memoised per (file, line); views ask for the same line a lot."""
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, int], str] = {}
+
+    def get(self, file: str, line: int) -> str:
+        key = (file, line)
+        text = self._lines.get(key)
+        if text is None:
+            text = linecache.getline(file, line).strip()
+            self._lines[key] = text
+        return text
+
+
+CSS = """
+.jwb{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);font-size:var(--jp-code-font-size,12.5px);
+ color:var(--jp-content-font-color1,#1f2328);line-height:1.45;max-width:100%;overflow-x:auto}
+.jwb .jwb-head{font-family:var(--jp-ui-font-family,system-ui,sans-serif);margin:2px 0 6px 0}
+.jwb .jwb-title{font-weight:600}
+.jwb .jwb-meta{color:var(--jp-content-font-color2,#57606a)}
+.jwb .jwb-hist{display:flex;flex-wrap:wrap;gap:2px 10px;margin:4px 0;font-size:11.5px}
+.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:#7aa6da;margin-left:4px;vertical-align:middle;border-radius:2px}
+.jwb .jwb-code{white-space:pre;padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
+.jwb .jwb-eq{display:block}
+.jwb .jwb-eq:hover{background:var(--jp-layout-color2,#f3f4f6)}
+.jwb .jwb-src{color:var(--jp-content-font-color3,#8c959f);font-style:italic;display:block;margin-top:3px}
+.jwb .jwb-src.cell{color:#8250df}
+.jwb .jwb-v{cursor:pointer;color:var(--jp-mirror-editor-variable-color,#0550ae)}
+.jwb .jwb-v.hl{background:#fff2a8;color:#000;outline:1px solid #d4a72c}
+.jwb .jwb-v.hl-def{background:#ffd56b;color:#000;font-weight:600}
+.jwb .jwb-t{color:#0a7f6f}
+.jwb .jwb-t.f{color:#0969da}.jwb .jwb-t.i{color:#1a7f37}.jwb .jwb-t.b{color:#8250df}.jwb .jwb-t.c{color:#bc4c00}
+.jwb .jwb-lit{color:#953800}
+.jwb .jwb-p{color:#cf222e;font-weight:600}
+.jwb .jwb-par{color:var(--jp-content-font-color2,#57606a)}
+.jwb .jwb-kw{color:#6e7781}
+.jwb details{margin-left:1.5em}
+.jwb details>summary{cursor:pointer;color:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-chunk{content-visibility:auto;contain-intrinsic-size:auto 3000px}
+.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:#9a6700;margin:4px 0}
+.jwb .jwb-cols{display:flex;gap:16px;align-items:flex-start;overflow-x:auto}
+.jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
+.jwb .jwb-err{border-left:4px solid #cf222e;padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-err pre{margin:2px 0;white-space:pre-wrap}
+"""
+
+#: Click a variable: highlight its definition and every use within this output.
+#: Degrades to plain text when scripts are blocked (untrusted notebooks, nbviewer).
+HIGHLIGHT_JS = """
+(function(){var root=document.getElementById('%s');if(!root)return;
+root.addEventListener('click',function(ev){var t=ev.target;if(!t.classList||!t.classList.contains('jwb-v'))return;
+var v=t.getAttribute('data-v');var on=!t.classList.contains('hl')&&!t.classList.contains('hl-def');
+root.querySelectorAll('.hl,.hl-def').forEach(function(e){e.classList.remove('hl');e.classList.remove('hl-def');});
+if(!on)return;root.querySelectorAll('.jwb-v[data-v="'+v+'"]').forEach(function(e){
+e.classList.add(e.hasAttribute('data-def')?'hl-def':'hl');});});})();
+"""
+
+
+def style_block() -> str:
+    return f"<style>{CSS}</style>"
