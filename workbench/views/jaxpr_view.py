@@ -70,7 +70,9 @@ def _var(a: Atom, ctx: _Ctx, binding: bool) -> str:
 
 def _params(eq: Equation) -> str:
     jaxpr_params = {s.param.split("[", 1)[0] for s in eq.subjaxprs}
-    shown = [f"{esc(k)}={esc(v)}" for k, v in eq.params.items() if k not in jaxpr_params]
+    # "None" params are JAX's defaults (precision, accuracy, out_sharding...): noise here.
+    shown = [f"{esc(k)}={esc(v)}" for k, v in eq.params.items()
+             if k not in jaxpr_params and v != "None"]
     if not shown:
         return ""
     return f'<span class="jwb-par">[{" ".join(shown)}]</span>'
