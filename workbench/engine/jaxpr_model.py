@@ -234,11 +234,12 @@ class _Builder:
             pass
         return result
 
-    def atom(self, v: Any, binding: bool = False) -> Atom:
+    def atom(self, v: Any, used: set[int] | None = None) -> Atom:
+        """``used``: ids of the variables read in this jaxpr; a binding not in it is ``_``."""
         aval = self.aval(getattr(v, "aval", None))
         if compat.is_literal(v):
             return Atom(name="", aval=aval, literal=_short_text(getattr(v, "val", v), 80))
-        if compat.is_dropvar(v):
+        if compat.is_dropvar(v) or (used is not None and id(v) not in used):
             return Atom(name="_", aval=aval)
         key = id(v)
         name = self._names.get(key)
@@ -256,21 +257,24 @@ class _Builder:
                 dtype = getattr(c, "dtype", None)
                 consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
             jaxpr = jaxpr.jaxpr
+        # Like JAX's printer, a variable that nothing reads is shown as ``_``.
+        used = {id(v) for e in jaxpr.eqns for v in e.invars if not compat.is_literal(v)}
+        used.update(id(v) for v in jaxpr.outvars if not compat.is_literal(v))
         model = JaxprModel(
-            constvars=[self.atom(v, True) for v in jaxpr.constvars],
-            invars=[self.atom(v, True) for v in jaxpr.invars],
+            constvars=[self.atom(v) for v in jaxpr.constvars],
+            invars=[self.atom(v) for v in jaxpr.invars],
             outvars=[],
             eqns=[],
             consts=consts,
         )
         for eqn in jaxpr.eqns:
-            model.eqns.append(self.equation(eqn))
+            model.eqns.append(self.equation(eqn, used))
         model.outvars = [self.atom(v) for v in jaxpr.outvars]
         return model
 
-    def equation(self, eqn: Any) -> Equation:
+    def equation(self, eqn: Any, used: set[int]) -> Equation:
         invars = [self.atom(v) for v in eqn.invars]
-        outvars = [self.atom(v, True) for v in eqn.outvars]
+        outvars = [self.atom(v, used) for v in eqn.outvars]
         params: dict[str, str] = {}
         subs: list[SubJaxpr] = []
         for k, v in eqn.params.items():

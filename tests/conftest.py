@@ -1,0 +1,48 @@
+"""Test session set-up: 8 fake CPU devices, set before JAX initialises its backend."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["XLA_FLAGS"] = " ".join(
+    [f for f in os.environ.get("XLA_FLAGS", "").split()
+     if not f.startswith("--xla_force_host_platform_device_count")]
+    + ["--xla_force_host_platform_device_count=8"])
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import pytest  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.utils.capture import capture_output  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def shell() -> InteractiveShell:
+    sh = InteractiveShell.instance()
+    sh.run_cell("%load_ext workbench", store_history=False)
+    sh.run_cell("import jax, jax.numpy as jnp, numpy as np", store_history=False)
+    return sh
+
+
+class CellRun:
+    """One cell run: IPython's result, captured output and the formatted bundle."""
+
+    def __init__(self, shell: InteractiveShell, code: str) -> None:
+        with capture_output() as cap:
+            self.result = shell.run_cell(code, store_history=True)
+        self.stdout = cap.stdout
+        self.stderr = cap.stderr
+        self.error = self.result.error_in_exec or self.result.error_before_exec
+        self.bundle: dict = {}
+        if self.result.result is not None:
+            self.bundle, _ = shell.display_formatter.format(self.result.result)
+
+    @property
+    def message(self) -> str:
+        return str(self.error) if self.error is not None else ""
+
+
+@pytest.fixture
+def run(shell: InteractiveShell):
+    def _run(code: str) -> CellRun:
+        return CellRun(shell, code)
+    return _run

@@ -1,0 +1,97 @@
+"""A spread of real JAX programs used by the engine and view tests."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+def mlp_params(sizes=(8, 16, 4), seed=0):
+    keys = jax.random.split(jax.random.key(seed), len(sizes) - 1)
+    return [{"w": jax.random.normal(k, (m, n)) / np.sqrt(m), "b": jnp.zeros(n)}
+            for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)]
+
+
+def mlp_loss(params, x, y):
+    h = x
+    for layer in params[:-1]:
+        h = jax.nn.relu(h @ layer["w"] + layer["b"])
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return jnp.mean((out - y) ** 2)
+
+
+def rnn(params, xs):
+    def step(h, x):
+        h = jnp.tanh(h @ params["wh"] + x @ params["wx"])
+        return h, h.sum()
+    h, sums = jax.lax.scan(step, jnp.zeros(params["wh"].shape[0]), xs)
+    return h.sum() + sums.sum()
+
+
+def rnn_params(d=6, k=3):
+    return {"wh": jnp.eye(d) * 0.5, "wx": jnp.ones((k, d)) * 0.1}
+
+
+def newton_sqrt(a):
+    """cond + while: a tiny solver."""
+    def body(state):
+        x, i = state
+        x = jax.lax.cond(x > 0, lambda v: 0.5 * (v + a / v), lambda v: v + 1.0, x)
+        return x, i + 1
+    x, _ = jax.lax.while_loop(lambda s: s[1] < 20, body, (a, 0))
+    return x
+
+
+@jax.custom_jvp
+def softplus(x):
+    return jnp.log1p(jnp.exp(x))
+
+
+@softplus.defjvp
+def _softplus_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return softplus(x), t * jax.nn.sigmoid(x)
+
+
+@jax.custom_vjp
+def clip_gradient(x):
+    return x
+
+
+def _clip_fwd(x):
+    return x, None
+
+
+def _clip_bwd(_, g):
+    return (jnp.clip(g, -1.0, 1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def mesh8():
+    auto = jax.sharding.AxisType.Auto
+    return jax.make_mesh((4, 2), ("data", "model"), axis_types=(auto, auto))
+
+
+def sharded_matmul_args():
+    mesh = mesh8()
+    x = jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=NamedSharding(mesh, P("data", "model")))
+    w = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("model", None)))
+    return x, w
+
+
+def sharded_matmul(x, w):
+    return jnp.tanh(x @ w)
+
+
+def shard_mapped_sum(x):
+    mesh = mesh8()
+
+    def local(block):
+        return jax.lax.psum(block.sum(keepdims=True), ("data", "model"))
+
+    return jax.shard_map(local, mesh=mesh, in_specs=P("data", "model"), out_specs=P())(x)

@@ -1,0 +1,72 @@
+"""The compatibility shim against the installed JAX: each private use still works."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from workbench.engine import _jax_compat as compat
+
+
+def _eqn():
+    def f(x):
+        return jnp.sin(x) * 2.0
+    return jax.make_jaxpr(f)(1.0), f
+
+
+def test_jaxpr_types_found():
+    cj, _ = _eqn()
+    assert compat.is_closed_jaxpr(cj)
+    assert compat.is_open_jaxpr(cj.jaxpr)
+    assert not compat.is_closed_jaxpr(cj.jaxpr)
+    mul = cj.jaxpr.eqns[1]
+    assert compat.is_literal(mul.invars[1])
+    assert not compat.is_literal(mul.invars[0])
+
+
+def test_dropvar_detected():
+    cj = jax.jit(jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2))).trace(jnp.ones(3)).jaxpr
+    assert not any(compat.is_dropvar(v) for e in cj.jaxpr.eqns for v in e.outvars)
+    assert compat.DropVar is not None
+    assert compat.is_dropvar(object.__new__(compat.DropVar))
+
+
+def test_user_frame_points_at_this_file():
+    cj, f = _eqn()
+    fr = compat.user_frame(cj.jaxpr.eqns[0].source_info)
+    assert fr is not None
+    assert fr.file == __file__
+    assert fr.function.endswith("f")
+    assert fr.line == f.__code__.co_firstlineno + 1
+
+
+def test_user_frame_degrades_on_garbage():
+    assert compat.user_frame(None) is None
+    assert compat.user_frame(object()) is None
+
+
+def test_name_stack():
+    def f(x):
+        with jax.named_scope("block"):
+            return jnp.sin(x)
+    cj = jax.make_jaxpr(f)(1.0)
+    assert "block" in compat.name_stack(cj.jaxpr.eqns[0].source_info)
+    assert compat.name_stack(object()) == ""
+
+
+def test_jit_settings_read_from_wrapper():
+    f = jax.jit(lambda x, n: x * n, static_argnums=(1,), donate_argnums=(0,))
+    s = compat.jit_settings(f)
+    assert s is not None and s.static_argnums == (1,) and s.donate_argnums == (0,)
+    assert compat.is_jitted(f)
+    assert not compat.is_jitted(lambda x: x)
+    assert compat.jit_settings(lambda x: x) is None
+
+
+def test_exclusion_registered_for_our_package():
+    import os
+
+    import workbench
+    path = os.path.dirname(workbench.__file__)
+    assert compat.exclude_path_from_user_frames(path)  # idempotent, feature found
+    assert all(compat.FEATURES[k] for k in ("jax.extend.core", "source_info_util.user_frame"))
