@@ -135,22 +135,47 @@ def count_equations(jaxpr: Any) -> int:
 
 # -- timing helpers ------------------------------------------------------------------------
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+class GcClock:
+    """Wall time spent inside the cyclic garbage collector (via ``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._start
+
+
+GC_CLOCK = GcClock()
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """(wall seconds, of which in the garbage collector, value); collects garbage first."""
     gc.collect()
+    gc0 = GC_CLOCK.total
     t0 = time.perf_counter()
     value = fn()
-    return time.perf_counter() - t0, value
+    return time.perf_counter() - t0, GC_CLOCK.total - gc0, value
 
 
 @dataclass
 class Samples:
     times: dict[str, list[float]] = field(default_factory=dict)
+    gc_times: dict[str, list[float]] = field(default_factory=dict)
 
-    def add(self, name: str, seconds: float) -> None:
+    def add(self, name: str, seconds: float, gc_seconds: float = 0.0) -> None:
         self.times.setdefault(name, []).append(seconds)
+        self.gc_times.setdefault(name, []).append(gc_seconds)
 
     def median(self, name: str) -> float:
         return statistics.median(self.times[name])
+
+    def median_gc(self, name: str) -> float:
+        return statistics.median(self.gc_times[name])
 
     def paired_ratio(self, name: str, ref: str) -> float:
         return statistics.median(m / r for m, r in zip(self.times[name], self.times[ref],
@@ -175,37 +200,44 @@ def one_round(sh: Any, params: Params, x: jax.Array, samples: Samples | None) ->
     """One reference and one of each measured path, in a fixed alternating order."""
     from IPython.utils.capture import capture_output
 
-    def add(name: str, seconds: float) -> None:
+    def add(name: str, seconds: float, gc_seconds: float) -> None:
         if samples is not None:
-            samples.add(name, seconds)
+            samples.add(name, seconds, gc_seconds)
 
     # Reference: bare make_jaxpr of grad, fresh function object.
-    t, ref_jaxpr = timed(lambda: jax.make_jaxpr(jax.grad(make_loss()))(params, x))
-    add("reference", t)
+    t, g, ref_jaxpr = timed(lambda: jax.make_jaxpr(jax.grad(make_loss()))(params, x))
+    add("reference", t, g)
 
     # A: the %%jaxpr cell end to end (display hook formats once), then an explicit format.
     def run_cell() -> Any:
         with capture_output():
             return sh.run_cell(CELL)
 
-    t_cell, result = timed(run_cell)
+    t_cell, g_cell, result = timed(run_cell)
     if not result.success:
         raise RuntimeError(f"%%jaxpr cell failed: {result.error_in_exec!r}")
-    t_fmt, (fmt, _md) = timed(lambda: sh.display_formatter.format(result.result))
-    add("A notebook", t_cell)
-    add("A + format", t_cell + t_fmt)
+    t_fmt, g_fmt, (fmt, _md) = timed(lambda: sh.display_formatter.format(result.result))
+    add("A notebook", t_cell, g_cell)
+    add("A + format", t_cell + t_fmt, g_cell + g_fmt)
 
-    # B and pieces, on a fresh Inspection.
-    t, ins = timed(lambda: _traced_inspection(params, x))
-    add("trace (inspect + .traced)", t)
-    t, model = timed(lambda: ins.model)
-    add("model (ins.model)", t)
-    t, _ = timed(lambda: ins.jaxpr_text)
-    add("text (ins.jaxpr_text)", t)
-    t, html = timed(lambda: jaxpr_html(ins))
-    add("B html (jaxpr_html)", t)
-    t, _ = timed(lambda: jaxpr_record(ins))
-    add("JSON record (jaxpr_record)", t)
+    # B and the pieces, each on its own, on a fresh Inspection.
+    pieces = 0.0
+    t, g, ins = timed(lambda: _traced_inspection(params, x))
+    add("trace (inspect + .traced)", t, g)
+    pieces += t
+    t, g, model = timed(lambda: ins.model)
+    add("model (ins.model)", t, g)
+    pieces += t
+    t, g, _ = timed(lambda: ins.jaxpr_text)
+    add("text (ins.jaxpr_text)", t, g)
+    pieces += t
+    t, g, html = timed(lambda: jaxpr_html(ins))
+    add("B html (jaxpr_html)", t, g)
+    pieces += t
+    t, g, _ = timed(lambda: jaxpr_record(ins))
+    add("JSON record (jaxpr_record)", t, g)
+    pieces += t
+    add("sum of the 5 pieces", pieces, 0.0)
     return {"ref_jaxpr": ref_jaxpr, "model": model, "html": html, "bundle": fmt}
 
 
@@ -235,8 +267,11 @@ def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1e3:9.1f} ms"
 
 
-def table(rows: Iterable[tuple[str, str, str, str, str, str]]) -> str:
-    header = ("measurement", "median", "ratio", "paired", "target", "result")
+Row = tuple[str, str, str, str, str, str, str]
+
+
+def table(rows: Iterable[Row]) -> str:
+    header = ("measurement", "median", "of it GC", "ratio", "paired", "target", "result")
     rows = [header, *rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
@@ -250,7 +285,7 @@ def table(rows: Iterable[tuple[str, str, str, str, str, str]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=9, help="timed rounds after one warm-up")
+    ap.add_argument("--rounds", type=int, default=11, help="timed rounds after one warm-up")
     ap.add_argument("--import-runs", type=int, default=5, help="fresh subprocesses per import")
     opts = ap.parse_args(argv)
 
@@ -281,24 +316,28 @@ def main(argv: list[str] | None = None) -> int:
 
     ref = samples.median("reference")
     targets = {"A notebook": 1.3, "A + format": 1.3, "B html (jaxpr_html)": 0.3}
-    rows = [("reference: make_jaxpr(grad(loss))", fmt_ms(ref), "1.00x", "1.00x", "", "")]
+    rows: list[Row] = [("reference: make_jaxpr(grad(loss))", fmt_ms(ref),
+                        fmt_ms(samples.median_gc("reference")), "1.00x", "1.00x", "", "")]
     for name in ("A notebook", "A + format", "B html (jaxpr_html)", "trace (inspect + .traced)",
-                 "model (ins.model)", "text (ins.jaxpr_text)", "JSON record (jaxpr_record)"):
+                 "model (ins.model)", "text (ins.jaxpr_text)", "JSON record (jaxpr_record)",
+                 "sum of the 5 pieces"):
         med = samples.median(name)
         ratio = med / ref
         target = targets.get(name)
-        rows.append((name, fmt_ms(med), f"{ratio:.2f}x",
+        rows.append((name, fmt_ms(med), fmt_ms(samples.median_gc(name)), f"{ratio:.2f}x",
                      f"{samples.paired_ratio(name, 'reference'):.2f}x",
                      "" if target is None else f"<= {target:.1f}x",
                      "" if target is None else ("PASS" if ratio <= target else "FAIL")))
     wb_import = import_times.median("workbench")
     rows.append(("import jax (fresh process)", fmt_ms(import_times.median("jax")), "", "", "",
-                 ""))
-    rows.append(("import workbench after jax", fmt_ms(wb_import), "", "", "<= 200 ms",
+                 "", ""))
+    rows.append(("import workbench after jax", fmt_ms(wb_import), "", "", "", "<= 200 ms",
                  "PASS" if wb_import <= 0.2 else "FAIL"))
 
     print(f"\n{opts.rounds} rounds (after 1 warm-up), {opts.import_runs} import runs each; "
-          f"medians; ratio = median / reference median, paired = median of per-round ratios\n")
+          f"medians; ratio = median / reference median, paired = median of per-round ratios;\n"
+          f"'of it GC' = median time inside the garbage collector during that measurement; "
+          f"the pieces are timed one by one, after a gc.collect() each\n")
     print(table(rows))
     print(f"\nruntime: {time.perf_counter() - t_start:.1f} s "
           f"(rounds {t_rounds:.1f} s, imports {time.perf_counter() - t_start - t_rounds:.1f} s)")

@@ -119,7 +119,8 @@ def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]
 def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> None:
     consts = " ".join(_var(a, ctx, True) for a in model.constvars)
     ins = " ".join(_var(a, ctx, True) for a in model.invars)
-    out.append(f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {consts} ; {ins}. '
+    head = f"{consts} ; {ins}" if consts else f"; {ins}"
+    out.append(f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {head}. '
                f'<span class="jwb-kw">let</span></span>')
     eqns = model.eqns
     n = len(eqns)

@@ -1,0 +1,244 @@
+"""%%jaxpr / %jaxpr through a real IPython InteractiveShell, checking the captured bundles."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from workbench.views.jaxpr_view import JAXPR_MIME
+
+LOSS_CELL = """%%jaxpr -t grad
+def loss(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
+loss(jnp.ones((4, 4)), jnp.ones((2, 4)))
+"""
+
+
+def test_cell_defines_function_and_shows_grad_jaxpr(run, shell):
+    shell.user_ns.pop("loss", None)
+    r = run(LOSS_CELL)
+    assert r.error is None, r.stdout
+    loss = shell.user_ns["loss"]  # the cell ran like a normal cell
+    w, x = jnp.ones((4, 4)), jnp.ones((2, 4))
+    assert r.bundle["text/plain"] == str(jax.make_jaxpr(jax.grad(loss))(w, x))
+    assert set(r.bundle) >= {"text/plain", "text/html", JAXPR_MIME}
+    rec = r.bundle[JAXPR_MIME]
+    assert rec["version"] == 1 and rec["kind"] == "jaxpr"
+    assert rec["label"] == "grad(loss)"
+    assert rec["in_avals"] == ["f32[4,4]", "f32[2,4]"] and rec["out_avals"] == ["f32[4,4]"]
+    assert rec["stats"]["histogram"]["dot_general"] == 2
+    json.dumps(rec)  # serialisable as is
+    html = r.bundle["text/html"]
+    assert "grad(loss)" in html and "13 equations" in html
+    assert "traced in" in html
+    # the cell's own line is recognised and shown beside its equations
+    assert "cell [" in html and "return jnp.sum(jnp.tanh(x @ w) ** 2)" in html
+
+
+def test_last_expression_is_not_executed(run, shell):
+    shell.user_ns["calls"] = []
+    r = run("%%jaxpr\ndef f(x):\n    calls.append(1)\n    return x * 2\nf(jnp.ones(3))")
+    assert r.error is None
+    # traced once (Python runs once during tracing) but never run on data
+    assert shell.user_ns["calls"] == [1]
+    assert "mul" in r.bundle["text/plain"]
+
+
+def test_html_is_self_contained_and_sourced(run):
+    r = run(LOSS_CELL)
+    html = r.bundle["text/html"]
+    assert "<style>" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert 'class="jwb-v"' in html and "data-def" in html  # click-to-highlight hooks
+    m = re.search(r'id="(jwb-[0-9a-f]+)"', html)
+    assert m and f"getElementById('{m.group(1)}')" in html
+
+
+def test_line_magic_and_python_api_agree(run, shell):
+    run(LOSS_CELL)
+    r = run("%jaxpr -t grad loss(jnp.ones((4, 4)), jnp.ones((2, 4)))")
+    assert r.error is None
+    import workbench
+    d = workbench.jaxpr(shell.user_ns["loss"], jnp.ones((4, 4)), jnp.ones((2, 4)),
+                        transforms="grad")
+    assert d._repr_mimebundle_()["text/plain"] == r.bundle["text/plain"]
+
+
+def test_line_magic_call_with_negative_literal(run, shell):
+    shell.user_ns["h"] = lambda x, k: x * k
+    r = run("%jaxpr h(jnp.ones(2), -1)")
+    assert r.error is None, r.stdout
+    assert "mul" in r.bundle["text/plain"]
+
+
+def test_text_flag_gives_plain_text_only(run):
+    r = run(LOSS_CELL.replace("-t grad", "-t grad --text"))
+    assert list(r.bundle) == ["text/plain"]
+
+
+def test_transform_order_is_innermost_first(run):
+    run(LOSS_CELL)
+    r = run('%jaxpr -t grad -t "vmap(in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))')
+    assert r.error is None, r.stdout
+    assert r.bundle[JAXPR_MIME]["label"] == "vmap(grad(loss), in_axes=(None, 0))"
+    assert r.bundle[JAXPR_MIME]["out_avals"] == ["f32[3,4,4]"]
+    r2 = run('%jaxpr -t "vmap(grad(f), in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))')
+    assert r2.bundle["text/plain"] == r.bundle["text/plain"]
+
+
+def test_compare_shows_each_stage(run):
+    run(LOSS_CELL)
+    r = run('%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0))" '
+            "loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))")
+    assert r.error is None, r.stdout
+    rec = r.bundle[JAXPR_MIME]
+    assert rec["kind"] == "jaxpr-compare"
+    labels = [s["label"] for s in rec["stages"]]
+    assert labels == ["loss", "grad(loss)", "vmap(grad(loss), in_axes=(None, 0))"]
+    counts = [s["stats"]["equations"] for s in rec["stages"]]
+    assert counts[0] < counts[1]
+    html = r.bundle["text/html"]
+    assert html.count('class="jwb-col"') == 3
+    assert "== grad(loss):" in r.bundle["text/plain"]
+
+
+def test_static_argnums_flag(run):
+    r = run("%%jaxpr --static-argnums 1\ndef p(x, n):\n    return x ** n\np(jnp.ones(3), 3)")
+    assert r.error is None, r.stdout
+    assert "integer_pow[y=3]" in r.bundle["text/plain"]
+    r = run("%%jaxpr --static-argnames n\ndef q(x, n=2):\n    return x ** n\nq(jnp.ones(3), n=4)")
+    assert r.error is None, r.stdout
+    assert "integer_pow[y=4]" in r.bundle["text/plain"]
+
+
+def test_depth_controls_open_nested(run):
+    cell = ("%%jaxpr --depth {d}\ndef s(x):\n    return jax.lax.scan(lambda c, y: (c + y, c), x,"
+            " jnp.ones((3, 2)))[0]\ns(jnp.ones(2))")
+    closed = run(cell.format(d=0)).bundle["text/html"]
+    opened = run(cell.format(d=1)).bundle["text/html"]
+    assert "<details open>" not in closed and "<details>" in closed
+    assert "<details open>" in opened
+
+
+# -- bad input: short messages, namespace intact ---------------------------------------------
+
+def _short(r) -> str:
+    assert r.error is not None
+    text = r.stdout + r.stderr
+    assert "Traceback (most recent call last)" not in text
+    assert len(text.strip().splitlines()) <= 8, text
+    return text
+
+
+def test_last_line_not_a_call(run, shell):
+    r = run("%%jaxpr\nkept_value = 41\nkept_value + 1")
+    text = _short(r)
+    assert "must be a call" in text and "kept_value + 1" in text
+    assert shell.user_ns["kept_value"] == 41  # the body ran as a normal cell would
+
+
+def test_syntax_error_names_line(run):
+    r = run("%%jaxpr\ndef f(x:\n    return x\nf(1)")
+    text = _short(r)
+    assert "SyntaxError" in text and "line 2" in text
+
+
+def test_unknown_transform_and_flag(run, shell):
+    shell.user_ns.pop("never_defined", None)
+    r = run("%%jaxpr -t gard\nnever_defined = 1\nlen([])")
+    text = _short(r)
+    assert "unknown transform 'gard'" in text and "grad" in text
+    assert "never_defined" not in shell.user_ns  # nothing ran
+    r = run("%%jaxpr --bogus\nlen([])")
+    assert "unrecognized arguments: --bogus" in _short(r)
+    r = run("%jaxpr --bogus f(x)")
+    assert "unknown flag" in _short(r)
+
+
+def test_grad_of_non_scalar(run):
+    r = run("%%jaxpr -t grad\ndef vec(x):\n    return x * 2\nvec(jnp.ones(3))")
+    text = _short(r)
+    assert "Gradient only defined for scalar-output functions" in text
+    assert "vec(jnp.ones(3))" in text  # the user's call line
+
+
+def test_tracer_bool_conversion(run):
+    r = run("%%jaxpr\ndef relu(x):\n    if x > 0:\n        return x\n    return 0.0\nrelu(1.0)")
+    text = _short(r)
+    assert "TracerBoolConversionError" in text
+    assert "if x > 0:" in text and "line 3" in text
+    assert "errors.html" in text  # JAX's hint link
+
+
+def test_shape_mismatch(run):
+    run(LOSS_CELL)
+    r = run("%jaxpr loss(jnp.ones((3, 4)), jnp.ones((2, 5)))")
+    text = _short(r)
+    assert "dot_general" in text and "x @ w" in text
+
+
+def test_function_that_raises(run, shell):
+    r = run("%%jaxpr\nbefore = 'ok'\ndef boom(x):\n    raise ValueError('bad input here')\nboom(1.0)")
+    text = _short(r)
+    assert "ValueError" in text and "bad input here" in text and "line 4" in text
+    assert shell.user_ns["before"] == "ok"
+    assert shell.user_ns["boom"] is not None
+
+
+def test_body_error_keeps_earlier_assignments(run, shell):
+    r = run("%%jaxpr\nfirst = 1\nundefined_name_xyz\nsecond = 2\nlen([])")
+    text = _short(r)
+    assert "NameError" in text and "line 3" in text
+    assert shell.user_ns["first"] == 1 and "second" not in shell.user_ns
+
+
+def test_kernel_survives_errors(run):
+    run("%%jaxpr\ndef relu2(x):\n    if x > 0:\n        return x\n    return x\nrelu2(1.0)")
+    r = run(LOSS_CELL)
+    assert r.error is None
+
+
+# -- escaping ---------------------------------------------------------------------------------
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def test_named_scope_and_source_are_escaped(run):
+    r = run(f"""%%jaxpr
+def evil(x):
+    with jax.named_scope('{XSS}'):
+        return jnp.sin(x) + len('{XSS}')
+evil(jnp.ones(2))
+""")
+    assert r.error is None, r.stdout
+    html = r.bundle["text/html"]
+    assert XSS not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_function_name_is_escaped(run, shell):
+    def f(x):
+        return x + 1
+    f.__name__ = f.__qualname__ = XSS
+    shell.user_ns["evil_f"] = f
+    r = run("%jaxpr -t grad evil_f(1.0)")
+    assert r.error is None, r.stdout
+    assert XSS not in r.bundle["text/html"]
+    assert "grad(&lt;img" in r.bundle["text/html"]
+
+
+def test_error_text_in_html_free_output(run):
+    r = run(f"%%jaxpr\ndef e2(x):\n    raise ValueError('{XSS}')\ne2(1.0)")
+    # error output is plain text (not HTML), so the string is inert; it is shown as written
+    assert XSS in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("line", ["%jaxpr", "%jaxpr -t grad", "%jaxpr 3 + 4"])
+def test_line_magic_usage(run, line):
+    r = run(line)
+    assert r.error is not None
+    assert len((r.stdout + r.stderr).strip().splitlines()) <= 4
