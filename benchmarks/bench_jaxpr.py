@@ -221,23 +221,28 @@ def one_round(sh: Any, params: Params, x: jax.Array, samples: Samples | None) ->
     add("A + format", t_cell + t_fmt, g_cell + g_fmt)
 
     # B and the pieces, each on its own, on a fresh Inspection.
-    pieces = 0.0
+    pieces = pieces_gc = 0.0
     t, g, ins = timed(lambda: _traced_inspection(params, x))
     add("trace (inspect + .traced)", t, g)
     pieces += t
+    pieces_gc += g
     t, g, model = timed(lambda: ins.model)
     add("model (ins.model)", t, g)
     pieces += t
+    pieces_gc += g
     t, g, _ = timed(lambda: ins.jaxpr_text)
     add("text (ins.jaxpr_text)", t, g)
     pieces += t
+    pieces_gc += g
     t, g, html = timed(lambda: jaxpr_html(ins))
     add("B html (jaxpr_html)", t, g)
     pieces += t
+    pieces_gc += g
     t, g, _ = timed(lambda: jaxpr_record(ins))
     add("JSON record (jaxpr_record)", t, g)
     pieces += t
-    add("sum of the 5 pieces", pieces, 0.0)
+    pieces_gc += g
+    add("sum of the 5 pieces", pieces, pieces_gc)
     return {"ref_jaxpr": ref_jaxpr, "model": model, "html": html, "bundle": fmt}
 
 

@@ -42,6 +42,8 @@ def notebooks_dir() -> Path:
 
 def lab_command(port: int | None, directory: Path, extra: list[str]) -> list[str]:
     cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={directory}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # containers and CI machines run as root
     if port is not None:
         cmd.append(f"--port={port}")
     tour = directory / TOUR

@@ -8,8 +8,6 @@ flags) instead of a long traceback; the namespace is left as a normal run would.
 
 from __future__ import annotations
 
-from typing import Any
-
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring

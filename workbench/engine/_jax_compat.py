@@ -14,8 +14,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-
 try:  # public since JAX 0.4.3x
     import jax.extend.core as _jex_core
 except Exception:  # pragma: no cover - very old or very new JAX

@@ -1,0 +1,123 @@
+"""The jaxpr HTML in a real browser: standalone (nbconvert/VS Code-like) and in a real JupyterLab."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import jax.numpy as jnp
+import nbformat
+import pytest
+
+import workbench
+from workbench.views.jaxpr_view import jaxpr_html
+
+from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _loss(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+
+def test_click_highlights_definition_and_uses(browser):
+    ins = workbench.inspect(_loss, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
+    page = browser.new_page()
+    page.set_content(f"<html><body>{jaxpr_html(ins)}</body></html>")
+    d = page.locator('.jwb-v[data-v="d"]')
+    uses = d.count()
+    assert uses >= 3  # defined once (tanh), read by sub, integer_pow, mul, mul
+    d.first.click()
+    assert page.locator(".jwb-v.hl-def").count() == 1
+    assert page.locator(".jwb-v.hl").count() == uses - 1
+    d.first.click()  # toggles off
+    assert page.locator(".hl, .hl-def").count() == 0
+    page.screenshot(path=str(artifacts_dir() / "jaxpr-standalone.png"), full_page=True)
+    page.close()
+
+
+def test_html_survives_blocked_scripts(browser):
+    ins = workbench.inspect(_loss, jnp.ones((4, 4)), jnp.ones((2, 4)))
+    ctx = browser.new_context(java_script_enabled=False)
+    page = ctx.new_page()
+    page.set_content(f"<html><body>{jaxpr_html(ins)}</body></html>")
+    text = page.inner_text(".jwb-jaxpr")
+    assert "dot_general" in text and "tanh" in text and "f32[2,4]" in text
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def jupyter_lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
+        nbformat.v4.new_code_cell("%%jaxpr -t grad\ndef loss(w, x):\n"
+                                  "    return jnp.sum(jnp.tanh(x @ w) ** 2)\n"
+                                  "loss(jnp.ones((4, 4)), jnp.ones((2, 4)))"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "demo.ipynb")
+    port, token = free_port(), "workbench-test-token"
+    log_path = root / "lab.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed after the server stops
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--allow-root", "--LabApp.news_url=",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                json.load(r)
+                break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(log_path.read_text()[-2000:]) from None
+            time.sleep(0.5)
+    else:
+        proc.terminate()
+        raise RuntimeError("jupyter lab did not start")
+    yield base, token
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):
+    base, token = jupyter_lab
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(f"{base}/lab/tree/demo.ipynb?token={token}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.locator(".jp-Cell .jp-InputArea-editor").first.click()
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+    out = page.wait_for_selector(".jp-OutputArea-output .jwb-jaxpr", timeout=90_000)
+    text = out.inner_text()
+    assert "grad(loss)" in text and "13 equations" in text and "dot_general" in text
+    v = page.locator('.jwb-jaxpr .jwb-v[data-v="d"]')
+    v.first.click()  # the inline script runs in JupyterLab's trusted output
+    page.wait_for_selector(".jwb-jaxpr .jwb-v.hl-def", timeout=5_000)
+    assert page.locator(".jwb-jaxpr .jwb-v.hl").count() >= 2
+    page.screenshot(path=str(artifacts_dir() / "jaxpr-jupyterlab.png"), full_page=True)
+    page.close()
