@@ -202,5 +202,8 @@ def test_model_json_roundtrip():
     import json
     model = workbench.inspect(P.rnn, P.rnn_params(), jnp.ones((5, 3))).model
     d = json.loads(json.dumps(model.to_dict()))
-    assert len(d["eqns"]) == len(model.eqns)
-    assert d["invars"][0]["aval"]["shape"] == [6, 6]
+    assert len(d["jaxpr"]["eqns"]) == len(model.eqns)
+    name, idx = d["jaxpr"]["invars"][0]
+    assert d["avals"][idx]["shape"] == [6, 6] and d["avals"][idx]["text"] == "f32[6,6]"
+    # literals carry their value; avals are shared, not repeated per operand
+    assert len(d["avals"]) < sum(len(e["invars"]) + len(e["outvars"]) for e in d["jaxpr"]["eqns"])

@@ -21,6 +21,7 @@ import jax
 
 from . import _jax_compat as compat
 from .analysis import CostAnalysis, MemoryAnalysis, normalize_cost, normalize_memory
+from .gcpause import gc_paused
 from .jaxpr_model import JaxprModel, build_model, short_aval_text
 from .transforms import (
     TransformSpec,
@@ -127,7 +128,8 @@ class Inspection:
             if key in self._cache:
                 return self._cache[key]
             t0 = time.perf_counter()
-            value = compute()
+            with gc_paused():
+                value = compute()
             if timing:
                 setattr(self.timings, timing, time.perf_counter() - t0)
             self._cache[key] = value

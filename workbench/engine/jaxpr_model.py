@@ -63,11 +63,10 @@ class Atom:
     def is_literal(self) -> bool:
         return self.literal is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "aval": self.aval.to_dict()}
-        if self.literal is not None:
-            d["literal"] = self.literal
-        return d
+    def to_json(self, avals: _AvalTable) -> list[Any]:
+        """``[name, aval_index]``, or ``["", aval_index, literal_text]`` for a literal."""
+        idx = avals.index(self.aval)
+        return [self.name, idx] if self.literal is None else ["", idx, self.literal]
 
 
 @dataclass(slots=True)
@@ -75,8 +74,8 @@ class SubJaxpr:
     param: str  # e.g. ``jaxpr``, ``branches[1]``, ``body_jaxpr``
     jaxpr: JaxprModel
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"param": self.param, "jaxpr": self.jaxpr.to_dict()}
+    def to_json(self, avals: _AvalTable) -> dict[str, Any]:
+        return {"param": self.param, "jaxpr": self.jaxpr.to_json(avals)}
 
 
 @dataclass(slots=True)
@@ -90,17 +89,20 @@ class Equation:
     subjaxprs: list[SubJaxpr] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_json(self, avals: _AvalTable) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "primitive": self.primitive,
             "params": self.params,
-            "invars": [a.to_dict() for a in self.invars],
-            "outvars": [a.to_dict() for a in self.outvars],
+            "invars": [a.to_json(avals) for a in self.invars],
+            "outvars": [a.to_json(avals) for a in self.outvars],
             "source": None if self.source is None else self.source.to_dict(),
             "name_stack": self.name_stack,
-            "subjaxprs": [s.to_dict() for s in self.subjaxprs],
-            "effects": self.effects,
         }
+        if self.subjaxprs:
+            d["subjaxprs"] = [s.to_json(avals) for s in self.subjaxprs]
+        if self.effects:
+            d["effects"] = self.effects
+        return d
 
 
 @dataclass(slots=True)
@@ -127,14 +129,45 @@ class JaxprModel:
     def total_equations(self) -> int:
         return sum(self.histogram.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self, avals: _AvalTable) -> dict[str, Any]:
         return {
-            "constvars": [a.to_dict() for a in self.constvars],
-            "invars": [a.to_dict() for a in self.invars],
-            "outvars": [a.to_dict() for a in self.outvars],
-            "eqns": [e.to_dict() for e in self.eqns],
+            "constvars": [a.to_json(avals) for a in self.constvars],
+            "invars": [a.to_json(avals) for a in self.invars],
+            "outvars": [a.to_json(avals) for a in self.outvars],
+            "eqns": [e.to_json(avals) for e in self.eqns],
             "consts": self.consts,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{"avals": [...], "jaxpr": {...}}``; atoms index the aval table.
+
+        Sharing avals keeps the payload (and the allocations that build it) about
+        three times smaller than inlining an aval object in every operand.
+        """
+        avals = _AvalTable()
+        body = self.to_json(avals)
+        return {"avals": [a.to_dict() for a in avals.items], "jaxpr": body}
+
+
+class _AvalTable:
+    """Interns avals for the JSON form (same aval text + sharding -> same index)."""
+
+    def __init__(self) -> None:
+        self.items: list[Aval] = []
+        self._index: dict[int, int] = {}
+        self._by_key: dict[tuple[str, str | None, bool], int] = {}
+
+    def index(self, aval: Aval) -> int:
+        i = self._index.get(id(aval))
+        if i is None:
+            key = (aval.text, aval.sharding, aval.weak_type)
+            i = self._by_key.get(key)
+            if i is None:
+                i = len(self.items)
+                self.items.append(aval)
+                self._by_key[key] = i
+            self._index[id(aval)] = i
+        return i
 
 
 def short_dtype(dtype: Any) -> str:
@@ -183,11 +216,13 @@ class _Builder:
     """Walks a jaxpr once; names variables uniquely across all nesting levels."""
 
     def __init__(self, with_source: bool = True) -> None:
-        self._names: dict[int, str] = {}
+        self._atoms: dict[int, Atom] = {}
+        self._stacks: dict[int, str] = {}
         self._counter = 0
         self._avals: dict[Any, Aval] = {}
+        self._avals_by_id: dict[int, Aval] = {}
         self._with_source = with_source
-        self._keep: list[Any] = []  # keeps vars alive so id() stays unique
+        self._keep: list[Any] = []  # keeps keyed objects alive so id() stays unique
 
     def _fresh(self) -> str:
         n = self._counter
@@ -200,11 +235,16 @@ class _Builder:
                 return letters
 
     def aval(self, aval: Any) -> Aval:
+        cached = self._avals_by_id.get(id(aval))
+        if cached is not None:
+            return cached
         try:
             cached = self._avals.get(aval)
         except TypeError:  # unhashable aval
             cached = None
         if cached is not None:
+            self._avals_by_id[id(aval)] = cached
+            self._keep.append(aval)
             return cached
         try:
             text = aval.str_short(short_dtypes=True)
@@ -232,22 +272,35 @@ class _Builder:
             self._avals[aval] = result
         except TypeError:
             pass
+        self._avals_by_id[id(aval)] = result
+        self._keep.append(aval)
         return result
 
     def atom(self, v: Any, used: set[int] | None = None) -> Atom:
         """``used``: ids of the variables read in this jaxpr; a binding not in it is ``_``."""
+        key = id(v)
+        atom = self._atoms.get(key)  # a variable is one Atom, shared by all its uses
+        if atom is not None:
+            return atom
         aval = self.aval(getattr(v, "aval", None))
         if compat.is_literal(v):
             return Atom(name="", aval=aval, literal=_short_text(getattr(v, "val", v), 80))
-        if compat.is_dropvar(v) or (used is not None and id(v) not in used):
+        if compat.is_dropvar(v) or (used is not None and key not in used):
             return Atom(name="_", aval=aval)
-        key = id(v)
-        name = self._names.get(key)
-        if name is None:
-            name = self._fresh()
-            self._names[key] = name
-            self._keep.append(v)
-        return Atom(name=name, aval=aval)
+        atom = Atom(name=self._fresh(), aval=aval)
+        self._atoms[key] = atom
+        self._keep.append(v)
+        return atom
+
+    def name_stack(self, source_info: Any) -> str:
+        ns = getattr(source_info, "name_stack", None)
+        key = id(ns)
+        text = self._stacks.get(key)
+        if text is None:
+            text = compat.name_stack(source_info)
+            self._stacks[key] = text
+            self._keep.append(ns)
+        return text
 
     def jaxpr(self, jaxpr: Any) -> JaxprModel:
         consts: list[str] = []
@@ -297,7 +350,7 @@ class _Builder:
             invars=invars,
             outvars=outvars,
             source=source,
-            name_stack=compat.name_stack(eqn.source_info),
+            name_stack=self.name_stack(eqn.source_info),
             subjaxprs=subs,
             effects=effects,
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..engine.gcpause import gc_paused
 from ..engine.inspection import Inspection
 from ..engine.jaxpr_model import Atom, Equation, JaxprModel
 from ._html import HIGHLIGHT_JS, MIME_PREFIX, LineCache, esc, new_id, source_label, style_block
@@ -202,11 +203,16 @@ def jaxpr_html(ins: Inspection, depth: int = 1, cell_labels: Mapping[str, str] |
 
 def jaxpr_record(ins: Inspection) -> dict[str, Any]:
     """The JSON payload (versioned); see docs/mime-jaxpr.md."""
+    with gc_paused():
+        return _jaxpr_record(ins)
+
+
+def _jaxpr_record(ins: Inspection) -> dict[str, Any]:
     model = ins.model
     hist = model.histogram
     total = sum(hist.values())
     rec: dict[str, Any] = {
-        "version": 1,
+        "version": 2,
         "kind": "jaxpr",
         "label": ins.label,
         "function": ins.fn_name,
@@ -218,7 +224,9 @@ def jaxpr_record(ins: Inspection) -> dict[str, Any]:
                   "histogram": dict(hist.most_common())},
         "truncated": total > MAX_JSON_EQUATIONS,
     }
-    rec["jaxpr"] = model.to_dict() if total <= MAX_JSON_EQUATIONS else None
+    body = model.to_dict() if total <= MAX_JSON_EQUATIONS else {"avals": [], "jaxpr": None}
+    rec["avals"] = body["avals"]
+    rec["jaxpr"] = body["jaxpr"]
     return rec
 
 
@@ -265,7 +273,7 @@ def compare_bundle(stages: Sequence[Inspection], depth: int = 0, text_only: bool
     if text_only:
         return bundle
     bundle["text/html"] = compare_html(stages, depth, cell_labels)
-    bundle[JAXPR_MIME] = {"version": 1, "kind": "jaxpr-compare",
+    bundle[JAXPR_MIME] = {"version": 2, "kind": "jaxpr-compare",
                           "stages": [jaxpr_record(s) for s in stages]}
     return bundle
 
@@ -286,9 +294,10 @@ class JaxprDisplay:
         return self.stages[-1]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        if self.compare:
-            return compare_bundle(self.stages, self.depth, self.text_only, self.cell_labels)
-        return jaxpr_bundle(self.inspection, self.depth, self.text_only, self.cell_labels)
+        with gc_paused():
+            if self.compare:
+                return compare_bundle(self.stages, self.depth, self.text_only, self.cell_labels)
+            return jaxpr_bundle(self.inspection, self.depth, self.text_only, self.cell_labels)
 
     def __repr__(self) -> str:
         if self.compare:
