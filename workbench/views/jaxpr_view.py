@@ -49,6 +49,15 @@ class _Ctx:
         self.elided = 0
         self.lines = LineCache()
         self._types: dict[str, str] = {}
+        self._esc: dict[str, str] = {}
+
+    def esc(self, text: str) -> str:
+        """Memoised escaping: primitive names and param texts repeat a lot."""
+        out = self._esc.get(text)
+        if out is None:
+            out = esc(text)
+            self._esc[text] = out
+        return out
 
     def typ(self, text: str) -> str:
         out = self._types.get(text)
@@ -63,17 +72,18 @@ def _var(a: Atom, ctx: _Ctx, binding: bool) -> str:
         return f'<span class="jwb-lit">{esc(a.literal)}</span>:{ctx.typ(a.aval.text)}'
     if a.name == "_":
         return f"_:{ctx.typ(a.aval.text)}" if binding else "_"
-    name = esc(a.name)
+    name = ctx.esc(a.name)
     if binding:
         return f'<span class="jwb-v" data-v="{name}" data-def="1">{name}</span>:{ctx.typ(a.aval.text)}'
     return f'<span class="jwb-v" data-v="{name}">{name}</span>'
 
 
-def _params(eq: Equation) -> str:
-    jaxpr_params = {s.param.split("[", 1)[0] for s in eq.subjaxprs}
+def _params(eq: Equation, ctx: _Ctx) -> str:
+    jaxpr_params = {s.param.split("[", 1)[0] for s in eq.subjaxprs} if eq.subjaxprs else ()
     # "None" params are JAX's defaults (precision, accuracy, out_sharding...): noise here.
-    shown = [f"{esc(k)}={esc(v)}" for k, v in eq.params.items()
-             if k not in jaxpr_params and v != "None"]
+    e = ctx.esc
+    shown = [f"{e(k)}={e(v)}" for k, v in eq.params.items()
+             if v != "None" and k not in jaxpr_params]
     if not shown:
         return ""
     return f'<span class="jwb-par">[{" ".join(shown)}]</span>'
@@ -105,8 +115,8 @@ def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]
         last_src = src_key
         lhs = " ".join(_var(a, ctx, True) for a in eq.outvars)
         rhs = " ".join(_var(a, ctx, False) for a in eq.invars)
-        out.append(f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{esc(eq.primitive)}</span>'
-                   f'{_params(eq)} {rhs}</span>')
+        out.append(f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{ctx.esc(eq.primitive)}</span>'
+                   f'{_params(eq, ctx)} {rhs}</span>')
         ctx.rows += 1
         for sub in eq.subjaxprs:
             total = sub.jaxpr.total_equations
