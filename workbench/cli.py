@@ -66,6 +66,9 @@ def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
     print("starting:", " ".join(cmd), flush=True)
     if env.get("XLA_FLAGS"):
         print(f"  XLA_FLAGS={env['XLA_FLAGS']}", flush=True)
+    if os.name == "posix":
+        # Become the server, so signals (Ctrl-C, a test's terminate()) reach it directly.
+        os.execve(cmd[0], cmd, env)
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:

@@ -1,0 +1,91 @@
+"""The jax-workbench console script: doctor for real in a subprocess, lab really started."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from workbench import cli
+
+from .browser import free_port
+
+
+def test_with_fake_devices_replaces_previous_count():
+    assert cli.with_fake_devices("", 4) == "--xla_force_host_platform_device_count=4"
+    flags = cli.with_fake_devices("--xla_cpu_foo=1 --xla_force_host_platform_device_count=2", 8)
+    assert flags == "--xla_cpu_foo=1 --xla_force_host_platform_device_count=8"
+    with pytest.raises(ValueError):
+        cli.with_fake_devices("", 0)
+
+
+def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True,
+                          text=True, env=e, timeout=120)
+
+
+def test_doctor_reports_versions_devices_and_extension():
+    import jax
+    p = _run_cli("doctor", "--fake-devices", "3")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert f"JAX {jax.__version__}" in out
+    assert "cpu: 3 device(s)" in out
+    assert "--xla_force_host_platform_device_count=3" in out
+    assert "JupyterLab extension jax-workbench:" in out
+    p = _run_cli("doctor", "--json")
+    rep = json.loads(p.stdout)
+    assert rep["default_backend"] == "cpu" and rep["device_count"] == 1
+    assert set(rep["extension"]) >= {"installed", "enabled"}
+    assert rep["compat_features"]["source_info_util.user_frame"] is True
+
+
+def test_bad_arguments_are_short_errors():
+    p = _run_cli("lab", "--fake-devices", "0")
+    assert p.returncode == 2 and "at least 1" in p.stderr
+    p = _run_cli("frobnicate")
+    assert p.returncode == 2
+
+
+def test_lab_command_opens_the_tour():
+    cmd = cli.lab_command(8899, cli.notebooks_dir(), ["--no-browser"])
+    assert cmd[1:3] == ["-m", "jupyterlab"]
+    assert "--port=8899" in cmd and cmd[-1] == "--no-browser"
+    assert any(c.endswith("tour.ipynb") for c in cmd)
+
+
+def test_lab_really_starts_on_the_notebooks(tmp_path):
+    port, token = free_port(), "cli-test-token"
+    log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "lab", "--port", str(port), "--fake-devices", "2",
+         "--no-browser", "--ip=127.0.0.1", f"--IdentityProvider.token={token}"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 90
+        data = None
+        while time.time() < deadline and data is None:
+            try:
+                url = f"http://127.0.0.1:{port}/api/contents/tour.ipynb?token={token}&content=0"
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    data = json.load(r)
+            except OSError:
+                assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-2000:]
+                time.sleep(0.5)
+        assert data is not None and data["type"] == "notebook"
+        text = (tmp_path / "lab.log").read_text()
+        assert "XLA_FLAGS=--xla_force_host_platform_device_count=2" in text
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
