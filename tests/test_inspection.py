@@ -207,3 +207,21 @@ def test_model_json_roundtrip():
     assert d["avals"][idx]["shape"] == [6, 6] and d["avals"][idx]["text"] == "f32[6,6]"
     # literals carry their value; avals are shared, not repeated per operand
     assert len(d["avals"]) < sum(len(e["invars"]) + len(e["outvars"]) for e in d["jaxpr"]["eqns"])
+
+
+def test_transform_strings_parse_safely():
+    from workbench.engine.transforms import TransformError, parse_transforms
+
+    assert [s.name for s in parse_transforms("vmap(grad)")] == ["grad", "vmap"]
+    assert [s.name for s in parse_transforms("jit(vmap(grad(f)))")] == ["grad", "vmap"]
+    assert parse_transforms("grad(f, 1)")[0].kwargs == {"argnums": 1}
+    for bad in ["jit(f)", "grad(f, argnums=__import__('os').getcwd())", "vmap(f, 0, in_axes=1)",
+                "grad(**{'argnums': 1})", "gard", "grad(f, bogus=1)", "grad("]:
+        with pytest.raises(TransformError):
+            parse_transforms(bad)
+
+
+def test_negative_static_argnums_on_a_jitted_function():
+    f = jax.jit(lambda x, n: x * n, static_argnums=-1)
+    ins = workbench.inspect(f, jnp.ones((5, 3)), 2, transforms="vmap")
+    assert ins.in_avals == ["f32[5,3]"]

@@ -242,3 +242,15 @@ def test_line_magic_usage(run, line):
     r = run(line)
     assert r.error is not None
     assert len((r.stdout + r.stderr).strip().splitlines()) <= 4
+
+
+def test_line_magic_unquoted_transform_with_spaces(run):
+    run(LOSS_CELL)
+    r = run("%jaxpr -t vmap(in_axes=(None, 0)) loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))")
+    assert r.error is None, r.stdout
+    assert r.bundle[JAXPR_MIME]["label"] == "vmap(loss, in_axes=(None, 0))"
+
+
+def test_stray_return_is_a_short_syntax_error(run):
+    r = run("%%jaxpr\nreturn 3\nlen([])")
+    assert "SyntaxError" in _short(r)

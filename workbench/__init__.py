@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .engine import Inspection, TransformSpec, inspect, inspect_chain
+from .engine import Inspection, TransformSpec, inspect, inspect_chain, inspect_stages
 
 __version__ = "0.1.0"
 
@@ -42,14 +42,8 @@ def jaxpr(
     """
     from .views.jaxpr_view import JaxprDisplay
 
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-    if isinstance(static_argnames, str):
-        static_argnames = (static_argnames,)
-    stages = inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
-                           tuple(static_argnames))
-    if not compare:
-        stages = stages[-1:]
+    stages = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
+                            compare=compare)
     return JaxprDisplay(stages, compare=compare, depth=depth, text_only=text)
 
 

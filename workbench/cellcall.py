@@ -17,7 +17,7 @@ import linecache
 from dataclasses import dataclass
 from typing import Any
 
-from .engine.errors import ErrorReport, report
+from .engine.errors import ErrorReport, UserLine, report
 
 
 class CellError(Exception):
@@ -66,8 +66,6 @@ def _cell_filename(execution_count: int | None) -> str:
 
 def _fail(phase: str, kind: str, summary: str, filename: str = "", line: int = 0,
           text: str = "") -> CellError:
-    from .engine.errors import UserLine
-
     where = UserLine(filename, line, "<cell>", text) if filename else None
     return CellError(ErrorReport(phase=phase, kind=kind, summary=summary, where=where))
 
@@ -106,7 +104,10 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
     global_ns = shell.user_global_ns if shell is not None else user_ns
     if body:
         module = ast.Module(body=body, type_ignores=[])
-        code = compile(module, filename, "exec")
+        try:  # ast.parse accepts a stray `return`/`break`; compile() is where it fails
+            code = compile(module, filename, "exec")
+        except SyntaxError as exc:
+            raise CellError(report(exc, "parse")) from None
         try:
             exec(code, global_ns, user_ns)
         except Exception as exc:
@@ -123,9 +124,10 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
 def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
     """For the line magic: ``expr`` must be a single call expression."""
     filename = _cell_filename(getattr(shell, "execution_count", None))
+    expr = expr.strip()
     _register_source(filename, expr)
     try:
-        node = ast.parse(expr.strip(), filename=filename, mode="eval").body
+        node = ast.parse(expr, filename=filename, mode="eval").body
     except SyntaxError as exc:
         exc.filename = filename
         raise CellError(report(exc, "parse")) from None

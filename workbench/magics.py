@@ -14,7 +14,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from .cellcall import CapturedCall, CellError, parse_call_expression, run_cell_capturing_call
 from .engine.errors import ErrorReport, UserLine, report
-from .engine.inspection import Inspection, inspect_chain
+from .engine.inspection import Inspection, inspect_stages
 from .engine.transforms import TRANSFORM_NAMES, TransformError, normalize
 from .views.jaxpr_view import JaxprDisplay
 
@@ -46,7 +46,12 @@ def _tokens(line: str) -> list[tuple[str, int]]:
             break
         j = i
         buf = []
-        while j < n and not line[j].isspace():
+        depth = 0
+        while j < n and (depth > 0 or not line[j].isspace()):
+            if line[j] in "([{":
+                depth += 1
+            elif line[j] in ")]}":
+                depth = max(0, depth - 1)
             if line[j] in "'\"":
                 q = line[j]
                 k = line.find(q, j + 1)
@@ -141,14 +146,12 @@ def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums
                    static_argnames: tuple[str, ...], compare: bool) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell."""
     try:
-        stages = inspect_chain(captured.fn, captured.args, captured.kwargs, transforms,
-                               static_argnums, static_argnames)
+        stages = inspect_stages(captured.fn, captured.args, captured.kwargs, transforms,
+                                static_argnums, static_argnames, compare=compare)
     except TransformError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         raise CellError(_at_call(report(exc, "transform"), captured)) from None
-    if not compare:
-        stages = stages[-1:]
     for ins in stages:
         try:
             ins.model  # noqa: B018 - forces trace + model build, errors surface here

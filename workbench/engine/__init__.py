@@ -2,7 +2,7 @@
 
 from .analysis import CostAnalysis, MemoryAnalysis
 from .errors import ErrorReport, report
-from .inspection import Inspection, inspect, inspect_chain
+from .inspection import Inspection, inspect, inspect_chain, inspect_stages
 from .jaxpr_model import JaxprModel, build_model
 from .transforms import TRANSFORM_NAMES, TransformError, TransformSpec, parse_transforms
 
@@ -18,6 +18,7 @@ __all__ = [
     "build_model",
     "inspect",
     "inspect_chain",
+    "inspect_stages",
     "parse_transforms",
     "report",
 ]

@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+
 try:  # public since JAX 0.4.3x
     import jax.extend.core as _jex_core
 except Exception:  # pragma: no cover - very old or very new JAX
@@ -48,8 +50,11 @@ FEATURES: dict[str, bool] = {
     "source_info_util.user_frame": _siu is not None and hasattr(_siu, "user_frame"),
     "source_info_util.register_exclusion": _siu is not None
     and hasattr(_siu, "register_exclusion"),
-    "PjitFunction._jit_info": True,  # refined lazily by jit_settings()
 }
+try:  # a jit wrapper costs nothing until called; nothing is traced here
+    FEATURES["PjitFunction._jit_info"] = hasattr(jax.jit(lambda x: x), "_jit_info")
+except Exception:  # pragma: no cover
+    FEATURES["PjitFunction._jit_info"] = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,6 @@ def jit_settings(fn: Any) -> JitSettings | None:
     """The static/donate settings a ``jax.jit`` wrapper was created with, if readable."""
     info = getattr(fn, "_jit_info", None)
     if info is None:
-        FEATURES["PjitFunction._jit_info"] = False
         return None
     try:
         return JitSettings(

@@ -22,7 +22,7 @@ import jax
 from . import _jax_compat as compat
 from .analysis import CostAnalysis, MemoryAnalysis, normalize_cost, normalize_memory
 from .gcpause import gc_paused
-from .jaxpr_model import JaxprModel, build_model, short_aval_text
+from .jaxpr_model import JaxprModel, build_model
 from .transforms import (
     TransformSpec,
     apply_transforms,
@@ -44,13 +44,6 @@ def function_name(fn: Any) -> str:
     if isinstance(fn, functools.partial):
         return function_name(fn.func)
     return type(fn).__name__
-
-
-def _arg_text(x: Any) -> str:
-    if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return short_aval_text(x.shape, x.dtype)
-    text = repr(x)
-    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(slots=True)
@@ -79,7 +72,6 @@ class Inspection:
         self.fn_name = function_name(fn)
         self.transforms: list[TransformSpec] = list(transforms)
         self.label = describe(self.fn_name, self.transforms)
-        self.arg_summary = [_arg_text(a) for a in jax.tree.leaves(args)]
         self.timings = StageTimes()
         self._lock = threading.RLock()
         self._cache: dict[str, Any] = {}
@@ -100,7 +92,8 @@ class Inspection:
                 return fn, args, kwargs
             settings = compat.jit_settings(fn)
             if settings is not None:
-                static_nums |= {i for i in settings.static_argnums if i < nargs}
+                static_nums |= {i + nargs if i < 0 else i for i in settings.static_argnums
+                                if -nargs <= i < nargs}
                 static_names |= {n for n in settings.static_argnames if n in kwargs}
         bad = [i for i in static_nums if not 0 <= i < nargs]
         if bad:
@@ -119,8 +112,6 @@ class Inspection:
             base.__name__ = base.__qualname__ = self.fn_name
         specs = [remap_for_statics(s, static_nums, nargs) for s in self.transforms]
         g, targs, tkwargs = apply_transforms(base, specs, dyn_args, dyn_kwargs, self.fn_name)
-        if g is fn and compat.is_jitted(fn):
-            return fn, targs, tkwargs
         return jax.jit(g), targs, tkwargs
 
     def _stage(self, key: str, compute: Callable[[], Any], timing: str | None = None) -> Any:
@@ -195,11 +186,11 @@ class Inspection:
 
     @property
     def in_avals(self) -> list[str]:
-        return [v.aval.str_short(short_dtypes=True) for v in self.jaxpr.jaxpr.invars]
+        return [a.aval.text for a in self.model.invars]
 
     @property
     def out_avals(self) -> list[str]:
-        return [v.aval.str_short(short_dtypes=True) for v in self.jaxpr.jaxpr.outvars]
+        return [a.aval.text for a in self.model.outvars]
 
     @property
     def input_shardings(self) -> list[str]:
@@ -277,3 +268,24 @@ def inspect_chain(
     specs = normalize(transforms)
     return [Inspection(fn, args, kwargs, specs[:k], static_argnums, static_argnames)
             for k in range(len(specs) + 1)]
+
+
+def inspect_stages(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    compare: bool = False,
+) -> list[Inspection]:
+    """What a front door shows: every stage with ``compare``, else just the final one."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if compare:
+        return inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
+                             tuple(static_argnames))
+    return [Inspection(fn, args, kwargs, normalize(transforms), tuple(static_argnums),
+                       tuple(static_argnames))]

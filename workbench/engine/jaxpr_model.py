@@ -14,11 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from . import _jax_compat as compat
 
-SCHEMA_VERSION = 1
+#: Version of the JSON form (docs/mime-jaxpr.md); 2 introduced the shared aval table.
+SCHEMA_VERSION = 2
 
 #: Params are shown as text; long ones (big literal arrays, long tuples) are cut here.
 PARAM_TEXT_LIMIT = 240
@@ -58,10 +57,6 @@ class Atom:
     name: str
     aval: Aval
     literal: str | None = None
-
-    @property
-    def is_literal(self) -> bool:
-        return self.literal is not None
 
     def to_json(self, avals: _AvalTable) -> list[Any]:
         """``[name, aval_index]``, or ``["", aval_index, literal_text]`` for a literal."""
@@ -112,10 +107,13 @@ class JaxprModel:
     outvars: list[Atom]
     eqns: list[Equation]
     consts: list[str]  # short summaries of closed-over constants
+    _histogram: Counter[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def histogram(self) -> Counter[str]:
-        """Equation count by primitive, including every nested jaxpr."""
+        """Equation count by primitive, including every nested jaxpr (computed once)."""
+        if self._histogram is not None:
+            return self._histogram
         counts: Counter[str] = Counter()
         stack = [self]
         while stack:
@@ -123,6 +121,7 @@ class JaxprModel:
             for eq in jm.eqns:
                 counts[eq.primitive] += 1
                 stack.extend(s.jaxpr for s in eq.subjaxprs)
+        self._histogram = counts
         return counts
 
     @property
@@ -168,25 +167,6 @@ class _AvalTable:
                 self._by_key[key] = i
             self._index[id(aval)] = i
         return i
-
-
-def short_dtype(dtype: Any) -> str:
-    """JAX's short dtype spelling: ``f32``, ``i8``, ``bf16``, ``bool``."""
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        return str(dtype)
-    if dt.name == "bool":
-        return "bool"
-    if dt.name == "bfloat16":
-        return "bf16"
-    if dt.kind in "fiuc" and dt.name.rstrip("0123456789") in ("float", "int", "uint", "complex"):
-        return f"{dt.kind}{dt.itemsize * 8}"
-    return dt.name
-
-
-def short_aval_text(shape: Any, dtype: Any) -> str:
-    return f"{short_dtype(dtype)}[{','.join(str(d) for d in shape)}]"
 
 
 def _short_text(value: Any, limit: int = PARAM_TEXT_LIMIT) -> str:

@@ -110,9 +110,9 @@ def parse_transforms(text: str) -> list[TransformSpec]:
 
     def walk(n: ast.AST, outermost: bool) -> None:
         if isinstance(n, ast.Name):
-            if outermost:  # a bare transform name such as "grad"
-                specs.append(_check(n.id, {}))
-            return  # the function placeholder
+            if outermost or n.id in _ALLOWED or n.id in _ALIASES:
+                specs.append(_check(n.id, {}))  # "grad", or "vmap(grad)"
+            return  # otherwise the function placeholder, as in "grad(f)"
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
             raise TransformError(f"cannot read transform {text!r}: expected name(...)")
         name = n.func.id
@@ -121,7 +121,9 @@ def parse_transforms(text: str) -> list[TransformSpec]:
                 raise TransformError("jit(...) in a transform string takes just the function")
             walk(n.args[0], False)
             return
-        kwargs = {kw.arg: _literal(kw.value, text) for kw in n.keywords if kw.arg}
+        if any(kw.arg is None for kw in n.keywords):
+            raise TransformError(f"**kwargs is not supported in a transform string: {text!r}")
+        kwargs = {kw.arg: _literal(kw.value, text) for kw in n.keywords}
         args = list(n.args)
         inner: ast.AST | None = None
         if args and isinstance(args[0], (ast.Name, ast.Call)) and not _is_literal_node(args[0]):
@@ -131,12 +133,16 @@ def parse_transforms(text: str) -> list[TransformSpec]:
             positional = _ALLOWED.get(canonical, (frozenset(), None))[1]
             if positional is None or len(args) > 1:
                 raise TransformError(f"{name}: too many positional arguments in {text!r}")
+            if positional in kwargs:
+                raise TransformError(f"{name}: {positional} given twice in {text!r}")
             kwargs[positional] = _literal(args[0], text)
         if inner is not None:
             walk(inner, False)
         specs.append(_check(name, kwargs))
 
     walk(node, True)
+    if not specs:
+        raise TransformError(f"no transform in {text!r}; expected e.g. grad or vmap(grad(f))")
     return specs
 
 
@@ -274,6 +280,7 @@ def remap_for_statics(spec: TransformSpec, static: set[int], nargs: int) -> Tran
     kw = dict(spec.kwargs)
 
     def new_pos(i: int) -> int:
+        i = i + nargs if i < 0 else i
         if i in static:
             raise TransformError(f"{spec.name}: argnums {i} refers to a static argument")
         return i - sum(1 for s in static if s < i)

@@ -96,7 +96,8 @@ HIGHLIGHT_JS = """
 root.addEventListener('click',function(ev){var t=ev.target;if(!t.classList||!t.classList.contains('jwb-v'))return;
 var v=t.getAttribute('data-v');var on=!t.classList.contains('hl')&&!t.classList.contains('hl-def');
 root.querySelectorAll('.hl,.hl-def').forEach(function(e){e.classList.remove('hl');e.classList.remove('hl-def');});
-if(!on)return;root.querySelectorAll('.jwb-v[data-v="'+v+'"]').forEach(function(e){
+if(!on)return;var scope=t.closest('.jwb-col')||root;
+scope.querySelectorAll('.jwb-v').forEach(function(e){if(e.getAttribute('data-v')!==v)return;
 e.classList.add(e.hasAttribute('data-def')?'hl-def':'hl');});});})();
 """
 

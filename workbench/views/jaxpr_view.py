@@ -18,7 +18,7 @@ from typing import Any
 
 from ..engine.gcpause import gc_paused
 from ..engine.inspection import Inspection
-from ..engine.jaxpr_model import Atom, Equation, JaxprModel
+from ..engine.jaxpr_model import SCHEMA_VERSION, Atom, Equation, JaxprModel
 from ._html import HIGHLIGHT_JS, MIME_PREFIX, LineCache, esc, new_id, source_label, style_block
 
 JAXPR_MIME = MIME_PREFIX + "jaxpr+json"
@@ -222,7 +222,7 @@ def _jaxpr_record(ins: Inspection) -> dict[str, Any]:
     hist = model.histogram
     total = sum(hist.values())
     rec: dict[str, Any] = {
-        "version": 2,
+        "version": SCHEMA_VERSION,
         "kind": "jaxpr",
         "label": ins.label,
         "function": ins.fn_name,
@@ -283,7 +283,7 @@ def compare_bundle(stages: Sequence[Inspection], depth: int = 0, text_only: bool
     if text_only:
         return bundle
     bundle["text/html"] = compare_html(stages, depth, cell_labels)
-    bundle[JAXPR_MIME] = {"version": 2, "kind": "jaxpr-compare",
+    bundle[JAXPR_MIME] = {"version": SCHEMA_VERSION, "kind": "jaxpr-compare",
                           "stages": [jaxpr_record(s) for s in stages]}
     return bundle
 
