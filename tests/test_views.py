@@ -51,7 +51,6 @@ def test_source_labels():
     assert _html.source_label("<workbench-cell-7-2>", 3) == ("cell [7] line 3", True)
     assert _html.source_label("/tmp/ipykernel_12/3456.py", 4) == ("cell line 4", True)
     assert _html.source_label("/home/u/model.py", 9) == ("model.py:9", False)
-    assert _html.source_label("/x/y.py", 1, {"/x/y.py": "setup"}) == ("setup line 1", True)
 
 
 def test_types_coloured_by_dtype_family():

@@ -13,7 +13,6 @@ import linecache
 import os
 import re
 import uuid
-from collections.abc import Mapping
 
 MIME_PREFIX = "application/vnd.jax-workbench."
 
@@ -30,10 +29,8 @@ _IPYKERNEL_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-\d+-[
 _WORKBENCH_CELL = re.compile(r"^<workbench-cell-(\d+)(?:-\d+)?>$")
 
 
-def source_label(file: str, line: int, cell_labels: Mapping[str, str] | None = None) -> tuple[str, bool]:
+def source_label(file: str, line: int) -> tuple[str, bool]:
     """(short label, is_cell) for a source location, e.g. ``("cell [3] line 4", True)``."""
-    if cell_labels and file in cell_labels:
-        return f"{cell_labels[file]} line {line}", True
     m = _WORKBENCH_CELL.match(file)
     if m:
         return f"cell [{m.group(1)}] line {line}", True

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..engine.errors import ErrorReport
 from ._html import source_label
 
@@ -20,8 +18,7 @@ _PHASES = {
 RED, BOLD, DIM, RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
-def error_text(rep: ErrorReport, subject: str = "", color: bool = False,
-               cell_labels: Mapping[str, str] | None = None) -> str:
+def error_text(rep: ErrorReport, subject: str = "", color: bool = False) -> str:
     """A short multi-line message; ``color`` adds ANSI codes for notebook error output."""
     r, b, d, z = (RED, BOLD, DIM, RESET) if color else ("", "", "", "")
     phase = _PHASES.get(rep.phase, rep.phase)
@@ -29,7 +26,7 @@ def error_text(rep: ErrorReport, subject: str = "", color: bool = False,
         phase = f"{phase} {subject}"
     lines = [f"{r}{b}{rep.kind}{z} {d}({phase}){z}: {rep.summary}"]
     if rep.where is not None:
-        label, _ = source_label(rep.where.file, rep.where.line, cell_labels)
+        label, _ = source_label(rep.where.file, rep.where.line)
         func = rep.where.function
         where = f"  at {label}" + ("" if func in ("<module>", "<cell>") else f", in {func}")
         if rep.where.text:

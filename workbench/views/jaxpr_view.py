@@ -13,7 +13,7 @@ text and JSON still carry everything up to :data:`MAX_JSON_EQUATIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..engine.gcpause import gc_paused
@@ -42,9 +42,8 @@ def _dtype_class(text: str) -> str:
 
 
 class _Ctx:
-    def __init__(self, open_depth: int, cell_labels: Mapping[str, str] | None) -> None:
+    def __init__(self, open_depth: int) -> None:
         self.open_depth = open_depth
-        self.cell_labels = cell_labels
         self.rows = 0
         self.elided = 0
         self.lines = LineCache()
@@ -93,7 +92,7 @@ def _source_row(eq: Equation, ctx: _Ctx) -> str:
     s = eq.source
     if s is None:
         return ""
-    label, is_cell = source_label(s.file, s.line, ctx.cell_labels)
+    label, is_cell = source_label(s.file, s.line)
     text = ctx.lines.get(s.file, s.line)
     title = f"{s.file}:{s.line}:{s.column} ({s.function})"
     if eq.name_stack:
@@ -189,8 +188,8 @@ def _header(ins: Inspection) -> str:
             f'{_histogram_html(hist.most_common())}</div>')
 
 
-def jaxpr_body_html(ins: Inspection, depth: int, cell_labels: Mapping[str, str] | None) -> str:
-    ctx = _Ctx(depth, cell_labels)
+def jaxpr_body_html(ins: Inspection, depth: int) -> str:
+    ctx = _Ctx(depth)
     out: list[str] = []
     _render_jaxpr(ins.model, 0, ctx, out)
     body = "".join(out)
@@ -206,9 +205,9 @@ def _wrap(root: str, inner: str) -> str:
             f"<script>{HIGHLIGHT_JS % root}</script></div>")
 
 
-def jaxpr_html(ins: Inspection, depth: int = 1, cell_labels: Mapping[str, str] | None = None) -> str:
+def jaxpr_html(ins: Inspection, depth: int = 1) -> str:
     root = new_id()
-    return _wrap(root, _header(ins) + jaxpr_body_html(ins, depth, cell_labels))
+    return _wrap(root, _header(ins) + jaxpr_body_html(ins, depth))
 
 
 def jaxpr_record(ins: Inspection) -> dict[str, Any]:
@@ -240,12 +239,11 @@ def _jaxpr_record(ins: Inspection) -> dict[str, Any]:
     return rec
 
 
-def jaxpr_bundle(ins: Inspection, depth: int = 1, text_only: bool = False,
-                 cell_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def jaxpr_bundle(ins: Inspection, depth: int = 1, text_only: bool = False) -> dict[str, Any]:
     bundle: dict[str, Any] = {"text/plain": ins.jaxpr_text}
     if text_only:
         return bundle
-    bundle["text/html"] = jaxpr_html(ins, depth, cell_labels)
+    bundle["text/html"] = jaxpr_html(ins, depth)
     bundle[JAXPR_MIME] = jaxpr_record(ins)
     return bundle
 
@@ -261,8 +259,7 @@ def compare_text(stages: Sequence[Inspection]) -> str:
     return "\n\n".join(parts)
 
 
-def compare_html(stages: Sequence[Inspection], depth: int = 0,
-                 cell_labels: Mapping[str, str] | None = None) -> str:
+def compare_html(stages: Sequence[Inspection], depth: int = 0) -> str:
     root = new_id()
     cols = []
     prev: int | None = None
@@ -270,19 +267,19 @@ def compare_html(stages: Sequence[Inspection], depth: int = 0,
         total = ins.model.total_equations
         delta = "" if prev is None else f" ({total - prev:+d})"
         prev = total
-        body = jaxpr_body_html(ins, depth, cell_labels)
+        body = jaxpr_body_html(ins, depth)
         cols.append(f'<div class="jwb-col">{_header(ins)}'
                     f'<div class="jwb-meta">{total} equations{esc(delta)}</div>'
                     f"<details><summary>jaxpr</summary>{body}</details></div>")
     return _wrap(root, f'<div class="jwb-cols">{"".join(cols)}</div>')
 
 
-def compare_bundle(stages: Sequence[Inspection], depth: int = 0, text_only: bool = False,
-                   cell_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def compare_bundle(stages: Sequence[Inspection], depth: int = 0,
+                   text_only: bool = False) -> dict[str, Any]:
     bundle: dict[str, Any] = {"text/plain": compare_text(stages)}
     if text_only:
         return bundle
-    bundle["text/html"] = compare_html(stages, depth, cell_labels)
+    bundle["text/html"] = compare_html(stages, depth)
     bundle[JAXPR_MIME] = {"version": SCHEMA_VERSION, "kind": "jaxpr-compare",
                           "stages": [jaxpr_record(s) for s in stages]}
     return bundle
@@ -292,12 +289,11 @@ class JaxprDisplay:
     """What ``%%jaxpr`` and :func:`workbench.jaxpr` return: displays as the bundle above."""
 
     def __init__(self, stages: Sequence[Inspection], compare: bool = False, depth: int = 1,
-                 text_only: bool = False, cell_labels: Mapping[str, str] | None = None) -> None:
+                 text_only: bool = False) -> None:
         self.stages = list(stages)
         self.compare = compare
         self.depth = depth
         self.text_only = text_only
-        self.cell_labels = dict(cell_labels or {})
 
     @property
     def inspection(self) -> Inspection:
@@ -306,8 +302,8 @@ class JaxprDisplay:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         with gc_paused():
             if self.compare:
-                return compare_bundle(self.stages, self.depth, self.text_only, self.cell_labels)
-            return jaxpr_bundle(self.inspection, self.depth, self.text_only, self.cell_labels)
+                return compare_bundle(self.stages, self.depth, self.text_only)
+            return jaxpr_bundle(self.inspection, self.depth, self.text_only)
 
     def __repr__(self) -> str:
         if self.compare:
