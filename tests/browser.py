@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 from pathlib import Path
+from typing import IO
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -28,3 +30,13 @@ def artifacts_dir() -> Path:
     d = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def stop_server(proc: subprocess.Popen, log: IO[bytes]) -> None:
+    """Terminate a server started by a test (kill it if it lingers) and close its log."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

@@ -16,7 +16,7 @@ import pytest
 import workbench
 from workbench.views.jaxpr_view import jaxpr_html
 
-from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port
+from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -95,12 +95,7 @@ def jupyter_lab(tmp_path_factory):
         proc.terminate()
         raise RuntimeError("jupyter lab did not start")
     yield base, token
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    stop_server(proc, log)
 
 
 def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):

@@ -13,7 +13,7 @@ import pytest
 
 from workbench import cli
 
-from .browser import free_port
+from .browser import free_port, stop_server
 
 
 def test_with_fake_devices_replaces_previous_count():
@@ -83,9 +83,4 @@ def test_lab_really_starts_on_the_notebooks(tmp_path):
         text = (tmp_path / "lab.log").read_text()
         assert "XLA_FLAGS=--xla_force_host_platform_device_count=2" in text
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
