@@ -11,6 +11,7 @@ not as a broken notebook.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,3 +173,207 @@ def jit_settings(fn: Any) -> JitSettings | None:
 def jitted_inner(fn: Any) -> Any:
     """The Python function inside a ``jax.jit`` wrapper (for naming), else ``fn``."""
     return getattr(fn, "_fun", None) or getattr(fn, "__wrapped__", None) or fn
+
+
+# --- compile ledger (issue 4) -------------------------------------------------------------
+# Event names JAX records through ``jax.monitoring``; read from JAX where it exposes them so
+# a rename shows up in tests/test_compat.py, with the 0.10 names as the fallback.
+try:
+    from jax._src import dispatch as _dispatch
+except Exception:  # pragma: no cover - moved
+    _dispatch = None
+
+TRACE_EVENT: str = getattr(_dispatch, "JAXPR_TRACE_EVENT", "/jax/core/compile/jaxpr_trace_duration")
+LOWER_EVENT: str = getattr(_dispatch, "JAXPR_TO_MLIR_MODULE_EVENT",
+                           "/jax/core/compile/jaxpr_to_mlir_module_duration")
+COMPILE_EVENT: str = getattr(_dispatch, "BACKEND_COMPILE_EVENT",
+                             "/jax/core/compile/backend_compile_duration")
+
+#: Loggers JAX writes ``jax_explain_cache_misses`` output to (tracing-cache misses first).
+EXPLAIN_LOGGERS: tuple[str, ...] = (
+    "jax._src.interpreters.partial_eval", "jax._src.compiler", "jax._src.compilation_cache")
+
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
+# The pjit frame that is live while a top-level jit trace finishes (its locals describe the
+# call: the Python function, argument paths, abstract values, static arguments).
+_TRACE_FRAMES = frozenset({"_trace_for_jit", "_infer_params_impl"})
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """The abstract type of one traced argument leaf, as plain strings (no data held)."""
+
+    path: str
+    text: str  # e.g. "f32[3]"
+    shape: tuple[int, ...]
+    dtype: str
+    weak: bool
+    sharding: str  # "" when the aval carries no mesh sharding
+
+
+@dataclass(frozen=True)
+class JitTraceSite:
+    """What a finishing jit trace was called with; ``fun`` must only be weakly kept."""
+
+    fun: Any
+    args: tuple[ArgType, ...]
+    statics: tuple[tuple[str, str], ...]  # (parameter name, repr of the value)
+    internal: bool  # JAX's own helper (e.g. convert_element_type for an eager op)
+
+
+def _aval_type(path: str, aval: Any) -> ArgType:
+    shape = tuple(int(d) if isinstance(d, int) else -1 for d in getattr(aval, "shape", ()))
+    try:
+        text = aval.str_short(True)
+    except Exception:
+        text = str(aval)
+    sharding = ""
+    sh = getattr(aval, "sharding", None)
+    mesh = getattr(sh, "mesh", None)
+    if mesh is not None and not getattr(mesh, "empty", True):
+        sharding = str(getattr(sh, "spec", sh))
+    dtype = str(getattr(aval, "dtype", ""))
+    return ArgType(path, text, shape, dtype, bool(getattr(aval, "weak_type", False)), sharding)
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _static_names(fun: Any, ji: Any, n_args: int) -> dict[int, str]:
+    sig = getattr(ji, "fun_signature", None)
+    if sig is None:
+        try:
+            import inspect as _inspect
+            sig = _inspect.signature(fun)
+        except Exception:
+            sig = None
+    names = list(sig.parameters) if sig is not None else []
+    return {i: (names[i] if i < len(names) else f"args[{i}]") for i in range(n_args)}
+
+
+def is_jax_internal(fun: Any) -> bool:
+    """A function defined inside JAX itself (the eager-op helpers JAX jits for itself)."""
+    inner = getattr(fun, "func", fun)  # functools.partial
+    code = getattr(inner, "__code__", None)
+    filename = getattr(code, "co_filename", "") or ""
+    return os.path.abspath(filename).startswith(_JAX_DIR) if filename else False
+
+
+def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
+    """Read the call being traced from pjit's frame, from inside a trace-duration listener.
+
+    Only called when a trace finishes (never on cached dispatch).  Returns None when
+    the frame is not found, e.g. after JAX renamed its internals; the ledger then
+    falls back to JAX's own text explanation.
+    """
+    frame = sys._getframe(1)
+    try:
+        for _ in range(max_depth):
+            if frame is None:
+                return None
+            code = frame.f_code
+            if code.co_name in _TRACE_FRAMES and code.co_filename.endswith("pjit.py"):
+                return _site_from_locals(frame.f_locals)
+            frame = frame.f_back
+        return None
+    except Exception:
+        return None
+    finally:
+        del frame
+
+
+def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
+    fun = loc.get("fun")
+    avals = loc.get("avals") or loc.get("in_avals")
+    dbg = loc.get("dbg")
+    ji = loc.get("ji") or loc.get("jit_info")
+    if fun is None or avals is None:
+        return None
+    avals = tuple(avals)
+    names = tuple(getattr(dbg, "arg_names", None) or ())
+    if len(names) != len(avals):
+        names = tuple(f"args[{i}]" for i in range(len(avals)))
+    args = tuple(_aval_type(n, a) for n, a in zip(names, avals, strict=True))
+    statics: list[tuple[str, str]] = []
+    call_args = loc.get("args") or ()
+    call_kwargs = loc.get("kwargs") or {}
+    argnums = tuple(getattr(ji, "static_argnums", ()) or ())
+    argnames = tuple(getattr(ji, "static_argnames", ()) or ())
+    if argnums:
+        labels = _static_names(fun, ji, len(call_args))
+        for i in argnums:
+            if 0 <= i < len(call_args):
+                statics.append((labels[i], _short_repr(call_args[i])))
+    for name in argnames:
+        if name in call_kwargs:
+            statics.append((name, _short_repr(call_kwargs[name])))
+    return JitTraceSite(fun=fun, args=args, statics=tuple(statics),
+                        internal=is_jax_internal(fun))
+
+
+def unregister_monitoring_listener(kind: str, callback: Any) -> bool:
+    """Remove a ``jax.monitoring`` listener; ``kind`` is "event" or "duration".
+
+    The public ``unregister_*`` functions exist in recent JAX; older ones only had
+    ``clear_event_listeners`` (which would drop other people's listeners too), so
+    there we remove ours from the private list instead.
+    """
+    import jax.monitoring as mon
+
+    public = {"event": "unregister_event_listener",
+              "duration": "unregister_event_duration_listener"}[kind]
+    fn = getattr(mon, public, None)
+    try:
+        if fn is not None:
+            fn(callback)
+            return True
+        from jax._src import monitoring as _mon
+        lst = {"event": "_event_listeners",
+               "duration": "_event_duration_secs_listeners"}[kind]
+        getattr(_mon, lst).remove(callback)
+        return True
+    except (AssertionError, ValueError, AttributeError, ImportError):
+        return False
+
+
+def monitoring_listeners(kind: str) -> list[Any]:
+    """The listeners currently registered (for tests of a clean unload)."""
+    from jax._src import monitoring as _mon
+
+    getter = {"event": "get_event_listeners",
+              "duration": "get_event_duration_listeners"}[kind]
+    fn = getattr(_mon, getter, None)
+    if fn is not None:
+        return list(fn())
+    lst = {"event": "_event_listeners", "duration": "_event_duration_secs_listeners"}[kind]
+    return list(getattr(_mon, lst, []))
+
+
+def available_backends() -> list[str]:
+    """Platform names of the backends this JAX initialised (e.g. ``["cpu"]``).
+
+    Uses ``xla_bridge.backends()`` where present (private); otherwise probes the
+    common platform names with the public ``jax.devices(name)``.
+    """
+    try:
+        from jax._src import xla_bridge
+
+        names = sorted(xla_bridge.backends().keys())
+        if names:
+            return names
+    except Exception:
+        pass
+    found = []
+    for name in ("cpu", "gpu", "cuda", "rocm", "tpu"):
+        try:
+            if jax.devices(name):
+                found.append(name)
+        except Exception:
+            continue
+    return found or [jax.default_backend()]
+
