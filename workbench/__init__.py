@@ -47,6 +47,36 @@ def jaxpr(
     return JaxprDisplay(stages, compare=compare, depth=depth, text_only=text)
 
 
+def hlo(
+    fn: Callable[..., Any],
+    *args: Any,
+    stage: str = "compiled",
+    fusion: bool | None = None,
+    text: bool = False,
+    backend: str | None = None,
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    **kwargs: Any,
+) -> Any:
+    """What XLA made of ``fn(*args, **kwargs)``, as a displayable object.
+
+    The Python twin of ``%hlo``: ``stage="compiled"`` (optimized HLO, with the fusion
+    diagram unless ``fusion=False``) or ``"lowered"`` (StableHLO); ``backend`` picks a
+    backend other than the default.  ``.report`` is the engine's record.
+    """
+    from .engine.hlo_report import build_hlo_report
+    from .engine.inspection import resolve_backend
+    from .views.hlo_view import HloDisplay
+
+    if backend is not None:
+        backend = resolve_backend(backend)
+    (ins,) = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
+                            backend=backend)
+    use_fusion = stage == "compiled" if fusion is None else fusion
+    return HloDisplay(build_hlo_report(ins, stage, fusion=use_fusion), text_only=text)
+
+
 def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None) -> Any:
     from .views.jaxpr_view import jaxpr_bundle
 
@@ -55,24 +85,26 @@ def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext workbench``: register the magics and the Inspection display."""
-    from .magics import JaxprMagics
+    from .magics import HloMagics, JaxprMagics
 
     ipython.register_magics(JaxprMagics)
+    ipython.register_magics(HloMagics)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.for_type(Inspection, _inspection_bundle)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext workbench``: remove what ``load_ipython_extension`` installed."""
-    from .magics import JaxprMagics
+    from .magics import HloMagics, JaxprMagics
 
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):
-        for name in JaxprMagics.magics[kind]:
-            magics[kind].pop(name, None)
+        for cls in (JaxprMagics, HloMagics):
+            for name in cls.magics[kind]:
+                magics[kind].pop(name, None)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.type_printers.pop(Inspection, None)
 
 
-__all__ = ["Inspection", "TransformSpec", "__version__", "inspect", "inspect_chain", "jaxpr",
+__all__ = ["Inspection", "TransformSpec", "__version__", "hlo", "inspect", "inspect_chain", "jaxpr",
            "load_ipython_extension", "unload_ipython_extension"]

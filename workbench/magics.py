@@ -1,4 +1,4 @@
-"""IPython front door: ``%%jaxpr`` / ``%jaxpr``.
+"""IPython front doors: ``%%jaxpr`` / ``%jaxpr`` and ``%%hlo`` / ``%hlo``.
 
 Thin by design: parse flags, capture the call (:mod:`workbench.cellcall`), ask
 the engine for inspections, hand them to the view.  Failures become a short
@@ -14,8 +14,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from .cellcall import CapturedCall, CellError, parse_call_expression, run_cell_capturing_call
 from .engine.errors import ErrorReport, UserLine, report
-from .engine.inspection import Inspection, inspect_stages
+from .engine.hlo_report import STAGES, build_hlo_report
+from .engine.inspection import BackendUnavailable, Inspection, inspect_stages, resolve_backend
 from .engine.transforms import TRANSFORM_NAMES, TransformError, normalize
+from .views.hlo_view import HloDisplay
 from .views.jaxpr_view import JaxprDisplay
 
 _VALUE_FLAGS = {"-t", "--transform", "--static-argnums", "--static-argnames", "--depth"}
@@ -66,12 +68,17 @@ def _tokens(line: str) -> list[tuple[str, int]]:
     return out
 
 
-def split_flags(line: str) -> tuple[list[str], str]:
+def split_flags(line: str, value_flags: set[str] | None = None,
+                bool_flags: set[str] | None = None,
+                usage: str = "-t/--transform NAME, --static-argnums, --static-argnames, "
+                             "--text, --compare, --depth N") -> tuple[list[str], str]:
     """Split a line magic's text into (flag tokens, call expression).
 
     Flags come first; reading stops at the first token that is neither a known
     flag nor a flag's value, so a call such as ``f(x, -1)`` is never read as flags.
     """
+    value_flags = _VALUE_FLAGS if value_flags is None else value_flags
+    bool_flags = _BOOL_FLAGS if bool_flags is None else bool_flags
     flags: list[str] = []
     end = 0
     toks = _tokens(line)
@@ -79,19 +86,18 @@ def split_flags(line: str) -> tuple[list[str], str]:
     while i < len(toks):
         tok, tok_end = toks[i]
         name = tok.split("=", 1)[0]
-        if name in _BOOL_FLAGS or (name in _VALUE_FLAGS and "=" in tok):
+        if name in bool_flags or (name in value_flags and "=" in tok):
             flags.append(tok)
             end = tok_end
             i += 1
-        elif name in _VALUE_FLAGS:
+        elif name in value_flags:
             if i + 1 >= len(toks):
                 raise UsageError(f"{tok} needs a value")
             flags.extend([tok, toks[i + 1][0]])
             end = toks[i + 1][1]
             i += 2
         elif tok.startswith("-") and len(tok) > 1 and (tok[1].isalpha() or tok[1] == "-"):
-            raise UsageError(f"unknown flag {tok!r}; flags are -t/--transform NAME, "
-                             "--static-argnums, --static-argnames, --text, --compare, --depth N")
+            raise UsageError(f"unknown flag {tok!r}; flags are {usage}")
         else:
             break
     return flags, line[end:].strip()
@@ -142,13 +148,88 @@ class JaxprMagics(Magics):
         return JaxprDisplay(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 
+_HLO_VALUE_FLAGS = {"-t", "--transform", "--static-argnums", "--static-argnames", "--stage",
+                    "--backend"}
+_HLO_BOOL_FLAGS = {"--text", "--fusion", "--no-fusion"}
+_HLO_USAGE = ("-t/--transform NAME, --static-argnums, --static-argnames, --stage "
+              "compiled|lowered, --backend NAME, --fusion/--no-fusion, --text")
+
+
+@magics_class
+class HloMagics(Magics):
+    """``%%hlo`` and ``%hlo``: what XLA compiled for a call, with a fusion diagram."""
+
+    @magic_arguments()
+    @argument("-t", "--transform", action="append", default=[], metavar="NAME",
+              help="transform to apply first, innermost first; repeatable (as in %%jaxpr)")
+    @argument("--static-argnums", default=None, help="positions of static arguments, e.g. 1,2")
+    @argument("--static-argnames", default=None, help="names of static keyword arguments")
+    @argument("--stage", default="compiled", choices=STAGES,
+              help="compiled: optimized HLO after XLA's passes (default); "
+                   "lowered: StableHLO as JAX lowered it")
+    @argument("--backend", default=None,
+              help="compile for this backend (cpu, gpu, tpu) instead of the default one")
+    @argument("--fusion", dest="fusion", action="store_true", default=None,
+              help="draw the fusion diagram (default for --stage compiled)")
+    @argument("--no-fusion", dest="fusion", action="store_false",
+              help="text and summary only, no diagram")
+    @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
+    @line_cell_magic
+    def hlo(self, line: str = "", cell: str | None = None) -> HloDisplay | None:
+        """Show what XLA made of a call instead of running it.
+
+        Cell form: the cell runs, its last line must be a call ``f(...)``; that call
+        is lowered and compiled (not executed).  Line form: ``%hlo f(x)``.
+        """
+        if cell is None:
+            flag_tokens, expr = split_flags(line, _HLO_VALUE_FLAGS, _HLO_BOOL_FLAGS, _HLO_USAGE)
+            if not expr:
+                raise UsageError("%hlo needs a call, e.g. %hlo --stage lowered loss(w, x)")
+            args = self.hlo.parser.parse_args(flag_tokens)
+        else:
+            expr = ""
+            args = parse_argstring(self.hlo, line)
+        backend = check_backend(args.backend)
+        try:
+            normalize(args.transform)
+        except TransformError as exc:
+            raise UsageError(str(exc)) from None
+        if cell is None:
+            captured = parse_call_expression(self.shell, expr, "hlo")
+        else:
+            captured = run_cell_capturing_call(self.shell, line, cell, "hlo")
+        (ins,) = trace_captured(captured, args.transform, _ints(args.static_argnums),
+                                _names(args.static_argnames), compare=False, backend=backend)
+        fusion = args.stage == "compiled" if args.fusion is None else args.fusion
+        try:
+            rep = build_hlo_report(ins, args.stage, fusion=fusion)
+        except Exception as exc:
+            raise CellError(_at_call(report(exc, "compile"), captured),
+                            subject=ins.label) from None
+        return HloDisplay(rep, text_only=args.text)
+
+
+def check_backend(backend: str | None) -> str | None:
+    """``--backend tpu`` on a CPU machine: one line naming the backends that are here."""
+    if backend is None:
+        return None
+    try:
+        return resolve_backend(backend)
+    except BackendUnavailable as exc:
+        raise UsageError(str(exc)) from None
+
+
 def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums: tuple[int, ...],
-                   static_argnames: tuple[str, ...], compare: bool) -> list[Inspection]:
+                   static_argnames: tuple[str, ...], compare: bool,
+                   backend: str | None = None) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell."""
     try:
         stages = inspect_stages(captured.fn, captured.args, captured.kwargs, transforms,
-                                static_argnums, static_argnames, compare=compare)
+                                static_argnums, static_argnames, compare=compare,
+                                backend=backend)
     except TransformError as exc:
+        raise UsageError(str(exc)) from None
+    except BackendUnavailable as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         raise CellError(_at_call(report(exc, "transform"), captured)) from None
@@ -167,4 +248,4 @@ def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
     return rep
 
 
-__all__ = ["CellError", "JaxprMagics", "split_flags"]
+__all__ = ["CellError", "HloMagics", "JaxprMagics", "check_backend", "split_flags"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 
 from . import _jax_compat as compat
 from .analysis import CostAnalysis, MemoryAnalysis, normalize_cost, normalize_memory
@@ -68,8 +69,10 @@ class Inspection:
         transforms: Sequence[TransformSpec] = (),
         static_argnums: Sequence[int] = (),
         static_argnames: Sequence[str] = (),
+        backend: str | None = None,
     ) -> None:
         self.fn_name = function_name(fn)
+        self.requested_backend = backend
         self.transforms: list[TransformSpec] = list(transforms)
         self.label = describe(self.fn_name, self.transforms)
         self.timings = StageTimes()
@@ -77,6 +80,9 @@ class Inspection:
         self._cache: dict[str, Any] = {}
         self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
             fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames))
+        if backend is not None:
+            self._stage_args, self._stage_kwargs = on_backend(
+                backend, self._stage_args, self._stage_kwargs)
 
     # -- preparing the jitted callable -------------------------------------------------
     def _prepare(
@@ -158,6 +164,16 @@ class Inspection:
         return self._stage("stablehlo_text", lambda: self.lowered.as_text())
 
     @property
+    def stablehlo_debug_text(self) -> str:
+        """StableHLO with ``loc(...)`` debug locations (source lines), where JAX can print them."""
+        def compute() -> str:
+            try:
+                return self.lowered.as_text(debug_info=True)
+            except TypeError:  # a JAX without the debug_info keyword
+                return self.stablehlo_text
+        return self._stage("stablehlo_debug_text", compute)
+
+    @property
     def compiled(self) -> Any:
         return self._stage("compiled", lambda: self.lowered.compile(), "compile")
 
@@ -219,7 +235,7 @@ class Inspection:
     def backend(self) -> str:
         if "compiled" in self._cache:
             return self.devices[0].platform
-        return jax.default_backend()
+        return self.requested_backend or jax.default_backend()
 
     @property
     def device_kinds(self) -> list[str]:
@@ -229,6 +245,39 @@ class Inspection:
     def __repr__(self) -> str:
         done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
         return f"<Inspection {self.label} stages={done}>"
+
+
+class BackendUnavailable(ValueError):
+    """A backend was asked for that this JAX does not have (e.g. ``tpu`` on a CPU machine)."""
+
+
+def resolve_backend(name: str) -> str:
+    """The platform name for ``name`` (``gpu`` means cuda/rocm), or BackendUnavailable."""
+    name = name.strip().lower()
+    present = compat.available_backends()
+    if name == "gpu" and name not in present:
+        name = next((b for b in ("cuda", "rocm") if b in present), name)
+    if name not in present:
+        raise BackendUnavailable(
+            f"backend {name!r} is not available here; available: {', '.join(present)}")
+    return name
+
+
+def on_backend(backend: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Place the call's inputs on ``backend``'s first device, JAX's way to pick a backend
+    now that ``jit(backend=...)`` is deprecated.  Abstract inputs get that sharding."""
+    device = jax.local_devices(backend=resolve_backend(backend))[0]
+    sharding = jax.sharding.SingleDeviceSharding(device)
+
+    def place(x: Any) -> Any:
+        if isinstance(x, jax.ShapeDtypeStruct):
+            return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+        if isinstance(x, (jax.Array, np.ndarray, np.generic)):
+            return jax.device_put(x, device)
+        return x
+
+    return jax.tree.map(place, args), jax.tree.map(place, kwargs)
 
 
 def inspect(
@@ -278,6 +327,7 @@ def inspect_stages(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     compare: bool = False,
+    backend: str | None = None,
 ) -> list[Inspection]:
     """What a front door shows: every stage with ``compare``, else just the final one."""
     if isinstance(static_argnums, int):
@@ -285,7 +335,10 @@ def inspect_stages(
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if compare:
-        return inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
-                             tuple(static_argnames))
+        return [Inspection(fn, args, kwargs, list(c.transforms), tuple(static_argnums),
+                           tuple(static_argnames), backend=backend)
+                for c in inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
+                                       tuple(static_argnames))] if backend else inspect_chain(
+            fn, args, kwargs, transforms, tuple(static_argnums), tuple(static_argnames))
     return [Inspection(fn, args, kwargs, normalize(transforms), tuple(static_argnums),
-                       tuple(static_argnames))]
+                       tuple(static_argnames), backend=backend)]

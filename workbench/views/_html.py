@@ -99,5 +99,34 @@ e.classList.add(e.hasAttribute('data-def')?'hl-def':'hl');});});})();
 """
 
 
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "n/a"
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "n/a"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def fmt_count(n: float | None, unit: str = "") -> str:
+    """1.23e9 -> '1.23 G' + unit; None -> 'n/a'."""
+    if n is None:
+        return "n/a"
+    for prefix, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {prefix}{unit}"
+    return f"{n:g} {unit}".strip()
+
+
 def style_block() -> str:
     return f"<style>{CSS}</style>"

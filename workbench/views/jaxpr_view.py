@@ -20,6 +20,7 @@ from ..engine.gcpause import gc_paused
 from ..engine.inspection import Inspection
 from ..engine.jaxpr_model import SCHEMA_VERSION, Atom, Equation, JaxprModel
 from ._html import HIGHLIGHT_JS, MIME_PREFIX, LineCache, esc, new_id, source_label, style_block
+from ._html import fmt_seconds as _fmt_seconds
 
 JAXPR_MIME = MIME_PREFIX + "jaxpr+json"
 MAX_ROWS = 5000
@@ -164,16 +165,6 @@ def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
     parts = [f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
              f'style="width:{max(2, round(60 * c / peak))}px"></span></span>' for p, c in items]
     return f'<div class="jwb-hist">{"".join(parts)}</div>'
-
-
-def _fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "n/a"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
 
 
 def _header(ins: Inspection) -> str:

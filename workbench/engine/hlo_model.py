@@ -1,0 +1,497 @@
+"""A parser and data model for XLA's HLO text, as ``Compiled.as_text()`` prints it.
+
+Why our own parser: JAX gives us the optimized module only as text (the proto
+needs jaxlib internals that move between releases), and the views need
+structure (computations, instructions, operands, called computations, fusion
+kinds, metadata with source lines) to draw fusion diagrams and find collectives.
+
+The grammar handled, one instruction per statement::
+
+    [ROOT] %name = SHAPE opcode(OPERANDS), attr=value, attr={...}, metadata={...}
+
+SHAPE is an array shape ``f32[2,4]{1,0}`` (layout optional, dynamic dims
+``<=4`` allowed) or a tuple ``(s32[], f32[3]{0})``.  Source locations come
+either from ``metadata={source_file=... source_line=...}`` or, in newer XLA,
+from ``stack_frame_id=N`` resolved through the module's ``FileNames`` /
+``FunctionNames`` / ``FileLocations`` / ``StackFrames`` tables.
+
+Lines the parser does not understand are kept as ``problems`` (never raised
+into a user's cell); :class:`HloParseError` is raised only when no entry
+computation can be found, and the views then fall back to the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: bits per element; unknown dtypes count as 0 bytes (and are reported as such).
+DTYPE_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
+    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3fnuz": 8,
+    "f8e4m3": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "tf32": 32,
+    "token": 0,
+}
+
+COLLECTIVE_OPCODES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                      "collective-permute", "collective-broadcast", "ragged-all-to-all")
+
+#: attributes whose value names computations the instruction calls
+CALL_ATTRS = ("calls", "to_apply", "condition", "body", "branch_computations",
+              "true_computation", "false_computation", "called_computations")
+
+
+class HloParseError(ValueError):
+    """The text is not an HLO module we can read (no entry computation)."""
+
+
+@dataclass(slots=True)
+class ArrayShape:
+    dtype: str
+    dims: tuple[int, ...]
+
+    @property
+    def bytes(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return (n * DTYPE_BITS.get(self.dtype, 0) + 7) // 8
+
+    @property
+    def text(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.dims))}]"
+
+
+_ARRAY_RE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
+
+
+def parse_shape(text: str) -> list[ArrayShape]:
+    """The array leaves of a (possibly tuple) shape, in order; layouts are dropped."""
+    out = []
+    for dtype, dims in _ARRAY_RE.findall(text):
+        ds: list[int] = []
+        for d in dims.split(","):
+            d = d.strip().lstrip("<=")
+            if d and d != "?":
+                try:
+                    ds.append(int(d))
+                except ValueError:
+                    ds.append(0)
+        out.append(ArrayShape(dtype, tuple(ds)))
+    if not out and text.strip().startswith("token"):
+        out.append(ArrayShape("token", ()))
+    return out
+
+
+def strip_layout(shape_text: str) -> str:
+    """``f32[2,4]{1,0}`` -> ``f32[2,4]``; tuples keep their parentheses."""
+    return re.sub(r"\{[^{}]*\}", "", shape_text)
+
+
+@dataclass(slots=True)
+class SourceLoc:
+    file: str
+    line: int
+    function: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function}
+
+
+@dataclass(slots=True)
+class HloInstruction:
+    name: str
+    opcode: str
+    shape_text: str
+    operands: list[str]
+    attrs: dict[str, str]
+    is_root: bool = False
+    op_name: str = ""
+    source: SourceLoc | None = None
+    called: list[str] = field(default_factory=list)
+    line_no: int = 0  # 1-based line of the module text
+    literal: str = ""  # constant(...) contents, or parameter(N)'s number
+
+    @property
+    def shape(self) -> list[ArrayShape]:
+        return parse_shape(self.shape_text)
+
+    @property
+    def bytes(self) -> int:
+        return sum(a.bytes for a in self.shape)
+
+    @property
+    def short_shape(self) -> str:
+        return strip_layout(self.shape_text)
+
+    @property
+    def primitive(self) -> str:
+        """The jaxpr primitive named at the end of ``op_name`` (``jit(f)/jvp()/mul`` -> mul)."""
+        return primitive_of(self.op_name)
+
+    @property
+    def fusion_kind(self) -> str:
+        return self.attrs.get("kind", "")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "opcode": self.opcode,
+                             "shape": self.short_shape, "bytes": self.bytes,
+                             "operands": self.operands, "line": self.line_no}
+        if self.is_root:
+            d["root"] = True
+        if self.called:
+            d["called"] = self.called
+        keep = {k: v for k, v in self.attrs.items() if k != "metadata" and len(v) <= 400}
+        if keep:
+            d["attrs"] = keep
+        if self.op_name:
+            d["op_name"] = self.op_name
+        if self.source is not None:
+            d["source"] = self.source.to_dict()
+        return d
+
+
+def primitive_of(op_name: str) -> str:
+    if not op_name:
+        return ""
+    last = op_name.rstrip("/").rsplit("/", 1)[-1]
+    return last.split("(", 1)[0] or last
+
+
+@dataclass(slots=True)
+class HloComputation:
+    name: str
+    is_entry: bool
+    params_text: str
+    result_text: str
+    instructions: list[HloInstruction] = field(default_factory=list)
+    first_line: int = 0
+    last_line: int = 0
+    #: how it is used: "entry", "fused" (body of a fusion), "control" (while/conditional/
+    #: call body), "applied" (reducer of reduce/scatter/sort...), or "" if unreferenced
+    role: str = ""
+    _by_name: dict[str, HloInstruction] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def by_name(self) -> dict[str, HloInstruction]:
+        if self._by_name is None or len(self._by_name) != len(self.instructions):
+            self._by_name = {i.name: i for i in self.instructions}
+        return self._by_name
+
+    @property
+    def root(self) -> HloInstruction | None:
+        for ins in self.instructions:
+            if ins.is_root:
+                return ins
+        return self.instructions[-1] if self.instructions else None
+
+    @property
+    def parameters(self) -> list[HloInstruction]:
+        return [i for i in self.instructions if i.opcode == "parameter"]
+
+
+@dataclass(slots=True)
+class HloModule:
+    name: str
+    header: str
+    computations: list[HloComputation]
+    problems: list[str] = field(default_factory=list)
+    _by_name: dict[str, HloComputation] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def by_name(self) -> dict[str, HloComputation]:
+        if len(self._by_name) != len(self.computations):
+            self._by_name = {c.name: c for c in self.computations}
+        return self._by_name
+
+    @property
+    def entry(self) -> HloComputation:
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        raise HloParseError("no ENTRY computation")
+
+    def instructions(self) -> list[HloInstruction]:
+        return [i for c in self.computations for i in c.instructions]
+
+    def opcode_counts(self, *, include_fused: bool = True) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for c in self.computations:
+            if not include_fused and c.role == "fused":
+                continue
+            for i in c.instructions:
+                counts[i.opcode] = counts.get(i.opcode, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# -- low-level scanning --------------------------------------------------------------
+_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]()]|,')
+_HEAD_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
+_OPCODE_RE = re.compile(r"\s*([A-Za-z][\w\-]*)\(")
+_COMP_RE = re.compile(r"^(ENTRY\s+)?%?([^\s(]+)\s*\((.*)\)\s*->\s*(.+?)\s*\{\s*$")
+_INDEX_COMMENT_RE = re.compile(r"/\*index=\d+\*/")
+_META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+_NAME_REF_RE = re.compile(r"%([^\s,(){}]+)")
+_UNESCAPE_RE = re.compile(r"\\(.)")
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        return _UNESCAPE_RE.sub(r"\1", value[1:-1])
+    return value
+
+
+def _close(text: str, start: int) -> int:
+    """Index just past the bracket that closes the one at ``start`` (quotes respected)."""
+    depth = 0
+    for m in _TOKEN_RE.finditer(text, start):
+        t = m.group()
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    raise ValueError("unbalanced brackets")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or quotes."""
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    for m in _TOKEN_RE.finditer(text):
+        t = m.group()
+        if t == ",":
+            if depth == 0:
+                parts.append(text[last:m.start()])
+                last = m.end()
+        elif t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+    tail = text[last:]
+    if tail.strip():
+        parts.append(tail)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for m in _TOKEN_RE.finditer(text):
+        t = m.group()
+        if t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+    return depth <= 0
+
+
+def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
+    """One instruction statement; raises ``ValueError`` on text it cannot read."""
+    if "/*index=" in line:
+        line = _INDEX_COMMENT_RE.sub("", line)
+    m = _HEAD_RE.match(line)
+    if not m:
+        raise ValueError("not an instruction")
+    pos = m.end()
+    if line.startswith("(", pos):
+        end = _close(line, pos)
+    else:
+        end = line.find(" ", pos)
+        if end < 0:
+            raise ValueError("no opcode")
+    shape_text = line[pos:end]
+    om = _OPCODE_RE.match(line, end)
+    if not om:
+        raise ValueError("no opcode")
+    opcode = om.group(1)
+    open_at = om.end() - 1
+    close_at = _close(line, open_at)
+    operand_text = line[open_at + 1:close_at - 1]
+    ins = HloInstruction(name=m.group(2), opcode=opcode, shape_text=shape_text,
+                         operands=[], attrs={}, is_root=bool(m.group(1)), line_no=line_no)
+    if opcode in ("constant", "parameter"):  # a literal / the parameter number, not operands
+        ins.literal = operand_text
+    elif operand_text.strip():
+        for piece in _split_top(operand_text):
+            refs = _NAME_REF_RE.findall(piece)
+            if refs:
+                ins.operands.append(refs[-1])
+            else:  # printed without '%' (print_percent=false): the last word is the name
+                ins.operands.append(piece.split()[-1])
+    rest = line[close_at:].strip()
+    if rest.startswith(","):
+        rest = rest[1:]
+    for piece in _split_top(rest):
+        key, eq, value = piece.partition("=")
+        if not eq:
+            ins.attrs[piece] = ""
+            continue
+        ins.attrs[key.strip()] = value.strip()
+    meta = ins.attrs.get("metadata")
+    if meta:
+        _apply_metadata(ins, meta)
+    return ins
+
+
+def _apply_metadata(ins: HloInstruction, meta: str) -> None:
+    fields = {k: v for k, v in _META_RE.findall(meta.strip("{}"))}
+    if "op_name" in fields:
+        ins.op_name = _unquote(fields["op_name"])
+    if "source_file" in fields and "source_line" in fields:
+        try:
+            ins.source = SourceLoc(_unquote(fields["source_file"]), int(fields["source_line"]))
+        except ValueError:
+            pass
+    if "stack_frame_id" in fields:
+        ins.attrs["_stack_frame_id"] = fields["stack_frame_id"]
+
+
+# -- the module ----------------------------------------------------------------------
+_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def _iter_statements(lines: list[str], start: int) -> Any:
+    """(line_no, statement) pairs, joining lines until brackets balance."""
+    i = start
+    n = len(lines)
+    while i < n:
+        text = lines[i]
+        first = i
+        while (not text.rstrip().endswith("{") and not _balanced(text) and i + 1 < n
+               and not lines[i + 1].startswith("}")):
+            i += 1
+            text += " " + lines[i].strip()
+        yield first + 1, text
+        i += 1
+
+
+def parse_hlo(text: str) -> HloModule:
+    """Parse a module printed by ``Compiled.as_text()`` (or ``HloModule.to_string()``)."""
+    lines = text.splitlines()
+    name = ""
+    header = ""
+    comps: list[HloComputation] = []
+    problems: list[str] = []
+    tables: dict[str, dict[int, str]] = {t: {} for t in _TABLES}
+    table: str | None = None
+    current: HloComputation | None = None
+    for line_no, raw in _iter_statements(lines, 0):
+        line = raw.rstrip()
+        stripped = line.strip()
+        if current is not None:
+            if stripped.startswith("}"):
+                current.last_line = line_no
+                comps.append(current)
+                current = None
+                continue
+            if not stripped:
+                continue
+            try:
+                current.instructions.append(parse_instruction(line, line_no))
+            except ValueError as exc:
+                problems.append(f"line {line_no}: {exc}: {stripped[:120]}")
+            continue
+        if not stripped or stripped.startswith("//"):
+            table = None if not stripped else table
+            continue
+        if stripped.startswith("HloModule"):
+            header = stripped
+            name = stripped.split(None, 1)[1].split(",", 1)[0] if " " in stripped else ""
+            continue
+        if stripped in _TABLES:
+            table = stripped
+            continue
+        cm = _COMP_RE.match(stripped)
+        if cm:
+            table = None
+            current = HloComputation(name=cm.group(2), is_entry=bool(cm.group(1)),
+                                     params_text=cm.group(3), result_text=cm.group(4),
+                                     first_line=line_no)
+            continue
+        if table is not None:
+            key, _, value = stripped.partition(" ")
+            if key.isdigit():
+                tables[table][int(key)] = value.strip()
+                continue
+        problems.append(f"line {line_no}: not understood: {stripped[:120]}")
+    if current is not None:
+        problems.append(f"computation {current.name} is not closed")
+        comps.append(current)
+    if not any(c.is_entry for c in comps):
+        raise HloParseError("no ENTRY computation found in the HLO text")
+    module = HloModule(name=name, header=header, computations=comps, problems=problems)
+    _resolve_frames(module, tables)
+    _link_calls(module)
+    return module
+
+
+def _resolve_frames(module: HloModule, tables: dict[str, dict[int, str]]) -> None:
+    if not tables["StackFrames"]:
+        return
+    files = {k: _unquote(v) for k, v in tables["FileNames"].items()}
+    funcs = {k: _unquote(v) for k, v in tables["FunctionNames"].items()}
+    locs: dict[int, SourceLoc] = {}
+    for k, v in tables["FileLocations"].items():
+        f = dict(_META_RE.findall(v.strip("{}")))
+        try:
+            locs[k] = SourceLoc(files.get(int(f.get("file_name_id", 0)), ""),
+                                int(f.get("line", 0)),
+                                funcs.get(int(f.get("function_name_id", 0)), ""))
+        except ValueError:
+            continue
+    frames: dict[int, SourceLoc] = {}
+    for k, v in tables["StackFrames"].items():
+        f = dict(_META_RE.findall(v.strip("{}")))
+        try:
+            loc = locs.get(int(f.get("file_location_id", 0)))
+        except ValueError:
+            loc = None
+        if loc is not None:
+            frames[k] = loc  # the frame's own location is the innermost (the op's) line
+    for ins in module.instructions():
+        fid = ins.attrs.pop("_stack_frame_id", None)
+        if fid is not None and ins.source is None:
+            try:
+                ins.source = frames.get(int(fid))
+            except ValueError:
+                pass
+
+
+def _link_calls(module: HloModule) -> None:
+    names = module.by_name
+    roles: dict[str, str] = {}
+    for comp in module.computations:
+        for ins in comp.instructions:
+            for key in CALL_ATTRS:
+                value = ins.attrs.get(key)
+                if not value:
+                    continue
+                for ref in _NAME_REF_RE.findall(value) or [value.strip("{} ")]:
+                    if ref in names and ref not in ins.called:
+                        ins.called.append(ref)
+                        role = _role_of(ins.opcode, key)
+                        # "control" wins over "applied" when one computation is used both ways
+                        if roles.get(ref) != "control":
+                            roles[ref] = role
+    for comp in module.computations:
+        comp.role = "entry" if comp.is_entry else roles.get(comp.name, "")
+
+
+def _role_of(opcode: str, key: str) -> str:
+    if opcode == "fusion" and key == "calls":
+        return "fused"
+    if opcode in ("while", "conditional", "call", "async-start", "custom-call") or \
+            key in ("condition", "body", "branch_computations", "true_computation",
+                    "false_computation"):
+        return "control"
+    return "applied"
+
+
+__all__ = ["COLLECTIVE_OPCODES", "DTYPE_BITS", "ArrayShape", "HloComputation", "HloInstruction",
+           "HloModule", "HloParseError", "SourceLoc", "parse_hlo", "parse_instruction",
+           "parse_shape", "primitive_of", "strip_layout"]
