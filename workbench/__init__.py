@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine import Inspection, TransformSpec, inspect, inspect_chain, inspect_stages
+from .engine.ledger import CompileRecord, capture_compiles, ledger
 
 __version__ = "0.1.0"
 
@@ -91,6 +92,9 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(HloMagics)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.for_type(Inspection, _inspection_bundle)
+    from . import observatory  # the compile ledger's cell line, %jaxcache, %workbench
+
+    observatory.load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -104,7 +108,11 @@ def unload_ipython_extension(ipython: Any) -> None:
                 magics[kind].pop(name, None)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.type_printers.pop(Inspection, None)
+    from . import observatory
+
+    observatory.unload(ipython)
 
 
 __all__ = ["Inspection", "TransformSpec", "__version__", "hlo", "inspect", "inspect_chain", "jaxpr",
-           "load_ipython_extension", "unload_ipython_extension"]
+           "load_ipython_extension", "unload_ipython_extension",
+           "CompileRecord", "capture_compiles", "ledger"]
