@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .bench_api import bench
 from .engine import Inspection, TransformSpec, inspect, inspect_chain, inspect_stages
 from .engine.ledger import CompileRecord, capture_compiles, ledger
 
@@ -90,6 +91,9 @@ def load_ipython_extension(ipython: Any) -> None:
 
     ipython.register_magics(JaxprMagics)
     ipython.register_magics(HloMagics)
+    from .bench_magics import BenchMagics
+
+    ipython.register_magics(BenchMagics)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.for_type(Inspection, _inspection_bundle)
     from . import observatory  # the compile ledger's cell line, %jaxcache, %workbench
@@ -106,6 +110,11 @@ def unload_ipython_extension(ipython: Any) -> None:
         for cls in (JaxprMagics, HloMagics):
             for name in cls.magics[kind]:
                 magics[kind].pop(name, None)
+    from .bench_magics import BenchMagics
+
+    for kind in ("line", "cell"):
+        for name in BenchMagics.magics[kind]:
+            magics[kind].pop(name, None)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.type_printers.pop(Inspection, None)
     from . import observatory
@@ -115,4 +124,4 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 __all__ = ["Inspection", "TransformSpec", "__version__", "hlo", "inspect", "inspect_chain", "jaxpr",
            "load_ipython_extension", "unload_ipython_extension",
-           "CompileRecord", "capture_compiles", "ledger"]
+           "CompileRecord", "capture_compiles", "ledger", "bench"]

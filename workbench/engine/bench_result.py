@@ -1,0 +1,235 @@
+"""Benchmark records: plain dataclasses, JSON in and out, a DataFrame on request.
+
+The JSON form is also the ``application/vnd.jax-workbench.bench+json`` payload
+(``docs/mime-bench.md``), so a result saved today loads with :meth:`Benchmark.from_json`
+and compares with tomorrow's (:meth:`Benchmark.compare_to`), with the environment
+record alongside to explain a difference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bench_env import Environment
+from .bench_peaks import Roofline
+from .bench_sampler import FirstCall
+from .bench_stats import PowerFit, RatioStats, SampleStats, paired_ratio
+from .errors import ErrorReport, UserLine
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Measurement:
+    """One variant at one sweep point: the samples in run order and their summary."""
+
+    variant: str
+    params: dict[str, Any] = field(default_factory=dict)
+    number: int = 0  # calls per sample
+    samples: list[float] = field(default_factory=list)  # seconds per call, in run order
+    warmup_calls: int = 0
+    first_call: FirstCall | None = None
+    output: str = ""
+    stats: SampleStats | None = None
+    roofline: Roofline | None = None
+    error: ErrorReport | None = None
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.samples)
+
+    @property
+    def median(self) -> float | None:
+        return None if self.stats is None else self.stats.median
+
+    @property
+    def label(self) -> str:
+        p = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{self.variant} [{p}]" if p else self.variant
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant, "params": dict(self.params), "number": self.number,
+            "samples": list(self.samples), "warmup_calls": self.warmup_calls,
+            "first_call": None if self.first_call is None else self.first_call.to_dict(),
+            "output": self.output,
+            "stats": None if self.stats is None else self.stats.to_dict(),
+            "roofline": None if self.roofline is None else self.roofline.to_dict(),
+            "error": None if self.error is None else self.error.to_dict(),
+            "interrupted": self.interrupted,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Measurement:
+        err = d.get("error")
+        error = None
+        if err is not None:
+            where = err.get("where")
+            error = ErrorReport(phase=err["phase"], kind=err["kind"], summary=err["summary"],
+                                hints=list(err.get("hints", [])),
+                                where=None if where is None else UserLine(**where))
+        return cls(
+            variant=d["variant"], params=dict(d.get("params", {})), number=d.get("number", 0),
+            samples=list(d.get("samples", [])), warmup_calls=d.get("warmup_calls", 0),
+            first_call=None if d.get("first_call") is None
+            else FirstCall.from_dict(d["first_call"]),
+            output=d.get("output", ""),
+            stats=None if d.get("stats") is None else SampleStats.from_dict(d["stats"]),
+            roofline=None if d.get("roofline") is None else Roofline.from_dict(d["roofline"]),
+            error=error, interrupted=bool(d.get("interrupted", False)))
+
+
+@dataclass
+class Comparison:
+    """``variant / reference`` at one sweep point, from paired interleaved samples."""
+
+    params: dict[str, Any]
+    ratio: RatioStats
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"params": dict(self.params), "ratio": self.ratio.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Comparison:
+        return cls(params=dict(d["params"]), ratio=RatioStats.from_dict(d["ratio"]))
+
+
+@dataclass
+class BenchConfig:
+    budget_s: float
+    number: int | None
+    repeat: int | None
+    precision: float
+    min_runs: int
+    roofline: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Benchmark:
+    """A whole benchmark: variants × sweep points, comparisons, fits and the environment."""
+
+    label: str
+    variants: list[str]
+    sweep_param: str | None
+    sweep_values: list[Any]
+    measurements: list[Measurement]
+    comparisons: list[Comparison]
+    fits: list[PowerFit]
+    env: Environment
+    config: BenchConfig
+    interrupted: bool = False
+    wall_s: float = 0.0
+
+    # -- queries ---------------------------------------------------------------------
+    def measurement(self, variant: str | None = None, **params: Any) -> Measurement:
+        """The measurement of ``variant`` (default: the first) at sweep point ``params``."""
+        variant = self.variants[0] if variant is None else variant
+        for m in self.measurements:
+            if m.variant == variant and all(m.params.get(k) == v for k, v in params.items()):
+                return m
+        raise KeyError(f"no measurement for {variant!r} at {params or 'the only point'}")
+
+    @property
+    def median(self) -> float | None:
+        """The first variant's median (seconds per call) at the first point: the headline."""
+        return self.measurements[0].median if self.measurements else None
+
+    @property
+    def ok(self) -> bool:
+        return any(m.ok for m in self.measurements)
+
+    def compare_to(self, other: Benchmark, variant: str | None = None) -> RatioStats | None:
+        """This result's ``variant`` over ``other``'s (e.g. today vs. a saved baseline).
+
+        The samples were not interleaved, so the ratio's interval is a rough guide;
+        ``self.env.differences(other.env)`` says what changed in between.
+        """
+        a, b = self.measurement(variant), other.measurement(variant)
+        if not (a.ok and b.ok):
+            return None
+        sa, sb = sorted(a.samples), sorted(b.samples)
+        n = min(len(sa), len(sb))
+        # pair equal quantiles: the ratio of quantile i of each run
+        qa = [sa[round(i * (len(sa) - 1) / max(n - 1, 1))] for i in range(n)]
+        qb = [sb[round(i * (len(sb) - 1) / max(n - 1, 1))] for i in range(n)]
+        return paired_ratio(qa, qb, a.label + " (this)", b.label + " (other)")
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": SCHEMA_VERSION, "kind": "bench", "label": self.label,
+            "variants": list(self.variants), "sweep_param": self.sweep_param,
+            "sweep_values": list(self.sweep_values),
+            "measurements": [m.to_dict() for m in self.measurements],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "fits": [f.to_dict() for f in self.fits],
+            "env": self.env.to_dict(), "config": self.config.to_dict(),
+            "interrupted": self.interrupted, "wall_s": self.wall_s,
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=_jsonable)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Benchmark:
+        if d.get("kind") != "bench":
+            raise ValueError("not a jax-workbench benchmark record")
+        if int(d.get("version", 0)) > SCHEMA_VERSION:
+            raise ValueError(f"benchmark record version {d['version']} is newer than this "
+                             f"jax-workbench reads ({SCHEMA_VERSION}); upgrade jax-workbench")
+        return cls(
+            label=d["label"], variants=list(d["variants"]), sweep_param=d.get("sweep_param"),
+            sweep_values=list(d.get("sweep_values", [])),
+            measurements=[Measurement.from_dict(m) for m in d["measurements"]],
+            comparisons=[Comparison.from_dict(c) for c in d.get("comparisons", [])],
+            fits=[PowerFit.from_dict(f) for f in d.get("fits", [])],
+            env=Environment.from_dict(d["env"]), config=BenchConfig(**d["config"]),
+            interrupted=bool(d.get("interrupted", False)), wall_s=float(d.get("wall_s", 0.0)))
+
+    @classmethod
+    def from_json(cls, text: str) -> Benchmark:
+        return cls.from_dict(json.loads(text))
+
+    def to_dataframe(self, samples: bool = False) -> Any:
+        """One row per measurement (or, with ``samples=True``, per sample); needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe() needs pandas (pip install pandas); "
+                              "to_json() and to_dict() work without it") from None
+        rows: list[dict[str, Any]] = []
+        for m in self.measurements:
+            base = {"variant": m.variant, **m.params}
+            if samples:
+                rows.extend({**base, "run": i, "seconds": s, "number": m.number,
+                             "outlier": bool(m.stats and i in m.stats.outliers)}
+                            for i, s in enumerate(m.samples))
+                continue
+            st = m.stats
+            fc = m.first_call
+            rows.append({
+                **base, "median_s": st.median if st else None, "min_s": st.min if st else None,
+                "mean_s": st.mean if st else None, "std_s": st.std if st else None,
+                "iqr_s": st.iqr if st else None, "ci_low_s": st.ci_low if st else None,
+                "ci_high_s": st.ci_high if st else None, "runs": len(m.samples),
+                "number": m.number, "first_call_s": fc.total_s if fc else None,
+                "compile_s": fc.compile_total_s if fc else None,
+                "flops_per_s": m.roofline.flops_per_s if m.roofline else None,
+                "bytes_per_s": m.roofline.bytes_per_s if m.roofline else None,
+                "error": None if m.error is None else f"{m.error.kind}: {m.error.summary}",
+                "interrupted": m.interrupted,
+            })
+        return pd.DataFrame(rows)
+
+
+def _jsonable(obj: Any) -> Any:
+    """Sweep values may be NumPy scalars; everything else in the record is plain."""
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)

@@ -1,0 +1,356 @@
+"""Running a benchmark: variants interleaved, sweep points in turn, within a time budget.
+
+Order of work at each sweep point: build the arguments (``make_args``), make each
+variant's first call (compile) alone, warm each one up while autoranging its
+calls-per-sample, then take samples in rounds, ``A B A B ...``, so that drift
+(thermal, frequency, other processes) hits every variant alike.  Sampling stops
+when the budget for the point is spent, or earlier once every variant has at
+least ``min_runs`` samples and the 95% CI of each median is within
+``precision`` (±1% by default), or after exactly ``repeat`` rounds when given.
+
+Failures stay local: a variant that raises (or returns no arrays) is reported
+and the others go on; a sweep point whose ``make_args`` raises is reported and
+the other points go on.  ``KeyboardInterrupt`` (the kernel's interrupt button)
+stops cleanly and keeps every sample taken so far.  Nothing holds device
+arrays afterwards: arguments made for a sweep point are dropped with it, and
+outputs are never kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from .bench_env import environment
+from .bench_peaks import DevicePeak, as_peak, roofline
+from .bench_result import BenchConfig, Benchmark, Comparison, Measurement
+from .bench_sampler import BenchInputError, CallTimer, error_report
+from .bench_stats import fit_power_law, paired_ratio, summarize
+from .inspection import function_name, inspect
+
+DEFAULT_BUDGET_S = 3.0
+DEFAULT_PRECISION = 0.01
+MIN_RUNS = 7
+MAX_RUNS = 100_000
+#: A sample should last this share of a variant's budget (clamped below), so that a
+#: quiet machine reaches ``MIN_RUNS`` samples in a fraction of the budget.
+SAMPLE_SHARE = 1 / 40
+MIN_SAMPLE_S = 0.5e-3
+MAX_SAMPLE_S = 0.2
+WARMUP_SHARE = 0.15
+
+
+@dataclass
+class Progress:
+    """What an observer (the live widget) is told after each round and phase change."""
+
+    phase: str  # "compile", "warmup", "sampling", "roofline", "done", "interrupted"
+    message: str
+    fraction: float  # 0..1 of the whole benchmark
+    measurements: list[Measurement]  # the measurements of the current sweep point
+    benchmark: Benchmark | None = None  # set on the final event
+
+
+Observer = Callable[[Progress], None]
+
+
+def check_settings(budget: float, number: int | None, repeat: int | None,
+                   precision: float) -> None:
+    """Raise :class:`BenchInputError` for settings that cannot give a measurement."""
+    if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
+        raise BenchInputError(f"the budget must be a positive number of seconds, got {budget!r}")
+    for name, value in (("number", number), ("repeat", repeat)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+            raise BenchInputError(f"{name} must be a whole number of at least 1, got {value!r}")
+    if not isinstance(precision, (int, float)) or precision < 0:
+        raise BenchInputError(f"precision must be 0 (use the whole budget) or a positive "
+                              f"fraction such as 0.01, got {precision!r}")
+
+
+def as_variants(fn: Callable[..., Any] | Mapping[str, Callable[..., Any]]
+                ) -> dict[str, Callable[..., Any]]:
+    """A function, or ``{"name": function, ...}`` for a comparison (first is the reference)."""
+    if isinstance(fn, Mapping):
+        if not fn:
+            raise BenchInputError("no variants to compare: the dict of functions is empty")
+        out = {}
+        for name, f in fn.items():
+            if not callable(f):
+                raise BenchInputError(f"variant {name!r} is a {type(f).__name__}, not a function")
+            out[str(name)] = f
+        return out
+    if not callable(fn):
+        raise BenchInputError(f"bench() needs a function (or a dict of them), "
+                              f"got {type(fn).__name__}")
+    return {function_name(fn): fn}
+
+
+def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None,
+                  make_args: Callable[..., Any] | None, args: tuple[Any, ...]
+                  ) -> tuple[str | None, list[Any]]:
+    if sweep is None:
+        if make_args is not None:
+            raise BenchInputError("make_args is only used with sweep={'n': [...]}")
+        return None, [None]
+    if not isinstance(sweep, Mapping) or len(sweep) != 1:
+        raise BenchInputError("sweep takes one parameter, e.g. sweep={'n': [256, 512, 1024]}")
+    (name, values), = sweep.items()
+    values = list(values)
+    if not values:
+        raise BenchInputError(f"sweep parameter {name!r} has no values")
+    if make_args is None or not callable(make_args):
+        raise BenchInputError("a sweep needs make_args=lambda n: (args...) to build the "
+                              "arguments at each size")
+    if args:
+        raise BenchInputError("with a sweep, the arguments come from make_args; pass no "
+                              "positional arguments")
+    return str(name), values
+
+
+def _as_args(made: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``make_args`` may return a tuple of arguments, ``(args, kwargs)``, or one argument."""
+    if isinstance(made, tuple):
+        if len(made) == 2 and isinstance(made[0], tuple) and isinstance(made[1], dict):
+            return made[0], dict(made[1])
+        return made, {}
+    return (made,), {}
+
+
+def _dtype_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The floating dtype holding most argument bytes: which peak FLOP/s applies."""
+    sizes: dict[str, int] = {}
+    for leaf in jax.tree.leaves((args, kwargs)):
+        dt = getattr(leaf, "dtype", None)
+        if dt is not None and np.issubdtype(dt, np.inexact):
+            sizes[str(dt)] = sizes.get(str(dt), 0) + int(getattr(leaf, "nbytes", 0) or 0)
+    return max(sizes, key=sizes.__getitem__) if sizes else "float32"
+
+
+class _Run:
+    """State of one ``run_benchmark`` call (kept small; nothing survives it but the record)."""
+
+    def __init__(self, n_points: int, budget: float, observer: Observer | None) -> None:
+        self.n_points = n_points
+        self.budget = budget
+        self.observer = observer
+        self.point = 0
+        self.point_start = time.perf_counter()
+
+    def fraction(self, within: float) -> float:
+        return min(1.0, (self.point + min(max(within, 0.0), 1.0)) / self.n_points)
+
+    def tell(self, phase: str, message: str, within: float,
+             ms: list[Measurement]) -> None:
+        if self.observer is not None:
+            self.observer(Progress(phase, message, self.fraction(within), ms))
+
+
+def run_benchmark(
+    fn: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    make_args: Callable[..., Any] | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    number: int | None = None,
+    repeat: int | None = None,
+    precision: float = DEFAULT_PRECISION,
+    min_runs: int = MIN_RUNS,
+    with_roofline: bool = True,
+    peaks: DevicePeak | dict[str, Any] | None = None,
+    label: str | None = None,
+    observer: Observer | None = None,
+) -> Benchmark:
+    """Benchmark ``fn(*args, **kwargs)`` (or several variants, or a sweep) into a record.
+
+    Raises :class:`BenchInputError` for bad settings before anything runs; every
+    failure after that is recorded in the result instead of raised.
+    """
+    check_settings(budget, number, repeat, precision)
+    variants = as_variants(fn)
+    sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
+    peak_override = as_peak(peaks)
+    kwargs = dict(kwargs or {})
+    config = BenchConfig(budget_s=float(budget), number=number, repeat=repeat,
+                         precision=float(precision), min_runs=min_runs,
+                         roofline=with_roofline)
+    env = environment()
+    t_start = time.perf_counter()
+    run = _Run(len(points), float(budget), observer)
+    measurements: list[Measurement] = []
+    interrupted = False
+    for i, value in enumerate(points):
+        run.point = i
+        params = {} if sweep_param is None else {sweep_param: value}
+        ms = [Measurement(variant=name, params=dict(params)) for name in variants]
+        measurements.extend(ms)
+        if interrupted:
+            for m in ms:
+                m.interrupted = True
+            continue
+        try:
+            _run_point(run, variants, ms, params, args, kwargs, make_args, value, config,
+                       peak_override)
+        except KeyboardInterrupt:
+            interrupted = True
+            for m in ms:
+                m.interrupted = True
+        for m in ms:
+            if m.samples:
+                m.stats = summarize(m.samples)
+    comparisons = _comparisons(measurements, list(variants))
+    fits = []
+    if sweep_param is not None:
+        for name in variants:
+            pts = [(m.params[sweep_param], m.stats.median) for m in measurements
+                   if m.variant == name and m.stats is not None
+                   and isinstance(m.params[sweep_param], (int, float, np.number))]
+            fit = fit_power_law([p[0] for p in pts], [p[1] for p in pts], name) if pts else None
+            if fit is not None:
+                fits.append(fit)
+    bench = Benchmark(label=label or " vs ".join(variants), variants=list(variants),
+                      sweep_param=sweep_param,
+                      sweep_values=[] if sweep_param is None else points,
+                      measurements=measurements, comparisons=comparisons, fits=fits, env=env,
+                      config=config, interrupted=interrupted,
+                      wall_s=time.perf_counter() - t_start)
+    if observer is not None:
+        observer(Progress("interrupted" if interrupted else "done",
+                          "interrupted: kept the samples so far" if interrupted else "done",
+                          1.0, measurements, bench))
+    return bench
+
+
+def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Measurement],
+               params: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+               make_args: Callable[..., Any] | None, value: Any, config: BenchConfig,
+               peak_override: DevicePeak | None) -> None:
+    """One sweep point: arguments, first calls, warm-up, interleaved samples, roofline."""
+    point_budget = config.budget_s / run.n_points
+    point_start = time.perf_counter()
+    where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params else ""
+    if make_args is not None:
+        try:
+            args, kwargs = _as_args(make_args(value))
+        except Exception as exc:
+            rep = error_report(exc, "make_args")
+            for m in ms:
+                m.error = rep
+            run.tell("error", f"make_args failed{where}", 1.0, ms)
+            return
+    timers: dict[str, CallTimer] = {}
+    try:
+        for m in ms:
+            fn = variants[m.variant]
+            run.tell("compile", f"first call of {m.variant}{where} (compiling)", 0.0, ms)
+            timer = CallTimer(fn, args, kwargs)
+            try:
+                m.first_call = timer.first_call()
+                m.output = timer.output
+            except Exception as exc:
+                m.error = error_report(exc, "first call", fn)
+                continue
+            timers[m.variant] = timer
+        live = [m for m in ms if m.variant in timers]
+        if not live:
+            return
+        per_variant = point_budget / len(live)
+        target = min(MAX_SAMPLE_S, max(MIN_SAMPLE_S, per_variant * SAMPLE_SHARE))
+        for m in live:
+            run.tell("warmup", f"warming up {m.variant}{where}", 0.0, ms)
+            try:
+                auto_number, m.warmup_calls = timers[m.variant].autorange(
+                    target, per_variant * WARMUP_SHARE)
+            except Exception as exc:
+                m.error = error_report(exc, "warm-up", variants[m.variant])
+                continue
+            m.number = config.number or auto_number
+        live = [m for m in live if m.error is None]
+        _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where, ms)
+        if config.roofline:
+            for m in live:
+                if m.samples:
+                    run.tell("roofline", f"cost analysis of {m.variant}{where}", 1.0, ms)
+                    m.roofline = _roofline(variants[m.variant], args, kwargs, m, peak_override)
+    finally:
+        timers.clear()
+        del args, kwargs
+
+
+def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
+                   variants: dict[str, Callable[..., Any]], config: BenchConfig,
+                   point_start: float, point_budget: float, where: str,
+                   ms: list[Measurement]) -> None:
+    """Rounds of one sample per variant (A B A B ...) until a stopping rule fires."""
+    rounds = 0
+    while live:
+        for m in list(live):
+            try:
+                m.samples.append(timers[m.variant].time_calls(m.number))
+            except Exception as exc:
+                m.error = error_report(exc, "sampling", variants[m.variant])
+                live.remove(m)
+        rounds += 1
+        elapsed = time.perf_counter() - point_start
+        if config.repeat is not None:
+            within = rounds / config.repeat
+            done = rounds >= config.repeat
+        else:
+            within = elapsed / point_budget
+            done = rounds >= config.min_runs and (
+                elapsed >= point_budget or _precise(live, config.precision))
+            done = done or rounds >= MAX_RUNS
+        run.tell("sampling", f"{rounds} runs{where}", within, ms)
+        if done:
+            return
+
+
+def _precise(live: list[Measurement], precision: float) -> bool:
+    if precision <= 0:
+        return False
+    for m in live:
+        st = summarize(m.samples)
+        if st.ci_coverage < 0.95 or st.ci_halfwidth_rel > precision:
+            return False
+    return True
+
+
+def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              m: Measurement, peak_override: DevicePeak | None) -> Any:
+    """XLA's cost analysis of the jitted call (cached after the first call) at the median."""
+    try:
+        ins = inspect(fn, *args, **kwargs)
+        cost = ins.cost
+        kind = ", ".join(ins.device_kinds)
+    except Exception:
+        return None
+    median = summarize(m.samples).median
+    return roofline(cost, median, kind, _dtype_of(args, kwargs), peak_override)
+
+
+def _comparisons(measurements: list[Measurement], names: list[str]) -> list[Comparison]:
+    if len(names) < 2:
+        return []
+    out = []
+    by_point: dict[str, dict[str, Measurement]] = {}
+    for m in measurements:
+        by_point.setdefault(repr(sorted(m.params.items())), {})[m.variant] = m
+    for group in by_point.values():
+        ref = group.get(names[0])
+        if ref is None or not ref.samples:
+            continue
+        for name in names[1:]:
+            m = group.get(name)
+            if m is None or not m.samples:
+                continue
+            ratio = paired_ratio(m.samples, ref.samples, name, names[0])
+            if ratio is not None:
+                out.append(Comparison(params=dict(m.params), ratio=ratio))
+    return out
