@@ -289,7 +289,9 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
 
 def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
     fun = loc.get("fun")
-    avals = loc.get("avals") or loc.get("in_avals")
+    avals = loc.get("avals")
+    if avals is None:
+        avals = loc.get("in_avals")
     dbg = loc.get("dbg")
     ji = loc.get("ji") or loc.get("jit_info")
     if fun is None or avals is None:

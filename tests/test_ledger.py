@@ -1,0 +1,333 @@
+"""The compile observatory in a real IPython shell, cell by cell.
+
+Each test defines its own functions (unique names) so the session-wide shell's
+ledger history from other tests cannot make a test pass or fail.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import re
+import threading
+import weakref
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.utils.capture import capture_output
+
+from workbench.engine import _jax_compat as compat
+from workbench.engine.ledger import LEDGER, Ledger, capture_compiles
+from workbench.views.ledger_view import CELL_MIME, LEDGER_MIME, PCACHE_MIME
+
+
+class Cell:
+    def __init__(self, shell, code: str) -> None:
+        with capture_output() as cap:
+            self.result = shell.run_cell(code, store_history=True)
+        self.error = self.result.error_in_exec or self.result.error_before_exec
+        self.stdout, self.stderr = cap.stdout, cap.stderr
+        self.outputs = [o.data for o in cap.outputs]
+        self.lines = [d for d in self.outputs if CELL_MIME in d]
+        self.bundle: dict = {}
+        if self.result.result is not None:
+            self.bundle, _ = shell.display_formatter.format(self.result.result)
+
+    @property
+    def summary(self) -> dict | None:
+        assert len(self.lines) <= 1
+        return self.lines[0][CELL_MIME] if self.lines else None
+
+    def group(self, function: str) -> dict:
+        assert self.summary is not None, "the cell compiled nothing"
+        found = [g for g in self.summary["functions"] if g["function"] == function]
+        assert found, [g["function"] for g in self.summary["functions"]]
+        return found[0]
+
+
+@pytest.fixture
+def cell(shell):
+    def _cell(code: str) -> Cell:
+        c = Cell(shell, code)
+        assert c.error is None, c.error
+        return c
+    return _cell
+
+
+def test_first_compile_line_then_quiet(cell):
+    c = cell("@jax.jit\ndef loss_a(x):\n    return jnp.sum(jnp.tanh(x) ** 2)\n"
+             "loss_a(jnp.ones(3))")
+    g = c.group("jit(loss_a)")
+    assert g["compiles"] == 1 and g["traces"] == 1 and g["lowers"] == 1
+    assert g["trace_s"] > 0 and g["lower_s"] > 0 and g["compile_s"] > 0
+    assert g["reasons"] == []  # a first compile is not a recompile
+    text = c.lines[0]["text/plain"]
+    assert re.search(r"^jit\(loss_a\): compiled 1x in [\d.]+ m?s \(trace [\d.]+( ms)? · "
+                     r"lower [\d.]+( ms)? · XLA [\d.]+( ms)?\)", text, re.M), text
+    assert c.summary["version"] == 1 and c.summary["cell"] == str(c.result.execution_count)
+    assert "<style>" in c.lines[0]["text/html"] and "jit(loss_a)" in c.lines[0]["text/html"]
+    # cached calls: the cell stays quiet; plain cells too
+    assert cell("loss_a(jnp.ones(3)); loss_a(jnp.ones(3))").lines == []
+    assert cell("y_plain = 1 + 2").lines == []
+
+
+REASON_CASES = {
+    "shape": ("f_shape(jnp.ones(3))", "f_shape(jnp.ones(4))", "x", "f32[3]", "f32[4]"),
+    "dtype": ("f_dtype(jnp.ones(3))", "f_dtype(jnp.ones(3, jnp.int32))", "x", "f32[3]",
+              "i32[3]"),
+    "weak_type": ("f_weak_type(jnp.float32(2.0))", "f_weak_type(2.0)", "x", "f32[]",
+                  "weak f32[]"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REASON_CASES))
+def test_type_change_reasons(cell, kind):
+    first, second, path, before, after = REASON_CASES[kind]
+    cell(f"@jax.jit\ndef f_{kind}(x):\n    return x * 2\n{first}")
+    c = cell(second)
+    g = c.group(f"jit(f_{kind})")
+    assert g["compiles"] == 1
+    (reason,) = g["reasons"]
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
+        (kind, path, before, after)
+    assert f"recompiled: {path} changed {before} -> {after}" in c.lines[0]["text/plain"]
+    # the user's line that made the call
+    assert g["call_sites"][0]["text"] == second
+
+
+def test_static_argument_reason(cell):
+    cell("from functools import partial\n"
+         "@partial(jax.jit, static_argnames='n')\ndef f_static(x, n):\n    return x * n\n"
+         "f_static(jnp.ones(2), n=2)")
+    (reason,) = cell("f_static(jnp.ones(2), n=3)").group("jit(f_static)")["reasons"]
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
+        ("static_arg", "n", "2", "3")
+
+
+def test_pytree_reason_names_the_argument_path(cell):
+    cell("@jax.jit\ndef f_tree(params):\n    return params['w1'].sum()\n"
+         "f_tree({'w1': jnp.ones(2)})")
+    c = cell("f_tree({'w1': jnp.ones(2), 'b1': jnp.zeros(2)})")
+    (reason,) = c.group("jit(f_tree)")["reasons"]
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
+        ("pytree", "params['b1']", None, "f32[2]")
+    c = cell("f_tree({'w1': jnp.ones(5)})")
+    (reason,) = c.group("jit(f_tree)")["reasons"]
+    assert (reason["kind"], reason["path"]) == ("shape", "params['w1']")
+
+
+def test_new_closure_reason(cell):
+    cell("def make_scaled(k):\n    return jax.jit(lambda x: x * k)\n"
+         "make_scaled(2.0)(jnp.ones(3))")
+    c = cell("make_scaled(3.0)(jnp.ones(3))")
+    (reason,) = c.group("jit(<lambda>)")["reasons"]
+    assert reason["kind"] == "closure"
+    assert "closure" in c.lines[0]["text/plain"]
+
+
+def test_sharding_reason(cell):
+    cell("from jax.sharding import NamedSharding, PartitionSpec as P\n"
+         "mesh_s = jax.make_mesh((8,), ('d',), axis_types=(jax.sharding.AxisType.Explicit,))\n"
+         "@jax.jit\ndef f_shard(x):\n    return x * 2\n"
+         "f_shard(jnp.ones(8))")
+    c = cell("f_shard(jax.device_put(jnp.ones(8), NamedSharding(mesh_s, P('d'))))")
+    (reason,) = c.group("jit(f_shard)")["reasons"]
+    assert reason["kind"] == "sharding" and reason["path"] == "x"
+    assert "'d'" in reason["after"] and reason["before"] == "f32[8]"
+
+
+def test_redefined_function_and_new_function(cell):
+    cell("@jax.jit\ndef f_redef(x):\n    return x + 1\nf_redef(jnp.ones(2))")
+    c = cell("@jax.jit\ndef f_redef(x):\n    return x + 2\nf_redef(jnp.ones(2))")
+    (reason,) = c.group("jit(f_redef)")["reasons"]
+    assert reason["kind"] == "redefined"
+    assert reason["before"] != reason["after"]
+
+
+def test_counts_and_attribution_per_cell(cell):
+    c1 = cell("@jax.jit\ndef f_cnt(x):\n    return x - 1\n"
+              "@jax.jit\ndef g_cnt(x):\n    return x + 1\n"
+              "for n in (2, 3, 3, 2):\n    f_cnt(jnp.ones(n))\n"
+              "g_cnt(jnp.ones(2))")
+    assert c1.group("jit(f_cnt)")["compiles"] == 2
+    assert c1.group("jit(g_cnt)")["compiles"] == 1
+    c2 = cell("f_cnt(jnp.ones(4)); g_cnt(jnp.ones(2))")
+    assert [g["function"] for g in c2.summary["functions"]] == ["jit(f_cnt)"]
+    recs = [r for r in LEDGER.records() if r.function == "jit(f_cnt)" and r.kind == "compile"]
+    assert [r.cell for r in recs] == [str(c1.result.execution_count)] * 2 + \
+        [str(c2.result.execution_count)]
+    assert recs[0].thread == threading.main_thread().name
+
+
+def test_jax_helpers_grouped_apart(cell):
+    c = cell("_h = jnp.arange(13, dtype=jnp.int16).astype(jnp.uint8)")
+    assert c.summary is not None
+    assert c.summary["functions"] == []
+    helpers = c.summary["jax_helpers"]
+    assert helpers["compiles"] >= 1 and helpers["origin"] == "jax"
+    assert "JAX helpers" in c.lines[0]["text/plain"]
+
+
+def test_background_thread_is_recorded(shell):
+    f = jax.jit(lambda x: x * 7)
+
+    def work():
+        f(jnp.ones(11)).block_until_ready()
+    with capture_compiles() as mine:
+        t = threading.Thread(target=work, name="bg-compiler")
+        t.start()
+        t.join()
+    assert mine == []  # capture_compiles is per thread
+    recs = [r for r in LEDGER.records() if r.thread == "bg-compiler" and r.origin == "user"]
+    assert len(recs) == 1 and recs[0].cell == "background" and recs[0].kind == "compile"
+
+
+def test_thread_started_by_a_cell_is_attributed_to_it(cell):
+    c = cell("import threading\n@jax.jit\ndef f_thr(x):\n    return x * 3\n"
+             "t_ = threading.Thread(target=lambda: f_thr(jnp.ones(6)), name='cell-worker')\n"
+             "t_.start(); t_.join()")
+    assert c.group("jit(f_thr)")["compiles"] == 1
+    rec = [r for r in LEDGER.records() if r.function == "jit(f_thr)"][-1]
+    assert rec.thread == "cell-worker" and rec.cell == str(c.result.execution_count)
+
+
+def test_no_strong_references(cell, shell):
+    cell("@jax.jit\ndef f_leak(x):\n    return x * 5\n"
+         "arr_leak = jnp.ones(17)\nf_leak(arr_leak); f_leak(jnp.ones(18))")
+    ref_fn = weakref.ref(shell.user_ns["f_leak"])
+    ref_inner = weakref.ref(shell.user_ns["f_leak"].__wrapped__)
+    ref_arr = weakref.ref(shell.user_ns["arr_leak"])
+    stats = [f for f in LEDGER.functions() if f.function == "jit(f_leak)"][-1]
+    assert stats.entries == 2
+    cell("del f_leak, arr_leak")
+    shell.history_manager.output_hist.clear()
+    for name in ("_", "__", "___"):
+        shell.user_ns.pop(name, None)
+    gc.collect()
+    assert ref_fn() is None and ref_inner() is None and ref_arr() is None
+    stats = [f for f in LEDGER.functions() if f.function == "jit(f_leak)"][-1]
+    assert stats.entries == 0 and stats.compiles == 2  # history kept, entries gone
+
+
+def test_jaxcache_table_and_clear(cell, shell):
+    cell("@jax.jit\ndef f_tab(x):\n    return x ** 2\nf_tab(jnp.ones(2)); f_tab(jnp.ones(3))")
+    c = cell("%jaxcache")
+    data = c.bundle[LEDGER_MIME]
+    assert data["version"] == 1
+    row = [f for f in data["functions"] if f["function"] == "jit(f_tab)"][-1]
+    assert row["compiles"] == 2 and row["entries"] == 2 and row["traces"] == 2
+    assert row["misses"][-1]["reasons"][0]["kind"] == "shape"
+    assert "jit(f_tab)" in c.bundle["text/plain"] and "<table>" in c.bundle["text/html"]
+    c = cell("%jaxcache clear")
+    assert "Cleared" in c.stdout
+    assert cell("%jaxcache").bundle[LEDGER_MIME]["functions"] == []
+    # after clear_caches JAX recompiles; the ledger sees it as a new function again
+    c = cell("f_tab(jnp.ones(2))")
+    assert c.group("jit(f_tab)")["compiles"] == 1
+    assert cell("workbench_ledger = __import__('workbench').ledger()").error is None
+    assert shell.user_ns["workbench_ledger"].functions[0].function == "jit(f_tab)"
+
+
+def test_html_escapes_user_strings(cell):
+    c = cell("def _mk():\n    def f_esc(x, tag):\n        return x\n"
+             "    return jax.jit(f_esc, static_argnames='tag')\nf_esc = _mk()\n"
+             "f_esc(jnp.ones(2), tag='<b>x</b>')")
+    c = cell("f_esc(jnp.ones(2), tag='<script>alert(1)</script>')")
+    html = c.lines[0]["text/html"]
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+
+
+def test_timings_switch(cell, shell):
+    cell("%workbench timings off")
+    try:
+        c = cell("@jax.jit\ndef f_off(x):\n    return x / 2\nf_off(jnp.ones(2))")
+        assert c.lines == []
+        assert any(r.function == "jit(f_off)" for r in LEDGER.records())  # still recorded
+    finally:
+        cell("%workbench timings on")
+    assert cell("f_off(jnp.ones(9))").group("jit(f_off)")["compiles"] == 1
+    bad = Cell(shell, "%workbench timings maybe")
+    assert bad.error is not None and "usage: %workbench timings on|off" in str(bad.error)
+
+
+def test_jaxcache_bad_input_is_short(shell):
+    for line in ("%jaxcache frobnicate", "%jaxcache persist --min-compile-time",
+                 "%jaxcache persist /tmp/x --min-compile-time soon"):
+        c = Cell(shell, line)
+        assert c.error is not None
+        assert len(str(c.error).splitlines()) <= 2
+
+
+def test_persist_shows_settings(cell, tmp_path):
+    c = cell(f"%jaxcache persist {tmp_path} --min-compile-time 0")
+    try:
+        data = c.bundle[PCACHE_MIME]
+        assert data["directory"] == str(tmp_path) and data["min_compile_time_s"] == 0
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path)
+        assert "minimum compile time to be written: 0 s" in c.bundle["text/plain"]
+        c = cell("@jax.jit\ndef f_pc(x):\n    return jnp.cos(x) * 3\nf_pc(jnp.ones(4))")
+        assert LEDGER.records()[-1].persistent_cache in ("written", "miss")
+    finally:
+        off = cell("%jaxcache persist off")
+    assert off.bundle[PCACHE_MIME]["directory"] is None
+    assert jax.config.jax_compilation_cache_dir is None
+
+
+def test_unload_removes_everything_and_restores_config(shell):
+    duration_before = len(compat.monitoring_listeners("duration"))
+    event_before = len(compat.monitoring_listeners("event"))
+    on_duration, on_event, log_filter = LEDGER.listeners()
+    assert jax.config.jax_explain_cache_misses is True
+    hooks_before = len(shell.events.callbacks["post_run_cell"])
+    try:
+        Cell(shell, "%unload_ext workbench")
+        assert jax.config.jax_explain_cache_misses is False
+        assert on_duration not in compat.monitoring_listeners("duration")
+        assert on_event not in compat.monitoring_listeners("event")
+        assert len(compat.monitoring_listeners("duration")) == duration_before - 1
+        assert len(compat.monitoring_listeners("event")) == event_before - 1
+        for name in compat.EXPLAIN_LOGGERS:
+            assert log_filter not in logging.getLogger(name).filters
+        assert len(shell.events.callbacks["post_run_cell"]) == hooks_before - 1
+        assert "jaxcache" not in shell.magics_manager.magics["line"]
+        assert "workbench" not in shell.magics_manager.magics["line"]
+        c = Cell(shell, "@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
+        assert c.error is None and c.lines == []
+        assert not any(r.function == "jit(f_unl)" for r in LEDGER.records())
+    finally:
+        Cell(shell, "%load_ext workbench")
+    assert jax.config.jax_explain_cache_misses is True
+    assert on_duration in compat.monitoring_listeners("duration")
+
+
+def test_capture_compiles_without_observatory():
+    led = Ledger()  # a ledger nobody else installed: capture installs and removes it
+    f = jax.jit(lambda x: jnp.sin(x) + 1)
+    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+    with led.capture() as recs:
+        assert led.listeners()[0] in compat.monitoring_listeners("duration")
+        f(jnp.ones(19))
+        f(jnp.ones(19))
+        f(jnp.ones(20))
+    f(jnp.ones(21))  # after the block: not captured
+    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+    user = [r for r in recs if r.origin == "user"]
+    assert [r.function for r in user] == ["jit(<lambda>)"] * 2
+    assert all(r.kind == "compile" and r.compile_s and r.trace_s and r.lower_s for r in user)
+    assert user[1].reasons[0].kind == "shape"
+    assert user[0].to_dict()["function"] == "jit(<lambda>)"
+    with led.capture(include_partial=True) as recs:
+        f.trace(jnp.ones(22))
+    assert [r.kind for r in recs if r.origin == "user"] == ["trace"]
+
+
+def test_capture_compiles_reports_cache_cleared():
+    f = jax.jit(lambda x: x * 11)
+    with capture_compiles() as recs:
+        f(jnp.ones(23))
+        f.clear_cache()
+        jax.clear_caches()
+        f(jnp.ones(23))
+    user = [r for r in recs if r.origin == "user"]
+    assert len(user) == 2 and user[1].reasons[0].kind == "cache_cleared"
