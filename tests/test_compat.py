@@ -70,3 +70,38 @@ def test_exclusion_registered_for_our_package():
     path = os.path.dirname(workbench.__file__)
     assert compat.exclude_path_from_user_frames(path)  # idempotent, feature found
     assert all(compat.FEATURES[k] for k in ("jax.extend.core", "source_info_util.user_frame"))
+
+
+def test_jit_trace_site_read_inside_trace_listener():
+    sites = []
+
+    def listener(event, duration, **kw):
+        if event == compat.TRACE_EVENT:
+            sites.append(compat.jit_trace_site())
+
+    def user_fn(params, n):
+        return params["w"] * n
+
+    f = jax.jit(user_fn, static_argnums=1)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        f({"w": jnp.ones(3)}, 4)
+    finally:
+        assert compat.unregister_monitoring_listener("duration", listener)
+    assert listener not in compat.monitoring_listeners("duration")
+    (site,) = [s for s in sites if s is not None and s.fun is user_fn]
+    (arg,) = site.args
+    assert (arg.path, arg.text, arg.shape, arg.weak) == ("params['w']", "f32[3]", (3,), False)
+    assert site.statics == (("n", "4"),) and not site.internal
+    assert compat.jit_trace_site() is None  # outside a trace: nothing found, no error
+
+
+def test_event_names_and_explain_logger_exist():
+    import logging
+
+    assert compat.TRACE_EVENT.startswith("/jax/core/compile/")
+    assert compat.COMPILE_EVENT.endswith("backend_compile_duration")
+    # JAX created its explain logger (the first entry) when it was imported
+    assert compat.EXPLAIN_LOGGERS[0] in logging.Logger.manager.loggerDict
+    assert compat.is_jax_internal(jax.tree_util.tree_map)
+    assert not compat.is_jax_internal(test_event_names_and_explain_logger_exist)

@@ -331,3 +331,32 @@ def test_capture_compiles_reports_cache_cleared():
         f(jnp.ones(23))
     user = [r for r in recs if r.origin == "user"]
     assert len(user) == 2 and user[1].reasons[0].kind == "cache_cleared"
+
+
+def test_persistent_cache_hit_in_a_second_process(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    child = Path(__file__).with_name("ledger_pcache_child.py")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+
+    def run_child() -> dict:
+        out = subprocess.run([sys.executable, str(child), str(tmp_path / "cache")],
+                             capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run_child()
+    (rec1,) = first["records"]
+    assert rec1["persistent_cache"] == "written" and first["persistent"]["written"] >= 1
+    assert any((tmp_path / "cache").iterdir())
+    second = run_child()
+    (rec2,) = second["records"]
+    assert rec2["persistent_cache"] == "hit"
+    # JAX's figure: the first compile's time minus reading the entry (negative for a
+    # program that compiles faster than it loads)
+    assert isinstance(rec2["time_saved_s"], float) and second["persistent"]["hits"] >= 1
+    assert rec2["trace_s"] > 0 and rec2["lower_s"] > 0  # tracing and lowering still run

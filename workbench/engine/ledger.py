@@ -378,7 +378,7 @@ class Ledger:
                 p = self._pending.get(threading.get_ident())
                 if p is not None:
                     p.record.time_saved_s = duration
-                self._pcache["saved"] += max(0.0, duration)
+                self._pcache["saved"] += duration  # negative when reading cost more
 
     def _on_event(self, event: str, **kwargs: Any) -> None:
         if event not in (PCACHE_REQUEST, PCACHE_HIT, PCACHE_WRITE):
@@ -579,7 +579,7 @@ class Ledger:
             self._count_entry(state, rec)
         if rec.persistent_cache == "hit":
             st.persistent_hits += 1
-            st.time_saved_s += max(0.0, rec.time_saved_s or 0.0)
+            st.time_saved_s += (rec.time_saved_s or 0.0)
         if rec.reasons:
             st.misses.append(rec)
             del st.misses[:-MAX_SIGNATURES]
@@ -642,7 +642,7 @@ class Ledger:
             g.compile_s += rec.compile_s or 0.0
             if rec.persistent_cache == "hit":
                 g.persistent_hits += 1
-                g.time_saved_s += max(0.0, rec.time_saved_s or 0.0)
+                g.time_saved_s += (rec.time_saved_s or 0.0)
             if rec.origin != "jax":
                 g.reasons.extend(r for r in rec.reasons if r.kind != "new_function")
                 if rec.call_site is not None:
