@@ -1,0 +1,111 @@
+"""Does the compile observatory slow down calls of an already-compiled function?
+
+Run by hand (not part of the test suite)::
+
+    python benchmarks/bench_ledger.py [--rounds N] [--calls N]
+
+What is measured
+----------------
+The subject is cached dispatch: ``f(x)`` for a tiny ``jax.jit`` function
+(``x * 2 + 1`` on a 4-element float32 array) that was compiled before timing
+starts; each sample is the mean of ``--calls`` back-to-back calls (results are
+kept and blocked on once at the end of the sample, as a loop in a notebook would
+be dispatch-bound).
+
+*Off* (the reference): a real IPython ``InteractiveShell`` with the observatory
+unloaded (``workbench.observatory.unload``).  *On*: the same shell with the
+observatory loaded (ledger listeners on ``jax.monitoring``, the log filter,
+``jax_explain_cache_misses`` on, the cell hooks).  Target: on/off at most 1.03.
+
+A third row, *compile*, times one fresh trace+lower+compile of a new function
+with the observatory on vs off (what the listeners cost when JAX does compile);
+it is reported for information.
+
+Why it is done this way
+-----------------------
+Machines are noisy (this one is shared), so on and off alternate within each
+round (off, on, off, on ...) and the figures are medians of the per-round
+samples; the ratio is the median of per-round ratios, so slow drift hits both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from workbench import observatory  # noqa: E402
+
+
+def _dispatch_sample(f, x, calls: int) -> float:
+    outs = [None] * calls
+    t0 = time.perf_counter()
+    for i in range(calls):
+        outs[i] = f(x)
+    t1 = time.perf_counter()
+    jax.block_until_ready(outs)
+    return (t1 - t0) / calls
+
+
+def _compile_sample(k: int) -> float:
+    g = jax.jit(lambda x: jnp.tanh(x) * k)
+    t0 = time.perf_counter()
+    g(jnp.ones(3)).block_until_ready()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=41)
+    ap.add_argument("--calls", type=int, default=2000)
+    args = ap.parse_args()
+
+    shell = InteractiveShell.instance()
+    f = jax.jit(lambda x: x * 2 + 1)
+    x = jnp.ones(4)
+    f(x).block_until_ready()
+    for _ in range(3):  # warm both states
+        observatory.load(shell)
+        _dispatch_sample(f, x, args.calls)
+        observatory.unload(shell)
+        _dispatch_sample(f, x, args.calls)
+
+    off, on, ratios, c_off, c_on = [], [], [], [], []
+    for r in range(args.rounds):
+        order = ("off", "on") if r % 2 == 0 else ("on", "off")
+        sample: dict[str, float] = {}
+        comp: dict[str, float] = {}
+        for state in order:
+            if state == "on":
+                observatory.load(shell)
+            sample[state] = _dispatch_sample(f, x, args.calls)
+            comp[state] = _compile_sample(r * 2 + (state == "on"))
+            if state == "on":
+                observatory.unload(shell)
+        off.append(sample["off"])
+        on.append(sample["on"])
+        ratios.append(sample["on"] / sample["off"])
+        c_off.append(comp["off"])
+        c_on.append(comp["on"])
+
+    ratio = statistics.median(ratios)
+    c_ratio = statistics.median(a / b for a, b in zip(c_on, c_off, strict=True))
+    print(f"jax {jax.__version__}, {args.rounds} rounds x {args.calls} calls, "
+          f"backend {jax.default_backend()}")
+    print(f"{'case':<28}{'off':>12}{'on':>12}{'on/off':>9}{'target':>9}")
+    print(f"{'cached dispatch (per call)':<28}{statistics.median(off) * 1e6:>10.2f}us"
+          f"{statistics.median(on) * 1e6:>10.2f}us{ratio:>9.3f}{'<= 1.03':>9}")
+    print(f"{'first call (compile)':<28}{statistics.median(c_off) * 1e3:>10.2f}ms"
+          f"{statistics.median(c_on) * 1e3:>10.2f}ms{c_ratio:>9.3f}{'info':>9}")
+    print("PASS" if ratio <= 1.03 else "FAIL", f"(cached dispatch ratio {ratio:.3f})")
+
+
+if __name__ == "__main__":
+    main()
