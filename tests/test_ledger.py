@@ -267,7 +267,8 @@ def test_persist_shows_settings(cell, tmp_path):
         assert jax.config.jax_compilation_cache_dir == str(tmp_path)
         assert "minimum compile time to be written: 0 s" in c.bundle["text/plain"]
         c = cell("@jax.jit\ndef f_pc(x):\n    return jnp.cos(x) * 3\nf_pc(jnp.ones(4))")
-        assert LEDGER.records()[-1].persistent_cache in ("written", "miss")
+        assert LEDGER.records()[-1].persistent_cache == "written"
+        assert "1 written to the persistent cache" in c.lines[0]["text/plain"]
     finally:
         off = cell("%jaxcache persist off")
     assert off.bundle[PCACHE_MIME]["directory"] is None

@@ -32,3 +32,37 @@ def test_notebook_executes(name, tmp_path):
             and "application/vnd.jax-workbench.jaxpr+json" in o.get("data", {})]
     assert len(rich) >= 6
     assert all("text/html" in o["data"] for o in rich)
+
+
+def test_cache_notebook_executes(tmp_path):
+    """notebooks/cache.ipynb: a compile line beside each compiling cell, quiet cached cells."""
+    nb = nbformat.read(NOTEBOOKS / "cache.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    cell_mime = "application/vnd.jax-workbench.compile-cell+json"
+
+    def lines(source_start: str) -> list[dict]:
+        (c,) = [c for c in code if c.source.startswith(source_start)]
+        return [o["data"][cell_mime] for o in c.outputs if cell_mime in o.get("data", {})]
+
+    def reasons(source_start: str) -> list[str]:
+        return [r["kind"] for ln in lines(source_start) for g in ln["functions"]
+                for r in g["reasons"]]
+
+    (first,) = lines("@jax.jit\ndef loss")
+    assert first["functions"][0]["function"] == "jit(loss)"
+    assert first["functions"][0]["compiles"] == 1
+    assert lines("for _ in range(3)") == []  # cached calls stay quiet
+    assert reasons("loss(w, jnp.ones((3, 4)))") == ["shape"]
+    assert reasons("@jax.jit\ndef scale") == ["weak_type"]
+    assert reasons("from functools import partial") == ["static_arg"]
+    assert reasons("def make_step") == ["closure"]
+    (table,) = [c for c in code if c.source == "%jaxcache"]
+    data = table.outputs[0]["data"]["application/vnd.jax-workbench.compile-ledger+json"]
+    assert {"jit(loss)", "jit(scale)", "jit(power)"} <= {f["function"] for f in data["functions"]}
+    (persist,) = [c for c in code if c.source == "%jaxcache persist"]
+    status = persist.outputs[0]["data"]["application/vnd.jax-workbench.compile-cache+json"]
+    assert status["min_compile_time_s"] == 0 and status["written"] >= 1

@@ -192,6 +192,7 @@ class FunctionGroup:
     lower_s: float = 0.0
     compile_s: float = 0.0
     persistent_hits: int = 0
+    persistent_written: int = 0
     time_saved_s: float = 0.0
     reasons: list[MissReason] = field(default_factory=list)
     call_sites: list[CallSite] = field(default_factory=list)
@@ -205,7 +206,8 @@ class FunctionGroup:
         return {"function": self.function, "origin": self.origin, "compiles": self.compiles,
                 "traces": self.traces, "lowers": self.lowers, "trace_s": self.trace_s,
                 "lower_s": self.lower_s, "compile_s": self.compile_s, "total_s": self.total_s,
-                "persistent_hits": self.persistent_hits, "time_saved_s": self.time_saved_s,
+                "persistent_hits": self.persistent_hits,
+                "persistent_written": self.persistent_written, "time_saved_s": self.time_saved_s,
                 "reasons": [r.to_dict() for r in self.reasons],
                 "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names}
 
@@ -508,9 +510,8 @@ class Ledger:
         elif obj is None:
             if prior is not None:
                 rec.reasons = [MissReason(
-                    "closure", detail=f"new function object for {fun_name}: the same code, "
-                    "re-created (a closure or a global it captured changed); JAX caches "
-                    "per function object")]
+                    "closure", detail=f"new function object for {fun_name} (same code, "
+                    "closure re-created; JAX caches per function object)")]
             else:
                 other = self._by_name.get(rec.function)
                 if other is not None and other != key and not fun_name.startswith("<"):
@@ -643,6 +644,8 @@ class Ledger:
             if rec.persistent_cache == "hit":
                 g.persistent_hits += 1
                 g.time_saved_s += (rec.time_saved_s or 0.0)
+            elif rec.persistent_cache == "written":
+                g.persistent_written += 1
             if rec.origin != "jax":
                 g.reasons.extend(r for r in rec.reasons if r.kind != "new_function")
                 if rec.call_site is not None:

@@ -44,6 +44,8 @@ _CSS = """
 
 
 def _s(seconds: float) -> str:
+    if seconds == 0:
+        return "0 s"
     if seconds >= 10:
         return f"{seconds:.1f} s"
     if seconds >= 0.1:
@@ -86,6 +88,8 @@ def group_line(g: FunctionGroup) -> str:
     if g.persistent_hits:
         out.append(f"{g.persistent_hits} persistent-cache hit{'s' * (g.persistent_hits > 1)}"
                    f" (saved {_s(g.time_saved_s)})")
+    if g.persistent_written:
+        out.append(f"{g.persistent_written} written to the persistent cache")
     if g.reasons:
         texts = [r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]]
         more = len(g.reasons) - MAX_REASONS_IN_LINE
@@ -105,6 +109,8 @@ def _group_html(g: FunctionGroup) -> str:
             f"({esc(_stages(g))})")
     if g.persistent_hits:
         head += f" · {g.persistent_hits} persistent-cache hit(s), saved {esc(_s(g.time_saved_s))}"
+    if g.persistent_written:
+        head += f" · {g.persistent_written} written to the persistent cache"
     if not g.reasons:
         return f"<div>{head}</div>"
     items = []
