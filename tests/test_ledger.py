@@ -361,3 +361,11 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
     # program that compiles faster than it loads)
     assert isinstance(rec2["time_saved_s"], float) and second["persistent"]["hits"] >= 1
     assert rec2["trace_s"] > 0 and rec2["lower_s"] > 0  # tracing and lowering still run
+
+
+def test_jaxpr_magic_traces_are_user_work(cell):
+    c = cell("%%jaxpr -t grad\ndef f_mag(w):\n    return jnp.sum(jnp.sin(w))\n"
+             "f_mag(jnp.ones(3))")
+    g = c.group("jit(grad(f_mag))")
+    assert g["origin"] == "user" and g["traces"] == 1 and g["compiles"] == 0
+    assert "traced 1x" in c.lines[0]["text/plain"]

@@ -256,10 +256,24 @@ def _static_names(fun: Any, ji: Any, n_args: int) -> dict[int, str]:
     return {i: (names[i] if i < len(names) else f"args[{i}]") for i in range(n_args)}
 
 
+def innermost_function(fun: Any) -> Any:
+    """Follow ``__wrapped__`` (functools.wraps, JAX transforms) and ``partial.func``."""
+    inner = fun
+    for _ in range(16):
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None)
+        if nxt is None or nxt is inner:
+            break
+        inner = nxt
+    return inner
+
+
 def is_jax_internal(fun: Any) -> bool:
-    """A function defined inside JAX itself (the eager-op helpers JAX jits for itself)."""
-    inner = getattr(fun, "func", fun)  # functools.partial
-    code = getattr(inner, "__code__", None)
+    """A function defined inside JAX itself (the eager-op helpers JAX jits for itself).
+
+    Transform wrappers such as ``jax.grad(loss)`` live in JAX too but wrap the user's
+    function (``__wrapped__``), so the innermost wrapped function decides.
+    """
+    code = getattr(innermost_function(fun), "__code__", None)
     filename = getattr(code, "co_filename", "") or ""
     return os.path.abspath(filename).startswith(_JAX_DIR) if filename else False
 

@@ -282,8 +282,7 @@ def _user_call_site(skip: int = 2) -> CallSite | None:
 
 
 def _function_key(fun: Any, name: str) -> tuple[str, str | None]:
-    inner = getattr(fun, "func", fun)  # functools.partial
-    code = getattr(inner, "__code__", None)
+    code = getattr(compat.innermost_function(fun), "__code__", None)
     if code is None:
         return f"{name}@?", None
     # JAX's eager helpers share one code object, so the traced name is part of the key.
@@ -369,6 +368,20 @@ class Ledger:
 
     # -- JAX listeners (run only when JAX traces, lowers or compiles) -------------------
     def _on_duration(self, event: str, duration: float, **kwargs: Any) -> None:
+        try:
+            self._handle_duration(event, duration, kwargs)
+        except Exception:  # a bookkeeping bug must never break the user's JAX call
+            logging.getLogger(__name__).debug("ledger: duration event failed", exc_info=True)
+
+    def _on_event(self, event: str, **kwargs: Any) -> None:
+        if event not in (PCACHE_REQUEST, PCACHE_HIT, PCACHE_WRITE):
+            return
+        try:
+            self._handle_event(event)
+        except Exception:
+            logging.getLogger(__name__).debug("ledger: event failed", exc_info=True)
+
+    def _handle_duration(self, event: str, duration: float, kwargs: dict[str, Any]) -> None:
         if event == compat.TRACE_EVENT:
             self._on_trace(duration, str(kwargs.get("fun_name", "?")))
         elif event == compat.LOWER_EVENT:
@@ -382,9 +395,7 @@ class Ledger:
                     p.record.time_saved_s = duration
                 self._pcache["saved"] += duration  # negative when reading cost more
 
-    def _on_event(self, event: str, **kwargs: Any) -> None:
-        if event not in (PCACHE_REQUEST, PCACHE_HIT, PCACHE_WRITE):
-            return
+    def _handle_event(self, event: str) -> None:
         with self._lock:
             p = self._pending.get(threading.get_ident())
             if event == PCACHE_HIT:
@@ -591,7 +602,7 @@ class Ledger:
 
     def _count_entry(self, state: _FunctionState, rec: CompileRecord) -> None:
         # The most recently traced live object of this function owns the new executable.
-        live = [e for e in state.objects.values() if e[0]() is not None]
+        live = [e for e in list(state.objects.values()) if e[0]() is not None]
         if live:
             live[-1][2] += 1
 
@@ -608,7 +619,8 @@ class Ledger:
             out = []
             for state in self._functions.values():
                 st = state.stats
-                st.entries = sum(e[2] for e in state.objects.values() if e[0]() is not None)
+                st.entries = sum(e[2] for e in list(state.objects.values())
+                                 if e[0]() is not None)
                 if st.compiles or st.traces or st.lowers:
                     out.append(st)
             return sorted(out, key=lambda s: (s.origin != "user", -s.compile_s - s.trace_s))

@@ -79,6 +79,10 @@ def _stages(g: FunctionGroup) -> str:
     return " · ".join(parts)
 
 
+def _again(g: FunctionGroup) -> str:
+    return "recompiled" if g.compiles else "relowered" if g.lowers else "retraced"
+
+
 def group_line(g: FunctionGroup) -> str:
     """One function's line, as plain text."""
     if g.origin == "jax":
@@ -93,7 +97,7 @@ def group_line(g: FunctionGroup) -> str:
     if g.reasons:
         texts = [r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]]
         more = len(g.reasons) - MAX_REASONS_IN_LINE
-        out.append("recompiled: " + "; ".join(texts) + (f"; +{more} more" if more > 0 else ""))
+        out.append(f"{_again(g)}: " + "; ".join(texts) + (f"; +{more} more" if more > 0 else ""))
     return " · ".join(out)
 
 
@@ -121,7 +125,7 @@ def _group_html(g: FunctionGroup) -> str:
         f"<li>called at {esc(source_label(f, ln)[0])}: <code>{esc(t)}</code></li>"
         for f, ln, t in sorted(sites)[:3])
     first = esc("; ".join(r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]))
-    return (f"<details><summary>{head} · <span class=\"miss\">recompiled: {first}</span>"
+    return (f"<details><summary>{head} · <span class=\"miss\">{_again(g)}: {first}</span>"
             f"</summary><ul>{items and ''.join(items)}{where}</ul></details>")
 
 
