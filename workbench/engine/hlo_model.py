@@ -114,6 +114,8 @@ class HloInstruction:
     called: list[str] = field(default_factory=list)
     line_no: int = 0  # 1-based line of the module text
     literal: str = ""  # constant(...) contents, or parameter(N)'s number
+    _bytes: int = field(default=-1, repr=False, compare=False)
+    _short: str = field(default="", repr=False, compare=False)
 
     @property
     def shape(self) -> list[ArrayShape]:
@@ -121,11 +123,16 @@ class HloInstruction:
 
     @property
     def bytes(self) -> int:
-        return sum(a.bytes for a in self.shape)
+        """Bytes of the result (all tuple leaves), computed once: graphs ask a lot."""
+        if self._bytes < 0:
+            self._bytes = sum(a.bytes for a in self.shape)
+        return self._bytes
 
     @property
     def short_shape(self) -> str:
-        return strip_layout(self.shape_text)
+        if not self._short:
+            self._short = strip_layout(self.shape_text)
+        return self._short
 
     @property
     def primitive(self) -> str:
@@ -236,6 +243,7 @@ _INDEX_COMMENT_RE = re.compile(r"/\*index=\d+\*/")
 _META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
 _NAME_REF_RE = re.compile(r"%([^\s,(){}]+)")
 _UNESCAPE_RE = re.compile(r"\\(.)")
+_METADATA_RE = re.compile(r'(?:^|,)\s*metadata=(\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\})')
 
 
 def _unquote(value: str) -> str:
@@ -280,6 +288,9 @@ def _split_top(text: str) -> list[str]:
 
 
 def _balanced(text: str) -> bool:
+    if (text.count("(") == text.count(")") and text.count("{") == text.count("}")
+            and text.count("[") == text.count("]")):
+        return True  # the common case, decided without a Python-level scan
     depth = 0
     for m in _TOKEN_RE.finditer(text):
         t = m.group()
@@ -317,7 +328,8 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
     if opcode in ("constant", "parameter"):  # a literal / the parameter number, not operands
         ins.literal = operand_text
     elif operand_text.strip():
-        for piece in _split_top(operand_text):
+        simple = not any(ch in operand_text for ch in '({["')
+        for piece in (operand_text.split(",") if simple else _split_top(operand_text)):
             refs = _NAME_REF_RE.findall(piece)
             if refs:
                 ins.operands.append(refs[-1])
@@ -326,7 +338,15 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
     rest = line[close_at:].strip()
     if rest.startswith(","):
         rest = rest[1:]
-    for piece in _split_top(rest):
+    mm = _METADATA_RE.search(rest) if "metadata={" in rest else None
+    if mm:  # cut out first: it is on almost every line and holds quoted user strings
+        ins.attrs["metadata"] = mm.group(1)
+        rest = rest[:mm.start()] + rest[mm.end():]
+    simple = not any(ch in rest for ch in '({["')
+    for piece in (rest.split(",") if simple else _split_top(rest)):
+        piece = piece.strip()
+        if not piece:
+            continue
         key, eq, value = piece.partition("=")
         if not eq:
             ins.attrs[piece] = ""

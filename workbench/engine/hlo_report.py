@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .analysis import CostAnalysis, MemoryAnalysis
+from .gcpause import gc_paused
 from .hlo_graph import Collective, DataflowGraph, control_graphs, find_collectives
 from .hlo_model import HloModule, HloParseError, parse_hlo
 from .inspection import Inspection
@@ -100,6 +101,13 @@ class HloReport:
 
 
 def build_hlo_report(ins: Inspection, stage: str = "compiled", fusion: bool = True) -> HloReport:
+    """See :func:`_build`; the parse allocates ~10^5 small objects, so the cyclic GC
+    (which would rescan them all, repeatedly) is paused meanwhile."""
+    with gc_paused():
+        return _build(ins, stage, fusion)
+
+
+def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
     """Run the stages ``stage`` needs (errors propagate: the caller reports them) and parse.
 
     Parsing never raises: a module we cannot read becomes ``parse_error`` and the
