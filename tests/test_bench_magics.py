@@ -1,0 +1,178 @@
+"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the live widget."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.core.error import UsageError
+
+import workbench
+from workbench.bench_magics import split_bench_line
+from workbench.bench_widget import BenchWidget
+from workbench.engine.bench_runner import run_benchmark
+from workbench.views.bench_view import BENCH_MIME, BenchResult, bench_bundle
+
+TIMEIT_LINE = re.compile(r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
+                         r"(compile|first call) ")
+
+
+def test_line_magic_times_the_call(run, shell):
+    shell.user_ns["f"] = jax.jit(lambda x: jnp.tanh(x) + 1)
+    shell.user_ns["x"] = jnp.ones(32)
+    r = run("%jaxbench --budget 0.2 f(x)")
+    assert r.error is None, r.stdout
+    assert set(r.bundle) >= {"text/plain", "text/html", BENCH_MIME}
+    assert TIMEIT_LINE.match(r.bundle["text/plain"]), r.bundle["text/plain"]
+    rec = r.bundle[BENCH_MIME]
+    assert rec["version"] == 1 and rec["kind"] == "bench" and rec["label"] == "f(x)"
+    (m,) = rec["measurements"]
+    assert m["stats"]["n"] == len(m["samples"]) >= 7 and m["first_call"]["total_s"] > 0
+    json.dumps(rec)
+    assert isinstance(shell.user_ns["_"], BenchResult)  # usable as data afterwards
+
+
+def test_cell_magic_runs_setup_and_honours_n_and_r(run, shell):
+    shell.user_ns.pop("g", None)
+    r = run("%%jaxbench -n 3 -r 4 --no-roofline\n"
+            "g = jax.jit(lambda d: {'s': d['a'] * 2, 't': d['b'].sum()})\n"
+            "d = {'a': jnp.ones(5), 'b': jnp.ones(7)}\n"
+            "g(d)")
+    assert r.error is None, r.stdout
+    assert "g" in shell.user_ns and "d" in shell.user_ns  # the set-up ran in the namespace
+    (m,) = r.bundle[BENCH_MIME]["measurements"]
+    assert m["number"] == 3 and len(m["samples"]) == 4 and m["roofline"] is None
+    assert "(median ± IQR/2 of 4 runs, 3 loops each)" in r.bundle["text/plain"]
+
+
+def test_assignment_text_and_quiet(run, shell):
+    shell.user_ns["f"] = jax.jit(lambda x: x * 3)
+    shell.user_ns["x"] = jnp.ones(4)
+    r = run("res = %jaxbench --budget=0.1 --text f(x)\nres")
+    assert r.error is None, r.stdout
+    assert isinstance(shell.user_ns["res"], BenchResult)
+    assert list(r.bundle) == ["text/plain"]
+    q = run("%jaxbench -q --budget 0.1 f(x)")
+    assert q.error is None and q.bundle == {} and "median" not in q.stdout
+    assert isinstance(q.result.result, BenchResult) and q.result.result.ok
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("%jaxbench --budget 0 f(x)", "budget must be a positive"),
+    ("%jaxbench -n 0 f(x)", "number must be"),
+    ("%jaxbench --bogus f(x)", "unknown flag"),
+    ("%jaxbench", "needs a call"),
+])
+def test_bad_flags_are_usage_errors(run, line, needle):
+    r = run(line)
+    assert isinstance(r.error, UsageError) and needle in str(r.error)
+
+
+def test_failing_setup_line_names_the_line_and_keeps_namespace(run, shell):
+    shell.user_ns["keep_me"] = 42
+    r = run("%%jaxbench --budget 0.1\nkeep_me = 43\ny = 1 / 0\nf(x)")
+    assert type(r.error).__name__ == "CellError"
+    text = "\n".join(r.error._render_traceback_())
+    assert "ZeroDivisionError" in text and "y = 1 / 0" in text and "line 3" in text
+    assert len(text.splitlines()) <= 4
+    assert shell.user_ns["keep_me"] == 43  # ran like a normal cell up to the failure
+
+
+def test_function_that_raises_is_reported_in_the_result(run, shell):
+    shell.user_ns["bad"] = lambda x: x.no_such_method()
+    r = run("%jaxbench --budget 0.1 bad(x)")
+    assert r.error is None
+    text = r.bundle["text/plain"]
+    assert text.startswith("AttributeError (first call)") and "no_such_method" in text
+    assert "&lt;" not in text  # text is not HTML-escaped; HTML is
+
+
+def test_html_escapes_user_strings_and_is_self_contained():
+    evil = "<img src=x onerror=alert(1)>"
+    b = run_benchmark({evil: jax.jit(lambda x: x + 1), "two": jax.jit(lambda x: x - 1)},
+                      (jnp.ones(3),), budget=0.1, label=evil)
+    html = bench_bundle(b)["text/html"]
+    assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<svg" in html and html.count('class="jwb-pt"') == sum(
+        len(m.samples) for m in b.measurements)
+    assert "two / &lt;img" in html  # the comparison line
+
+
+def test_sweep_view_draws_loglog_with_exponent():
+    f = jax.jit(lambda x: x @ x)
+    b = workbench.bench(f, sweep={"n": [16, 32, 64]}, make_args=lambda n: jnp.ones((n, n)),
+                        budget=0.3, roofline=False, live=False)
+    bundle = b._repr_mimebundle_()
+    assert "time vs n, log-log" in bundle["text/html"]
+    assert re.search(r"∝ n\^-?\d+\.\d\d", bundle["text/html"])
+    assert re.search(r"time ∝ n\^-?\d+\.\d\d", bundle["text/plain"])
+    assert bundle[BENCH_MIME]["sweep_values"] == [16, 32, 64]
+
+
+def test_widget_updates_live_then_shows_the_table():
+    w = BenchWidget("f(x)", redraw_s=0.0)
+    seen: list[int] = []
+    w.plots.observe(lambda ch: seen.append(ch["new"].count('class="jwb-pt"')), "value")
+    progress: list[float] = []
+    w.progress.observe(lambda ch: progress.append(ch["new"]), "value")
+    b = run_benchmark(jax.jit(lambda x: x * 2), (jnp.ones(8),), number=2, repeat=5,
+                      budget=0.1, observer=w)
+    # the run-order plot grew sample by sample while the benchmark ran
+    assert seen[:5] == [1, 2, 3, 4, 5]
+    assert progress == sorted(progress) and progress[-1] == 1.0
+    state = w.widget_state()
+    assert state["progress"] == 1.0 and state["bar_style"] == "success"
+    assert state["phase"] == "done" and "5 samples" in state["status"]
+    assert state["plots"] == ""  # the final table carries the plots
+    assert "median ± IQR/2" in state["table"] and state["table"].count('class="jwb-pt"') == 5
+    assert w.result is b and state["redraws"] == 5
+
+
+def test_widget_on_interrupt_keeps_samples_and_says_so():
+    w = BenchWidget("spin", redraw_s=0.0)
+    ready = jnp.ones(2)
+
+    def f(x):
+        if w.samples_seen >= 3:  # the user presses "interrupt" after three samples
+            raise KeyboardInterrupt
+        return ready
+
+    b = run_benchmark(f, (1,), number=5, budget=10, precision=0, observer=w)
+    assert b.interrupted and w.progress.bar_style == "warning"
+    assert w.progress.description == "interrupted"
+    assert "interrupted: kept" in w.status.value
+    kept = len(b.measurements[0].samples)
+    assert kept >= 1 and f"{kept} samples" in w.status.value
+
+
+def test_bench_live_in_a_shell_replaces_the_widget_and_is_not_shown_twice(shell):
+    from IPython.utils.capture import capture_output
+
+    shell.user_ns["f"] = jax.jit(lambda x: x + 2)
+    shell.user_ns["x"] = jnp.ones(4)
+    with capture_output() as cap:
+        res = shell.run_cell("import workbench\n"
+                             "workbench.bench(f, x, budget=0.1, live=True)", store_history=True)
+    assert res.error_in_exec is None
+    out = res.result
+    assert isinstance(out, BenchResult)
+    # the live output was updated in place to the result; the return value is not repeated
+    texts = [o.data.get("text/plain", "") for o in cap.outputs]
+    assert sum("median ± IQR/2" in t for t in texts) == 1
+    # shown again in full from a later cell
+    with capture_output() as later:
+        shell.run_cell("_", store_history=True)
+    assert any("median ± IQR/2" in o.data.get("text/plain", "") for o in later.outputs) or \
+        "median ± IQR/2" in later.stdout
+
+
+def test_split_line_keeps_negative_literals_in_the_call():
+    assert split_bench_line("-n 10 -r3 --budget=0.5 f(x, -1)") == ("-n 10 -r3 --budget=0.5",
+                                                                   "f(x, -1)")
+    assert split_bench_line("f(-n)")[1] == "f(-n)"
+    with pytest.raises(UsageError):
+        split_bench_line("--nope f(x)")
