@@ -56,6 +56,7 @@ HLO_CSS = """
 .jwb-hlo svg text.c{fill:#8250df;font-size:10px}
 .jwb-hlo svg text.lost{fill:#cf222e;font-size:10px}
 .jwb-hlo svg path.e{fill:none;stroke:#8c959f;stroke-width:1;opacity:.7}
+.jwb-hlo svg path.e.f{opacity:.25;stroke-dasharray:2 3}
 .jwb-hlo svg g.n:hover rect{stroke-width:2.5}
 .jwb-hlo .jwb-legend{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11.5px;margin:4px 0;color:var(--jp-content-font-color2,#57606a)}
 .jwb-hlo .jwb-legend i{display:inline-block;width:14px;height:10px;border:1px solid #d0d7de;vertical-align:middle;margin-right:1px}
@@ -194,13 +195,15 @@ def diagram_svg(graph: DataflowGraph, layout: Layout, anchors: dict[str, str]) -
     w, h = layout.node_w, layout.node_h
     parts: list[str] = []
     label_edges = len(graph.edges) <= EDGE_LABELS_UP_TO
+    faint = {n.id for n in graph.nodes if n.kind in ("constant", "plumbing")}
     for e in graph.edges:
         a, b = boxes[e.src], boxes[e.dst]
         x1, y1 = a.x + w / 2, a.y + h
         x2, y2 = b.x + w / 2, b.y
         dy = max(20.0, (y2 - y1) / 2)
         tip = f"{e.src} → {e.dst}: {e.shape} ({fmt_bytes(e.bytes)})"
-        parts.append(f'<path class="e" d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
+        cls = "e f" if e.src in faint else "e"
+        parts.append(f'<path class="{cls}" d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
                      f'{x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"><title>{esc(tip)}</title></path>')
         if label_edges:
             parts.append(f'<text class="s" x="{(x1 + x2) / 2 + 3:.0f}" y="{(y1 + y2) / 2:.0f}">'
@@ -312,9 +315,16 @@ def hlo_text_html(rep: HloReport) -> str:
     if rep.module is None:
         return f'<div class="jwb-txt">{esc(rep.text)}</div>'
     by_line: dict[int, HloInstruction] = {i.line_no: i for i in rep.module.instructions()}
-    out: list[str] = []
-    for comp in rep.module.computations:
-        out.append(_computation_html(comp, lines, by_line))
+    # the entry and control-flow bodies first: that is where a reader starts; the many
+    # small fused/applied computations are grouped in one closed block after them
+    main = [c for c in rep.module.computations if c.role in ("entry", "control")]
+    main.sort(key=lambda c: not c.is_entry)
+    rest = [c for c in rep.module.computations if c.role not in ("entry", "control")]
+    out = [_computation_html(c, lines, by_line) for c in main]
+    if rest:
+        inner = "".join(_computation_html(c, lines, by_line) for c in rest)
+        out.append(f'<details class="jwb-comp"><summary>{len(rest)} fused and applied '
+                   f'computations</summary><div style="margin-left:1.2em">{inner}</div></details>')
     return "".join(out)
 
 
