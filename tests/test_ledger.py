@@ -94,6 +94,10 @@ def test_type_change_reasons(cell, kind):
     assert f"recompiled: {path} changed {before} -> {after}" in c.lines[0]["text/plain"]
     # the user's line that made the call
     assert g["call_sites"][0]["text"] == second
+    # JAX's explanation was read from its logger, not printed into the cell
+    rec = [r for r in LEDGER.records() if r.function == f"jit(f_{kind})"][-1]
+    assert rec.jax_explanation and rec.jax_explanation.startswith("TRACING CACHE MISS")
+    assert "CACHE MISS" not in c.stderr
 
 
 def test_static_argument_reason(cell):

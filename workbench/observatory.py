@@ -47,7 +47,7 @@ class Observatory:
         self._explain_before = bool(jax.config.jax_explain_cache_misses)
         # JAX's own explanations, read from its logger, refine our reasons (e.g. a
         # changed tracing context); shown as text only if the user had asked for them.
-        LEDGER.pass_explanations_through = self._explain_before
+        LEDGER.swallow_explanations = not self._explain_before
         if not self._explain_before:
             jax.config.update("jax_explain_cache_misses", True)
         self.shell.events.register("pre_run_cell", self.pre_run_cell)
@@ -64,7 +64,7 @@ class Observatory:
             LEDGER.end_cell()
             self._run = None
         LEDGER.uninstall()
-        LEDGER.pass_explanations_through = False
+        LEDGER.swallow_explanations = False
         if self._explain_before is not None:
             jax.config.update("jax_explain_cache_misses", self._explain_before)
             self._explain_before = None

@@ -314,7 +314,9 @@ class Ledger:
         self._cleared_at = 0
         self._pcache = {"hits": 0, "misses": 0, "written": 0, "saved": 0.0}
         self._log_filter = _ExplainFilter(self)
-        self.pass_explanations_through = False
+        # True only while the observatory itself turned jax_explain_cache_misses on: then
+        # JAX's warnings are read but not printed; a user who asked for them sees them.
+        self.swallow_explanations = False
 
     # -- installation -------------------------------------------------------------------
     @property
@@ -714,7 +716,7 @@ class _ExplainFilter(logging.Filter):
             self._ledger._on_persistent_note(msg)
         elif "persistent" not in msg.lower():
             return True
-        return self._ledger.pass_explanations_through or record.levelno < logging.WARNING
+        return not self._ledger.swallow_explanations or record.levelno < logging.WARNING
 
 
 LEDGER = Ledger()
@@ -730,6 +732,8 @@ def capture_compiles(include_partial: bool = False) -> contextlib.AbstractContex
     """Records of every compile that completes inside the block on the current thread;
     works whether or not the observatory (%load_ext workbench) is on.
 
+    JAX's own helper compiles (eager ops such as ``convert_element_type``) are
+    included with ``origin == "jax"``; filter on ``origin == "user"`` for yours.
     With ``include_partial``, traces and lowerings that never reached XLA
     (``f.trace``, ``f.lower``, ``jax.make_jaxpr`` of a jit) are included too.
     """

@@ -126,7 +126,7 @@ def _group_html(g: FunctionGroup) -> str:
         for f, ln, t in sorted(sites)[:3])
     first = esc("; ".join(r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]))
     return (f"<details><summary>{head} · <span class=\"miss\">{_again(g)}: {first}</span>"
-            f"</summary><ul>{items and ''.join(items)}{where}</ul></details>")
+            f"</summary><ul>{''.join(items)}{where}</ul></details>")
 
 
 def cell_html(summary: CellSummary) -> str:
