@@ -311,3 +311,56 @@ def test_bad_input(run, shell):
     text = _short(run("%hlo --stage optimized hf(hw, hx)"))
     assert "optimized" in text
     assert run("1 + 1").result.result == 2  # the kernel is fine
+
+
+def test_tutorial_notebook_executes(tmp_path):
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "hlo.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    rich = [o for o in outputs if o.output_type == "execute_result" and HLO_MIME in o["data"]]
+    assert len(rich) == 4 and all("text/html" in o["data"] for o in rich)
+    stages = [o["data"][HLO_MIME]["stage"] for o in rich]
+    assert stages == ["compiled", "lowered", "compiled", "compiled"]
+    sharded = rich[-1]["data"][HLO_MIME]
+    assert sharded["device_count"] == 8 and [c["kind"] for c in sharded["collectives"]] == [
+        "all-reduce"]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "fusion" in printed and "KiB" in printed
+
+
+def test_html_in_a_real_browser():
+    """The standalone HTML (as nbconvert/VS Code show it): diagram drawn, search works,
+    and without scripts the text is still all there."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
+
+    d = workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
+    html = d._repr_mimebundle_()["text/html"]
+    entry = next(iter(d.report.graphs.values()))
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.set_content(f"<html><body>{html}</body></html>")
+        assert page.locator("svg g.n").count() == len(entry.nodes)
+        box = page.locator(".jwb-search input")
+        assert box.is_visible()
+        box.fill("multiply")
+        hits = page.locator(".jwb-txt .l.hit")
+        n_mul = sum(1 for i in d.report.module.instructions() if i.opcode == "multiply")
+        assert n_mul >= 1 and hits.count() >= n_mul
+        assert all("multiply" in t.lower() for t in hits.all_inner_texts())
+        page.screenshot(path=str(artifacts_dir() / "hlo-standalone.png"), full_page=True)
+        ctx = browser.new_context(java_script_enabled=False)
+        quiet = ctx.new_page()
+        quiet.set_content(f"<html><body>{html}</body></html>")
+        assert not quiet.locator(".jwb-search").is_visible()
+        assert "fusion" in quiet.inner_text(".jwb-hlo")
+        browser.close()
