@@ -105,3 +105,10 @@ def test_event_names_and_explain_logger_exist():
     assert compat.EXPLAIN_LOGGERS[0] in logging.Logger.manager.loggerDict
     assert compat.is_jax_internal(jax.tree_util.tree_map)
     assert not compat.is_jax_internal(test_event_names_and_explain_logger_exist)
+
+
+def test_available_backends_names_cpu():
+    from workbench.engine import _jax_compat as compat
+
+    names = compat.available_backends()
+    assert "cpu" in names and all(isinstance(n, str) for n in names)

@@ -364,3 +364,24 @@ def test_html_in_a_real_browser():
         assert not quiet.locator(".jwb-search").is_visible()
         assert "fusion" in quiet.inner_text(".jwb-hlo")
         browser.close()
+
+
+def test_async_collective_reports_its_result():
+    text = ("HloModule m\n\nENTRY %main (p: f32[4,8]) -> f32[16,8] {\n"
+            "  %p = f32[4,8]{1,0} parameter(0)\n"
+            "  %ags = (f32[4,8]{1,0}, f32[16,8]{1,0}) all-gather-start(%p), channel_id=1, "
+            "replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true\n"
+            "  ROOT %agd = f32[16,8]{1,0} all-gather-done(%ags)\n}\n")
+    (c,) = find_collectives(parse_hlo(text))  # -done is not counted twice
+    assert (c.kind, c.shape, c.bytes) == ("all-gather", "f32[16,8]", 512)
+    assert c.replica_groups == [[0, 1, 2, 3]] and c.channel_id == 1 and c.use_global_device_ids
+
+
+def test_unload_removes_hlo_magic(shell, run):
+    try:
+        run("%unload_ext workbench")
+        assert "hlo" not in shell.magics_manager.magics["cell"]
+        assert "hlo" not in shell.magics_manager.magics["line"]
+    finally:
+        run("%load_ext workbench")
+    assert "hlo" in shell.magics_manager.magics["cell"]

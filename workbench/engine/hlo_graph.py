@@ -328,9 +328,15 @@ def find_collectives(module: HloModule) -> list[Collective]:
                 except ValueError:
                     pairs = None
             channel = ins.attrs.get("channel_id")
+            shape, nbytes = ins.short_shape, ins.bytes
+            leaves = ins.shape
+            if op.endswith("-start") and len(leaves) > 1:
+                # async start returns (operand(s), result[, scratch]): report the result
+                result = leaves[-1] if kind != "all-reduce" else leaves[0]
+                shape, nbytes = result.text, result.bytes
             out.append(Collective(
-                name=ins.name, kind=kind, computation=comp.name, shape=ins.short_shape,
-                bytes=ins.bytes, replica_groups=groups, groups_text=gtext,
+                name=ins.name, kind=kind, computation=comp.name, shape=shape,
+                bytes=nbytes, replica_groups=groups, groups_text=gtext,
                 source_target_pairs=pairs,
                 channel_id=int(channel) if channel and channel.isdigit() else None,
                 use_global_device_ids=ins.attrs.get("use_global_device_ids") == "true",
