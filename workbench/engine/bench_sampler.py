@@ -183,12 +183,14 @@ class CallTimer:
                 gc.enable()
         return ns * 1e-9 / number
 
-    def autorange(self, target_s: float, time_limit_s: float) -> tuple[int, int]:
+    def autorange(self, target_s: float, min_time_s: float = 0.0,
+                  time_limit_s: float = float("inf")) -> tuple[int, int]:
         """Warm up in batches of 1, 2, 5, 10, ... calls until one takes ``target_s``.
 
         Returns ``(calls per sample, warm-up calls made)``.  None of these calls is
-        counted; the last batch's per-call time sizes the samples so each takes at
-        least ``target_s``.  Stops early at ``time_limit_s`` of warm-up.
+        counted.  Warm-up lasts at least ``min_time_s`` (caches and clocks settle)
+        and at most ``time_limit_s``; the last batch's per-call time sizes the
+        samples so that each takes at least ``target_s``.
         """
         from .bench_stats import round_up_125
 
@@ -198,9 +200,11 @@ class CallTimer:
             per_call = self.time_calls(batch)
             calls += batch
             elapsed = time.perf_counter() - start
-            if per_call * batch >= target_s or elapsed >= time_limit_s:
+            if elapsed >= time_limit_s or (per_call * batch >= target_s
+                                           and elapsed >= min_time_s):
                 break
-            batch = round_up_125(batch + 1)
+            if per_call * batch < target_s:
+                batch = round_up_125(batch + 1)
         return max(1, round_up_125(target_s / per_call) if per_call > 0 else 1), calls
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: Spread (IQR / median) above which a result is flagged as measured on a noisy machine.
@@ -41,33 +42,34 @@ def quantile(sorted_xs: Sequence[float], q: float) -> float:
     return float(sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * frac)
 
 
-def _binom_cdf_half(k: int, n: int) -> float:
-    """P(Binomial(n, 1/2) <= k), exactly."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    return sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+def _binom_pmf_half(i: int, n: int) -> float:
+    """P(Binomial(n, 1/2) = i), through log-gamma so large ``n`` costs no big integers."""
+    return math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+                    - n * math.log(2.0))
 
 
+@lru_cache(maxsize=4096)
 def median_ci_ranks(n: int, level: float = CONFIDENCE) -> tuple[int, int, float]:
     """0-based ranks ``(lo, hi)`` of the order-statistic CI of the median, and its coverage.
 
-    The interval ``[x_(lo), x_(hi)]`` covers the true median with probability
-    ``1 - 2 P(B <= lo)`` for ``B ~ Binomial(n, 1/2)``.  We take the narrowest
-    symmetric interval whose coverage is at least ``level``; with fewer than 6
-    samples even ``[min, max]`` falls short, and the coverage returned says so.
+    The interval ``[x_(j), x_(n+1-j)]`` (1-based) misses the true median only when
+    fewer than ``j`` samples fall below it, so its coverage is ``1 - 2 P(B <= j-1)``
+    for ``B ~ Binomial(n, 1/2)``.  We take the narrowest such interval whose
+    coverage is at least ``level``; with fewer than 6 samples even ``[min, max]``
+    falls short, and the coverage returned says so.  Linear in ``n``, cached.
     """
     if n <= 0:
         raise ValueError("confidence interval of no samples")
     alpha = 1.0 - level
-    # 1-based: [x_(j), x_(n+1-j)] misses the median iff fewer than j samples lie below it.
+    tail = _binom_pmf_half(0, n)  # P(B <= j-1) for j = 1
     j = 1
-    while j + 1 <= n + 1 - (j + 1) and 2.0 * _binom_cdf_half(j, n) <= alpha:
+    while j + 1 <= n - j:
+        nxt = tail + _binom_pmf_half(j, n)  # P(B <= j), the tail if we widened j by one
+        if 2.0 * nxt > alpha:
+            break
+        tail = nxt
         j += 1
-    coverage = 1.0 - 2.0 * _binom_cdf_half(j - 1, n)
-    lo = j - 1
-    return lo, n - 1 - lo, coverage
+    return j - 1, n - j, max(0.0, 1.0 - 2.0 * tail)
 
 
 @dataclass(slots=True)
