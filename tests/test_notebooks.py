@@ -66,3 +66,38 @@ def test_cache_notebook_executes(tmp_path):
     (persist,) = [c for c in code if c.source == "%jaxcache persist"]
     status = persist.outputs[0]["data"]["application/vnd.jax-workbench.compile-cache+json"]
     assert status["min_compile_time_s"] == 0 and status["written"] >= 1
+
+
+def test_benchmarking_notebook_executes(tmp_path):
+    """notebooks/benchmarking.ipynb: live widgets end as static results, each shown once."""
+    nb = nbformat.read(NOTEBOOKS / "benchmarking.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    bench_mime = "application/vnd.jax-workbench.bench+json"
+    widget_mime = "application/vnd.jupyter.widget-view+json"
+    assert not [o for c in code for o in c.outputs if widget_mime in o.get("data", {})]
+
+    def record(source_start: str) -> dict:
+        (c,) = [c for c in code if c.source.startswith(source_start)]
+        recs = [o["data"][bench_mime] for o in c.outputs if bench_mime in o.get("data", {})]
+        assert len(recs) == 1, f"{source_start!r} shown {len(recs)} times"
+        assert all("text/html" in o["data"] for o in c.outputs if bench_mime in o["data"])
+        return recs[0]
+
+    line = record("@jax.jit\ndef softplus_sum")
+    assert line["measurements"][0]["first_call"]["source"] == "ledger"
+    assert line["measurements"][0]["first_call"]["compiles"] >= 1
+    cell = record("%%jaxbench")
+    assert "dict of 2 leaves" in cell["measurements"][0]["output"]
+    assert record("r = workbench.bench")["measurements"][0]["first_call"]["compiles"] == 0
+    cmp = record("def mlp")
+    assert cmp["variants"] == ["jit", "eager"] and cmp["comparisons"][0]["ratio"]["pairs"] >= 7
+    sweep = record("matmul = jax.jit")
+    assert sweep["sweep_values"] == [32, 64, 128, 256] and sweep["fits"][0]["points"] == 4
+    roof = record("workbench.bench(matmul, jnp.ones")["measurements"][0]["roofline"]
+    assert roof["peak_source"] == "override" and roof["flops_fraction"] > 0
+    bad = record("def forgets_to_return")["measurements"]
+    assert bad[0]["stats"] is not None and bad[1]["error"]["kind"] == "OutputError"

@@ -26,6 +26,9 @@ from ._html import MIME_PREFIX, esc, new_id, style_block
 BENCH_MIME = MIME_PREFIX + "bench+json"
 PALETTE = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#0a7f6f", "#6e7781"]
 PLOT_W, PLOT_H = 300, 120
+#: At most this many points in a run-order plot; longer runs show medians of consecutive
+#: buckets (the JSON keeps every sample).
+MAX_POINTS = 1000
 BENCH_CSS = """
 .jwb .jwb-bt{border-collapse:collapse;font-size:12px;margin:4px 0}
 .jwb .jwb-bt th,.jwb .jwb-bt td{padding:2px 8px;text-align:right;border-bottom:1px solid var(--jp-border-color2,#d0d7de)}
@@ -209,11 +212,15 @@ def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
                  f'{esc(format_seconds(lo))}</text>')
     parts.append(f'<text x="{pad_l}" y="{h - 2}">run 1</text>')
     parts.append(f'<text x="{w - pad_r}" y="{h - 2}" text-anchor="end">run {n}</text>')
+    step = max(1, math.ceil(n / MAX_POINTS))
     for k, (_name, xs, outliers) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         out_set = set(outliers)
+        if step > 1:  # bucket medians in run order keep the HTML small for long runs
+            xs = [summarize(xs[i:i + step]).median for i in range(0, len(xs), step)]
+            out_set = set()
         for i, x in enumerate(xs):
-            cx = pad_l + (i / max(n - 1, 1)) * pw
+            cx = pad_l + (i * step / max(n - 1, 1)) * pw
             cy = pad_t + ph - (x - lo) / span * ph
             fill = "none" if i in out_set else color
             parts.append(f'<circle class="jwb-pt" cx="{cx:.1f}" cy="{cy:.1f}" r="2" '
