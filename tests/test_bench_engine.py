@@ -231,6 +231,9 @@ def test_roofline_with_table_override_and_unknown_peak():
     plain = run_benchmark(f, (x,), budget=0.1).measurements[0].roofline
     assert plain.peak_source == "unknown" and plain.flops_fraction is None
     assert "unknown peak" in plain.note
+    # an eager function is not analysed as jax.jit(fn) (a different program, a new compile)
+    eager = run_benchmark(lambda x: x @ x, (x,), budget=0.1).measurements[0].roofline
+    assert eager.flops is None and "not a jax.jit function" in eager.note
 
 
 def test_peak_table_matches_device_kinds():

@@ -139,8 +139,12 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
-             override: DevicePeak | None = None) -> Roofline:
-    """Throughput from XLA's cost analysis and a median time; peaks from table or override."""
+             override: DevicePeak | None = None, reason: str = "") -> Roofline:
+    """Throughput from XLA's cost analysis and a median time; peaks from table or override.
+
+    ``reason`` explains an empty ``cost`` (e.g. an eager function) instead of the
+    generic "XLA reported no cost analysis".
+    """
     peak = override
     source = "override" if override is not None else "unknown"
     if peak is None:
@@ -165,9 +169,13 @@ def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
     if intensity is not None and peak_f and peak_b:
         bound = "compute" if intensity >= peak_f / peak_b else "memory"
     notes = []
-    if not cost.reported:
+    if reason:
+        notes.append(reason)
+    elif not cost.reported:
         notes.append("XLA reported no cost analysis for this program")
-    if peak is None:
+    if reason or (fps is None and bps is None):
+        pass  # nothing to hold against a peak
+    elif peak is None:
         notes.append(f"unknown peak for {device_kind!r}; pass peaks= to compare")
     elif peak_f is None:
         notes.append(f"no {dtype} FLOP/s peak listed for {peak.name}")

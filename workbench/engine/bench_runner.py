@@ -27,6 +27,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from . import _jax_compat as compat
+from .analysis import CostAnalysis
 from .bench_env import environment
 from .bench_peaks import DevicePeak, as_peak, roofline
 from .bench_result import BenchConfig, Benchmark, Comparison, Measurement
@@ -336,15 +338,25 @@ def _precise(live: list[Measurement], precision: float) -> bool:
 
 def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               m: Measurement, peak_override: DevicePeak | None) -> Any:
-    """XLA's cost analysis of the jitted call (cached after the first call) at the median."""
+    """XLA's cost analysis of the jitted call (cached after the first call) at the median.
+
+    Only for ``jax.jit`` functions: an eager function runs as many small programs,
+    and analysing ``jax.jit(fn)`` instead would both describe a different program
+    and compile it (a spurious entry in the user's compile ledger).
+    """
+    median = summarize(m.samples).median
+    dtype = _dtype_of(args, kwargs)
+    if not compat.is_jitted(fn):
+        return roofline(CostAnalysis(), median, ", ".join(sorted(
+            {d.device_kind for d in jax.devices()})), dtype, peak_override,
+            reason="not a jax.jit function: no single compiled program to analyse")
     try:
         ins = inspect(fn, *args, **kwargs)
         cost = ins.cost
         kind = ", ".join(ins.device_kinds)
     except Exception:
         return None
-    median = summarize(m.samples).median
-    return roofline(cost, median, kind, _dtype_of(args, kwargs), peak_override)
+    return roofline(cost, median, kind, dtype, peak_override)
 
 
 def _comparisons(measurements: list[Measurement], names: list[str]) -> list[Comparison]:

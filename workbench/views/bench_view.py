@@ -102,7 +102,11 @@ def _detail_lines(m: Measurement) -> list[str]:
     if r is not None:
         rates = [_si(v, unit) for v, unit in ((r.flops_per_s, "FLOP/s"), (r.bytes_per_s, "B/s"))
                  if v is not None]
-        line = "roofline: " + (", ".join(rates) or "XLA counted no FLOPs or bytes")
+        if not rates:
+            out.append("roofline: n/a" + (f" ({r.note})" if r.note else
+                                           " (XLA counted no FLOPs or bytes)"))
+            return out + [f"warning: {w}" for w in (st.warnings if st else [])]
+        line = "roofline: " + ", ".join(rates)
         if r.intensity is not None:
             line += f" ({r.intensity:.3g} FLOP/byte)"
         if r.peak_name:
@@ -326,12 +330,20 @@ def _row(m: Measurement, param: str | None) -> str:
             "" if fc is None else esc(
                 format_seconds(fc.compile_total_s) + " compile" if fc.compile_total_s
                 else format_seconds(fc.total_s)),
-            "" if r is None else esc(
-                f"{_si(r.flops_per_s, 'FLOP/s')} · {_si(r.bytes_per_s, 'B/s')}"
-                + (f" · {_pct(r.flops_fraction)} / {_pct(r.bytes_fraction)} of peak"
-                   if r.peak_name else " · peak unknown")),
+            _roof_cell(r),
         ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def _roof_cell(r: Any) -> str:
+    if r is None:
+        return ""
+    if r.flops_per_s is None and r.bytes_per_s is None:
+        return f'<span class="jwb-meta" title="{esc(r.note)}">n/a</span>'
+    text = f"{_si(r.flops_per_s, 'FLOP/s')} · {_si(r.bytes_per_s, 'B/s')}"
+    text += (f" · {_pct(r.flops_fraction)} / {_pct(r.bytes_fraction)} of peak"
+             if r.peak_name else " · peak unknown")
+    return esc(text)
 
 
 def table_html(b: Benchmark) -> str:
