@@ -15,7 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .engine.bench_peaks import DevicePeak
-from .engine.bench_runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, run_benchmark
+from .engine.bench_runner import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_PRECISION,
+    check_settings,
+    run_benchmark,
+)
 from .views.bench_view import BenchResult, bench_bundle
 
 
@@ -90,6 +95,7 @@ def bench_call(
     from IPython import get_ipython
     from IPython.display import display
 
+    check_settings(budget, number, repeat, precision)  # before any widget appears
     show_live = in_kernel() if live is None else live
     widget = None
     handle = None
