@@ -45,7 +45,15 @@ class BenchWidget:
         self._last_draw = 0.0
 
     def __call__(self, p: Progress) -> None:
-        """Observer entry point; cheap unless a redraw is due."""
+        """Observer entry point; cheap unless a redraw is due.
+
+        Called after every sample round (thousands per second for fast calls), so
+        between redraws it returns before touching any widget: each trait change
+        is a message to the browser.
+        """
+        now = time.perf_counter()
+        if p.phase == "sampling" and now - self._last_draw < self.redraw_s:
+            return
         self.progress.value = max(self.progress.value, min(p.fraction, 1.0))
         self.progress.description = _PHASE_LABEL.get(p.phase, p.phase)
         if p.benchmark is not None:
@@ -53,9 +61,7 @@ class BenchWidget:
             return
         seen = sum(len(m.samples) for m in p.measurements)
         self.status.value = esc(self._status(p))
-        now = time.perf_counter()
-        if p.phase == "sampling" and seen != self.samples_seen \
-                and now - self._last_draw >= self.redraw_s:
+        if p.phase == "sampling" and seen != self.samples_seen:
             self._draw(p)
             self._last_draw = now
         self.samples_seen = seen

@@ -53,7 +53,10 @@ class Measurement:
     def to_dict(self) -> dict[str, Any]:
         return {
             "variant": self.variant, "params": dict(self.params), "number": self.number,
-            "samples": list(self.samples), "warmup_calls": self.warmup_calls,
+            # 6 significant digits: 1e-6 relative, far below any timing's uncertainty,
+            # and about half the JSON of full floats for long runs
+            "samples": [float(f"{x:.6g}") for x in self.samples],
+            "warmup_calls": self.warmup_calls,
             "first_call": None if self.first_call is None else self.first_call.to_dict(),
             "output": self.output,
             "stats": None if self.stats is None else self.stats.to_dict(),

@@ -39,14 +39,16 @@ from .inspection import function_name, inspect
 DEFAULT_BUDGET_S = 3.0
 DEFAULT_PRECISION = 0.01
 MIN_RUNS = 7
-MAX_RUNS = 100_000
+#: At most this many samples per variant and point (the JSON keeps every one).
+MAX_RUNS = 20_000
 #: How long one sample (``number`` back-to-back calls) should last.  The timed region
-#: adds one clock read and a loop start (about 0.1 µs) per sample: 0.04% of 0.25 ms,
-#: spread over the sample's calls.  Short samples matter on a busy machine: a sample
-#: that spans a preemption is spoiled, and the shorter the samples the fewer of them
-#: are, so the *median* sample stays the undisturbed speed.  (Measured here under
+#: adds one clock read and a loop start (about 0.1 µs) per sample: 0.1% of 0.1 ms,
+#: spread over the sample's calls.  Short samples matter for two reasons: a sample
+#: that spans a preemption (busy machine) or a rare slow call is spoiled, and the
+#: shorter the samples the fewer of them are, so the *median* sample stays the
+#: undisturbed speed, as the median of single calls does.  (Measured here under
 #: load: 2 ms samples read 40% slow, 0.2 ms ones 11%.)
-SAMPLE_TARGET_S = 0.25e-3
+SAMPLE_TARGET_S = 0.1e-3
 #: Share of a variant's budget that warm-up (and autoranging) may use, and the least
 #: time it runs for (caches, allocator pools and clocks settle).
 WARMUP_SHARE = 0.15
