@@ -22,6 +22,7 @@ from typing import Any
 from .bench_api import bench
 from .engine import Inspection, TransformSpec, inspect, inspect_chain, inspect_stages
 from .engine.ledger import CompileRecord, capture_compiles, ledger
+from .sharding_magics import sharding
 
 __version__ = "0.1.0"
 
@@ -79,6 +80,18 @@ def hlo(
     return HloDisplay(build_hlo_report(ins, stage, fusion=use_fusion), text_only=text)
 
 
+def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any:
+    """The interactive mesh explorer (a Panel app) for this notebook.
+
+    ``namespace`` (default: the IPython user namespace) supplies the functions the
+    "function" operation can compile; ``config`` sets the starting controls, e.g.
+    ``mesh_shape="2, 4"``, ``spec="data, None"``, ``operation="matmul"``.
+    """
+    from .mesh_app import mesh_explorer as _explorer
+
+    return _explorer(namespace=namespace, **config)
+
+
 def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None) -> Any:
     from .views.jaxpr_view import jaxpr_bundle
 
@@ -94,6 +107,9 @@ def load_ipython_extension(ipython: Any) -> None:
     from .bench_magics import BenchMagics
 
     ipython.register_magics(BenchMagics)
+    from .sharding_magics import ShardingMagics
+
+    ipython.register_magics(ShardingMagics)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.for_type(Inspection, _inspection_bundle)
     from . import observatory  # the compile ledger's cell line, %jaxcache, %workbench
@@ -115,6 +131,11 @@ def unload_ipython_extension(ipython: Any) -> None:
     for kind in ("line", "cell"):
         for name in BenchMagics.magics[kind]:
             magics[kind].pop(name, None)
+    from .sharding_magics import ShardingMagics
+
+    for kind in ("line", "cell"):
+        for name in ShardingMagics.magics[kind]:
+            magics[kind].pop(name, None)
     formatter = ipython.display_formatter.mimebundle_formatter
     formatter.type_printers.pop(Inspection, None)
     from . import observatory
@@ -124,4 +145,4 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 __all__ = ["Inspection", "TransformSpec", "__version__", "hlo", "inspect", "inspect_chain", "jaxpr",
            "load_ipython_extension", "unload_ipython_extension",
-           "CompileRecord", "capture_compiles", "ledger", "bench"]
+           "CompileRecord", "capture_compiles", "ledger", "bench", "sharding", "mesh_explorer"]

@@ -1,4 +1,4 @@
-"""The ``jax-workbench`` console script: ``lab`` and ``doctor``.
+"""The ``jax-workbench`` console script: ``lab``, ``doctor`` and ``mesh``.
 
 ``lab`` starts JupyterLab on the tour notebooks; ``--fake-devices N`` sets
 ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` in the environment the
@@ -180,6 +180,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mesh(args: argparse.Namespace) -> int:
+    """The mesh explorer on Panel's server; fake devices are set before JAX starts."""
+    if args.fake_devices is not None:
+        os.environ["XLA_FLAGS"] = with_fake_devices(os.environ.get("XLA_FLAGS", ""),
+                                                    args.fake_devices)
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    from .mesh_app import serve
+
+    print(f"mesh explorer on http://127.0.0.1:{args.port}/", flush=True)
+    serve(args.port, show=args.show)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jax-workbench", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -193,6 +206,11 @@ def build_parser() -> argparse.ArgumentParser:
     doc = sub.add_parser("doctor", help="print JAX, device and extension status")
     doc.add_argument("--json", action="store_true", help="machine-readable output")
     doc.add_argument("--fake-devices", type=int, default=None, metavar="N")
+    mesh = sub.add_parser("mesh", help="serve the interactive mesh explorer (Panel) on 127.0.0.1")
+    mesh.add_argument("--port", type=int, default=5006)
+    mesh.add_argument("--fake-devices", type=int, default=None, metavar="N",
+                      help="N fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    mesh.add_argument("--show", action="store_true", help="open a browser tab")
     return p
 
 
@@ -205,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_lab(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "mesh":
+        if args.fake_devices is not None and args.fake_devices < 1:
+            parser.error("--fake-devices must be at least 1")
+        return cmd_mesh(args)
     return cmd_doctor(args)
 
 

@@ -1,0 +1,138 @@
+"""The mesh explorer: the Panel app's state machine, the CLI, and a real browser session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import jax.numpy as jnp
+import pytest
+
+import workbench
+from workbench.cli import build_parser
+from workbench.mesh_app import MeshExplorer, default_config, user_functions
+
+from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+
+
+def test_default_config_uses_every_device():
+    assert default_config(8).mesh_shape == "2, 4"
+    assert default_config(64).mesh_shape == "8, 8"
+    assert default_config(7).mesh_shape == "7" and default_config(7).axis_names == "data"
+    with pytest.raises(TypeError, match="unknown setting"):
+        default_config(8, nonsense=1)
+
+
+def test_app_updates_and_keeps_last_good_state():
+    app = MeshExplorer(operation="matmul", shape="64, 64", spec="None, model",
+                       rhs_spec="model, None")
+    first = app.result
+    assert first is not None and [c.axes for c in first.collectives] == [["model"]]
+    assert "all-reduce over &#x27;model&#x27;" in app.view.object
+    app.widgets["spec"].value = "data, data"  # bad: one axis twice
+    assert "used twice" in app.message.object and "last good state" in app.message.object
+    assert app.result is first  # the view still shows the last good compile
+    app.widgets["spec"].value = "data, None"
+    assert app.result is not first and app.result.diff is not None
+    assert "data-jwb=\"diff\"" in app.view.object and "jwb-ok" in app.message.object
+    app.widgets["mesh_shape"].value = "3, 3"
+    assert "needs 9 devices" in app.message.object and app.result.mesh.axis_sizes == [2, 4]
+
+
+def test_app_function_mode_uses_notebook_functions():
+    def double_sum(x):
+        return (x * 2).sum(axis=0)
+
+    ns = {"double_sum": double_sum, "jnp": jnp, "_private": lambda x: x, "n": 3}
+    assert list(user_functions(ns)) == ["double_sum"]
+    app = MeshExplorer(namespace=ns, operation="function", shape="16, 8", spec="data, model")
+    res = app.result
+    assert res is not None and res.op_text == "double_sum(x)"
+    assert [(c.kind, c.axes) for c in res.collectives] == [("all-reduce", ["data"])]
+
+
+def test_mesh_explorer_entry_point_returns_panel():
+    import panel as pn
+
+    obj = workbench.mesh_explorer(namespace={}, operation="layout")
+    assert isinstance(obj, pn.layout.Row)
+
+
+def test_cli_mesh_subcommand_parses():
+    args = build_parser().parse_args(["mesh", "--port", "5999", "--fake-devices", "16"])
+    assert args.command == "mesh" and args.port == 5999 and args.fake_devices == 16
+
+
+# -- browser --------------------------------------------------------------------------------
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def mesh_server(tmp_path_factory):
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("mesh") / "server.log"
+    log = open(log_path, "wb")
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)  # --fake-devices must set it
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "mesh", "--port", str(port),
+                             "--fake-devices", "8"], stdout=log, stderr=subprocess.STDOUT,
+                            env=env)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.3)
+    else:
+        stop_server(proc, log)
+        pytest.fail(f"mesh server did not start: {log_path.read_text()}")
+    if proc.poll() is not None:
+        log.close()
+        pytest.fail(f"mesh server exited: {log_path.read_text()}")
+    yield url
+    stop_server(proc, log)
+
+
+def _rows(page) -> list[str]:
+    return page.locator('[data-jwb="collective"]').evaluate_all(
+        "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))")
+
+
+def test_browser_spec_change_changes_collectives(mesh_server):
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(mesh_server)
+            page.wait_for_selector('[data-jwb="layout-svg"]', timeout=30000)
+            assert "8 devices" in page.locator(".jwb-head").first.inner_text()
+            page.select_option("select >> nth=1", "matmul")  # dtype, operation, ...
+            page.wait_for_selector('[data-jwb="collectives"]', timeout=30000)
+            before = _rows(page)  # default P('data', 'model') @ P('model', None)
+            assert "all-reduce:model" in before
+            rhs = page.locator('input[placeholder="second operand spec"]')
+            rhs.fill("None, model")
+            rhs.press("Enter")
+            page.wait_for_selector('[data-jwb="diff"]', timeout=30000)
+            spec = page.locator('input[placeholder="array spec"]')
+            spec.fill("data, None")  # now pure data parallelism: nothing to communicate
+            spec.press("Enter")
+            page.wait_for_selector('[data-jwb="no-collectives"]', timeout=30000)
+            after = _rows(page)
+            assert after == [] and "removed" not in page.locator('[data-jwb="diff"]').inner_text()
+            assert "−" in page.locator('[data-jwb="diff"]').inner_text()
+            spec.fill("data, data")  # bad input: message, last good state kept
+            spec.press("Enter")
+            page.wait_for_selector('[data-jwb="message"].jwb-error', timeout=30000)
+            assert "used twice" in page.locator('[data-jwb="message"]').inner_text()
+            assert page.locator('[data-jwb="no-collectives"]').count() == 1
+            page.screenshot(path=str(artifacts_dir() / "mesh-explorer.png"), full_page=True)
+        finally:
+            browser.close()

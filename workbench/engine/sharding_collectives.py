@@ -1,0 +1,197 @@
+"""Collectives of a compiled SPMD program, named by the mesh axes they run over.
+
+The HLO model (:func:`workbench.engine.hlo_graph.find_collectives`) gives each
+collective's replica groups as lists of *partition ids* (iota forms expanded).
+Newer XLA prints a third form, ``replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}``
+(optionally with ``device_ids=([2,4]T(1,0))``), over XLA's own mesh axes; we expand
+it here.  Then :func:`axes_of_groups` answers the question a user asks, "over
+which of *my* mesh axes?": partition id ``k`` is mesh position ``k`` (row-major),
+because a jit over a ``NamedSharding`` assigns devices in the mesh's flat order.
+
+Pure functions of (mesh, groups); nothing here talks to JAX.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .hlo_graph import Collective, find_collectives
+from .hlo_model import HloModule, SourceLoc
+from .sharding_layout import MeshInfo
+
+_MESH_FORM = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?P<sel>\{[^}]*\})?")
+_AXIS = re.compile(r"'([^']*)'\s*=\s*(\d+)")
+_DEVICE_IDS = re.compile(
+    r"\(\s*(?P<expr>\[[^\]]*\](?:\s*<=\s*\[[^\]]*\])?(?:T\([^)]*\))?)\s*\)\s*(?P<sel>\{[^}]*\})?")
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.strip("[] ").split(",") if x.strip()]
+
+
+def _iota_expr(expr: str) -> np.ndarray:
+    """``[4,2]``, ``[2,4]T(1,0)`` or ``[8]<=[2,4]T(1,0)`` as a flat array of ids."""
+    expr = expr.strip()
+    head, sep, tail = expr.partition("<=")
+    body = tail if sep else head
+    perm = None
+    if "T(" in body:
+        body, _, p = body.partition("T(")
+        perm = _ints(p.rstrip(") "))
+    dims = _ints(body)
+    ids = np.arange(int(np.prod(dims))).reshape(dims)
+    if perm is not None:
+        ids = ids.transpose(perm)
+    return ids.reshape(-1)
+
+
+def expand_mesh_groups(groups_text: str, device_ids_text: str = "") -> list[list[int]] | None:
+    """XLA's mesh-axes replica groups as explicit partition-id lists (None if not that form)."""
+    m = _MESH_FORM.search(groups_text)
+    if m is None:
+        return None
+    axes = _AXIS.findall(m.group("axes"))
+    names = [a for a, _ in axes]
+    sizes = [int(n) for _, n in axes]
+    selected = m.group("sel")
+    ids = np.arange(int(np.prod(sizes)) if sizes else 1)
+    if device_ids_text:
+        d = _DEVICE_IDS.search(device_ids_text)
+        if d is not None:
+            ids = _iota_expr(d.group("expr"))
+            selected = selected or d.group("sel")
+    grid = ids.reshape(sizes) if sizes else ids
+    chosen = re.findall(r"'([^']*)'", selected or "")
+    if selected is None:
+        chosen = list(names)  # no selection printed: one group over the whole mesh
+    over = [names.index(a) for a in chosen if a in names]
+    rest = [i for i in range(len(names)) if i not in over]
+    moved = np.transpose(grid, rest + over) if names else grid
+    group_size = int(np.prod([sizes[i] for i in over])) if over else 1
+    return moved.reshape(-1, group_size).tolist()
+
+
+def axes_of_groups(groups: list[list[int]], mesh: MeshInfo) -> list[str] | None:
+    """The mesh axes whose positions vary within each group, if the groups are exactly that.
+
+    ``[]`` (XLA's "one group of everything") is all axes.  Axes of size 1 are never
+    named.  ``None`` means the groups do not line up with any set of mesh axes.
+    """
+    n = mesh.size
+    if not groups:
+        return [a for a, s in zip(mesh.axis_names, mesh.axis_sizes, strict=False) if s > 1]
+    given = {frozenset(g) for g in groups}
+    if any(i < 0 or i >= n for g in groups for i in g):
+        return None
+    if all(len(g) == 1 for g in groups):
+        return []
+    big = [i for i, s in enumerate(mesh.axis_sizes) if s > 1]
+    grid = np.arange(n).reshape(mesh.axis_sizes)
+    for r in range(1, len(big) + 1):
+        for over in itertools.combinations(big, r):
+            rest = [i for i in range(len(mesh.axis_sizes)) if i not in over]
+            size = int(np.prod([mesh.axis_sizes[i] for i in over]))
+            expected = {frozenset(g) for g in
+                        np.transpose(grid, rest + list(over)).reshape(-1, size).tolist()}
+            if expected == given:
+                return [mesh.axis_names[i] for i in over]
+    return None
+
+
+def axes_of_pairs(pairs: list[list[int]], mesh: MeshInfo) -> list[str] | None:
+    """The mesh axes along which a collective-permute moves data (coordinates that differ)."""
+    n = mesh.size
+    if any(len(p) != 2 or not (0 <= p[0] < n and 0 <= p[1] < n) for p in pairs):
+        return None
+    differ: set[int] = set()
+    for src, dst in pairs:
+        a, b = mesh.coords(src), mesh.coords(dst)
+        differ.update(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    return [mesh.axis_names[i] for i in sorted(differ)]
+
+
+def _quoted(axes: list[str]) -> str:
+    return ", ".join(repr(a) for a in axes)
+
+
+@dataclass(slots=True)
+class MeshCollective:
+    """A collective the SPMD partitioner inserted, in the user's mesh terms."""
+
+    kind: str
+    shape: str
+    bytes: int  # of the result, on each device
+    axes: list[str] | None  # None: the groups match no set of mesh axes
+    groups: list[list[int]] | None  # device ids (not partition ids)
+    pairs: list[list[int]] | None  # collective-permute: device id pairs
+    name: str = ""
+    op_name: str = ""
+    source: SourceLoc | None = None
+
+    @property
+    def description(self) -> str:
+        if self.axes is None:
+            if self.groups is not None:
+                return f"{self.kind} over device groups " + " ".join(
+                    "{" + ",".join(map(str, g)) + "}" for g in self.groups[:4]) + (
+                    " ..." if len(self.groups) > 4 else "")
+            return f"{self.kind} (groups not reported)"
+        if not self.axes:
+            return f"{self.kind} within each device (no mesh axis)"
+        word = "along" if self.kind == "collective-permute" else "over"
+        return f"{self.kind} {word} {_quoted(self.axes)}"
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...] | None, str]:
+        """What makes two collectives 'the same' when comparing two compiles."""
+        return (self.kind, None if self.axes is None else tuple(self.axes), self.shape)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "shape": self.shape, "bytes": self.bytes, "axes": self.axes,
+                "description": self.description, "groups": self.groups, "pairs": self.pairs,
+                "name": self.name, "op_name": self.op_name,
+                "source": None if self.source is None else self.source.to_dict()}
+
+
+def _groups_of(c: Collective, attrs: dict[str, str]) -> list[list[int]] | None:
+    if c.replica_groups is not None:
+        return c.replica_groups
+    text = attrs.get("replica_groups", c.groups_text)
+    if text:
+        return expand_mesh_groups(text, attrs.get("device_ids", ""))
+    if c.kind != "collective-permute":
+        return []  # no replica_groups attribute: XLA's default, every partition in one group
+    return None
+
+
+def mesh_collectives(module: HloModule, mesh: MeshInfo) -> list[MeshCollective]:
+    """Every collective of ``module`` (compiled for ``mesh``), translated to mesh axes."""
+    attrs = {ins.name: ins.attrs for ins in module.instructions()}
+    out = []
+    for c in find_collectives(module):
+        groups = _groups_of(c, attrs.get(c.name, {}))
+        axes: list[str] | None = None
+        dev_groups = dev_pairs = None
+        ids = mesh.device_ids
+        if c.kind == "collective-permute" and c.source_target_pairs is not None:
+            axes = axes_of_pairs(c.source_target_pairs, mesh)
+            if axes is not None:
+                dev_pairs = [[ids[a], ids[b]] for a, b in c.source_target_pairs]
+        elif groups is not None:
+            axes = axes_of_groups(groups, mesh)
+            in_range = all(0 <= i < len(ids) for g in groups for i in g)
+            if in_range:
+                dev_groups = [[ids[i] for i in g] for g in groups] if groups else [list(ids)]
+        out.append(MeshCollective(kind=c.kind, shape=c.shape, bytes=c.bytes, axes=axes,
+                                  groups=dev_groups, pairs=dev_pairs, name=c.name,
+                                  op_name=c.op_name, source=c.source))
+    return out
+
+
+__all__ = ["MeshCollective", "axes_of_groups", "axes_of_pairs", "expand_mesh_groups",
+           "mesh_collectives"]

@@ -1,0 +1,424 @@
+"""How an array is cut into shards and which devices hold each shard.
+
+Two ways to the same record, :class:`Layout`:
+
+* :func:`layout_of_sharding` / :func:`layout_of` read a live ``jax.Array`` (or any
+  ``jax.sharding.Sharding`` with a shape) through ``Sharding.devices_indices_map``:
+  JAX's own answer, so ``SingleDeviceSharding``, ``GSPMDSharding`` and meshes with
+  any device order are drawn exactly as JAX places them.
+* :func:`plan_layout` computes the geometry from a mesh and a PartitionSpec alone
+  (no devices needed), with XLA's padding rule for shards that do not divide the
+  dimension.  The mesh explorer and the 512-device picture use it; the tests check
+  it against ``devices_indices_map`` wherever JAX accepts the spec.
+
+Records are plain dataclasses; ``to_dict`` is the JSON MIME payload.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+LAYOUT_VERSION = 1
+
+
+class ShardingInputError(ValueError):
+    """A mesh, spec or shape a user typed that cannot describe a layout (short message)."""
+
+
+@dataclass(slots=True)
+class MeshInfo:
+    """A device mesh: axis names, sizes and types, and the device id at each position."""
+
+    axis_names: list[str]
+    axis_sizes: list[int]
+    axis_types: list[str]  # "Auto" | "Explicit" | "Manual" (one per axis)
+    device_ids: list[int]  # flattened in mesh order (row-major over the axes)
+
+    @property
+    def size(self) -> int:
+        return int(math.prod(self.axis_sizes))
+
+    def coords(self, position: int) -> list[int]:
+        return [int(c) for c in np.unravel_index(position, self.axis_sizes)] if self.axis_sizes \
+            else []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"axis_names": list(self.axis_names), "axis_sizes": list(self.axis_sizes),
+                "axis_types": list(self.axis_types), "device_ids": list(self.device_ids)}
+
+
+@dataclass(slots=True)
+class DeviceInfo:
+    """One device: which process owns it, and whether this process can address it."""
+
+    id: int
+    process: int = 0
+    kind: str = ""
+    addressable: bool = True
+    coords: list[int] | None = None  # position in the mesh, when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "process": self.process, "kind": self.kind,
+                "addressable": self.addressable, "coords": self.coords}
+
+
+@dataclass(slots=True)
+class Shard:
+    """One distinct block of the array and every device holding a copy of it.
+
+    ``start``/``stop`` bound the valid data; ``padded_stop`` is where the block
+    would end if the dimension divided evenly (XLA pads uneven shards to that size,
+    so every device holds ``padded_shape``).
+    """
+
+    start: list[int]
+    stop: list[int]
+    padded_stop: list[int]
+    devices: list[int]
+
+    @property
+    def shape(self) -> list[int]:
+        return [max(0, b - a) for a, b in zip(self.start, self.stop, strict=False)]
+
+    @property
+    def padded_shape(self) -> list[int]:
+        return [b - a for a, b in zip(self.start, self.padded_stop, strict=False)]
+
+    @property
+    def padded(self) -> bool:
+        return self.padded_stop != self.stop
+
+    def index_text(self) -> str:
+        if not self.start:
+            return "[]"
+        return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.stop, strict=False)) + "]"
+
+    def to_dict(self, itemsize: int) -> dict[str, Any]:
+        return {"start": self.start, "stop": self.stop, "padded_stop": self.padded_stop,
+                "shape": self.shape, "padded_shape": self.padded_shape,
+                "bytes": shard_bytes(self.padded_shape, itemsize), "devices": self.devices}
+
+
+def shard_bytes(shape: list[int], itemsize: int) -> int:
+    return int(math.prod(shape)) * itemsize
+
+
+@dataclass(slots=True)
+class Layout:
+    """An array's shape and dtype, its sharding, and the shards with their devices."""
+
+    kind: str  # "named" | "single" | "gspmd" | other sharding class names, lowercased
+    shape: list[int]
+    dtype: str
+    itemsize: int
+    sharding_text: str
+    shards: list[Shard]
+    devices: list[DeviceInfo]
+    mesh: MeshInfo | None = None
+    spec: list[list[str]] | None = None  # per array dimension: mesh axes splitting it
+    path: str = ""  # pytree path of this leaf ("" for a lone array)
+    process_index: int = 0  # the process that built this record
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def uneven(self) -> bool:
+        return any(s.padded for s in self.shards)
+
+    @property
+    def fully_replicated(self) -> bool:
+        return len(self.shards) == 1 and len(self.devices) > 1
+
+    @property
+    def replication(self) -> int:
+        """How many devices hold each shard (the same for every shard in a mesh layout)."""
+        return max((len(s.devices) for s in self.shards), default=1)
+
+    @property
+    def replicated_axes(self) -> list[str]:
+        if self.mesh is None or self.spec is None:
+            return []
+        used = {a for entry in self.spec for a in entry}
+        return [a for a, n in zip(self.mesh.axis_names, self.mesh.axis_sizes, strict=False)
+                if a not in used and n > 1]
+
+    @property
+    def spec_text(self) -> str:
+        return spec_text(self.spec) if self.spec is not None else ""
+
+    def device(self, device_id: int) -> DeviceInfo | None:
+        for d in self.devices:
+            if d.id == device_id:
+                return d
+        return None
+
+    def shard_of(self) -> dict[int, int]:
+        """device id -> index of the shard it holds."""
+        return {d: i for i, s in enumerate(self.shards) for d in s.devices}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "path": self.path, "shape": self.shape, "dtype": self.dtype,
+            "itemsize": self.itemsize, "sharding": self.sharding_text,
+            "mesh": None if self.mesh is None else self.mesh.to_dict(),
+            "spec": self.spec, "spec_text": self.spec_text,
+            "replicated_axes": self.replicated_axes, "replication": self.replication,
+            "fully_replicated": self.fully_replicated, "uneven": self.uneven,
+            "process_index": self.process_index,
+            "shards": [s.to_dict(self.itemsize) for s in self.shards],
+            "devices": [d.to_dict() for d in self.devices], "notes": list(self.notes),
+        }
+
+
+# -- PartitionSpec entries ----------------------------------------------------------------
+def spec_entries(spec: Any, ndim: int) -> list[list[str]]:
+    """A ``PartitionSpec`` (or list of entries) as one list of axis names per dimension.
+
+    ``None`` -> ``[]``; ``'x'`` -> ``['x']``; ``('x', 'y')`` -> ``['x', 'y']`` (major first).
+    A spec shorter than the rank leaves the trailing dimensions unsplit.
+    """
+    entries: list[list[str]] = []
+    for e in tuple(spec):
+        if e is None:
+            entries.append([])
+        elif isinstance(e, (tuple, list)):
+            entries.append([str(a) for a in e])
+        elif isinstance(e, str):
+            entries.append([e])
+        else:  # P.UNCONSTRAINED and friends: leave to JAX, draw as unsplit
+            entries.append([])
+    if len(entries) > ndim:
+        raise ShardingInputError(
+            f"the PartitionSpec has {len(entries)} entries but the array has rank {ndim}")
+    return entries + [[] for _ in range(ndim - len(entries))]
+
+
+def spec_text(entries: list[list[str]]) -> str:
+    def one(e: list[str]) -> str:
+        if not e:
+            return "None"
+        if len(e) == 1:
+            return repr(e[0])
+        return "(" + ", ".join(repr(a) for a in e) + ")"
+    while entries and not entries[-1]:
+        entries = entries[:-1]
+    return "P(" + ", ".join(one(e) for e in entries) + ")"
+
+
+def check_spec(mesh: MeshInfo, entries: list[list[str]]) -> None:
+    """Unknown axis names and axes used twice are errors before any geometry."""
+    seen: dict[str, int] = {}
+    for dim, entry in enumerate(entries):
+        for axis in entry:
+            if axis not in mesh.axis_names:
+                names = ", ".join(repr(a) for a in mesh.axis_names) or "(none)"
+                raise ShardingInputError(
+                    f"unknown mesh axis {axis!r} in dimension {dim}; the mesh has {names}")
+            if axis in seen:
+                where = "dimension" if seen[axis] == dim else "dimensions"
+                dims = f"{seen[axis]}" if seen[axis] == dim else f"{seen[axis]} and {dim}"
+                raise ShardingInputError(
+                    f"mesh axis {axis!r} is used twice ({where} {dims}); each mesh axis can "
+                    f"split at most one dimension, once")
+            seen[axis] = dim
+
+
+def split_counts(mesh: MeshInfo, entries: list[list[str]]) -> list[int]:
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes, strict=False))
+    return [int(math.prod(sizes[a] for a in e)) for e in entries]
+
+
+def indivisible(mesh: MeshInfo, entries: list[list[str]], shape: list[int]) -> str:
+    """'' when every split divides its dimension, else a message that shows the padding."""
+    for dim, (n, size, entry) in enumerate(zip(split_counts(mesh, entries), shape, entries, strict=False)):
+        if n > 1 and size % n:
+            chunk = -(-size // n)
+            last = size - chunk * (n - 1)
+            by = " x ".join(repr(a) for a in entry)
+            tail = (f"XLA would pad it to {chunk * n} inside jit: shards of {chunk}, "
+                    f"the last holding {last}" if last > 0 else
+                    f"{n - math.ceil(size / chunk)} shard(s) would hold only padding")
+            return (f"dimension {dim} (size {size}) is split {n} ways by {by}, and {size} is not "
+                    f"a multiple of {n}; a jax.Array needs even shards ({tail})")
+    return ""
+
+
+def plan_layout(mesh: MeshInfo, spec: Any, shape: list[int] | tuple[int, ...],
+                dtype: Any = "float32", devices: list[DeviceInfo] | None = None) -> Layout:
+    """The layout ``NamedSharding(mesh, spec)`` gives an array of ``shape``, computed directly.
+
+    Mesh position ``p`` (row-major over the axes) holds, along each dimension split by
+    axes ``(a, b, ...)``, block number ``coord[a] * size[b] * ... + coord[b] * ...``
+    (the first axis is the major one), each block ``ceil(size / splits)`` long.
+    """
+    shape = [int(s) for s in shape]
+    entries = spec if isinstance(spec, list) and all(isinstance(e, list) for e in spec) \
+        else spec_entries(spec, len(shape))
+    entries = entries + [[] for _ in range(len(shape) - len(entries))]
+    if len(entries) > len(shape):
+        raise ShardingInputError(
+            f"the PartitionSpec has {len(entries)} entries but the array has rank {len(shape)}")
+    check_spec(mesh, entries)
+    counts = split_counts(mesh, entries)
+    chunks = [-(-s // n) if n else s for s, n in zip(shape, counts, strict=False)]
+    axis_pos = {a: i for i, a in enumerate(mesh.axis_names)}
+    sizes = mesh.axis_sizes
+    positions = np.arange(mesh.size)
+    coords = np.array(np.unravel_index(positions, sizes)) if sizes else np.zeros((0, 1), int)
+    blocks = []
+    for entry in entries:
+        b = np.zeros(mesh.size, dtype=np.int64)
+        for axis in entry:
+            i = axis_pos[axis]
+            b = b * sizes[i] + coords[i]
+        blocks.append(b)
+    by_index: dict[tuple[int, ...], list[int]] = {}
+    for p in range(mesh.size):
+        key = tuple(int(b[p]) for b in blocks)
+        by_index.setdefault(key, []).append(mesh.device_ids[p])
+    shards = []
+    for key in sorted(by_index):
+        start = [k * c for k, c in zip(key, chunks, strict=False)]
+        padded = [a + c for a, c in zip(start, chunks, strict=False)]
+        stop = [min(p, s) for p, s in zip(padded, shape, strict=False)]
+        start = [min(a, s) for a, s in zip(start, shape, strict=False)]
+        shards.append(Shard(start, stop, padded, by_index[key]))
+    dt = np.dtype(dtype)
+    if devices is None:
+        devices = [DeviceInfo(d, coords=mesh.coords(p)) for p, d in enumerate(mesh.device_ids)]
+    return Layout(kind="named", shape=shape, dtype=dt.name, itemsize=dt.itemsize,
+                  sharding_text=f"NamedSharding({mesh_text(mesh)}, {spec_text(entries)})",
+                  shards=shards, devices=devices, mesh=mesh, spec=entries)
+
+
+def mesh_text(mesh: MeshInfo) -> str:
+    axes = ", ".join(f"{a!r}: {n}" for a, n in zip(mesh.axis_names, mesh.axis_sizes, strict=False))
+    types = ", ".join(mesh.axis_types)
+    return f"Mesh({axes}; {types})" if axes else "Mesh()"
+
+
+# -- from JAX objects ---------------------------------------------------------------------
+def _type_name(t: Any) -> str:
+    name = getattr(t, "name", None) or str(t)
+    return name.rsplit(".", 1)[-1]
+
+
+def mesh_info(mesh: Any) -> MeshInfo:
+    """A ``jax.sharding.Mesh`` as a :class:`MeshInfo` (axis types default to Auto)."""
+    names = [str(a) for a in mesh.axis_names]
+    sizes = [int(n) for n in mesh.devices.shape]
+    types = getattr(mesh, "axis_types", None) or ("Auto",) * len(names)
+    return MeshInfo(names, sizes, [_type_name(t) for t in types],
+                    [int(d.id) for d in mesh.devices.flat])
+
+
+def device_info(device: Any, process_index: int, coords: list[int] | None = None) -> DeviceInfo:
+    proc = int(getattr(device, "process_index", 0))
+    return DeviceInfo(int(device.id), proc, str(getattr(device, "device_kind", "")),
+                      proc == process_index, coords)
+
+
+def _kind_of(sharding: Any) -> str:
+    name = type(sharding).__name__
+    return {"NamedSharding": "named", "SingleDeviceSharding": "single",
+            "GSPMDSharding": "gspmd", "PositionalSharding": "positional"}.get(name, name.lower())
+
+
+def _bounds(index: tuple[Any, ...], shape: list[int]) -> tuple[list[int], list[int]]:
+    start, stop = [], []
+    for sl, size in zip(index, shape, strict=False):
+        a, b, _ = sl.indices(size) if isinstance(sl, slice) else (int(sl), int(sl) + 1, 1)
+        start.append(a)
+        stop.append(b)
+    return start, stop
+
+
+def layout_of_sharding(sharding: Any, shape: tuple[int, ...] | list[int], dtype: Any,
+                       path: str = "") -> Layout:
+    """The layout JAX itself gives ``shape`` under ``sharding`` (``devices_indices_map``)."""
+    import jax
+
+    shape = [int(s) for s in shape]
+    me = jax.process_index()
+    mesh = None
+    entries = None
+    coords: dict[int, list[int]] = {}
+    if type(sharding).__name__ == "NamedSharding" and not getattr(sharding.mesh, "empty", False):
+        mesh = mesh_info(sharding.mesh)
+        entries = spec_entries(sharding.spec, len(shape))
+        coords = {d: mesh.coords(p) for p, d in enumerate(mesh.device_ids)}
+    imap = sharding.devices_indices_map(tuple(shape))
+    by_index: dict[tuple[tuple[int, ...], tuple[int, ...]], list[Any]] = {}
+    for dev, index in imap.items():
+        start, stop = _bounds(tuple(index), shape)
+        by_index.setdefault((tuple(start), tuple(stop)), []).append(dev)
+    order = mesh.device_ids if mesh is not None else None
+    shards = []
+    for (start, stop), devs in sorted(by_index.items()):
+        ids = [int(d.id) for d in devs]
+        if order is not None:
+            ids.sort(key=order.index)
+        shards.append(Shard(list(start), list(stop), list(stop), ids))
+    all_devs = list(imap.keys())
+    if mesh is not None:
+        pos = {d: p for p, d in enumerate(mesh.device_ids)}
+        all_devs.sort(key=lambda d: pos.get(int(d.id), 0))
+    devices = [device_info(d, me, coords.get(int(d.id))) for d in all_devs]
+    dt = np.dtype(dtype)
+    notes = []
+    if any(not d.addressable for d in devices):
+        mine = sum(d.addressable for d in devices)
+        notes.append(f"process {me} addresses {mine} of {len(devices)} devices; "
+                     f"the others belong to other processes")
+    return Layout(kind=_kind_of(sharding), shape=shape, dtype=dt.name, itemsize=dt.itemsize,
+                  sharding_text=str(sharding), shards=shards, devices=devices, mesh=mesh,
+                  spec=entries, path=path, process_index=me, notes=notes)
+
+
+def layout_of(x: Any, path: str = "") -> Layout:
+    """The layout of a live ``jax.Array`` (or a ``ShapeDtypeStruct`` that has a sharding)."""
+    sharding = getattr(x, "sharding", None)
+    if sharding is None or not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        what = type(x).__name__
+        hint = " (it lives on the host: jax.device_put puts it on devices)" \
+            if isinstance(x, np.ndarray) else ""
+        raise ShardingInputError(f"{path or 'the value'} is a {what}, not a jax.Array "
+                                 f"with a sharding{hint}")
+    layout = layout_of_sharding(sharding, x.shape, x.dtype, path)
+    if getattr(x, "is_deleted", lambda: False)():
+        layout.notes.append("this array has been deleted (donated?): its data is gone, "
+                            "the layout is what it was")
+    return layout
+
+
+def layouts_of_tree(tree: Any) -> list[Layout]:
+    """One :class:`Layout` per array leaf of a pytree, labelled by its key path."""
+    import jax
+
+    leaves, _ = jax.tree_util.tree_flatten_with_path(tree)
+    out = []
+    skipped = []
+    for keypath, leaf in leaves:
+        path = jax.tree_util.keystr(keypath)
+        if getattr(leaf, "sharding", None) is not None and hasattr(leaf, "shape"):
+            out.append(layout_of(leaf, path))
+        else:
+            skipped.append(f"{path or 'value'} ({type(leaf).__name__})")
+    if not out:
+        if not leaves:
+            raise ShardingInputError("the value is an empty pytree: no arrays to show")
+        if len(leaves) == 1 and not skipped[0].startswith("["):
+            layout_of(leaves[0][1])  # raises the single-value message
+        raise ShardingInputError("no jax.Array in the value; leaves: " + ", ".join(skipped[:6]))
+    if skipped:
+        out[0].notes.append("not arrays, left out: " + ", ".join(skipped[:6])
+                            + (" ..." if len(skipped) > 6 else ""))
+    return out
+
+
+__all__ = ["LAYOUT_VERSION", "DeviceInfo", "Layout", "MeshInfo", "Shard", "ShardingInputError",
+           "check_spec", "indivisible", "layout_of", "layout_of_sharding", "layouts_of_tree",
+           "mesh_info", "mesh_text", "plan_layout", "spec_entries", "spec_text", "split_counts"]

@@ -1,0 +1,77 @@
+"""``%sharding EXPR``: how a live ``jax.Array`` (or a pytree of them) is laid out.
+
+Thin front door: evaluate the expression in the user's namespace (compiled under
+a ``<workbench-cell-N>`` file name, so an error names the user's line), ask the
+engine for the layouts, hand them to the view.  Bad input is one short
+:class:`~workbench.cellcall.CellError`; the namespace is untouched.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from .cellcall import CellError
+from .engine.errors import ErrorReport, UserLine, report
+from .engine.sharding_layout import ShardingInputError, layouts_of_tree
+from .views.sharding_view import ShardingDisplay
+
+
+def sharding(x: Any, text: bool = False) -> ShardingDisplay:
+    """The layout of ``x`` (a ``jax.Array`` or a pytree of them), as a displayable object.
+
+    The Python twin of ``%sharding``; ``.layouts`` holds the engine records.
+    """
+    return ShardingDisplay(layouts_of_tree(x), text_only=text)
+
+
+def _filename(shell: Any) -> str:
+    count = getattr(shell, "execution_count", 0) or 0
+    name, k = f"<workbench-cell-{count}>", 1
+    while name in linecache.cache:
+        k += 1
+        name = f"<workbench-cell-{count}-{k}>"
+    return name
+
+
+@magics_class
+class ShardingMagics(Magics):
+    """``%sharding``: the mesh, PartitionSpec and a picture of the shards of live arrays."""
+
+    @line_magic
+    def sharding(self, line: str = "") -> ShardingDisplay:
+        """Show how ``EXPR`` (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] x``."""
+        text_only = False
+        expr = line.strip()
+        if expr.startswith("--text"):
+            text_only, expr = True, expr[len("--text"):].strip()
+        elif expr.startswith("-"):
+            raise UsageError(f"unknown flag {expr.split()[0]!r}; %sharding takes --text")
+        if not expr:
+            raise UsageError("%sharding needs an expression, e.g. %sharding x or %sharding params")
+        filename = _filename(self.shell)
+        source = f"%sharding {line.strip()}"
+        linecache.cache[filename] = (len(source), None, [source + "\n"], filename)
+        where = UserLine(filename, 1, "<cell>", source)
+        try:
+            code = compile(expr, filename, "eval")
+        except SyntaxError as exc:
+            exc.filename, exc.lineno, exc.text = filename, 1, source
+            raise CellError(report(exc, "parse")) from None
+        try:
+            value = eval(code, self.shell.user_global_ns, self.shell.user_ns)
+        except Exception as exc:
+            rep = report(exc, "arguments")
+            rep.where = rep.where or where
+            raise CellError(rep) from None
+        try:
+            return sharding(value, text=text_only)
+        except ShardingInputError as exc:
+            raise CellError(ErrorReport(phase="arguments", kind="ShardingInputError",
+                                        summary=str(exc), where=where)) from None
+
+
+__all__ = ["ShardingMagics", "sharding"]
