@@ -13,7 +13,7 @@ import workbench
 from workbench.engine.analysis import CostAnalysis, MemoryAnalysis
 from workbench.engine.hlo_graph import control_graphs, find_collectives, parse_replica_groups
 from workbench.engine.hlo_model import HloParseError, parse_hlo, parse_instruction, parse_shape
-from workbench.engine.hlo_report import build_hlo_report
+from workbench.engine.hlo_report import HloReport, build_hlo_report
 from workbench.engine.stablehlo_text import parse_stablehlo
 from workbench.views.dag_layout import layered_layout, topological_order
 from workbench.views.hlo_view import HLO_MIME, hlo_bundle, hlo_html, layout_graph
@@ -385,3 +385,36 @@ def test_unload_removes_hlo_magic(shell, run):
     finally:
         run("%load_ext workbench")
     assert "hlo" in shell.magics_manager.magics["cell"]
+
+
+def test_multiline_constant_and_names_without_percent():
+    text = ("HloModule m\n\nENTRY %main (p: f32[2,2]) -> f32[2,2] {\n"
+            "  %p = f32[2,2]{1,0} parameter(0)\n  %c = f32[2,2]{1,0} constant({\n"
+            "    { 1, 2 },\n    { 3, 4 }\n  })\n"
+            "  ROOT %last_one = f32[2,2]{1,0} add(%p, %c)\n}\n")
+    m = parse_hlo(text)
+    assert m.problems == [] and [i.name for i in m.entry.instructions] == ["p", "c", "last_one"]
+    rep = HloReport(label="f", stage="compiled", text=text, backend="cpu", device_kinds=["cpu"],
+                    device_count=1, trace_s=0, lower_s=0, compile_s=0, module=m,
+                    graphs=control_graphs(m))
+    assert "last_one" in hlo_bundle(rep)["text/html"]
+    bare = ("HloModule m\n\nb0 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\n}\n\n"
+            "b1 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] sine(x)\n}\n\n"
+            "ENTRY main {\n  i = s32[] parameter(0)\n  v = f32[] parameter(1)\n"
+            "  ROOT r = f32[] conditional(i, v, v), branch_computations={b0, b1}\n}\n")
+    m2 = parse_hlo(bare)
+    assert m2.entry.root.called == ["b0", "b1"] and m2.by_name["b1"].role == "control"
+    assert list(control_graphs(m2)) == ["main", "b0", "b1"]
+
+
+def test_stablehlo_region_ops_get_their_location():
+    def f(x):
+        return jax.lax.fori_loop(0, 3, lambda k, v: v * 2, x)
+    sh = parse_stablehlo(jax.jit(f).lower(jnp.ones(4)).as_text(debug_info=True))
+    loop = next(o for o in sh.ops if o.op == "stablehlo.while")
+    assert loop.op_name.endswith("while") and loop.source is not None
+
+
+def test_fusion_flag_needs_compiled_stage(run):
+    text = _short(run("%hlo --stage lowered --fusion hf(hw, hx)"))
+    assert "--fusion needs --stage compiled" in text

@@ -190,6 +190,10 @@ class HloMagics(Magics):
             expr = ""
             args = parse_argstring(self.hlo, line)
         backend = check_backend(args.backend)
+        fusion = args.stage == "compiled" if args.fusion is None else args.fusion
+        if fusion and args.stage != "compiled":
+            raise UsageError("--fusion needs --stage compiled: fusions are made by XLA's "
+                             "optimization passes, after lowering")
         try:
             normalize(args.transform)
         except TransformError as exc:
@@ -200,7 +204,7 @@ class HloMagics(Magics):
             captured = run_cell_capturing_call(self.shell, line, cell, "hlo")
         (ins,) = trace_captured(captured, args.transform, _ints(args.static_argnums),
                                 _names(args.static_argnames), compare=False, backend=backend)
-        fusion = args.stage == "compiled" if args.fusion is None else args.fusion
+
         try:
             rep = build_hlo_report(ins, args.stage, fusion=fusion)
         except Exception as exc:

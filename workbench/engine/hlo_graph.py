@@ -202,8 +202,19 @@ def build_graph(module: HloModule, comp: HloComputation,
                 seen.add(op)
                 edges.append(GraphEdge(op, ins.name, src.short_shape, b))
         out_bytes = ins.bytes
-        moved = 0 if kind in ("parameter", "constant", "plumbing") else out_bytes + operand_bytes
+        if ins.opcode == "custom-call":
+            leaves = ins.shape  # library calls may return (result, s8[N] workspace)
+            if len(leaves) > 1 and leaves[-1].dtype in ("s8", "u8") and len(leaves[-1].dims) == 1:
+                out_bytes -= leaves[-1].bytes
         label = _label(ins, kind, fused_ops)
+        if ins.opcode.startswith("async-"):
+            wrapped = _wrapped_op(module, ins, by_name)
+            if wrapped:
+                base = wrapped[:-6] if wrapped.endswith("-start") else wrapped
+                kind = "collective" if base in COLLECTIVE_OPCODES else "op"
+                label = f"async {wrapped} ({ins.opcode.removeprefix('async-')})"
+                called_bodies = []
+        moved = 0 if kind in ("parameter", "constant", "plumbing") else out_bytes + operand_bytes
         node = GraphNode(
             id=ins.name, kind=kind, opcode=ins.opcode, label=label, shape=ins.short_shape,
             bytes=out_bytes, bytes_moved=moved, fusion_kind=ins.fusion_kind,
@@ -217,6 +228,22 @@ def build_graph(module: HloModule, comp: HloComputation,
         node.source_lost = kind not in ("parameter", "constant", "plumbing") and not node.sources
         nodes.append(node)
     return DataflowGraph(comp.name, nodes, edges)
+
+
+def _wrapped_op(module: HloModule, ins: HloInstruction,
+                by_name: dict[str, HloInstruction]) -> str:
+    """The opcode an ``async-start/update/done`` runs (its called computation's root)."""
+    seen = 0
+    while ins.opcode in ("async-update", "async-done") and ins.operands and seen < 8:
+        nxt = by_name.get(ins.operands[0])
+        if nxt is None:
+            break
+        ins, seen = nxt, seen + 1
+    for c in ins.called:
+        comp = module.by_name.get(c)
+        if comp is not None and comp.root is not None:
+            return comp.root.opcode
+    return ""
 
 
 def _label(ins: HloInstruction, kind: str, fused_ops: list[str]) -> str:
@@ -307,6 +334,8 @@ def parse_replica_groups(text: str) -> list[list[int]]:
 def find_collectives(module: HloModule) -> list[Collective]:
     out = []
     for comp in module.computations:
+        done_of = {i.operands[0]: i for i in comp.instructions
+                   if i.opcode.endswith("-done") and i.operands}
         for ins in comp.instructions:
             op = ins.opcode
             if op.endswith("-done"):
@@ -329,11 +358,12 @@ def find_collectives(module: HloModule) -> list[Collective]:
                     pairs = None
             channel = ins.attrs.get("channel_id")
             shape, nbytes = ins.short_shape, ins.bytes
-            leaves = ins.shape
-            if op.endswith("-start") and len(leaves) > 1:
-                # async start returns (operand(s), result[, scratch]): report the result
-                result = leaves[-1] if kind != "all-reduce" else leaves[0]
-                shape, nbytes = result.text, result.bytes
+            if op.endswith("-start"):
+                # an async start returns (operands, results, [scratch]); its -done has
+                # exactly the result, so take that where it exists
+                done = done_of.get(ins.name)
+                if done is not None:
+                    shape, nbytes = done.short_shape, done.bytes
             out.append(Collective(
                 name=ins.name, kind=kind, computation=comp.name, shape=shape,
                 bytes=nbytes, replica_groups=groups, groups_text=gtext,

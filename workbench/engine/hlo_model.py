@@ -238,7 +238,7 @@ class HloModule:
 _TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]()]|,')
 _HEAD_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
 _OPCODE_RE = re.compile(r"\s*([A-Za-z][\w\-]*)\(")
-_COMP_RE = re.compile(r"^(ENTRY\s+)?%?([^\s(]+)\s*\((.*)\)\s*->\s*(.+?)\s*\{\s*$")
+_COMP_RE = re.compile(r"^(ENTRY\s+)?%?([^\s(=]+)\s*(?:\((.*)\)\s*->\s*(.+?)\s*)?\{\s*$")
 _INDEX_COMMENT_RE = re.compile(r"/\*index=\d+\*/")
 _META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
 _NAME_REF_RE = re.compile(r"%([^\s,(){}]+)")
@@ -246,9 +246,12 @@ _UNESCAPE_RE = re.compile(r"\\(.)")
 _METADATA_RE = re.compile(r'(?:^|,)\s*metadata=(\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\})')
 
 
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        return _UNESCAPE_RE.sub(r"\1", value[1:-1])
+        return _UNESCAPE_RE.sub(lambda m: _C_ESCAPES.get(m.group(1), m.group(1)), value[1:-1])
     return value
 
 
@@ -375,6 +378,13 @@ def _apply_metadata(ins: HloInstruction, meta: str) -> None:
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
+def _closes_computation(line: str) -> bool:
+    """``}`` alone (or ``}, execution_thread=...``) ends a computation; ``})`` of a
+    multi-line constant does not."""
+    t = line.strip()
+    return t == "}" or t.startswith("}, execution_thread")
+
+
 def _iter_statements(lines: list[str], start: int) -> Any:
     """(line_no, statement) pairs, joining lines until brackets balance."""
     i = start
@@ -382,8 +392,8 @@ def _iter_statements(lines: list[str], start: int) -> Any:
     while i < n:
         text = lines[i]
         first = i
-        while (not text.rstrip().endswith("{") and not _balanced(text) and i + 1 < n
-               and not lines[i + 1].startswith("}")):
+        while (not _balanced(text) and i + 1 < n and not _COMP_RE.match(text.strip())
+               and not _closes_computation(lines[i + 1])):
             i += 1
             text += " " + lines[i].strip()
         yield first + 1, text
@@ -404,7 +414,7 @@ def parse_hlo(text: str) -> HloModule:
         line = raw.rstrip()
         stripped = line.strip()
         if current is not None:
-            if stripped.startswith("}"):
+            if _closes_computation(stripped):
                 current.last_line = line_no
                 comps.append(current)
                 current = None
@@ -430,7 +440,8 @@ def parse_hlo(text: str) -> HloModule:
         if cm:
             table = None
             current = HloComputation(name=cm.group(2), is_entry=bool(cm.group(1)),
-                                     params_text=cm.group(3), result_text=cm.group(4),
+                                     params_text=cm.group(3) or "",
+                                     result_text=cm.group(4) or "",
                                      first_line=line_no)
             continue
         if table is not None:
@@ -491,7 +502,9 @@ def _link_calls(module: HloModule) -> None:
                 value = ins.attrs.get(key)
                 if not value:
                     continue
-                for ref in _NAME_REF_RE.findall(value) or [value.strip("{} ")]:
+                refs = _NAME_REF_RE.findall(value) or [
+                    r.strip() for r in value.strip("{} ").split(",")]  # printed without '%'
+                for ref in refs:
                     if ref in names and ref not in ins.called:
                         ins.called.append(ref)
                         role = _role_of(ins.opcode, key)

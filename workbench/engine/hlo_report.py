@@ -61,16 +61,19 @@ class HloReport:
     def fusion_count(self) -> int | None:
         if self.module is None:
             return None
-        return sum(1 for i in self.module.instructions() if i.opcode == "fusion")
+        return sum(1 for c in self.module.computations if c.role != "fused"
+                   for i in c.instructions if i.opcode == "fusion")
 
     @property
     def unfused_op_count(self) -> int | None:
         """Real work outside fusions: not fusions, not parameters/constants/tuples/bitcasts."""
         if self.module is None:
             return None
-        quiet = {"fusion", "parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
+        quiet = {"fusion", "parameter", "constant", "tuple", "get-tuple-element", "bitcast",
+                 "async-update", "async-done"}
         return sum(1 for c in self.module.computations if c.role in ("entry", "control")
-                   for i in c.instructions if i.opcode not in quiet)
+                   for i in c.instructions
+                   if i.opcode not in quiet and not i.opcode.endswith("-done"))
 
     def to_dict(self, *, include_module: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -91,10 +94,14 @@ class HloReport:
             d["module"] = {
                 "name": self.module.name,
                 "problems": self.module.problems,
+                # fused bodies are many and small: compact rows [name, opcode, shape,
+                # operands] (their fusion node in "graphs" carries ops/sources already)
                 "computations": [
                     {"name": c.name, "entry": c.is_entry, "role": c.role,
                      "lines": [c.first_line, c.last_line],
-                     "instructions": [i.to_dict() for i in c.instructions]}
+                     "instructions": [i.to_dict() for i in c.instructions]
+                     if c.role != "fused" else [
+                         [i.name, i.opcode, i.short_shape, i.operands] for i in c.instructions]}
                     for c in self.module.computations],
             }
         return d

@@ -265,16 +265,32 @@ def resolve_backend(name: str) -> str:
 
 def on_backend(backend: str, args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Place the call's inputs on ``backend``'s first device, JAX's way to pick a backend
-    now that ``jit(backend=...)`` is deprecated.  Abstract inputs get that sharding."""
-    device = jax.local_devices(backend=resolve_backend(backend))[0]
+    """Make the call compile for ``backend`` (``jit(backend=...)`` is deprecated; JAX
+    picks the backend from where the inputs live).
+
+    Inputs already on that backend (and everything on the default backend when it is
+    the one asked for) stay as they are, so their shardings are kept.  Others become
+    ``ShapeDtypeStruct`` stand-ins on the backend's first device: nothing is copied,
+    since ``%hlo`` compiles and never runs.
+    """
+    platform = resolve_backend(backend)
+    device = jax.local_devices(backend=platform)[0]
     sharding = jax.sharding.SingleDeviceSharding(device)
+
+    def on_it(s: Any) -> bool:
+        return s is not None and all(d.platform == device.platform for d in s.device_set)
 
     def place(x: Any) -> Any:
         if isinstance(x, jax.ShapeDtypeStruct):
+            s = getattr(x, "sharding", None)
+            if s is None and jax.default_backend() == platform:
+                return x
+            return x if on_it(s) else jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+        if isinstance(x, jax.Array):
+            return x if on_it(x.sharding) else jax.ShapeDtypeStruct(x.shape, x.dtype,
+                                                                    sharding=sharding)
+        if isinstance(x, (np.ndarray, np.generic)) and jax.default_backend() != platform:
             return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
-        if isinstance(x, (jax.Array, np.ndarray, np.generic)):
-            return jax.device_put(x, device)
         return x
 
     return jax.tree.map(place, args), jax.tree.map(place, kwargs)

@@ -20,6 +20,7 @@ _LOC_DEF_RE = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _LOC_USE_RE = re.compile(r"loc\((#loc\d*)\)\s*$")
 _FILE_LOC_RE = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+)(?::\d+)?')
 _NAME_LOC_RE = re.compile(r'^"((?:[^"\\]|\\.)*)"\((#loc\d*)\)$')
+_BARE_NAME_RE = re.compile(r'^"((?:[^"\\]|\\.)*)"$')
 _CALLSITE_RE = re.compile(r"^callsite\((#loc\d*) at (#loc\d*)\)$")
 _OP_RE = re.compile(r'^\s*(?:(?:%[\w#:]+(?:,\s*)?)+\s*=\s*)?"?([a-z_][\w]*\.[\w.]+)')
 
@@ -77,6 +78,9 @@ def _resolve(defs: dict[str, str], ref: str) -> tuple[str, SourceLoc | None]:
         m = _FILE_LOC_RE.match(body)
         if m:
             return name, SourceLoc(m.group(1), int(m.group(2)))
+        m = _BARE_NAME_RE.match(body)
+        if m and not name:  # a name with no location under it, e.g. loc("sort")
+            name = m.group(1)
         break
     return name, None
 
@@ -95,23 +99,38 @@ def parse_stablehlo(text: str) -> StableHloText:
         if m:
             setattr(out, key, int(m.group(1)))
     cache: dict[str, tuple[str, SourceLoc | None]] = {}
+
+    def resolve(line: str) -> tuple[str, SourceLoc | None] | None:
+        u = _LOC_USE_RE.search(line)
+        if not u:
+            return None
+        ref = u.group(1)
+        if ref not in cache:
+            cache[ref] = _resolve(defs, ref)
+        return cache[ref]
+
+    # an op with regions (while, case, sort, reduce with a body...) prints its loc on
+    # the line that closes its last region: keep such ops open until that line
+    pending: list[StableOp] = []
     for no, line in enumerate(lines, 1):
         if line.startswith("#loc") or not line.strip():
             continue
         m = _OP_RE.match(line)
         if not m:
+            if pending and line.lstrip().startswith("}"):
+                found = resolve(line)
+                if found is not None:
+                    op_ = pending.pop()
+                    op_.op_name, op_.source = found
             continue
         op = m.group(1)
         if op in ("func.func", "builtin.module"):
             continue
-        name, src = "", None
-        u = _LOC_USE_RE.search(line)
-        if u:
-            ref = u.group(1)
-            if ref not in cache:
-                cache[ref] = _resolve(defs, ref)
-            name, src = cache[ref]
-        out.ops.append(StableOp(no, op, name, src))
+        found = resolve(line)
+        entry = StableOp(no, op, *(found or ("", None)))
+        out.ops.append(entry)
+        if found is None:  # its loc comes on the line closing its regions
+            pending.append(entry)
     return out
 
 

@@ -317,10 +317,14 @@ def hlo_text_html(rep: HloReport) -> str:
     by_line: dict[int, HloInstruction] = {i.line_no: i for i in rep.module.instructions()}
     # the entry and control-flow bodies first: that is where a reader starts; the many
     # small fused/applied computations are grouped in one closed block after them
+    first = min((c.first_line for c in rep.module.computations), default=1)
+    head = "\n".join(esc(line) for line in lines[:first - 1] if line.strip())
+    out = [f'<details class="jwb-comp"><summary>module header and source tables</summary>'
+           f'<div class="jwb-txt">{head}</div></details>'] if head else []
     main = [c for c in rep.module.computations if c.role in ("entry", "control")]
     main.sort(key=lambda c: not c.is_entry)
     rest = [c for c in rep.module.computations if c.role not in ("entry", "control")]
-    out = [_computation_html(c, lines, by_line) for c in main]
+    out += [_computation_html(c, lines, by_line) for c in main]
     if rest:
         inner = "".join(_computation_html(c, lines, by_line) for c in rest)
         out.append(f'<details class="jwb-comp"><summary>{len(rest)} fused and applied '
@@ -410,10 +414,16 @@ def hlo_bundle(rep: HloReport, text_only: bool = False) -> dict[str, Any]:
     bundle: dict[str, Any] = {"text/plain": rep.text}
     if text_only:
         return bundle
-    with gc_paused():
-        layouts = graph_layouts(rep) if rep.fusion else {}
-        bundle["text/html"] = hlo_html(rep, layouts)
-        bundle[HLO_MIME] = hlo_record(rep, layouts)
+    try:
+        with gc_paused():
+            layouts = graph_layouts(rep) if rep.fusion else {}
+            bundle["text/html"] = hlo_html(rep, layouts)
+            bundle[HLO_MIME] = hlo_record(rep, layouts)
+    except Exception as exc:  # a view bug must not put a traceback in the user's cell
+        bundle = {"text/plain": rep.text, "text/html": (
+            f'<div class="jwb jwb-hlo">{style_block()}<div class="jwb-note">The HLO view could '
+            f'not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the text follows.</div>'
+            f'<pre>{esc(rep.text)}</pre></div>')}
     return bundle
 
 
