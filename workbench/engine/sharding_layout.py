@@ -385,7 +385,8 @@ def layout_of(x: Any, path: str = "") -> Layout:
         what = type(x).__name__
         hint = " (it lives on the host: jax.device_put puts it on devices)" \
             if isinstance(x, np.ndarray) else ""
-        raise ShardingInputError(f"{path or 'the value'} is a {what}, not a jax.Array "
+        article = "an" if what[:1].lower() in "aeiou" else "a"
+        raise ShardingInputError(f"{path or 'the value'} is {article} {what}, not a jax.Array "
                                  f"with a sharding{hint}")
     layout = layout_of_sharding(sharding, x.shape, x.dtype, path)
     if getattr(x, "is_deleted", lambda: False)():
@@ -412,7 +413,8 @@ def layouts_of_tree(tree: Any) -> list[Layout]:
             raise ShardingInputError("the value is an empty pytree: no arrays to show")
         if len(leaves) == 1 and not skipped[0].startswith("["):
             layout_of(leaves[0][1])  # raises the single-value message
-        raise ShardingInputError("no jax.Array in the value; leaves: " + ", ".join(skipped[:6]))
+        raise ShardingInputError(f"the value (a {type(tree).__name__}) holds no jax.Array; "
+                                 f"its leaves: " + ", ".join(skipped[:6]))
     if skipped:
         out[0].notes.append("not arrays, left out: " + ", ".join(skipped[:6])
                             + (" ..." if len(skipped) > 6 else ""))
