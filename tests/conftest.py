@@ -40,6 +40,14 @@ class CellRun:
     def message(self) -> str:
         return str(self.error) if self.error is not None else ""
 
+    def short_error(self) -> str:
+        """The printed error, checked to be the short kind: no traceback, a few lines."""
+        assert self.error is not None
+        text = self.stdout + self.stderr
+        assert "Traceback (most recent call last)" not in text
+        assert len(text.strip().splitlines()) <= 8, text
+        return text
+
 
 @pytest.fixture
 def run(shell: InteractiveShell):

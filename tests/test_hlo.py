@@ -290,25 +290,18 @@ def test_line_magic_and_flags(run, shell):
     assert "<svg" not in r.bundle["text/html"] and r.bundle[HLO_MIME]["graphs"] == {}
 
 
-def _short(r) -> str:
-    assert r.error is not None
-    text = r.stdout + r.stderr
-    assert "Traceback (most recent call last)" not in text
-    assert len(text.strip().splitlines()) <= 8, text
-    return text
-
 
 def test_bad_input(run, shell):
-    text = _short(run("%hlo --backend tpu hf(hw, hx)"))
+    text = run("%hlo --backend tpu hf(hw, hx)").short_error()
     assert "'tpu' is not available here; available: cpu" in text
     assert len(text.strip().splitlines()) == 1
     shell.user_ns.pop("kept_hlo", None)
-    text = _short(run("%%hlo\nkept_hlo = 7\nkept_hlo * 2"))
+    text = run("%%hlo\nkept_hlo = 7\nkept_hlo * 2").short_error()
     assert "must be a call" in text and shell.user_ns["kept_hlo"] == 7
-    text = _short(run("%%hlo\ndef bad(x):\n    return x @ jnp.ones((3, 3))\nbad(jnp.ones(4))"))
+    text = run("%%hlo\ndef bad(x):\n    return x @ jnp.ones((3, 3))\nbad(jnp.ones(4))").short_error()
     assert "dot_general requires contracting dimensions" in text
     assert "line 3, in bad" in text and "return x @ jnp.ones((3, 3))" in text
-    text = _short(run("%hlo --stage optimized hf(hw, hx)"))
+    text = run("%hlo --stage optimized hf(hw, hx)").short_error()
     assert "optimized" in text
     assert run("1 + 1").result.result == 2  # the kernel is fine
 
@@ -416,5 +409,5 @@ def test_stablehlo_region_ops_get_their_location():
 
 
 def test_fusion_flag_needs_compiled_stage(run):
-    text = _short(run("%hlo --stage lowered --fusion hf(hw, hx)"))
+    text = run("%hlo --stage lowered --fusion hf(hw, hx)").short_error()
     assert "--fusion needs --stage compiled" in text

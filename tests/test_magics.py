@@ -126,49 +126,42 @@ def test_depth_controls_open_nested(run):
 
 # -- bad input: short messages, namespace intact ---------------------------------------------
 
-def _short(r) -> str:
-    assert r.error is not None
-    text = r.stdout + r.stderr
-    assert "Traceback (most recent call last)" not in text
-    assert len(text.strip().splitlines()) <= 8, text
-    return text
-
 
 def test_last_line_not_a_call(run, shell):
     r = run("%%jaxpr\nkept_value = 41\nkept_value + 1")
-    text = _short(r)
+    text = r.short_error()
     assert "must be a call" in text and "kept_value + 1" in text
     assert shell.user_ns["kept_value"] == 41  # the body ran as a normal cell would
 
 
 def test_syntax_error_names_line(run):
     r = run("%%jaxpr\ndef f(x:\n    return x\nf(1)")
-    text = _short(r)
+    text = r.short_error()
     assert "SyntaxError" in text and "line 2" in text
 
 
 def test_unknown_transform_and_flag(run, shell):
     shell.user_ns.pop("never_defined", None)
     r = run("%%jaxpr -t gard\nnever_defined = 1\nlen([])")
-    text = _short(r)
+    text = r.short_error()
     assert "unknown transform 'gard'" in text and "grad" in text
     assert "never_defined" not in shell.user_ns  # nothing ran
     r = run("%%jaxpr --bogus\nlen([])")
-    assert "unrecognized arguments: --bogus" in _short(r)
+    assert "unrecognized arguments: --bogus" in r.short_error()
     r = run("%jaxpr --bogus f(x)")
-    assert "unknown flag" in _short(r)
+    assert "unknown flag" in r.short_error()
 
 
 def test_grad_of_non_scalar(run):
     r = run("%%jaxpr -t grad\ndef vec(x):\n    return x * 2\nvec(jnp.ones(3))")
-    text = _short(r)
+    text = r.short_error()
     assert "Gradient only defined for scalar-output functions" in text
     assert "vec(jnp.ones(3))" in text  # the user's call line
 
 
 def test_tracer_bool_conversion(run):
     r = run("%%jaxpr\ndef relu(x):\n    if x > 0:\n        return x\n    return 0.0\nrelu(1.0)")
-    text = _short(r)
+    text = r.short_error()
     assert "TracerBoolConversionError" in text
     assert "if x > 0:" in text and "line 3" in text
     assert "errors.html" in text  # JAX's hint link
@@ -177,13 +170,13 @@ def test_tracer_bool_conversion(run):
 def test_shape_mismatch(run):
     run(LOSS_CELL)
     r = run("%jaxpr loss(jnp.ones((3, 4)), jnp.ones((2, 5)))")
-    text = _short(r)
+    text = r.short_error()
     assert "dot_general" in text and "x @ w" in text
 
 
 def test_function_that_raises(run, shell):
     r = run("%%jaxpr\nbefore = 'ok'\ndef boom(x):\n    raise ValueError('bad input here')\nboom(1.0)")
-    text = _short(r)
+    text = r.short_error()
     assert "ValueError" in text and "bad input here" in text and "line 4" in text
     assert shell.user_ns["before"] == "ok"
     assert shell.user_ns["boom"] is not None
@@ -191,7 +184,7 @@ def test_function_that_raises(run, shell):
 
 def test_body_error_keeps_earlier_assignments(run, shell):
     r = run("%%jaxpr\nfirst = 1\nundefined_name_xyz\nsecond = 2\nlen([])")
-    text = _short(r)
+    text = r.short_error()
     assert "NameError" in text and "line 3" in text
     assert shell.user_ns["first"] == 1 and "second" not in shell.user_ns
 
@@ -253,4 +246,4 @@ def test_line_magic_unquoted_transform_with_spaces(run):
 
 def test_stray_return_is_a_short_syntax_error(run):
     r = run("%%jaxpr\nreturn 3\nlen([])")
-    assert "SyntaxError" in _short(r)
+    assert "SyntaxError" in r.short_error()

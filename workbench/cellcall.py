@@ -154,3 +154,12 @@ def _evaluate_call(call: ast.Call, filename: str, global_ns: dict[str, Any],
                     filename, call.lineno, text)
     return CapturedCall(fn=fn, args=tuple(args), kwargs=dict(kwargs), call_text=text,
                         filename=filename, line=call.lineno)
+
+
+def capture_call(shell: Any, line: str, cell: str | None, expr: str, magic: str) -> CapturedCall:
+    """The call a line magic (``%m f(x)``: ``expr``) or a cell magic (``%%m``: the cell's
+    last line, after the body ran) is about; what every call-inspecting magic starts with."""
+    if cell is None:
+        return parse_call_expression(shell, expr, magic)
+    return run_cell_capturing_call(shell, line, cell, magic)
+

@@ -8,11 +8,13 @@ flags) instead of a long traceback; the namespace is left as a normal run would.
 
 from __future__ import annotations
 
+from typing import Any
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .cellcall import CapturedCall, CellError, parse_call_expression, run_cell_capturing_call
+from .cellcall import CapturedCall, CellError, capture_call
 from .engine.errors import ErrorReport, UserLine, report
 from .engine.hlo_report import STAGES, build_hlo_report
 from .engine.inspection import BackendUnavailable, Inspection, inspect_stages, resolve_backend
@@ -103,6 +105,30 @@ def split_flags(line: str, value_flags: set[str] | None = None,
     return flags, line[end:].strip()
 
 
+def magic_args(magic: Any, line: str, cell: str | None, value_flags: set[str],
+               bool_flags: set[str], example: str, usage: str | None = None) -> tuple[Any, str]:
+    """(parsed flags, call expression) of a line or cell magic.
+
+    Cell form: the whole line is flags.  Line form: flags first, then the call
+    (``split_flags`` stops at the first token that is not a flag).
+    """
+    if cell is not None:
+        return parse_argstring(magic, line), ""
+    kw = {} if usage is None else {"usage": usage}
+    flag_tokens, expr = split_flags(line, value_flags, bool_flags, **kw)
+    if not expr:
+        raise UsageError(f"{example.split()[0]} needs a call, e.g. {example}")
+    return magic.parser.parse_args(flag_tokens), expr
+
+
+def check_transforms(transforms: list[str]) -> None:
+    """Bad transforms are reported before anything in the cell runs."""
+    try:
+        normalize(transforms)
+    except TransformError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @magics_class
 class JaxprMagics(Magics):
     """``%%jaxpr`` and ``%jaxpr``: the jaxpr of a call under any composition of transforms."""
@@ -125,24 +151,12 @@ class JaxprMagics(Magics):
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
         is traced (not executed) and its jaxpr shown.  Line form: ``%jaxpr f(x)``.
         """
-        if cell is None:
-            flag_tokens, expr = split_flags(line)
-            if not expr:
-                raise UsageError("%jaxpr needs a call, e.g. %jaxpr -t grad loss(w, x)")
-            args = self.jaxpr.parser.parse_args(flag_tokens)
-        else:
-            expr = ""
-            args = parse_argstring(self.jaxpr, line)
+        args, expr = magic_args(self.jaxpr, line, cell, _VALUE_FLAGS, _BOOL_FLAGS,
+                                "%jaxpr -t grad loss(w, x)")
         if args.depth < 0:
             raise UsageError("--depth must be 0 or more")
-        try:  # bad transforms are reported before anything in the cell runs
-            normalize(args.transform)
-        except TransformError as exc:
-            raise UsageError(str(exc)) from None
-        if cell is None:
-            captured = parse_call_expression(self.shell, expr, "jaxpr")
-        else:
-            captured = run_cell_capturing_call(self.shell, line, cell, "jaxpr")
+        check_transforms(args.transform)
+        captured = capture_call(self.shell, line, cell, expr, "jaxpr")
         stages = trace_captured(captured, args.transform, _ints(args.static_argnums),
                                 _names(args.static_argnames), compare=args.compare)
         return JaxprDisplay(stages, compare=args.compare, depth=args.depth, text_only=args.text)
@@ -181,27 +195,15 @@ class HloMagics(Magics):
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
         is lowered and compiled (not executed).  Line form: ``%hlo f(x)``.
         """
-        if cell is None:
-            flag_tokens, expr = split_flags(line, _HLO_VALUE_FLAGS, _HLO_BOOL_FLAGS, _HLO_USAGE)
-            if not expr:
-                raise UsageError("%hlo needs a call, e.g. %hlo --stage lowered loss(w, x)")
-            args = self.hlo.parser.parse_args(flag_tokens)
-        else:
-            expr = ""
-            args = parse_argstring(self.hlo, line)
+        args, expr = magic_args(self.hlo, line, cell, _HLO_VALUE_FLAGS, _HLO_BOOL_FLAGS,
+                                "%hlo --stage lowered loss(w, x)", _HLO_USAGE)
         backend = check_backend(args.backend)
         fusion = args.stage == "compiled" if args.fusion is None else args.fusion
         if fusion and args.stage != "compiled":
             raise UsageError("--fusion needs --stage compiled: fusions are made by XLA's "
                              "optimization passes, after lowering")
-        try:
-            normalize(args.transform)
-        except TransformError as exc:
-            raise UsageError(str(exc)) from None
-        if cell is None:
-            captured = parse_call_expression(self.shell, expr, "hlo")
-        else:
-            captured = run_cell_capturing_call(self.shell, line, cell, "hlo")
+        check_transforms(args.transform)
+        captured = capture_call(self.shell, line, cell, expr, "hlo")
         (ins,) = trace_captured(captured, args.transform, _ints(args.static_argnums),
                                 _names(args.static_argnames), compare=False, backend=backend)
 
