@@ -369,3 +369,17 @@ def test_python_twin():
     bundle = disp._repr_mimebundle_()
     assert bundle[MIME]["layouts"][0]["kind"] == "single"
     assert re.search(r"float32\[2, 2\]", bundle["text/plain"])
+
+
+@pytest.mark.parametrize("spec, shape, message", [
+    ("P('data', 'data')", (8, 8), "duplicate entries for `data`"),
+    ("P('data')", (15, 8), "divide"),
+    ("P('nope')", (8, 8), "nope"),
+])
+def test_sharding_magic_bad_specs_name_the_line(run, shell, spec, shape, message):
+    shell.user_ns["mesh_"] = _mesh((2, 4), ("data", "model"))
+    line = (f"%sharding jax.device_put(jnp.zeros({shape}), "
+            f"jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec{spec[1:]}))")
+    r = run(line)
+    assert r.error is not None and message in r.message
+    assert line in r.message and len(r.message.splitlines()) <= 3

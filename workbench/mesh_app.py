@@ -150,8 +150,12 @@ class MeshExplorer:
 
     def panel(self) -> Any:
         w = self.widgets
+        kinds = sorted({str(getattr(d, "device_kind", "?")) for d in self.devices})
+        have = (f"{len(self.devices)} device(s) here ({html.escape(', '.join(kinds))}); "
+                f"the mesh shape's product must be {len(self.devices)}")
         controls = pn.Column(
-            "### mesh", w["mesh_shape"], w["axis_names"], w["axis_types"],
+            "### mesh", pn.pane.HTML(f'<div data-jwb="device-count">{have}</div>', width=260),
+            w["mesh_shape"], w["axis_names"], w["axis_types"],
             "### array", w["shape"], w["dtype"], w["spec"],
             "### operation", w["operation"], w["equation"], w["rhs_shape"], w["rhs_spec"],
             w["out_spec"], w["reduce_axes"], w["reduction"], w["function_name"], width=290)
