@@ -99,6 +99,9 @@ def test_uneven_shards_are_padded():
     assert cols == [(0, 2, 2), (2, 4, 4), (4, 6, 6), (6, 6, 8)]  # the last block is all padding
     html = layouts_bundle([lay])["text/html"]
     assert "url(#jwb-pad" in html and "stroke-dasharray" in html
+    # padding drawn only beyond the data: 3 bottom strips, the all-padding column's 2 blocks
+    assert html.count('data-jwb="padding"') == 5
+    assert re.search(r">3</text>", html) and re.search(r">7</text>", html)  # labelled anyway
 
 
 def test_two_axes_on_one_dimension_major_first():

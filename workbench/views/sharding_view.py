@@ -139,11 +139,20 @@ def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: 
         out.append(f'<g data-devices="{esc(",".join(map(str, s.devices)))}"><title>{esc(tip)}'
                    f'</title><rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
                    f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>')
-        if cp > c1 or rp > r1:  # padding: the rest of the padded block, hatched
-            pw, ph = (cp - c0) * sx, (rp - r0) * sy
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{pw:.1f}" height="{ph:.1f}" '
-                       f'fill="url(#{pattern})" stroke="#888" stroke-dasharray="3,2"/>')
+        if cp > c1 or rp > r1:  # padding: only the part beyond the data, tinted and hatched
+            strips = [(c1, r0, cp, rp), (c0, r1, c1, rp)]
+            for a0, b0, a1, b1 in strips:
+                if a1 > a0 and b1 > b0:
+                    px, py = 1 + a0 * sx, 1 + b0 * sy
+                    pw, ph = (a1 - a0) * sx, (b1 - b0) * sy
+                    out.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                               f'height="{ph:.1f}" fill="{colour}" fill-opacity="0.35"/>'
+                               f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                               f'height="{ph:.1f}" fill="url(#{pattern})" stroke="#888" '
+                               f'stroke-dasharray="3,2" data-jwb="padding"/>')
         text = _devices_text(s.devices, 4)
+        if tw < 7.2 * len(text) + 4 or th <= 13:  # a block of (mostly) padding: label it there
+            x, y, tw, th = 1 + c0 * sx, 1 + r0 * sy, (cp - c0) * sx, (rp - r0) * sy
         if label and not many and tw > 7.2 * len(text) + 4 and th > 13:
             out.append(f'<text x="{x + tw / 2:.1f}" y="{y + th / 2 + 4:.1f}" font-size="11" '
                        f'text-anchor="middle" fill="#111">{esc(text)}</text>')
