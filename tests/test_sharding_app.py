@@ -136,3 +136,10 @@ def test_browser_spec_change_changes_collectives(mesh_server):
             page.screenshot(path=str(artifacts_dir() / "mesh-explorer.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_fake_devices_too_late_is_said_in_the_app():
+    app = MeshExplorer(fake_devices=32, operation="layout")
+    assert app.result is not None and app.result.device_count == 8  # keeps working
+    assert "already running with 8 device(s)" in app.message.object
+    assert "--xla_force_host_platform_device_count=32" in app.message.object

@@ -85,7 +85,8 @@ def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any
 
     ``namespace`` (default: the IPython user namespace) supplies the functions the
     "function" operation can compile; ``config`` sets the starting controls, e.g.
-    ``mesh_shape="2, 4"``, ``spec="data, None"``, ``operation="matmul"``.
+    ``mesh_shape="2, 4"``, ``spec="data, None"``, ``operation="matmul"``; ``fake_devices=N``
+    asks for N CPU devices (only possible before JAX has started; otherwise the app says how).
     """
     from .mesh_app import mesh_explorer as _explorer
 

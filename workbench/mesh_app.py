@@ -79,9 +79,13 @@ class MeshExplorer:
     """The app's state: the controls, the last good result, and the message line."""
 
     def __init__(self, namespace: dict[str, Any] | None = None, devices: list[Any] | None = None,
-                 **config: Any) -> None:
+                 fake_devices: int | None = None, **config: Any) -> None:
+        """``fake_devices=N`` asks for N CPU devices; honoured only before JAX has started."""
         import jax
 
+        from .engine.sharding_spec import request_fake_devices
+
+        device_warning = request_fake_devices(fake_devices) if fake_devices else ""
         self.namespace = namespace if namespace is not None else {}
         self.devices = list(jax.devices()) if devices is None else list(devices)
         cfg = default_config(len(self.devices), **config)
@@ -105,6 +109,8 @@ class MeshExplorer:
         for w in self.widgets.values():
             w.param.watch(self.update, "value")
         self.update()
+        if device_warning:
+            self._say(device_warning, error=True)
 
     def config(self) -> ExplorerConfig:
         values = {k: w.value for k, w in self.widgets.items()}
