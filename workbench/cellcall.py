@@ -1,4 +1,5 @@
-"""Cell semantics shared by ``%%jaxpr`` (and later ``%%hlo``).
+"""Cell semantics shared by the call-inspecting cell magics (``%%jaxpr``, ``%%hlo``,
+``%%jaxbench``).
 
 The cell runs like a normal cell, in the user's namespace, except its last
 expression, which must be a call ``f(args...)``: that call's function and
@@ -116,9 +117,15 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         raise _fail("parse", "UsageError",
                     f"the last line of a %%{magic} cell must be a call such as f(x, y), "
-                    f"whose jaxpr is shown instead of running it; got {type(last).__name__.lower()}",
+                    f"{_WHAT_HAPPENS.get(magic, 'which the magic works on')}; "
+                    f"got {type(last).__name__.lower()}",
                     filename, last.lineno, last_text)
     return _evaluate_call(last.value, filename, global_ns, user_ns, last_text)
+
+
+_WHAT_HAPPENS = {"jaxpr": "whose jaxpr is shown instead of running it",
+                 "hlo": "which is compiled, not run, and its HLO shown",
+                 "jaxbench": "which is timed"}
 
 
 def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
