@@ -16,7 +16,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .bench_api import bench_call
-from .cellcall import parse_call_expression, run_cell_capturing_call
+from .cellcall import capture_call
 from .engine.bench_runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from .engine.bench_sampler import BenchInputError
 from .views.bench_view import BenchResult
@@ -70,6 +70,7 @@ class BenchMagics(Magics):
         apart; samples are autoranged within ``--budget``.  The result is returned
         (``r = %jaxbench f(x)``) with ``.to_json()``, ``.to_dataframe()``.
         """
+        expr = ""
         if cell is None:
             flags, expr = split_bench_line(line)
             if not expr:
@@ -81,10 +82,7 @@ class BenchMagics(Magics):
             check_settings(args.budget, args.n, args.r, args.precision)
         except BenchInputError as exc:
             raise UsageError(str(exc)) from None
-        if cell is None:
-            captured = parse_call_expression(self.shell, expr, "jaxbench")
-        else:
-            captured = run_cell_capturing_call(self.shell, line, cell, "jaxbench")
+        captured = capture_call(self.shell, line, cell, expr, "jaxbench")
         result = bench_call(captured.fn, captured.args, captured.kwargs, budget=args.budget,
                             number=args.n, repeat=args.r, precision=args.precision,
                             roofline=not args.no_roofline, text=args.text,
