@@ -489,11 +489,13 @@ class Ledger:
     def _attach_by_name(self, rec: CompileRecord) -> None:
         """A lowering/compile with no trace before it: the trace came from JAX's cache."""
         key = self._by_name.get(rec.function)
-        if key is not None:
-            st = self._functions[key].stats
-            rec.key, rec.defined_at, rec.origin = key, st.defined_at, st.origin
-        else:
-            rec.key = rec.function
+        if key is None:
+            # never traced while we watched: in practice JAX's eager-op dispatch (jnp.tanh
+            # on a concrete array compiles jit(tanh) from a trace JAX cached itself)
+            rec.key, rec.origin, rec.reasons = rec.function, "jax", []
+            return
+        st = self._functions[key].stats
+        rec.key, rec.defined_at, rec.origin = key, st.defined_at, st.origin
         rec.reasons = [MissReason("unknown", detail="lowered/compiled again without a new "
                                   "trace (the trace was cached; sharding, layout or "
                                   "compiler options may differ)")]
