@@ -359,6 +359,14 @@ def test_html_in_a_real_browser():
         browser.close()
 
 
+def test_mesh_form_replica_groups_are_expanded():
+    text = ("HloModule m\n\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+            "  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, "
+            "replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}, use_global_device_ids=true\n}\n")
+    (c,) = find_collectives(parse_hlo(text))
+    assert c.replica_groups == [[0, 4], [1, 5], [2, 6], [3, 7]]
+
+
 def test_async_collective_reports_its_result():
     text = ("HloModule m\n\nENTRY %main (p: f32[4,8]) -> f32[16,8] {\n"
             "  %p = f32[4,8]{1,0} parameter(0)\n"

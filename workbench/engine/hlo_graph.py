@@ -14,6 +14,7 @@ not a measurement; the views say so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,6 +301,58 @@ class Collective:
                 "source": self.source.to_dict() if self.source else None}
 
 
+_MESH_FORM = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?P<sel>\{[^}]*\})?")
+_AXIS = re.compile(r"'([^']*)'\s*=\s*(\d+)")
+_DEVICE_IDS = re.compile(
+    r"\(\s*(?P<expr>\[[^\]]*\](?:\s*<=\s*\[[^\]]*\])?(?:T\([^)]*\))?)\s*\)\s*(?P<sel>\{[^}]*\})?")
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.strip("[] ").split(",") if x.strip()]
+
+
+def _iota_expr(expr: str) -> np.ndarray:
+    """``[4,2]``, ``[2,4]T(1,0)`` or ``[8]<=[2,4]T(1,0)`` as a flat array of ids."""
+    expr = expr.strip()
+    head, sep, tail = expr.partition("<=")
+    body = tail if sep else head
+    perm = None
+    if "T(" in body:
+        body, _, p = body.partition("T(")
+        perm = _ints(p.rstrip(") "))
+    dims = _ints(body)
+    ids = np.arange(int(np.prod(dims))).reshape(dims)
+    if perm is not None:
+        ids = ids.transpose(perm)
+    return ids.reshape(-1)
+
+
+def expand_mesh_groups(groups_text: str, device_ids_text: str = "") -> list[list[int]] | None:
+    """XLA's mesh-axes replica groups as explicit partition-id lists (None if not that form)."""
+    m = _MESH_FORM.search(groups_text)
+    if m is None:
+        return None
+    axes = _AXIS.findall(m.group("axes"))
+    names = [a for a, _ in axes]
+    sizes = [int(n) for _, n in axes]
+    selected = m.group("sel")
+    ids = np.arange(int(np.prod(sizes)) if sizes else 1)
+    if device_ids_text:
+        d = _DEVICE_IDS.search(device_ids_text)
+        if d is not None:
+            ids = _iota_expr(d.group("expr"))
+            selected = selected or d.group("sel")
+    grid = ids.reshape(sizes) if sizes else ids
+    chosen = re.findall(r"'([^']*)'", selected or "")
+    if selected is None:
+        chosen = list(names)  # no selection printed: one group over the whole mesh
+    over = [names.index(a) for a in chosen if a in names]
+    rest = [i for i in range(len(names)) if i not in over]
+    moved = np.transpose(grid, rest + over) if names else grid
+    group_size = int(np.prod([sizes[i] for i in over])) if over else 1
+    return moved.reshape(-1, group_size).tolist()
+
+
 def parse_int_lists(text: str) -> list[list[int]]:
     """``{{0,1},{2,3}}`` -> ``[[0, 1], [2, 3]]``; ``{}`` -> ``[]``."""
     inner = text.strip()
@@ -347,7 +400,8 @@ def find_collectives(module: HloModule) -> list[Collective]:
             gtext = ins.attrs.get("replica_groups", "")
             if gtext:
                 try:
-                    groups = parse_replica_groups(gtext)
+                    groups = (expand_mesh_groups(gtext, ins.attrs.get("device_ids", ""))
+                              if gtext.startswith("mesh[") else parse_replica_groups(gtext))
                 except (ValueError, TypeError):
                     groups = None
             pairs = None
@@ -375,5 +429,5 @@ def find_collectives(module: HloModule) -> list[Collective]:
     return out
 
 
-__all__ = ["Collective", "DataflowGraph", "GraphEdge", "GraphNode", "build_graph",
+__all__ = ["Collective", "DataflowGraph", "expand_mesh_groups", "GraphEdge", "GraphNode", "build_graph",
            "control_graphs", "find_collectives", "fusion_label", "parse_replica_groups"]

@@ -3,8 +3,8 @@
 The HLO model (:func:`workbench.engine.hlo_graph.find_collectives`) gives each
 collective's replica groups as lists of *partition ids* (iota forms expanded).
 Newer XLA prints a third form, ``replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}``
-(optionally with ``device_ids=([2,4]T(1,0))``), over XLA's own mesh axes; we expand
-it here.  Then :func:`axes_of_groups` answers the question a user asks, "over
+(optionally with ``device_ids=([2,4]T(1,0))``), over XLA's own mesh axes; the HLO
+model expands that too (:func:`~workbench.engine.hlo_graph.expand_mesh_groups`).  Then :func:`axes_of_groups` answers the question a user asks, "over
 which of *my* mesh axes?": partition id ``k`` is mesh position ``k`` (row-major),
 because a jit over a ``NamedSharding`` assigns devices in the mesh's flat order.
 
@@ -14,66 +14,14 @@ Pure functions of (mesh, groups); nothing here talks to JAX.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .hlo_graph import Collective, find_collectives
+from .hlo_graph import Collective, expand_mesh_groups, find_collectives
 from .hlo_model import HloModule, SourceLoc
 from .sharding_layout import MeshInfo
-
-_MESH_FORM = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?P<sel>\{[^}]*\})?")
-_AXIS = re.compile(r"'([^']*)'\s*=\s*(\d+)")
-_DEVICE_IDS = re.compile(
-    r"\(\s*(?P<expr>\[[^\]]*\](?:\s*<=\s*\[[^\]]*\])?(?:T\([^)]*\))?)\s*\)\s*(?P<sel>\{[^}]*\})?")
-
-
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.strip("[] ").split(",") if x.strip()]
-
-
-def _iota_expr(expr: str) -> np.ndarray:
-    """``[4,2]``, ``[2,4]T(1,0)`` or ``[8]<=[2,4]T(1,0)`` as a flat array of ids."""
-    expr = expr.strip()
-    head, sep, tail = expr.partition("<=")
-    body = tail if sep else head
-    perm = None
-    if "T(" in body:
-        body, _, p = body.partition("T(")
-        perm = _ints(p.rstrip(") "))
-    dims = _ints(body)
-    ids = np.arange(int(np.prod(dims))).reshape(dims)
-    if perm is not None:
-        ids = ids.transpose(perm)
-    return ids.reshape(-1)
-
-
-def expand_mesh_groups(groups_text: str, device_ids_text: str = "") -> list[list[int]] | None:
-    """XLA's mesh-axes replica groups as explicit partition-id lists (None if not that form)."""
-    m = _MESH_FORM.search(groups_text)
-    if m is None:
-        return None
-    axes = _AXIS.findall(m.group("axes"))
-    names = [a for a, _ in axes]
-    sizes = [int(n) for _, n in axes]
-    selected = m.group("sel")
-    ids = np.arange(int(np.prod(sizes)) if sizes else 1)
-    if device_ids_text:
-        d = _DEVICE_IDS.search(device_ids_text)
-        if d is not None:
-            ids = _iota_expr(d.group("expr"))
-            selected = selected or d.group("sel")
-    grid = ids.reshape(sizes) if sizes else ids
-    chosen = re.findall(r"'([^']*)'", selected or "")
-    if selected is None:
-        chosen = list(names)  # no selection printed: one group over the whole mesh
-    over = [names.index(a) for a in chosen if a in names]
-    rest = [i for i in range(len(names)) if i not in over]
-    moved = np.transpose(grid, rest + over) if names else grid
-    group_size = int(np.prod([sizes[i] for i in over])) if over else 1
-    return moved.reshape(-1, group_size).tolist()
 
 
 def axes_of_groups(groups: list[list[int]], mesh: MeshInfo) -> list[str] | None:
