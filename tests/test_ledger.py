@@ -327,6 +327,22 @@ def test_capture_compiles_without_observatory():
     assert [r.kind for r in recs if r.origin == "user"] == ["trace"]
 
 
+def test_nested_captures_each_removed_by_identity():
+    # both sinks hold equal records after the inner block: removal by == would take the
+    # outer entry out first, then fail on exit and leave a capture registered for ever
+    led = Ledger()
+    f = jax.jit(lambda x: x * 13)
+    a, b = jnp.ones(24), jnp.ones(25)
+    with led.capture() as outer:
+        with led.capture() as inner:
+            f(a)
+        assert inner == outer and len(inner) == 1
+        f(b)  # after the inner block: still the outer one's
+    assert len(outer) == 2 and len(inner) == 1
+    assert led._captures == []
+    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+
+
 def test_capture_compiles_reports_cache_cleared():
     f = jax.jit(lambda x: x * 11)
     with capture_compiles() as recs:

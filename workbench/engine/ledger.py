@@ -684,15 +684,21 @@ class Ledger:
         sink: list[CompileRecord] = []
         entry = (threading.get_ident(), sink, include_partial)
         self.install()
-        with self._lock:
-            self._captures.append(entry)
         try:
-            yield sink
-        finally:
             with self._lock:
-                if include_partial:
-                    self._flush(threading.get_ident())
-                self._captures.remove(entry)
+                self._captures.append(entry)
+            try:
+                yield sink
+            finally:
+                with self._lock:
+                    try:
+                        if include_partial:
+                            self._flush(threading.get_ident())
+                    finally:
+                        # by identity: nested captures' entries can compare equal (same
+                        # thread, equal record lists), and list.remove matches by ==
+                        self._captures[:] = [e for e in self._captures if e is not entry]
+        finally:
             self.uninstall()
 
 
