@@ -79,6 +79,10 @@ class Observatory:
             return
         LEDGER.end_cell()
         run, self._run = self._run, None
+        count = getattr(result, "execution_count", None)
+        if count is not None and str(count) != self._label:
+            self._label = str(count)
+            LEDGER.relabel_cell(run, self._label)
         if not self.timings:
             return
         summary = LEDGER.cell_summary(run, self._label)

@@ -360,6 +360,14 @@ class Ledger:
             self._cell_thread = threading.get_ident()
             return self._cell_run
 
+    def relabel_cell(self, cell_run: int, label: str) -> None:
+        """Give one cell run's records their final label (IPython knows the cell's number
+        for sure only after it ran: 9.x has already incremented it in ``pre_run_cell``)."""
+        with self._lock:
+            for rec in self._records:
+                if rec.cell_run == cell_run:
+                    rec.cell = label
+
     def end_cell(self) -> int | None:
         """The cell ended: finish this thread's half-built record; return the run's number."""
         with self._lock:
