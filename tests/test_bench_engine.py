@@ -8,6 +8,7 @@ from __future__ import annotations
 import _thread
 import gc
 import json
+import re
 import threading
 import time
 
@@ -238,10 +239,18 @@ def test_roofline_with_table_override_and_unknown_peak():
 
 def test_peak_table_matches_device_kinds():
     assert peak_for("NVIDIA H100 80GB HBM3").name == "NVIDIA H100 SXM"
+    assert peak_for("NVIDIA H100 PCIe").name == "NVIDIA H100 PCIe"
     assert peak_for("NVIDIA H200").bytes_per_s == pytest.approx(4.8e12)
     assert peak_for("NVIDIA A100-SXM4-40GB").name == "NVIDIA A100 40GB"
+    assert peak_for("NVIDIA A100-PCIE-40GB").name == "NVIDIA A100 40GB"
+    assert peak_for("NVIDIA A100 80GB PCIe").name == "NVIDIA A100 PCIe 80GB"
+    assert peak_for("NVIDIA A100-SXM4-80GB").name == "NVIDIA A100 SXM 80GB"
+    assert peak_for("Tesla V100-PCIE-16GB").name == "NVIDIA V100 PCIe"
     assert peak_for("TPU v5 lite").name == "TPU v5e"
-    assert peak_for("cpu") is None
+    # parts with their own (unlisted) figures are unknown, not a sibling's numbers
+    for kind in ("NVIDIA GH200 480GB", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100",
+                 "Tesla V100S-PCIE-32GB", "TPU v4 lite", "cpu"):
+        assert peak_for(kind) is None, kind
     register_peak(r"^my-test-accelerator$", DevicePeak("mine", {"float32": 1.0}, 1.0))
     assert peak_for("my-test-accelerator").name == "mine"
 
@@ -260,7 +269,177 @@ def test_result_as_data_roundtrips_with_environment():
     assert back.env.differences(b.env) == {}
     r = back.compare_to(b, "a")
     assert r.median == pytest.approx(1.0)
+    # unpaired runs: bounds from the two medians' CIs, and no coverage claimed
+    st = b.measurement("a").stats
+    assert r.ci_low == pytest.approx(st.ci_low / st.ci_high)
+    assert r.ci_high == pytest.approx(st.ci_high / st.ci_low)
+    assert r.ci_coverage is None and r.pairs == 0
     df = b.to_dataframe()
     assert list(df["variant"]) == ["a", "b"] and df["median_s"].iloc[0] == b.median
     long = b.to_dataframe(samples=True)
     assert len(long) == sum(len(m.samples) for m in b.measurements)
+
+
+def test_bench_inside_a_users_capture_compiles_leaves_no_capture_behind():
+    from workbench.engine.ledger import LEDGER, capture_compiles
+
+    def g(x):  # compiles on every call: the outer block sees compiles on both sides
+        return jax.jit(lambda y: y * 31)(x)
+
+    x = jnp.ones(8)
+    with capture_compiles() as recs:  # the benchmark's own captures nest inside this one
+        b = run_benchmark(g, (x,), budget=0.05, number=1, repeat=2, with_roofline=False)
+    assert b.ok and b.measurements[0].first_call.compiles >= 1
+    assert len(recs) >= b.measurements[0].first_call.compiles  # the user's block saw them too
+    assert LEDGER._captures == []
+
+
+def test_compile_time_is_not_charged_to_the_budget():
+    calls = {"n": 0}
+
+    def slow_first(x):  # a first call that takes longer than the whole budget
+        calls["n"] += 1
+        if calls["n"] == 1:
+            time.sleep(0.2)
+        return x + 1
+
+    b = run_benchmark(slow_first, (jnp.ones(4),), budget=0.15, precision=0,
+                      with_roofline=False)
+    m = b.measurements[0]
+    assert m.first_call.total_s >= 0.2
+    # warm-up and sampling still had the budget after the first call
+    assert b.wall_s - m.first_call.total_s >= 0.9 * 0.15
+    assert len(m.samples) > 7
+
+
+@pytest.mark.skipif(not ledger_available(), reason="needs the compile ledger")
+def test_compiles_in_the_steady_state_are_detected_and_flagged():
+    from workbench.views.bench_view import bench_text
+
+    def g(x):  # a fresh jit on every call: compiles every time
+        return jax.jit(lambda y: y * 2)(x)
+
+    x = jnp.ones(8)
+    b = run_benchmark({"g": g, "steady": jax.jit(lambda y: y * 3)}, (x,), budget=0.1,
+                      repeat=3, number=1, with_roofline=False)
+    g_m, steady = b.measurement("g"), b.measurement("steady")
+    assert g_m.warmup_compiles >= 1 and g_m.sampling_compiles >= 3
+    assert steady.warmup_compiles == 0 and steady.sampling_compiles == 0
+    warning = f"recompiled {g_m.sampling_compiles} times during sampling: the steady state " \
+              "includes compiles"
+    assert warning in g_m.warnings and warning in bench_text(b)
+    assert not any("recompiled" in w for w in steady.warnings)
+    back = Benchmark.from_json(b.to_json())
+    assert back.measurement("g").sampling_compiles == g_m.sampling_compiles
+
+
+def test_donated_arguments_stop_that_variant_with_a_short_message(capfd):
+    plain = jax.jit(lambda v: v * 2)
+    donating = jax.jit(lambda v: v * 2, donate_argnums=0)
+    b = run_benchmark(donating, (jnp.ones(64),), budget=0.1, with_roofline=False)
+    err = b.measurements[0].error
+    assert err is not None and err.phase == "first call" and not b.measurements[0].samples
+    assert err.kind == "DonatedArgumentsError" and "argument 0" in err.summary
+    assert "without donation" in err.summary and "make_args" in err.summary
+    assert "Buffer has been deleted" not in err.summary
+    # in a comparison the shared arguments are gone for every variant: each says why
+    for order in (("plain", "donating"), ("donating", "plain")):
+        fns = {"plain": plain, "donating": donating}
+        b2 = run_benchmark({k: fns[k] for k in order}, (jnp.ones(64),), budget=0.1,
+                           with_roofline=False)
+        assert b2.measurement("donating").error.kind == "DonatedArgumentsError"
+        plain_err = b2.measurement("plain").error
+        assert plain_err is not None and "variant 'donating'" in plain_err.summary
+    # and with fresh arguments from make_args, the non-donating variant is timed
+    b3 = run_benchmark(plain, sweep={"n": [8]}, make_args=lambda n: jnp.ones(n), budget=0.05)
+    assert b3.ok
+    assert "Buffer has been deleted" not in capfd.readouterr().err  # never called again
+
+
+def test_json_part_is_strict_json_for_any_sweep_values():
+    from workbench.views.bench_view import BENCH_MIME, bench_bundle
+
+    f = jax.jit(lambda v: v * 2)
+    b = run_benchmark(f, sweep={"dtype": [jnp.float32, jnp.bfloat16]},
+                      make_args=lambda d: jnp.ones(8, d), budget=0.05, with_roofline=False)
+    payload = bench_bundle(b)[BENCH_MIME]
+    json.dumps(payload, allow_nan=False)  # what Jupyter's session serialiser requires
+    assert payload["sweep_values"] == ["float32", "bfloat16"]
+    nan = run_benchmark(f, sweep={"n": [8, float("nan")]},
+                        make_args=lambda n: jnp.ones(8), budget=0.05, with_roofline=False)
+    json.loads(nan.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+
+
+def test_tuple_sweep_values_survive_the_json_round_trip():
+    f = jax.jit(lambda v: v.sum())
+    b = run_benchmark(f, sweep={"shape": [(8, 8), (16, 16)]}, make_args=lambda s: jnp.ones(s),
+                      budget=0.05, with_roofline=False)
+    back = Benchmark.from_json(b.to_json())
+    assert back.sweep_values == [(8, 8), (16, 16)]
+    assert back.measurement(shape=(8, 8)).params == {"shape": (8, 8)}
+    assert back.measurement(shape=[16, 16]) is back.measurements[1]  # lists match tuples
+    assert back.to_dict() == b.to_dict()
+
+
+@pytest.mark.parametrize("peaks, needle", [
+    ("h100", "peaks= takes a DevicePeak or a dict"),
+    ({"flops": "1e12"}, "peaks['flops'] must be a positive number"),
+    ({"flops": {"float32": "x"}}, "peaks['flops']['float32'] must be a positive number"),
+    ({"bytes_per_s": -1}, "peaks['bytes_per_s'] must be a positive number"),
+    ({"flop": 1e12}, "unknown key 'flop'"),
+])
+def test_bad_peaks_are_refused_before_anything_runs(peaks, needle):
+    ran = []
+    with pytest.raises(BenchInputError, match=re.escape(needle)):
+        run_benchmark(lambda x: ran.append(x) or x, (jnp.ones(2),), budget=0.05, peaks=peaks)
+    assert ran == []
+
+
+def test_failures_after_sampling_keep_the_result(monkeypatch):
+    import workbench.engine.bench_runner as runner
+
+    def broken_roofline(*a, **k):
+        raise RuntimeError("cost analysis exploded")
+
+    monkeypatch.setattr(runner, "_roofline", broken_roofline)
+    f = jax.jit(lambda v: v + 1)
+
+    def interrupt_final_render(p: Progress) -> None:
+        if p.benchmark is not None:
+            raise KeyboardInterrupt  # the user presses interrupt while the table renders
+
+    b = run_benchmark(f, (jnp.ones(4),), budget=0.05, observer=interrupt_final_render)
+    m = b.measurements[0]
+    assert m.ok and m.stats is not None and m.roofline is None and not b.interrupted
+
+    def buggy_observer(p: Progress) -> None:
+        raise ValueError("observer bug")
+
+    assert run_benchmark(f, (jnp.ones(4),), budget=0.05, observer=buggy_observer).ok
+
+
+def test_autorange_sizes_samples_from_the_fastest_batch_at_the_final_size(monkeypatch):
+    import types
+
+    import workbench.engine.bench_sampler as sampler
+
+    clock = types.SimpleNamespace(t=0.0)
+    monkeypatch.setattr(sampler, "time", types.SimpleNamespace(
+        perf_counter=lambda: clock.t, perf_counter_ns=lambda: int(clock.t * 1e9)))
+
+    class Scripted(sampler.CallTimer):
+        """10 µs per call, except that every batch of 100 after the first is slowed 5x."""
+
+        sizes: list[int]
+
+        def time_calls(self, number: int) -> float:
+            per = 5e-5 if number == 100 and 100 in self.sizes else 1e-5
+            self.sizes.append(number)
+            clock.t += per * number
+            return per
+
+    t = Scripted(lambda: None, (), {})
+    t.sizes = []
+    number, calls = t.autorange(0.9e-3, min_time_s=0.01)
+    assert t.sizes[-3:] == [100, 100, 100]  # the last (slow) batch alone would say 20
+    assert number == 100 and calls == sum(t.sizes)

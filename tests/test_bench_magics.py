@@ -176,3 +176,21 @@ def test_split_line_keeps_negative_literals_in_the_call():
     assert split_bench_line("f(-n)")[1] == "f(-n)"
     with pytest.raises(UsageError):
         split_bench_line("--nope f(x)")
+
+
+def test_closing_the_widget_leaves_no_widget_models_behind():
+    import warnings
+
+    import ipywidgets
+    from ipywidgets.widgets import widget as widget_module
+
+    registry = getattr(widget_module, "_instances", None)  # ipywidgets 8: Widget.widgets
+    if registry is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            registry = ipywidgets.Widget.widgets
+    before = len(registry)
+    w = BenchWidget("f(x)")
+    assert len(registry) > before + 6  # the box, five children, their layouts and styles
+    w.close()
+    assert len(registry) == before

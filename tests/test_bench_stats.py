@@ -15,6 +15,7 @@ from workbench.engine.bench_stats import (
     median_ci_ranks,
     paired_ratio,
     quantile,
+    ratio_of_medians,
     round_up_125,
     summarize,
 )
@@ -118,5 +119,22 @@ def test_formatting_like_timeit():
     assert format_seconds(9.1e-6) == "9.1 µs"
     assert format_seconds(2.5) == "2.5 s"
     assert format_seconds(4e-8) == "40 ns"
+    # rounded before the unit is picked: never "1e+03 µs"
+    assert format_seconds(999.9999e-6) == "1 ms"
+    assert format_seconds(999.96e-9) == "1 µs"
+    assert format_seconds(0.99951) == "1 s"
+    assert format_seconds(999.4e-6) == "999 µs"
     assert [round_up_125(x) for x in (0.3, 1, 1.5, 3, 7, 11, 100, 101)] == \
         [1, 1, 2, 5, 10, 20, 100, 200]
+
+
+def test_ratio_of_unpaired_medians_is_bounded_by_both_cis():
+    a, b = summarize([1, 2, 3, 4, 5, 6, 7]), summarize([2, 4, 6, 8, 10, 12, 14])
+    r = ratio_of_medians(a, b, "this", "other")
+    assert r.median == pytest.approx(0.5)
+    # conservative: lowest over highest and highest over lowest of the medians' CIs
+    assert (r.ci_low, r.ci_high) == (pytest.approx(a.ci_low / b.ci_high),
+                                     pytest.approx(a.ci_high / b.ci_low))
+    assert r.ci_low < 0.5 < r.ci_high
+    assert r.ci_coverage is None and r.pairs == 0  # no confidence level claimed
+    assert ratio_of_medians(a, summarize([0.0] * 7)) is None

@@ -95,7 +95,20 @@ class BenchWidget:
         self.table.value = bench_html(b)
 
     def close(self) -> None:
-        self.box.close()
+        """Close the box, every child, and their ``layout``/``style`` models.
+
+        Closing a container closes only its own model: the children (and each
+        one's layout and style, widgets in their own right) would stay registered,
+        with open comms, in the kernel for as long as it runs.
+        """
+        import ipywidgets as w
+
+        for widget in (self.title, self.progress, self.status, self.plots, self.table,
+                       self.box):
+            for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+                if isinstance(part, w.Widget):
+                    part.close()
+            widget.close()
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

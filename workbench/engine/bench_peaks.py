@@ -16,9 +16,13 @@ bound by memory bandwidth long before either peak matters.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .analysis import CostAnalysis
 
@@ -56,22 +60,33 @@ def _tpu(name: str, bf16: float, tb_per_s: float) -> DevicePeak:
     return DevicePeak(name, {"bfloat16": bf16 * T, "float32": bf16 * T}, tb_per_s * T)
 
 
-#: (regex on device_kind, peak).  First match wins; datasheet figures, dense.
+#: (regex on device_kind, peak).  First match wins; datasheet figures, dense.  The
+#: patterns are anchored on the names the drivers report ("NVIDIA H100 80GB HBM3" is
+#: the SXM part, "NVIDIA A100 80GB PCIe" and "NVIDIA A100-PCIE-40GB" the PCIe ones):
+#: a part whose figures differ and are not listed (H100 NVL, H200 NVL, GH200, TPU v4
+#: lite, a bare "A100") falls through to "unknown peak" rather than borrowing a
+#: sibling's numbers.
 KNOWN_PEAKS: list[tuple[str, DevicePeak]] = [
-    (r"H100.*PCIe", _gpu("NVIDIA H100 PCIe", 25.6, 378, 756, 2.0)),
-    (r"H100", _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35)),
-    (r"H200", _gpu("NVIDIA H200", 34, 494.5, 989.5, 4.8)),
-    (r"A100.*40GB", _gpu("NVIDIA A100 40GB", 9.7, 156, 312, 1.555)),
-    (r"A100.*PCIe.*80GB", _gpu("NVIDIA A100 PCIe 80GB", 9.7, 156, 312, 1.935)),
-    (r"A100", _gpu("NVIDIA A100 SXM 80GB", 9.7, 156, 312, 2.039)),
-    (r"V100", DevicePeak("NVIDIA V100", {"float64": 7.8 * T, "float32": 15.7 * T,
-                                         "float16": 125 * T}, 0.9 * T)),
-    (r"\bL4\b", _gpu("NVIDIA L4", 0.49, 60, 121, 0.3)),
-    (r"\bT4\b", DevicePeak("NVIDIA T4", {"float32": 8.1 * T, "float16": 65 * T}, 0.32 * T)),
-    (r"TPU v4", _tpu("TPU v4", 275, 1.2)),
-    (r"TPU v5 lite|TPU v5e", _tpu("TPU v5e", 197, 0.819)),
-    (r"TPU v5p|TPU v5$", _tpu("TPU v5p", 459, 2.765)),
-    (r"TPU v6 lite|TPU v6e|Trillium", _tpu("TPU v6e", 918, 1.64)),
+    (r"(?i)^NVIDIA H100 PCIe$", _gpu("NVIDIA H100 PCIe", 25.6, 378, 756, 2.0)),
+    (r"(?i)^NVIDIA H100 80GB HBM3$|^NVIDIA H100[ -]SXM",
+     _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35)),
+    (r"(?i)^NVIDIA H200$|^NVIDIA H200[ -]SXM", _gpu("NVIDIA H200", 34, 494.5, 989.5, 4.8)),
+    (r"(?i)^NVIDIA A100\b.*\b40GB\b", _gpu("NVIDIA A100 40GB", 9.7, 156, 312, 1.555)),
+    (r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bPCIe\b",
+     _gpu("NVIDIA A100 PCIe 80GB", 9.7, 156, 312, 1.935)),
+    (r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bSXM",
+     _gpu("NVIDIA A100 SXM 80GB", 9.7, 156, 312, 2.039)),
+    (r"(?i)^Tesla V100-SXM2\b", DevicePeak("NVIDIA V100 SXM2", {
+        "float64": 7.8 * T, "float32": 15.7 * T, "float16": 125 * T}, 0.9 * T)),
+    (r"(?i)^Tesla V100-PCIE\b", DevicePeak("NVIDIA V100 PCIe", {
+        "float64": 7 * T, "float32": 14 * T, "float16": 112 * T}, 0.9 * T)),
+    (r"^NVIDIA L4$", _gpu("NVIDIA L4", 0.49, 60, 121, 0.3)),
+    (r"^(Tesla|NVIDIA) T4$", DevicePeak("NVIDIA T4", {"float32": 8.1 * T, "float16": 65 * T},
+                               0.32 * T)),
+    (r"^TPU v4$", _tpu("TPU v4", 275, 1.2)),
+    (r"^TPU v5 lite$|^TPU v5e$", _tpu("TPU v5e", 197, 0.819)),
+    (r"^TPU v5p$|^TPU v5$", _tpu("TPU v5p", 459, 2.765)),
+    (r"^TPU v6 lite$|^TPU v6e$|Trillium", _tpu("TPU v6e", 918, 1.64)),
 ]
 
 _registered: list[tuple[str, DevicePeak]] = []
@@ -91,18 +106,46 @@ def peak_for(device_kind: str) -> DevicePeak | None:
     return None
 
 
-def as_peak(value: DevicePeak | dict[str, Any] | None) -> DevicePeak | None:
-    """A user's override: a :class:`DevicePeak` or ``{"flops": ..., "bytes_per_s": ...}``."""
+_PEAKS_USAGE = ("peaks= takes a DevicePeak or a dict such as {'flops': 1e14, "
+                "'bytes_per_s': 2e12} (flops may be {'float32': 1e14, 'bfloat16': 4e14})")
+
+
+def _positive(value: Any, what: str) -> float:
+    from .bench_sampler import BenchInputError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+            or not math.isfinite(float(value)) or float(value) <= 0:
+        raise BenchInputError(f"{what} must be a positive number, got {value!r}; "
+                              + _PEAKS_USAGE)
+    return float(value)
+
+
+def as_peak(value: DevicePeak | Mapping[str, Any] | None) -> DevicePeak | None:
+    """A user's override: a :class:`DevicePeak` or ``{"flops": ..., "bytes_per_s": ...}``.
+
+    Checked before anything runs (:class:`BenchInputError`), so a typo in ``peaks=``
+    is one short message rather than a failure after the samples are taken.
+    """
+    from .bench_sampler import BenchInputError
+
     if value is None or isinstance(value, DevicePeak):
         return value
-    if isinstance(value, dict):
-        flops = value.get("flops")
-        if isinstance(flops, (int, float)):
-            flops = {"*": float(flops)}
-        bw = value.get("bytes_per_s")
-        return DevicePeak(str(value.get("name", "user-supplied")), dict(flops or {}),
-                          None if bw is None else float(bw), "override")
-    raise TypeError("peaks must be a DevicePeak or a dict with 'flops' and 'bytes_per_s'")
+    if not isinstance(value, Mapping):
+        raise BenchInputError(f"{_PEAKS_USAGE}; got a {type(value).__name__}")
+    unknown = sorted(set(map(str, value)) - {"name", "flops", "bytes_per_s"})
+    if unknown:
+        raise BenchInputError(f"unknown key {unknown[0]!r} in peaks=; {_PEAKS_USAGE}")
+    flops = value.get("flops")
+    if flops is None:
+        table: dict[str, float] = {}
+    elif isinstance(flops, Mapping):
+        table = {str(k): _positive(v, f"peaks['flops'][{k!r}]") for k, v in flops.items()}
+    else:
+        table = {"*": _positive(flops, "peaks['flops']")}
+    bw = value.get("bytes_per_s")
+    return DevicePeak(str(value.get("name", "user-supplied")), table,
+                      None if bw is None else _positive(bw, "peaks['bytes_per_s']"),
+                      "override")
 
 
 @dataclass(slots=True)

@@ -9,13 +9,16 @@ record alongside to explain a difference.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .bench_env import Environment
 from .bench_peaks import Roofline
 from .bench_sampler import FirstCall
-from .bench_stats import PowerFit, RatioStats, SampleStats, paired_ratio
+from .bench_stats import PowerFit, RatioStats, SampleStats, ratio_of_medians
 from .errors import ErrorReport, UserLine
 
 SCHEMA_VERSION = 1
@@ -36,10 +39,25 @@ class Measurement:
     roofline: Roofline | None = None
     error: ErrorReport | None = None
     interrupted: bool = False
+    #: Compiles seen after the first call (None: no compile ledger to ask).  A function
+    #: that compiles on every call (e.g. ``jax.jit`` of a fresh lambda inside it) has
+    #: a steady state made of compiles; the samples then time those.
+    warmup_compiles: int | None = None
+    sampling_compiles: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None and bool(self.samples)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The samples' noise warnings plus what the harness saw (compiles in the samples)."""
+        out = []
+        if self.sampling_compiles:
+            n = self.sampling_compiles
+            out.append(f"recompiled {n} time{'s' if n != 1 else ''} during sampling: the "
+                       "steady state includes compiles")
+        return out + (list(self.stats.warnings) if self.stats is not None else [])
 
     @property
     def median(self) -> float | None:
@@ -63,6 +81,8 @@ class Measurement:
             "roofline": None if self.roofline is None else self.roofline.to_dict(),
             "error": None if self.error is None else self.error.to_dict(),
             "interrupted": self.interrupted,
+            "warmup_compiles": self.warmup_compiles,
+            "sampling_compiles": self.sampling_compiles,
         }
 
     @classmethod
@@ -75,14 +95,17 @@ class Measurement:
                                 hints=list(err.get("hints", [])),
                                 where=None if where is None else UserLine(**where))
         return cls(
-            variant=d["variant"], params=dict(d.get("params", {})), number=d.get("number", 0),
+            variant=d["variant"], params=_params_from_json(d.get("params", {})),
+            number=d.get("number", 0),
             samples=list(d.get("samples", [])), warmup_calls=d.get("warmup_calls", 0),
             first_call=None if d.get("first_call") is None
             else FirstCall.from_dict(d["first_call"]),
             output=d.get("output", ""),
             stats=None if d.get("stats") is None else SampleStats.from_dict(d["stats"]),
             roofline=None if d.get("roofline") is None else Roofline.from_dict(d["roofline"]),
-            error=error, interrupted=bool(d.get("interrupted", False)))
+            error=error, interrupted=bool(d.get("interrupted", False)),
+            warmup_compiles=d.get("warmup_compiles"),
+            sampling_compiles=d.get("sampling_compiles"))
 
 
 @dataclass
@@ -97,7 +120,7 @@ class Comparison:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Comparison:
-        return cls(params=dict(d["params"]), ratio=RatioStats.from_dict(d["ratio"]))
+        return cls(params=_params_from_json(d["params"]), ratio=RatioStats.from_dict(d["ratio"]))
 
 
 @dataclass
@@ -133,8 +156,10 @@ class Benchmark:
     def measurement(self, variant: str | None = None, **params: Any) -> Measurement:
         """The measurement of ``variant`` (default: the first) at sweep point ``params``."""
         variant = self.variants[0] if variant is None else variant
+        want = {k: _untuple(v) for k, v in params.items()}
         for m in self.measurements:
-            if m.variant == variant and all(m.params.get(k) == v for k, v in params.items()):
+            if m.variant == variant and all(k in m.params and _untuple(m.params[k]) == v
+                                            for k, v in want.items()):
                 return m
         raise KeyError(f"no measurement for {variant!r} at {params or 'the only point'}")
 
@@ -150,18 +175,20 @@ class Benchmark:
     def compare_to(self, other: Benchmark, variant: str | None = None) -> RatioStats | None:
         """This result's ``variant`` over ``other``'s (e.g. today vs. a saved baseline).
 
-        The samples were not interleaved, so the ratio's interval is a rough guide;
+        The two runs were not interleaved, so there are no pairs: the ratio is of the
+        medians, and its bounds come from the two medians' 95% CIs conservatively
+        (see :func:`~workbench.engine.bench_stats.ratio_of_medians`; no coverage is
+        claimed, and drift between the runs is not in them).
         ``self.env.differences(other.env)`` says what changed in between.
         """
         a, b = self.measurement(variant), other.measurement(variant)
         if not (a.ok and b.ok):
             return None
-        sa, sb = sorted(a.samples), sorted(b.samples)
-        n = min(len(sa), len(sb))
-        # pair equal quantiles: the ratio of quantile i of each run
-        qa = [sa[round(i * (len(sa) - 1) / max(n - 1, 1))] for i in range(n)]
-        qb = [sb[round(i * (len(sb) - 1) / max(n - 1, 1))] for i in range(n)]
-        return paired_ratio(qa, qb, a.label + " (this)", b.label + " (other)")
+        from .bench_stats import summarize
+
+        sa = a.stats if a.stats is not None else summarize(a.samples)
+        sb = b.stats if b.stats is not None else summarize(b.samples)
+        return ratio_of_medians(sa, sb, a.label + " (this)", b.label + " (other)")
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -177,7 +204,8 @@ class Benchmark:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, default=_jsonable)
+        """Strict JSON (no ``NaN``): what Jupyter's own serialiser accepts as a MIME part."""
+        return json.dumps(_json_safe(self.to_dict()), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Benchmark:
@@ -188,7 +216,7 @@ class Benchmark:
                              f"jax-workbench reads ({SCHEMA_VERSION}); upgrade jax-workbench")
         return cls(
             label=d["label"], variants=list(d["variants"]), sweep_param=d.get("sweep_param"),
-            sweep_values=list(d.get("sweep_values", [])),
+            sweep_values=[_untuple_back(v) for v in d.get("sweep_values", [])],
             measurements=[Measurement.from_dict(m) for m in d["measurements"]],
             comparisons=[Comparison.from_dict(c) for c in d.get("comparisons", [])],
             fits=[PowerFit.from_dict(f) for f in d.get("fits", [])],
@@ -231,8 +259,43 @@ class Benchmark:
         return pd.DataFrame(rows)
 
 
-def _jsonable(obj: Any) -> Any:
-    """Sweep values may be NumPy scalars; everything else in the record is plain."""
-    if hasattr(obj, "item"):
-        return obj.item()
+def _json_safe(obj: Any) -> Any:
+    """The record with every value JSON can hold as itself.
+
+    Sweep values and params are the user's: NumPy scalars become Python numbers,
+    tuples lists (read back as tuples), non-finite floats ``null`` (strict JSON has
+    no NaN), and anything else (a dtype such as ``jnp.bfloat16``) its ``str``.
+    """
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, str, int)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if not isinstance(obj, type) and isinstance(getattr(obj, "shape", None), tuple):
+        try:  # NumPy/JAX scalars and (small) arrays as numbers and lists
+            return _json_safe(obj.item() if obj.shape == () else obj.tolist())
+        except (AttributeError, TypeError, ValueError):
+            pass
+    dtype = obj if isinstance(obj, np.dtype) else getattr(obj, "dtype", None)
+    if isinstance(dtype, np.dtype):  # jnp.bfloat16, np.float32, np.dtype("int8")
+        return dtype.name
     return str(obj)
+
+
+def _untuple(v: Any) -> Any:
+    """Lists and tuples compared alike (a sweep value ``(8, 8)`` is ``[8, 8]`` in JSON)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_untuple(x) for x in v)
+    return v
+
+
+def _untuple_back(v: Any) -> Any:
+    """JSON arrays in sweep values and params back to the tuples they were written from."""
+    return _untuple(v) if isinstance(v, list) else v
+
+
+def _params_from_json(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: _untuple_back(v) for k, v in d.items()}

@@ -7,11 +7,17 @@ calls-per-sample, then take samples in rounds, ``A B A B ...``, so that drift
 when the budget for the point is spent, or earlier once every variant has at
 least ``min_runs`` samples and the 95% CI of each median is within
 ``precision`` (±1% by default), or after exactly ``repeat`` rounds when given.
+The point's clock starts after the first calls: compiles are not charged to the
+budget.  Warm-up and sampling run inside a compile capture, so a function that
+compiles again in its steady state is counted and flagged.
 
 Failures stay local: a variant that raises (or returns no arrays) is reported
 and the others go on; a sweep point whose ``make_args`` raises is reported and
-the other points go on.  ``KeyboardInterrupt`` (the kernel's interrupt button)
-stops cleanly and keeps every sample taken so far.  Nothing holds device
+the other points go on; a variant whose first call deletes its arguments
+(``donate_argnums``) is stopped with a message before the raw XLA error.  After
+sampling, a failing roofline or observer (or an interrupt during the final
+render) never costs the samples.  ``KeyboardInterrupt`` (the kernel's interrupt
+button) stops cleanly and keeps every sample taken so far.  Nothing holds device
 arrays afterwards: arguments made for a sweep point are dropped with it, and
 outputs are never kept.
 """
@@ -32,7 +38,13 @@ from .analysis import CostAnalysis
 from .bench_env import environment
 from .bench_peaks import DevicePeak, as_peak, roofline
 from .bench_result import BenchConfig, Benchmark, Comparison, Measurement
-from .bench_sampler import BenchInputError, CallTimer, error_report
+from .bench_sampler import (
+    BenchInputError,
+    CallTimer,
+    DonatedArgumentsError,
+    error_report,
+    steady_state_compiles,
+)
 from .bench_stats import fit_power_law, paired_ratio, summarize
 from .inspection import function_name, inspect
 
@@ -157,7 +169,19 @@ class _Run:
     def tell(self, phase: str, message: str, within: float,
              ms: list[Measurement]) -> None:
         if self.observer is not None:
-            self.observer(Progress(phase, message, self.fraction(within), ms))
+            self.notify(Progress(phase, message, self.fraction(within), ms))
+
+    def notify(self, progress: Progress) -> None:
+        """Tell the observer; a failing observer is dropped, never the measurement.
+
+        ``KeyboardInterrupt`` passes: it is how the user stops the benchmark.
+        """
+        if self.observer is None:
+            return
+        try:
+            self.observer(progress)
+        except Exception:
+            self.observer = None
 
 
 def run_benchmark(
@@ -230,10 +254,14 @@ def run_benchmark(
                       measurements=measurements, comparisons=comparisons, fits=fits, env=env,
                       config=config, interrupted=interrupted,
                       wall_s=time.perf_counter() - t_start)
-    if observer is not None:
-        observer(Progress("interrupted" if interrupted else "done",
-                          "interrupted: kept the samples so far" if interrupted else "done",
-                          1.0, measurements, bench))
+    try:
+        # the final render (the widget's table) must not lose what was measured: an
+        # interrupt here still returns the result, the samples are all taken
+        run.notify(Progress("interrupted" if interrupted else "done",
+                            "interrupted: kept the samples so far" if interrupted else "done",
+                            1.0, measurements, bench))
+    except KeyboardInterrupt:
+        pass
     return bench
 
 
@@ -243,7 +271,6 @@ def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Meas
                peak_override: DevicePeak | None) -> None:
     """One sweep point: arguments, first calls, warm-up, interleaved samples, roofline."""
     point_budget = config.budget_s / run.n_points
-    point_start = time.perf_counter()
     where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params else ""
     if make_args is not None:
         try:
@@ -255,60 +282,127 @@ def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Meas
             run.tell("error", f"make_args failed{where}", 1.0, ms)
             return
     timers: dict[str, CallTimer] = {}
+    donors: list[str] = []
     try:
         for m in ms:
             fn = variants[m.variant]
             run.tell("compile", f"first call of {m.variant}{where} (compiling)", 0.0, ms)
             timer = CallTimer(fn, args, kwargs)
+            if donors and timer.deleted_arguments():
+                timers[m.variant] = timer  # stopped with the others below, never called
+                continue
             try:
                 m.first_call = timer.first_call()
                 m.output = timer.output
             except Exception as exc:
                 m.error = error_report(exc, "first call", fn)
+                if isinstance(exc, DonatedArgumentsError):
+                    donors.append(m.variant)
                 continue
             timers[m.variant] = timer
+        if donors:  # the arguments every variant shares are gone
+            _stop_variants_without_arguments(ms, timers, donors)
         live = [m for m in ms if m.variant in timers]
         if not live:
             return
-        per_variant = point_budget / len(live)
-        # with a tiny budget, still leave room for min_runs samples
-        target = min(SAMPLE_TARGET_S, per_variant / (2 * config.min_runs))
-        warm = per_variant * WARMUP_SHARE
-        for m in live:
-            run.tell("warmup", f"warming up {m.variant}{where}", 0.0, ms)
-            try:
-                auto_number, m.warmup_calls = timers[m.variant].autorange(
-                    target, min_time_s=min(MIN_WARMUP_S, warm / 2), time_limit_s=warm)
-            except Exception as exc:
-                m.error = error_report(exc, "warm-up", variants[m.variant])
-                continue
-            m.number = config.number or auto_number
-        live = [m for m in live if m.error is None]
-        _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where, ms)
+        # the budget is for warm-up and sampling: compiles (first calls) are not in it
+        point_start = time.perf_counter()
+        with steady_state_compiles() as compiles:
+            _warm_and_sample(run, live, timers, variants, config, point_start, point_budget,
+                             where, ms, compiles)
         if config.roofline:
             for m in live:
                 if m.samples:
                     run.tell("roofline", f"cost analysis of {m.variant}{where}", 1.0, ms)
-                    m.roofline = _roofline(variants[m.variant], args, kwargs, m, peak_override)
+                    try:
+                        m.roofline = _roofline(variants[m.variant], args, kwargs, m,
+                                               peak_override)
+                    except Exception:  # an extra: never worth the samples
+                        m.roofline = None
     finally:
         timers.clear()
         del args, kwargs
 
 
+def _stop_variants_without_arguments(ms: list[Measurement], timers: dict[str, CallTimer],
+                                     donors: list[str]) -> None:
+    """A variant that donated the shared arguments deleted them for the others too."""
+    for m in ms:
+        timer = timers.get(m.variant)
+        gone = [] if timer is None else timer.deleted_arguments()
+        if gone:
+            m.error = error_report(DonatedArgumentsError(
+                f"cannot time: {', '.join(gone[:3])} deleted by the donation "
+                f"(donate_argnums) of variant {donors[0]!r}, which shares the arguments; "
+                "time the donating variant on its own"), "first call")
+            del timers[m.variant]
+
+
+class _CompileCounter:
+    """Attributes the steady-state compile records to the variant whose calls made them.
+
+    One capture is held for the whole phase (variants interleave on one thread);
+    reading the sink's length around each variant's calls is outside the clock.
+    """
+
+    def __init__(self, sink: list[Any] | None) -> None:
+        self.sink = sink
+
+    def mark(self) -> int:
+        return 0 if self.sink is None else len(self.sink)
+
+    def since(self, mark: int) -> int | None:
+        return None if self.sink is None else len(self.sink) - mark
+
+
+def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
+                     variants: dict[str, Callable[..., Any]], config: BenchConfig,
+                     point_start: float, point_budget: float, where: str,
+                     ms: list[Measurement], compiles: list[Any] | None) -> None:
+    """Warm-up with autoranging, then interleaved rounds; compiles counted per variant."""
+    counter = _CompileCounter(compiles)
+    per_variant = point_budget / len(live)
+    # with a tiny budget, still leave room for min_runs samples
+    target = min(SAMPLE_TARGET_S, per_variant / (2 * config.min_runs))
+    warm = per_variant * WARMUP_SHARE
+    for m in live:
+        run.tell("warmup", f"warming up {m.variant}{where}", 0.0, ms)
+        mark = counter.mark()
+        try:
+            auto_number, m.warmup_calls = timers[m.variant].autorange(
+                target, min_time_s=min(MIN_WARMUP_S, warm / 2), time_limit_s=warm)
+        except Exception as exc:
+            m.error = error_report(exc, "warm-up", variants[m.variant])
+            continue
+        finally:
+            m.warmup_compiles = counter.since(mark)
+        m.number = config.number or auto_number
+    live = [m for m in live if m.error is None]
+    for m in live:
+        m.sampling_compiles = None if counter.sink is None else 0
+    _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where,
+                   ms, counter)
+
+
 def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
                    variants: dict[str, Callable[..., Any]], config: BenchConfig,
                    point_start: float, point_budget: float, where: str,
-                   ms: list[Measurement]) -> None:
+                   ms: list[Measurement], counter: _CompileCounter) -> None:
     """Rounds of one sample per variant (A B A B ...) until a stopping rule fires."""
     rounds = 0
     next_check = config.min_runs
+    counting = counter.sink is not None
     while live:
         for m in list(live):
+            mark = counter.mark()
             try:
                 m.samples.append(timers[m.variant].time_calls(m.number))
             except Exception as exc:
                 m.error = error_report(exc, "sampling", variants[m.variant])
                 live.remove(m)
+            finally:
+                if counting:
+                    m.sampling_compiles += counter.since(mark)
         rounds += 1
         elapsed = time.perf_counter() - point_start
         if config.repeat is not None:

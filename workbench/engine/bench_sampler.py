@@ -18,6 +18,7 @@ land on one sample's clock.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import numbers
 import time
@@ -50,6 +51,10 @@ class BenchInputError(ValueError):
 
 class OutputError(TypeError):
     """The function returned something the harness cannot wait for."""
+
+
+class DonatedArgumentsError(ValueError):
+    """The first call deleted argument buffers (``donate_argnums``): no second call can run."""
 
 
 @dataclass(slots=True)
@@ -162,9 +167,27 @@ class CallTimer:
             self.single_array, self.output = describe_output(out)
         finally:
             del out
+        gone = self.deleted_arguments()
+        if gone:
+            raise DonatedArgumentsError(
+                f"donated {', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} "
+                "(donate_argnums): the first call deleted the buffer, and the timed loop "
+                "must call again with the same arguments (fresh arguments per call are not "
+                "possible there). Time a variant without donation; with a sweep, "
+                "make_args builds arguments the benchmark may consume instead of yours")
         if capture is None:
             return FirstCall(total_s=total)
         return _from_ledger(total, list(records))
+
+    def deleted_arguments(self) -> list[str]:
+        """Where the arguments hold arrays that are deleted (donated to the last call)."""
+        gone = []
+        flat, _ = jax.tree_util.tree_flatten_with_path((self.args, self.kwargs))
+        for path, leaf in flat:
+            is_deleted = getattr(leaf, "is_deleted", None)
+            if isinstance(leaf, jax.Array) and callable(is_deleted) and is_deleted():
+                gone.append(_argument_name(path))
+        return gone
 
     def time_calls(self, number: int) -> float:
         """Seconds per call over ``number`` back-to-back calls, GC paused."""
@@ -189,23 +212,47 @@ class CallTimer:
 
         Returns ``(calls per sample, warm-up calls made)``.  None of these calls is
         counted.  Warm-up lasts at least ``min_time_s`` (caches and clocks settle)
-        and at most ``time_limit_s``; the last batch's per-call time sizes the
-        samples so that each takes at least ``target_s``.
+        and at most ``time_limit_s``.  The samples are sized from the *fastest*
+        per-call time among the batches at the final batch size: one batch that a
+        preemption slowed would otherwise make every sample too short.
         """
         from .bench_stats import round_up_125
 
         start = time.perf_counter()
         batch, calls = 1, 0
+        fastest = float("inf")  # per call, over the batches at the current size
         while True:
             per_call = self.time_calls(batch)
+            fastest = min(fastest, per_call)
             calls += batch
             elapsed = time.perf_counter() - start
-            if elapsed >= time_limit_s or (per_call * batch >= target_s
+            if elapsed >= time_limit_s or (fastest * batch >= target_s
                                            and elapsed >= min_time_s):
                 break
-            if per_call * batch < target_s:
+            if fastest * batch < target_s:
                 batch = round_up_125(batch + 1)
-        return max(1, round_up_125(target_s / per_call) if per_call > 0 else 1), calls
+                fastest = float("inf")
+        return max(1, round_up_125(target_s / fastest) if fastest > 0 else 1), calls
+
+
+def _argument_name(path: tuple[Any, ...]) -> str:
+    """A leaf of ``(args, kwargs)`` by its path: ``argument 0``, ``argument 1['w']``, ``x``."""
+    top, key, *tail = path  # (0 for args or 1 for kwargs, position or name, inside it)
+    inside = jax.tree_util.keystr(tuple(tail)) if tail else ""
+    if getattr(top, "idx", None) == 0:
+        return f"argument {getattr(key, 'idx', '?')}{inside}"
+    return f"{getattr(key, 'key', '?')}{inside}"
+
+
+def steady_state_compiles() -> contextlib.AbstractContextManager[list[Any] | None]:
+    """Compile records of the calling thread (None inside when there is no ledger).
+
+    Held around warm-up and sampling, which compile nothing when all is well: the
+    ledger's listener only runs on a compile, so a cached call pays nothing for it.
+    """
+    if _capture_compiles is None:
+        return contextlib.nullcontext(None)
+    return _capture_compiles()
 
 
 def _from_ledger(total: float, records: list[Any]) -> FirstCall:
@@ -227,6 +274,6 @@ def ledger_available() -> bool:
 def error_report(exc: BaseException, phase: str, fn: Any = None) -> ErrorReport:
     """A short report; the function's name goes into the summary when JAX raised it."""
     rep = report(exc, phase)
-    if fn is not None and isinstance(exc, OutputError):
+    if fn is not None and isinstance(exc, (OutputError, DonatedArgumentsError)):
         rep.summary = f"{function_name(fn)} {rep.summary}"
     return rep

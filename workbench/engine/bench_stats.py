@@ -146,8 +146,10 @@ class RatioStats:
     median: float
     ci_low: float
     ci_high: float
-    ci_coverage: float
-    pairs: int
+    #: Exact coverage of a paired interval; None for :func:`ratio_of_medians`, whose
+    #: interval is a conservative bound, not an interval of known confidence.
+    ci_coverage: float | None
+    pairs: int  # 0: not paired (two separate runs)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,6 +173,22 @@ def paired_ratio(variant: Sequence[float], reference: Sequence[float], variant_n
     return RatioStats(variant=variant_name, reference=reference_name,
                       median=quantile(ratios, 0.5), ci_low=ratios[lo], ci_high=ratios[hi],
                       ci_coverage=coverage, pairs=len(ratios))
+
+
+def ratio_of_medians(a: SampleStats, b: SampleStats, a_name: str = "",
+                     b_name: str = "") -> RatioStats | None:
+    """``median(a) / median(b)`` for two runs that were *not* interleaved.
+
+    Without pairs there is no order-statistic interval of the ratio, so the bounds
+    combine the two medians' CIs conservatively: ``[lo_a / hi_b, hi_a / lo_b]``
+    holds the true ratio whenever both intervals hold their medians.  No coverage
+    is claimed (``ci_coverage`` is None); drift between the runs is not in it.
+    """
+    if b.median <= 0 or b.ci_low <= 0:
+        return None
+    return RatioStats(variant=a_name, reference=b_name, median=a.median / b.median,
+                      ci_low=a.ci_low / b.ci_high, ci_high=a.ci_high / b.ci_low,
+                      ci_coverage=None, pairs=0)
 
 
 @dataclass(slots=True)
@@ -220,6 +238,8 @@ def format_seconds(seconds: float, digits: int = 3) -> str:
     """``%timeit``-style: three significant digits in s, ms, µs or ns."""
     if seconds is None or not math.isfinite(seconds):
         return "n/a"
+    # round first, then pick the unit: 999.9999e-6 is "1 ms", not "1e+03 µs"
+    seconds = float(f"{seconds:.{digits}g}")
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
         if abs(seconds) >= scale or unit == "ns":
             value = seconds / scale

@@ -14,6 +14,7 @@ finished widget and a saved notebook show the same pictures.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -105,7 +106,7 @@ def _detail_lines(m: Measurement) -> list[str]:
         if not rates:
             out.append("roofline: n/a" + (f" ({r.note})" if r.note else
                                            " (XLA counted no FLOPs or bytes)"))
-            return out + [f"warning: {w}" for w in (st.warnings if st else [])]
+            return out + [f"warning: {w}" for w in m.warnings]
         line = "roofline: " + ", ".join(rates)
         if r.intensity is not None:
             line += f" ({r.intensity:.3g} FLOP/byte)"
@@ -117,8 +118,7 @@ def _detail_lines(m: Measurement) -> list[str]:
         if r.note:
             line += f"; {r.note}"
         out.append(line)
-    if st is not None:
-        out.extend(f"warning: {w}" for w in st.warnings)
+    out.extend(f"warning: {w}" for w in m.warnings)
     return out
 
 
@@ -401,7 +401,9 @@ def bench_html(b: Benchmark) -> str:
 
 
 def bench_json(b: Benchmark) -> dict[str, Any]:
-    return b.to_dict()
+    """The record as strict JSON data: user sweep values (dtypes, NumPy scalars, NaN)
+    made serialisable, so Jupyter can always send and save the bundle."""
+    return json.loads(b.to_json())
 
 
 def bench_bundle(b: Benchmark, text_only: bool = False) -> dict[str, Any]:
