@@ -112,3 +112,26 @@ def test_available_backends_names_cpu():
 
     names = compat.available_backends()
     assert "cpu" in names and all(isinstance(n, str) for n in names)
+
+
+def test_jit_origin_and_transform_helpers():
+    def loss(w):
+        return w * 2
+
+    assert not compat.is_jax_internal(jax.nn.relu)  # a custom_jvp object the user may jit
+    assert not compat.is_jax_internal(jax.grad(loss))
+    assert compat.transform_names(jax.grad(jax.jit(loss))) == ("grad", "jit")
+    assert compat.transform_names(jax.vmap(loss)) == ("vmap",)
+    found = []
+
+    def listener(event, duration, **kw):
+        if event == compat.LOWER_EVENT:
+            found.append(compat.lowering_source())
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.jit(loss)(jnp.ones(41))
+    finally:
+        compat.unregister_monitoring_listener("duration", listener)
+    (src,) = [s for s in found if s is not None and s.name == "loss"]
+    assert src.user and src.where.startswith(__file__)
+    assert compat.lowering_source() is None

@@ -283,11 +283,14 @@ def test_unload_removes_everything_and_restores_config(shell):
     duration_before = len(compat.monitoring_listeners("duration"))
     event_before = len(compat.monitoring_listeners("event"))
     on_duration, on_event, log_filter = LEDGER.listeners()
-    assert jax.config.jax_explain_cache_misses is True
+    # the observatory has JAX explain misses on the cell's thread only, while a cell runs
+    assert jax.config.jax_explain_cache_misses is False
+    assert Cell(shell, "explain_in_cell = jax.config.jax_explain_cache_misses").error is None
+    assert shell.user_ns["explain_in_cell"] is True
     hooks_before = len(shell.events.callbacks["post_run_cell"])
     try:
         Cell(shell, "%unload_ext workbench")
-        assert jax.config.jax_explain_cache_misses is False
+        assert jax.config.jax_explain_cache_misses is False  # never changed globally
         assert on_duration not in compat.monitoring_listeners("duration")
         assert on_event not in compat.monitoring_listeners("event")
         assert len(compat.monitoring_listeners("duration")) == duration_before - 1
@@ -302,7 +305,7 @@ def test_unload_removes_everything_and_restores_config(shell):
         assert not any(r.function == "jit(f_unl)" for r in LEDGER.records())
     finally:
         Cell(shell, "%load_ext workbench")
-    assert jax.config.jax_explain_cache_misses is True
+    assert jax.config.jax_explain_cache_misses is False
     assert on_duration in compat.monitoring_listeners("duration")
 
 
@@ -389,3 +392,208 @@ def test_jaxpr_magic_traces_are_user_work(cell):
     g = c.group("jit(grad(f_mag))")
     assert g["origin"] == "user" and g["traces"] == 1 and g["compiles"] == 0
     assert "traced 1x" in c.lines[0]["text/plain"]
+
+
+# -- review fixes: each test failed before its fix ------------------------------------------
+
+def _user_groups(c: Cell) -> list[str]:
+    return [g["function"] for g in c.summary["functions"]] if c.summary else []
+
+
+def _helpers(c: Cell) -> list[str]:
+    h = c.summary["jax_helpers"] if c.summary else None
+    return h["names"] if h else []
+
+
+def test_keyword_call_and_container_change_are_structure_reasons(cell):
+    cell("@jax.jit\ndef f_kw(x, y):\n    return x + y\nf_kw(jnp.ones(3), 1.0)")
+    (reason, *_) = cell("f_kw(x=jnp.ones(3), y=1.0)").group("jit(f_kw)")["reasons"]
+    assert reason["kind"] == "pytree", reason
+    cell("@jax.jit\ndef f_tl(p):\n    return p[0]\nf_tl((jnp.ones(2), jnp.ones(2)))")
+    (reason, *_) = cell("f_tl([jnp.ones(2), jnp.ones(2)])").group("jit(f_tl)")["reasons"]
+    assert reason["kind"] == "pytree" and "list" in reason["text"], reason
+
+
+def test_static_values_compared_by_value_not_by_repr(cell):
+    cell("from functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f_srep(x, cfg):\n    return x\n"
+         "class CfgRep:\n    def __repr__(self):\n        return 'CfgRep()'\n"
+         "f_srep(jnp.ones(2), tuple(range(40)))")
+    (reason,) = cell("f_srep(jnp.ones(2), tuple(range(39)) + (99,))").group(
+        "jit(f_srep)")["reasons"]
+    assert (reason["kind"], reason["path"]) == ("static_arg", "cfg")  # reprs truncated alike
+    cell("f_srep(jnp.ones(2), CfgRep())")
+    (reason,) = cell("f_srep(jnp.ones(2), CfgRep())").group("jit(f_srep)")["reasons"]
+    assert reason["kind"] == "static_arg" and "same repr" in reason["text"]
+
+
+def test_signature_diff_reports_tree_change_and_static_identity():
+    from workbench.engine.miss_reasons import Signature, closest_diff
+
+    a = compat.ArgType("x", "f32[3]", (3,), "float32", False, "")
+    pos = Signature((a,), tree="((*,), {})", tree_hash=1)
+    kw = Signature((a,), tree="((), {'x': *})", tree_hash=2)
+    (r,) = closest_diff(kw, [pos])
+    assert r.kind == "pytree" and "{'x': *}" in r.text()
+    s1 = Signature((a,), (("c", "Cfg()"),), (("c", ("id", 1)),), "t", 3)
+    s2 = Signature((a,), (("c", "Cfg()"),), (("c", ("id", 2)),), "t", 3)
+    assert [r.kind for r in closest_diff(s2, [s1])] == ["static_arg"]
+    assert closest_diff(s1, [s1])[0].kind == "cache_cleared"
+
+
+def test_compiles_of_user_code_without_a_trace_are_user_work(cell):
+    cell("@jax.jit\ndef fv_u(x):\n    return jnp.sin(x).sum()\nfv_u(jnp.ones(3))")
+    for call in ("jax.vmap(fv_u)(jnp.ones((4, 3)))", "jax.grad(fv_u)(jnp.ones(3))"):
+        c = cell(call)
+        assert "jit(fv_u)" in _user_groups(c) and "fv_u" not in _helpers(c), call
+    cell("@jax.jit\ndef in_u(x):\n    return x + 1\n@jax.jit\ndef out_u(x):\n"
+         "    return in_u(x) * 2\nout_u(jnp.ones(3))")
+    c = cell("in_u(jnp.ones(3))")  # traced inside out_u, compiled now from JAX's cache
+    assert _user_groups(c) == ["jit(in_u)"] and c.group("jit(in_u)")["reasons"] == []
+    c = cell("relu_u = jax.jit(jax.nn.relu)\nrelu_u(jnp.ones(3))")
+    assert "jit(relu)" in _user_groups(c) and "relu" not in _helpers(c)
+    c = cell("def body_u(c, x):\n    return c + jnp.sin(x), c\n"
+             "_ = jax.lax.scan(body_u, 0.0, jnp.ones(5))")
+    assert "jit(scan)" in _user_groups(c)
+
+
+def test_eager_jax_ops_stay_helpers(cell):
+    cell("@jax.jit\ndef f_eag(x):\n    return jnp.arccosh(x) + 1\nf_eag(jnp.ones(3) * 2)")
+    c = cell("_e = jnp.arccosh(jnp.ones(3) * 2)")  # JAX's own jit, trace cached by f_eag
+    assert _user_groups(c) == [] and "jit(arccosh)" in _helpers(c)
+
+
+def test_transforms_and_callable_instances_get_their_own_rows(cell):
+    cell("@jax.jit\ndef loss_t(w):\n    return jnp.sum(jnp.sin(w))\nloss_t(jnp.ones(3))")
+    c = cell("dl_t = jax.jit(jax.grad(loss_t))\ndl_t(jnp.ones(3))")
+    assert [r["kind"] for r in c.group("jit(loss_t)")["reasons"]] == []
+    c = cell("vl_t = jax.jit(jax.vmap(loss_t))\nvl_t(jnp.ones((2, 3)))")
+    assert [r["kind"] for r in c.group("jit(loss_t)")["reasons"]] == []
+    keys = {r.key for r in LEDGER.records() if r.function == "jit(loss_t)"}
+    assert len(keys) == 3
+    cell("class CallA:\n    def __call__(self, x):\n        return x + 1\n"
+         "class CallB:\n    def __call__(self, x):\n        return x * 3\n"
+         "ja_t = jax.jit(CallA()); ja_t(jnp.ones(2))")
+    c = cell("jb_t = jax.jit(CallB()); jb_t(jnp.ones(2))")
+    (g,) = c.summary["functions"]
+    assert g["reasons"] == []
+    a, b = [r.key for r in LEDGER.records() if r.origin == "user"][-2:]
+    assert "CallA.__call__" in a and "CallB.__call__" in b
+
+
+def test_user_function_named_like_a_jax_helper_is_new(cell):
+    cell("_r = jax.nn.relu(jnp.ones(3) - 7)")
+    c = cell("@jax.jit\ndef relu(x):\n    return jnp.maximum(x, 0.5)\nrelu(jnp.ones(3))")
+    assert c.group("jit(relu)")["reasons"] == []
+    cell("del relu")
+
+
+def test_ahead_of_time_compile_is_not_a_recompile(cell):
+    cell("@jax.jit\ndef f_aot(x):\n    return x + 1\nf_aot(jnp.ones(3))")
+    cell("lo_aot = f_aot.lower(jnp.ones(2))")
+    c = cell("co_aot = lo_aot.compile()")
+    assert c.group("jit(f_aot)")["reasons"] == [] and c.group("jit(f_aot)")["compiles"] == 1
+    cell("@jax.jit\ndef f_tr(x):\n    return x * 4\nt_tr = f_tr.trace(jnp.ones(3))")
+    c = cell("f_tr(jnp.ones(3))")
+    assert c.group("jit(f_tr)")["reasons"] == []
+
+
+def test_entries_credit_the_traced_object_and_reset_when_cleared(cell, shell):
+    cell("def make_e(k):\n    return jax.jit(lambda x: x * k)\n"
+         "a_e = make_e(2.0); b_e = make_e(3.0)\n"
+         "a_e(jnp.ones(29)); b_e(jnp.ones(29)); a_e(jnp.ones(30))")
+    key = [r.key for r in LEDGER.records() if r.cell_run is not None][-1]
+    cell("del b_e")
+    gc.collect()
+    (st,) = [f for f in LEDGER.functions() if f.key == key]
+    assert st.entries == 2 == shell.user_ns["a_e"]._cache_size()
+    cell("a_e.clear_cache()\na_e(jnp.ones(29))")
+    (st,) = [f for f in LEDGER.functions() if f.key == key]
+    assert st.entries == 1 == shell.user_ns["a_e"]._cache_size()
+
+
+def test_recompile_count_is_not_capped(cell, monkeypatch):
+    from workbench.engine import ledger as ledger_mod
+
+    monkeypatch.setattr(ledger_mod, "MAX_SIGNATURES", 2)
+    cell("@jax.jit\ndef f_many(x):\n    return x - 3\n"
+         "for n in range(31, 36):\n    f_many(jnp.ones(n))")
+    (st,) = [f for f in LEDGER.functions() if f.function == "jit(f_many)"]
+    assert st.recompiles == 4 and len(st.misses) == 2
+    row = [r for r in cell("%jaxcache").bundle["text/plain"].splitlines()
+           if r.startswith("jit(f_many) ")][0]
+    assert row.split()[-1] == "4"
+
+
+def test_log_filter_holds_back_only_our_explanations(shell):
+    _, _, log_filter = LEDGER.listeners()
+
+    def rec(msg: str, level: int = logging.WARNING) -> logging.LogRecord:
+        return logging.LogRecord("jax._src.compiler", level, __file__, 1, msg, None, None)
+    assert log_filter.filter(rec("Persistent cache directory is not writable: fix it"))
+    assert log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))  # not ours
+    token = LEDGER.explain_on_this_thread()
+    try:
+        assert token is not None
+        assert not log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))
+        assert log_filter.filter(rec("some other persistent warning"))
+        jax.config.update("jax_explain_cache_misses", True)  # the user asks for them
+        try:
+            assert log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))
+        finally:
+            jax.config.update("jax_explain_cache_misses", False)
+    finally:
+        LEDGER.stop_explaining(token)
+    assert jax.config.jax_explain_cache_misses is False
+
+
+def test_user_enabling_explanations_after_load_keeps_them(shell):
+    try:
+        Cell(shell, "jax.config.update('jax_explain_cache_misses', True)")
+        Cell(shell, "%unload_ext workbench")
+        assert jax.config.jax_explain_cache_misses is True  # the user's value stays
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+        Cell(shell, "%load_ext workbench")
+
+
+def test_explanation_for_another_function_is_not_attached():
+    led = Ledger()
+    f_stale = jax.jit(lambda x: x + 31)
+    with led.capture() as recs:
+        led._on_explanation("TRACING CACHE MISS at a:1 (<module>):\n"
+                            "  for <lambda>x defined at /elsewhere.py:3\n  never seen")
+        f_stale(jnp.ones(31))
+    (rec,) = [r for r in recs if r.origin == "user"]
+    assert rec.jax_explanation is None and led._explanations == {}
+
+
+def test_thread_from_an_earlier_cell_is_background(cell):
+    cell("import threading\n@jax.jit\ndef f_late(x):\n    return x * 9\n"
+         "go_late = threading.Event()\n"
+         "th_late = threading.Thread(target=lambda: (go_late.wait(5), f_late(jnp.ones(37))))\n"
+         "th_late.start()")
+    cell("go_late.set(); th_late.join()")
+    (rec,) = [r for r in LEDGER.records() if r.function == "jit(f_late)"]
+    assert rec.cell == "background" and rec.cell_run is None
+
+
+def test_failed_trace_leaves_no_signature(shell):
+    c = Cell(shell, "@jax.jit\ndef f_bad(x):\n    return x.reshape(7)\nf_bad(jnp.ones(3))")
+    assert c.error is not None
+    c = Cell(shell, "f_bad(jnp.ones(7))")
+    assert c.error is None and c.group("jit(f_bad)")["reasons"] == []
+
+
+def test_listeners_registered_under_the_lock(monkeypatch):
+    led = Ledger()
+    held = []
+    real = jax.monitoring.register_event_duration_secs_listener
+
+    def spy(cb):
+        held.append(led._lock._is_owned())
+        real(cb)
+    monkeypatch.setattr(jax.monitoring, "register_event_duration_secs_listener", spy)
+    led.install()
+    led.uninstall()
+    assert held == [True]
+    assert led.listeners()[0] not in compat.monitoring_listeners("duration")

@@ -4,8 +4,9 @@ Thin by design: the IPython ``pre_run_cell``/``post_run_cell`` hooks tell the en
 ledger which cell is running, and after each cell the ledger's summary of that
 cell goes to the view.  Everything installed here is undone by :func:`unload`:
 the hooks, the ledger's JAX listeners and log filter, the magics, and the JAX
-configuration changed on load (``jax_explain_cache_misses``) or by
-``%jaxcache persist``.
+configuration changed by ``%jaxcache persist``.  ``jax_explain_cache_misses`` is
+turned on only for the cell's own thread while a cell runs (so its global value stays
+the user's: if they turn it on, they see JAX's messages).
 """
 
 from __future__ import annotations
@@ -38,18 +39,12 @@ class Observatory:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.timings = True
-        self._explain_before: bool | None = None
+        self._explain_token: tuple[Any] | None = None
         self._run: int | None = None
         self._label = ""
 
     def load(self) -> None:
         LEDGER.install()
-        self._explain_before = bool(jax.config.jax_explain_cache_misses)
-        # JAX's own explanations, read from its logger, refine our reasons (e.g. a
-        # changed tracing context); shown as text only if the user had asked for them.
-        LEDGER.swallow_explanations = not self._explain_before
-        if not self._explain_before:
-            jax.config.update("jax_explain_cache_misses", True)
         self.shell.events.register("pre_run_cell", self.pre_run_cell)
         self.shell.events.register("post_run_cell", self.post_run_cell)
 
@@ -63,18 +58,22 @@ class Observatory:
         if self._run is not None:
             LEDGER.end_cell()
             self._run = None
+        LEDGER.stop_explaining(self._explain_token)
+        self._explain_token = None
         LEDGER.uninstall()
-        LEDGER.swallow_explanations = False
-        if self._explain_before is not None:
-            jax.config.update("jax_explain_cache_misses", self._explain_before)
-            self._explain_before = None
         restore_persistent_cache()
 
     def pre_run_cell(self, info: Any = None) -> None:
         self._label = str(self.shell.execution_count)
         self._run = LEDGER.begin_cell(self._label)
+        # JAX's own explanations, read from its logger, refine our reasons (e.g. a
+        # changed tracing context); printed only if the user asked for them globally.
+        if self._explain_token is None:
+            self._explain_token = LEDGER.explain_on_this_thread()
 
     def post_run_cell(self, result: Any = None) -> None:
+        LEDGER.stop_explaining(self._explain_token)
+        self._explain_token = None
         if self._run is None:
             return
         LEDGER.end_cell()

@@ -10,8 +10,10 @@ not as a broken notebook.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,12 +215,35 @@ class ArgType:
 
 @dataclass(frozen=True)
 class JitTraceSite:
-    """What a finishing jit trace was called with; ``fun`` must only be weakly kept."""
+    """What a finishing jit trace was called with; ``fun`` must only be weakly kept.
+
+    ``static_tokens`` say whether two static values are the same for JAX's cache (which
+    compares them by hash and ``==``) without keeping the values: the hash where the
+    value is hashable, else its ``id``.  ``tree`` is the pytree structure of the
+    (args, kwargs) call; ``failed`` is True when the trace raised.
+    """
 
     fun: Any
     args: tuple[ArgType, ...]
     statics: tuple[tuple[str, str], ...]  # (parameter name, repr of the value)
     internal: bool  # JAX's own helper (e.g. convert_element_type for an eager op)
+    static_tokens: tuple[tuple[str, Any], ...] = ()
+    tree: str = ""
+    tree_hash: int = 0
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class LoweringSource:
+    """The function a lowering without a fresh trace comes from (its jaxpr's debug info).
+
+    ``user`` is True when the program holds code defined outside JAX: the function
+    itself, or a body it runs (the user's function under an eager ``lax.scan``).
+    """
+
+    name: str
+    where: str  # "file:line", "" when unknown
+    user: bool
 
 
 def _aval_type(path: str, aval: Any) -> ArgType:
@@ -244,6 +269,14 @@ def _short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _static_token(value: Any) -> Any:
+    """Equal for two values JAX's cache treats as the same static argument (by hash)."""
+    try:
+        return ("hash", type(value).__qualname__, hash(value))
+    except Exception:
+        return ("id", id(value))
+
+
 def _static_names(fun: Any, ji: Any, n_args: int) -> dict[int, str]:
     sig = getattr(ji, "fun_signature", None)
     if sig is None:
@@ -258,24 +291,138 @@ def _static_names(fun: Any, ji: Any, n_args: int) -> dict[int, str]:
 
 def innermost_function(fun: Any) -> Any:
     """Follow ``__wrapped__`` (functools.wraps, JAX transforms) and ``partial.func``."""
+    return unwrap_chain(fun)[1]
+
+
+def unwrap_chain(fun: Any) -> tuple[tuple[Any, ...], Any]:
+    """(the wrapper layers, outermost first; the innermost function) of ``fun``."""
+    layers: list[Any] = []
     inner = fun
     for _ in range(16):
         nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None)
         if nxt is None or nxt is inner:
             break
+        layers.append(inner)
         inner = nxt
-    return inner
+    return tuple(layers), inner
+
+
+def function_code(fun: Any) -> Any:
+    """The code object that runs when ``fun`` is called: the function's own, or for a
+    callable instance its class's ``__call__`` (so different classes stay apart)."""
+    code = getattr(fun, "__code__", None)
+    if code is None and not isinstance(fun, type):
+        call = type(fun).__dict__.get("__call__") or next(
+            (k.__dict__["__call__"] for k in type(fun).__mro__ if "__call__" in k.__dict__),
+            None)
+        code = getattr(call, "__code__", None)
+    return code
+
+
+def _in_jax(code: Any) -> bool:
+    filename = getattr(code, "co_filename", "") or ""
+    return bool(filename) and os.path.abspath(filename).startswith(_JAX_DIR)
 
 
 def is_jax_internal(fun: Any) -> bool:
-    """A function defined inside JAX itself (the eager-op helpers JAX jits for itself).
+    """A function JAX jitted for itself (the eager-op helpers), not one the user jitted.
 
-    Transform wrappers such as ``jax.grad(loss)`` live in JAX too but wrap the user's
-    function (``__wrapped__``), so the innermost wrapped function decides.
+    Only a plain Python function defined inside JAX (with nothing but JAX code under
+    any ``functools.wraps`` layers) counts: what the user passes to ``jax.jit`` is a
+    function of theirs, a transform of one (``jax.grad(loss)`` wraps ``loss``), or a
+    JAX object they chose (``jax.jit(jax.nn.relu)`` jits a ``custom_jvp``).
     """
-    code = getattr(innermost_function(fun), "__code__", None)
-    filename = getattr(code, "co_filename", "") or ""
-    return os.path.abspath(filename).startswith(_JAX_DIR) if filename else False
+    if not isinstance(fun, types.FunctionType):
+        return False
+    layers, inner = unwrap_chain(fun)
+    return all(_in_jax(function_code(f)) for f in (*layers, inner))
+
+
+def transform_names(fun: Any) -> tuple[str, ...]:
+    """The transform/wrapper layers around the innermost function, outermost first:
+    ``("grad",)`` for ``jax.grad(loss)``; ``functools.partial`` shows as "partial"."""
+    out = []
+    for layer in unwrap_chain(fun)[0]:
+        code = function_code(layer)
+        if isinstance(layer, functools.partial):
+            out.append("partial")
+        elif code is not None and isinstance(layer, types.FunctionType):
+            if _in_jax(code):
+                # JAX's transforms return their grad_f / vmap_f inside an error-filtering
+                # wrapper (``api_boundary``) that takes the user's name: look one closure in
+                for cell in layer.__closure__ or ():
+                    try:
+                        inner = cell.cell_contents
+                    except ValueError:
+                        continue
+                    if isinstance(inner, types.FunctionType) and _in_jax(inner.__code__):
+                        code = inner.__code__
+                        break
+            name = code.co_name
+            if _in_jax(code) and name.endswith("_f"):
+                name = name[:-2]  # JAX's grad_f, vmap_f ... wrappers
+            out.append(name)
+        else:
+            name = type(layer).__name__
+            out.append("jit" if "jit" in name.lower() else name)
+    return tuple(out)
+
+
+def _debug_source(jaxpr: Any) -> tuple[str, str] | None:
+    """(name, "file:line") from a jaxpr's debug info ("fv at /x.py:3")."""
+    dbg = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
+    info = getattr(dbg, "func_src_info", None)
+    if not isinstance(info, str) or " at " not in info:
+        return None
+    name, _, where = info.partition(" at ")
+    return name, where
+
+
+def _where_in_jax(where: str) -> bool:
+    file = where.rpartition(":")[0] or where
+    return os.path.abspath(file).startswith(_JAX_DIR)
+
+
+def runs_user_code(jaxpr: Any, max_eqns: int = 64) -> bool:
+    """Whether a jaxpr (or a body it calls, one level down) was traced from code defined
+    outside JAX.  Only the debug info is read; big programs stop at ``max_eqns``."""
+    src = _debug_source(jaxpr)
+    if src is not None and not _where_in_jax(src[1]):
+        return True
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in list(getattr(inner, "eqns", ()))[:max_eqns]:
+        for value in getattr(eqn, "params", {}).values():
+            for sub in (value if isinstance(value, (tuple, list)) else (value,)):
+                if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
+                    s = _debug_source(sub)
+                    if s is not None and not _where_in_jax(s[1]):
+                        return True
+    return False
+
+
+def lowering_source(max_depth: int = 14) -> LoweringSource | None:
+    """From inside a lower-duration listener: which function's jaxpr is being lowered.
+
+    Reads the ``closed_jaxpr`` local of JAX's lowering frame (pxla); None when not
+    found (a JAX that renamed it), then the ledger falls back to name matching.
+    """
+    frame = sys._getframe(1)
+    try:
+        for _ in range(max_depth):
+            if frame is None:
+                return None
+            jaxpr = frame.f_locals.get("closed_jaxpr") \
+                if frame.f_code.co_filename.endswith("pxla.py") else None
+            if jaxpr is not None:
+                src = _debug_source(jaxpr)
+                name, where = src if src is not None else ("?", "")
+                return LoweringSource(name, where, runs_user_code(jaxpr))
+            frame = frame.f_back
+        return None
+    except Exception:
+        return None
+    finally:
+        del frame
 
 
 def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
@@ -316,6 +463,7 @@ def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
         names = tuple(f"args[{i}]" for i in range(len(avals)))
     args = tuple(_aval_type(n, a) for n, a in zip(names, avals, strict=True))
     statics: list[tuple[str, str]] = []
+    tokens: list[tuple[str, Any]] = []
     call_args = loc.get("args") or ()
     call_kwargs = loc.get("kwargs") or {}
     argnums = tuple(getattr(ji, "static_argnums", ()) or ())
@@ -325,11 +473,70 @@ def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
         for i in argnums:
             if 0 <= i < len(call_args):
                 statics.append((labels[i], _short_repr(call_args[i])))
+                tokens.append((labels[i], _static_token(call_args[i])))
     for name in argnames:
         if name in call_kwargs:
             statics.append((name, _short_repr(call_kwargs[name])))
-    return JitTraceSite(fun=fun, args=args, statics=tuple(statics),
-                        internal=is_jax_internal(fun))
+            tokens.append((name, _static_token(call_kwargs[name])))
+    tree_text, tree_hash = "", 0
+    flat = loc.get("avals_ft") or loc.get("args_ft")
+    tree = getattr(flat, "tree", None) if flat is not None else loc.get("in_tree")
+    if tree is not None:
+        try:
+            full = str(tree)
+            tree_hash = hash(full)
+            tree_text = _short_repr_text(full.removeprefix("PyTreeDef(").removesuffix(")"))
+        except Exception:
+            tree_text, tree_hash = "", 0
+    jaxpr = loc.get("jaxpr")
+    # the trace event also fires when tracing raised: then no jaxpr was made
+    failed = jaxpr is None and sys.exc_info()[1] is not None
+    internal = is_jax_internal(fun) and not (jaxpr is not None and runs_user_code(jaxpr))
+    return JitTraceSite(fun=fun, args=args, statics=tuple(statics), internal=internal,
+                        static_tokens=tuple(tokens), tree=tree_text, tree_hash=tree_hash,
+                        failed=failed)
+
+
+def _short_repr_text(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _explain_state() -> Any:
+    try:
+        from jax._src import config as _config
+    except Exception:  # pragma: no cover - moved
+        return None
+    state = getattr(_config, "explain_cache_misses", None)
+    needed = ("swap_local", "set_local", "get_global")
+    return state if all(hasattr(state, n) for n in needed) else None
+
+
+def explanations_requested() -> bool:
+    """Whether the user turned ``jax_explain_cache_misses`` on globally (then its log
+    messages are theirs to see), read fresh each time."""
+    state = _explain_state()
+    if state is not None:
+        return bool(state.get_global())
+    return bool(jax.config.jax_explain_cache_misses)
+
+
+def explain_on_this_thread() -> tuple[Any] | None:
+    """Turn ``jax_explain_cache_misses`` on for the calling thread only, leaving the
+    global value (the user's) alone; returns what :func:`restore_explain` puts back, or
+    None when nothing was changed (already on, or a JAX without thread-local config).
+    The option is in neither the jit key nor the trace context, so caches are unaffected.
+    """
+    state = _explain_state()
+    if state is None or state.value:
+        return None
+    return (state.swap_local(True),)
+
+
+def restore_explain(token: tuple[Any] | None) -> None:
+    if token is not None:
+        state = _explain_state()
+        if state is not None:
+            state.set_local(token[0])
 
 
 def unregister_monitoring_listener(kind: str, callback: Any) -> bool:

@@ -135,7 +135,14 @@ class FunctionStats:
     compile_s: float = 0.0
     persistent_hits: int = 0
     time_saved_s: float = 0.0
+    #: executables compiled for this function's objects that are still alive, since the
+    #: ledger last saw their cache emptied (a recompile with an identical signature, or
+    #: ``%jaxcache clear``): JAX announces neither ``jax.clear_caches()`` nor
+    #: ``f.clear_cache()``, so right after those this can be higher than JAX's own count.
     entries: int = 0
+    #: every recompile (a miss of a function compiled before); ``misses`` keeps the
+    #: latest records only, this counts them all
+    recompiles: int = 0
     misses: list[CompileRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,6 +152,7 @@ class FunctionStats:
             "lowers": self.lowers, "trace_s": self.trace_s, "lower_s": self.lower_s,
             "compile_s": self.compile_s, "persistent_hits": self.persistent_hits,
             "time_saved_s": self.time_saved_s, "entries": self.entries,
+            "recompiles": self.recompiles,
             "misses": [m.to_dict() for m in self.misses],
         }
 
@@ -247,12 +255,13 @@ class LedgerSnapshot:
 class _Pending:
     """The record a thread is building between its trace, lower and compile events."""
 
-    __slots__ = ("record", "lowered_name", "pcache_requested")
+    __slots__ = ("record", "lowered_name", "pcache_requested", "entry")
 
-    def __init__(self, record: CompileRecord) -> None:
+    def __init__(self, record: CompileRecord, entry: list[Any] | None = None) -> None:
         self.record = record
         self.lowered_name: str | None = None
         self.pcache_requested = False
+        self.entry = entry  # the traced function object's bookkeeping: it owns the executable
 
 
 class _FunctionState:
@@ -262,6 +271,7 @@ class _FunctionState:
         self.stats = stats
         # id(live function object) -> (weakref, signatures it compiled, live entries)
         self.objects: dict[int, list[Any]] = {}
+        self.last_entry: list[Any] | None = None  # the object traced most recently
 
 
 def _user_call_site(skip: int = 2) -> CallSite | None:
@@ -281,13 +291,29 @@ def _user_call_site(skip: int = 2) -> CallSite | None:
         del frame
 
 
+def _user_defined(where: str | None) -> bool:
+    """A "file:line" in the user's code (not JAX's ``jax.nn.relu`` the user jitted)."""
+    return bool(where) and is_user_file(where.rpartition(":")[0])  # type: ignore[union-attr]
+
+
 def _function_key(fun: Any, name: str) -> tuple[str, str | None]:
-    code = getattr(compat.innermost_function(fun), "__code__", None)
+    """A function's identity across calls: its name, the transforms around it and where
+    its code is defined.  ``jit(grad(loss))`` and ``jit(vmap(loss))`` are different
+    programs (different rows); a callable instance is keyed by its class's ``__call__``.
+    """
+    inner = compat.innermost_function(fun)
+    code = compat.function_code(inner)
+    chain = compat.transform_names(fun)
+    label = name
+    if code is not None and name.startswith("<unnamed"):
+        label = getattr(code, "co_qualname", code.co_name)
+    if chain:
+        label = f"{label}[{'/'.join(chain)}]"
     if code is None:
-        return f"{name}@?", None
+        return f"{label}@?", None
     # JAX's eager helpers share one code object, so the traced name is part of the key.
     where = f"{code.co_filename}:{code.co_firstlineno}"
-    return f"{name}@{where}", where
+    return f"{label}@{where}", where
 
 
 class Ledger:
@@ -301,7 +327,10 @@ class Ledger:
         self._lock = threading.RLock()
         self._users = 0
         self._pending: dict[int, _Pending] = {}
-        self._explanations: dict[int, str] = {}
+        self._explanations: dict[int, list[str]] = {}
+        # per thread: function name -> (key, entry) of a lowering not yet compiled
+        # (``lo = f.lower(x)`` in one cell, ``lo.compile()`` in a later one)
+        self._lowered: dict[int, dict[str, tuple[str, list[Any] | None]]] = {}
         self._records: deque[CompileRecord] = deque(maxlen=MAX_RECORDS)
         self._functions: dict[str, _FunctionState] = {}
         self._by_name: dict[str, str] = {}
@@ -311,12 +340,13 @@ class Ledger:
         self._cell_run: int | None = None
         self._cell_runs = itertools.count(1)
         self._cell_thread: int | None = None
+        # threads alive when the cell began: their compiles are "background" work
+        self._threads_before: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
         self._cleared_at = 0
         self._pcache = {"hits": 0, "misses": 0, "written": 0, "saved": 0.0}
         self._log_filter = _ExplainFilter(self)
-        # True only while the observatory itself turned jax_explain_cache_misses on: then
-        # JAX's warnings are read but not printed; a user who asked for them sees them.
-        self.swallow_explanations = False
+        # threads where explain_on_this_thread() turned JAX's explanations on
+        self._explaining: set[int] = set()
 
     # -- installation -------------------------------------------------------------------
     @property
@@ -324,14 +354,16 @@ class Ledger:
         return self._users > 0
 
     def install(self) -> None:
+        # Registration happens under the lock, so a concurrent uninstall() can never run
+        # between our count going to 1 and the listeners being in place (or the reverse).
         with self._lock:
             self._users += 1
             if self._users > 1:
                 return
-        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
-        jax.monitoring.register_event_listener(self._on_event)
-        for name in compat.EXPLAIN_LOGGERS:
-            logging.getLogger(name).addFilter(self._log_filter)
+            jax.monitoring.register_event_duration_secs_listener(self._on_duration)
+            jax.monitoring.register_event_listener(self._on_event)
+            for name in compat.EXPLAIN_LOGGERS:
+                logging.getLogger(name).addFilter(self._log_filter)
 
     def uninstall(self) -> None:
         with self._lock:
@@ -342,10 +374,26 @@ class Ledger:
                 return
             self._pending.clear()
             self._explanations.clear()
-        compat.unregister_monitoring_listener("duration", self._on_duration)
-        compat.unregister_monitoring_listener("event", self._on_event)
-        for name in compat.EXPLAIN_LOGGERS:
-            logging.getLogger(name).removeFilter(self._log_filter)
+            self._lowered.clear()
+            compat.unregister_monitoring_listener("duration", self._on_duration)
+            compat.unregister_monitoring_listener("event", self._on_event)
+            for name in compat.EXPLAIN_LOGGERS:
+                logging.getLogger(name).removeFilter(self._log_filter)
+
+    def explain_on_this_thread(self) -> tuple[Any] | None:
+        """Have JAX explain its cache misses on this thread (read by the ledger, not
+        printed); the token goes back to :meth:`stop_explaining`."""
+        token = compat.explain_on_this_thread()
+        if token is not None:
+            with self._lock:
+                self._explaining.add(threading.get_ident())
+        return token
+
+    def stop_explaining(self, token: tuple[Any] | None) -> None:
+        if token is not None:
+            compat.restore_explain(token)
+            with self._lock:
+                self._explaining.discard(threading.get_ident())
 
     def listeners(self) -> tuple[Any, Any, Any]:
         """(duration listener, event listener, log filter), for tests of a clean unload."""
@@ -358,6 +406,7 @@ class Ledger:
             self._cell = label
             self._cell_run = next(self._cell_runs)
             self._cell_thread = threading.get_ident()
+            self._threads_before = weakref.WeakSet(threading.enumerate())
             return self._cell_run
 
     def relabel_cell(self, cell_run: int, label: str) -> None:
@@ -374,6 +423,7 @@ class Ledger:
             self._flush(threading.get_ident())
             run = self._cell_run
             self._cell = self._cell_run = self._cell_thread = None
+            self._threads_before = weakref.WeakSet()
             return run
 
     # -- JAX listeners (run only when JAX traces, lowers or compiles) -------------------
@@ -420,8 +470,13 @@ class Ledger:
                 p.pcache_requested = True
 
     def _on_explanation(self, text: str) -> None:
+        # JAX explains a miss before tracing; nested jits (traced inside the outer one,
+        # no trace event of their own) add theirs too, so keep the few latest and let
+        # the trace pick the one naming its own function.
         with self._lock:
-            self._explanations[threading.get_ident()] = text
+            pending = self._explanations.setdefault(threading.get_ident(), [])
+            pending.append(text)
+            del pending[:-8]
 
     def _on_persistent_note(self, text: str) -> None:
         with self._lock:
@@ -430,11 +485,15 @@ class Ledger:
                 p.record.persistent_note = text
 
     def _new_record(self, function: str) -> CompileRecord:
-        # A compile belongs to the cell running at the time, whichever thread does it
-        # (the cell started that work); with no cell running it is "background".
+        # A compile belongs to the running cell when the cell's own thread does it or a
+        # thread started during the cell; a thread that was already running (started by
+        # an earlier cell, a server, a data loader) does "background" work.
+        thread = threading.current_thread()
+        in_cell = self._cell is not None and (
+            threading.get_ident() == self._cell_thread or thread not in self._threads_before)
         return CompileRecord(
-            function=function, cell=self._cell if self._cell is not None else BACKGROUND,
-            cell_run=self._cell_run, thread=threading.current_thread().name,
+            function=function, cell=self._cell if in_cell else BACKGROUND,  # type: ignore
+            cell_run=self._cell_run if in_cell else None, thread=thread.name,
             started=time.time())
 
     def _on_trace(self, duration: float, fun_name: str) -> None:
@@ -447,11 +506,29 @@ class Ledger:
             rec.trace_s = duration
             rec.kind = "trace"
             rec.call_site = call_site
-            explanation = self._explanations.pop(tid, None)
-            if explanation is not None and fun_name in explanation:
-                rec.jax_explanation = explanation
-            self._explain(rec, site, fun_name)
-            self._pending[tid] = _Pending(rec)
+            rec.jax_explanation = self._take_explanation(tid, site, fun_name)
+            entry = self._explain(rec, site, fun_name)
+            self._pending[tid] = _Pending(rec, entry)
+
+    def _take_explanation(self, tid: int, site: compat.JitTraceSite | None,
+                          fun_name: str) -> str | None:
+        """JAX's explanation for exactly this function ("for NAME defined at FILE:LINE");
+        whatever else was logged on this thread since the last trace is dropped."""
+        texts = self._explanations.pop(tid, None)
+        if not texts:
+            return None
+        where = None
+        if site is not None:
+            code = compat.function_code(compat.innermost_function(site.fun))
+            if code is not None:
+                where = f"{code.co_filename}:{code.co_firstlineno}"
+        for text in reversed(texts):
+            parsed = parse_jax_explanation(text)
+            if parsed.function != fun_name:
+                continue
+            if where is None or parsed.defined_at is None or parsed.defined_at == where:
+                return text
+        return None
 
     def _on_lower(self, duration: float, fun_name: str) -> None:
         tid = threading.get_ident()
@@ -459,9 +536,10 @@ class Ledger:
             p = self._pending.get(tid)
             if p is None or p.lowered_name is not None:
                 self._flush(tid)
+                source = compat.lowering_source()
                 p = self._pending[tid] = _Pending(self._new_record(fun_name))
                 p.record.call_site = _user_call_site(3)
-                self._attach_by_name(p.record)
+                p.entry = self._attach_without_trace(p.record, source, "lower", tid)
             p.lowered_name = fun_name
             p.record.function = fun_name
             p.record.lower_s = duration
@@ -475,7 +553,7 @@ class Ledger:
                 self._flush(tid)
                 p = _Pending(self._new_record(fun_name))
                 p.record.call_site = _user_call_site(3)
-                self._attach_by_name(p.record)
+                p.entry = self._attach_without_trace(p.record, None, "compile", tid)
             self._pending.pop(tid, None)
             rec = p.record
             rec.compile_s = duration
@@ -486,41 +564,81 @@ class Ledger:
                 self._pcache["misses"] += 1
             elif rec.persistent_cache == "written":
                 self._pcache["misses"] += 1
-            self._finish(rec)
+            self._finish(rec, p.entry)
 
     def _flush(self, tid: int) -> None:
         p = self._pending.pop(tid, None)
         if p is not None:
-            self._finish(p.record)
+            if p.record.kind == "lower" and p.record.origin != "jax":
+                # a lowering that did not reach XLA (yet): ``lo.compile()`` may follow
+                lowered = self._lowered.setdefault(tid, {})
+                lowered.pop(p.record.function, None)
+                lowered[p.record.function] = (p.record.key, p.entry)
+                while len(lowered) > 16:
+                    del lowered[next(iter(lowered))]
+            self._finish(p.record, None)
 
     # -- reasons and bookkeeping ------------------------------------------------------------
-    def _attach_by_name(self, rec: CompileRecord) -> None:
-        """A lowering/compile with no trace before it: the trace came from JAX's cache."""
-        key = self._by_name.get(rec.function)
-        if key is None:
-            # never traced while we watched: in practice JAX's eager-op dispatch (jnp.tanh
-            # on a concrete array compiles jit(tanh) from a trace JAX cached itself)
+    def _attach_without_trace(self, rec: CompileRecord, source: compat.LoweringSource | None,
+                              stage: str, tid: int) -> list[Any] | None:
+        """A lowering/compile with no trace before it on this thread.
+
+        Either the compile of an earlier ``f.lower(...)`` (carried over, no new miss), or
+        the trace came from JAX's cache: a cached trace compiled for the first time
+        (``f.trace(x)`` then ``f(x)``; a jit first traced inside another jit), a
+        transformed call of a jitted function (``jax.vmap(f)(xs)``), or JAX's own eager
+        dispatch (``jnp.tanh(x)``).  What is being lowered decides user vs. JAX.
+        Returns the function object's bookkeeping to credit the executable to, if any.
+        """
+        carried = self._lowered.get(tid, {}).pop(rec.function, None) \
+            if stage == "compile" else None
+        if carried is not None and carried[0] in self._functions:
+            key, entry = carried
+            st = self._functions[key].stats
+            rec.key, rec.defined_at, rec.origin, rec.reasons = key, st.defined_at, st.origin, []
+            return entry
+        known = self._by_name.get(rec.function)
+        if source is not None:
+            if not source.user:
+                rec.key, rec.origin, rec.reasons = rec.function, "jax", []
+                return None
+            where = source.where or None
+            if known is not None and self._functions[known].stats.defined_at == where:
+                key = known
+            else:
+                key = f"{source.name}@{where}" if where else rec.function
+        elif known is not None:
+            key, where = known, self._functions[known].stats.defined_at
+        else:
+            # nothing to go on (a JAX without the debug info we read): JAX's own dispatch
             rec.key, rec.origin, rec.reasons = rec.function, "jax", []
-            return
-        st = self._functions[key].stats
-        rec.key, rec.defined_at, rec.origin = key, st.defined_at, st.origin
-        rec.reasons = [MissReason("unknown", detail="lowered/compiled again without a new "
-                                  "trace (the trace was cached; sharding, layout or "
-                                  "compiler options may differ)")]
+            return None
+        state = self._state(key, rec.function, "user", where)
+        st = state.stats
+        rec.key, rec.defined_at, rec.origin = key, st.defined_at, "user"
+        first = st.compiles == 0 if stage == "compile" else st.compiles == st.lowers == 0
+        if first:
+            rec.reasons = [MissReason("new_function", detail=f"first compile of {rec.function}")]
+        else:
+            rec.reasons = [MissReason("unknown", detail="compiled again from a cached trace "
+                                      "(a transformation such as vmap or grad of it, or other "
+                                      "sharding, layout or compiler options)")]
+        self._by_name[rec.function] = key
+        return None
 
     def _explain(self, rec: CompileRecord, site: compat.JitTraceSite | None,
-                 fun_name: str) -> None:
+                 fun_name: str) -> list[Any] | None:
         parsed = parse_jax_explanation(rec.jax_explanation) if rec.jax_explanation else None
         if site is None:
             rec.key = rec.function
             rec.origin = "user" if rec.jax_explanation else "unknown"
             rec.reasons = parsed.reasons if parsed else []
             self._state(rec.key, rec.function, rec.origin, None)
-            return
+            return None
         key, where = _function_key(site.fun, fun_name)
         rec.key, rec.defined_at = key, where
         rec.origin = "jax" if site.internal else "user"
-        sig = Signature(site.args, site.statics)
+        sig = Signature(site.args, site.statics, site.static_tokens, site.tree, site.tree_hash)
         prior = self._functions.get(key)
         state = self._state(key, rec.function, rec.origin, where)
         obj = state.objects.get(id(site.fun))
@@ -537,25 +655,40 @@ class Ledger:
                     "closure re-created; JAX caches per function object)")]
             else:
                 other = self._by_name.get(rec.function)
-                if other is not None and other != key and not fun_name.startswith("<"):
-                    old_where = self._functions[other].stats.defined_at
+                old_where = self._functions[other].stats.defined_at if other else None
+                if other is not None and other != key and not fun_name.startswith("<") \
+                        and old_where != where and _user_defined(old_where):
                     rec.reasons = [MissReason("redefined", fun_name, old_where, where,
                                               detail=f"{fun_name} was redefined")]
                 else:
                     rec.reasons = [MissReason("new_function",
                                               detail=f"first call of {fun_name}")]
             obj = self._track(state, site.fun)
+        elif not obj[1]:  # its earlier traces all raised: this is its first real one
+            rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
         else:
             rec.reasons = closest_diff(sig, obj[1])
+            concrete = [r for r in parsed.reasons if r.kind != "unknown"] if parsed else []
             if not rec.reasons and parsed is not None:
                 rec.reasons = parsed.reasons
-            if rec.reasons and rec.reasons[0].kind == "cache_cleared" and parsed is not None \
-                    and parsed.reasons and parsed.reasons[0].kind == "context":
-                rec.reasons = parsed.reasons
-        if obj is not None:
+            elif rec.reasons and rec.reasons[0].kind == "cache_cleared":
+                if concrete and not parsed.never_seen:  # type: ignore[union-attr]
+                    rec.reasons = concrete  # JAX saw a difference our signature misses
+                else:
+                    obj[2] = 0  # the same call compiled before: its executables are gone
+            elif concrete and all(r.kind == "pytree" and r.path is None
+                                  for r in rec.reasons):
+                rec.reasons = concrete  # JAX names the paths of a structure change
+        if obj is not None and not site.failed:
+            # a trace that raised compiled nothing: the next good call is not a "change"
             obj[1].append(sig)
             del obj[1][:-MAX_SIGNATURES]
-        self._by_name[rec.function] = key
+        if rec.origin == "user":
+            # only the user's functions: a user's ``relu`` is not JAX's ``relu`` redefined
+            self._by_name[rec.function] = key
+        if obj is not None:
+            state.last_entry = obj
+        return obj
 
     def _state(self, key: str, function: str, origin: str, where: str | None) -> _FunctionState:
         st = self._functions.get(key)
@@ -584,7 +717,7 @@ class Ledger:
         state.objects[oid] = entry
         return entry
 
-    def _finish(self, rec: CompileRecord) -> None:
+    def _finish(self, rec: CompileRecord, entry: list[Any] | None) -> None:
         rec.seq = next(self._seq)
         self._records.append(rec)
         state = self._functions.get(rec.key) or self._state(rec.key, rec.function,
@@ -600,23 +733,20 @@ class Ledger:
         if rec.kind == "compile":
             st.compiles += 1
             st.compile_s += rec.compile_s or 0.0
-            self._count_entry(state, rec)
+            if entry is not None and entry[0]() is not None:
+                entry[2] += 1  # the traced object owns the new executable
         if rec.persistent_cache == "hit":
             st.persistent_hits += 1
             st.time_saved_s += (rec.time_saved_s or 0.0)
         if rec.reasons:
             st.misses.append(rec)
             del st.misses[:-MAX_SIGNATURES]
+            if rec.is_recompile:
+                st.recompiles += 1
         tid = threading.get_ident()
         for ctid, sink, partial in self._captures:
             if ctid == tid and (partial or rec.kind == "compile"):
                 sink.append(rec)
-
-    def _count_entry(self, state: _FunctionState, rec: CompileRecord) -> None:
-        # The most recently traced live object of this function owns the new executable.
-        live = [e for e in list(state.objects.values()) if e[0]() is not None]
-        if live:
-            live[-1][2] += 1
 
     # -- queries ------------------------------------------------------------------------
     def records(self, cell_run: int | None = None) -> list[CompileRecord]:
@@ -671,7 +801,9 @@ class Ledger:
             elif rec.persistent_cache == "written":
                 g.persistent_written += 1
             if rec.origin != "jax":
-                g.reasons.extend(r for r in rec.reasons if r.kind != "new_function")
+                seen = {r.text() for r in g.reasons}
+                g.reasons.extend(r for r in rec.reasons
+                                 if r.kind != "new_function" and r.text() not in seen)
                 if rec.call_site is not None:
                     g.call_sites.append(rec.call_site)
         return CellSummary(label, list(groups.values()), helpers)
@@ -684,6 +816,7 @@ class Ledger:
             self._by_name.clear()
             self._pending.clear()
             self._explanations.clear()
+            self._lowered.clear()
             self._pcache = {"hits": 0, "misses": 0, "written": 0, "saved": 0.0}
 
     # -- capture ------------------------------------------------------------------------
@@ -710,11 +843,18 @@ class Ledger:
             self.uninstall()
 
 
+#: The messages JAX logs because ``jax_explain_cache_misses`` is on (at WARNING then,
+#: DEBUG otherwise): the only ones the filter may hold back.
+_EXPLAIN_PREFIXES = ("TRACING CACHE MISS", "PERSISTENT COMPILATION CACHE MISS",
+                     "Persistent compilation cache hit", "Not writing persistent cache entry")
+
+
 class _ExplainFilter(logging.Filter):
     """Takes JAX's cache-miss explanations off its loggers (no stderr scraping).
 
-    When the observatory turned ``jax_explain_cache_misses`` on, the messages are
-    swallowed (the cell line says it better); when the user had it on, they pass.
+    Holds back only those explanation messages, and only on a thread where the
+    observatory turned the option on for its own reading while the user has not
+    turned it on themselves (checked at each message); every other record passes.
     """
 
     def __init__(self, ledger: Ledger) -> None:
@@ -726,13 +866,16 @@ class _ExplainFilter(logging.Filter):
             msg = record.getMessage()
         except Exception:
             return True
+        if not msg.startswith(_EXPLAIN_PREFIXES):
+            return True
         if msg.startswith("TRACING CACHE MISS"):
             self._ledger._on_explanation(msg)
         elif msg.startswith("Not writing persistent cache entry"):
             self._ledger._on_persistent_note(msg)
-        elif "persistent" not in msg.lower():
+        if record.levelno < logging.WARNING:
             return True
-        return not self._ledger.swallow_explanations or record.levelno < logging.WARNING
+        ours = threading.get_ident() in self._ledger._explaining
+        return not ours or compat.explanations_requested()
 
 
 LEDGER = Ledger()

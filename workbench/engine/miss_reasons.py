@@ -28,10 +28,20 @@ REASON_KINDS = ("new_function", "redefined", "closure", "static_arg", "pytree", 
 
 @dataclass(frozen=True)
 class Signature:
-    """What JAX's tracing cache keys on, for one call, as plain strings."""
+    """What JAX's tracing cache keys on, for one call, as plain data (no user values).
+
+    ``statics`` hold each static argument's (possibly truncated) repr for display;
+    ``static_tokens`` its identity for comparison (hash, or ``id`` if unhashable), since
+    two values with equal reprs can still be different cache keys.  ``tree_hash``
+    identifies the (args, kwargs) pytree structure (``f(x=..)`` vs ``f(..)``, tuple vs
+    list), ``tree`` shows it.
+    """
 
     args: tuple[ArgType, ...]
     statics: tuple[tuple[str, str], ...] = ()
+    static_tokens: tuple[tuple[str, Any], ...] = ()
+    tree: str = ""
+    tree_hash: int = 0
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -52,12 +62,17 @@ class MissReason:
         if self.kind in ("shape", "dtype", "weak_type", "sharding"):
             return f"{self.path} changed {self.before} -> {self.after}"
         if self.kind == "static_arg":
+            if self.before == self.after:
+                return (f"static {self.path} changed to a different value with the same repr "
+                        f"{self.after} (JAX compares static arguments by hash and ==)")
             return f"static {self.path} changed {self.before} -> {self.after}"
         if self.kind == "pytree":
             if self.before is None:
                 return f"new argument {self.path} ({self.after})"
             if self.after is None:
                 return f"argument {self.path} gone (was {self.before})"
+            if self.path is None:
+                return f"argument structure changed {self.before} -> {self.after}"
             return f"{self.path} structure changed {self.before} -> {self.after}"
         return self.detail or self.kind.replace("_", " ")
 
@@ -94,8 +109,11 @@ def diff_signatures(new: Signature, old: Signature, limit: int = 8) -> list[Miss
     """Every difference between two calls of the same function object."""
     out: list[MissReason] = []
     old_statics, new_statics = dict(old.statics), dict(new.statics)
+    old_tokens, new_tokens = dict(old.static_tokens), dict(new.static_tokens)
     for name in dict.fromkeys([*old_statics, *new_statics]):
-        if old_statics.get(name) != new_statics.get(name):
+        same_repr = old_statics.get(name) == new_statics.get(name)
+        same_value = old_tokens.get(name) == new_tokens.get(name)
+        if not same_repr or not same_value:
             out.append(MissReason("static_arg", name, old_statics.get(name),
                                   new_statics.get(name)))
     if new.paths != old.paths:
@@ -110,6 +128,12 @@ def diff_signatures(new: Signature, old: Signature, limit: int = 8) -> list[Miss
             kind = _arg_kind(n, o)
             if kind is not None:
                 out.append(MissReason(kind, n.path, arg_text(o), arg_text(n)))
+    statics_differ = bool(out)  # static values live in the tree too: reported above
+    if not statics_differ and new.paths == old.paths and new.tree_hash != old.tree_hash \
+            and new.tree_hash and old.tree_hash:
+        # same leaves in the same order, another container: f(x=..) after f(..), a list
+        # where a tuple was, a namedtuple for a tuple
+        out.append(MissReason("pytree", None, old.tree, new.tree))
     if len(out) > limit:
         rest = len(out) - limit
         out = out[:limit] + [MissReason("unknown", detail=f"... and {rest} more differences")]
@@ -145,13 +169,14 @@ _SEVERITY = {"weak_type": 0, "sharding": 1, "dtype": 2, "shape": 3, "static_arg"
 class ParsedExplanation:
     reasons: list[MissReason] = field(default_factory=list)
     function: str | None = None
+    defined_at: str | None = None  # "file:line" of the function JAX is explaining
     never_seen: bool = False
 
 
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+?)$")
 _TREE_LINE = re.compile(r"^\s*\* at input path (?P<path>.+?), now (?P<now>.+?) and before "
                         r"(?P<before>.+?)(?:, so .*)?$")
-_FOR_LINE = re.compile(r"^\s*for (?P<name>\S+)")
+_FOR_LINE = re.compile(r"^\s*for (?P<name>\S+)(?: defined at (?P<where>.+?))?\s*$")
 _WEAK = re.compile(r"\{weak_type=(True|False)\}")
 _SHARD = re.compile(r"\(\{.*\}\)")
 
@@ -185,6 +210,7 @@ def parse_jax_explanation(text: str) -> ParsedExplanation:
         m = _FOR_LINE.match(ln)
         if m:
             out.function = m.group("name")
+            out.defined_at = m.group("where")
     if "never seen function" in text:
         out.never_seen = True
         if "seen another function defined on the same line" in text:

@@ -149,7 +149,7 @@ def ledger_text(snap: LedgerSnapshot) -> str:
         name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
         rows.append((name, str(f.entries), str(f.compiles), _s(f.trace_s), _s(f.lower_s),
                      _s(f.compile_s), str(f.persistent_hits),
-                     str(sum(1 for m in f.misses if m.is_recompile))))
+                     str(f.recompiles)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
@@ -166,7 +166,9 @@ def ledger_html(snap: LedgerSnapshot) -> str:
     if not snap.functions:
         return (f"<style>{_CSS}</style><div class=\"jwb-led\">No jitted function traced or "
                 "compiled yet in this kernel.</div>")
-    head = ("<tr><th>function</th><th>defined at</th><th>entries</th><th>compiles</th>"
+    head = ("<tr><th>function</th><th>defined at</th><th title=\"executables compiled for "
+            "function objects still alive (JAX does not announce clear_caches)\">entries</th>"
+            "<th>compiles</th>"
             "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
             "<th>misses</th></tr>")
     rows = []
@@ -176,10 +178,10 @@ def ledger_html(snap: LedgerSnapshot) -> str:
             misses = "".join(
                 f"<li>cell {esc(m.cell)}: {esc('; '.join(r.text() for r in m.reasons))}</li>"
                 for m in recompiles)
-            miss_cell = (f"<details><summary>{len(recompiles)}</summary><ul>{misses}</ul>"
+            miss_cell = (f"<details><summary>{f.recompiles}</summary><ul>{misses}</ul>"
                          "</details>")
         else:
-            miss_cell = "0"
+            miss_cell = str(f.recompiles)
         where = ""
         if f.defined_at:
             file, _, line = f.defined_at.rpartition(":")
