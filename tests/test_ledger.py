@@ -449,11 +449,15 @@ def test_compiles_of_user_code_without_a_trace_are_user_work(cell):
          "    return in_u(x) * 2\nout_u(jnp.ones(3))")
     c = cell("in_u(jnp.ones(3))")  # traced inside out_u, compiled now from JAX's cache
     assert _user_groups(c) == ["jit(in_u)"] and c.group("jit(in_u)")["reasons"] == []
+    (reason,) = cell("in_u(jnp.ones(4))").group("jit(in_u)")["reasons"]  # first own trace
+    assert reason["kind"] == "shape", reason
     c = cell("relu_u = jax.jit(jax.nn.relu)\nrelu_u(jnp.ones(3))")
     assert "jit(relu)" in _user_groups(c) and "relu" not in _helpers(c)
     c = cell("def body_u(c, x):\n    return c + jnp.sin(x), c\n"
              "_ = jax.lax.scan(body_u, 0.0, jnp.ones(5))")
     assert "jit(scan)" in _user_groups(c)
+    c = cell("_ = jax.lax.scan(body_u, 0.0, jnp.ones(6))")
+    assert c.group("jit(scan)")["reasons"] == []  # not a "new closure"
 
 
 def test_eager_jax_ops_stay_helpers(cell):

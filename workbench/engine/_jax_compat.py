@@ -231,6 +231,7 @@ class JitTraceSite:
     tree: str = ""
     tree_hash: int = 0
     failed: bool = False
+    eager_primitive: bool = False  # JAX's jit of one primitive for eager dispatch
 
 
 @dataclass(frozen=True)
@@ -494,7 +495,8 @@ def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
     internal = is_jax_internal(fun) and not (jaxpr is not None and runs_user_code(jaxpr))
     return JitTraceSite(fun=fun, args=args, statics=tuple(statics), internal=internal,
                         static_tokens=tuple(tokens), tree=tree_text, tree_hash=tree_hash,
-                        failed=failed)
+                        failed=failed,
+                        eager_primitive=bool(getattr(fun, "_apply_primitive", False)))
 
 
 def _short_repr_text(text: str, limit: int = 120) -> str:

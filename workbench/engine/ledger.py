@@ -272,6 +272,7 @@ class _FunctionState:
         # id(live function object) -> (weakref, signatures it compiled, live entries)
         self.objects: dict[int, list[Any]] = {}
         self.last_entry: list[Any] | None = None  # the object traced most recently
+        self.objects_seen = 0  # function objects ever traced (0: only cached-trace compiles)
 
 
 def _user_call_site(skip: int = 2) -> CallSite | None:
@@ -648,8 +649,20 @@ class Ledger:
             rec.reasons = []
             if obj is None:
                 obj = self._track(state, site.fun)
+        elif site.eager_primitive:
+            # an eager lax.scan/while/cond running the user's body: JAX jits one new
+            # helper per set of parameters (body, lengths), so objects tell nothing
+            rec.reasons = [MissReason("new_function", detail=f"eager {fun_name} compiled for "
+                                      "its body and argument types")]
+            obj = None
         elif obj is None:
-            if prior is not None:
+            if prior is not None and prior.objects_seen == 0 and parsed is not None \
+                    and any(r.kind != "unknown" for r in parsed.reasons):
+                # first traced here; compiled before only from a trace JAX had cached
+                rec.reasons = [r for r in parsed.reasons if r.kind != "unknown"]
+            elif prior is not None and prior.objects_seen == 0:
+                rec.reasons = [MissReason("new_function", detail=f"first trace of {fun_name}")]
+            elif prior is not None:
                 rec.reasons = [MissReason(
                     "closure", detail=f"new function object for {fun_name} (same code, "
                     "closure re-created; JAX caches per function object)")]
@@ -715,6 +728,7 @@ class Ledger:
             return None
         entry = [ref, [], 0]
         state.objects[oid] = entry
+        state.objects_seen += 1
         return entry
 
     def _finish(self, rec: CompileRecord, entry: list[Any] | None) -> None:
