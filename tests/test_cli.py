@@ -47,6 +47,17 @@ def test_doctor_reports_versions_devices_and_extension():
     assert rep["compat_features"]["source_info_util.user_frame"] is True
 
 
+def test_fake_devices_win_over_jax_num_cpu_devices():
+    # JAX's own option, when set, overrides the XLA flag: --fake-devices must set both
+    p = _run_cli("doctor", "--fake-devices", "3", env={"JAX_NUM_CPU_DEVICES": "2"})
+    assert p.returncode == 0, p.stderr
+    assert "cpu: 3 device(s)" in p.stdout
+    env = {"XLA_FLAGS": "--xla_cpu_foo=1", "JAX_NUM_CPU_DEVICES": "2"}
+    cli.set_fake_devices(env, 5)
+    assert env == {"XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=5",
+                   "JAX_NUM_CPU_DEVICES": "5"}
+
+
 def test_bad_arguments_are_short_errors():
     p = _run_cli("lab", "--fake-devices", "0")
     assert p.returncode == 2 and "at least 1" in p.stderr

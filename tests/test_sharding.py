@@ -386,3 +386,131 @@ def test_sharding_magic_bad_specs_name_the_line(run, shell, spec, shape, message
     r = run(line)
     assert r.error is not None and message in r.message
     assert line in r.message and len(r.message.splitlines()) <= 3
+
+
+# -- padding-only blocks, Manual axes, key dtypes, diffs, axis order, empty arrays ----------
+def test_padding_only_blocks_keep_their_place_and_size():
+    from workbench.views.sharding_view import layout_svg
+
+    lay = plan_layout(MeshInfo(["x"], [8], ["Auto"], list(range(8))), ["x"], [3])
+    tail = lay.shards[3:]
+    assert [s.padded_shape for s in tail] == [[1]] * 5
+    assert [s.origin for s in tail] == [[k] for k in range(3, 8)]
+    assert all(s.only_padding and s.shape == [0] for s in tail)
+    assert [s["bytes"] for s in lay.to_dict()["shards"]] == [4] * 8
+    assert "only padding: holds [1]" in layout_text(lay)
+    pads = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"[^>]*data-jwb="padding"',
+                      layout_svg(lay))
+    assert len(pads) == 5 and len({x for x, _ in pads}) == 5  # side by side, none on another
+    assert len({w for _, w in pads}) == 1
+    # rank 3: each padding-only block of the leading dimension is its own facet
+    lay3 = plan_layout(MeshInfo(["x"], [8], ["Auto"], list(range(8))), [["x"], [], []],
+                       [3, 4, 4])
+    svg = layout_svg(lay3)
+    facets = re.findall(r'data-jwb="facet"><div>([^<]*)</div>', svg)
+    assert len(facets) == 8 and facets[3] == "[padding 3:4, :, :]"
+    assert all(s.padded_shape == [1, 4, 4] for s in lay3.shards)
+
+
+def test_manual_axes_are_refused_clearly():
+    for op in ("layout", "matmul", "reduce"):
+        with pytest.raises(ShardingInputError, match="Manual axes exist only inside shard_map"):
+            explore(ExplorerConfig(operation=op, shape="64, 64", axis_types="Auto, Manual"))
+
+
+def test_failure_after_compile_is_a_short_message(monkeypatch):
+    import workbench.engine.sharding_explorer as ex
+
+    def trips(*a, **k):
+        raise AssertionError
+
+    monkeypatch.setattr(ex, "layout_of_sharding", trips)
+    with pytest.raises(ShardingInputError, match="AssertionError: raised inside JAX without"):
+        explore(ExplorerConfig(operation="matmul", shape="32, 32"))
+
+
+def test_typed_prng_keys_and_sub_byte_dtypes():
+    mesh = _mesh((2, 4), ("x", "y"))
+    keys = jax.device_put(jax.random.split(jax.random.key(0), 8), NamedSharding(mesh, P("x")))
+    disp = workbench.sharding({"rng": jax.random.key(0), "keys": keys})
+    one, many = {x.path: x for x in disp.layouts}["['rng']"], disp.layouts[0]
+    assert one.dtype.startswith("key<") and one.bits == 64
+    data = disp._repr_mimebundle_()[MIME]["layouts"]
+    by_path = {x["path"]: x for x in data}
+    assert by_path["['keys']"]["shards"][0]["bytes"] == 4 * 8  # 4 keys of 2 x uint32 each
+    assert by_path["['rng']"]["shards"][0]["bytes"] == 8 and many is not None
+    z = jax.device_put(jnp.ones((8, 8), jnp.int4), NamedSharding(mesh, P("x")))
+    lay = layout_of(z)
+    assert lay.bits == 4 and lay.to_dict()["shards"][0]["bytes"] == 16  # 32 nibbles
+
+
+def test_sharding_magic_never_leaks_a_traceback(run, shell, monkeypatch):
+    import workbench.sharding_magics as sm
+
+    shell.user_ns["k_"] = jax.random.key(1)
+    r = run("%sharding {'rng': k_}")
+    assert r.error is None, r.message
+    assert "key<" in r.bundle["text/plain"]
+
+    def broken(tree):
+        raise TypeError("Cannot interpret 'thing' as a data type")
+
+    monkeypatch.setattr(sm, "layouts_of_tree", broken)
+    r = run("%sharding k_")
+    assert r.error is not None and "Cannot interpret 'thing'" in r.message
+    assert "%sharding k_" in r.message and len(r.message.splitlines()) <= 3
+
+
+def test_diff_counts_temporaries_and_text_shows_everything():
+    from workbench.views.sharding_view import explorer_text
+
+    f32 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
+                                 rhs_spec="model, None"))
+    bf16 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
+                                  rhs_spec="model, None", dtype="bfloat16"), f32)
+    d = bf16.diff
+    assert d is not None and not d.added and not d.removed
+    if d.temp_bytes_before != d.temp_bytes_after:  # XLA's temporaries differ on this backend
+        assert d.changed and "temporaries per device" in explorer_text(bf16)
+    from workbench.engine.sharding_explorer import ExplorerDiff
+    assert ExplorerDiff([], [], 8, 8, 100, 200, "P()", "P()").changed
+    assert not ExplorerDiff([], [], 8, 8, 100, 100, "P()", "P()").changed
+    text = explorer_text(bf16)
+    assert "memory per device:" in text and "device groups {0,1,2,3} {4,5,6,7}" in text
+    assert ("changed:" in text) == d.changed
+
+
+def test_gather_scatter_axes_follow_the_order_within_groups():
+    mesh = MeshInfo(["a", "b", "c"], [2, 2, 2], ["Auto"] * 3, list(range(8)))
+    c_major = [[0, 4, 1, 5], [2, 6, 3, 7]]
+    a_major = [[0, 1, 4, 5], [2, 3, 6, 7]]
+    assert axes_of_groups(c_major, mesh) == ["a", "c"]  # all-reduce: the order is moot
+    assert axes_of_groups(c_major, mesh, ordered=True) == ["c", "a"]
+    assert axes_of_groups(a_major, mesh, ordered=True) == ["a", "c"]
+    from workbench.engine.hlo_model import parse_hlo
+    from workbench.engine.sharding_collectives import mesh_collectives
+    from workbench.engine.sharding_layout import mesh_info
+
+    m3 = _mesh((2, 2, 2), ("a", "b", "c"))
+    keys = set()
+    for ax in (("c", "a"), ("a", "c")):
+        f = jax.shard_map(lambda x, ax=ax: jax.lax.psum_scatter(x, ax, scatter_dimension=0,
+                                                                tiled=True),
+                          mesh=m3, in_specs=P(None, ax), out_specs=P(ax, None))
+        arg = jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(m3, P(None, ax)))
+        (c,) = mesh_collectives(parse_hlo(jax.jit(f).lower(arg).compile().as_text()),
+                                mesh_info(m3))
+        assert c.kind == "reduce-scatter" and c.axes == list(ax)
+        assert c.description == f"reduce-scatter over {ax[0]!r}, {ax[1]!r}"
+        keys.add(c.key)
+    assert len(keys) == 2
+
+
+def test_empty_arrays_say_so():
+    mesh = _mesh((2, 4), ("x", "y"))
+    lay = layout_of(jax.device_put(jnp.zeros((0, 8)), NamedSharding(mesh, P("x", "y"))))
+    assert lay.empty and lay.replication == 1 and not lay.fully_replicated
+    text = layout_text(lay)
+    assert "empty (size 0 along dimension 0)" in text and "each held by" not in text
+    rep = layout_of(jax.device_put(jnp.zeros((0,)), NamedSharding(mesh, P())))
+    assert rep.replication == 8 and rep.fully_replicated and lay.to_dict()["empty"]

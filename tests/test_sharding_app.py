@@ -40,6 +40,11 @@ def test_app_updates_and_keeps_last_good_state():
     assert "data-jwb=\"diff\"" in app.view.object and "jwb-ok" in app.message.object
     app.widgets["mesh_shape"].value = "3, 3"
     assert "needs 9 devices" in app.message.object and app.result.mesh.axis_sizes == [2, 4]
+    app.widgets["mesh_shape"].value = "2, 4"
+    good = app.result
+    app.widgets["axis_types"].value = "Manual"  # only shard_map makes Manual axes
+    assert "Manual axes exist only inside shard_map" in app.message.object
+    assert app.result is good and app.result.mesh.axis_types == ["Auto", "Auto"]
 
 
 def test_app_function_mode_uses_notebook_functions():

@@ -32,6 +32,30 @@ def with_fake_devices(xla_flags: str, n: int) -> str:
     return " ".join([*rest, f"--xla_force_host_platform_device_count={n}"])
 
 
+def set_fake_devices(env: dict[str, str] | os._Environ[str], n: int) -> None:
+    """Ask for ``n`` fake CPU devices in ``env`` by both of JAX's routes.
+
+    JAX reads ``JAX_NUM_CPU_DEVICES`` (its ``jax_num_cpu_devices`` option) and, when
+    that is set, ignores the XLA flag; so a count already in the environment would
+    silently win over ``--fake-devices`` unless both say ``n``.
+    """
+    env["XLA_FLAGS"] = with_fake_devices(env.get("XLA_FLAGS", ""), n)
+    env["JAX_NUM_CPU_DEVICES"] = str(n)
+
+
+def fake_devices_here(n: int) -> None:
+    """:func:`set_fake_devices` for this process, before its JAX backend starts.
+
+    The package imports JAX, which reads ``JAX_NUM_CPU_DEVICES`` at import: by the
+    time a command runs, the option must be set on JAX's config as well.
+    """
+    set_fake_devices(os.environ, n)
+    if "jax" in sys.modules:
+        import jax
+
+        jax.config.update("jax_num_cpu_devices", n)
+
+
 def notebooks_dir() -> Path:
     """The project's ``notebooks/``: beside the package in a checkout, else ``./notebooks``."""
     here = Path(__file__).resolve().parent.parent / "notebooks"
@@ -55,7 +79,7 @@ def lab_command(port: int | None, directory: Path, extra: list[str]) -> list[str
 def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
     env = dict(os.environ)
     if args.fake_devices is not None:
-        env["XLA_FLAGS"] = with_fake_devices(env.get("XLA_FLAGS", ""), args.fake_devices)
+        set_fake_devices(env, args.fake_devices)
         env.setdefault("JAX_PLATFORMS", "cpu")
     directory = Path(args.dir).resolve() if args.dir else notebooks_dir()
     if not directory.is_dir():
@@ -66,6 +90,8 @@ def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
     print("starting:", " ".join(cmd), flush=True)
     if env.get("XLA_FLAGS"):
         print(f"  XLA_FLAGS={env['XLA_FLAGS']}", flush=True)
+    if args.fake_devices is not None:
+        print(f"  JAX_NUM_CPU_DEVICES={env['JAX_NUM_CPU_DEVICES']}", flush=True)
     if os.name == "posix":
         # Become the server, so signals (Ctrl-C, a test's terminate()) reach it directly.
         os.execve(cmd[0], cmd, env)
@@ -173,8 +199,7 @@ def format_doctor(rep: dict[str, Any]) -> str:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     if args.fake_devices is not None:
-        os.environ["XLA_FLAGS"] = with_fake_devices(os.environ.get("XLA_FLAGS", ""),
-                                                    args.fake_devices)
+        fake_devices_here(args.fake_devices)
     rep = doctor_report()
     print(json.dumps(rep, indent=2) if args.json else format_doctor(rep))
     return 0
@@ -183,8 +208,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_mesh(args: argparse.Namespace) -> int:
     """The mesh explorer on Panel's server; fake devices are set before JAX starts."""
     if args.fake_devices is not None:
-        os.environ["XLA_FLAGS"] = with_fake_devices(os.environ.get("XLA_FLAGS", ""),
-                                                    args.fake_devices)
+        fake_devices_here(args.fake_devices)
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from .mesh_app import serve
 

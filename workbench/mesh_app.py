@@ -34,7 +34,7 @@ from .views.sharding_view import explorer_html
 TEXT_FIELDS = (
     ("mesh shape", "mesh shape", "mesh_shape"),
     ("axis names", "axis names", "axis_names"),
-    ("axis types (Auto / Explicit / Manual)", "axis types", "axis_types"),
+    ("axis types (Auto / Explicit)", "axis types", "axis_types"),
     ("array shape", "array shape", "shape"),
     ("PartitionSpec per dimension", "array spec", "spec"),
     ("einsum equation", "einsum equation", "equation"),

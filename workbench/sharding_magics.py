@@ -68,10 +68,17 @@ class ShardingMagics(Magics):
             rep.where = rep.where or where
             raise CellError(rep) from None
         try:
-            return sharding(value, text=text_only)
+            shown = sharding(value, text=text_only)
+            shown._repr_mimebundle_()  # render now: a view failure is a message here, too
         except ShardingInputError as exc:
             raise CellError(ErrorReport(phase="arguments", kind="ShardingInputError",
                                         summary=str(exc), where=where)) from None
+        except Exception as exc:  # anything else the layout code trips on: one short message
+            said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+            raise CellError(ErrorReport(
+                phase="arguments", kind=type(exc).__name__,
+                summary=f"cannot show the layout of {expr}: {said}", where=where)) from None
+        return shown
 
 
 __all__ = ["ShardingMagics", "sharding"]

@@ -23,12 +23,20 @@ from .hlo_graph import Collective, expand_mesh_groups, find_collectives
 from .hlo_model import HloModule, SourceLoc
 from .sharding_layout import MeshInfo
 
+#: collectives whose result depends on the order of the devices within a group (which
+#: block lands where), so ('a', 'c') and ('c', 'a') are different operations
+ORDERED_KINDS = ("all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all")
 
-def axes_of_groups(groups: list[list[int]], mesh: MeshInfo) -> list[str] | None:
+
+def axes_of_groups(groups: list[list[int]], mesh: MeshInfo,
+                   ordered: bool = False) -> list[str] | None:
     """The mesh axes whose positions vary within each group, if the groups are exactly that.
 
     ``[]`` (XLA's "one group of everything") is all axes.  Axes of size 1 are never
     named.  ``None`` means the groups do not line up with any set of mesh axes.
+    With ``ordered`` (all-gather, reduce-scatter, all-to-all) the axes come major
+    first as the order *within* each group walks them: groups over ('c', 'a') list
+    their members c-major, and that is the order the shards are concatenated in.
     """
     n = mesh.size
     if not groups:
@@ -47,8 +55,22 @@ def axes_of_groups(groups: list[list[int]], mesh: MeshInfo) -> list[str] | None:
             expected = {frozenset(g) for g in
                         np.transpose(grid, rest + list(over)).reshape(-1, size).tolist()}
             if expected == given:
+                if ordered and r > 1:
+                    return _walk_order(groups, grid, rest, over, size, mesh)
                 return [mesh.axis_names[i] for i in over]
     return None
+
+
+def _walk_order(groups: list[list[int]], grid: Any, rest: list[int], over: tuple[int, ...],
+                size: int, mesh: MeshInfo) -> list[str]:
+    """The permutation of ``over`` whose row-major walk lists every group in its order."""
+    given = {tuple(g) for g in groups}
+    for perm in itertools.permutations(over):
+        walked = {tuple(g) for g in
+                  np.transpose(grid, rest + list(perm)).reshape(-1, size).tolist()}
+        if walked == given:
+            return [mesh.axis_names[i] for i in perm]
+    return [mesh.axis_names[i] for i in over]  # an order no axis walk gives: mesh order
 
 
 def axes_of_pairs(pairs: list[list[int]], mesh: MeshInfo) -> list[str] | None:
@@ -131,7 +153,7 @@ def mesh_collectives(module: HloModule, mesh: MeshInfo) -> list[MeshCollective]:
             if axes is not None:
                 dev_pairs = [[ids[a], ids[b]] for a, b in c.source_target_pairs]
         elif groups is not None:
-            axes = axes_of_groups(groups, mesh)
+            axes = axes_of_groups(groups, mesh, ordered=c.kind in ORDERED_KINDS)
             in_range = all(0 <= i < len(ids) for g in groups for i in g)
             if in_range:
                 dev_groups = [[ids[i] for i in g] for g in groups] if groups else [list(ids)]
@@ -141,5 +163,5 @@ def mesh_collectives(module: HloModule, mesh: MeshInfo) -> list[MeshCollective]:
     return out
 
 
-__all__ = ["MeshCollective", "axes_of_groups", "axes_of_pairs", "expand_mesh_groups",
+__all__ = ["ORDERED_KINDS", "MeshCollective", "axes_of_groups", "axes_of_pairs", "expand_mesh_groups",
            "mesh_collectives"]

@@ -15,7 +15,6 @@ caller keeps its last good result.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from .sharding_layout import (
     indivisible,
     layout_of_sharding,
     plan_layout,
+    shard_bytes,
 )
 from .sharding_spec import check_mesh, parse_axis_types, parse_ints, parse_names, parse_spec
 
@@ -86,7 +86,8 @@ class ExplorerDiff:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.removed or self.output_before != self.output_after
-                    or self.collective_bytes_before != self.collective_bytes_after)
+                    or self.collective_bytes_before != self.collective_bytes_after
+                    or self.temp_bytes_before != self.temp_bytes_after)
 
     def to_dict(self) -> dict[str, Any]:
         return {"added": self.added, "removed": self.removed,
@@ -155,6 +156,11 @@ def build_mesh(cfg: ExplorerConfig, devices: list[Any]) -> tuple[Any, MeshInfo]:
     names = parse_names(cfg.axis_names)
     check_mesh(shape, names, len(devices))
     types = parse_axis_types(cfg.axis_types, len(shape))
+    if "Manual" in types:
+        # A Manual axis is what shard_map makes of a mesh axis inside its body; a mesh
+        # built with one outside shard_map trips JAX's internal asserts.
+        raise ShardingInputError("Manual axes exist only inside shard_map; use Auto or "
+                                 "Explicit here")
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
     axis_types = tuple(getattr(jax.sharding.AxisType, t) for t in types)
@@ -349,24 +355,31 @@ def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
     explicit = "Explicit" in info.axis_types
     op = _operation(cfg, mesh, out_entries, explicit)
     ins = inspect(op, *args)
+    # Everything that reads the compiled program stays inside the try: whatever fails
+    # (a compile error, or JAX tripping over an unusual sharding) is one short message
+    # and the caller keeps its last good state.
     try:
         compiled = ins.compiled
-        hlo_text = ins.hlo_text
+        out_sh = jax.tree.leaves(compiled.output_shardings)
+        out_info = jax.tree.leaves(ins.lowered.out_info)
+        for i, (sh, aval) in enumerate(zip(out_sh, out_info, strict=False)):
+            lay = layout_of_sharding(sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1
+                                     else f"out[{i}]")
+            result.outputs.append(lay)
+        result.collectives = mesh_collectives(parse_hlo(ins.hlo_text), info)
+        result.memory = ins.memory
+    except ShardingInputError:
+        raise
     except Exception as exc:  # JAX's own words on why this cannot compile
         from .errors import report
 
         rep = report(exc, "compile")
         hint = f" ({rep.hints[0]})" if rep.hints else ""
+        said = rep.summary.strip()
+        if not said or said == rep.kind:
+            said = "raised inside JAX without a message"
         raise ShardingInputError(f"{result.op_text or 'the operation'} does not compile with "
-                                 f"these shardings: {rep.kind}: {rep.summary}{hint}") from None
-    out_sh = jax.tree.leaves(compiled.output_shardings)
-    out_info = jax.tree.leaves(ins.lowered.out_info)
-    for i, (sh, aval) in enumerate(zip(out_sh, out_info, strict=False)):
-        lay = layout_of_sharding(sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1
-                                 else f"out[{i}]")
-        result.outputs.append(lay)
-    result.collectives = mesh_collectives(parse_hlo(hlo_text), info)
-    result.memory = ins.memory
+                                 f"these shardings: {rep.kind}: {said}{hint}") from None
     result.trace_s = ins.timings.trace
     result.lower_s = ins.timings.lower
     result.compile_s = ins.timings.compile
@@ -381,7 +394,7 @@ def per_device_bytes(layout: Layout) -> int:
     """Bytes one device holds for this array (padded shard size)."""
     if not layout.shards:
         return 0
-    return int(math.prod(layout.shards[0].padded_shape)) * layout.itemsize
+    return shard_bytes(layout.shards[0].padded_shape, layout.bits)
 
 
 __all__ = ["DTYPES", "OPERATIONS", "REDUCTIONS", "ExplorerConfig", "ExplorerDiff",

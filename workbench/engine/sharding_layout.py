@@ -70,15 +70,24 @@ class DeviceInfo:
 class Shard:
     """One distinct block of the array and every device holding a copy of it.
 
-    ``start``/``stop`` bound the valid data; ``padded_stop`` is where the block
-    would end if the dimension divided evenly (XLA pads uneven shards to that size,
-    so every device holds ``padded_shape``).
+    ``start``/``stop`` bound the valid data (clamped to the array, so a block past
+    the end has ``start == stop``); ``block_start``/``padded_stop`` bound the whole
+    block as if the dimension divided evenly.  XLA pads uneven shards to that size,
+    so every device holds ``padded_shape``, and a block lying wholly past the end
+    is all padding: it must keep its own place (``block_start``), or several such
+    blocks would be drawn on top of each other and counted ever larger.
     """
 
     start: list[int]
     stop: list[int]
     padded_stop: list[int]
     devices: list[int]
+    block_start: list[int] | None = None  # None: the block starts where its data does
+
+    @property
+    def origin(self) -> list[int]:
+        """Where the block (data and padding) begins along each dimension."""
+        return self.start if self.block_start is None else self.block_start
 
     @property
     def shape(self) -> list[int]:
@@ -86,25 +95,51 @@ class Shard:
 
     @property
     def padded_shape(self) -> list[int]:
-        return [b - a for a, b in zip(self.start, self.padded_stop, strict=False)]
+        return [b - a for a, b in zip(self.origin, self.padded_stop, strict=False)]
 
     @property
     def padded(self) -> bool:
         return self.padded_stop != self.stop
+
+    @property
+    def only_padding(self) -> bool:
+        """No valid data at all: the block lies past the end of a padded dimension."""
+        return self.padded and any(n == 0 for n in self.shape)
 
     def index_text(self) -> str:
         if not self.start:
             return "[]"
         return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.stop, strict=False)) + "]"
 
-    def to_dict(self, itemsize: int) -> dict[str, Any]:
-        return {"start": self.start, "stop": self.stop, "padded_stop": self.padded_stop,
-                "shape": self.shape, "padded_shape": self.padded_shape,
-                "bytes": shard_bytes(self.padded_shape, itemsize), "devices": self.devices}
+    def to_dict(self, *, bits: int) -> dict[str, Any]:
+        return {"start": self.start, "stop": self.stop, "block_start": self.origin,
+                "padded_stop": self.padded_stop, "shape": self.shape,
+                "padded_shape": self.padded_shape, "only_padding": self.only_padding,
+                "bytes": shard_bytes(self.padded_shape, bits), "devices": self.devices}
 
 
-def shard_bytes(shape: list[int], itemsize: int) -> int:
-    return int(math.prod(shape)) * itemsize
+def shard_bytes(shape: list[int], bits: int) -> int:
+    """Bytes of ``shape`` elements of ``bits`` each (sub-byte types pack, rounded up)."""
+    return -(-int(math.prod(shape)) * bits // 8)
+
+
+def dtype_bits(dtype: Any) -> tuple[str, int]:
+    """A dtype's name and its storage width in bits per element.
+
+    Sub-byte types (int4, float4_e2m1fn, ...) count their real width, not numpy's
+    one-byte ``itemsize``.  Extended dtypes (typed PRNG keys, ``key<fry>``) are not
+    numpy dtypes at all: their storage is ``jax.random.key_data``'s, whose trailing
+    shape and dtype give the bits per key.
+    """
+    import jax
+
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
+        data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct((), dtype))
+        return str(dtype), int(math.prod(data.shape)) * dtype_bits(data.dtype)[1]
+    dt = np.dtype(dtype)
+    bits_of = getattr(jax.dtypes, "itemsize_bits", None)
+    bits = int(bits_of(dt)) if bits_of is not None else dt.itemsize * 8
+    return dt.name, bits
 
 
 @dataclass(slots=True)
@@ -114,7 +149,7 @@ class Layout:
     kind: str  # "named" | "single" | "gspmd" | other sharding class names, lowercased
     shape: list[int]
     dtype: str
-    itemsize: int
+    bits: int  # storage bits per element (int4: 4; a threefry key: 64)
     sharding_text: str
     shards: list[Shard]
     devices: list[DeviceInfo]
@@ -125,16 +160,36 @@ class Layout:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def itemsize(self) -> float:
+        """Bytes per element (0.5 for int4)."""
+        return self.bits / 8
+
+    @property
+    def empty(self) -> bool:
+        """A dimension of size 0: no device holds any data, whatever the spec says."""
+        return any(n == 0 for n in self.shape)
+
+    @property
     def uneven(self) -> bool:
         return any(s.padded for s in self.shards)
 
     @property
     def fully_replicated(self) -> bool:
+        if self.empty and self.mesh is not None and self.spec is not None:
+            return self.replication == self.mesh.size > 1
         return len(self.shards) == 1 and len(self.devices) > 1
 
     @property
     def replication(self) -> int:
-        """How many devices hold each shard (the same for every shard in a mesh layout)."""
+        """How many devices hold each shard (the same for every shard in a mesh layout).
+
+        For an empty array every index box is empty, so boxes of different shards
+        coincide; with a mesh the answer then comes from the spec (devices per
+        block), not from counting equal boxes.
+        """
+        if self.empty and self.mesh is not None and self.spec is not None:
+            return max(1, self.mesh.size // max(1, math.prod(split_counts(self.mesh,
+                                                                          self.spec))))
         return max((len(s.devices) for s in self.shards), default=1)
 
     @property
@@ -162,13 +217,14 @@ class Layout:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind, "path": self.path, "shape": self.shape, "dtype": self.dtype,
-            "itemsize": self.itemsize, "sharding": self.sharding_text,
+            "itemsize": self.itemsize, "bits": self.bits, "empty": self.empty,
+            "sharding": self.sharding_text,
             "mesh": None if self.mesh is None else self.mesh.to_dict(),
             "spec": self.spec, "spec_text": self.spec_text,
             "replicated_axes": self.replicated_axes, "replication": self.replication,
             "fully_replicated": self.fully_replicated, "uneven": self.uneven,
             "process_index": self.process_index,
-            "shards": [s.to_dict(self.itemsize) for s in self.shards],
+            "shards": [s.to_dict(bits=self.bits) for s in self.shards],
             "devices": [d.to_dict() for d in self.devices], "notes": list(self.notes),
         }
 
@@ -281,15 +337,17 @@ def plan_layout(mesh: MeshInfo, spec: Any, shape: list[int] | tuple[int, ...],
         by_index.setdefault(key, []).append(mesh.device_ids[p])
     shards = []
     for key in sorted(by_index):
-        start = [k * c for k, c in zip(key, chunks, strict=False)]
-        padded = [a + c for a, c in zip(start, chunks, strict=False)]
+        # The block keeps its unclamped place and extent; only the data is clamped.
+        block = [k * c for k, c in zip(key, chunks, strict=False)]
+        padded = [a + c for a, c in zip(block, chunks, strict=False)]
         stop = [min(p, s) for p, s in zip(padded, shape, strict=False)]
-        start = [min(a, s) for a, s in zip(start, shape, strict=False)]
-        shards.append(Shard(start, stop, padded, by_index[key]))
-    dt = np.dtype(dtype)
+        start = [min(a, s) for a, s in zip(block, shape, strict=False)]
+        shards.append(Shard(start, stop, padded, by_index[key],
+                            None if block == start else block))
+    name, bits = dtype_bits(dtype)
     if devices is None:
         devices = [DeviceInfo(d, coords=mesh.coords(p)) for p, d in enumerate(mesh.device_ids)]
-    return Layout(kind="named", shape=shape, dtype=dt.name, itemsize=dt.itemsize,
+    return Layout(kind="named", shape=shape, dtype=name, bits=bits,
                   sharding_text=f"NamedSharding({mesh_text(mesh)}, {spec_text(entries)})",
                   shards=shards, devices=devices, mesh=mesh, spec=entries)
 
@@ -367,13 +425,13 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...] | list[int], dtype:
         pos = {d: p for p, d in enumerate(mesh.device_ids)}
         all_devs.sort(key=lambda d: pos.get(int(d.id), 0))
     devices = [device_info(d, me, coords.get(int(d.id))) for d in all_devs]
-    dt = np.dtype(dtype)
+    name, bits = dtype_bits(dtype)
     notes = []
     if any(not d.addressable for d in devices):
         mine = sum(d.addressable for d in devices)
         notes.append(f"process {me} addresses {mine} of {len(devices)} devices; "
                      f"the others belong to other processes")
-    return Layout(kind=_kind_of(sharding), shape=shape, dtype=dt.name, itemsize=dt.itemsize,
+    return Layout(kind=_kind_of(sharding), shape=shape, dtype=name, bits=bits,
                   sharding_text=str(sharding), shards=shards, devices=devices, mesh=mesh,
                   spec=entries, path=path, process_index=me, notes=notes)
 
@@ -422,5 +480,6 @@ def layouts_of_tree(tree: Any) -> list[Layout]:
 
 
 __all__ = ["LAYOUT_VERSION", "DeviceInfo", "Layout", "MeshInfo", "Shard", "ShardingInputError",
-           "check_spec", "indivisible", "layout_of", "layout_of_sharding", "layouts_of_tree",
-           "mesh_info", "mesh_text", "plan_layout", "spec_entries", "spec_text", "split_counts"]
+           "check_spec", "dtype_bits", "indivisible", "layout_of", "layout_of_sharding", "layouts_of_tree",
+           "mesh_info", "mesh_text", "plan_layout", "shard_bytes", "spec_entries", "spec_text",
+           "split_counts"]

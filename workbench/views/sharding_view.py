@@ -70,6 +70,14 @@ def layout_headline(lay: Layout) -> str:
 def layout_summary(lay: Layout) -> str:
     n = len(lay.shards)
     shard_shape = dims_text(lay.dtype, lay.shards[0].padded_shape) if lay.shards else "?"
+    if lay.empty:
+        dims = ", ".join(str(d) for d, size in enumerate(lay.shape) if size == 0)
+        what = (f"empty (size 0 along dimension {dims}): no device holds any data, "
+                f"{len(lay.devices)} device(s) hold empty shards")
+        procs = sorted({d.process for d in lay.devices})
+        if len(procs) > 1:
+            what += f" · processes {', '.join(map(str, procs))}"
+        return what
     if lay.fully_replicated:
         what = f"fully replicated on {len(lay.devices)} devices"
     elif n == 1:
@@ -96,7 +104,8 @@ def layout_text(lay: Layout, max_rows: int = 32) -> str:
     for s in lay.shards[:max_rows]:
         held = [lay.device(d) for d in s.devices]
         remote = [d.id for d in held if d is not None and not d.addressable]
-        pad = f"  (padded to {s.padded_shape})" if s.padded else ""
+        pad = (f"  (only padding: holds {s.padded_shape})" if s.only_padding else
+               f"  (padded to {s.padded_shape})" if s.padded else "")
         extra = f"  not addressable from process {me}: {_devices_text(remote)}" if remote else ""
         lines.append(f"  {s.index_text():<24} devices {_devices_text(s.devices, 16)}{pad}{extra}")
     if len(lay.shards) > max_rows:
@@ -125,22 +134,31 @@ def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: 
            f'role="img" data-jwb="layout-svg">']
     many = len(shards) > MAX_LABELLED_TILES
     for s in shards:
-        r0 = s.start[rows_dim] if rows_dim is not None else 0
+        # (r0, c0) the block's own corner, (r1, c1) where its data ends, (rp, cp) where
+        # the block ends; a block holding only padding has no data rectangle at all.
+        r0 = s.origin[rows_dim] if rows_dim is not None else 0
         r1 = s.stop[rows_dim] if rows_dim is not None else 1
         rp = s.padded_stop[rows_dim] if rows_dim is not None else 1
-        c0 = s.start[cols_dim] if cols_dim is not None else 0
+        c0 = s.origin[cols_dim] if cols_dim is not None else 0
         c1 = s.stop[cols_dim] if cols_dim is not None else 1
         cp = s.padded_stop[cols_dim] if cols_dim is not None else 1
+        has_data = not s.only_padding
+        if not has_data:
+            r1, c1 = r0, c0
         x, y = 1 + c0 * sx, 1 + r0 * sy
         tw, th = (c1 - c0) * sx, (r1 - r0) * sy
-        tip = (f"{s.index_text()} shape {s.shape} on device(s) "
-               f"{_devices_text(s.devices, 32)}")
+        what = "only padding, " if s.only_padding else ""
+        tip = (f"{s.index_text()} shape {s.shape} ({what}padded {s.padded_shape}) on device(s) "
+               f"{_devices_text(s.devices, 32)}" if s.padded else
+               f"{s.index_text()} shape {s.shape} on device(s) {_devices_text(s.devices, 32)}")
         colour = device_colour(s.devices)
         out.append(f'<g data-devices="{esc(",".join(map(str, s.devices)))}"><title>{esc(tip)}'
-                   f'</title><rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
-                   f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>')
+                   f'</title>')
+        if has_data:
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
+                       f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>')
         if cp > c1 or rp > r1:  # padding: only the part beyond the data, tinted and hatched
-            strips = [(c1, r0, cp, rp), (c0, r1, c1, rp)]
+            strips = [(c1, r0, cp, rp), (c0, r1, c1, rp)] if has_data else [(c0, r0, cp, rp)]
             for a0, b0, a1, b1 in strips:
                 if a1 > a0 and b1 > b0:
                     px, py = 1 + a0 * sx, 1 + b0 * sy
@@ -175,15 +193,24 @@ def layout_svg(lay: Layout, width: int = 360) -> str:
     if rank == 2:
         return _grid_svg(lay, lay.shards, 0, 1, pattern, width)
     lead = list(range(rank - 2))
-    facets: dict[tuple[tuple[int, int], ...], list[Shard]] = {}
+    # Facets are blocks of the leading dimensions, keyed by the whole block (padding
+    # included), so blocks lying past the end keep a facet each.
+    facets: dict[tuple[tuple[int, int, int], ...], list[Shard]] = {}
     for s in lay.shards:
-        key = tuple((s.start[d], s.stop[d]) for d in lead)
+        key = tuple((s.origin[d], s.stop[d], s.padded_stop[d]) for d in lead)
         facets.setdefault(key, []).append(s)
     keys = sorted(facets)
     fw = max(120, width // 2) if len(keys) > 1 else width
     parts = ['<div class="jwb-sh-grid">']
+
+    def lead_text(a: int, b: int, p: int) -> str:
+        if p <= b:
+            return f"{a}:{b}"
+        if b <= a:
+            return f"padding {a}:{p}"
+        return f"{a}:{b} +{p - b} padding"
     for key in keys[:MAX_FACETS]:
-        idx = ", ".join(f"{a}:{b}" for a, b in key) + ", :, :"
+        idx = ", ".join(lead_text(*k) for k in key) + ", :, :"
         parts.append(f'<div class="jwb-sh-facet" data-jwb="facet"><div>[{esc(idx)}]</div>'
                      f'{_grid_svg(lay, facets[key], rank - 2, rank - 1, pattern, fw)}</div>')
     parts.append("</div>")
@@ -254,11 +281,7 @@ def collectives_html(res: ExplorerResult) -> str:
                 'without communicating</td></tr></table>')
     rows = []
     for c in res.collectives:
-        groups = "" if c.groups is None else " ".join(
-            "{" + ",".join(map(str, g)) + "}" for g in c.groups[:8]) + (
-            " …" if len(c.groups) > 8 else "")
-        if c.pairs is not None:
-            groups = " ".join(f"{a}→{b}" for a, b in c.pairs[:8])
+        groups = _groups_text(c)
         rows.append(f'<tr data-jwb="collective" data-kind="{esc(c.kind)}" '
                     f'data-axes="{esc(",".join(c.axes or []))}"><td>{esc(c.description)}</td>'
                     f"<td>{esc(c.shape)}</td><td>{fmt_bytes(c.bytes)}</td>"
@@ -322,13 +345,66 @@ def explorer_html(res: ExplorerResult, width: int = 300) -> str:
     return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{"".join(parts)}</div>'
 
 
+def _groups_text(c: Any, limit: int = 8) -> str:
+    if c.pairs is not None:
+        return " ".join(f"{a}→{b}" for a, b in c.pairs[:limit]) + (
+            " …" if len(c.pairs) > limit else "")
+    if c.groups is None:
+        return ""
+    return " ".join("{" + ",".join(map(str, g)) + "}" for g in c.groups[:limit]) + (
+        " …" if len(c.groups) > limit else "")
+
+
+def diff_lines(res: ExplorerResult) -> list[str]:
+    """The diff as text: the same facts ``diff_html`` shows."""
+    d = res.diff
+    if d is None:
+        return []
+    if not d.changed:
+        return ["no change from the previous spec"]
+    lines = ["changed:"]
+    lines += [f"  + {a}" for a in d.added] + [f"  - {r}" for r in d.removed]
+    lines.append(f"  bytes moved by collectives per device: "
+                 f"{fmt_bytes(d.collective_bytes_before)} → {fmt_bytes(d.collective_bytes_after)}")
+    if d.output_before != d.output_after:
+        lines.append(f"  output sharding: {d.output_before} → {d.output_after}")
+    if d.temp_bytes_before != d.temp_bytes_after:
+        lines.append(f"  temporaries per device: {fmt_bytes(d.temp_bytes_before)} → "
+                     f"{fmt_bytes(d.temp_bytes_after)}")
+    return lines
+
+
+def memory_line(res: ExplorerResult) -> str:
+    m = res.memory
+    if m is None:
+        return ""
+    if not m.reported:
+        return "memory_analysis: not reported by this backend"
+    cells = [("arguments", m.argument_bytes), ("outputs", m.output_bytes),
+             ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
+             ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)]
+    return "memory per device: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in cells
+                                             if v is not None)
+
+
 def explorer_text(res: ExplorerResult) -> str:
-    lines = [f"mesh {mesh_text(res.mesh)} · {res.device_count} devices"]
+    """The explorer's text/plain: everything the HTML says, diff, memory and groups included."""
+    lines = [f"mesh {mesh_text(res.mesh)} · {res.device_count} devices · "
+             f"{res.process_count} process(es)"]
     lines += [layout_text(x) for x in res.inputs]
     if res.operation != "layout":
-        lines.append(f"{res.op_text}: compile {fmt_seconds(res.compile_s)}")
-        lines += [f"  {c.description} {c.shape} ({fmt_bytes(c.bytes)} per device)"
-                  for c in res.collectives] or ["  no collectives"]
+        lines.append(f"{res.op_text}: trace {fmt_seconds(res.trace_s)} · lower "
+                     f"{fmt_seconds(res.lower_s)} · compile {fmt_seconds(res.compile_s)}")
+        lines += diff_lines(res)
+        for c in res.collectives:
+            groups = _groups_text(c)
+            lines.append(f"  {c.description} {c.shape} ({fmt_bytes(c.bytes)} per device)"
+                         + (f"  device groups {groups}" if groups else ""))
+        if not res.collectives:
+            lines.append("  no collectives")
+        if memory_line(res):
+            lines.append(memory_line(res))
+        lines.append("output sharding XLA chose:")
         lines += [layout_text(x) for x in res.outputs]
     return "\n".join(lines)
 
@@ -344,9 +420,14 @@ class ShardingDisplay:
     def __init__(self, layouts: list[Layout], text_only: bool = False) -> None:
         self.layouts = layouts
         self.text_only = text_only
+        self._bundle: dict[str, Any] | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return layouts_bundle(self.layouts, self.text_only)
+        # Rendered once: %sharding renders eagerly (so a failure is its short message)
+        # and IPython's display then reuses it.
+        if self._bundle is None:
+            self._bundle = layouts_bundle(self.layouts, self.text_only)
+        return self._bundle
 
     def __repr__(self) -> str:
         return "\n".join(layout_text(x) for x in self.layouts)
