@@ -238,6 +238,8 @@ class HloModule:
 _TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]()]|,')
 _HEAD_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
 _OPCODE_RE = re.compile(r"\s*([A-Za-z][\w\-]*)\(")
+_FAST_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=(]+) = ([a-z][a-z0-9]*\[[^\]\s]*\](?:\{[^\s}]*\})?) "
+                      r"([A-Za-z][\w\-]*)\(")
 _COMP_RE = re.compile(r"^(ENTRY\s+)?%?([^\s(=]+)\s*(?:\((.*)\)\s*->\s*(.+?)\s*)?\{\s*$")
 _INDEX_COMMENT_RE = re.compile(r"/\*index=\d+\*/")
 _META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
@@ -308,26 +310,35 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
     """One instruction statement; raises ``ValueError`` on text it cannot read."""
     if "/*index=" in line:
         line = _INDEX_COMMENT_RE.sub("", line)
-    m = _HEAD_RE.match(line)
-    if not m:
-        raise ValueError("not an instruction")
-    pos = m.end()
-    if line.startswith("(", pos):
-        end = _close(line, pos)
+    fm = _FAST_RE.match(line)  # the common case: array shape, operands without brackets
+    if fm:
+        root, name, shape_text, opcode = fm.groups()
+        open_at = fm.end() - 1
+        close_at = line.find(")", open_at) + 1
+        if close_at == 0 or "(" in line[open_at + 1:close_at]:
+            close_at = _close(line, open_at)
     else:
-        end = line.find(" ", pos)
-        if end < 0:
+        m = _HEAD_RE.match(line)
+        if not m:
+            raise ValueError("not an instruction")
+        root, name = m.group(1), m.group(2)
+        pos = m.end()
+        if line.startswith("(", pos):
+            end = _close(line, pos)
+        else:
+            end = line.find(" ", pos)
+            if end < 0:
+                raise ValueError("no opcode")
+        shape_text = line[pos:end]
+        om = _OPCODE_RE.match(line, end)
+        if not om:
             raise ValueError("no opcode")
-    shape_text = line[pos:end]
-    om = _OPCODE_RE.match(line, end)
-    if not om:
-        raise ValueError("no opcode")
-    opcode = om.group(1)
-    open_at = om.end() - 1
-    close_at = _close(line, open_at)
+        opcode = om.group(1)
+        open_at = om.end() - 1
+        close_at = _close(line, open_at)
     operand_text = line[open_at + 1:close_at - 1]
-    ins = HloInstruction(name=m.group(2), opcode=opcode, shape_text=shape_text,
-                         operands=[], attrs={}, is_root=bool(m.group(1)), line_no=line_no)
+    ins = HloInstruction(name=name, opcode=opcode, shape_text=shape_text,
+                         operands=[], attrs={}, is_root=bool(root), line_no=line_no)
     if opcode in ("constant", "parameter"):  # a literal / the parameter number, not operands
         ins.literal = operand_text
     elif operand_text.strip():
