@@ -26,12 +26,20 @@ time, and the median per call.
    ``InteractiveShell``) for the same call; target: no longer than ``%timeit``,
    with the CI actually within ±1%.
 
+On CPU the script turns JAX's asynchronous CPU dispatch off
+(``jax_cpu_enable_async_dispatch=False``; ``--keep-async-dispatch`` leaves it on).
+On a 2-vCPU machine an asynchronously dispatched tiny call takes either ~7 µs or
+~15 µs depending on whether the OS schedules XLA's worker thread at once; that
+bimodality, not the harness, then decides a 3% comparison.  Reference and harness
+always time the same call under the same setting.
+
 Why it is done this way
 -----------------------
 The machine may be shared, so each quantity is measured in several rounds that
 alternate reference and harness (reference, harness, reference, harness, ...),
-and the table reports the median over rounds of the per-round ratio: drift slower
-than a round hits both sides alike.  Nothing is compiled inside a timed region
+alternating which side goes first, and the table compares the medians of all
+reference call times and all harness samples pooled over rounds: drift and order
+effects hit both sides alike.  Nothing is compiled inside a timed region
 (every function is called once first).
 """
 
@@ -39,7 +47,6 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import argparse  # noqa: E402
@@ -57,15 +64,19 @@ from workbench.engine.bench_sampler import CallTimer  # noqa: E402
 from workbench.engine.bench_stats import format_seconds  # noqa: E402
 
 
-def reference_median(f: Callable[..., Any], x: Any, calls: int) -> float:
+def reference_times(f: Callable[..., Any], x: Any, calls: int) -> list[float]:
     """The bare reference: perf_counter_ns around each ``f(x).block_until_ready()``."""
     pc = time.perf_counter_ns
     times = []
     for _ in range(calls):
         t0 = pc()
         f(x).block_until_ready()
-        times.append(pc() - t0)
-    return statistics.median(times) * 1e-9
+        times.append((pc() - t0) * 1e-9)
+    return times
+
+
+def reference_median(f: Callable[..., Any], x: Any, calls: int) -> float:
+    return statistics.median(reference_times(f, x, calls))
 
 
 def bare_batch(g: Callable[[], Any], n: int) -> float:
@@ -79,18 +90,24 @@ def bare_batch(g: Callable[[], Any], n: int) -> float:
 
 def accuracy(f: Callable[..., Any], x: Any, rounds: int, ref_calls: int,
              budget: float) -> tuple[float, float, float]:
-    """(reference median, harness median, median per-round ratio harness/reference)."""
-    refs, ours, ratios = [], [], []
-    for _ in range(rounds):
-        gc.collect()
-        r = reference_median(f, x, ref_calls)
-        gc.collect()
-        b = run_benchmark(f, (x,), budget=budget, precision=0, with_roofline=False)
-        m = b.measurements[0].median
-        refs.append(r)
-        ours.append(m)
-        ratios.append(m / r)
-    return statistics.median(refs), statistics.median(ours), statistics.median(ratios)
+    """(reference median, harness median, ratio harness/reference), pooled over rounds.
+
+    Rounds alternate which side goes first, and all reference call times and all
+    harness samples (seconds per call) are pooled before taking medians, so slow
+    drift and an order effect hit both sides alike.
+    """
+    refs: list[float] = []
+    ours: list[float] = []
+    for i in range(rounds):
+        for side in (("ref", "ours") if i % 2 == 0 else ("ours", "ref")):
+            gc.collect()
+            if side == "ref":
+                refs.extend(reference_times(f, x, ref_calls))
+            else:
+                b = run_benchmark(f, (x,), budget=budget, precision=0, with_roofline=False)
+                ours.extend(b.measurements[0].samples)
+    r, m = statistics.median(refs), statistics.median(ours)
+    return r, m, m / r
 
 
 def overhead(rounds: int, n: int = 200_000) -> tuple[float, float, float]:
@@ -157,32 +174,43 @@ def fifty_ms_function() -> tuple[Callable[..., Any], Any, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--keep-async-dispatch", action="store_true",
+                    help="leave JAX's asynchronous CPU dispatch on (noisier on few cores)")
     args = ap.parse_args()
+    async_dispatch = "on"
+    if jax.default_backend() == "cpu" and not args.keep_async_dispatch:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
+        async_dispatch = "off"
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-          f"{os.cpu_count()} CPUs; rounds={args.rounds}")
+          f"{os.cpu_count()} CPUs; rounds={args.rounds}; async dispatch {async_dispatch}")
 
     tiny = jax.jit(lambda x: x * 2 + 1)
     xt = jnp.ones(1000)
     tiny(xt).block_until_ready()
-    big, xb, t_big = fifty_ms_function()
-    print(f"50 ms function: 4 x (matmul + tanh) at {xb.shape}, {format_seconds(t_big)} per call")
-
     rows: list[tuple[str, str, str, str, str, bool]] = []
+    # the tiny-call measurements come first: after big matmuls XLA's CPU thread pool
+    # keeps threads busy for a while, which would disturb microsecond timings
     ref, ours, ratio = accuracy(tiny, xt, args.rounds, ref_calls=20_000, budget=0.6)
     rows.append(("tiny jit: median vs reference", format_seconds(ref), format_seconds(ours),
                  f"{ratio:.4f}", "within 3%", abs(ratio - 1) <= 0.03))
     bare, harness, diff = overhead(args.rounds)
     rows.append(("harness overhead per call", format_seconds(bare), format_seconds(harness),
                  f"{diff * 1e6:+.3f} µs", "<= 0.3 µs", diff <= 0.3e-6))
-    ref, ours, ratio = accuracy(big, xb, args.rounds, ref_calls=12, budget=1.2)
+    w_ours, ci, w_timeit = time_to_precise(tiny, xt, max(1, args.rounds // 2))
+    tiny_precise = ("tiny: time to ±1% CI vs %timeit", format_seconds(w_timeit),
+                    f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)", f"{w_ours / w_timeit:.3f}",
+                    "<= 1, CI <= 1%", w_ours <= w_timeit and ci <= 0.01)
+
+    big, xb, t_big = fifty_ms_function()
+    print(f"50 ms function: 4 x (matmul + tanh) at {xb.shape}, {format_seconds(t_big)} per call")
+    ref, ours, ratio = accuracy(big, xb, 2 * args.rounds, ref_calls=8, budget=0.5)
     rows.append(("50 ms jit: median vs reference", format_seconds(ref), format_seconds(ours),
                  f"{ratio:.4f}", "within 1%", abs(ratio - 1) <= 0.01))
-    for name, f, x in (("tiny", tiny, xt), ("50 ms", big, xb)):
-        w_ours, ci, w_timeit = time_to_precise(f, x, max(1, args.rounds // 2))
-        rows.append((f"{name}: time to ±1% CI vs %timeit", format_seconds(w_timeit),
-                     f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)",
-                     f"{w_ours / w_timeit:.3f}", "<= 1, CI <= 1%",
-                     w_ours <= w_timeit and ci <= 0.01))
+    rows.append(tiny_precise)
+    w_ours, ci, w_timeit = time_to_precise(big, xb, max(1, args.rounds // 2))
+    rows.append(("50 ms: time to ±1% CI vs %timeit", format_seconds(w_timeit),
+                 f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)", f"{w_ours / w_timeit:.3f}",
+                 "<= 1, CI <= 1%", w_ours <= w_timeit and ci <= 0.01))
 
     head = ("case", "reference", "harness", "ratio", "target", "ok")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(6)]
