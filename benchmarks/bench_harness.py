@@ -61,7 +61,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from workbench.engine.bench_runner import run_benchmark  # noqa: E402
 from workbench.engine.bench_sampler import CallTimer  # noqa: E402
-from workbench.engine.bench_stats import format_seconds  # noqa: E402
+from workbench.engine.bench_stats import format_seconds, summarize  # noqa: E402
 
 
 def reference_times(f: Callable[..., Any], x: Any, calls: int) -> list[float]:
@@ -107,6 +107,9 @@ def accuracy(f: Callable[..., Any], x: Any, rounds: int, ref_calls: int,
                 b = run_benchmark(f, (x,), budget=budget, precision=0, with_roofline=False)
                 ours.extend(b.measurements[0].samples)
     r, m = statistics.median(refs), statistics.median(ours)
+    ci_r, ci_m = summarize(refs).ci_halfwidth_rel, summarize(ours).ci_halfwidth_rel
+    print(f"  ({len(refs)} reference calls, 95% CI of their median ±{100 * ci_r:.2f}%; "
+          f"{len(ours)} harness samples, ±{100 * ci_m:.2f}%)")
     return r, m, m / r
 
 
@@ -203,7 +206,7 @@ def main() -> None:
 
     big, xb, t_big = fifty_ms_function()
     print(f"50 ms function: 4 x (matmul + tanh) at {xb.shape}, {format_seconds(t_big)} per call")
-    ref, ours, ratio = accuracy(big, xb, 2 * args.rounds, ref_calls=8, budget=0.5)
+    ref, ours, ratio = accuracy(big, xb, 4 * args.rounds, ref_calls=8, budget=0.5)
     rows.append(("50 ms jit: median vs reference", format_seconds(ref), format_seconds(ours),
                  f"{ratio:.4f}", "within 1%", abs(ratio - 1) <= 0.01))
     rows.append(tiny_precise)
