@@ -11,7 +11,6 @@ and the last good state stays on screen.
 
 from __future__ import annotations
 
-import html
 import inspect
 import math
 from typing import Any
@@ -27,7 +26,7 @@ from .engine.sharding_explorer import (
     explore,
 )
 from .engine.sharding_layout import ShardingInputError
-from .views._html import fmt_seconds
+from .views._html import esc, fmt_seconds
 from .views.sharding_view import explorer_html
 
 #: (label, placeholder used as a stable selector, config field)
@@ -148,16 +147,16 @@ class MeshExplorer:
             kept = " · showing the last good state" if self.result is not None else ""
             self.message.object = (
                 f'<div data-jwb="message" class="jwb-error" style="color:#cf222e;'
-                f'font-family:system-ui,sans-serif">{html.escape(text)}{kept}</div>')
+                f'font-family:system-ui,sans-serif">{esc(text)}{kept}</div>')
         else:
             self.message.object = (
                 f'<div data-jwb="message" class="jwb-ok" style="color:#57606a;'
-                f'font-family:system-ui,sans-serif">{html.escape(text)}</div>')
+                f'font-family:system-ui,sans-serif">{esc(text)}</div>')
 
     def panel(self) -> Any:
         w = self.widgets
         kinds = sorted({str(getattr(d, "device_kind", "?")) for d in self.devices})
-        have = (f"{len(self.devices)} device(s) here ({html.escape(', '.join(kinds))}); "
+        have = (f"{len(self.devices)} device(s) here ({esc(', '.join(kinds))}); "
                 f"the mesh shape's product must be {len(self.devices)}")
         controls = pn.Column(
             "### mesh", pn.pane.HTML(f'<div data-jwb="device-count">{have}</div>', width=260),

@@ -14,6 +14,7 @@ import functools
 import os
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -401,29 +402,43 @@ def runs_user_code(jaxpr: Any, max_eqns: int = 64) -> bool:
     return False
 
 
+def _caller_frame_locals(match: Callable[[Any], bool], max_depth: int) -> dict[str, Any] | None:
+    """``f_locals`` of the nearest frame above our caller's for which ``match(frame)``.
+
+    How the listeners below find JAX's own frame (the one that knows what is being
+    traced or lowered); None when it is not within ``max_depth`` frames.
+    """
+    frame = sys._getframe(2)
+    try:
+        for _ in range(max_depth):
+            if frame is None:
+                return None
+            if match(frame):
+                return frame.f_locals
+            frame = frame.f_back
+        return None
+    finally:
+        del frame
+
+
 def lowering_source(max_depth: int = 14) -> LoweringSource | None:
     """From inside a lower-duration listener: which function's jaxpr is being lowered.
 
     Reads the ``closed_jaxpr`` local of JAX's lowering frame (pxla); None when not
     found (a JAX that renamed it), then the ledger falls back to name matching.
     """
-    frame = sys._getframe(1)
     try:
-        for _ in range(max_depth):
-            if frame is None:
-                return None
-            jaxpr = frame.f_locals.get("closed_jaxpr") \
-                if frame.f_code.co_filename.endswith("pxla.py") else None
-            if jaxpr is not None:
-                src = _debug_source(jaxpr)
-                name, where = src if src is not None else ("?", "")
-                return LoweringSource(name, where, runs_user_code(jaxpr))
-            frame = frame.f_back
-        return None
+        loc = _caller_frame_locals(
+            lambda f: f.f_code.co_filename.endswith("pxla.py")
+            and f.f_locals.get("closed_jaxpr") is not None, max_depth)
+        if loc is None:
+            return None
+        jaxpr = loc["closed_jaxpr"]
+        src = _debug_source(jaxpr)
+        name, where = src if src is not None else ("?", "")
+        return LoweringSource(name, where, runs_user_code(jaxpr))
     except Exception:
         return None
-    finally:
-        del frame
 
 
 def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
@@ -433,20 +448,13 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
     the frame is not found, e.g. after JAX renamed its internals; the ledger then
     falls back to JAX's own text explanation.
     """
-    frame = sys._getframe(1)
     try:
-        for _ in range(max_depth):
-            if frame is None:
-                return None
-            code = frame.f_code
-            if code.co_name in _TRACE_FRAMES and code.co_filename.endswith("pjit.py"):
-                return _site_from_locals(frame.f_locals)
-            frame = frame.f_back
-        return None
+        loc = _caller_frame_locals(
+            lambda f: f.f_code.co_name in _TRACE_FRAMES
+            and f.f_code.co_filename.endswith("pjit.py"), max_depth)
+        return None if loc is None else _site_from_locals(loc)
     except Exception:
         return None
-    finally:
-        del frame
 
 
 def _site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:

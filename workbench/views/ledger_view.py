@@ -20,7 +20,7 @@ from ..engine.ledger import (
     LedgerSnapshot,
     PersistentCacheStatus,
 )
-from ._html import MIME_PREFIX, esc, source_label
+from ._html import MIME_PREFIX, esc, fmt_bytes, source_label
 
 CELL_MIME = MIME_PREFIX + "compile-cell+json"
 LEDGER_MIME = MIME_PREFIX + "compile-ledger+json"
@@ -207,13 +207,7 @@ def ledger_bundle(snap: LedgerSnapshot) -> dict[str, Any]:
 
 
 def _bytes(n: int) -> str:
-    if n < 0:
-        return "unlimited"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+    return "unlimited" if n < 0 else fmt_bytes(n)
 
 
 def persistent_text(p: PersistentCacheStatus) -> str:

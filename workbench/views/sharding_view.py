@@ -290,19 +290,24 @@ def collectives_html(res: ExplorerResult) -> str:
             '<th>bytes per device</th><th>device groups</th></tr>' + "".join(rows) + "</table>")
 
 
+def _memory_cells(m: Any) -> list[tuple[str, int]]:
+    """memory_analysis figures JAX reported, labelled, in the order both views show them."""
+    return [(k, v) for k, v in (
+        ("arguments", m.argument_bytes), ("outputs", m.output_bytes),
+        ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
+        ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)) if v is not None]
+
+
 def memory_html(res: ExplorerResult) -> str:
     m = res.memory
     if m is None:
         return ""
     if not m.reported:
         return '<div class="jwb-meta">memory_analysis: not reported by this backend</div>'
-    cells = [("arguments", m.argument_bytes), ("outputs", m.output_bytes),
-             ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
-             ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)]
+    cells = _memory_cells(m)
     return ('<table data-jwb="memory"><tr><th colspan="2">memory per device '
             '(memory_analysis)</th></tr>' + "".join(
-                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells
-                if v is not None) + "</table>")
+                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells) + "</table>")
 
 
 def diff_html(res: ExplorerResult) -> str:
@@ -380,11 +385,8 @@ def memory_line(res: ExplorerResult) -> str:
         return ""
     if not m.reported:
         return "memory_analysis: not reported by this backend"
-    cells = [("arguments", m.argument_bytes), ("outputs", m.output_bytes),
-             ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
-             ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)]
-    return "memory per device: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in cells
-                                             if v is not None)
+    cells = _memory_cells(m)
+    return "memory per device: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in cells)
 
 
 def explorer_text(res: ExplorerResult) -> str:
