@@ -59,9 +59,9 @@ from typing import Any  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from workbench.engine.bench_runner import run_benchmark  # noqa: E402
-from workbench.engine.bench_sampler import CallTimer  # noqa: E402
-from workbench.engine.bench_stats import format_seconds, summarize  # noqa: E402
+from workbench.engine.bench.runner import run_benchmark  # noqa: E402
+from workbench.engine.bench.sampler import CallTimer  # noqa: E402
+from workbench.engine.bench.stats import format_seconds, summarize  # noqa: E402
 
 
 def reference_times(f: Callable[..., Any], x: Any, calls: int) -> list[float]:

@@ -38,8 +38,8 @@ import jax  # noqa: E402
 from bench_jaxpr import init_params, make_loss  # noqa: E402
 
 import workbench  # noqa: E402
-from workbench.engine.hlo_report import build_hlo_report  # noqa: E402
-from workbench.views.hlo_view import graph_layouts, hlo_html, hlo_record  # noqa: E402
+from workbench.engine.hlo.report import build_hlo_report  # noqa: E402
+from workbench.views.hlo import graph_layouts, hlo_html, hlo_record  # noqa: E402
 
 
 def timed(fn):  # type: ignore[no-untyped-def]

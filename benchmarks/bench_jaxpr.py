@@ -67,7 +67,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import workbench  # noqa: E402
-from workbench.views.jaxpr_view import jaxpr_html, jaxpr_record  # noqa: E402
+from workbench.views.jaxpr import jaxpr_html, jaxpr_record  # noqa: E402
 
 LAYERS = 24
 D_MODEL = 128

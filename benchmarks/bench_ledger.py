@@ -13,7 +13,7 @@ kept and blocked on once at the end of the sample, as a loop in a notebook would
 be dispatch-bound).
 
 *Off* (the reference): a real IPython ``InteractiveShell`` with the observatory
-unloaded (``workbench.observatory.unload``).  *On*: the same shell with the
+unloaded (``workbench.ipython.cache_magics.unload``).  *On*: the same shell with the
 observatory loaded (ledger listeners on ``jax.monitoring``, the log filter,
 ``jax_explain_cache_misses`` on, the cell hooks).  Target: on/off at most 1.03.
 
@@ -43,7 +43,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from workbench import observatory  # noqa: E402
+from workbench.ipython import cache_magics as observatory  # noqa: E402
 
 
 def _dispatch_sample(f, x, calls: int) -> float:

@@ -44,8 +44,8 @@ def child(devices: int, rounds: int) -> dict[str, float]:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from workbench.engine.sharding_spec import parse_spec
-    from workbench.mesh_app import MeshExplorer, default_config
+    from workbench.apps.mesh_explorer import MeshExplorer, default_config
+    from workbench.engine.sharding.spec import parse_spec
 
     cfg = default_config(devices)
     names = [a.strip() for a in cfg.axis_names.split(",")]
@@ -87,8 +87,8 @@ def child(devices: int, rounds: int) -> dict[str, float]:
 
 
 def svg_bench(rounds: int) -> list[tuple[str, float, int]]:
-    from workbench.engine.sharding_layout import MeshInfo, plan_layout
-    from workbench.views.sharding_view import layout_svg, layouts_html
+    from workbench.engine.sharding.layout import MeshInfo, plan_layout
+    from workbench.views.sharding import layout_svg, layouts_html
 
     mesh = MeshInfo(["data", "model"], [8, 64], ["Auto", "Auto"], list(range(512)))
     cases = [("2-D, 512 shards", plan_layout(mesh, [["data"], ["model"]], [4096, 4096])),

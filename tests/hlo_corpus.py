@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from . import programs
+from tests import programs
 
 
 @dataclass

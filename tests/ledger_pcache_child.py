@@ -15,8 +15,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from workbench.engine.ledger import capture_compiles, ledger  # noqa: E402
-from workbench.engine.ledger_pcache import enable_persistent_cache  # noqa: E402
+from workbench.engine.cache.ledger import capture_compiles, ledger  # noqa: E402
+from workbench.engine.cache.persistent import enable_persistent_cache  # noqa: E402
 
 
 def main(directory: str) -> None:

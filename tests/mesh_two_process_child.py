@@ -29,8 +29,8 @@ def main() -> None:
     from jax.sharding import PartitionSpec as P
 
     import workbench
-    from workbench.engine.sharding_explorer import ExplorerConfig, explore
-    from workbench.views.sharding_view import MIME
+    from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
+    from workbench.views.sharding import MIME
 
     mesh = jax.make_mesh((2, 4), ("hosts", "local"))
     data = np.arange(64, dtype=np.float32).reshape(8, 8)

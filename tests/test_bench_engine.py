@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from workbench.engine.bench_peaks import DevicePeak, peak_for, register_peak
-from workbench.engine.bench_result import Benchmark
-from workbench.engine.bench_runner import Progress, run_benchmark
-from workbench.engine.bench_sampler import BenchInputError, ledger_available
-from workbench.engine.bench_stats import summarize
+from workbench.engine.bench.peaks import DevicePeak, peak_for, register_peak
+from workbench.engine.bench.result import Benchmark
+from workbench.engine.bench.runner import Progress, run_benchmark
+from workbench.engine.bench.sampler import BenchInputError, ledger_available
+from workbench.engine.bench.stats import summarize
 
 
 def _heavy_dict(x):
@@ -281,7 +281,7 @@ def test_result_as_data_roundtrips_with_environment():
 
 
 def test_bench_inside_a_users_capture_compiles_leaves_no_capture_behind():
-    from workbench.engine.ledger import LEDGER, capture_compiles
+    from workbench.engine.cache.ledger import LEDGER, capture_compiles
 
     def g(x):  # compiles on every call: the outer block sees compiles on both sides
         return jax.jit(lambda y: y * 31)(x)
@@ -314,7 +314,7 @@ def test_compile_time_is_not_charged_to_the_budget():
 
 @pytest.mark.skipif(not ledger_available(), reason="needs the compile ledger")
 def test_compiles_in_the_steady_state_are_detected_and_flagged():
-    from workbench.views.bench_view import bench_text
+    from workbench.views.bench import bench_text
 
     def g(x):  # a fresh jit on every call: compiles every time
         return jax.jit(lambda y: y * 2)(x)
@@ -357,7 +357,7 @@ def test_donated_arguments_stop_that_variant_with_a_short_message(capfd):
 
 
 def test_json_part_is_strict_json_for_any_sweep_values():
-    from workbench.views.bench_view import BENCH_MIME, bench_bundle
+    from workbench.views.bench import BENCH_MIME, bench_bundle
 
     f = jax.jit(lambda v: v * 2)
     b = run_benchmark(f, sweep={"dtype": [jnp.float32, jnp.bfloat16]},
@@ -396,7 +396,7 @@ def test_bad_peaks_are_refused_before_anything_runs(peaks, needle):
 
 
 def test_failures_after_sampling_keep_the_result(monkeypatch):
-    import workbench.engine.bench_runner as runner
+    import workbench.engine.bench.runner as runner
 
     def broken_roofline(*a, **k):
         raise RuntimeError("cost analysis exploded")
@@ -421,7 +421,7 @@ def test_failures_after_sampling_keep_the_result(monkeypatch):
 def test_autorange_sizes_samples_from_the_fastest_batch_at_the_final_size(monkeypatch):
     import types
 
-    import workbench.engine.bench_sampler as sampler
+    import workbench.engine.bench.sampler as sampler
 
     clock = types.SimpleNamespace(t=0.0)
     monkeypatch.setattr(sampler, "time", types.SimpleNamespace(

@@ -11,10 +11,10 @@ import pytest
 from IPython.core.error import UsageError
 
 import workbench
-from workbench.bench_magics import split_bench_line
-from workbench.bench_widget import BenchWidget
-from workbench.engine.bench_runner import run_benchmark
-from workbench.views.bench_view import BENCH_MIME, BenchResult, bench_bundle
+from workbench.engine.bench.runner import run_benchmark
+from workbench.ipython.bench_magics import split_bench_line
+from workbench.ipython.bench_widget import BenchWidget
+from workbench.views.bench import BENCH_MIME, BenchResult, bench_bundle
 
 TIMEIT_LINE = re.compile(r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
                          r"(compile|first call) ")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.engine.bench_stats import (
+from workbench.engine.bench.stats import (
     fit_power_law,
     format_seconds,
     median_ci_ranks,

@@ -14,9 +14,8 @@ import nbformat
 import pytest
 
 import workbench
-from workbench.views.jaxpr_view import jaxpr_html
-
-from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from workbench.views.jaxpr import jaxpr_html
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 

@@ -11,9 +11,8 @@ import urllib.request
 
 import pytest
 
-from workbench import cli
-
-from .browser import free_port, stop_server
+from tests.browser import free_port, stop_server
+from workbench.apps import cli
 
 
 def test_with_fake_devices_replaces_previous_count():
@@ -27,7 +26,7 @@ def test_with_fake_devices_replaces_previous_count():
 def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "workbench.apps.cli", *args], capture_output=True,
                           text=True, env=e, timeout=120)
 
 
@@ -76,7 +75,7 @@ def test_lab_really_starts_on_the_notebooks(tmp_path):
     port, token = free_port(), "cli-test-token"
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli", "lab", "--port", str(port), "--fake-devices", "2",
+        [sys.executable, "-m", "workbench.apps.cli", "lab", "--port", str(port), "--fake-devices", "2",
          "--no-browser", "--ip=127.0.0.1", f"--IdentityProvider.token={token}"],
         stdout=log, stderr=subprocess.STDOUT)
     try:

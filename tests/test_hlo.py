@@ -10,16 +10,15 @@ import jax.numpy as jnp
 import pytest
 
 import workbench
-from workbench.engine.analysis import CostAnalysis, MemoryAnalysis
-from workbench.engine.hlo_graph import control_graphs, find_collectives, parse_replica_groups
-from workbench.engine.hlo_model import HloParseError, parse_hlo, parse_instruction, parse_shape
-from workbench.engine.hlo_report import HloReport, build_hlo_report
-from workbench.engine.stablehlo_text import parse_stablehlo
+from tests import programs
+from tests.hlo_corpus import CASES, compiled_text
+from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
+from workbench.engine.hlo.graph import control_graphs, find_collectives, parse_replica_groups
+from workbench.engine.hlo.model import HloParseError, parse_hlo, parse_instruction, parse_shape
+from workbench.engine.hlo.report import HloReport, build_hlo_report
+from workbench.engine.hlo.stablehlo import parse_stablehlo
 from workbench.views.dag_layout import layered_layout, topological_order
-from workbench.views.hlo_view import HLO_MIME, hlo_bundle, hlo_html, layout_graph
-
-from . import programs
-from .hlo_corpus import CASES, compiled_text
+from workbench.views.hlo import HLO_MIME, hlo_bundle, hlo_html, layout_graph
 
 # -- the corpus: every module JAX produced must parse, with sound graphs --------------------
 
@@ -203,7 +202,7 @@ def test_not_reported_fields_say_so():
 
 
 def test_unparseable_module_falls_back_to_text(monkeypatch):
-    import workbench.engine.hlo_report as hr
+    import workbench.engine.hlo.report as hr
 
     def broken(text):
         raise HloParseError("no ENTRY computation found")
@@ -333,7 +332,7 @@ def test_html_in_a_real_browser():
     """The standalone HTML (as nbconvert/VS Code show it): diagram drawn, search works,
     and without scripts the text is still all there."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
+    from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
 
     d = workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
     html = d._repr_mimebundle_()["text/html"]

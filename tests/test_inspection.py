@@ -7,10 +7,9 @@ import jax.numpy as jnp
 import pytest
 
 import workbench
+from tests import programs as P
 from workbench.engine import build_model
-from workbench.engine.jaxpr_model import JaxprModel
-
-from . import programs as P
+from workbench.engine.jaxpr.model import JaxprModel
 
 
 def prims(model: JaxprModel) -> set[str]:
@@ -68,7 +67,7 @@ def test_cost_and_memory_normalised():
 
 
 def test_normalisers_accept_every_shape():
-    from workbench.engine.analysis import normalize_cost, normalize_memory
+    from workbench.engine.common.analysis import normalize_cost, normalize_memory
 
     assert normalize_cost(None).flops is None and not normalize_cost(None).reported
     assert normalize_cost([{"flops": 3}]).flops == 3.0
@@ -210,7 +209,7 @@ def test_model_json_roundtrip():
 
 
 def test_transform_strings_parse_safely():
-    from workbench.engine.transforms import TransformError, parse_transforms
+    from workbench.engine.jaxpr.transforms import TransformError, parse_transforms
 
     assert [s.name for s in parse_transforms("vmap(grad)")] == ["grad", "vmap"]
     assert [s.name for s in parse_transforms("jit(vmap(grad(f)))")] == ["grad", "vmap"]

@@ -18,8 +18,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from workbench.engine import _jax_compat as compat
-from workbench.engine.ledger import LEDGER, Ledger, capture_compiles
-from workbench.views.ledger_view import CELL_MIME, LEDGER_MIME, PCACHE_MIME
+from workbench.engine.cache.ledger import LEDGER, Ledger, capture_compiles
+from workbench.views.cache import CELL_MIME, LEDGER_MIME, PCACHE_MIME
 
 
 class Cell:
@@ -427,7 +427,7 @@ def test_static_values_compared_by_value_not_by_repr(cell):
 
 
 def test_signature_diff_reports_tree_change_and_static_identity():
-    from workbench.engine.miss_reasons import Signature, closest_diff
+    from workbench.engine.cache.reasons import Signature, closest_diff
 
     a = compat.ArgType("x", "f32[3]", (3,), "float32", False, "")
     pos = Signature((a,), tree="((*,), {})", tree_hash=1)
@@ -516,7 +516,7 @@ def test_entries_credit_the_traced_object_and_reset_when_cleared(cell, shell):
 
 
 def test_recompile_count_is_not_capped(cell, monkeypatch):
-    from workbench.engine import ledger as ledger_mod
+    from workbench.engine.cache import ledger as ledger_mod
 
     monkeypatch.setattr(ledger_mod, "MAX_SIGNATURES", 2)
     cell("@jax.jit\ndef f_many(x):\n    return x - 3\n"

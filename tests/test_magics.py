@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from workbench.views.jaxpr_view import JAXPR_MIME
+from workbench.views.jaxpr import JAXPR_MIME
 
 LOSS_CELL = """%%jaxpr -t grad
 def loss(w, x):

@@ -16,13 +16,12 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import workbench
-from workbench.engine.sharding_collectives import (
+from workbench.engine.sharding.collectives import (
     axes_of_groups,
     axes_of_pairs,
     expand_mesh_groups,
 )
-from workbench.engine.sharding_explorer import ExplorerConfig, explore
-from workbench.engine.sharding_layout import (
+from workbench.engine.sharding.layout import (
     MeshInfo,
     ShardingInputError,
     layout_of,
@@ -30,8 +29,9 @@ from workbench.engine.sharding_layout import (
     layouts_of_tree,
     plan_layout,
 )
-from workbench.engine.sharding_spec import parse_spec, request_fake_devices
-from workbench.views.sharding_view import MIME, layout_text, layouts_bundle
+from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
+from workbench.engine.sharding.spec import parse_spec, request_fake_devices
+from workbench.views.sharding import MIME, layout_text, layouts_bundle
 
 DEVICES = jax.devices()
 
@@ -270,9 +270,9 @@ def test_collective_permute_along_axis():
         return jax.lax.ppermute(a, "y", perm)
 
     arg = jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P("x", "y")))
-    from workbench.engine.hlo_model import parse_hlo
-    from workbench.engine.sharding_collectives import mesh_collectives
-    from workbench.engine.sharding_layout import mesh_info
+    from workbench.engine.hlo.model import parse_hlo
+    from workbench.engine.sharding.collectives import mesh_collectives
+    from workbench.engine.sharding.layout import mesh_info
 
     text = jax.jit(roll).lower(arg).compile().as_text()
     cols = mesh_collectives(parse_hlo(text), mesh_info(mesh))
@@ -390,7 +390,7 @@ def test_sharding_magic_bad_specs_name_the_line(run, shell, spec, shape, message
 
 # -- padding-only blocks, Manual axes, key dtypes, diffs, axis order, empty arrays ----------
 def test_padding_only_blocks_keep_their_place_and_size():
-    from workbench.views.sharding_view import layout_svg
+    from workbench.views.sharding import layout_svg
 
     lay = plan_layout(MeshInfo(["x"], [8], ["Auto"], list(range(8))), ["x"], [3])
     tail = lay.shards[3:]
@@ -419,7 +419,7 @@ def test_manual_axes_are_refused_clearly():
 
 
 def test_failure_after_compile_is_a_short_message(monkeypatch):
-    import workbench.engine.sharding_explorer as ex
+    import workbench.engine.sharding.mesh_explorer as ex
 
     def trips(*a, **k):
         raise AssertionError
@@ -445,7 +445,7 @@ def test_typed_prng_keys_and_sub_byte_dtypes():
 
 
 def test_sharding_magic_never_leaks_a_traceback(run, shell, monkeypatch):
-    import workbench.sharding_magics as sm
+    import workbench.api.sharding as sm
 
     shell.user_ns["k_"] = jax.random.key(1)
     r = run("%sharding {'rng': k_}")
@@ -462,7 +462,7 @@ def test_sharding_magic_never_leaks_a_traceback(run, shell, monkeypatch):
 
 
 def test_diff_counts_temporaries_and_text_shows_everything():
-    from workbench.views.sharding_view import explorer_text
+    from workbench.views.sharding import explorer_text
 
     f32 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
                                  rhs_spec="model, None"))
@@ -472,7 +472,7 @@ def test_diff_counts_temporaries_and_text_shows_everything():
     assert d is not None and not d.added and not d.removed
     if d.temp_bytes_before != d.temp_bytes_after:  # XLA's temporaries differ on this backend
         assert d.changed and "temporaries per device" in explorer_text(bf16)
-    from workbench.engine.sharding_explorer import ExplorerDiff
+    from workbench.engine.sharding.mesh_explorer import ExplorerDiff
     assert ExplorerDiff([], [], 8, 8, 100, 200, "P()", "P()").changed
     assert not ExplorerDiff([], [], 8, 8, 100, 100, "P()", "P()").changed
     text = explorer_text(bf16)
@@ -487,9 +487,9 @@ def test_gather_scatter_axes_follow_the_order_within_groups():
     assert axes_of_groups(c_major, mesh) == ["a", "c"]  # all-reduce: the order is moot
     assert axes_of_groups(c_major, mesh, ordered=True) == ["c", "a"]
     assert axes_of_groups(a_major, mesh, ordered=True) == ["a", "c"]
-    from workbench.engine.hlo_model import parse_hlo
-    from workbench.engine.sharding_collectives import mesh_collectives
-    from workbench.engine.sharding_layout import mesh_info
+    from workbench.engine.hlo.model import parse_hlo
+    from workbench.engine.sharding.collectives import mesh_collectives
+    from workbench.engine.sharding.layout import mesh_info
 
     m3 = _mesh((2, 2, 2), ("a", "b", "c"))
     keys = set()

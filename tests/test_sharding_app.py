@@ -12,10 +12,9 @@ import jax.numpy as jnp
 import pytest
 
 import workbench
-from workbench.cli import build_parser
-from workbench.mesh_app import MeshExplorer, default_config, user_functions
-
-from .browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from workbench.apps.cli import build_parser
+from workbench.apps.mesh_explorer import MeshExplorer, default_config, user_functions
 
 
 def test_default_config_uses_every_device():
@@ -82,7 +81,7 @@ def mesh_server(tmp_path_factory):
     log = open(log_path, "wb")
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # --fake-devices must set it
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "mesh", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh", "--port", str(port),
                              "--fake-devices", "8"], stdout=log, stderr=subprocess.STDOUT,
                             env=env)
     url = f"http://127.0.0.1:{port}/"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .browser import free_port
+from tests.browser import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

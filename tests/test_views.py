@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 import workbench
 from workbench.views import _html
-from workbench.views.jaxpr_view import (
+from workbench.views.jaxpr import (
     CHUNK_ROWS,
     FOLD_AFTER,
     JAXPR_MIME,

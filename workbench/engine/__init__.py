@@ -1,10 +1,15 @@
 """The engine: everything that talks to JAX.  No display code lives here."""
 
-from .analysis import CostAnalysis, MemoryAnalysis
-from .errors import ErrorReport, report
-from .inspection import Inspection, inspect, inspect_chain, inspect_stages
-from .jaxpr_model import JaxprModel, build_model
-from .transforms import TRANSFORM_NAMES, TransformError, TransformSpec, parse_transforms
+from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
+from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.jaxpr.inspection import Inspection, inspect, inspect_chain, inspect_stages
+from workbench.engine.jaxpr.model import JaxprModel, build_model
+from workbench.engine.jaxpr.transforms import (
+    TRANSFORM_NAMES,
+    TransformError,
+    TransformSpec,
+    parse_transforms,
+)
 
 __all__ = [
     "TRANSFORM_NAMES",

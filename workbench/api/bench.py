@@ -1,0 +1,126 @@
+"""``workbench.bench(fn, *args)``: the Python front door of the benchmark widgets.
+
+Thin by design: check where we run (a Jupyter kernel gets the live widget), hand
+the call to :func:`~workbench.engine.bench.runner.run_benchmark` with the widget
+as its observer, and return the record as a displayable
+:class:`~workbench.views.bench.BenchResult`.  When the live widget was shown,
+its output is replaced at the end by the static result (so a saved notebook keeps
+the table and plots without widget state) and the returned value is not shown a
+second time by the same cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from workbench.engine.bench.peaks import DevicePeak
+from workbench.engine.bench.runner import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_PRECISION,
+    check_settings,
+    run_benchmark,
+)
+from workbench.views.bench import BenchResult, bench_bundle
+
+
+def in_kernel() -> bool:
+    """True inside a Jupyter kernel (where widgets can render), not a terminal IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def bench(
+    fn: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    *args: Any,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    make_args: Callable[..., Any] | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    number: int | None = None,
+    repeat: int | None = None,
+    precision: float = DEFAULT_PRECISION,
+    roofline: bool = True,
+    peaks: DevicePeak | dict[str, Any] | None = None,
+    live: bool | None = None,
+    text: bool = False,
+    label: str | None = None,
+    **kwargs: Any,
+) -> BenchResult:
+    """Time ``fn(*args, **kwargs)`` correctly and show it (live in a notebook).
+
+    - ``fn`` may be a dict ``{"name": function}``: the variants run interleaved and
+      each is compared with the first (ratio of paired samples with its 95% CI).
+    - ``sweep={"n": [...]}`` with ``make_args=lambda n: (args...)``: time vs. size
+      on log-log axes with the fitted exponent.
+    - ``budget`` seconds of warm-up and sampling per benchmark (compiles excluded);
+      sampling stops earlier once the median's 95% CI is within ``precision``.
+      ``number`` (calls per sample) and ``repeat`` (samples) override autoranging.
+    - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
+      the device's peak (``peaks=`` overrides the table).
+    - ``live``: the ipywidgets progress/plots widget; default: on in a kernel.
+
+    The options are keyword-only; any other keyword goes to ``fn``.
+    """
+    return bench_call(fn, args, kwargs, sweep=sweep, make_args=make_args, budget=budget,
+                      number=number, repeat=repeat, precision=precision, roofline=roofline,
+                      peaks=peaks, live=live, text=text, label=label)
+
+
+def bench_call(
+    fn: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    make_args: Callable[..., Any] | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    number: int | None = None,
+    repeat: int | None = None,
+    precision: float = DEFAULT_PRECISION,
+    roofline: bool = True,
+    peaks: DevicePeak | dict[str, Any] | None = None,
+    live: bool | None = None,
+    text: bool = False,
+    label: str | None = None,
+) -> BenchResult:
+    """:func:`bench` with the call's arguments passed as a tuple and a dict.
+
+    The magics use this, so a user's keyword named like an option (``budget=``)
+    still reaches their function.
+    """
+    from IPython import get_ipython
+    from IPython.display import display
+
+    check_settings(budget, number, repeat, precision)  # before any widget appears
+    show_live = in_kernel() if live is None else live
+    widget = None
+    handle = None
+    if show_live:
+        from workbench.engine.bench.runner import as_variants
+        from workbench.ipython.bench_widget import BenchWidget
+
+        title = label or " vs ".join(as_variants(fn))
+        widget = BenchWidget(title)
+        handle = display(widget.box, display_id=True)
+    try:
+        record = run_benchmark(fn, tuple(args), kwargs, sweep=sweep, make_args=make_args,
+                               budget=budget, number=number, repeat=repeat,
+                               precision=precision, with_roofline=roofline, peaks=peaks,
+                               label=label, observer=widget)
+    except BaseException:
+        if widget is not None:
+            widget.close()
+            if handle is not None:
+                handle.update({"text/plain": ""}, raw=True)
+        raise
+    result = BenchResult.of(record, text_only=text)
+    if widget is not None and handle is not None:
+        handle.update(bench_bundle(result, text), raw=True)
+        widget.close()
+        ip = get_ipython()
+        result.hide_in_execution(None if ip is None else ip.execution_count)
+    return result

@@ -1,0 +1,476 @@
+"""Running a benchmark: variants interleaved, sweep points in turn, within a time budget.
+
+Order of work at each sweep point: build the arguments (``make_args``), make each
+variant's first call (compile) alone, warm each one up while autoranging its
+calls-per-sample, then take samples in rounds, ``A B A B ...``, so that drift
+(thermal, frequency, other processes) hits every variant alike.  Sampling stops
+when the budget for the point is spent, or earlier once every variant has at
+least ``min_runs`` samples and the 95% CI of each median is within
+``precision`` (±1% by default), or after exactly ``repeat`` rounds when given.
+The point's clock starts after the first calls: compiles are not charged to the
+budget.  Warm-up and sampling run inside a compile capture, so a function that
+compiles again in its steady state is counted and flagged.
+
+Failures stay local: a variant that raises (or returns no arrays) is reported
+and the others go on; a sweep point whose ``make_args`` raises is reported and
+the other points go on; a variant whose first call deletes its arguments
+(``donate_argnums``) is stopped with a message before the raw XLA error.  After
+sampling, a failing roofline or observer (or an interrupt during the final
+render) never costs the samples.  ``KeyboardInterrupt`` (the kernel's interrupt
+button) stops cleanly and keeps every sample taken so far.  Nothing holds device
+arrays afterwards: arguments made for a sweep point are dropped with it, and
+outputs are never kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from workbench.engine import _jax_compat as compat
+from workbench.engine.bench.env import environment
+from workbench.engine.bench.peaks import DevicePeak, as_peak, roofline
+from workbench.engine.bench.result import BenchConfig, Benchmark, Comparison, Measurement
+from workbench.engine.bench.sampler import (
+    BenchInputError,
+    CallTimer,
+    DonatedArgumentsError,
+    error_report,
+    steady_state_compiles,
+)
+from workbench.engine.bench.stats import fit_power_law, paired_ratio, summarize
+from workbench.engine.common.analysis import CostAnalysis
+from workbench.engine.jaxpr.inspection import function_name, inspect
+
+DEFAULT_BUDGET_S = 3.0
+DEFAULT_PRECISION = 0.01
+MIN_RUNS = 7
+#: At most this many samples per variant and point (the JSON keeps every one).
+MAX_RUNS = 20_000
+#: How long one sample (``number`` back-to-back calls) should last.  The timed region
+#: adds one clock read and a loop start (about 0.1 µs) per sample: 0.1% of 0.1 ms,
+#: spread over the sample's calls.  Short samples matter for two reasons: a sample
+#: that spans a preemption (busy machine) or a rare slow call is spoiled, and the
+#: shorter the samples the fewer of them are, so the *median* sample stays the
+#: undisturbed speed, as the median of single calls does.  (Measured here under
+#: load: 2 ms samples read 40% slow, 0.2 ms ones 11%.)
+SAMPLE_TARGET_S = 0.1e-3
+#: Share of a variant's budget that warm-up (and autoranging) may use, and the least
+#: time it runs for (caches, allocator pools and clocks settle).
+WARMUP_SHARE = 0.15
+MIN_WARMUP_S = 0.02
+
+
+@dataclass
+class Progress:
+    """What an observer (the live widget) is told after each round and phase change."""
+
+    phase: str  # "compile", "warmup", "sampling", "roofline", "done", "interrupted"
+    message: str
+    fraction: float  # 0..1 of the whole benchmark
+    measurements: list[Measurement]  # the measurements of the current sweep point
+    benchmark: Benchmark | None = None  # set on the final event
+
+
+Observer = Callable[[Progress], None]
+
+
+def check_settings(budget: float, number: int | None, repeat: int | None,
+                   precision: float) -> None:
+    """Raise :class:`BenchInputError` for settings that cannot give a measurement."""
+    if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
+        raise BenchInputError(f"the budget must be a positive number of seconds, got {budget!r}")
+    for name, value in (("number", number), ("repeat", repeat)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+            raise BenchInputError(f"{name} must be a whole number of at least 1, got {value!r}")
+    if not isinstance(precision, (int, float)) or precision < 0:
+        raise BenchInputError(f"precision must be 0 (use the whole budget) or a positive "
+                              f"fraction such as 0.01, got {precision!r}")
+
+
+def as_variants(fn: Callable[..., Any] | Mapping[str, Callable[..., Any]]
+                ) -> dict[str, Callable[..., Any]]:
+    """A function, or ``{"name": function, ...}`` for a comparison (first is the reference)."""
+    if isinstance(fn, Mapping):
+        if not fn:
+            raise BenchInputError("no variants to compare: the dict of functions is empty")
+        out = {}
+        for name, f in fn.items():
+            if not callable(f):
+                raise BenchInputError(f"variant {name!r} is a {type(f).__name__}, not a function")
+            out[str(name)] = f
+        return out
+    if not callable(fn):
+        raise BenchInputError(f"bench() needs a function (or a dict of them), "
+                              f"got {type(fn).__name__}")
+    return {function_name(fn): fn}
+
+
+def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None,
+                  make_args: Callable[..., Any] | None, args: tuple[Any, ...]
+                  ) -> tuple[str | None, list[Any]]:
+    if sweep is None:
+        if make_args is not None:
+            raise BenchInputError("make_args is only used with sweep={'n': [...]}")
+        return None, [None]
+    if not isinstance(sweep, Mapping) or len(sweep) != 1:
+        raise BenchInputError("sweep takes one parameter, e.g. sweep={'n': [256, 512, 1024]}")
+    (name, values), = sweep.items()
+    values = list(values)
+    if not values:
+        raise BenchInputError(f"sweep parameter {name!r} has no values")
+    if make_args is None or not callable(make_args):
+        raise BenchInputError("a sweep needs make_args=lambda n: (args...) to build the "
+                              "arguments at each size")
+    if args:
+        raise BenchInputError("with a sweep, the arguments come from make_args; pass no "
+                              "positional arguments")
+    return str(name), values
+
+
+def _as_args(made: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``make_args`` may return a tuple of arguments, ``(args, kwargs)``, or one argument."""
+    if isinstance(made, tuple):
+        if len(made) == 2 and isinstance(made[0], tuple) and isinstance(made[1], dict):
+            return made[0], dict(made[1])
+        return made, {}
+    return (made,), {}
+
+
+def _dtype_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The floating dtype holding most argument bytes: which peak FLOP/s applies."""
+    sizes: dict[str, int] = {}
+    for leaf in jax.tree.leaves((args, kwargs)):
+        dt = getattr(leaf, "dtype", None)
+        if dt is not None and np.issubdtype(dt, np.inexact):
+            sizes[str(dt)] = sizes.get(str(dt), 0) + int(getattr(leaf, "nbytes", 0) or 0)
+    return max(sizes, key=sizes.__getitem__) if sizes else "float32"
+
+
+class _Run:
+    """State of one ``run_benchmark`` call (kept small; nothing survives it but the record)."""
+
+    def __init__(self, n_points: int, budget: float, observer: Observer | None) -> None:
+        self.n_points = n_points
+        self.budget = budget
+        self.observer = observer
+        self.point = 0
+        self.point_start = time.perf_counter()
+
+    def fraction(self, within: float) -> float:
+        return min(1.0, (self.point + min(max(within, 0.0), 1.0)) / self.n_points)
+
+    def tell(self, phase: str, message: str, within: float,
+             ms: list[Measurement]) -> None:
+        if self.observer is not None:
+            self.notify(Progress(phase, message, self.fraction(within), ms))
+
+    def notify(self, progress: Progress) -> None:
+        """Tell the observer; a failing observer is dropped, never the measurement.
+
+        ``KeyboardInterrupt`` passes: it is how the user stops the benchmark.
+        """
+        if self.observer is None:
+            return
+        try:
+            self.observer(progress)
+        except Exception:
+            self.observer = None
+
+
+def run_benchmark(
+    fn: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    make_args: Callable[..., Any] | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    number: int | None = None,
+    repeat: int | None = None,
+    precision: float = DEFAULT_PRECISION,
+    min_runs: int = MIN_RUNS,
+    with_roofline: bool = True,
+    peaks: DevicePeak | dict[str, Any] | None = None,
+    label: str | None = None,
+    observer: Observer | None = None,
+) -> Benchmark:
+    """Benchmark ``fn(*args, **kwargs)`` (or several variants, or a sweep) into a record.
+
+    Raises :class:`BenchInputError` for bad settings before anything runs; every
+    failure after that is recorded in the result instead of raised.
+    """
+    check_settings(budget, number, repeat, precision)
+    variants = as_variants(fn)
+    sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
+    peak_override = as_peak(peaks)
+    kwargs = dict(kwargs or {})
+    config = BenchConfig(budget_s=float(budget), number=number, repeat=repeat,
+                         precision=float(precision), min_runs=min_runs,
+                         roofline=with_roofline)
+    env = environment()
+    t_start = time.perf_counter()
+    run = _Run(len(points), float(budget), observer)
+    measurements: list[Measurement] = []
+    interrupted = False
+    for i, value in enumerate(points):
+        run.point = i
+        params = {} if sweep_param is None else {sweep_param: value}
+        ms = [Measurement(variant=name, params=dict(params)) for name in variants]
+        measurements.extend(ms)
+        if interrupted:
+            for m in ms:
+                m.interrupted = True
+            continue
+        try:
+            _run_point(run, variants, ms, params, args, kwargs, make_args, value, config,
+                       peak_override)
+        except KeyboardInterrupt:
+            interrupted = True
+            for m in ms:
+                m.interrupted = True
+        for m in ms:
+            if m.samples:
+                m.stats = summarize(m.samples)
+    comparisons = _comparisons(measurements, list(variants))
+    fits = []
+    if sweep_param is not None:
+        for name in variants:
+            pts = [(m.params[sweep_param], m.stats.median) for m in measurements
+                   if m.variant == name and m.stats is not None
+                   and isinstance(m.params[sweep_param], (int, float, np.number))]
+            fit = fit_power_law([p[0] for p in pts], [p[1] for p in pts], name) if pts else None
+            if fit is not None:
+                fits.append(fit)
+    bench = Benchmark(label=label or " vs ".join(variants), variants=list(variants),
+                      sweep_param=sweep_param,
+                      sweep_values=[] if sweep_param is None else points,
+                      measurements=measurements, comparisons=comparisons, fits=fits, env=env,
+                      config=config, interrupted=interrupted,
+                      wall_s=time.perf_counter() - t_start)
+    try:
+        # the final render (the widget's table) must not lose what was measured: an
+        # interrupt here still returns the result, the samples are all taken
+        run.notify(Progress("interrupted" if interrupted else "done",
+                            "interrupted: kept the samples so far" if interrupted else "done",
+                            1.0, measurements, bench))
+    except KeyboardInterrupt:
+        pass
+    return bench
+
+
+def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Measurement],
+               params: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+               make_args: Callable[..., Any] | None, value: Any, config: BenchConfig,
+               peak_override: DevicePeak | None) -> None:
+    """One sweep point: arguments, first calls, warm-up, interleaved samples, roofline."""
+    point_budget = config.budget_s / run.n_points
+    where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params else ""
+    if make_args is not None:
+        try:
+            args, kwargs = _as_args(make_args(value))
+        except Exception as exc:
+            rep = error_report(exc, "make_args")
+            for m in ms:
+                m.error = rep
+            run.tell("error", f"make_args failed{where}", 1.0, ms)
+            return
+    timers: dict[str, CallTimer] = {}
+    donors: list[str] = []
+    try:
+        for m in ms:
+            fn = variants[m.variant]
+            run.tell("compile", f"first call of {m.variant}{where} (compiling)", 0.0, ms)
+            timer = CallTimer(fn, args, kwargs)
+            if donors and timer.deleted_arguments():
+                timers[m.variant] = timer  # stopped with the others below, never called
+                continue
+            try:
+                m.first_call = timer.first_call()
+                m.output = timer.output
+            except Exception as exc:
+                m.error = error_report(exc, "first call", fn)
+                if isinstance(exc, DonatedArgumentsError):
+                    donors.append(m.variant)
+                continue
+            timers[m.variant] = timer
+        if donors:  # the arguments every variant shares are gone
+            _stop_variants_without_arguments(ms, timers, donors)
+        live = [m for m in ms if m.variant in timers]
+        if not live:
+            return
+        # the budget is for warm-up and sampling: compiles (first calls) are not in it
+        point_start = time.perf_counter()
+        with steady_state_compiles() as compiles:
+            _warm_and_sample(run, live, timers, variants, config, point_start, point_budget,
+                             where, ms, compiles)
+        if config.roofline:
+            for m in live:
+                if m.samples:
+                    run.tell("roofline", f"cost analysis of {m.variant}{where}", 1.0, ms)
+                    try:
+                        m.roofline = _roofline(variants[m.variant], args, kwargs, m,
+                                               peak_override)
+                    except Exception:  # an extra: never worth the samples
+                        m.roofline = None
+    finally:
+        timers.clear()
+        del args, kwargs
+
+
+def _stop_variants_without_arguments(ms: list[Measurement], timers: dict[str, CallTimer],
+                                     donors: list[str]) -> None:
+    """A variant that donated the shared arguments deleted them for the others too."""
+    for m in ms:
+        timer = timers.get(m.variant)
+        gone = [] if timer is None else timer.deleted_arguments()
+        if gone:
+            m.error = error_report(DonatedArgumentsError(
+                f"cannot time: {', '.join(gone[:3])} deleted by the donation "
+                f"(donate_argnums) of variant {donors[0]!r}, which shares the arguments; "
+                "time the donating variant on its own"), "first call")
+            del timers[m.variant]
+
+
+class _CompileCounter:
+    """Attributes the steady-state compile records to the variant whose calls made them.
+
+    One capture is held for the whole phase (variants interleave on one thread);
+    reading the sink's length around each variant's calls is outside the clock.
+    """
+
+    def __init__(self, sink: list[Any] | None) -> None:
+        self.sink = sink
+
+    def mark(self) -> int:
+        return 0 if self.sink is None else len(self.sink)
+
+    def since(self, mark: int) -> int | None:
+        return None if self.sink is None else len(self.sink) - mark
+
+
+def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
+                     variants: dict[str, Callable[..., Any]], config: BenchConfig,
+                     point_start: float, point_budget: float, where: str,
+                     ms: list[Measurement], compiles: list[Any] | None) -> None:
+    """Warm-up with autoranging, then interleaved rounds; compiles counted per variant."""
+    counter = _CompileCounter(compiles)
+    per_variant = point_budget / len(live)
+    # with a tiny budget, still leave room for min_runs samples
+    target = min(SAMPLE_TARGET_S, per_variant / (2 * config.min_runs))
+    warm = per_variant * WARMUP_SHARE
+    for m in live:
+        run.tell("warmup", f"warming up {m.variant}{where}", 0.0, ms)
+        mark = counter.mark()
+        try:
+            auto_number, m.warmup_calls = timers[m.variant].autorange(
+                target, min_time_s=min(MIN_WARMUP_S, warm / 2), time_limit_s=warm)
+        except Exception as exc:
+            m.error = error_report(exc, "warm-up", variants[m.variant])
+            continue
+        finally:
+            m.warmup_compiles = counter.since(mark)
+        m.number = config.number or auto_number
+    live = [m for m in live if m.error is None]
+    for m in live:
+        m.sampling_compiles = None if counter.sink is None else 0
+    _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where,
+                   ms, counter)
+
+
+def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
+                   variants: dict[str, Callable[..., Any]], config: BenchConfig,
+                   point_start: float, point_budget: float, where: str,
+                   ms: list[Measurement], counter: _CompileCounter) -> None:
+    """Rounds of one sample per variant (A B A B ...) until a stopping rule fires."""
+    rounds = 0
+    next_check = config.min_runs
+    counting = counter.sink is not None
+    while live:
+        for m in list(live):
+            mark = counter.mark()
+            try:
+                m.samples.append(timers[m.variant].time_calls(m.number))
+            except Exception as exc:
+                m.error = error_report(exc, "sampling", variants[m.variant])
+                live.remove(m)
+            finally:
+                if counting:
+                    m.sampling_compiles += counter.since(mark)
+        rounds += 1
+        elapsed = time.perf_counter() - point_start
+        if config.repeat is not None:
+            within = rounds / config.repeat
+            done = rounds >= config.repeat
+        else:
+            within = elapsed / point_budget
+            done = rounds >= config.min_runs and elapsed >= point_budget
+            if not done and rounds >= next_check:
+                # the CI check sorts every sample: do it on a geometric schedule (about
+                # 5% more rounds each time) so bookkeeping stays a small share of the time
+                done = _precise(live, config.precision)
+                next_check = rounds + max(1, rounds // 20)
+            done = done or rounds >= MAX_RUNS
+        run.tell("sampling", f"{rounds} runs{where}", within, ms)
+        if done:
+            return
+
+
+def _precise(live: list[Measurement], precision: float) -> bool:
+    if precision <= 0:
+        return False
+    for m in live:
+        st = summarize(m.samples)
+        if st.ci_coverage < 0.95 or st.ci_halfwidth_rel > precision:
+            return False
+    return True
+
+
+def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              m: Measurement, peak_override: DevicePeak | None) -> Any:
+    """XLA's cost analysis of the jitted call (cached after the first call) at the median.
+
+    Only for ``jax.jit`` functions: an eager function runs as many small programs,
+    and analysing ``jax.jit(fn)`` instead would both describe a different program
+    and compile it (a spurious entry in the user's compile ledger).
+    """
+    median = summarize(m.samples).median
+    dtype = _dtype_of(args, kwargs)
+    if not compat.is_jitted(fn):
+        return roofline(CostAnalysis(), median, ", ".join(sorted(
+            {d.device_kind for d in jax.devices()})), dtype, peak_override,
+            reason="not a jax.jit function: no single compiled program to analyse")
+    try:
+        ins = inspect(fn, *args, **kwargs)
+        cost = ins.cost
+        kind = ", ".join(ins.device_kinds)
+    except Exception:
+        return None
+    return roofline(cost, median, kind, dtype, peak_override)
+
+
+def _comparisons(measurements: list[Measurement], names: list[str]) -> list[Comparison]:
+    if len(names) < 2:
+        return []
+    out = []
+    by_point: dict[str, dict[str, Measurement]] = {}
+    for m in measurements:
+        by_point.setdefault(repr(sorted(m.params.items())), {})[m.variant] = m
+    for group in by_point.values():
+        ref = group.get(names[0])
+        if ref is None or not ref.samples:
+            continue
+        for name in names[1:]:
+            m = group.get(name)
+            if m is None or not m.samples:
+                continue
+            ratio = paired_ratio(m.samples, ref.samples, name, names[0])
+            if ratio is not None:
+                out.append(Comparison(params=dict(m.params), ratio=ratio))
+    return out

@@ -1,0 +1,365 @@
+"""``inspect()``: trace, lower and compile a call through JAX's AOT stages, lazily.
+
+Nothing here runs the user's function on data: ``jax.jit(f).trace(*args)`` only
+traces (arguments may be arrays or ``jax.ShapeDtypeStruct``), ``.lower()`` emits
+StableHLO and ``.compile()`` asks XLA for an executable that is never called.
+Each stage is computed on first use and cached, so ``%%jaxpr`` pays only for the
+trace while ``%%hlo`` pays for the compile.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from workbench.engine import _jax_compat as compat
+from workbench.engine.common.analysis import (
+    CostAnalysis,
+    MemoryAnalysis,
+    normalize_cost,
+    normalize_memory,
+)
+from workbench.engine.common.gcpause import gc_paused
+from workbench.engine.jaxpr.model import JaxprModel, build_model
+from workbench.engine.jaxpr.transforms import (
+    TransformSpec,
+    apply_transforms,
+    describe,
+    normalize,
+    remap_for_statics,
+)
+
+# Equations created inside our own wrappers belong to the user's line, not ours.
+compat.exclude_path_from_user_frames(os.path.dirname(os.path.dirname(__file__)))
+
+
+def function_name(fn: Any) -> str:
+    inner = compat.jitted_inner(fn)
+    for obj in (fn, inner):
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str):
+            return name
+    if isinstance(fn, functools.partial):
+        return function_name(fn.func)
+    return type(fn).__name__
+
+
+@dataclass(slots=True)
+class StageTimes:
+    trace: float | None = None
+    lower: float | None = None
+    compile: float | None = None
+
+
+class Inspection:
+    """One call of one (possibly transformed) function, inspected stage by stage.
+
+    Attributes are computed on first access and cached; ``timings`` holds the
+    wall time (seconds) of each stage that has run.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        transforms: Sequence[TransformSpec] = (),
+        static_argnums: Sequence[int] = (),
+        static_argnames: Sequence[str] = (),
+        backend: str | None = None,
+    ) -> None:
+        self.fn_name = function_name(fn)
+        self.requested_backend = backend
+        self.transforms: list[TransformSpec] = list(transforms)
+        self.label = describe(self.fn_name, self.transforms)
+        self.timings = StageTimes()
+        self._lock = threading.RLock()
+        self._cache: dict[str, Any] = {}
+        self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
+            fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames))
+        if backend is not None:
+            self._stage_args, self._stage_kwargs = on_backend(
+                backend, self._stage_args, self._stage_kwargs)
+
+    # -- preparing the jitted callable -------------------------------------------------
+    def _prepare(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+        static_argnums: tuple[int, ...], static_argnames: tuple[str, ...],
+    ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        nargs = len(args)
+        static_nums = {i + nargs if i < 0 else i for i in static_argnums}
+        static_names = set(static_argnames)
+        if compat.is_jitted(fn):
+            if not self.transforms and not static_nums and not static_names:
+                # Keep the user's own jit settings (static, donate, shardings).
+                return fn, args, kwargs
+            settings = compat.jit_settings(fn)
+            if settings is not None:
+                static_nums |= {i + nargs if i < 0 else i for i in settings.static_argnums
+                                if -nargs <= i < nargs}
+                static_names |= {n for n in settings.static_argnames if n in kwargs}
+        bad = [i for i in static_nums if not 0 <= i < nargs]
+        if bad:
+            raise IndexError(f"static_argnums {bad} out of range for a call with {nargs} arguments")
+        statics = {i: args[i] for i in sorted(static_nums)}
+        static_kw = {k: kwargs[k] for k in static_names if k in kwargs}
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
+        base = fn
+        if statics or static_kw:
+            def base(*dyn: Any, **kw: Any) -> Any:
+                it = iter(dyn)
+                full = [statics[i] if i in statics else next(it) for i in range(nargs)]
+                full.extend(it)
+                return fn(*full, **static_kw, **kw)
+            base.__name__ = base.__qualname__ = self.fn_name
+        specs = [remap_for_statics(s, static_nums, nargs) for s in self.transforms]
+        g, targs, tkwargs = apply_transforms(base, specs, dyn_args, dyn_kwargs, self.fn_name)
+        return jax.jit(g), targs, tkwargs
+
+    def _stage(self, key: str, compute: Callable[[], Any], timing: str | None = None) -> Any:
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+            t0 = time.perf_counter()
+            with gc_paused():
+                value = compute()
+            if timing:
+                setattr(self.timings, timing, time.perf_counter() - t0)
+            self._cache[key] = value
+            return value
+
+    # -- stages --------------------------------------------------------------------------
+    @property
+    def traced(self) -> Any:
+        """``jax.stages.Traced`` (trace only; nothing runs)."""
+        return self._stage(
+            "traced", lambda: self._stage_fn.trace(*self._stage_args, **self._stage_kwargs),
+            "trace")
+
+    @property
+    def jaxpr(self) -> Any:
+        """The ``ClosedJaxpr`` of the (transformed) call."""
+        return self.traced.jaxpr
+
+    @property
+    def model(self) -> JaxprModel:
+        """The structured jaxpr model (see :mod:`workbench.engine.jaxpr.model`)."""
+        return self._stage("model", lambda: build_model(self.jaxpr))
+
+    @property
+    def jaxpr_text(self) -> str:
+        """Exactly JAX's own pretty-printed jaxpr."""
+        return self._stage("jaxpr_text", lambda: str(self.jaxpr))
+
+    @property
+    def lowered(self) -> Any:
+        return self._stage("lowered", lambda: self.traced.lower(), "lower")
+
+    @property
+    def stablehlo_text(self) -> str:
+        return self._stage("stablehlo_text", lambda: self.lowered.as_text())
+
+    @property
+    def stablehlo_debug_text(self) -> str:
+        """StableHLO with ``loc(...)`` debug locations (source lines), where JAX can print them."""
+        def compute() -> str:
+            try:
+                return self.lowered.as_text(debug_info=True)
+            except TypeError:  # a JAX without the debug_info keyword
+                return self.stablehlo_text
+        return self._stage("stablehlo_debug_text", compute)
+
+    @property
+    def compiled(self) -> Any:
+        return self._stage("compiled", lambda: self.lowered.compile(), "compile")
+
+    @property
+    def hlo_text(self) -> str:
+        """Optimized HLO after XLA's passes."""
+        return self._stage("hlo_text", lambda: self.compiled.as_text())
+
+    @property
+    def cost(self) -> CostAnalysis:
+        def compute() -> CostAnalysis:
+            try:
+                return normalize_cost(self.compiled.cost_analysis())
+            except Exception:
+                return CostAnalysis()
+        return self._stage("cost", compute)
+
+    @property
+    def memory(self) -> MemoryAnalysis:
+        def compute() -> MemoryAnalysis:
+            try:
+                return normalize_memory(self.compiled.memory_analysis())
+            except Exception:
+                return MemoryAnalysis()
+        return self._stage("memory", compute)
+
+    @property
+    def in_avals(self) -> list[str]:
+        return [a.aval.text for a in self.model.invars]
+
+    @property
+    def out_avals(self) -> list[str]:
+        return [a.aval.text for a in self.model.outvars]
+
+    @property
+    def input_shardings(self) -> list[str]:
+        args, kw = self.compiled.input_shardings
+        return [str(s) for s in jax.tree.leaves((args, kw))]
+
+    @property
+    def output_shardings(self) -> list[str]:
+        return [str(s) for s in jax.tree.leaves(self.compiled.output_shardings)]
+
+    @property
+    def devices(self) -> list[Any]:
+        """Devices the compiled program runs on (compiles if needed)."""
+        found: dict[int, Any] = {}
+        shardings = jax.tree.leaves(self.compiled.input_shardings) + jax.tree.leaves(
+            self.compiled.output_shardings)
+        for s in shardings:
+            for d in getattr(s, "device_set", ()):
+                found[d.id] = d
+        if not found:
+            d = jax.devices()[0]
+            found[d.id] = d
+        return [found[k] for k in sorted(found)]
+
+    @property
+    def backend(self) -> str:
+        if "compiled" in self._cache:
+            return self.devices[0].platform
+        return self.requested_backend or jax.default_backend()
+
+    @property
+    def device_kinds(self) -> list[str]:
+        devs = self.devices if "compiled" in self._cache else jax.devices()
+        return sorted({d.device_kind for d in devs})
+
+    def __repr__(self) -> str:
+        done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
+        return f"<Inspection {self.label} stages={done}>"
+
+
+class BackendUnavailable(ValueError):
+    """A backend was asked for that this JAX does not have (e.g. ``tpu`` on a CPU machine)."""
+
+
+def resolve_backend(name: str) -> str:
+    """The platform name for ``name`` (``gpu`` means cuda/rocm), or BackendUnavailable."""
+    name = name.strip().lower()
+    present = compat.available_backends()
+    if name == "gpu" and name not in present:
+        name = next((b for b in ("cuda", "rocm") if b in present), name)
+    if name not in present:
+        raise BackendUnavailable(
+            f"backend {name!r} is not available here; available: {', '.join(present)}")
+    return name
+
+
+def on_backend(backend: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Make the call compile for ``backend`` (``jit(backend=...)`` is deprecated; JAX
+    picks the backend from where the inputs live).
+
+    Inputs already on that backend (and everything on the default backend when it is
+    the one asked for) stay as they are, so their shardings are kept.  Others become
+    ``ShapeDtypeStruct`` stand-ins on the backend's first device: nothing is copied,
+    since ``%hlo`` compiles and never runs.
+    """
+    platform = resolve_backend(backend)
+    device = jax.local_devices(backend=platform)[0]
+    sharding = jax.sharding.SingleDeviceSharding(device)
+
+    def on_it(s: Any) -> bool:
+        return s is not None and all(d.platform == device.platform for d in s.device_set)
+
+    def place(x: Any) -> Any:
+        if isinstance(x, jax.ShapeDtypeStruct):
+            s = getattr(x, "sharding", None)
+            if s is None and jax.default_backend() == platform:
+                return x
+            return x if on_it(s) else jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+        if isinstance(x, jax.Array):
+            return x if on_it(x.sharding) else jax.ShapeDtypeStruct(x.shape, x.dtype,
+                                                                    sharding=sharding)
+        if isinstance(x, (np.ndarray, np.generic)) and jax.default_backend() != platform:
+            return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+        return x
+
+    return jax.tree.map(place, args), jax.tree.map(place, kwargs)
+
+
+def inspect(
+    fn: Callable[..., Any],
+    *args: Any,
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    **kwargs: Any,
+) -> Inspection:
+    """Inspect ``fn(*args, **kwargs)`` under ``transforms`` (innermost first).
+
+    Nothing is traced until a stage is asked for: ``.jaxpr``, ``.model``,
+    ``.stablehlo_text``, ``.hlo_text``, ``.cost``, ``.memory``...
+    """
+    if not callable(fn):
+        raise TypeError(f"inspect() needs a callable, got {type(fn).__name__}")
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    return Inspection(fn, args, kwargs, normalize(transforms), static_argnums, static_argnames)
+
+
+def inspect_chain(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+) -> list[Inspection]:
+    """The function and each successive transform: ``[f, t1(f), t2(t1(f)), ...]``.
+
+    This is what ``--compare`` shows, so a user sees what each transform did.
+    """
+    specs = normalize(transforms)
+    return [Inspection(fn, args, kwargs, specs[:k], static_argnums, static_argnames)
+            for k in range(len(specs) + 1)]
+
+
+def inspect_stages(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    compare: bool = False,
+    backend: str | None = None,
+) -> list[Inspection]:
+    """What a front door shows: every stage with ``compare``, else just the final one."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if compare:
+        return [Inspection(fn, args, kwargs, list(c.transforms), tuple(static_argnums),
+                           tuple(static_argnames), backend=backend)
+                for c in inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
+                                       tuple(static_argnames))] if backend else inspect_chain(
+            fn, args, kwargs, transforms, tuple(static_argnums), tuple(static_argnames))
+    return [Inspection(fn, args, kwargs, normalize(transforms), tuple(static_argnums),
+                       tuple(static_argnames), backend=backend)]

@@ -1,0 +1,407 @@
+"""The mesh explorer's compile step: a mesh, specs and an operation in; what XLA did out.
+
+:func:`explore` takes an :class:`ExplorerConfig` (text as the user typed it, so
+the app stays a thin front door), builds the mesh from the devices JAX has,
+computes the input layout(s), and, for an operation, really compiles it with
+those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` (abstract
+``ShapeDtypeStruct`` arguments: nothing is allocated or run).  From the compiled
+program it reads the output sharding XLA chose, the collectives the SPMD
+partitioner inserted (named by mesh axes), ``memory_analysis`` and the stage
+times.  Given the previous result, it also says what changed.
+
+Every bad input raises :class:`ShardingInputError` with one short line; the
+caller keeps its last good result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from workbench.engine.common.analysis import MemoryAnalysis
+from workbench.engine.hlo.model import parse_hlo
+from workbench.engine.sharding.collectives import MeshCollective, mesh_collectives
+from workbench.engine.sharding.layout import (
+    LAYOUT_VERSION,
+    Layout,
+    MeshInfo,
+    ShardingInputError,
+    check_spec,
+    device_info,
+    indivisible,
+    layout_of_sharding,
+    plan_layout,
+    shard_bytes,
+)
+from workbench.engine.sharding.spec import (
+    check_mesh,
+    parse_axis_types,
+    parse_ints,
+    parse_names,
+    parse_spec,
+)
+
+OPERATIONS = ("layout", "matmul", "einsum", "reduce", "function")
+REDUCTIONS = ("sum", "max", "mean")
+DTYPES = ("float32", "bfloat16", "float16", "float64", "int32", "int8")
+
+
+@dataclass(slots=True)
+class ExplorerConfig:
+    """Everything the explorer's controls hold, as text where the user types text."""
+
+    mesh_shape: str = "2, 4"
+    axis_names: str = "data, model"
+    axis_types: str = "Auto"
+    shape: str = "1024, 1024"
+    dtype: str = "float32"
+    spec: str = "data, model"
+    operation: str = "layout"
+    equation: str = "ij,jk->ik"
+    rhs_shape: str = ""  # "" : (K, K) for a matmul, sizes from the equation for an einsum
+    rhs_spec: str = "model, None"
+    out_spec: str = ""  # "" : let XLA choose
+    reduce_axes: str = "1"
+    reduction: str = "sum"
+    function: Callable[..., Any] | None = None  # notebook mode: f(x) on the array
+    function_name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "function"}
+        return d
+
+
+@dataclass(slots=True)
+class ExplorerDiff:
+    """What changed between two compiles: collectives added/removed, bytes up/down."""
+
+    added: list[str]
+    removed: list[str]
+    collective_bytes_before: int
+    collective_bytes_after: int
+    temp_bytes_before: int | None
+    temp_bytes_after: int | None
+    output_before: str
+    output_after: str
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.output_before != self.output_after
+                    or self.collective_bytes_before != self.collective_bytes_after
+                    or self.temp_bytes_before != self.temp_bytes_after)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "removed": self.removed,
+                "collective_bytes_before": self.collective_bytes_before,
+                "collective_bytes_after": self.collective_bytes_after,
+                "temp_bytes_before": self.temp_bytes_before,
+                "temp_bytes_after": self.temp_bytes_after,
+                "output_before": self.output_before, "output_after": self.output_after,
+                "changed": self.changed}
+
+
+@dataclass(slots=True)
+class ExplorerResult:
+    """One explorer state: layouts, and for an operation what the compiler did."""
+
+    config: ExplorerConfig
+    mesh: MeshInfo
+    inputs: list[Layout]
+    operation: str
+    op_text: str = ""
+    outputs: list[Layout] = field(default_factory=list)
+    collectives: list[MeshCollective] = field(default_factory=list)
+    memory: MemoryAnalysis | None = None
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    elapsed_s: float = 0.0
+    diff: ExplorerDiff | None = None
+    notes: list[str] = field(default_factory=list)
+    device_count: int = 0
+    process_count: int = 1
+
+    @property
+    def collective_bytes(self) -> int:
+        return sum(c.bytes for c in self.collectives)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": LAYOUT_VERSION, "kind": "explorer", "config": self.config.to_dict(),
+            "mesh": self.mesh.to_dict(), "operation": self.operation, "op_text": self.op_text,
+            "inputs": [x.to_dict() for x in self.inputs],
+            "outputs": [x.to_dict() for x in self.outputs],
+            "collectives": [c.to_dict() for c in self.collectives],
+            "collective_bytes": self.collective_bytes,
+            "memory": None if self.memory is None else self.memory.to_dict(),
+            "timings": {"trace_s": self.trace_s, "lower_s": self.lower_s,
+                        "compile_s": self.compile_s, "elapsed_s": self.elapsed_s},
+            "diff": None if self.diff is None else self.diff.to_dict(),
+            "notes": list(self.notes), "device_count": self.device_count,
+            "process_count": self.process_count,
+        }
+
+
+# -- building blocks ------------------------------------------------------------------------
+def _devices() -> list[Any]:
+    import jax
+
+    return list(jax.devices())
+
+
+def build_mesh(cfg: ExplorerConfig, devices: list[Any]) -> tuple[Any, MeshInfo]:
+    """The ``jax.sharding.Mesh`` the config asks for, over all ``devices`` in order."""
+    import jax
+
+    shape = parse_ints(cfg.mesh_shape, "mesh shape")
+    names = parse_names(cfg.axis_names)
+    check_mesh(shape, names, len(devices))
+    types = parse_axis_types(cfg.axis_types, len(shape))
+    if "Manual" in types:
+        # A Manual axis is what shard_map makes of a mesh axis inside its body; a mesh
+        # built with one outside shard_map trips JAX's internal asserts.
+        raise ShardingInputError("Manual axes exist only inside shard_map; use Auto or "
+                                 "Explicit here")
+    grid = np.empty(len(devices), dtype=object)
+    grid[:] = devices
+    axis_types = tuple(getattr(jax.sharding.AxisType, t) for t in types)
+    mesh = jax.sharding.Mesh(grid.reshape(shape), tuple(names), axis_types=axis_types)
+    info = MeshInfo(names, shape, types, [int(d.id) for d in devices])
+    return mesh, info
+
+
+def _dtype(name: str) -> Any:
+    import jax.numpy as jnp
+
+    try:
+        return jnp.dtype(name)
+    except TypeError:
+        raise ShardingInputError(f"unknown dtype {name!r}; e.g. {', '.join(DTYPES)}") from None
+
+
+def _checked(info: MeshInfo, spec_text: str, shape: list[int], what: str) -> list[list[str]]:
+    entries = parse_spec(spec_text)
+    if len(entries) > len(shape):
+        raise ShardingInputError(f"the {what} spec {spec_text!r} has {len(entries)} entries but "
+                                 f"the {what} has rank {len(shape)} {tuple(shape)}")
+    entries += [[] for _ in range(len(shape) - len(entries))]
+    try:
+        check_spec(info, entries)
+    except ShardingInputError as exc:
+        raise ShardingInputError(f"{what} spec: {exc}") from None
+    return entries
+
+
+def _einsum_rhs_shape(equation: str, lhs_shape: list[int]) -> list[int]:
+    ins, _, _ = equation.replace(" ", "").partition("->")
+    parts = ins.split(",")
+    if len(parts) != 2 or "." in ins:
+        raise ShardingInputError(f"the explorer's einsum takes two operands without '...', "
+                                 f"e.g. ij,jk->ik; got {equation!r}")
+    lhs, rhs = parts
+    if len(lhs) != len(lhs_shape):
+        raise ShardingInputError(f"the einsum's first operand {lhs!r} has {len(lhs)} indices but "
+                                 f"the array has rank {len(lhs_shape)}")
+    sizes = dict(zip(lhs, lhs_shape, strict=False))
+    default = lhs_shape[-1] if lhs_shape else 1
+    return [sizes.get(c, default) for c in rhs]
+
+
+def _describe_op(cfg: ExplorerConfig, rhs_shape: list[int] | None, dtype: Any) -> str:
+    if cfg.operation == "matmul":
+        return f"x @ y   (y: {dtype.name}{list(rhs_shape or [])})"
+    if cfg.operation == "einsum":
+        return f"einsum({cfg.equation!r}, x, y)   (y: {dtype.name}{list(rhs_shape or [])})"
+    if cfg.operation == "reduce":
+        return f"{cfg.reduction}(x, axis={tuple(parse_ints(cfg.reduce_axes, 'axes', 0))})"
+    if cfg.operation == "function":
+        return f"{cfg.function_name or getattr(cfg.function, '__name__', 'f')}(x)"
+    return ""
+
+
+def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
+               explicit: bool) -> Callable[..., Any]:
+    """A fresh function for the chosen operation (fresh, so JAX's caches never answer)."""
+    import jax
+    import jax.numpy as jnp
+
+    out_sh = None if out_spec is None else jax.sharding.NamedSharding(
+        mesh, jax.sharding.PartitionSpec(*[tuple(e) if e else None for e in out_spec]))
+
+    def constrain(y: Any) -> Any:
+        if out_sh is None:
+            return y
+        if explicit:
+            return jax.sharding.reshard(y, out_sh)
+        return jax.lax.with_sharding_constraint(y, out_sh)
+
+    # Explicit axes carry shardings in the types: a dot takes its output sharding as an
+    # argument (JAX asks for it when the contraction is sharded); Auto axes are constrained.
+    dot_kw = {"out_sharding": out_sh} if explicit and out_sh is not None else {}
+    if cfg.operation == "matmul":
+        def op(x: Any, y: Any) -> Any:
+            z = jnp.matmul(x, y, **dot_kw)
+            return z if dot_kw else constrain(z)
+    elif cfg.operation == "einsum":
+        eq = cfg.equation.replace(" ", "")
+
+        def op(x: Any, y: Any) -> Any:
+            z = jnp.einsum(eq, x, y, **dot_kw)
+            return z if dot_kw else constrain(z)
+    elif cfg.operation == "reduce":
+        axes = tuple(parse_ints(cfg.reduce_axes, "reduction axes", 0))
+        fn = {"sum": jnp.sum, "max": jnp.max, "mean": jnp.mean}[cfg.reduction]
+
+        def op(x: Any) -> Any:
+            return constrain(fn(x, axis=axes))
+    else:
+        user = cfg.function
+
+        def op(x: Any) -> Any:
+            return jax.tree.map(constrain, user(x)) if out_sh is not None else user(x)
+    op.__name__ = op.__qualname__ = {"matmul": "matmul", "einsum": "einsum",
+                                     "reduce": cfg.reduction}.get(
+        cfg.operation, cfg.function_name or getattr(cfg.function, "__name__", "f"))
+    return op
+
+
+def diff_results(before: ExplorerResult, after: ExplorerResult) -> ExplorerDiff:
+    """Collectives added and removed (as a multiset of kind/axes/shape), bytes before/after."""
+    b = Counter(c.key for c in before.collectives)
+    a = Counter(c.key for c in after.collectives)
+    desc = {c.key: f"{c.description} {c.shape}" for c in [*before.collectives,
+                                                           *after.collectives]}
+    added = [desc[k] for k in sorted((a - b).elements(), key=str)]
+    removed = [desc[k] for k in sorted((b - a).elements(), key=str)]
+
+    def out_text(r: ExplorerResult) -> str:
+        return "; ".join(o.spec_text or o.sharding_text for o in r.outputs)
+
+    def temp(r: ExplorerResult) -> int | None:
+        return None if r.memory is None else r.memory.temp_bytes
+    return ExplorerDiff(added, removed, before.collective_bytes, after.collective_bytes,
+                        temp(before), temp(after), out_text(before), out_text(after))
+
+
+# -- the step ------------------------------------------------------------------------------
+def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
+            devices: list[Any] | None = None) -> ExplorerResult:
+    """Layouts for ``cfg``, and for an operation a real compile on the devices present."""
+    import jax
+
+    from workbench.engine.jaxpr.inspection import inspect
+
+    t0 = time.perf_counter()
+    if cfg.operation not in OPERATIONS:
+        raise ShardingInputError(f"unknown operation {cfg.operation!r}; one of "
+                                 f"{', '.join(OPERATIONS)}")
+    devices = _devices() if devices is None else devices
+    mesh, info = build_mesh(cfg, devices)
+    me = jax.process_index()
+    pos = {int(d.id): p for p, d in enumerate(devices)}
+    dev_infos = [device_info(d, me, info.coords(pos[int(d.id)])) for d in devices]
+    dtype = _dtype(cfg.dtype)
+    shape = parse_ints(cfg.shape, "array shape", 0)
+    entries = _checked(info, cfg.spec, shape, "array")
+    x_layout = plan_layout(info, entries, shape, dtype, dev_infos)
+    x_layout.path = "x"
+    result = ExplorerResult(config=replace(cfg), mesh=info, inputs=[x_layout],
+                            operation=cfg.operation, device_count=len(devices),
+                            process_count=jax.process_count())
+    bad = indivisible(info, entries, shape)
+    if cfg.operation == "layout":
+        if bad:
+            x_layout.notes.append(bad)
+        result.elapsed_s = time.perf_counter() - t0
+        return result
+    if bad:
+        raise ShardingInputError(f"array: {bad}")
+    if cfg.operation == "function" and cfg.function is None:
+        raise ShardingInputError("no function chosen: pick one from the notebook's namespace")
+    if cfg.operation == "reduce" and cfg.reduction not in REDUCTIONS:
+        raise ShardingInputError(f"unknown reduction {cfg.reduction!r}; one of "
+                                 f"{', '.join(REDUCTIONS)}")
+    NS = jax.sharding.NamedSharding
+    PS = jax.sharding.PartitionSpec
+
+    def spec_of(e: list[list[str]]) -> Any:
+        return PS(*[tuple(a) if len(a) > 1 else (a[0] if a else None) for a in e])
+    args = [jax.ShapeDtypeStruct(tuple(shape), dtype, sharding=NS(mesh, spec_of(entries)))]
+    rhs_shape: list[int] | None = None
+    if cfg.operation in ("matmul", "einsum"):
+        if cfg.rhs_shape.strip():
+            rhs_shape = parse_ints(cfg.rhs_shape, "second operand's shape", 0)
+        elif cfg.operation == "matmul":
+            if not shape:
+                raise ShardingInputError("a matmul needs an array of rank 1 or more")
+            rhs_shape = [shape[-1], shape[-1]]
+        else:
+            rhs_shape = _einsum_rhs_shape(cfg.equation, shape)
+        rhs_entries = _checked(info, cfg.rhs_spec, rhs_shape, "second operand")
+        bad = indivisible(info, rhs_entries, rhs_shape)
+        if bad:
+            raise ShardingInputError(f"second operand: {bad}")
+        y_layout = plan_layout(info, rhs_entries, rhs_shape, dtype, dev_infos)
+        y_layout.path = "y"
+        result.inputs.append(y_layout)
+        args.append(jax.ShapeDtypeStruct(tuple(rhs_shape), dtype,
+                                         sharding=NS(mesh, spec_of(rhs_entries))))
+    out_entries = parse_spec(cfg.out_spec) if cfg.out_spec.strip() else None
+    if out_entries is not None:
+        try:
+            check_spec(info, out_entries)
+        except ShardingInputError as exc:
+            raise ShardingInputError(f"output spec: {exc}") from None
+    result.op_text = _describe_op(cfg, rhs_shape, dtype)
+    explicit = "Explicit" in info.axis_types
+    op = _operation(cfg, mesh, out_entries, explicit)
+    ins = inspect(op, *args)
+    # Everything that reads the compiled program stays inside the try: whatever fails
+    # (a compile error, or JAX tripping over an unusual sharding) is one short message
+    # and the caller keeps its last good state.
+    try:
+        compiled = ins.compiled
+        out_sh = jax.tree.leaves(compiled.output_shardings)
+        out_info = jax.tree.leaves(ins.lowered.out_info)
+        for i, (sh, aval) in enumerate(zip(out_sh, out_info, strict=False)):
+            lay = layout_of_sharding(sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1
+                                     else f"out[{i}]")
+            result.outputs.append(lay)
+        result.collectives = mesh_collectives(parse_hlo(ins.hlo_text), info)
+        result.memory = ins.memory
+    except ShardingInputError:
+        raise
+    except Exception as exc:  # JAX's own words on why this cannot compile
+        from workbench.engine.common.errors import report
+
+        rep = report(exc, "compile")
+        hint = f" ({rep.hints[0]})" if rep.hints else ""
+        said = rep.summary.strip()
+        if not said or said == rep.kind:
+            said = "raised inside JAX without a message"
+        raise ShardingInputError(f"{result.op_text or 'the operation'} does not compile with "
+                                 f"these shardings: {rep.kind}: {said}{hint}") from None
+    result.trace_s = ins.timings.trace
+    result.lower_s = ins.timings.lower
+    result.compile_s = ins.timings.compile
+    if previous is not None and previous.operation == result.operation \
+            and previous.operation != "layout":
+        result.diff = diff_results(previous, result)
+    result.elapsed_s = time.perf_counter() - t0
+    return result
+
+
+def per_device_bytes(layout: Layout) -> int:
+    """Bytes one device holds for this array (padded shard size)."""
+    if not layout.shards:
+        return 0
+    return shard_bytes(layout.shards[0].padded_shape, layout.bits)
+
+
+__all__ = ["DTYPES", "OPERATIONS", "REDUCTIONS", "ExplorerConfig", "ExplorerDiff",
+           "ExplorerResult", "build_mesh", "diff_results", "explore", "per_device_bytes"]

@@ -1,0 +1,95 @@
+"""IPython front door: ``%jaxbench f(x)`` and ``%%jaxbench`` (set-up lines, last line the call).
+
+Thin by design: parse flags, capture the call with :mod:`workbench.ipython.cell` (the
+cell runs in the user's namespace; its last line's function and arguments are
+evaluated but the call is handed to the benchmark instead of run once), then
+call :func:`workbench.bench`.  Bad flags are IPython ``UsageError``s; a failing
+set-up line or argument is a short :class:`~workbench.ipython.cell.CellError`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from workbench.api.bench import bench_call
+from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
+from workbench.engine.bench.sampler import BenchInputError
+from workbench.ipython.cell import capture_call
+from workbench.views.bench import BenchResult
+
+#: Leading flags of the line form: ``-n 100``, ``-n100``, ``--budget=0.5``, ``--text``...
+_FLAG = re.compile(
+    r"""\s*(?P<flag>(?:-n|-r|--budget|--precision)(?:\s*=\s*|\s+|(?=\d))[^\s]+
+            |--no-roofline|--text|--quiet|-q)(?=\s|$)""", re.VERBOSE)
+
+
+def split_bench_line(line: str) -> tuple[str, str]:
+    """``(flags, call)`` of a line-magic string; flags stop at the first non-flag token."""
+    pos = 0
+    while True:
+        m = _FLAG.match(line, pos)
+        if m is None:
+            break
+        pos = m.end()
+    rest = line[pos:].strip()
+    if rest.startswith("-") and len(rest) > 1 and (rest[1].isalpha() or rest[1] == "-"):
+        raise UsageError(f"unknown flag {rest.split()[0]!r}; flags are -n N, -r N, "
+                         "--budget SECONDS, --precision FRACTION, --no-roofline, --text, -q")
+    return line[:pos], rest
+
+
+@magics_class
+class BenchMagics(Magics):
+    """``%jaxbench`` / ``%%jaxbench``: time a JAX call correctly, live."""
+
+    @magic_arguments()
+    @argument("-n", type=int, default=None, metavar="N",
+              help="calls per sample (default: autorange so a sample is long enough)")
+    @argument("-r", type=int, default=None, metavar="R",
+              help="number of samples (default: until the budget or the precision is met)")
+    @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
+              help=f"time for warm-up and sampling, compiles excluded "
+                   f"(default {DEFAULT_BUDGET_S:g})")
+    @argument("--precision", type=float, default=DEFAULT_PRECISION, metavar="FRACTION",
+              help="stop early once the median's 95%% CI is within ± this fraction "
+                   "(default 0.01; 0 uses the whole budget)")
+    @argument("--no-roofline", action="store_true",
+              help="skip the cost analysis (achieved FLOP/s and bytes/s)")
+    @argument("--text", action="store_true", help="plain text output only")
+    @argument("-q", "--quiet", action="store_true",
+              help="return the result without displaying it (like %%timeit -o -q)")
+    @line_cell_magic
+    def jaxbench(self, line: str = "", cell: str | None = None) -> BenchResult | None:
+        """Benchmark a call: ``%jaxbench f(x)`` or a cell whose last line is the call.
+
+        Every call blocks on all its outputs; the first call (compile) is reported
+        apart; samples are autoranged within ``--budget``.  The result is returned
+        (``r = %jaxbench f(x)``) with ``.to_json()``, ``.to_dataframe()``.
+        """
+        expr = ""
+        if cell is None:
+            flags, expr = split_bench_line(line)
+            if not expr:
+                raise UsageError("%jaxbench needs a call, e.g. %jaxbench f(x)")
+            args = parse_argstring(self.jaxbench, flags)
+        else:
+            args = parse_argstring(self.jaxbench, line)
+        try:  # settings are checked before the cell runs
+            check_settings(args.budget, args.n, args.r, args.precision)
+        except BenchInputError as exc:
+            raise UsageError(str(exc)) from None
+        captured = capture_call(self.shell, line, cell, expr, "jaxbench")
+        result = bench_call(captured.fn, captured.args, captured.kwargs, budget=args.budget,
+                            number=args.n, repeat=args.r, precision=args.precision,
+                            roofline=not args.no_roofline, text=args.text,
+                            label=captured.call_text, live=False if args.quiet else None)
+        if args.quiet:
+            result.hide_in_execution(self.shell.execution_count)
+        return result
+
+
+__all__ = ["BenchMagics", "split_bench_line"]

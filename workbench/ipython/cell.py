@@ -1,0 +1,204 @@
+"""Cell semantics shared by the call-inspecting cell magics (``%%jaxpr``, ``%%hlo``,
+``%%jaxbench``).
+
+The cell runs like a normal cell, in the user's namespace, except its last
+expression, which must be a call ``f(args...)``: that call's function and
+arguments are evaluated, but the call itself is handed back to be inspected
+(traced/lowered/compiled) instead of executed.
+
+The body is compiled under a file name ``<workbench-cell-N>`` registered in
+:mod:`linecache` with the magic line first, so line numbers in jaxpr source
+info, HLO metadata and error reports match the lines the user sees in the cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from workbench.engine.common.errors import ErrorReport, UserLine, report
+from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
+from workbench.engine.jaxpr.transforms import TransformError
+
+
+class CellError(Exception):
+    """A user-facing failure with a short report; rendered without a long traceback."""
+
+    def __init__(self, rep: ErrorReport, subject: str = "") -> None:
+        super().__init__(rep.summary)
+        self.report = rep
+        self.subject = subject
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython calls this instead of printing the full traceback.
+        from workbench.views.errors import error_text
+
+        return error_text(self.report, self.subject, color=True).splitlines()
+
+    def __str__(self) -> str:
+        from workbench.views.errors import error_text
+
+        return error_text(self.report, self.subject)
+
+
+@dataclass
+class CapturedCall:
+    fn: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    call_text: str
+    filename: str
+    line: int
+
+
+def _register_source(filename: str, text: str) -> None:
+    lines = [ln + "\n" for ln in text.splitlines()]
+    linecache.cache[filename] = (len(text), None, lines, filename)
+
+
+def _cell_filename(execution_count: int | None) -> str:
+    base = f"<workbench-cell-{execution_count or 0}>"
+    name, k = base, 1
+    while name in linecache.cache:
+        k += 1
+        name = f"<workbench-cell-{execution_count or 0}-{k}>"
+    return name
+
+
+def _fail(phase: str, kind: str, summary: str, filename: str = "", line: int = 0,
+          text: str = "") -> CellError:
+    where = UserLine(filename, line, "<cell>", text) if filename else None
+    return CellError(ErrorReport(phase=phase, kind=kind, summary=summary, where=where))
+
+
+def _call_parts(call: ast.Call) -> ast.Tuple:
+    """``(func, (args...), {kwargs...})`` as one expression, keeping ``*a`` and ``**k``."""
+    keys: list[ast.expr | None] = []
+    values: list[ast.expr] = []
+    for kw in call.keywords:
+        keys.append(None if kw.arg is None else ast.Constant(kw.arg))
+        values.append(kw.value)
+    expr = ast.Tuple(
+        elts=[call.func, ast.Tuple(elts=list(call.args), ctx=ast.Load()),
+              ast.Dict(keys=keys, values=values)],
+        ctx=ast.Load())
+    return ast.fix_missing_locations(ast.copy_location(expr, call))
+
+
+def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) -> CapturedCall:
+    """Run all but the last statement of ``cell``; evaluate the last call's parts."""
+    source = shell.transform_cell(cell) if shell is not None else cell
+    filename = _cell_filename(getattr(shell, "execution_count", None))
+    _register_source(filename, f"%%{magic} {magic_line}".rstrip() + "\n" + source)
+    try:
+        tree = ast.parse(source, filename=filename, mode="exec")
+    except SyntaxError as exc:
+        exc.lineno = (exc.lineno or 0) + 1
+        exc.filename = filename
+        raise CellError(report(exc, "parse")) from None
+    ast.increment_lineno(tree, 1)  # line 1 is the magic line
+    if not tree.body:
+        raise _fail("parse", "UsageError",
+                    f"%%{magic} needs a cell whose last line is a call, e.g. f(x)")
+    *body, last = tree.body
+    user_ns = shell.user_ns if shell is not None else {}
+    global_ns = shell.user_global_ns if shell is not None else user_ns
+    if body:
+        module = ast.Module(body=body, type_ignores=[])
+        try:  # ast.parse accepts a stray `return`/`break`; compile() is where it fails
+            code = compile(module, filename, "exec")
+        except SyntaxError as exc:
+            raise CellError(report(exc, "parse")) from None
+        try:
+            exec(code, global_ns, user_ns)
+        except Exception as exc:
+            raise CellError(report(exc, "cell")) from None
+    last_text = linecache.getline(filename, last.lineno).strip()
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        raise _fail("parse", "UsageError",
+                    f"the last line of a %%{magic} cell must be a call such as f(x, y), "
+                    f"{_WHAT_HAPPENS.get(magic, 'which the magic works on')}; "
+                    f"got {type(last).__name__.lower()}",
+                    filename, last.lineno, last_text)
+    return _evaluate_call(last.value, filename, global_ns, user_ns, last_text)
+
+
+_WHAT_HAPPENS = {"jaxpr": "whose jaxpr is shown instead of running it",
+                 "hlo": "which is compiled, not run, and its HLO shown",
+                 "jaxbench": "which is timed"}
+
+
+def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
+    """For the line magic: ``expr`` must be a single call expression."""
+    filename = _cell_filename(getattr(shell, "execution_count", None))
+    expr = expr.strip()
+    _register_source(filename, expr)
+    try:
+        node = ast.parse(expr, filename=filename, mode="eval").body
+    except SyntaxError as exc:
+        exc.filename = filename
+        raise CellError(report(exc, "parse")) from None
+    if not isinstance(node, ast.Call):
+        raise _fail("parse", "UsageError",
+                    f"%{magic} needs a call such as f(x, y); got {expr.strip()!r}",
+                    filename, 1, expr.strip())
+    user_ns = shell.user_ns if shell is not None else {}
+    global_ns = shell.user_global_ns if shell is not None else user_ns
+    return _evaluate_call(node, filename, global_ns, user_ns, expr.strip())
+
+
+def _evaluate_call(call: ast.Call, filename: str, global_ns: dict[str, Any],
+                   user_ns: dict[str, Any], text: str) -> CapturedCall:
+    expr = ast.Expression(body=_call_parts(call))
+    code = compile(expr, filename, "eval")
+    try:
+        fn, args, kwargs = eval(code, global_ns, user_ns)
+    except Exception as exc:
+        raise CellError(report(exc, "arguments")) from None
+    if not callable(fn):
+        raise _fail("arguments", "TypeError",
+                    f"{ast.unparse(call.func)} is a {type(fn).__name__}, not a function",
+                    filename, call.lineno, text)
+    return CapturedCall(fn=fn, args=tuple(args), kwargs=dict(kwargs), call_text=text,
+                        filename=filename, line=call.lineno)
+
+
+def capture_call(shell: Any, line: str, cell: str | None, expr: str, magic: str) -> CapturedCall:
+    """The call a line magic (``%m f(x)``: ``expr``) or a cell magic (``%%m``: the cell's
+    last line, after the body ran) is about; what every call-inspecting magic starts with."""
+    if cell is None:
+        return parse_call_expression(shell, expr, magic)
+    return run_cell_capturing_call(shell, line, cell, magic)
+
+
+def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums: tuple[int, ...],
+                   static_argnames: tuple[str, ...], compare: bool,
+                   backend: str | None = None) -> list[Inspection]:
+    """Build the inspections and trace them now, so errors surface in the cell."""
+    try:
+        stages = inspect_stages(captured.fn, captured.args, captured.kwargs, transforms,
+                                static_argnums, static_argnames, compare=compare,
+                                backend=backend)
+    except TransformError as exc:
+        raise UsageError(str(exc)) from None
+    except BackendUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:
+        raise CellError(_at_call(report(exc, "transform"), captured)) from None
+    for ins in stages:
+        try:
+            ins.model  # noqa: B018 - forces trace + model build, errors surface here
+        except Exception as exc:
+            raise CellError(_at_call(report(exc, "trace"), captured), subject=ins.label) from None
+    return stages
+
+
+def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
+    """Errors raised inside JAX itself (e.g. grad of a non-scalar) point at the call line."""
+    if rep.where is None:
+        rep.where = UserLine(captured.filename, captured.line, "<cell>", captured.call_text)
+    return rep

@@ -1,0 +1,77 @@
+"""``%sharding EXPR``: how a live ``jax.Array`` (or a pytree of them) is laid out.
+
+Thin front door: evaluate the expression in the user's namespace (compiled under
+a ``<workbench-cell-N>`` file name, so an error names the user's line), ask the
+engine for the layouts, hand them to the view.  Bad input is one short
+:class:`~workbench.ipython.cell.CellError`; the namespace is untouched.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from workbench.api.sharding import sharding
+from workbench.engine.common.errors import ErrorReport, UserLine, report
+from workbench.engine.sharding.layout import ShardingInputError
+from workbench.ipython.cell import CellError
+from workbench.views.sharding import ShardingDisplay
+
+
+def _filename(shell: Any) -> str:
+    count = getattr(shell, "execution_count", 0) or 0
+    name, k = f"<workbench-cell-{count}>", 1
+    while name in linecache.cache:
+        k += 1
+        name = f"<workbench-cell-{count}-{k}>"
+    return name
+
+
+@magics_class
+class ShardingMagics(Magics):
+    """``%sharding``: the mesh, PartitionSpec and a picture of the shards of live arrays."""
+
+    @line_magic
+    def sharding(self, line: str = "") -> ShardingDisplay:
+        """Show how ``EXPR`` (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] x``."""
+        text_only = False
+        expr = line.strip()
+        if expr.startswith("--text"):
+            text_only, expr = True, expr[len("--text"):].strip()
+        elif expr.startswith("-"):
+            raise UsageError(f"unknown flag {expr.split()[0]!r}; %sharding takes --text")
+        if not expr:
+            raise UsageError("%sharding needs an expression, e.g. %sharding x or %sharding params")
+        filename = _filename(self.shell)
+        source = f"%sharding {line.strip()}"
+        linecache.cache[filename] = (len(source), None, [source + "\n"], filename)
+        where = UserLine(filename, 1, "<cell>", source)
+        try:
+            code = compile(expr, filename, "eval")
+        except SyntaxError as exc:
+            exc.filename, exc.lineno, exc.text = filename, 1, source
+            raise CellError(report(exc, "parse")) from None
+        try:
+            value = eval(code, self.shell.user_global_ns, self.shell.user_ns)
+        except Exception as exc:
+            rep = report(exc, "arguments")
+            rep.where = rep.where or where
+            raise CellError(rep) from None
+        try:
+            shown = sharding(value, text=text_only)
+            shown._repr_mimebundle_()  # render now: a view failure is a message here, too
+        except ShardingInputError as exc:
+            raise CellError(ErrorReport(phase="arguments", kind="ShardingInputError",
+                                        summary=str(exc), where=where)) from None
+        except Exception as exc:  # anything else the layout code trips on: one short message
+            said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+            raise CellError(ErrorReport(
+                phase="arguments", kind=type(exc).__name__,
+                summary=f"cannot show the layout of {expr}: {said}", where=where)) from None
+        return shown
+
+
+__all__ = ["ShardingMagics"]

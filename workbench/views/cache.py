@@ -1,0 +1,261 @@
+"""Compile-ledger views: engine records -> MIME bundles.
+
+Three displays, each ``text/plain`` + self-contained ``text/html`` + a versioned JSON
+MIME type (schemas in ``docs/mime-ledger.md``):
+
+- the compact line beside a cell (:func:`cell_line_display`),
+  ``jit(loss): compiled 1x in 0.41 s (trace 0.02 · lower 0.05 · XLA 0.34) · recompiled: ...``;
+- the ``%jaxcache`` table of every function (:func:`ledger_display`);
+- the persistent-cache settings and counters (:func:`persistent_display`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.engine.cache.ledger import (
+    SCHEMA_VERSION,
+    CellSummary,
+    FunctionGroup,
+    LedgerSnapshot,
+    PersistentCacheStatus,
+)
+from workbench.views._html import MIME_PREFIX, esc, fmt_bytes, source_label
+
+CELL_MIME = MIME_PREFIX + "compile-cell+json"
+LEDGER_MIME = MIME_PREFIX + "compile-ledger+json"
+PCACHE_MIME = MIME_PREFIX + "compile-cache+json"
+MAX_REASONS_IN_LINE = 3
+MAX_MISSES_SHOWN = 20
+
+_CSS = """
+.jwb-led{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;
+ color:var(--jp-content-font-color2,#57606a);line-height:1.5}
+.jwb-led code{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);
+ color:var(--jp-content-font-color1,#1f2328)}
+.jwb-led .miss{color:#9a6700}
+.jwb-led table{border-collapse:collapse;margin:4px 0}
+.jwb-led th,.jwb-led td{padding:2px 8px;text-align:right;border-bottom:1px solid
+ var(--jp-border-color2,#d0d7de);vertical-align:top}
+.jwb-led th:first-child,.jwb-led td:first-child,.jwb-led td.l{text-align:left}
+.jwb-led details{margin:0}
+.jwb-led summary{cursor:pointer}
+"""
+
+
+def _s(seconds: float) -> str:
+    if seconds == 0:
+        return "0 s"
+    if seconds >= 10:
+        return f"{seconds:.1f} s"
+    if seconds >= 0.1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1e3:.0f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def _what(g: FunctionGroup) -> str:
+    if g.compiles:
+        return f"compiled {g.compiles}x in {_s(g.total_s)}"
+    if g.lowers:
+        return f"lowered {g.lowers}x in {_s(g.total_s)}"
+    return f"traced {g.traces}x in {_s(g.total_s)}"
+
+
+def _stages(g: FunctionGroup) -> str:
+    """``trace 0.02 · lower 0.05 · XLA 0.34`` (seconds, like the total) or in ms if small."""
+    in_ms = g.total_s < 0.1
+
+    def n(t: float) -> str:
+        return f"{t * 1e3:.1f} ms" if in_ms else f"{t:.2f}"
+    parts = []
+    if g.traces:
+        parts.append(f"trace {n(g.trace_s)}")
+    if g.lowers:
+        parts.append(f"lower {n(g.lower_s)}")
+    if g.compiles:
+        parts.append(f"XLA {n(g.compile_s)}")
+    return " · ".join(parts)
+
+
+def _again(g: FunctionGroup) -> str:
+    return "recompiled" if g.compiles else "relowered" if g.lowers else "retraced"
+
+
+def group_line(g: FunctionGroup) -> str:
+    """One function's line, as plain text."""
+    if g.origin == "jax":
+        names = ", ".join(n.removeprefix("jit(").removesuffix(")") for n in g.names)
+        return f"JAX helpers ({names}): {_what(g)}"
+    out = [f"{g.function}: {_what(g)} ({_stages(g)})"]
+    if g.persistent_hits:
+        out.append(f"{g.persistent_hits} persistent-cache hit{'s' * (g.persistent_hits > 1)}"
+                   f" (saved {_s(g.time_saved_s)})")
+    if g.persistent_written:
+        out.append(f"{g.persistent_written} written to the persistent cache")
+    if g.reasons:
+        texts = [r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]]
+        more = len(g.reasons) - MAX_REASONS_IN_LINE
+        out.append(f"{_again(g)}: " + "; ".join(texts) + (f"; +{more} more" if more > 0 else ""))
+    return " · ".join(out)
+
+
+def cell_text(summary: CellSummary) -> str:
+    groups = [*summary.groups, *([summary.jax_helpers] if summary.jax_helpers else [])]
+    return "\n".join(group_line(g) for g in groups)
+
+
+def _group_html(g: FunctionGroup) -> str:
+    if g.origin == "jax":
+        return f"<div>{esc(group_line(g))}</div>"
+    head = (f"<code>{esc(g.function)}</code>: {esc(_what(g))} "
+            f"({esc(_stages(g))})")
+    if g.persistent_hits:
+        head += f" · {g.persistent_hits} persistent-cache hit(s), saved {esc(_s(g.time_saved_s))}"
+    if g.persistent_written:
+        head += f" · {g.persistent_written} written to the persistent cache"
+    if not g.reasons:
+        return f"<div>{head}</div>"
+    items = []
+    for r in g.reasons:
+        items.append(f"<li>{esc(r.text())}</li>")
+    sites = {(c.file, c.line, c.text) for c in g.call_sites}
+    where = "".join(
+        f"<li>called at {esc(source_label(f, ln)[0])}: <code>{esc(t)}</code></li>"
+        for f, ln, t in sorted(sites)[:3])
+    first = esc("; ".join(r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]))
+    return (f"<details><summary>{head} · <span class=\"miss\">{_again(g)}: {first}</span>"
+            f"</summary><ul>{''.join(items)}{where}</ul></details>")
+
+
+def cell_html(summary: CellSummary) -> str:
+    groups = [*summary.groups, *([summary.jax_helpers] if summary.jax_helpers else [])]
+    body = "".join(_group_html(g) for g in groups)
+    return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
+
+
+def cell_bundle(summary: CellSummary) -> dict[str, Any]:
+    return {"text/plain": cell_text(summary), "text/html": cell_html(summary),
+            CELL_MIME: summary.to_dict()}
+
+
+def ledger_text(snap: LedgerSnapshot) -> str:
+    if not snap.functions:
+        return "No jitted function traced or compiled yet in this kernel."
+    rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits",
+             "misses")]
+    for f in snap.functions:
+        name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
+        rows.append((name, str(f.entries), str(f.compiles), _s(f.trace_s), _s(f.lower_s),
+                     _s(f.compile_s), str(f.persistent_hits),
+                     str(f.recompiles)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
+    for f in snap.functions:
+        recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
+        if recompiles:
+            lines.append(f"{f.function} misses:")
+            for m in recompiles:
+                lines.append(f"  cell {m.cell}: " + "; ".join(r.text() for r in m.reasons))
+    return "\n".join(lines)
+
+
+def ledger_html(snap: LedgerSnapshot) -> str:
+    if not snap.functions:
+        return (f"<style>{_CSS}</style><div class=\"jwb-led\">No jitted function traced or "
+                "compiled yet in this kernel.</div>")
+    head = ("<tr><th>function</th><th>defined at</th><th title=\"executables compiled for "
+            "function objects still alive (JAX does not announce clear_caches)\">entries</th>"
+            "<th>compiles</th>"
+            "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
+            "<th>misses</th></tr>")
+    rows = []
+    for f in snap.functions:
+        recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
+        if recompiles:
+            misses = "".join(
+                f"<li>cell {esc(m.cell)}: {esc('; '.join(r.text() for r in m.reasons))}</li>"
+                for m in recompiles)
+            miss_cell = (f"<details><summary>{f.recompiles}</summary><ul>{misses}</ul>"
+                         "</details>")
+        else:
+            miss_cell = str(f.recompiles)
+        where = ""
+        if f.defined_at:
+            file, _, line = f.defined_at.rpartition(":")
+            where = source_label(file, int(line) if line.isdigit() else 0)[0]
+        tag = " <small>(JAX)</small>" if f.origin == "jax" else ""
+        rows.append(
+            f"<tr><td><code>{esc(f.function)}</code>{tag}</td><td class=\"l\">{esc(where)}</td>"
+            f"<td>{f.entries}</td><td>{f.compiles}</td><td>{esc(_s(f.trace_s))}</td>"
+            f"<td>{esc(_s(f.lower_s))}</td><td>{esc(_s(f.compile_s))}</td>"
+            f"<td>{f.persistent_hits}</td><td class=\"l\">{miss_cell}</td></tr>")
+    p = snap.persistent
+    foot = ""
+    if p.directory:
+        foot = (f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
+                f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>")
+    return (f"<style>{_CSS}</style><div class=\"jwb-led\"><table>{head}{''.join(rows)}"
+            f"</table>{foot}</div>")
+
+
+def ledger_bundle(snap: LedgerSnapshot) -> dict[str, Any]:
+    return {"text/plain": ledger_text(snap), "text/html": ledger_html(snap),
+            LEDGER_MIME: snap.to_dict()}
+
+
+def _bytes(n: int) -> str:
+    return "unlimited" if n < 0 else fmt_bytes(n)
+
+
+def persistent_text(p: PersistentCacheStatus) -> str:
+    if not p.directory:
+        return "Persistent compilation cache: off (turn on with %jaxcache persist DIR)"
+    return "\n".join([
+        f"Persistent compilation cache: {p.directory}",
+        f"  minimum compile time to be written: {p.min_compile_time_s:g} s"
+        + ("  (programs compiling faster are not cached)" if p.min_compile_time_s > 0 else ""),
+        f"  minimum entry size to be written: {_bytes(p.min_entry_size_bytes)}",
+        f"  maximum cache size: {_bytes(p.max_size_bytes)}",
+        f"  this session: {p.hits} hits, {p.misses} misses ({p.written} written), "
+        f"saved {_s(p.time_saved_s)}",
+    ])
+
+
+def persistent_html(p: PersistentCacheStatus) -> str:
+    lines = persistent_text(p).splitlines()
+    body = "<br>".join(esc(ln) for ln in lines)
+    return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
+
+
+def persistent_bundle(p: PersistentCacheStatus) -> dict[str, Any]:
+    return {"text/plain": persistent_text(p), "text/html": persistent_html(p),
+            PCACHE_MIME: {"version": SCHEMA_VERSION, **p.to_dict()}}
+
+
+class _Display:
+    """A record and its renderer: what IPython's ``display`` receives."""
+
+    def __init__(self, record: Any, render: Any) -> None:
+        self.record = record
+        self._render = render
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return self._render(self.record)
+
+    def __repr__(self) -> str:
+        return self._render(self.record)["text/plain"]
+
+
+def cell_line_display(summary: CellSummary) -> _Display:
+    return _Display(summary, cell_bundle)
+
+
+def ledger_display(snap: LedgerSnapshot) -> _Display:
+    return _Display(snap, ledger_bundle)
+
+
+def persistent_display(status: PersistentCacheStatus) -> _Display:
+    return _Display(status, persistent_bundle)

@@ -1,0 +1,37 @@
+"""Error reports as a few readable lines (what, where in the user's code, JAX's hint)."""
+
+from __future__ import annotations
+
+from workbench.engine.common.errors import ErrorReport
+from workbench.views._html import source_label
+
+_PHASES = {
+    "parse": "in the cell",
+    "cell": "running the cell",
+    "arguments": "evaluating the call",
+    "transform": "applying the transforms",
+    "trace": "while tracing",
+    "lower": "while lowering to StableHLO",
+    "compile": "while compiling with XLA",
+}
+
+RED, BOLD, DIM, RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def error_text(rep: ErrorReport, subject: str = "", color: bool = False) -> str:
+    """A short multi-line message; ``color`` adds ANSI codes for notebook error output."""
+    r, b, d, z = (RED, BOLD, DIM, RESET) if color else ("", "", "", "")
+    phase = _PHASES.get(rep.phase, rep.phase)
+    if subject and rep.phase in ("trace", "lower", "compile", "transform"):
+        phase = f"{phase} {subject}"
+    lines = [f"{r}{b}{rep.kind}{z} {d}({phase}){z}: {rep.summary}"]
+    if rep.where is not None:
+        label, _ = source_label(rep.where.file, rep.where.line)
+        func = rep.where.function
+        where = f"  at {label}" + ("" if func in ("<module>", "<cell>") else f", in {func}")
+        if rep.where.text:
+            where += f":  {rep.where.text}"
+        lines.append(where)
+    for h in rep.hints:
+        lines.append(f"  {d}hint:{z} {h}")
+    return "\n".join(lines)

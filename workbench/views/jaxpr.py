@@ -1,0 +1,310 @@
+"""Jaxpr views: pure functions from an :class:`~workbench.engine.Inspection` to a MIME bundle.
+
+- ``text/plain``: exactly JAX's own pretty-printed jaxpr (what a terminal shows);
+- ``text/html``: self-contained, coloured, source-linked, foldable, with a small
+  click-to-highlight script that degrades to plain reading when scripts are off;
+- ``application/vnd.jax-workbench.jaxpr+json``: the structured record
+  (``docs/mime-jaxpr.md`` documents it) for the JupyterLab extension.
+
+Size bound: at most :data:`MAX_ROWS` equation rows are rendered as HTML (about
+2-3 MB for the worst case); beyond that the rest is elided with a note, and the
+text and JSON still carry everything up to :data:`MAX_JSON_EQUATIONS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from workbench.engine.common.gcpause import gc_paused
+from workbench.engine.jaxpr.inspection import Inspection
+from workbench.engine.jaxpr.model import SCHEMA_VERSION, Atom, Equation, JaxprModel
+from workbench.views._html import (
+    HIGHLIGHT_JS,
+    MIME_PREFIX,
+    LineCache,
+    esc,
+    new_id,
+    source_label,
+    style_block,
+)
+from workbench.views._html import fmt_seconds as _fmt_seconds
+
+JAXPR_MIME = MIME_PREFIX + "jaxpr+json"
+MAX_ROWS = 5000
+CHUNK_ROWS = 200
+FOLD_AFTER = 1000
+HIST_TOP = 16
+MAX_JSON_EQUATIONS = 20000
+
+
+def _dtype_class(text: str) -> str:
+    if text.startswith(("f", "bf")):
+        return "f"
+    if text.startswith(("i", "u")):
+        return "i"
+    if text.startswith("bool"):
+        return "b"
+    if text.startswith("c"):
+        return "c"
+    return ""
+
+
+class _Ctx:
+    def __init__(self, open_depth: int) -> None:
+        self.open_depth = open_depth
+        self.rows = 0
+        self.elided = 0
+        self.lines = LineCache()
+        self._types: dict[str, str] = {}
+        self._esc: dict[str, str] = {}
+
+    def esc(self, text: str) -> str:
+        """Memoised escaping: primitive names and param texts repeat a lot."""
+        out = self._esc.get(text)
+        if out is None:
+            out = esc(text)
+            self._esc[text] = out
+        return out
+
+    def typ(self, text: str) -> str:
+        out = self._types.get(text)
+        if out is None:
+            out = f'<span class="jwb-t {_dtype_class(text)}">{esc(text)}</span>'
+            self._types[text] = out
+        return out
+
+
+def _var(a: Atom, ctx: _Ctx, binding: bool) -> str:
+    if a.literal is not None:
+        return f'<span class="jwb-lit">{esc(a.literal)}</span>:{ctx.typ(a.aval.text)}'
+    if a.name == "_":
+        return f"_:{ctx.typ(a.aval.text)}" if binding else "_"
+    name = ctx.esc(a.name)
+    if binding:
+        return f'<span class="jwb-v" data-v="{name}" data-def="1">{name}</span>:{ctx.typ(a.aval.text)}'
+    return f'<span class="jwb-v" data-v="{name}">{name}</span>'
+
+
+def _params(eq: Equation, ctx: _Ctx) -> str:
+    jaxpr_params = {s.param.split("[", 1)[0] for s in eq.subjaxprs} if eq.subjaxprs else ()
+    # "None" params are JAX's defaults (precision, accuracy, out_sharding...): noise here.
+    e = ctx.esc
+    shown = [f"{e(k)}={e(v)}" for k, v in eq.params.items()
+             if v != "None" and k not in jaxpr_params]
+    if not shown:
+        return ""
+    return f'<span class="jwb-par">[{" ".join(shown)}]</span>'
+
+
+def _source_row(eq: Equation, ctx: _Ctx) -> str:
+    s = eq.source
+    if s is None:
+        return ""
+    label, is_cell = source_label(s.file, s.line)
+    text = ctx.lines.get(s.file, s.line)
+    title = f"{s.file}:{s.line}:{s.column} ({s.function})"
+    if eq.name_stack:
+        title += f" · {eq.name_stack}"
+    cls = "jwb-src cell" if is_cell else "jwb-src"
+    body = f"── {label} · {s.function}" + (f": {text}" if text else "")
+    return f'<span class="{cls}" title="{esc(title)}">{esc(body)}</span>'
+
+
+def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]) -> None:
+    last_src: tuple[str, int] | None = None
+    for i, eq in enumerate(eqns):
+        if ctx.rows >= MAX_ROWS:
+            ctx.elided += len(eqns) - i
+            return
+        src_key = None if eq.source is None else (eq.source.file, eq.source.line)
+        if src_key is not None and src_key != last_src:
+            out.append(_source_row(eq, ctx))
+        last_src = src_key
+        lhs = " ".join(_var(a, ctx, True) for a in eq.outvars)
+        rhs = " ".join(_var(a, ctx, False) for a in eq.invars)
+        out.append(f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{ctx.esc(eq.primitive)}</span>'
+                   f'{_params(eq, ctx)} {rhs}</span>')
+        ctx.rows += 1
+        for sub in eq.subjaxprs:
+            total = sub.jaxpr.total_equations
+            opened = " open" if level + 1 <= ctx.open_depth else ""
+            out.append(f"<details{opened}><summary>{esc(eq.primitive)} · {esc(sub.param)} · "
+                       f"{total} equation{'s' if total != 1 else ''}</summary>")
+            _render_jaxpr(sub.jaxpr, level + 1, ctx, out)
+            out.append("</details>")
+
+
+def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> None:
+    consts = " ".join(_var(a, ctx, True) for a in model.constvars)
+    ins = " ".join(_var(a, ctx, True) for a in model.invars)
+    head = f"{consts} ; {ins}" if consts else f"; {ins}"
+    out.append(f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {head}. '
+               f'<span class="jwb-kw">let</span></span>')
+    eqns = model.eqns
+    n = len(eqns)
+    if level > 0:
+        _render_eqns(eqns, level, ctx, out)
+    else:
+        # Top level: chunks the browser may skip laying out until scrolled to
+        # (content-visibility), and folds of FOLD_AFTER equations after the first.
+        for g in range(0, n, FOLD_AFTER):
+            g_end = min(n, g + FOLD_AFTER)
+            if g:
+                if ctx.rows >= MAX_ROWS:
+                    ctx.elided += n - g
+                    break
+                out.append(f"<details><summary>equations {g + 1}–{g_end} of {n}</summary>")
+            for c in range(g, g_end, CHUNK_ROWS):
+                out.append('<div class="jwb-chunk">')
+                _render_eqns(eqns[c:min(g_end, c + CHUNK_ROWS)], level, ctx, out)
+                out.append("</div>")
+            if g:
+                out.append("</details>")
+    outs = " ".join(_var(a, ctx, False) for a in model.outvars)
+    out.append(f'<span class="jwb-eq">  <span class="jwb-kw">in</span> ({outs}) }}</span>')
+
+
+def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
+    items = list(hist)[:HIST_TOP]
+    if not items:
+        return ""
+    peak = max(c for _, c in items)
+    parts = [f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
+             f'style="width:{max(2, round(60 * c / peak))}px"></span></span>' for p, c in items]
+    return f'<div class="jwb-hist">{"".join(parts)}</div>'
+
+
+def _header(ins: Inspection) -> str:
+    model = ins.model
+    hist = model.histogram
+    total = sum(hist.values())
+    sig = f"({', '.join(ins.in_avals)}) → ({', '.join(ins.out_avals)})"
+    nested = "" if total == len(model.eqns) else f" ({len(model.eqns)} at top level)"
+    return (f'<div class="jwb-head"><span class="jwb-title">{esc(ins.label)}</span> '
+            f'<span class="jwb-meta">{esc(sig)} · {total} equation{"s" if total != 1 else ""}'
+            f'{nested} · traced in {_fmt_seconds(ins.timings.trace)}</span>'
+            f'{_histogram_html(hist.most_common())}</div>')
+
+
+def jaxpr_body_html(ins: Inspection, depth: int) -> str:
+    ctx = _Ctx(depth)
+    out: list[str] = []
+    _render_jaxpr(ins.model, 0, ctx, out)
+    body = "".join(out)
+    if ctx.elided or ctx.rows >= MAX_ROWS:
+        body += (f'<div class="jwb-note">Showing the first {MAX_ROWS} equations; the rest are '
+                 f'elided here to keep the page responsive. The text view (text/plain) and the '
+                 f'JSON model have them all.</div>')
+    return f'<div class="jwb-code">{body}</div>'
+
+
+def _wrap(root: str, inner: str) -> str:
+    return (f'<div class="jwb jwb-jaxpr" id="{root}">{style_block()}{inner}'
+            f"<script>{HIGHLIGHT_JS % root}</script></div>")
+
+
+def jaxpr_html(ins: Inspection, depth: int = 1) -> str:
+    root = new_id()
+    return _wrap(root, _header(ins) + jaxpr_body_html(ins, depth))
+
+
+def jaxpr_record(ins: Inspection) -> dict[str, Any]:
+    """The JSON payload (versioned); see docs/mime-jaxpr.md."""
+    with gc_paused():
+        return _jaxpr_record(ins)
+
+
+def _jaxpr_record(ins: Inspection) -> dict[str, Any]:
+    model = ins.model
+    hist = model.histogram
+    total = sum(hist.values())
+    rec: dict[str, Any] = {
+        "version": SCHEMA_VERSION,
+        "kind": "jaxpr",
+        "label": ins.label,
+        "function": ins.fn_name,
+        "transforms": [str(t) for t in ins.transforms],
+        "in_avals": ins.in_avals,
+        "out_avals": ins.out_avals,
+        "timings": {"trace": ins.timings.trace},
+        "stats": {"equations": total, "top_level_equations": len(model.eqns),
+                  "histogram": dict(hist.most_common())},
+        "truncated": total > MAX_JSON_EQUATIONS,
+    }
+    body = model.to_dict() if total <= MAX_JSON_EQUATIONS else {"avals": [], "jaxpr": None}
+    rec["avals"] = body["avals"]
+    rec["jaxpr"] = body["jaxpr"]
+    return rec
+
+
+def jaxpr_bundle(ins: Inspection, depth: int = 1, text_only: bool = False) -> dict[str, Any]:
+    bundle: dict[str, Any] = {"text/plain": ins.jaxpr_text}
+    if text_only:
+        return bundle
+    bundle["text/html"] = jaxpr_html(ins, depth)
+    bundle[JAXPR_MIME] = jaxpr_record(ins)
+    return bundle
+
+
+# -- --compare: the function and each successive transform side by side -------------------
+
+def compare_text(stages: Sequence[Inspection]) -> str:
+    parts = []
+    for ins in stages:
+        hist = ins.model.histogram
+        top = ", ".join(f"{p} {c}" for p, c in hist.most_common(8))
+        parts.append(f"== {ins.label}: {sum(hist.values())} equations ({top})\n{ins.jaxpr_text}")
+    return "\n\n".join(parts)
+
+
+def compare_html(stages: Sequence[Inspection], depth: int = 0) -> str:
+    root = new_id()
+    cols = []
+    prev: int | None = None
+    for ins in stages:
+        total = ins.model.total_equations
+        delta = "" if prev is None else f" ({total - prev:+d})"
+        prev = total
+        body = jaxpr_body_html(ins, depth)
+        cols.append(f'<div class="jwb-col">{_header(ins)}'
+                    f'<div class="jwb-meta">{total} equations{esc(delta)}</div>'
+                    f"<details><summary>jaxpr</summary>{body}</details></div>")
+    return _wrap(root, f'<div class="jwb-cols">{"".join(cols)}</div>')
+
+
+def compare_bundle(stages: Sequence[Inspection], depth: int = 0,
+                   text_only: bool = False) -> dict[str, Any]:
+    bundle: dict[str, Any] = {"text/plain": compare_text(stages)}
+    if text_only:
+        return bundle
+    bundle["text/html"] = compare_html(stages, depth)
+    bundle[JAXPR_MIME] = {"version": SCHEMA_VERSION, "kind": "jaxpr-compare",
+                          "stages": [jaxpr_record(s) for s in stages]}
+    return bundle
+
+
+class JaxprDisplay:
+    """What ``%%jaxpr`` and :func:`workbench.jaxpr` return: displays as the bundle above."""
+
+    def __init__(self, stages: Sequence[Inspection], compare: bool = False, depth: int = 1,
+                 text_only: bool = False) -> None:
+        self.stages = list(stages)
+        self.compare = compare
+        self.depth = depth
+        self.text_only = text_only
+
+    @property
+    def inspection(self) -> Inspection:
+        return self.stages[-1]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        with gc_paused():
+            if self.compare:
+                return compare_bundle(self.stages, self.depth, self.text_only)
+            return jaxpr_bundle(self.inspection, self.depth, self.text_only)
+
+    def __repr__(self) -> str:
+        if self.compare:
+            return compare_text(self.stages)
+        return self.inspection.jaxpr_text

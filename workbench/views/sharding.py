@@ -1,0 +1,440 @@
+"""Sharding layouts and explorer results as MIME bundles.
+
+A layout is drawn as the array cut into its shards: 1-D arrays as a strip, 2-D
+as a grid, higher ranks as one small grid per block of the leading dimensions
+(facets), rank 0 as a single cell.  Each shard is coloured by the device set that
+holds it (the same colour in every picture of the same devices), labelled with
+those device ids when the label fits, and has a tooltip with its index, shape and
+devices.  Padding of uneven shards is hatched.  A per-device table (collapsed for
+large meshes) gives the process, addressable or not, mesh coordinates, shard
+shape and bytes.
+
+Pure functions of engine records; every user-originated string goes through ``esc``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench.engine.sharding.layout import LAYOUT_VERSION, Layout, Shard, mesh_text
+from workbench.engine.sharding.mesh_explorer import ExplorerResult, per_device_bytes
+from workbench.views._html import MIME_PREFIX, esc, fmt_bytes, fmt_seconds, new_id, style_block
+
+MIME = MIME_PREFIX + "sharding+json"
+MAX_FACETS = 32
+MAX_LABELLED_TILES = 256
+
+CSS = """
+.jwb-sh .jwb-sh-grid{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start;margin:4px 0}
+.jwb-sh .jwb-sh-facet{font-size:11px;color:var(--jp-content-font-color2,#57606a)}
+.jwb-sh table{border-collapse:collapse;font-size:11.5px;margin:4px 0}
+.jwb-sh td,.jwb-sh th{border:1px solid var(--jp-border-color2,#d0d7de);padding:1px 6px;text-align:left}
+.jwb-sh th{background:var(--jp-layout-color2,#f3f4f6)}
+.jwb-sh .jwb-sh-remote{color:var(--jp-content-font-color3,#8c959f)}
+.jwb-sh .jwb-sh-add{color:#1a7f37}.jwb-sh .jwb-sh-del{color:#cf222e}
+.jwb-sh svg text{font-family:var(--jp-code-font-family,monospace);pointer-events:none}
+.jwb-sh h4{margin:8px 0 2px 0;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+"""
+
+
+# -- colours and words ----------------------------------------------------------------------
+def device_colour(devices: list[int]) -> str:
+    """A stable colour per device set: the hue comes from the ids (golden-angle spread)."""
+    h = 0.0
+    for d in devices:
+        h = (h * 31 + d * 137.508 + 17) % 360
+    light = 78 if len(devices) == 1 else 70
+    return f"hsl({h:.0f},62%,{light}%)"
+
+
+def dims_text(dtype: str, shape: list[int]) -> str:
+    return f"{dtype}[{', '.join(map(str, shape))}]"
+
+
+def _devices_text(ids: list[int], limit: int = 8) -> str:
+    if len(ids) <= limit:
+        return ",".join(map(str, ids))
+    return ",".join(map(str, ids[:limit])) + f",… ({len(ids)})"
+
+
+def layout_headline(lay: Layout) -> str:
+    parts = [f"{lay.path + ': ' if lay.path else ''}{dims_text(lay.dtype, lay.shape)}"]
+    if lay.kind == "named" and lay.mesh is not None:
+        parts += [mesh_text(lay.mesh), lay.spec_text]
+    else:
+        parts.append(lay.sharding_text)
+    return " · ".join(parts)
+
+
+def layout_summary(lay: Layout) -> str:
+    n = len(lay.shards)
+    shard_shape = dims_text(lay.dtype, lay.shards[0].padded_shape) if lay.shards else "?"
+    if lay.empty:
+        dims = ", ".join(str(d) for d, size in enumerate(lay.shape) if size == 0)
+        what = (f"empty (size 0 along dimension {dims}): no device holds any data, "
+                f"{len(lay.devices)} device(s) hold empty shards")
+        procs = sorted({d.process for d in lay.devices})
+        if len(procs) > 1:
+            what += f" · processes {', '.join(map(str, procs))}"
+        return what
+    if lay.fully_replicated:
+        what = f"fully replicated on {len(lay.devices)} devices"
+    elif n == 1:
+        what = "1 shard on 1 device"
+    else:
+        what = f"{n} shards of {shard_shape}"
+        if lay.replication > 1:
+            axes = ", ".join(repr(a) for a in lay.replicated_axes)
+            what += f", each held by {lay.replication} devices" + (
+                f" (replicated over {axes})" if axes else "")
+    what += f" · {fmt_bytes(per_device_bytes(lay))} per device"
+    if lay.uneven:
+        what += " · uneven: padding hatched"
+    procs = sorted({d.process for d in lay.devices})
+    if len(procs) > 1:
+        what += f" · processes {', '.join(map(str, procs))}"
+    return what
+
+
+# -- text ----------------------------------------------------------------------------------
+def layout_text(lay: Layout, max_rows: int = 32) -> str:
+    lines = [layout_headline(lay), "  " + layout_summary(lay)]
+    me = lay.process_index
+    for s in lay.shards[:max_rows]:
+        held = [lay.device(d) for d in s.devices]
+        remote = [d.id for d in held if d is not None and not d.addressable]
+        pad = (f"  (only padding: holds {s.padded_shape})" if s.only_padding else
+               f"  (padded to {s.padded_shape})" if s.padded else "")
+        extra = f"  not addressable from process {me}: {_devices_text(remote)}" if remote else ""
+        lines.append(f"  {s.index_text():<24} devices {_devices_text(s.devices, 16)}{pad}{extra}")
+    if len(lay.shards) > max_rows:
+        lines.append(f"  … {len(lay.shards) - max_rows} more shards")
+    lines.extend(f"  note: {n}" for n in lay.notes)
+    return "\n".join(lines)
+
+
+# -- SVG -------------------------------------------------------------------------------------
+def _extent(lay: Layout, dim: int) -> int:
+    return max((s.padded_stop[dim] for s in lay.shards), default=lay.shape[dim]) or 1
+
+
+def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: int | None,
+              pattern: str, width: int = 360, label: bool = True) -> str:
+    """One grid: shards over (rows_dim, cols_dim); ``None`` stands for a dimension of 1."""
+    nrow = _extent(lay, rows_dim) if rows_dim is not None else 1
+    ncol = _extent(lay, cols_dim) if cols_dim is not None else 1
+    w = float(width)
+    if rows_dim is None:
+        h = 44.0
+    else:
+        h = max(40.0, min(360.0, w * nrow / ncol))
+    sx, sy = w / ncol, h / nrow
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
+           f'role="img" data-jwb="layout-svg">']
+    many = len(shards) > MAX_LABELLED_TILES
+    for s in shards:
+        # (r0, c0) the block's own corner, (r1, c1) where its data ends, (rp, cp) where
+        # the block ends; a block holding only padding has no data rectangle at all.
+        r0 = s.origin[rows_dim] if rows_dim is not None else 0
+        r1 = s.stop[rows_dim] if rows_dim is not None else 1
+        rp = s.padded_stop[rows_dim] if rows_dim is not None else 1
+        c0 = s.origin[cols_dim] if cols_dim is not None else 0
+        c1 = s.stop[cols_dim] if cols_dim is not None else 1
+        cp = s.padded_stop[cols_dim] if cols_dim is not None else 1
+        has_data = not s.only_padding
+        if not has_data:
+            r1, c1 = r0, c0
+        x, y = 1 + c0 * sx, 1 + r0 * sy
+        tw, th = (c1 - c0) * sx, (r1 - r0) * sy
+        what = "only padding, " if s.only_padding else ""
+        tip = (f"{s.index_text()} shape {s.shape} ({what}padded {s.padded_shape}) on device(s) "
+               f"{_devices_text(s.devices, 32)}" if s.padded else
+               f"{s.index_text()} shape {s.shape} on device(s) {_devices_text(s.devices, 32)}")
+        colour = device_colour(s.devices)
+        out.append(f'<g data-devices="{esc(",".join(map(str, s.devices)))}"><title>{esc(tip)}'
+                   f'</title>')
+        if has_data:
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
+                       f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>')
+        if cp > c1 or rp > r1:  # padding: only the part beyond the data, tinted and hatched
+            strips = [(c1, r0, cp, rp), (c0, r1, c1, rp)] if has_data else [(c0, r0, cp, rp)]
+            for a0, b0, a1, b1 in strips:
+                if a1 > a0 and b1 > b0:
+                    px, py = 1 + a0 * sx, 1 + b0 * sy
+                    pw, ph = (a1 - a0) * sx, (b1 - b0) * sy
+                    out.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                               f'height="{ph:.1f}" fill="{colour}" fill-opacity="0.35"/>'
+                               f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                               f'height="{ph:.1f}" fill="url(#{pattern})" stroke="#888" '
+                               f'stroke-dasharray="3,2" data-jwb="padding"/>')
+        text = _devices_text(s.devices, 4)
+        if tw < 7.2 * len(text) + 4 or th <= 13:  # a block of (mostly) padding: label it there
+            x, y, tw, th = 1 + c0 * sx, 1 + r0 * sy, (cp - c0) * sx, (rp - r0) * sy
+        if label and not many and tw > 7.2 * len(text) + 4 and th > 13:
+            out.append(f'<text x="{x + tw / 2:.1f}" y="{y + th / 2 + 4:.1f}" font-size="11" '
+                       f'text-anchor="middle" fill="#111">{esc(text)}</text>')
+        out.append("</g>")
+    out.append(f'<defs><pattern id="{pattern}" width="6" height="6" '
+               f'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+               f'<line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="2"/>'
+               f'</pattern></defs></svg>')
+    return "".join(out)
+
+
+def layout_svg(lay: Layout, width: int = 360) -> str:
+    """The picture: strip, grid, or facets over the leading dimensions."""
+    pattern = new_id("jwb-pad")
+    rank = len(lay.shape)
+    if rank == 0:
+        return _grid_svg(lay, lay.shards, None, None, pattern, 80)
+    if rank == 1:
+        return _grid_svg(lay, lay.shards, None, 0, pattern, width)
+    if rank == 2:
+        return _grid_svg(lay, lay.shards, 0, 1, pattern, width)
+    lead = list(range(rank - 2))
+    # Facets are blocks of the leading dimensions, keyed by the whole block (padding
+    # included), so blocks lying past the end keep a facet each.
+    facets: dict[tuple[tuple[int, int, int], ...], list[Shard]] = {}
+    for s in lay.shards:
+        key = tuple((s.origin[d], s.stop[d], s.padded_stop[d]) for d in lead)
+        facets.setdefault(key, []).append(s)
+    keys = sorted(facets)
+    fw = max(120, width // 2) if len(keys) > 1 else width
+    parts = ['<div class="jwb-sh-grid">']
+
+    def lead_text(a: int, b: int, p: int) -> str:
+        if p <= b:
+            return f"{a}:{b}"
+        if b <= a:
+            return f"padding {a}:{p}"
+        return f"{a}:{b} +{p - b} padding"
+    for key in keys[:MAX_FACETS]:
+        idx = ", ".join(lead_text(*k) for k in key) + ", :, :"
+        parts.append(f'<div class="jwb-sh-facet" data-jwb="facet"><div>[{esc(idx)}]</div>'
+                     f'{_grid_svg(lay, facets[key], rank - 2, rank - 1, pattern, fw)}</div>')
+    parts.append("</div>")
+    if len(keys) > MAX_FACETS:
+        parts.append(f'<div class="jwb-note">… {len(keys) - MAX_FACETS} more blocks of the '
+                     f'leading dimensions not drawn</div>')
+    return "".join(parts)
+
+
+def device_table(lay: Layout, open_limit: int = 16) -> str:
+    shard_of = lay.shard_of()
+    rows = []
+    for d in lay.devices:
+        i = shard_of.get(d.id)
+        s = lay.shards[i] if i is not None else None
+        cls = "" if d.addressable else ' class="jwb-sh-remote"'
+        coords = "" if d.coords is None else ", ".join(
+            f"{esc(a)}={c}" for a, c in zip(lay.mesh.axis_names if lay.mesh else [], d.coords, strict=False))
+        rows.append(
+            f"<tr{cls} data-device=\"{d.id}\"><td>{d.id}</td><td>{d.process}</td>"
+            f"<td>{'yes' if d.addressable else 'no'}</td><td>{coords}</td>"
+            f"<td>{esc(s.index_text()) if s else ''}</td>"
+            f"<td>{esc(s.padded_shape) if s else ''}</td>"
+            f"<td>{fmt_bytes(per_device_bytes(lay)) if s else ''}</td>"
+            f"<td>{esc(_devices_text([x for x in s.devices if x != d.id])) if s else ''}</td></tr>")
+    table = ("<table><tr><th>device</th><th>process</th><th>addressable</th><th>mesh coords</th>"
+             "<th>shard</th><th>shard shape</th><th>bytes</th><th>replicas on</th></tr>"
+             + "".join(rows) + "</table>")
+    is_open = " open" if len(lay.devices) <= open_limit else ""
+    return (f"<details{is_open}><summary>per device ({len(lay.devices)})</summary>"
+            f"{table}</details>")
+
+
+def layout_html_body(lay: Layout, width: int = 360) -> str:
+    notes = "".join(f'<div class="jwb-note">{esc(n)}</div>' for n in lay.notes)
+    types = ""
+    if lay.mesh is not None:
+        types = " · axis types " + ", ".join(
+            f"{esc(a)}: {esc(t)}" for a, t in zip(lay.mesh.axis_names, lay.mesh.axis_types, strict=False))
+    return (f'<div class="jwb-sh-layout" data-jwb="layout">'
+            f'<div class="jwb-head"><span class="jwb-title">{esc(layout_headline(lay))}</span>'
+            f'<div class="jwb-meta">{esc(layout_summary(lay))}{types}</div></div>'
+            f"{layout_svg(lay, width)}{notes}{device_table(lay)}</div>")
+
+
+def layouts_html(layouts: list[Layout]) -> str:
+    body = "".join(layout_html_body(x) for x in layouts)
+    return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{body}</div>'
+
+
+def layouts_bundle(layouts: list[Layout], text_only: bool = False) -> dict[str, Any]:
+    text = "\n".join(layout_text(x) for x in layouts)
+    if text_only:
+        return {"text/plain": text}
+    payload = {"version": LAYOUT_VERSION, "kind": "layouts",
+               "layouts": [x.to_dict() for x in layouts]}
+    return {"text/plain": text, "text/html": layouts_html(layouts),
+            MIME: json.loads(json.dumps(payload))}
+
+
+# -- explorer results -----------------------------------------------------------------------
+def collectives_html(res: ExplorerResult) -> str:
+    if res.operation == "layout":
+        return ""
+    if not res.collectives:
+        return ('<table data-jwb="collectives"><tr><th>collectives</th></tr>'
+                '<tr data-jwb="no-collectives"><td>none: every device computes its part '
+                'without communicating</td></tr></table>')
+    rows = []
+    for c in res.collectives:
+        groups = _groups_text(c)
+        rows.append(f'<tr data-jwb="collective" data-kind="{esc(c.kind)}" '
+                    f'data-axes="{esc(",".join(c.axes or []))}"><td>{esc(c.description)}</td>'
+                    f"<td>{esc(c.shape)}</td><td>{fmt_bytes(c.bytes)}</td>"
+                    f"<td>{esc(groups)}</td></tr>")
+    return ('<table data-jwb="collectives"><tr><th>collective</th><th>shape (per device)</th>'
+            '<th>bytes per device</th><th>device groups</th></tr>' + "".join(rows) + "</table>")
+
+
+def _memory_cells(m: Any) -> list[tuple[str, int]]:
+    """memory_analysis figures JAX reported, labelled, in the order both views show them."""
+    return [(k, v) for k, v in (
+        ("arguments", m.argument_bytes), ("outputs", m.output_bytes),
+        ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
+        ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)) if v is not None]
+
+
+def memory_html(res: ExplorerResult) -> str:
+    m = res.memory
+    if m is None:
+        return ""
+    if not m.reported:
+        return '<div class="jwb-meta">memory_analysis: not reported by this backend</div>'
+    cells = _memory_cells(m)
+    return ('<table data-jwb="memory"><tr><th colspan="2">memory per device '
+            '(memory_analysis)</th></tr>' + "".join(
+                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells) + "</table>")
+
+
+def diff_html(res: ExplorerResult) -> str:
+    d = res.diff
+    if d is None:
+        return ""
+    if not d.changed:
+        return '<div data-jwb="diff" class="jwb-meta">no change from the previous spec</div>'
+    items = [f'<li class="jwb-sh-add">+ {esc(a)}</li>' for a in d.added]
+    items += [f'<li class="jwb-sh-del">− {esc(r)}</li>' for r in d.removed]
+    delta = d.collective_bytes_after - d.collective_bytes_before
+    arrow = "up" if delta > 0 else "down" if delta < 0 else "unchanged"
+    items.append(f"<li>bytes moved by collectives per device: "
+                 f"{fmt_bytes(d.collective_bytes_before)} → {fmt_bytes(d.collective_bytes_after)}"
+                 f" ({arrow})</li>")
+    if d.output_before != d.output_after:
+        items.append(f"<li>output sharding: {esc(d.output_before)} → "
+                     f"{esc(d.output_after)}</li>")
+    if d.temp_bytes_before != d.temp_bytes_after:
+        items.append(f"<li>temporaries per device: {fmt_bytes(d.temp_bytes_before)} → "
+                     f"{fmt_bytes(d.temp_bytes_after)}</li>")
+    return f'<div data-jwb="diff"><b>changed</b><ul>{"".join(items)}</ul></div>'
+
+
+def explorer_html(res: ExplorerResult, width: int = 300) -> str:
+    head = (f'<div class="jwb-head"><span class="jwb-title">mesh {esc(mesh_text(res.mesh))}'
+            f'</span><div class="jwb-meta">{res.device_count} devices · '
+            f"{res.process_count} process(es)</div></div>")
+    inputs = "".join(layout_html_body(x, width) for x in res.inputs)
+    parts = [head, '<div class="jwb-cols">', f'<div class="jwb-col"><h4>inputs</h4>{inputs}</div>']
+    if res.operation != "layout":
+        outs = "".join(layout_html_body(x, width) for x in res.outputs)
+        times = (f"trace {fmt_seconds(res.trace_s)} · lower {fmt_seconds(res.lower_s)} · "
+                 f"compile {fmt_seconds(res.compile_s)}")
+        parts.append(f'<div class="jwb-col"><h4>{esc(res.op_text)}</h4>'
+                     f'<div class="jwb-meta" data-jwb="timings">{times}</div>'
+                     f"{diff_html(res)}{collectives_html(res)}{memory_html(res)}"
+                     f"<h4>output sharding XLA chose</h4>{outs}</div>")
+    parts.append("</div>")
+    return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{"".join(parts)}</div>'
+
+
+def _groups_text(c: Any, limit: int = 8) -> str:
+    if c.pairs is not None:
+        return " ".join(f"{a}→{b}" for a, b in c.pairs[:limit]) + (
+            " …" if len(c.pairs) > limit else "")
+    if c.groups is None:
+        return ""
+    return " ".join("{" + ",".join(map(str, g)) + "}" for g in c.groups[:limit]) + (
+        " …" if len(c.groups) > limit else "")
+
+
+def diff_lines(res: ExplorerResult) -> list[str]:
+    """The diff as text: the same facts ``diff_html`` shows."""
+    d = res.diff
+    if d is None:
+        return []
+    if not d.changed:
+        return ["no change from the previous spec"]
+    lines = ["changed:"]
+    lines += [f"  + {a}" for a in d.added] + [f"  - {r}" for r in d.removed]
+    lines.append(f"  bytes moved by collectives per device: "
+                 f"{fmt_bytes(d.collective_bytes_before)} → {fmt_bytes(d.collective_bytes_after)}")
+    if d.output_before != d.output_after:
+        lines.append(f"  output sharding: {d.output_before} → {d.output_after}")
+    if d.temp_bytes_before != d.temp_bytes_after:
+        lines.append(f"  temporaries per device: {fmt_bytes(d.temp_bytes_before)} → "
+                     f"{fmt_bytes(d.temp_bytes_after)}")
+    return lines
+
+
+def memory_line(res: ExplorerResult) -> str:
+    m = res.memory
+    if m is None:
+        return ""
+    if not m.reported:
+        return "memory_analysis: not reported by this backend"
+    cells = _memory_cells(m)
+    return "memory per device: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in cells)
+
+
+def explorer_text(res: ExplorerResult) -> str:
+    """The explorer's text/plain: everything the HTML says, diff, memory and groups included."""
+    lines = [f"mesh {mesh_text(res.mesh)} · {res.device_count} devices · "
+             f"{res.process_count} process(es)"]
+    lines += [layout_text(x) for x in res.inputs]
+    if res.operation != "layout":
+        lines.append(f"{res.op_text}: trace {fmt_seconds(res.trace_s)} · lower "
+                     f"{fmt_seconds(res.lower_s)} · compile {fmt_seconds(res.compile_s)}")
+        lines += diff_lines(res)
+        for c in res.collectives:
+            groups = _groups_text(c)
+            lines.append(f"  {c.description} {c.shape} ({fmt_bytes(c.bytes)} per device)"
+                         + (f"  device groups {groups}" if groups else ""))
+        if not res.collectives:
+            lines.append("  no collectives")
+        if memory_line(res):
+            lines.append(memory_line(res))
+        lines.append("output sharding XLA chose:")
+        lines += [layout_text(x) for x in res.outputs]
+    return "\n".join(lines)
+
+
+def explorer_bundle(res: ExplorerResult) -> dict[str, Any]:
+    return {"text/plain": explorer_text(res), "text/html": explorer_html(res),
+            MIME: json.loads(json.dumps(res.to_dict()))}
+
+
+class ShardingDisplay:
+    """What ``%sharding`` and ``workbench.sharding`` return: layouts, displayed as a bundle."""
+
+    def __init__(self, layouts: list[Layout], text_only: bool = False) -> None:
+        self.layouts = layouts
+        self.text_only = text_only
+        self._bundle: dict[str, Any] | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # Rendered once: %sharding renders eagerly (so a failure is its short message)
+        # and IPython's display then reuses it.
+        if self._bundle is None:
+            self._bundle = layouts_bundle(self.layouts, self.text_only)
+        return self._bundle
+
+    def __repr__(self) -> str:
+        return "\n".join(layout_text(x) for x in self.layouts)
+
+
+__all__ = ["MIME", "ShardingDisplay", "collectives_html", "device_colour", "explorer_bundle",
+           "explorer_html", "explorer_text", "layout_svg", "layout_text", "layouts_bundle",
+           "layouts_html"]
