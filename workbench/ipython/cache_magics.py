@@ -14,7 +14,6 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-import jax
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
@@ -115,8 +114,7 @@ class ObservatoryMagics(Magics):
             return ledger_display(LEDGER.snapshot())
         cmd, rest = words[0], words[1:]
         if cmd == "clear" and not rest:
-            jax.clear_caches()
-            LEDGER.clear()
+            LEDGER.clear_caches()
             print("Cleared JAX's compilation caches and the compile ledger.")
             return None
         if cmd == "persist":

@@ -827,6 +827,14 @@ class Ledger:
                     g.call_sites.append(rec.call_site)
         return CellSummary(label, list(groups.values()), helpers)
 
+    def clear_caches(self) -> None:
+        """Empty JAX's compilation caches and forget what was recorded about them.
+
+        One step, so the records never describe cache entries that no longer exist.
+        """
+        jax.clear_caches()
+        self.clear()
+
     def clear(self) -> None:
         """Forget every record and function (after ``jax.clear_caches()``)."""
         with self._lock:
