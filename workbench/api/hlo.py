@@ -33,5 +33,4 @@ def hlo(
         backend = resolve_backend(backend)
     (ins,) = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
                             backend=backend)
-    use_fusion = stage == "compiled" if fusion is None else fusion
-    return HloDisplay(build_hlo_report(ins, stage, fusion=use_fusion), text_only=text)
+    return HloDisplay(build_hlo_report(ins, stage, fusion=fusion), text_only=text)

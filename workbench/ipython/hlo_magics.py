@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.engine.common.errors import report
-from workbench.engine.hlo.report import STAGES, build_hlo_report
+from workbench.engine.hlo.report import STAGES, HloOptionError, build_hlo_report, fusion_for
 from workbench.ipython.args import _ints, _names, check_backend, check_transforms, magic_args
 from workbench.ipython.cell import CellError, _at_call, capture_call, trace_captured
 from workbench.views.hlo import HloDisplay
@@ -52,17 +52,17 @@ class HloMagics(Magics):
         args, expr = magic_args(self.hlo, line, cell, _HLO_VALUE_FLAGS, _HLO_BOOL_FLAGS,
                                 "%hlo --stage lowered loss(w, x)", _HLO_USAGE)
         backend = check_backend(args.backend)
-        fusion = args.stage == "compiled" if args.fusion is None else args.fusion
-        if fusion and args.stage != "compiled":
-            raise UsageError("--fusion needs --stage compiled: fusions are made by XLA's "
-                             "optimization passes, after lowering")
+        try:
+            fusion_for(args.stage, args.fusion)  # bad combinations are refused before the cell runs
+        except HloOptionError as exc:
+            raise UsageError(str(exc)) from None
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "hlo")
         (ins,) = trace_captured(captured, args.transform, _ints(args.static_argnums),
                                 _names(args.static_argnames), compare=False, backend=backend)
 
         try:
-            rep = build_hlo_report(ins, args.stage, fusion=fusion)
+            rep = build_hlo_report(ins, args.stage, fusion=args.fusion)
         except Exception as exc:
             raise CellError(_at_call(report(exc, "compile"), captured),
                             subject=ins.label) from None

@@ -107,11 +107,31 @@ class HloReport:
         return d
 
 
-def build_hlo_report(ins: Inspection, stage: str = "compiled", fusion: bool = True) -> HloReport:
-    """See :func:`_build`; the parse allocates ~10^5 small objects, so the cyclic GC
-    (which would rescan them all, repeatedly) is paused meanwhile."""
+class HloOptionError(ValueError):
+    """A combination of options that cannot be honoured (the front doors show it as usage)."""
+
+
+def fusion_for(stage: str, fusion: bool | None) -> bool:
+    """The fusion rule, decided once: the diagram is drawn by default for the compiled stage
+    (fusions are made by XLA's optimization passes), never for the lowered one."""
+    if stage not in STAGES:
+        raise HloOptionError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
+    if fusion is None:
+        return stage == "compiled"
+    if fusion and stage != "compiled":
+        raise HloOptionError("--fusion needs --stage compiled: fusions are made by XLA's "
+                             "optimization passes, after lowering")
+    return fusion
+
+
+def build_hlo_report(ins: Inspection, stage: str = "compiled",
+                     fusion: bool | None = None) -> HloReport:
+    """See :func:`_build`; ``fusion=None`` applies :func:`fusion_for`'s default.  The parse
+    allocates ~10^5 small objects, so the cyclic GC (which would rescan them all,
+    repeatedly) is paused meanwhile."""
+    use_fusion = fusion_for(stage, fusion)
     with gc_paused():
-        return _build(ins, stage, fusion)
+        return _build(ins, stage, use_fusion)
 
 
 def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
@@ -120,8 +140,6 @@ def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
     Parsing never raises: a module we cannot read becomes ``parse_error`` and the
     views show the text with a note.
     """
-    if stage not in STAGES:
-        raise ValueError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}")
     ins.lowered  # noqa: B018 - trace + lower, errors surface to the caller
     stablehlo = None
     try:
