@@ -39,7 +39,7 @@ def unload(shell: Any) -> None:
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
         for kind in ("line", "cell"):
-            for name in cls.magics[kind]:
+            for name in (cls.magics or {}).get(kind, {}):  # filled in by @magics_class
                 magics[kind].pop(name, None)
     shell.display_formatter.mimebundle_formatter.type_printers.pop(Inspection, None)
     cache_magics.unload(shell)
