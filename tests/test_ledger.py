@@ -252,7 +252,8 @@ def test_timings_switch(cell, shell):
         cell("%workbench timings on")
     assert cell("f_off(jnp.ones(9))").group("jit(f_off)")["compiles"] == 1
     bad = Cell(shell, "%workbench timings maybe")
-    assert bad.error is not None and "usage: %workbench timings on|off" in str(bad.error)
+    assert bad.error is not None and "invalid choice: 'maybe'" in str(bad.error)
+    assert "'on', 'off'" in str(bad.error) and "usage: %workbench [timings] [on|off]" in str(bad.error)
 
 
 def test_jaxcache_bad_input_is_short(shell):
