@@ -1,13 +1,15 @@
 """The mesh explorer's compile step: a mesh, specs and an operation in; what XLA did out.
 
 :func:`explore` takes an :class:`ExplorerConfig` (text as the user typed it, so
-the app stays a thin front door), builds the mesh from the devices JAX has,
-computes the input layout(s), and, for an operation, really compiles it with
-those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` (abstract
-``ShapeDtypeStruct`` arguments: nothing is allocated or run).  From the compiled
-program it reads the output sharding XLA chose, the collectives the SPMD
-partitioner inserted (named by mesh axes), ``memory_analysis`` and the stage
-times.  Given the previous result, it also says what changed.
+the app stays a thin front door; :meth:`ExplorerConfig.default` is the starting
+state for the devices present) and runs four named steps: :func:`validate`
+builds the mesh from the devices JAX has and the array's layout;
+:func:`operands` makes the abstract arguments (``ShapeDtypeStruct``: nothing is
+allocated or run); :func:`compile_operation` really compiles the operation with
+those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` and
+reads the output sharding XLA chose, the collectives the SPMD partitioner
+inserted (named by mesh axes), ``memory_analysis`` and the stage times; and
+:func:`diff_since` says what changed since the previous result.
 
 Every bad input raises :class:`ShardingInputError` with one short line; the
 caller keeps its last good result.
