@@ -14,8 +14,10 @@ from tests import programs
 from tests.hlo_corpus import CASES, compiled_text
 from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
 from workbench.engine.hlo.graph import control_graphs, find_collectives, parse_replica_groups
-from workbench.engine.hlo.model import HloParseError, parse_hlo, parse_instruction, parse_shape
+from workbench.engine.hlo.model import HloParseError
+from workbench.engine.hlo.parser import parse_hlo, parse_instruction
 from workbench.engine.hlo.report import HloReport, build_hlo_report
+from workbench.engine.hlo.shapes import parse_shape
 from workbench.engine.hlo.stablehlo import parse_stablehlo
 from workbench.views.dag_layout import layered_layout, topological_order
 from workbench.views.hlo import HLO_MIME, hlo_bundle, hlo_html, layout_graph

@@ -15,7 +15,8 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.api.sharding import sharding
-from workbench.engine.common.errors import ErrorReport, UserLine, report
+from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.common.source import SourceLine
 from workbench.engine.sharding.layout import ShardingInputError
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError
@@ -49,7 +50,7 @@ class ShardingMagics(Magics):
         filename = _filename(self.shell)
         source = f"%sharding {line.strip()}"
         linecache.cache[filename] = (len(source), None, [source + "\n"], filename)
-        where = UserLine(filename, 1, "<cell>", source)
+        where = SourceLine(filename, 1, "<cell>", source)
         try:
             code = compile(expr, filename, "eval")
         except SyntaxError as exc:

@@ -17,8 +17,9 @@ import re
 from typing import Any
 
 from workbench.engine.common.gcpause import gc_paused
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import DataflowGraph, GraphNode
-from workbench.engine.hlo.model import HloComputation, HloInstruction, SourceLoc
+from workbench.engine.hlo.model import HloComputation, HloInstruction
 from workbench.engine.hlo.report import HloReport
 from workbench.views._html import (
     MIME_PREFIX,
@@ -85,7 +86,7 @@ def _nr(value: str | None) -> str:
     return value if value is not None else '<span class="nr">not reported by this backend</span>'
 
 
-def _src_label(loc: SourceLoc) -> str:
+def _src_label(loc: SourceLine) -> str:
     return source_label(loc.file, loc.line)[0]
 
 

@@ -15,24 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine import _jax_compat as compat
+from workbench.engine.common.source import SourceLine
 
 #: Version of the JSON form (docs/mime-jaxpr.md); 2 introduced the shared aval table.
 SCHEMA_VERSION = 2
 
 #: Params are shown as text; long ones (big literal arrays, long tuples) are cut here.
 PARAM_TEXT_LIMIT = 240
-
-
-@dataclass(slots=True)
-class Source:
-    file: str
-    line: int
-    column: int
-    function: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "function": self.function}
 
 
 @dataclass(slots=True)
@@ -79,7 +68,7 @@ class Equation:
     params: dict[str, str]
     invars: list[Atom]
     outvars: list[Atom]
-    source: Source | None
+    source: SourceLine | None
     name_stack: str
     subjaxprs: list[SubJaxpr] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
@@ -322,7 +311,7 @@ class _Builder:
         if self._with_source:
             fr = compat.user_frame(eqn.source_info)
             if fr is not None:
-                source = Source(fr.file, fr.line, fr.column, fr.function)
+                source = SourceLine(fr.file, fr.line, fr.function, column=fr.column)
         effects = [_short_text(e, 80) for e in (getattr(eqn, "effects", None) or ())]
         return Equation(
             primitive=str(eqn.primitive),
