@@ -32,6 +32,7 @@ def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
                           text=True, env=e, timeout=120)
 
 
+@pytest.mark.slow  # a subprocess imports JAX
 def test_doctor_reports_versions_devices_and_extension():
     import jax
     p = _run_cli("doctor", "--fake-devices", "3")
@@ -48,6 +49,7 @@ def test_doctor_reports_versions_devices_and_extension():
     assert rep["compat_features"]["source_info_util.user_frame"] is True
 
 
+@pytest.mark.slow  # a subprocess imports JAX
 def test_fake_devices_win_over_jax_num_cpu_devices():
     # JAX's own option, when set, overrides the XLA flag: --fake-devices must set both
     p = _run_cli("doctor", "--fake-devices", "3", env={"JAX_NUM_CPU_DEVICES": "2"})
@@ -62,7 +64,7 @@ def test_fake_devices_win_over_jax_num_cpu_devices():
 def test_doctor_formats_the_engine_record():
     import jax
 
-    rep = doctor_report("9.9.9")
+    rep = doctor_report("9.9.9", cli.extension_status())
     env = rep.environment
     assert env.jax_version == jax.__version__ and env.device_count == len(jax.devices())
     text = cli.format_doctor(rep)
@@ -74,6 +76,7 @@ def test_doctor_formats_the_engine_record():
     assert d["cpu_model"] == env.cpu_model and d["jax"] == jax.__version__
 
 
+@pytest.mark.slow  # subprocesses
 def test_bad_arguments_are_short_errors():
     p = _run_cli("lab", "--fake-devices", "0")
     assert p.returncode == 2 and "at least 1" in p.stderr
@@ -90,6 +93,7 @@ def test_lab_command_opens_the_tour():
     assert any(c.endswith("tour.ipynb") for c in cmd)
 
 
+@pytest.mark.slow  # starts a JupyterLab server
 def test_lab_really_starts_on_the_notebooks(tmp_path):
     port, token = free_port(), "cli-test-token"
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115

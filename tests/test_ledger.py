@@ -358,6 +358,7 @@ def test_capture_compiles_reports_cache_cleared():
     assert len(user) == 2 and user[1].reasons[0].kind == "cache_cleared"
 
 
+@pytest.mark.slow  # a second Python process compiles again from the cache
 def test_persistent_cache_hit_in_a_second_process(tmp_path):
     import json
     import os
@@ -533,7 +534,7 @@ def test_log_filter_holds_back_only_our_explanations(shell):
     _, _, log_filter = LEDGER.listeners()
 
     def rec(msg: str, level: int = logging.WARNING) -> logging.LogRecord:
-        return logging.LogRecord("jax._src.compiler", level, __file__, 1, msg, None, None)
+        return logging.LogRecord(compat.EXPLAIN_LOGGERS[1], level, __file__, 1, msg, None, None)
     assert log_filter.filter(rec("Persistent cache directory is not writable: fix it"))
     assert log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))  # not ours
     token = LEDGER.explain_on_this_thread()

@@ -114,6 +114,7 @@ def _rows(page) -> list[str]:
         "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))")
 
 
+@pytest.mark.browser
 def test_browser_spec_change_changes_collectives(mesh_server):
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

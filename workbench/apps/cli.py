@@ -19,10 +19,43 @@ import sys
 from pathlib import Path
 
 from workbench.engine.common.devices import FakeDevicesError, fake_devices, set_fake_devices
-from workbench.engine.common.environment import EXTENSION_NAME, DoctorReport, doctor_report
+from workbench.engine.common.environment import (
+    EXTENSION_NAME,
+    DoctorReport,
+    ExtensionStatus,
+    doctor_report,
+)
 
 TOUR = "tour.ipynb"
 
+
+
+def extension_status() -> ExtensionStatus:
+    """Look for our prebuilt extension in Jupyter's paths, and for a page config disabling it."""
+    try:
+        from jupyter_core.paths import jupyter_config_path, jupyter_path
+    except ImportError:
+        return ExtensionStatus(False, False, None, "jupyter_core missing")
+    found = None
+    for base in jupyter_path("labextensions"):
+        candidate = Path(base) / EXTENSION_NAME
+        if (candidate / "package.json").exists():
+            found = candidate
+            break
+    disabled = False
+    for base in jupyter_config_path():
+        cfg = Path(base) / "labconfig" / "page_config.json"
+        if cfg.exists():
+            try:
+                data = json.loads(cfg.read_text())
+            except (OSError, ValueError):
+                continue
+            dis = data.get("disabledExtensions", {})
+            if (isinstance(dis, dict) and dis.get(EXTENSION_NAME)) or (
+                    isinstance(dis, list) and EXTENSION_NAME in dis):
+                disabled = True
+    return ExtensionStatus(installed=found is not None, enabled=found is not None and not disabled,
+                           path=None if found is None else str(found))
 
 def notebooks_dir() -> Path:
     """The project's ``notebooks/``: beside the package in a checkout, else ``./notebooks``."""
@@ -111,7 +144,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     if args.fake_devices is not None:
         fake_devices(args.fake_devices)
-    rep = doctor_report(__version__)
+    rep = doctor_report(__version__, extension_status())
     print(json.dumps(rep.to_dict(), indent=2) if args.json else format_doctor(rep))
     return 0
 

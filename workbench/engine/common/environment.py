@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata
-import json
 import os
 import platform
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -194,34 +192,6 @@ def backends() -> dict[str, list[str] | str]:
     return out
 
 
-def extension_status() -> ExtensionStatus:
-    """Look for our prebuilt extension in Jupyter's paths, and for a page config disabling it."""
-    try:
-        from jupyter_core.paths import jupyter_config_path, jupyter_path
-    except ImportError:
-        return ExtensionStatus(False, False, None, "jupyter_core missing")
-    found = None
-    for base in jupyter_path("labextensions"):
-        candidate = Path(base) / EXTENSION_NAME
-        if (candidate / "package.json").exists():
-            found = candidate
-            break
-    disabled = False
-    for base in jupyter_config_path():
-        cfg = Path(base) / "labconfig" / "page_config.json"
-        if cfg.exists():
-            try:
-                data = json.loads(cfg.read_text())
-            except (OSError, ValueError):
-                continue
-            dis = data.get("disabledExtensions", {})
-            if (isinstance(dis, dict) and dis.get(EXTENSION_NAME)) or (
-                    isinstance(dis, list) and EXTENSION_NAME in dis):
-                disabled = True
-    return ExtensionStatus(installed=found is not None, enabled=found is not None and not disabled,
-                           path=None if found is None else str(found))
-
-
 def _distribution_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)
@@ -229,11 +199,12 @@ def _distribution_version(name: str) -> str | None:
         return None
 
 
-def doctor_report(workbench_version: str) -> DoctorReport:
+def doctor_report(workbench_version: str, extension: ExtensionStatus) -> DoctorReport:
     """The report for this process (JAX's backend is initialised if it was not).
 
-    The package's version comes from the caller: the engine does not import the
-    package root, which imports every layer.
+    The package's version and the JupyterLab extension's status come from the caller:
+    the engine imports neither the package root (which imports every layer) nor
+    Jupyter's packages (finding an installed extension is the front door's business).
     """
     from workbench.engine import _jax_compat
 
@@ -245,6 +216,6 @@ def doctor_report(workbench_version: str) -> DoctorReport:
     return DoctorReport(environment=env, workbench_version=workbench_version,
                         process_count=processes, backends=backends(),
                         jupyterlab=_distribution_version("jupyterlab"),
-                        extension=extension_status(),
+                        extension=extension,
                         compat_features=dict(_jax_compat.FEATURES),
                         jax_num_cpu_devices=os.environ.get("JAX_NUM_CPU_DEVICES", ""))

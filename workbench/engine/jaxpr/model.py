@@ -170,12 +170,12 @@ def _short_text(value: Any, limit: int = PARAM_TEXT_LIMIT) -> str:
 
 def _jaxprs_in(value: Any, name: str) -> list[tuple[str, Any]]:
     """(label, jaxpr) pairs held by one equation param, open or closed."""
-    if compat.is_closed_jaxpr(value) or compat.is_open_jaxpr(value):
+    if compat.is_jaxpr(value):
         return [(name, value)]
     if isinstance(value, (tuple, list)) and value:
         found: list[tuple[str, Any]] = []
         for i, item in enumerate(value):
-            if compat.is_closed_jaxpr(item) or compat.is_open_jaxpr(item):
+            if compat.is_jaxpr(item):
                 found.append((f"{name}[{i}]", item))
         return found
     return []
@@ -273,12 +273,11 @@ class _Builder:
 
     def jaxpr(self, jaxpr: Any) -> JaxprModel:
         consts: list[str] = []
-        if compat.is_closed_jaxpr(jaxpr):
-            for c in jaxpr.consts:
-                shape = getattr(c, "shape", None)
-                dtype = getattr(c, "dtype", None)
-                consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
-            jaxpr = jaxpr.jaxpr
+        for c in compat.jaxpr_consts(jaxpr):
+            shape = getattr(c, "shape", None)
+            dtype = getattr(c, "dtype", None)
+            consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
+        jaxpr = compat.open_jaxpr(jaxpr)
         # Like JAX's printer, a variable that nothing reads is shown as ``_``.
         used = {id(v) for e in jaxpr.eqns for v in e.invars if not compat.is_literal(v)}
         used.update(id(v) for v in jaxpr.outvars if not compat.is_literal(v))
