@@ -238,3 +238,18 @@ def test_question_mark_prints_help_from_the_declaration(run, shell, query):
         for s in a.option_strings:
             assert s in out
         assert (a.help or "").split()[0] in out
+
+
+EXPRESSION_MAGICS = ["%jaxpr", "%hlo", "%jaxbench -q -n 1 -r 1", "%sharding"]
+
+
+@pytest.mark.parametrize("magic", EXPRESSION_MAGICS)
+def test_the_expression_is_not_var_expanded(run, shell, magic):
+    """IPython would replace ``{k}`` (a set literal here) by the value of ``k``, as it does
+    for ``%ls {d}``; like ``%timeit``, these magics take Python, so it reaches them as typed."""
+    shell.user_ns.update(k_set="not_a_name", fvx=lambda x, n: x * n, xvx=jnp.ones(3))
+    call = "fvx(xvx, len({k_set}))" if magic != "%sharding" else "[xvx][len({k_set}) - 1]"
+    r = run(f"{magic} {call}")
+    assert r.error is None, r.stdout
+    if magic.startswith("%jaxbench"):
+        assert r.result.result.label == call
