@@ -41,6 +41,8 @@ TRANSFORM_FLAGS = [
      (W, XS)),
     ("--transform grad -t vmap(in_axes=(None, 0))",  # unquoted: brackets keep it one word
      lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)), BATCHED_CALL, (W, XS)),
+    ("-t checkpoint(policy='dots_saveable')",  # quotes inside brackets are Python's: kept
+     lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable), CALL, (W, X)),
 ]
 
 
@@ -144,6 +146,25 @@ def test_quotes_are_removed_as_a_shell_would():
         parse_magic_line(JAXPR, '-t "grad')
 
 
+def test_brackets_keep_their_quotes_and_must_close():
+    """Inside unquoted brackets the text is Python, not shell: quotes stay as typed."""
+    args, _ = parse_magic_line(JAXPR, "-t checkpoint(policy='a b') -t f(\"x\", ')')")
+    assert args.transform == ["checkpoint(policy='a b')", 'f("x", \')\')']
+    with pytest.raises(UsageError, match=r"unclosed \("):  # not "needs a call"
+        parse_magic_line(JAXPR, "-t vmap(in_axes=(None, 0) f(x)", needs="a call")
+    with pytest.raises(UsageError, match="unclosed '"):
+        parse_magic_line(JAXPR, "-t g('x)")
+
+
+def test_a_flag_is_not_taken_as_the_value_of_the_flag_before_it():
+    with pytest.raises(UsageError, match="^-t needs a value"):
+        parse_magic_line(JAXPR, "-t --text f(x)", needs="a call")
+    with pytest.raises(UsageError, match="^-n needs a value"):
+        parse_magic_line(BENCH, "-n -q", needs=None)
+    args, _ = parse_magic_line(BENCH, "-n -1 f(x)", needs="a call")  # a value, not a flag
+    assert args.n == -1
+
+
 def test_attached_values_and_bad_values(capsys):
     args, _ = parse_magic_line(BENCH, "-n100 -r=7 --budget=0.5 --precision 0 --text")
     assert (args.n, args.r, args.budget, args.precision, args.text) == (100, 7, 0.5, 0.0, True)
@@ -173,6 +194,8 @@ def test_jaxcache_and_workbench_arguments():
     assert (args.setting, args.state) == ("timings", "off")
     with pytest.raises(UsageError, match="invalid choice: 'maybe'"):
         parse_magic_line(wb, "timings maybe")
+    with pytest.raises(UsageError, match="unknown flag '-x'; %workbench takes no flags"):
+        parse_magic_line(wb, "timings -x")
 
 
 def test_jaxcache_misuse_is_short(run, tmp_path):
@@ -182,6 +205,9 @@ def test_jaxcache_misuse_is_short(run, tmp_path):
         r = run(line)
         assert isinstance(r.error, UsageError), line
         assert len(str(r.error).splitlines()) <= 2, str(r.error)
+    for line in ("%jaxcache clear extra", "%jaxcache clear --min-compile-time 1"):
+        msg = str(run(line).error)  # "extra" is not a directory: clear takes nothing
+        assert msg.startswith("%jaxcache clear takes nothing more"), msg
 
 
 MAGICS = [("line", "jaxpr", JaxprMagics), ("cell", "jaxpr", JaxprMagics),
@@ -212,3 +238,18 @@ def test_question_mark_prints_help_from_the_declaration(run, shell, query):
         for s in a.option_strings:
             assert s in out
         assert (a.help or "").split()[0] in out
+
+
+EXPRESSION_MAGICS = ["%jaxpr", "%hlo", "%jaxbench -q -n 1 -r 1", "%sharding"]
+
+
+@pytest.mark.parametrize("magic", EXPRESSION_MAGICS)
+def test_the_expression_is_not_var_expanded(run, shell, magic):
+    """IPython would replace ``{k}`` (a set literal here) by the value of ``k``, as it does
+    for ``%ls {d}``; like ``%timeit``, these magics take Python, so it reaches them as typed."""
+    shell.user_ns.update(k_set="not_a_name", fvx=lambda x, n: x * n, xvx=jnp.ones(3))
+    call = "fvx(xvx, len({k_set}))" if magic != "%sharding" else "[xvx][len({k_set}) - 1]"
+    r = run(f"{magic} {call}")
+    assert r.error is None, r.stdout
+    if magic.startswith("%jaxbench"):
+        assert r.result.result.label == call

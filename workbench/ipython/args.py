@@ -40,19 +40,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 
+def _closing_quote(line: str, i: int, escapes: bool) -> int:
+    """Where the quote opened at ``line[i]`` closes; a short UsageError if it never does."""
+    c, end, n = line[i], i + 1, len(line)
+    while end < n and line[end] != c:
+        end += 2 if escapes and line[end] == "\\" else 1
+    if end >= n:
+        raise UsageError(f"unclosed {c} in {line[i:].strip()!r}")
+    return end
+
+
 def _word(line: str, i: int) -> tuple[str, int]:
-    """The shell word starting at ``line[i]`` (not a space): its text without quotes, its end."""
+    """The shell word starting at ``line[i]`` (not a space): its text without quotes, its end.
+
+    Inside unquoted brackets the text is Python (``checkpoint(policy='dots_saveable')``),
+    so quotes there are kept as typed; a bracket left open is an error, not a word that
+    silently swallows the call after it.
+    """
     out: list[str] = []
     depth: list[str] = []  # closing brackets expected, innermost last
-    n = len(line)
+    n, start = len(line), i
     while i < n and (depth or not line[i].isspace()):
         c = line[i]
+        if c in "'\"" and depth:  # a Python string literal: verbatim, \ escapes anything
+            end = _closing_quote(line, i, escapes=True)
+            out.append(line[i:end + 1])
+            i = end + 1
+            continue
         if c in "'\"":
-            end = i + 1
-            while end < n and line[end] != c:
-                end += 2 if c == '"' and line[end] == "\\" else 1
-            if end >= n:
-                raise UsageError(f"unclosed {c} in {line[i:].strip()!r}")
+            end = _closing_quote(line, i, escapes=c == '"')
             body = line[i + 1:end]
             if c == '"':  # inside double quotes a backslash escapes " and \ only
                 body = body.replace('\\"', '"').replace("\\\\", "\\")
@@ -69,6 +85,9 @@ def _word(line: str, i: int) -> tuple[str, int]:
             depth.pop()
         out.append(c)
         i += 1
+    if depth:
+        opening = {v: k for k, v in _CLOSE.items()}[depth[0]]
+        raise UsageError(f"unclosed {opening} in {line[start:].strip()!r}")
     return "".join(out), i
 
 
@@ -158,13 +177,14 @@ def parse_magic_line(magic: Callable[..., Any], line: str, *,
             flag, value = hit
             if value is None and _takes_value(options[flag]):
                 j = _skip_space(line, end)
-                if j >= len(line):
-                    raise UsageError(f"{flag} needs a value")
-                value, end = _word(line, j)
+                if j < len(line):
+                    value, end = _word(line, j)
+                if value is None or _match(options, value) is not None:  # -t --text: argparse
+                    raise UsageError(f"{flag} needs a value")  # says so too; -n -1 is a value
             flags.append(flag if value is None else f"{flag}={value}")
         elif _looks_like_flag(word) and not only_words:
-            raise UsageError(f"unknown flag {word!r}; {name} takes {_flag_list(parser)} "
-                             f"(see {name}?)")
+            raise UsageError(f"unknown flag {word!r}; {name} takes "
+                             f"{_flag_list(parser) or 'no flags'} (see {name}?)")
         elif needs is not None:  # e.g. -1 * x: an expression
             rest_at = i
             break

@@ -10,7 +10,7 @@ set-up line or argument is a short :class:`~workbench.ipython.cell.CellError`.
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.api.bench import bench_call
@@ -25,6 +25,7 @@ from workbench.views.bench import BenchResult
 class BenchMagics(Magics):
     """``%jaxbench`` / ``%%jaxbench``: time a JAX call correctly, live."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @argument("-n", type=int, default=None, metavar="N",
               help="calls per sample (default: autorange so a sample is long enough)")

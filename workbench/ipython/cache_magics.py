@@ -118,8 +118,8 @@ class ObservatoryMagics(Magics):
         args, _ = parse_magic_line(self.jaxcache, line)
         thresholds = args.min_compile_time is not None or args.min_entry_size is not None
         usage = usage_line(self.jaxcache)
-        if args.command != "persist" and (args.directory is not None or thresholds):
-            raise UsageError(f"a directory or a threshold goes with %jaxcache persist\n{usage}")
+        if args.command == "clear" and (args.directory is not None or thresholds):
+            raise UsageError(f"%jaxcache clear takes nothing more\n{usage}")
         if args.directory in (None, "off") and thresholds:
             raise UsageError(f"the thresholds go with %jaxcache persist DIR\n{usage}")
         if args.command is None:

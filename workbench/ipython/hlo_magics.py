@@ -7,7 +7,7 @@ the engine for the HLO report, hand it to the view.
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.engine.common.errors import report
@@ -28,6 +28,7 @@ from workbench.views.hlo import HloDisplay
 class HloMagics(Magics):
     """``%%hlo`` and ``%hlo``: what XLA compiled for a call, with a fusion diagram."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--stage", default="compiled", choices=STAGES,

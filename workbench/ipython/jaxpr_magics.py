@@ -9,7 +9,7 @@ flags) instead of a long traceback; the namespace is left as a normal run would.
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.ipython.args import (
@@ -27,6 +27,7 @@ from workbench.views.jaxpr import JaxprDisplay
 class JaxprMagics(Magics):
     """``%%jaxpr`` and ``%jaxpr``: the jaxpr of a call under any composition of transforms."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.api.sharding import sharding
@@ -36,6 +36,7 @@ def _filename(shell: Any) -> str:
 class ShardingMagics(Magics):
     """``%sharding``: the mesh, PartitionSpec and a picture of the shards of live arrays."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @argument("--text", action="store_true", help="plain text only (no picture)")
     @line_magic
