@@ -11,9 +11,10 @@ In a notebook::
 
 From Python: :func:`inspect` returns the engine's :class:`Inspection` (jaxpr,
 StableHLO, optimized HLO, cost and memory analyses, stage timings), and
-:func:`jaxpr`, :func:`hlo`, :func:`bench`, :func:`sharding` are the twins of the
-magics.  The package is layered: ``engine`` (talks to JAX) -> ``views`` (records to
-MIME bundles) -> front doors (``api``, ``ipython``, ``apps``).
+:func:`jaxpr`, :func:`hlo`, :func:`bench`, :func:`sharding`, :func:`cache` are the
+twins of the magics (:func:`cache` returns the records ``%jaxcache`` shows).  The
+package is layered: ``engine`` (talks to JAX) -> ``views`` (records to MIME bundles)
+-> front doors (``api``, ``ipython``, ``apps``).
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from workbench.api.jaxpr import jaxpr
 from workbench.api.mesh_explorer import mesh_explorer
 from workbench.api.sharding import sharding
 from workbench.engine import Inspection, TransformSpec, inspect, inspect_chain
-from workbench.engine.cache.ledger import CompileRecord, capture_compiles, ledger
+from workbench.engine.cache import CacheSnapshot, CompileRecord, cache, capture_compiles
 from workbench.engine.common.devices import fake_devices
 
 __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext workbench``: register the magics and the compile ledger's cell hooks."""
+    """``%load_ext workbench``: register the magics and the cache feature's cell hooks."""
     from workbench.ipython import load
 
     load(ipython)
@@ -46,6 +47,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
-__all__ = ["CompileRecord", "Inspection", "TransformSpec", "__version__", "bench",
-           "capture_compiles", "fake_devices", "hlo", "inspect", "inspect_chain", "jaxpr", "ledger",
-           "load_ipython_extension", "mesh_explorer", "sharding", "unload_ipython_extension"]
+__all__ = ["CacheSnapshot", "CompileRecord", "Inspection", "TransformSpec", "__version__",
+           "bench", "cache", "capture_compiles", "fake_devices", "hlo", "inspect",
+           "inspect_chain", "jaxpr", "load_ipython_extension", "mesh_explorer", "sharding",
+           "unload_ipython_extension"]

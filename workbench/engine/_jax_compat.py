@@ -16,7 +16,7 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 
@@ -236,7 +236,7 @@ def jitted_inner(fn: Any) -> Any:
     return getattr(fn, "_fun", None) or getattr(fn, "__wrapped__", None) or fn
 
 
-# --- compile ledger (issue 4) -------------------------------------------------------------
+# --- the cache feature's JAX events --------------------------------------------------------
 # Event names JAX records through ``jax.monitoring``; read from JAX where it exposes them so
 # a rename shows up in tests/test_compat.py, with the 0.10 names as the fallback.
 try:
@@ -249,6 +249,17 @@ LOWER_EVENT: str = getattr(_dispatch, "JAXPR_TO_MLIR_MODULE_EVENT",
                            "/jax/core/compile/jaxpr_to_mlir_module_duration")
 COMPILE_EVENT: str = getattr(_dispatch, "BACKEND_COMPILE_EVENT",
                              "/jax/core/compile/backend_compile_duration")
+
+# The persistent compilation cache's events (JAX spells them out at each call site; it
+# exports no constants for them).
+#: a compile that will consult the persistent cache (an event, before the lookup)
+PCACHE_REQUEST_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
+#: the persistent cache answered (an event)
+PCACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+#: JAX wrote an entry; it names this event "cache_misses" (an event)
+PCACHE_WRITE_EVENT = "/jax/compilation_cache/cache_misses"
+#: compile time saved by a hit, less the time reading it took (a duration, may be < 0)
+PCACHE_SAVED_EVENT = "/jax/compilation_cache/compile_time_saved_sec"
 
 #: Loggers JAX writes ``jax_explain_cache_misses`` output to (tracing-cache misses first).
 EXPLAIN_LOGGERS: tuple[str, ...] = (
@@ -460,35 +471,51 @@ def runs_user_code(jaxpr: Any, max_eqns: int = 64) -> bool:
     return False
 
 
-def _caller_frame_locals(match: Callable[[Any], bool], max_depth: int) -> dict[str, Any] | None:
-    """``f_locals`` of the nearest frame above our caller's for which ``match(frame)``.
+_T = TypeVar("_T")
 
-    How the listeners below find JAX's own frame (the one that knows what is being
-    traced or lowered); None when it is not within ``max_depth`` frames.
+
+def _walk_stack(skip: int, match: Callable[[types.FrameType], bool],
+                read: Callable[[types.FrameType], _T], max_depth: int = sys.maxsize) -> _T | None:
+    """``read(frame)`` of the nearest frame for which ``match(frame)``, walking outwards
+    from ``skip`` frames above our caller (0: the caller itself); None when no frame
+    within ``max_depth`` matches.  The one stack walker of the package: the listeners
+    use it to find JAX's own frame (what is being traced or lowered) and the user's line.
     """
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(skip + 1)
     try:
         for _ in range(max_depth):
             if frame is None:
                 return None
             if match(frame):
-                return frame.f_locals
+                return read(frame)
             frame = frame.f_back
         return None
     finally:
-        del frame
+        del frame  # a frame kept in a local would keep every frame above it alive
+
+
+def _frame_locals(frame: types.FrameType) -> dict[str, Any]:
+    return frame.f_locals
+
+
+def user_call_site(is_user_file: Callable[[str], bool]) -> tuple[str, int] | None:
+    """(file, line) of the innermost frame of user code above our caller: the line that
+    made the call JAX is tracing or compiling (read from inside a listener)."""
+    return _walk_stack(
+        1, lambda f: is_user_file(f.f_code.co_filename),
+        lambda f: (f.f_code.co_filename, f.f_lineno))
 
 
 def lowering_source(max_depth: int = 14) -> LoweringSource | None:
     """From inside a lower-duration listener: which function's jaxpr is being lowered.
 
     Reads the ``closed_jaxpr`` local of JAX's lowering frame (pxla); None when not
-    found (a JAX that renamed it), then the ledger falls back to name matching.
+    found (a JAX that renamed it), then the cache tracker falls back to name matching.
     """
     try:
-        loc = _caller_frame_locals(
-            lambda f: f.f_code.co_filename.endswith("pxla.py")
-            and f.f_locals.get("closed_jaxpr") is not None, max_depth)
+        loc = _walk_stack(
+            1, lambda f: f.f_code.co_filename.endswith("pxla.py")
+            and f.f_locals.get("closed_jaxpr") is not None, _frame_locals, max_depth)
         if loc is None:
             return None
         jaxpr = loc["closed_jaxpr"]
@@ -503,13 +530,13 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
     """Read the call being traced from pjit's frame, from inside a trace-duration listener.
 
     Only called when a trace finishes (never on cached dispatch).  Returns None when
-    the frame is not found, e.g. after JAX renamed its internals; the ledger then
+    the frame is not found, e.g. after JAX renamed its internals; the tracker then
     falls back to JAX's own text explanation.
     """
     try:
-        loc = _caller_frame_locals(
-            lambda f: f.f_code.co_name in _TRACE_FRAMES
-            and f.f_code.co_filename.endswith("pjit.py"), max_depth)
+        loc = _walk_stack(
+            1, lambda f: f.f_code.co_name in _TRACE_FRAMES
+            and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth)
         return None if loc is None else _site_from_locals(loc)
     except Exception:
         return None

@@ -27,7 +27,7 @@ def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None
 
 
 def load(shell: Any) -> None:
-    """Register the magics, the Inspection display and the compile ledger's cell hooks."""
+    """Register the magics, the Inspection display and the cache feature's cell hooks."""
     for cls in _MAGIC_CLASSES:
         shell.register_magics(cls)
     shell.display_formatter.mimebundle_formatter.for_type(Inspection, _inspection_bundle)

@@ -1,9 +1,9 @@
-"""IPython front door of the compile ledger: the cell line, ``%jaxcache``, ``%workbench``.
+"""IPython front door of the cache feature: the cell line, ``%jaxcache``, ``%workbench``.
 
 Thin by design: the IPython ``pre_run_cell``/``post_run_cell`` hooks tell the engine's
-ledger which cell is running, and after each cell the ledger's summary of that
+cache tracker which cell is running, and after each cell the tracker's summary of that
 cell goes to the view.  Everything installed here is undone by :func:`unload`:
-the hooks, the ledger's JAX listeners and log filter, the magics, and the JAX
+the hooks, the tracker's JAX listeners and log filter, the magics, and the JAX
 configuration changed by ``%jaxcache persist``.  ``jax_explain_cache_misses`` is
 turned on only for the cell's own thread while a cell runs (so its global value stays
 the user's: if they turn it on, they see JAX's messages).
@@ -18,18 +18,18 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from workbench.engine.cache.ledger import LEDGER, LedgerSnapshot
+from workbench.engine.cache import CACHE, CacheSnapshot
 from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
 from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.views.cache import (
+    cache_bundle,
+    cache_display,
     cell_line_display,
-    ledger_bundle,
-    ledger_display,
     persistent_display,
 )
 
 
-class Observatory:
+class CellHooks:
     """The per-shell state: hooks, the timings switch, the JAX config to restore."""
 
     def __init__(self, shell: Any) -> None:
@@ -40,7 +40,7 @@ class Observatory:
         self._label = ""
 
     def load(self) -> None:
-        LEDGER.install()
+        CACHE.install()
         self.shell.events.register("pre_run_cell", self.pre_run_cell)
         self.shell.events.register("post_run_cell", self.post_run_cell)
 
@@ -52,50 +52,50 @@ class Observatory:
             except ValueError:
                 pass
         if self._run is not None:
-            LEDGER.end_cell()
+            CACHE.end_cell()
             self._run = None
-        LEDGER.stop_explaining(self._explain_token)
+        CACHE.stop_explaining(self._explain_token)
         self._explain_token = None
-        LEDGER.uninstall()
+        CACHE.uninstall()
         restore_persistent_cache()
 
     def pre_run_cell(self, info: Any = None) -> None:
         self._label = str(self.shell.execution_count)
-        self._run = LEDGER.begin_cell(self._label)
+        self._run = CACHE.begin_cell(self._label)
         # JAX's own explanations, read from its logger, refine our reasons (e.g. a
         # changed tracing context); printed only if the user asked for them globally.
         if self._explain_token is None:
-            self._explain_token = LEDGER.explain_on_this_thread()
+            self._explain_token = CACHE.explain_on_this_thread()
 
     def post_run_cell(self, result: Any = None) -> None:
-        LEDGER.stop_explaining(self._explain_token)
+        CACHE.stop_explaining(self._explain_token)
         self._explain_token = None
         if self._run is None:
             return
-        LEDGER.end_cell()
+        CACHE.end_cell()
         run, self._run = self._run, None
         count = getattr(result, "execution_count", None)
         if count is not None and str(count) != self._label:
             self._label = str(count)
-            LEDGER.relabel_cell(run, self._label)
+            CACHE.relabel_cell(run, self._label)
         if not self.timings:
             return
-        summary = LEDGER.cell_summary(run, self._label)
+        summary = CACHE.cell_summary(run, self._label)
         if not summary.empty:
             display(cell_line_display(summary))
 
 
 @magics_class
-class ObservatoryMagics(Magics):
+class CacheMagics(Magics):
     """``%jaxcache`` and ``%workbench timings on|off``."""
 
-    def __init__(self, shell: Any, observatory: Observatory) -> None:
+    def __init__(self, shell: Any, hooks: CellHooks) -> None:
         super().__init__(shell)
-        self.observatory = observatory
+        self.hooks = hooks
 
     @magic_arguments()
     @argument("command", nargs="?", choices=("clear", "persist"), metavar="clear|persist",
-              help="clear: empty JAX's compilation caches and the ledger; "
+              help="clear: empty JAX's compilation caches and the records; "
                    "persist: JAX's persistent compilation cache (below)")
     @argument("directory", nargs="?", metavar="DIR|off",
               help="persist DIR: turn the persistent cache on in DIR; persist off: put the "
@@ -109,7 +109,7 @@ class ObservatoryMagics(Magics):
     def jaxcache(self, line: str = "") -> Any:
         """Every jitted function seen in this kernel: cache entries, compiles, time, misses.
 
-        ``%jaxcache clear`` empties JAX's caches (``jax.clear_caches()``) and the ledger.
+        ``%jaxcache clear`` empties JAX's caches (``jax.clear_caches()``) and the records.
         ``%jaxcache persist DIR`` turns on JAX's persistent compilation cache in DIR
         (``--min-compile-time 0`` to cache small programs too) and shows its settings;
         ``%jaxcache persist`` shows them and its hits/misses; ``%jaxcache persist off``
@@ -123,10 +123,10 @@ class ObservatoryMagics(Magics):
         if args.directory in (None, "off") and thresholds:
             raise UsageError(f"the thresholds go with %jaxcache persist DIR\n{usage}")
         if args.command is None:
-            return ledger_display(LEDGER.snapshot())
+            return cache_display(CACHE.snapshot())
         if args.command == "clear":
-            LEDGER.clear_caches()
-            print("Cleared JAX's compilation caches and the compile ledger.")
+            CACHE.clear_caches()
+            print("Cleared JAX's compilation caches and the cache records.")
             return None
         if args.directory == "off":
             restore_persistent_cache()
@@ -136,7 +136,7 @@ class ObservatoryMagics(Magics):
                                         args.min_entry_size)
             except OSError as exc:
                 raise UsageError(f"cannot use {args.directory!r} as the cache: {exc}") from None
-        return persistent_display(LEDGER.persistent_status())
+        return persistent_display(CACHE.persistent_status())
 
     @magic_arguments()
     @argument("setting", nargs="?", choices=("timings",), metavar="timings",
@@ -148,43 +148,43 @@ class ObservatoryMagics(Magics):
         """``%workbench timings on|off``: the compile line beside each cell (on by default)."""
         args, _ = parse_magic_line(self.workbench, line)
         if args.state is not None:
-            self.observatory.timings = args.state == "on"
+            self.hooks.timings = args.state == "on"
             return
-        print(f"workbench timings: {'on' if self.observatory.timings else 'off'}")
+        print(f"workbench timings: {'on' if self.hooks.timings else 'off'}")
 
 
-_OBSERVATORIES: dict[int, tuple[Observatory, ObservatoryMagics]] = {}
+_LOADED: dict[int, tuple[CellHooks, CacheMagics]] = {}
 
 
-def _snapshot_bundle(snap: LedgerSnapshot, include: Any = None, exclude: Any = None) -> Any:
-    return ledger_bundle(snap)
+def _snapshot_bundle(snap: CacheSnapshot, include: Any = None, exclude: Any = None) -> Any:
+    return cache_bundle(snap)
 
 
-def load(shell: Any) -> Observatory:
-    """Install the observatory in ``shell`` (idempotent)."""
-    if id(shell) in _OBSERVATORIES:
-        return _OBSERVATORIES[id(shell)][0]
-    obs = Observatory(shell)
+def load(shell: Any) -> CellHooks:
+    """Install the cache feature's hooks and magics in ``shell`` (idempotent)."""
+    if id(shell) in _LOADED:
+        return _LOADED[id(shell)][0]
+    obs = CellHooks(shell)
     obs.load()
-    magics = ObservatoryMagics(shell, obs)
+    magics = CacheMagics(shell, obs)
     shell.register_magics(magics)
-    shell.display_formatter.mimebundle_formatter.for_type(LedgerSnapshot, _snapshot_bundle)
-    _OBSERVATORIES[id(shell)] = (obs, magics)
+    shell.display_formatter.mimebundle_formatter.for_type(CacheSnapshot, _snapshot_bundle)
+    _LOADED[id(shell)] = (obs, magics)
     return obs
 
 
 def unload(shell: Any) -> None:
     """Remove everything :func:`load` installed from ``shell``."""
-    entry = _OBSERVATORIES.pop(id(shell), None)
+    entry = _LOADED.pop(id(shell), None)
     if entry is None:
         return
     obs, magics = entry
     obs.unload()
     registered = shell.magics_manager.magics["line"]
-    for name in ObservatoryMagics.magics["line"]:
+    for name in CacheMagics.magics["line"]:
         if getattr(registered.get(name), "__self__", None) is magics:
             registered.pop(name, None)
-    shell.display_formatter.mimebundle_formatter.type_printers.pop(LedgerSnapshot, None)
+    shell.display_formatter.mimebundle_formatter.type_printers.pop(CacheSnapshot, None)
 
 
-__all__ = ["Observatory", "ObservatoryMagics", "load", "unload"]
+__all__ = ["CellHooks", "CacheMagics", "load", "unload"]

@@ -1,11 +1,11 @@
-"""Compile-ledger views: engine records -> MIME bundles.
+"""Cache views: engine records -> MIME bundles.
 
 Three displays, each ``text/plain`` + self-contained ``text/html`` + a versioned JSON
-MIME type (schemas in ``docs/mime-ledger.md``):
+MIME type (schemas in ``docs/mime-cache.md``):
 
 - the compact line beside a cell (:func:`cell_line_display`),
   ``jit(loss): compiled 1x in 0.41 s (trace 0.02 · lower 0.05 · XLA 0.34) · recompiled: ...``;
-- the ``%jaxcache`` table of every function (:func:`ledger_display`);
+- the ``%jaxcache`` table of every function (:func:`cache_display`);
 - the persistent-cache settings and counters (:func:`persistent_display`).
 """
 
@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.engine.cache.ledger import (
+from workbench.engine.cache.records import (
     SCHEMA_VERSION,
+    CacheSnapshot,
     CellSummary,
     FunctionGroup,
-    LedgerSnapshot,
     PersistentCacheStatus,
 )
 from workbench.views._html import MIME_PREFIX, esc, fmt_bytes, source_label
 
-CELL_MIME = MIME_PREFIX + "compile-cell+json"
-LEDGER_MIME = MIME_PREFIX + "compile-ledger+json"
-PCACHE_MIME = MIME_PREFIX + "compile-cache+json"
+CACHE_MIME = MIME_PREFIX + "cache+json"
+CACHE_CELL_MIME = MIME_PREFIX + "cache-cell+json"
+CACHE_PERSISTENT_MIME = MIME_PREFIX + "cache-persistent+json"
 MAX_REASONS_IN_LINE = 3
 MAX_MISSES_SHOWN = 20
 
@@ -137,10 +137,10 @@ def cell_html(summary: CellSummary) -> str:
 
 def cell_bundle(summary: CellSummary) -> dict[str, Any]:
     return {"text/plain": cell_text(summary), "text/html": cell_html(summary),
-            CELL_MIME: summary.to_dict()}
+            CACHE_CELL_MIME: summary.to_dict()}
 
 
-def ledger_text(snap: LedgerSnapshot) -> str:
+def cache_text(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return "No jitted function traced or compiled yet in this kernel."
     rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits",
@@ -162,7 +162,7 @@ def ledger_text(snap: LedgerSnapshot) -> str:
     return "\n".join(lines)
 
 
-def ledger_html(snap: LedgerSnapshot) -> str:
+def cache_html(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return (f"<style>{_CSS}</style><div class=\"jwb-led\">No jitted function traced or "
                 "compiled yet in this kernel.</div>")
@@ -201,9 +201,9 @@ def ledger_html(snap: LedgerSnapshot) -> str:
             f"</table>{foot}</div>")
 
 
-def ledger_bundle(snap: LedgerSnapshot) -> dict[str, Any]:
-    return {"text/plain": ledger_text(snap), "text/html": ledger_html(snap),
-            LEDGER_MIME: snap.to_dict()}
+def cache_bundle(snap: CacheSnapshot) -> dict[str, Any]:
+    return {"text/plain": cache_text(snap), "text/html": cache_html(snap),
+            CACHE_MIME: snap.to_dict()}
 
 
 def _bytes(n: int) -> str:
@@ -232,7 +232,7 @@ def persistent_html(p: PersistentCacheStatus) -> str:
 
 def persistent_bundle(p: PersistentCacheStatus) -> dict[str, Any]:
     return {"text/plain": persistent_text(p), "text/html": persistent_html(p),
-            PCACHE_MIME: {"version": SCHEMA_VERSION, **p.to_dict()}}
+            CACHE_PERSISTENT_MIME: {"version": SCHEMA_VERSION, **p.to_dict()}}
 
 
 class _Display:
@@ -253,8 +253,8 @@ def cell_line_display(summary: CellSummary) -> _Display:
     return _Display(summary, cell_bundle)
 
 
-def ledger_display(snap: LedgerSnapshot) -> _Display:
-    return _Display(snap, ledger_bundle)
+def cache_display(snap: CacheSnapshot) -> _Display:
+    return _Display(snap, cache_bundle)
 
 
 def persistent_display(status: PersistentCacheStatus) -> _Display:

@@ -40,7 +40,7 @@ class Measurement:
     roofline: Roofline | None = None
     error: ErrorReport | None = None
     interrupted: bool = False
-    #: Compiles seen after the first call (None: no compile ledger to ask).  A function
+    #: Compiles seen after the first call (None: not measured).  A function
     #: that compiles on every call (e.g. ``jax.jit`` of a fresh lambda inside it) has
     #: a steady state made of compiles; the samples then time those.
     warmup_compiles: int | None = None

@@ -438,7 +438,7 @@ def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 
     Only for ``jax.jit`` functions: an eager function runs as many small programs,
     and analysing ``jax.jit(fn)`` instead would both describe a different program
-    and compile it (a spurious entry in the user's compile ledger).
+    and compile it (a spurious entry in the user's compile records, ``%jaxcache``).
     """
     median = summarize(m.samples).median
     dtype = _dtype_of(args, kwargs)

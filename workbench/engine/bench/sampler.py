@@ -4,8 +4,8 @@ JAX dispatches asynchronously: ``f(x)`` returns as soon as the work is queued, s
 a loop around ``f(x)`` measures dispatch, not computation.  Every timed call here
 therefore blocks until *all* leaves of its output pytree are ready (a function
 returning ``{"a": y, "b": z}`` is waited for on both).  The first call, which
-traces and compiles, is timed on its own (split into trace/lower/compile by the
-compile ledger when it is present), warm-up calls are never counted, and a
+traces and compiles, is timed on its own (split into trace/lower/compile from the
+cache tracker's compile records), warm-up calls are never counted, and a
 sample is ``number`` back-to-back calls between two ``perf_counter_ns`` reads, so
 the clock's resolution and the per-sample overhead are spread over many calls.
 
@@ -29,13 +29,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from workbench.engine.cache import CompileRecord, capture_compiles
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.jaxpr.inspection import function_name
-
-try:  # the compile ledger (observatory issue); timing falls back to the whole first call
-    from workbench.engine.cache.ledger import capture_compiles as _capture_compiles
-except ImportError:  # pragma: no cover - depends on which issues have landed
-    _capture_compiles = None
 
 
 class BenchInputError(ValueError):
@@ -68,13 +64,15 @@ class FirstCall:
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None
-    compiles: int | None = None  # None: unknown (no compile ledger)
+    compiles: int | None = None  # None: unknown
     functions: list[str] = field(default_factory=list)
-    source: str = "first call"  # "ledger" when split from the compile ledger
+    #: "ledger" when split from the cache tracker's records (a payload value of the bench
+    #: schema, kept from before the feature was called "cache"), else "first call"
+    source: str = "first call"
 
     @property
     def compile_total_s(self) -> float | None:
-        """trace + lower + compile, when the ledger saw a compile."""
+        """trace + lower + compile, when the cache tracker saw a compile."""
         parts = [p for p in (self.trace_s, self.lower_s, self.compile_s) if p is not None]
         return sum(parts) if parts else None
 
@@ -155,14 +153,8 @@ class CallTimer:
 
     def first_call(self) -> FirstCall:
         """Run the first call (compile included) alone; validate what it returns."""
-        capture = _capture_compiles() if _capture_compiles is not None else None
-        records: list[Any] = []
         t0 = time.perf_counter_ns()
-        if capture is not None:
-            with capture as records:
-                out = self.fn(*self.args, **self.kwargs)
-                jax.block_until_ready(out)
-        else:
+        with capture_compiles() as records:
             out = self.fn(*self.args, **self.kwargs)
             jax.block_until_ready(out)
         total = (time.perf_counter_ns() - t0) * 1e-9
@@ -178,9 +170,7 @@ class CallTimer:
                 "must call again with the same arguments (fresh arguments per call are not "
                 "possible there). Time a variant without donation; with a sweep, "
                 "make_args builds arguments the benchmark may consume instead of yours")
-        if capture is None:
-            return FirstCall(total_s=total)
-        return _from_ledger(total, list(records))
+        return _from_records(total, list(records))
 
     def deleted_arguments(self) -> list[str]:
         """Where the arguments hold arrays that are deleted (donated to the last call)."""
@@ -247,31 +237,24 @@ def _argument_name(path: tuple[Any, ...]) -> str:
     return f"{getattr(key, 'key', '?')}{inside}"
 
 
-def steady_state_compiles() -> contextlib.AbstractContextManager[list[Any] | None]:
-    """Compile records of the calling thread (None inside when there is no ledger).
+def steady_state_compiles() -> contextlib.AbstractContextManager[list[CompileRecord]]:
+    """Compile records of the calling thread.
 
     Held around warm-up and sampling, which compile nothing when all is well: the
-    ledger's listener only runs on a compile, so a cached call pays nothing for it.
+    tracker's listener only runs on a compile, so a cached call pays nothing for it.
     """
-    if _capture_compiles is None:
-        return contextlib.nullcontext(None)
-    return _capture_compiles()
+    return capture_compiles()
 
 
-def _from_ledger(total: float, records: list[Any]) -> FirstCall:
+def _from_records(total: float, records: list[CompileRecord]) -> FirstCall:
     def total_of(attr: str) -> float | None:
-        vals = [getattr(r, attr, None) for r in records]
+        vals = [getattr(r, attr) for r in records]
         vals = [v for v in vals if v is not None]
         return sum(vals) if vals else None
 
     return FirstCall(total_s=total, trace_s=total_of("trace_s"), lower_s=total_of("lower_s"),
                      compile_s=total_of("compile_s"), compiles=len(records),
-                     functions=[str(getattr(r, "function", "?")) for r in records],
-                     source="ledger")
-
-
-def ledger_available() -> bool:
-    return _capture_compiles is not None
+                     functions=[r.function for r in records], source="ledger")
 
 
 def error_report(exc: BaseException, phase: str, fn: Any = None) -> ErrorReport:

@@ -2,7 +2,7 @@
 
 JAX keys its tracing cache on the function object, the abstract type of every
 argument leaf (shape, dtype, weak type, sharding), the pytree structure and the
-static arguments.  When a call misses, the ledger compares the new call's
+static arguments.  When a call misses, the cache tracker compares the new call's
 :class:`Signature` with the ones this function object compiled before and reports
 the differences of the closest one (the fewest differences), as
 :class:`MissReason` records: kind, argument path, before and after.
@@ -20,10 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine._jax_compat import ArgType
-
-#: Every kind a reason can have, in the order they are reported.
-REASON_KINDS = ("new_function", "redefined", "closure", "static_arg", "pytree", "shape",
-                "dtype", "weak_type", "sharding", "context", "cache_cleared", "unknown")
 
 
 @dataclass(frozen=True)

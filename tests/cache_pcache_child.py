@@ -1,4 +1,4 @@
-"""Child process for the persistent-cache test: compile one function, print the ledger's record.
+"""Child process for the persistent-cache test: compile one function, print its record.
 
 Run twice with the same cache directory: the first run writes the entry, the second
 must load it from disk (a persistent-cache hit), which only a fresh process shows.
@@ -15,7 +15,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from workbench.engine.cache.ledger import capture_compiles, ledger  # noqa: E402
+from workbench.engine.cache import cache, capture_compiles  # noqa: E402
 from workbench.engine.cache.persistent import enable_persistent_cache  # noqa: E402
 
 
@@ -29,7 +29,7 @@ def main(directory: str) -> None:
     with capture_compiles() as recs:
         persisted(jnp.ones((8, 8))).block_until_ready()
     user = [r.to_dict() for r in recs if r.origin == "user"]
-    print(json.dumps({"records": user, "persistent": ledger().persistent.to_dict()}))
+    print(json.dumps({"records": user, "persistent": cache().persistent.to_dict()}))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
-"""The compile observatory in a real IPython shell, cell by cell.
+"""The cache feature (``%load_ext workbench``, ``%jaxcache``) in a real IPython shell,
+cell by cell.
 
 Each test defines its own functions (unique names) so the session-wide shell's
-ledger history from other tests cannot make a test pass or fail.
+cache records from other tests cannot make a test pass or fail.
 """
 
 from __future__ import annotations
 
 import gc
+import inspect
 import logging
 import re
 import threading
+import typing
 import weakref
 
 import jax
@@ -18,8 +21,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from workbench.engine import _jax_compat as compat
-from workbench.engine.cache.ledger import LEDGER, Ledger, capture_compiles
-from workbench.views.cache import CELL_MIME, LEDGER_MIME, PCACHE_MIME
+from workbench.engine.cache import CACHE, CacheTracker, capture_compiles
+from workbench.views.cache import CACHE_CELL_MIME, CACHE_MIME, CACHE_PERSISTENT_MIME
 
 
 class Cell:
@@ -29,7 +32,7 @@ class Cell:
         self.error = self.result.error_in_exec or self.result.error_before_exec
         self.stdout, self.stderr = cap.stdout, cap.stderr
         self.outputs = [o.data for o in cap.outputs]
-        self.lines = [d for d in self.outputs if CELL_MIME in d]
+        self.lines = [d for d in self.outputs if CACHE_CELL_MIME in d]
         self.bundle: dict = {}
         if self.result.result is not None:
             self.bundle, _ = shell.display_formatter.format(self.result.result)
@@ -37,7 +40,7 @@ class Cell:
     @property
     def summary(self) -> dict | None:
         assert len(self.lines) <= 1
-        return self.lines[0][CELL_MIME] if self.lines else None
+        return self.lines[0][CACHE_CELL_MIME] if self.lines else None
 
     def group(self, function: str) -> dict:
         assert self.summary is not None, "the cell compiled nothing"
@@ -95,7 +98,7 @@ def test_type_change_reasons(cell, kind):
     # the user's line that made the call
     assert g["call_sites"][0]["text"] == second
     # JAX's explanation was read from its logger, not printed into the cell
-    rec = [r for r in LEDGER.records() if r.function == f"jit(f_{kind})"][-1]
+    rec = [r for r in CACHE.records() if r.function == f"jit(f_{kind})"][-1]
     assert rec.jax_explanation and rec.jax_explanation.startswith("TRACING CACHE MISS")
     assert "CACHE MISS" not in c.stderr
 
@@ -158,7 +161,7 @@ def test_counts_and_attribution_per_cell(cell):
     assert c1.group("jit(g_cnt)")["compiles"] == 1
     c2 = cell("f_cnt(jnp.ones(4)); g_cnt(jnp.ones(2))")
     assert [g["function"] for g in c2.summary["functions"]] == ["jit(f_cnt)"]
-    recs = [r for r in LEDGER.records() if r.function == "jit(f_cnt)" and r.kind == "compile"]
+    recs = [r for r in CACHE.records() if r.function == "jit(f_cnt)" and r.kind == "compile"]
     assert [r.cell for r in recs] == [str(c1.result.execution_count)] * 2 + \
         [str(c2.result.execution_count)]
     assert recs[0].thread == threading.main_thread().name
@@ -183,7 +186,7 @@ def test_background_thread_is_recorded(shell):
         t.start()
         t.join()
     assert mine == []  # capture_compiles is per thread
-    recs = [r for r in LEDGER.records() if r.thread == "bg-compiler" and r.origin == "user"]
+    recs = [r for r in CACHE.records() if r.thread == "bg-compiler" and r.origin == "user"]
     assert len(recs) == 1 and recs[0].cell == "background" and recs[0].kind == "compile"
 
 
@@ -192,7 +195,7 @@ def test_thread_started_by_a_cell_is_attributed_to_it(cell):
              "t_ = threading.Thread(target=lambda: f_thr(jnp.ones(6)), name='cell-worker')\n"
              "t_.start(); t_.join()")
     assert c.group("jit(f_thr)")["compiles"] == 1
-    rec = [r for r in LEDGER.records() if r.function == "jit(f_thr)"][-1]
+    rec = [r for r in CACHE.records() if r.function == "jit(f_thr)"][-1]
     assert rec.thread == "cell-worker" and rec.cell == str(c.result.execution_count)
 
 
@@ -202,7 +205,7 @@ def test_no_strong_references(cell, shell):
     ref_fn = weakref.ref(shell.user_ns["f_leak"])
     ref_inner = weakref.ref(shell.user_ns["f_leak"].__wrapped__)
     ref_arr = weakref.ref(shell.user_ns["arr_leak"])
-    stats = [f for f in LEDGER.functions() if f.function == "jit(f_leak)"][-1]
+    stats = [f for f in CACHE.functions() if f.function == "jit(f_leak)"][-1]
     assert stats.entries == 2
     cell("del f_leak, arr_leak")
     shell.history_manager.output_hist.clear()
@@ -210,14 +213,14 @@ def test_no_strong_references(cell, shell):
         shell.user_ns.pop(name, None)
     gc.collect()
     assert ref_fn() is None and ref_inner() is None and ref_arr() is None
-    stats = [f for f in LEDGER.functions() if f.function == "jit(f_leak)"][-1]
+    stats = [f for f in CACHE.functions() if f.function == "jit(f_leak)"][-1]
     assert stats.entries == 0 and stats.compiles == 2  # history kept, entries gone
 
 
 def test_jaxcache_table_and_clear(cell, shell):
     cell("@jax.jit\ndef f_tab(x):\n    return x ** 2\nf_tab(jnp.ones(2)); f_tab(jnp.ones(3))")
     c = cell("%jaxcache")
-    data = c.bundle[LEDGER_MIME]
+    data = c.bundle[CACHE_MIME]
     assert data["version"] == 1
     row = [f for f in data["functions"] if f["function"] == "jit(f_tab)"][-1]
     assert row["compiles"] == 2 and row["entries"] == 2 and row["traces"] == 2
@@ -225,12 +228,12 @@ def test_jaxcache_table_and_clear(cell, shell):
     assert "jit(f_tab)" in c.bundle["text/plain"] and "<table>" in c.bundle["text/html"]
     c = cell("%jaxcache clear")
     assert "Cleared" in c.stdout
-    assert cell("%jaxcache").bundle[LEDGER_MIME]["functions"] == []
-    # after clear_caches JAX recompiles; the ledger sees it as a new function again
+    assert cell("%jaxcache").bundle[CACHE_MIME]["functions"] == []
+    # after clear_caches JAX recompiles; the tracker sees it as a new function again
     c = cell("f_tab(jnp.ones(2))")
     assert c.group("jit(f_tab)")["compiles"] == 1
-    assert cell("workbench_ledger = __import__('workbench').ledger()").error is None
-    assert shell.user_ns["workbench_ledger"].functions[0].function == "jit(f_tab)"
+    assert cell("workbench_cache = __import__('workbench').cache()").error is None
+    assert shell.user_ns["workbench_cache"].functions[0].function == "jit(f_tab)"
 
 
 def test_html_escapes_user_strings(cell):
@@ -247,7 +250,7 @@ def test_timings_switch(cell, shell):
     try:
         c = cell("@jax.jit\ndef f_off(x):\n    return x / 2\nf_off(jnp.ones(2))")
         assert c.lines == []
-        assert any(r.function == "jit(f_off)" for r in LEDGER.records())  # still recorded
+        assert any(r.function == "jit(f_off)" for r in CACHE.records())  # still recorded
     finally:
         cell("%workbench timings on")
     assert cell("f_off(jnp.ones(9))").group("jit(f_off)")["compiles"] == 1
@@ -267,24 +270,24 @@ def test_jaxcache_bad_input_is_short(shell):
 def test_persist_shows_settings(cell, tmp_path):
     c = cell(f"%jaxcache persist {tmp_path} --min-compile-time 0")
     try:
-        data = c.bundle[PCACHE_MIME]
+        data = c.bundle[CACHE_PERSISTENT_MIME]
         assert data["directory"] == str(tmp_path) and data["min_compile_time_s"] == 0
         assert jax.config.jax_compilation_cache_dir == str(tmp_path)
         assert "minimum compile time to be written: 0 s" in c.bundle["text/plain"]
         c = cell("@jax.jit\ndef f_pc(x):\n    return jnp.cos(x) * 3\nf_pc(jnp.ones(4))")
-        assert LEDGER.records()[-1].persistent_cache == "written"
+        assert CACHE.records()[-1].persistent_cache == "written"
         assert "1 written to the persistent cache" in c.lines[0]["text/plain"]
     finally:
         off = cell("%jaxcache persist off")
-    assert off.bundle[PCACHE_MIME]["directory"] is None
+    assert off.bundle[CACHE_PERSISTENT_MIME]["directory"] is None
     assert jax.config.jax_compilation_cache_dir is None
 
 
 def test_unload_removes_everything_and_restores_config(shell):
     duration_before = len(compat.monitoring_listeners("duration"))
     event_before = len(compat.monitoring_listeners("event"))
-    on_duration, on_event, log_filter = LEDGER.listeners()
-    # the observatory has JAX explain misses on the cell's thread only, while a cell runs
+    on_duration, on_event, log_filter = CACHE.listeners()
+    # the extension has JAX explain misses on the cell's thread only, while a cell runs
     assert jax.config.jax_explain_cache_misses is False
     assert Cell(shell, "explain_in_cell = jax.config.jax_explain_cache_misses").error is None
     assert shell.user_ns["explain_in_cell"] is True
@@ -303,30 +306,30 @@ def test_unload_removes_everything_and_restores_config(shell):
         assert "workbench" not in shell.magics_manager.magics["line"]
         c = Cell(shell, "@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
         assert c.error is None and c.lines == []
-        assert not any(r.function == "jit(f_unl)" for r in LEDGER.records())
+        assert not any(r.function == "jit(f_unl)" for r in CACHE.records())
     finally:
         Cell(shell, "%load_ext workbench")
     assert jax.config.jax_explain_cache_misses is False
     assert on_duration in compat.monitoring_listeners("duration")
 
 
-def test_capture_compiles_without_observatory():
-    led = Ledger()  # a ledger nobody else installed: capture installs and removes it
+def test_capture_compiles_without_the_extension():
+    tracker = CacheTracker()  # a tracker nobody else installed: capture installs and removes it
     f = jax.jit(lambda x: jnp.sin(x) + 1)
-    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
-    with led.capture() as recs:
-        assert led.listeners()[0] in compat.monitoring_listeners("duration")
+    assert tracker.listeners()[0] not in compat.monitoring_listeners("duration")
+    with tracker.capture() as recs:
+        assert tracker.listeners()[0] in compat.monitoring_listeners("duration")
         f(jnp.ones(19))
         f(jnp.ones(19))
         f(jnp.ones(20))
     f(jnp.ones(21))  # after the block: not captured
-    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+    assert tracker.listeners()[0] not in compat.monitoring_listeners("duration")
     user = [r for r in recs if r.origin == "user"]
     assert [r.function for r in user] == ["jit(<lambda>)"] * 2
     assert all(r.kind == "compile" and r.compile_s and r.trace_s and r.lower_s for r in user)
     assert user[1].reasons[0].kind == "shape"
     assert user[0].to_dict()["function"] == "jit(<lambda>)"
-    with led.capture(include_partial=True) as recs:
+    with tracker.capture(include_partial=True) as recs:
         f.trace(jnp.ones(22))
     assert [r.kind for r in recs if r.origin == "user"] == ["trace"]
 
@@ -334,17 +337,17 @@ def test_capture_compiles_without_observatory():
 def test_nested_captures_each_removed_by_identity():
     # both sinks hold equal records after the inner block: removal by == would take the
     # outer entry out first, then fail on exit and leave a capture registered for ever
-    led = Ledger()
+    tracker = CacheTracker()
     f = jax.jit(lambda x: x * 13)
     a, b = jnp.ones(24), jnp.ones(25)
-    with led.capture() as outer:
-        with led.capture() as inner:
+    with tracker.capture() as outer:
+        with tracker.capture() as inner:
             f(a)
         assert inner == outer and len(inner) == 1
         f(b)  # after the inner block: still the outer one's
     assert len(outer) == 2 and len(inner) == 1
-    assert led._captures == []
-    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+    assert tracker._captures == []
+    assert tracker.listeners()[0] not in compat.monitoring_listeners("duration")
 
 
 def test_capture_compiles_reports_cache_cleared():
@@ -366,7 +369,7 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
     import sys
     from pathlib import Path
 
-    child = Path(__file__).with_name("ledger_pcache_child.py")
+    child = Path(__file__).with_name("cache_pcache_child.py")
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
 
     def run_child() -> dict:
@@ -474,7 +477,7 @@ def test_transforms_and_callable_instances_get_their_own_rows(cell):
     assert [r["kind"] for r in c.group("jit(loss_t)")["reasons"]] == []
     c = cell("vl_t = jax.jit(jax.vmap(loss_t))\nvl_t(jnp.ones((2, 3)))")
     assert [r["kind"] for r in c.group("jit(loss_t)")["reasons"]] == []
-    keys = {r.key for r in LEDGER.records() if r.function == "jit(loss_t)"}
+    keys = {r.key for r in CACHE.records() if r.function == "jit(loss_t)"}
     assert len(keys) == 3
     cell("class CallA:\n    def __call__(self, x):\n        return x + 1\n"
          "class CallB:\n    def __call__(self, x):\n        return x * 3\n"
@@ -482,7 +485,7 @@ def test_transforms_and_callable_instances_get_their_own_rows(cell):
     c = cell("jb_t = jax.jit(CallB()); jb_t(jnp.ones(2))")
     (g,) = c.summary["functions"]
     assert g["reasons"] == []
-    a, b = [r.key for r in LEDGER.records() if r.origin == "user"][-2:]
+    a, b = [r.key for r in CACHE.records() if r.origin == "user"][-2:]
     assert "CallA.__call__" in a and "CallB.__call__" in b
 
 
@@ -507,23 +510,23 @@ def test_entries_credit_the_traced_object_and_reset_when_cleared(cell, shell):
     cell("def make_e(k):\n    return jax.jit(lambda x: x * k)\n"
          "a_e = make_e(2.0); b_e = make_e(3.0)\n"
          "a_e(jnp.ones(29)); b_e(jnp.ones(29)); a_e(jnp.ones(30))")
-    key = [r.key for r in LEDGER.records() if r.cell_run is not None][-1]
+    key = [r.key for r in CACHE.records() if r.cell_run is not None][-1]
     cell("del b_e")
     gc.collect()
-    (st,) = [f for f in LEDGER.functions() if f.key == key]
+    (st,) = [f for f in CACHE.functions() if f.key == key]
     assert st.entries == 2 == shell.user_ns["a_e"]._cache_size()
     cell("a_e.clear_cache()\na_e(jnp.ones(29))")
-    (st,) = [f for f in LEDGER.functions() if f.key == key]
+    (st,) = [f for f in CACHE.functions() if f.key == key]
     assert st.entries == 1 == shell.user_ns["a_e"]._cache_size()
 
 
 def test_recompile_count_is_not_capped(cell, monkeypatch):
-    from workbench.engine.cache import ledger as ledger_mod
+    from workbench.engine.cache import attribution
 
-    monkeypatch.setattr(ledger_mod, "MAX_SIGNATURES", 2)
+    monkeypatch.setattr(attribution, "MAX_SIGNATURES", 2)
     cell("@jax.jit\ndef f_many(x):\n    return x - 3\n"
          "for n in range(31, 36):\n    f_many(jnp.ones(n))")
-    (st,) = [f for f in LEDGER.functions() if f.function == "jit(f_many)"]
+    (st,) = [f for f in CACHE.functions() if f.function == "jit(f_many)"]
     assert st.recompiles == 4 and len(st.misses) == 2
     row = [r for r in cell("%jaxcache").bundle["text/plain"].splitlines()
            if r.startswith("jit(f_many) ")][0]
@@ -531,13 +534,13 @@ def test_recompile_count_is_not_capped(cell, monkeypatch):
 
 
 def test_log_filter_holds_back_only_our_explanations(shell):
-    _, _, log_filter = LEDGER.listeners()
+    _, _, log_filter = CACHE.listeners()
 
     def rec(msg: str, level: int = logging.WARNING) -> logging.LogRecord:
         return logging.LogRecord(compat.EXPLAIN_LOGGERS[1], level, __file__, 1, msg, None, None)
     assert log_filter.filter(rec("Persistent cache directory is not writable: fix it"))
     assert log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))  # not ours
-    token = LEDGER.explain_on_this_thread()
+    token = CACHE.explain_on_this_thread()
     try:
         assert token is not None
         assert not log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))
@@ -548,7 +551,7 @@ def test_log_filter_holds_back_only_our_explanations(shell):
         finally:
             jax.config.update("jax_explain_cache_misses", False)
     finally:
-        LEDGER.stop_explaining(token)
+        CACHE.stop_explaining(token)
     assert jax.config.jax_explain_cache_misses is False
 
 
@@ -563,14 +566,14 @@ def test_user_enabling_explanations_after_load_keeps_them(shell):
 
 
 def test_explanation_for_another_function_is_not_attached():
-    led = Ledger()
+    tracker = CacheTracker()
     f_stale = jax.jit(lambda x: x + 31)
-    with led.capture() as recs:
-        led._on_explanation("TRACING CACHE MISS at a:1 (<module>):\n"
+    with tracker.capture() as recs:
+        tracker._on_explanation("TRACING CACHE MISS at a:1 (<module>):\n"
                             "  for <lambda>x defined at /elsewhere.py:3\n  never seen")
         f_stale(jnp.ones(31))
     (rec,) = [r for r in recs if r.origin == "user"]
-    assert rec.jax_explanation is None and led._explanations == {}
+    assert rec.jax_explanation is None and tracker._explanations == {}
 
 
 def test_thread_from_an_earlier_cell_is_background(cell):
@@ -579,7 +582,7 @@ def test_thread_from_an_earlier_cell_is_background(cell):
          "th_late = threading.Thread(target=lambda: (go_late.wait(5), f_late(jnp.ones(37))))\n"
          "th_late.start()")
     cell("go_late.set(); th_late.join()")
-    (rec,) = [r for r in LEDGER.records() if r.function == "jit(f_late)"]
+    (rec,) = [r for r in CACHE.records() if r.function == "jit(f_late)"]
     assert rec.cell == "background" and rec.cell_run is None
 
 
@@ -591,15 +594,40 @@ def test_failed_trace_leaves_no_signature(shell):
 
 
 def test_listeners_registered_under_the_lock(monkeypatch):
-    led = Ledger()
+    tracker = CacheTracker()
     held = []
     real = jax.monitoring.register_event_duration_secs_listener
 
     def spy(cb):
-        held.append(led._lock._is_owned())
+        held.append(tracker._lock._is_owned())
         real(cb)
     monkeypatch.setattr(jax.monitoring, "register_event_duration_secs_listener", spy)
-    led.install()
-    led.uninstall()
+    tracker.install()
+    tracker.uninstall()
     assert held == [True]
-    assert led.listeners()[0] not in compat.monitoring_listeners("duration")
+    assert tracker.listeners()[0] not in compat.monitoring_listeners("duration")
+
+
+def _listener_parameters(fn) -> list[tuple[str, object]]:
+    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()
+            if p.name != "self"]
+
+
+@pytest.mark.parametrize("register, ours", [
+    (jax.monitoring.register_event_duration_secs_listener, 0),
+    (jax.monitoring.register_event_listener, 1),
+])
+def test_listeners_have_the_signatures_jax_declares(register, ours):
+    # JAX types a listener as a protocol with named parameters; a listener whose names
+    # differ is called correctly only as long as JAX passes them by position
+    protocol = typing.get_type_hints(register)["callback"]
+    listener = CacheTracker().listeners()[ours]
+    assert _listener_parameters(listener) == _listener_parameters(protocol.__call__)
+
+
+def test_duration_listener_called_by_parameter_name():
+    tracker = CacheTracker()
+    tracker._on_duration(event=compat.PCACHE_SAVED_EVENT, duration_secs=0.25)
+    tracker._on_event(event=compat.PCACHE_HIT_EVENT)
+    status = tracker.persistent_status()
+    assert status.time_saved_s == 0.25 and status.hits == 1

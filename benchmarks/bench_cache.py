@@ -1,8 +1,8 @@
-"""Does the compile observatory slow down calls of an already-compiled function?
+"""Does the cache feature slow down calls of an already-compiled function?
 
 Run by hand (not part of the test suite)::
 
-    python benchmarks/bench_ledger.py [--rounds N] [--calls N]
+    python benchmarks/bench_cache.py [--rounds N] [--calls N]
 
 What is measured
 ----------------
@@ -12,13 +12,13 @@ starts; each sample is the mean of ``--calls`` back-to-back calls (results are
 kept and blocked on once at the end of the sample, as a loop in a notebook would
 be dispatch-bound).
 
-*Off* (the reference): a real IPython ``InteractiveShell`` with the observatory
-unloaded (``workbench.ipython.cache_magics.unload``).  *On*: the same shell with the
-observatory loaded (ledger listeners on ``jax.monitoring``, the log filter,
+*Off* (the reference): a real IPython ``InteractiveShell`` with the cache feature
+unloaded (``workbench.ipython.cache_magics.unload``).  *On*: the same shell with it
+loaded (the cache tracker's listeners on ``jax.monitoring``, the log filter,
 ``jax_explain_cache_misses`` on, the cell hooks).  Target: on/off at most 1.03.
 
 A third row, *compile*, times one fresh trace+lower+compile of a new function
-with the observatory on vs off (what the listeners cost when JAX does compile);
+with the cache feature on vs off (what the listeners cost when JAX does compile);
 it is reported for information.
 
 Why it is done this way
@@ -43,7 +43,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from workbench.ipython import cache_magics as observatory  # noqa: E402
+from workbench.ipython import cache_magics  # noqa: E402
 
 
 def _dispatch_sample(f, x, calls: int) -> float:
@@ -74,9 +74,9 @@ def main() -> None:
     x = jnp.ones(4)
     f(x).block_until_ready()
     for _ in range(3):  # warm both states
-        observatory.load(shell)
+        cache_magics.load(shell)
         _dispatch_sample(f, x, args.calls)
-        observatory.unload(shell)
+        cache_magics.unload(shell)
         _dispatch_sample(f, x, args.calls)
 
     # Each round times off, on and a second off ("A/A": the noise floor of this machine),
@@ -90,11 +90,11 @@ def main() -> None:
         sample: dict[str, float] = {}
         for state in order:
             if state == "on":
-                observatory.load(shell)
+                cache_magics.load(shell)
             sample[state] = _dispatch_sample(f, x, args.calls)
             comp[state].append(_compile_sample(r * 3 + states.index(state)))
             if state == "on":
-                observatory.unload(shell)
+                cache_magics.unload(shell)
             disp[state].append(sample[state])
         ratios.append(sample["on"] / sample["off"])
         aa.append(sample["off2"] / sample["off"])

@@ -1,0 +1,74 @@
+"""Read-outs of the tracker's tables: the function table, one cell's summary, the
+persistent cache's status.  Pure functions of the records and states they are given
+(the tracker hands them copies taken under its lock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from workbench.engine.cache.attribution import FunctionState
+from workbench.engine.cache.persistent import PersistentCounts, persistent_cache_settings
+from workbench.engine.cache.records import (
+    CellSummary,
+    CompileRecord,
+    FunctionGroup,
+    FunctionStats,
+    PersistentCacheStatus,
+)
+
+
+def function_table(states: Iterable[FunctionState]) -> list[FunctionStats]:
+    """Every function that traced, lowered or compiled: the user's first, the most
+    expensive first; ``entries`` counts the executables of its objects still alive."""
+    out = []
+    for state in states:
+        st = state.stats
+        st.entries = sum(o.entries for o in list(state.objects.values()) if o.alive())
+        if st.compiles or st.traces or st.lowers:
+            out.append(st)
+    return sorted(out, key=lambda s: (s.origin != "user", -s.compile_s - s.trace_s))
+
+
+def persistent_status(counts: PersistentCounts) -> PersistentCacheStatus:
+    """The persistent cache's current settings with this session's counts."""
+    st = persistent_cache_settings()
+    st.hits, st.misses, st.written = counts.hits, counts.misses, counts.written
+    st.time_saved_s = counts.saved_s
+    return st
+
+
+def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
+    """One cell's records grouped per function; JAX's helpers in one group of their own."""
+    groups: dict[str, FunctionGroup] = {}
+    helpers: FunctionGroup | None = None
+    for rec in records:
+        if rec.origin == "jax":
+            helpers = helpers or FunctionGroup("JAX helpers", "jax")
+            g = helpers
+            if rec.function not in g.names:
+                g.names.append(rec.function)
+        else:
+            g = groups.setdefault(rec.key or rec.function,
+                                  FunctionGroup(rec.function, rec.origin))
+        g.traces += rec.trace_s is not None
+        g.lowers += rec.lower_s is not None
+        g.compiles += rec.kind == "compile"
+        g.trace_s += rec.trace_s or 0.0
+        g.lower_s += rec.lower_s or 0.0
+        g.compile_s += rec.compile_s or 0.0
+        if rec.persistent_cache == "hit":
+            g.persistent_hits += 1
+            g.time_saved_s += (rec.time_saved_s or 0.0)
+        elif rec.persistent_cache == "written":
+            g.persistent_written += 1
+        if rec.origin != "jax":
+            seen = {r.text() for r in g.reasons}
+            g.reasons.extend(r for r in rec.reasons
+                             if r.kind != "new_function" and r.text() not in seen)
+            if rec.call_site is not None:
+                g.call_sites.append(rec.call_site)
+    return CellSummary(label, list(groups.values()), helpers)
+
+
+__all__ = ["cell_summary", "function_table", "persistent_status"]

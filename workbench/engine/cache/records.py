@@ -1,0 +1,214 @@
+"""The cache feature's records: plain data about what JAX traced, lowered and compiled.
+
+Records hold strings and numbers only (never arrays or functions), so a snapshot can be
+kept, compared and serialised; each has ``to_dict()`` for its MIME payload (schemas in
+``docs/mime-cache.md``).  Nothing here talks to JAX: the tracker fills these in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.cache.reasons import MissReason
+
+#: The ``version`` of every cache payload.
+SCHEMA_VERSION = 1
+
+#: The cell of a compile made outside any cell (a thread started before the cell ran).
+BACKGROUND = "background"
+
+
+@dataclass
+class CallSite:
+    """The user's line that made the call which compiled."""
+
+    file: str
+    line: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "text": self.text}
+
+
+@dataclass
+class CompileRecord:
+    """One compile (or a trace/lowering that stopped short of one) of one function.
+
+    ``kind`` is ``"compile"`` when XLA compiled (or the persistent cache answered),
+    ``"lower"`` / ``"trace"`` for ``f.lower(...)`` / ``f.trace(...)``-style work
+    that never reached XLA.  ``origin`` is ``"jax"`` for compiles JAX does for its
+    own eager helpers (``convert_element_type``, ``broadcast_in_dim``...), else
+    ``"user"``.  ``persistent_cache`` is None when no cache directory is set.
+    """
+
+    function: str
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    kind: str = "compile"
+    origin: str = "user"
+    cell: str = BACKGROUND
+    cell_run: int | None = None
+    thread: str = ""
+    reasons: list[MissReason] = field(default_factory=list)
+    call_site: CallSite | None = None
+    defined_at: str | None = None
+    key: str = ""
+    persistent_cache: str | None = None  # "hit" | "miss" | "written"
+    persistent_note: str | None = None  # JAX's reason for not writing an entry
+    time_saved_s: float | None = None
+    jax_explanation: str | None = None
+    started: float = 0.0
+    seq: int = 0
+
+    @property
+    def total_s(self) -> float:
+        return sum(t for t in (self.trace_s, self.lower_s, self.compile_s) if t is not None)
+
+    @property
+    def is_recompile(self) -> bool:
+        """A miss of a function already compiled before (not its first compile)."""
+        return any(r.kind not in ("new_function",) for r in self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "function": self.function, "trace_s": self.trace_s, "lower_s": self.lower_s,
+            "compile_s": self.compile_s, "total_s": self.total_s, "kind": self.kind,
+            "origin": self.origin, "cell": self.cell, "cell_run": self.cell_run,
+            "thread": self.thread, "reasons": [r.to_dict() for r in self.reasons],
+            "call_site": None if self.call_site is None else self.call_site.to_dict(),
+            "defined_at": self.defined_at, "key": self.key,
+            "persistent_cache": self.persistent_cache, "persistent_note": self.persistent_note,
+            "time_saved_s": self.time_saved_s,
+            "jax_explanation": self.jax_explanation, "started": self.started, "seq": self.seq,
+        }
+
+
+@dataclass
+class FunctionStats:
+    """Everything the cache tracker knows about one function (one definition site)."""
+
+    key: str
+    function: str
+    origin: str = "user"
+    defined_at: str | None = None
+    compiles: int = 0
+    traces: int = 0
+    lowers: int = 0
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+    persistent_hits: int = 0
+    time_saved_s: float = 0.0
+    #: executables compiled for this function's objects that are still alive, since the
+    #: tracker last saw their cache emptied (a recompile with an identical signature, or
+    #: ``%jaxcache clear``): JAX announces neither ``jax.clear_caches()`` nor
+    #: ``f.clear_cache()``, so right after those this can be higher than JAX's own count.
+    entries: int = 0
+    #: every recompile (a miss of a function compiled before); ``misses`` keeps the
+    #: latest records only, this counts them all
+    recompiles: int = 0
+    misses: list[CompileRecord] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "function": self.function, "origin": self.origin,
+            "defined_at": self.defined_at, "compiles": self.compiles, "traces": self.traces,
+            "lowers": self.lowers, "trace_s": self.trace_s, "lower_s": self.lower_s,
+            "compile_s": self.compile_s, "persistent_hits": self.persistent_hits,
+            "time_saved_s": self.time_saved_s, "entries": self.entries,
+            "recompiles": self.recompiles,
+            "misses": [m.to_dict() for m in self.misses],
+        }
+
+
+@dataclass
+class PersistentCacheStatus:
+    """JAX's persistent compilation cache: its settings and what it did this session."""
+
+    directory: str | None
+    min_compile_time_s: float
+    min_entry_size_bytes: int
+    max_size_bytes: int
+    hits: int = 0
+    misses: int = 0
+    written: int = 0
+    time_saved_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"directory": self.directory, "min_compile_time_s": self.min_compile_time_s,
+                "min_entry_size_bytes": self.min_entry_size_bytes,
+                "max_size_bytes": self.max_size_bytes, "hits": self.hits,
+                "misses": self.misses, "written": self.written,
+                "time_saved_s": self.time_saved_s}
+
+
+@dataclass
+class FunctionGroup:
+    """One function's activity within one cell (a line of the cell summary)."""
+
+    function: str
+    origin: str
+    compiles: int = 0
+    traces: int = 0
+    lowers: int = 0
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+    persistent_hits: int = 0
+    persistent_written: int = 0
+    time_saved_s: float = 0.0
+    reasons: list[MissReason] = field(default_factory=list)
+    call_sites: list[CallSite] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # for the grouped JAX helpers
+
+    @property
+    def total_s(self) -> float:
+        return self.trace_s + self.lower_s + self.compile_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"function": self.function, "origin": self.origin, "compiles": self.compiles,
+                "traces": self.traces, "lowers": self.lowers, "trace_s": self.trace_s,
+                "lower_s": self.lower_s, "compile_s": self.compile_s, "total_s": self.total_s,
+                "persistent_hits": self.persistent_hits,
+                "persistent_written": self.persistent_written, "time_saved_s": self.time_saved_s,
+                "reasons": [r.to_dict() for r in self.reasons],
+                "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names}
+
+
+@dataclass
+class CellSummary:
+    """What one cell traced, lowered and compiled: user functions, then JAX's helpers."""
+
+    cell: str
+    groups: list[FunctionGroup]
+    jax_helpers: FunctionGroup | None
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups and self.jax_helpers is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, "cell": self.cell,
+                "functions": [g.to_dict() for g in self.groups],
+                "jax_helpers": None if self.jax_helpers is None else self.jax_helpers.to_dict()}
+
+
+@dataclass
+class CacheSnapshot:
+    """A consistent copy of what the tracker saw: every function, every record, and the
+    persistent cache (``workbench.cache()``, ``%jaxcache``)."""
+
+    functions: list[FunctionStats]
+    records: list[CompileRecord]
+    persistent: PersistentCacheStatus
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, "functions": [f.to_dict() for f in self.functions],
+                "records": [r.to_dict() for r in self.records],
+                "persistent_cache": self.persistent.to_dict()}
+
+
+__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CallSite", "CellSummary",
+           "CompileRecord", "FunctionGroup", "FunctionStats", "PersistentCacheStatus"]
