@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.bench_magics import BenchMagics
-from workbench.ipython.cache_magics import ObservatoryMagics
+from workbench.ipython.cache_magics import CacheMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.sharding_magics import ShardingMagics
@@ -182,7 +182,7 @@ def test_attached_values_and_bad_values(capsys):
 
 
 def test_jaxcache_and_workbench_arguments():
-    jc, wb = ObservatoryMagics.jaxcache, ObservatoryMagics.workbench
+    jc, wb = CacheMagics.jaxcache, CacheMagics.workbench
     args, _ = parse_magic_line(jc, "persist '/tmp/a dir' --min-compile-time 0 --min-entry-size=5")
     assert (args.command, args.directory, args.min_compile_time, args.min_entry_size) == (
         "persist", "/tmp/a dir", 0.0, 5)
@@ -213,8 +213,8 @@ def test_jaxcache_misuse_is_short(run, tmp_path):
 MAGICS = [("line", "jaxpr", JaxprMagics), ("cell", "jaxpr", JaxprMagics),
           ("line", "hlo", HloMagics), ("cell", "hlo", HloMagics),
           ("line", "jaxbench", BenchMagics), ("cell", "jaxbench", BenchMagics),
-          ("line", "sharding", ShardingMagics), ("line", "jaxcache", ObservatoryMagics),
-          ("line", "workbench", ObservatoryMagics)]
+          ("line", "sharding", ShardingMagics), ("line", "jaxcache", CacheMagics),
+          ("line", "workbench", CacheMagics)]
 
 
 @pytest.mark.parametrize("kind,name,cls", MAGICS, ids=[f"{k}-{n}" for k, n, _ in MAGICS])
