@@ -239,6 +239,7 @@ def jitted_inner(fn: Any) -> Any:
 # --- the cache feature's JAX events --------------------------------------------------------
 # Event names JAX records through ``jax.monitoring``; read from JAX where it exposes them so
 # a rename shows up in tests/test_compat.py, with the 0.10 names as the fallback.
+_dispatch: types.ModuleType | None
 try:
     from jax._src import dispatch as _dispatch
 except Exception:  # pragma: no cover - moved
@@ -606,13 +607,17 @@ def _explain_state() -> Any:
     return state if all(hasattr(state, n) for n in needed) else None
 
 
+_EXPLAIN_OPTION = "jax_explain_cache_misses"
+
+
 def explanations_requested() -> bool:
     """Whether the user turned ``jax_explain_cache_misses`` on globally (then its log
     messages are theirs to see), read fresh each time."""
     state = _explain_state()
     if state is not None:
         return bool(state.get_global())
-    return bool(jax.config.jax_explain_cache_misses)
+    # a config option is a dynamic attribute of jax.config (unknown to type checkers)
+    return bool(getattr(jax.config, _EXPLAIN_OPTION))
 
 
 def explain_on_this_thread() -> tuple[Any] | None:

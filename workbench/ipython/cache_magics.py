@@ -11,7 +11,7 @@ the user's: if they turn it on, they see JAX's messages).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -164,13 +164,13 @@ def load(shell: Any) -> CellHooks:
     """Install the cache feature's hooks and magics in ``shell`` (idempotent)."""
     if id(shell) in _LOADED:
         return _LOADED[id(shell)][0]
-    obs = CellHooks(shell)
-    obs.load()
-    magics = CacheMagics(shell, obs)
+    hooks = CellHooks(shell)
+    hooks.load()
+    magics = CacheMagics(shell, hooks)
     shell.register_magics(magics)
     shell.display_formatter.mimebundle_formatter.for_type(CacheSnapshot, _snapshot_bundle)
-    _LOADED[id(shell)] = (obs, magics)
-    return obs
+    _LOADED[id(shell)] = (hooks, magics)
+    return hooks
 
 
 def unload(shell: Any) -> None:
@@ -178,10 +178,11 @@ def unload(shell: Any) -> None:
     entry = _LOADED.pop(id(shell), None)
     if entry is None:
         return
-    obs, magics = entry
-    obs.unload()
+    hooks, magics = entry
+    hooks.unload()
     registered = shell.magics_manager.magics["line"]
-    for name in CacheMagics.magics["line"]:
+    # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}
+    for name in cast(dict[str, dict[str, Any]], CacheMagics.magics)["line"]:
         if getattr(registered.get(name), "__self__", None) is magics:
             registered.pop(name, None)
     shell.display_formatter.mimebundle_formatter.type_printers.pop(CacheSnapshot, None)
