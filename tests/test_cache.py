@@ -631,3 +631,20 @@ def test_duration_listener_called_by_parameter_name():
     tracker._on_event(event=compat.PCACHE_HIT_EVENT)
     status = tracker.persistent_status()
     assert status.time_saved_s == 0.25 and status.hits == 1
+
+
+def test_snapshot_is_a_copy_later_compiles_do_not_change():
+    # CacheSnapshot is documented as a consistent copy that can be kept and compared:
+    # a compile after it was taken must not change its function rows or their misses
+    tracker = CacheTracker()
+    f = jax.jit(lambda x: x * 17)
+    with tracker.capture():
+        f(jnp.ones(41))
+        snap = tracker.snapshot()
+        saved = snap.to_dict()
+        f(jnp.ones(42))  # a recompile of the same function: its live row changes
+    assert snap.to_dict() == saved
+    (row,) = [s for s in tracker.functions() if s.origin == "user"]
+    assert row.compiles == 2 and row.recompiles == 1
+    (kept,) = [s for s in snap.functions if s.origin == "user"]
+    assert kept.compiles == 1 and kept.recompiles == 0 and len(kept.misses) == 1

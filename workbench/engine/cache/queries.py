@@ -1,10 +1,11 @@
 """Read-outs of the tracker's tables: the function table, one cell's summary, the
-persistent cache's status.  Pure functions of the records and states they are given
-(the tracker hands them copies taken under its lock).
+persistent cache's status.  They write nothing the tracker keeps: the function table
+copies the live rows (the tracker calls it under its lock), the others read copies.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from workbench.engine.cache.attribution import FunctionState
@@ -20,13 +21,17 @@ from workbench.engine.cache.records import (
 
 def function_table(states: Iterable[FunctionState]) -> list[FunctionStats]:
     """Every function that traced, lowered or compiled: the user's first, the most
-    expensive first; ``entries`` counts the executables of its objects still alive."""
+    expensive first; ``entries`` counts the executables of its objects still alive.
+
+    Copies, so a snapshot stays what it was when taken (and a view can read it while
+    another thread compiles): the tracker goes on updating its own rows.
+    """
     out = []
     for state in states:
         st = state.stats
-        st.entries = sum(o.entries for o in list(state.objects.values()) if o.alive())
         if st.compiles or st.traces or st.lowers:
-            out.append(st)
+            entries = sum(o.entries for o in list(state.objects.values()) if o.alive())
+            out.append(dataclasses.replace(st, entries=entries, misses=list(st.misses)))
     return sorted(out, key=lambda s: (s.origin != "user", -s.compile_s - s.trace_s))
 
 

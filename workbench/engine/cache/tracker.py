@@ -341,7 +341,9 @@ class CacheTracker:
         return queries.persistent_status(counts)
 
     def snapshot(self) -> CacheSnapshot:
-        return CacheSnapshot(self.functions(), self.records(), self.persistent_status())
+        """Functions, records and persistent counts as of one moment (one lock hold)."""
+        with self._lock:
+            return CacheSnapshot(self.functions(), self.records(), self.persistent_status())
 
     def cell_summary(self, cell_run: int, label: str) -> CellSummary:
         return queries.cell_summary(self.records(cell_run), label)
