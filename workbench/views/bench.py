@@ -93,7 +93,7 @@ def _detail_lines(m: Measurement) -> list[str]:
                    + (f"; {len(st.outliers)} outlier{'s' if len(st.outliers) != 1 else ''}"
                       if st.outliers else ""))
     fc = m.first_call
-    if fc is not None and fc.source == "ledger" and fc.compiles:
+    if fc is not None and fc.source == "cache" and fc.compiles:
         parts = [f"{name} {format_seconds(v)}" for name, v in
                  (("trace", fc.trace_s), ("lower", fc.lower_s), ("compile", fc.compile_s))
                  if v is not None]

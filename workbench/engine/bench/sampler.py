@@ -66,8 +66,7 @@ class FirstCall:
     compile_s: float | None = None
     compiles: int | None = None  # None: unknown
     functions: list[str] = field(default_factory=list)
-    #: "ledger" when split from the cache tracker's records (a payload value of the bench
-    #: schema, kept from before the feature was called "cache"), else "first call"
+    #: "cache" when split from the cache tracker's compile records, else "first call"
     source: str = "first call"
 
     @property
@@ -81,6 +80,9 @@ class FirstCall:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FirstCall:
+        # results saved before the feature was called "cache" say "ledger"
+        if d.get("source") == "ledger":
+            d = {**d, "source": "cache"}
         return cls(**d)
 
 
@@ -254,7 +256,7 @@ def _from_records(total: float, records: list[CompileRecord]) -> FirstCall:
 
     return FirstCall(total_s=total, trace_s=total_of("trace_s"), lower_s=total_of("lower_s"),
                      compile_s=total_of("compile_s"), compiles=len(records),
-                     functions=[r.function for r in records], source="ledger")
+                     functions=[r.function for r in records], source="cache")
 
 
 def error_report(exc: BaseException, phase: str, fn: Any = None) -> ErrorReport:
