@@ -20,6 +20,11 @@ from typing import Any, TypeVar
 
 import jax
 
+# Each may be missing in some JAX version: typed as optional, checked before use.
+_jex_core: types.ModuleType | None
+_siu: types.ModuleType | None
+_src_core: types.ModuleType | None
+
 try:  # public since JAX 0.4.3x
     import jax.extend.core as _jex_core
 except Exception:  # pragma: no cover - very old or very new JAX

@@ -58,7 +58,9 @@ class ShardingMagics(Magics):
             exc.filename, exc.lineno, exc.text = filename, 1, source
             raise CellError(report(exc, "parse")) from None
         try:
-            value = eval(code, self.shell.user_global_ns, self.shell.user_ns)
+            shell = self.shell
+            assert shell is not None  # a registered magic always has its shell
+            value = eval(code, shell.user_global_ns, shell.user_ns)
         except Exception as exc:
             rep = report(exc, "arguments")
             rep.where = rep.where or where
