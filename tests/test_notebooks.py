@@ -42,7 +42,7 @@ def test_cache_notebook_executes(tmp_path):
     client.execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not [o for c in code for o in c.outputs if o.output_type == "error"]
-    cell_mime = "application/vnd.jax-workbench.compile-cell+json"
+    cell_mime = "application/vnd.jax-workbench.cache-cell+json"
 
     def lines(source_start: str) -> list[dict]:
         (c,) = [c for c in code if c.source.startswith(source_start)]
@@ -61,10 +61,10 @@ def test_cache_notebook_executes(tmp_path):
     assert reasons("from functools import partial") == ["static_arg"]
     assert reasons("def make_step") == ["closure"]
     (table,) = [c for c in code if c.source == "%jaxcache"]
-    data = table.outputs[0]["data"]["application/vnd.jax-workbench.compile-ledger+json"]
+    data = table.outputs[0]["data"]["application/vnd.jax-workbench.cache+json"]
     assert {"jit(loss)", "jit(scale)", "jit(power)"} <= {f["function"] for f in data["functions"]}
     (persist,) = [c for c in code if c.source == "%jaxcache persist"]
-    status = persist.outputs[0]["data"]["application/vnd.jax-workbench.compile-cache+json"]
+    status = persist.outputs[0]["data"]["application/vnd.jax-workbench.cache-persistent+json"]
     assert status["min_compile_time_s"] == 0 and status["written"] >= 1
 
 

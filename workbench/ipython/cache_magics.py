@@ -20,12 +20,7 @@ from IPython.display import display
 
 from workbench.engine.cache.ledger import LEDGER, LedgerSnapshot
 from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
-from workbench.views.cache import (
-    cell_line_display,
-    ledger_bundle,
-    ledger_display,
-    persistent_display,
-)
+from workbench.views.cache import cell_line_display, ledger_display, persistent_display
 
 _JAXCACHE_USAGE = ("usage: %jaxcache | %jaxcache clear | %jaxcache persist [DIR] "
                    "[--min-compile-time SECONDS] [--min-entry-size BYTES] | "
@@ -175,7 +170,7 @@ _OBSERVATORIES: dict[int, tuple[Observatory, ObservatoryMagics]] = {}
 
 
 def _snapshot_bundle(snap: LedgerSnapshot, include: Any = None, exclude: Any = None) -> Any:
-    return ledger_bundle(snap)
+    return ledger_display(snap)._repr_mimebundle_(include, exclude)
 
 
 def load(shell: Any) -> Observatory:

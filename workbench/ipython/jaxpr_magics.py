@@ -8,6 +8,8 @@ flags) instead of a long traceback; the namespace is left as a normal run would.
 
 from __future__ import annotations
 
+from typing import Any
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -22,7 +24,8 @@ from workbench.ipython.args import (
     magic_args,
 )
 from workbench.ipython.cell import capture_call, trace_captured
-from workbench.views.jaxpr import JaxprDisplay
+from workbench.views.display import Display
+from workbench.views.jaxpr import jaxpr_display
 
 
 @magics_class
@@ -41,7 +44,7 @@ class JaxprMagics(Magics):
               help="show the function and each successive transform side by side")
     @argument("--depth", type=int, default=1, help="how many levels of nested jaxprs start open")
     @line_cell_magic
-    def jaxpr(self, line: str = "", cell: str | None = None) -> JaxprDisplay | None:
+    def jaxpr(self, line: str = "", cell: str | None = None) -> Display[Any] | None:
         """Show the jaxpr of a call instead of running it.
 
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
@@ -55,7 +58,7 @@ class JaxprMagics(Magics):
         captured = capture_call(self.shell, line, cell, expr, "jaxpr")
         stages = trace_captured(captured, args.transform, _ints(args.static_argnums),
                                 _names(args.static_argnames), compare=args.compare)
-        return JaxprDisplay(stages, compare=args.compare, depth=args.depth, text_only=args.text)
+        return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 
 __all__ = ["JaxprMagics"]

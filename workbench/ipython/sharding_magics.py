@@ -16,9 +16,10 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from workbench.api.sharding import sharding
 from workbench.engine.common.errors import ErrorReport, UserLine, report
-from workbench.engine.sharding.layout import ShardingInputError
+from workbench.engine.sharding.layout import Layout
 from workbench.ipython.cell import CellError
-from workbench.views.sharding import ShardingDisplay
+from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 
 
 def _filename(shell: Any) -> str:
@@ -35,7 +36,7 @@ class ShardingMagics(Magics):
     """``%sharding``: the mesh, PartitionSpec and a picture of the shards of live arrays."""
 
     @line_magic
-    def sharding(self, line: str = "") -> ShardingDisplay:
+    def sharding(self, line: str = "") -> Display[list[Layout]]:
         """Show how ``EXPR`` (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] x``."""
         text_only = False
         expr = line.strip()
@@ -63,9 +64,9 @@ class ShardingMagics(Magics):
         try:
             shown = sharding(value, text=text_only)
             shown._repr_mimebundle_()  # render now: a view failure is a message here, too
-        except ShardingInputError as exc:
-            raise CellError(ErrorReport(phase="arguments", kind="ShardingInputError",
-                                        summary=str(exc), where=where)) from None
+        except WorkbenchError as exc:
+            exc.report.where = where
+            raise CellError(exc.report) from None
         except Exception as exc:  # anything else the layout code trips on: one short message
             said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
             raise CellError(ErrorReport(
