@@ -44,10 +44,11 @@ def child(devices: int, rounds: int) -> dict[str, float]:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from workbench.apps.mesh_explorer import MeshExplorer, default_config
+    from workbench.apps.mesh_explorer import MeshExplorer
+    from workbench.engine.sharding.mesh_explorer import ExplorerConfig
     from workbench.engine.sharding.spec import parse_spec
 
-    cfg = default_config(devices)
+    cfg = ExplorerConfig.default(devices)
     names = [a.strip() for a in cfg.axis_names.split(",")]
     app = MeshExplorer(operation="matmul", shape="1024, 1024")
     assert app.result is not None, app.message.object

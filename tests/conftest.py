@@ -15,6 +15,14 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser and notebook tests start a browser or a kernel: they are slow too, so
+    ``-m "not slow"`` leaves them out without each one carrying two marks."""
+    for item in items:
+        if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def shell() -> InteractiveShell:
     sh = InteractiveShell.instance()

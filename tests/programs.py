@@ -95,3 +95,25 @@ def shard_mapped_sum(x):
         return jax.lax.psum(block.sum(keepdims=True), ("data", "model"))
 
     return jax.shard_map(local, mesh=mesh, in_specs=P("data", "model"), out_specs=P())(x)
+
+
+
+def primitive_counts(jaxpr) -> dict[str, int]:
+    """How many equations of each primitive a jaxpr holds, including those of the jaxprs
+    in its params (cond branches, scan bodies ...), read with JAX's public helper.  Tests
+    compare against this instead of literals, which change between JAX releases."""
+    from collections import Counter
+
+    from jax.extend.core import jaxprs_in_params
+
+    counts: Counter[str] = Counter()
+    for e in jaxpr.eqns:
+        counts[str(e.primitive)] += 1
+        for sub in jaxprs_in_params(e.params):
+            counts.update(primitive_counts(sub))
+    return dict(counts)
+
+
+def count_equations(jaxpr) -> int:
+    """All equations, nested ones included: what the views call "N equations"."""
+    return sum(primitive_counts(jaxpr).values())

@@ -13,7 +13,6 @@ from IPython.core.error import UsageError
 import workbench
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
-from workbench.ipython.bench_magics import split_bench_line
 from workbench.ipython.bench_widget import BenchWidget
 from workbench.views.bench import BENCH_MIME, bench_bundle
 
@@ -171,12 +170,18 @@ def test_bench_live_in_a_shell_replaces_the_widget_and_is_not_shown_twice(shell)
         "median ± IQR/2" in later.stdout
 
 
-def test_split_line_keeps_negative_literals_in_the_call():
-    assert split_bench_line("-n 10 -r3 --budget=0.5 f(x, -1)") == ("-n 10 -r3 --budget=0.5",
-                                                                   "f(x, -1)")
-    assert split_bench_line("f(-n)")[1] == "f(-n)"
-    with pytest.raises(UsageError):
-        split_bench_line("--nope f(x)")
+def test_line_flags_stop_before_negative_literals_in_the_call(run, shell):
+    shell.user_ns["fneg"] = jax.jit(lambda x, k: x * k)
+    shell.user_ns["xneg"] = jnp.ones(4)
+    r = run("%jaxbench -n 10 -r3 --budget=0.5 -q fneg(xneg, -1)")
+    assert r.error is None, r.stdout
+    (m,) = r.result.result.measurements
+    assert m.number == 10 and len(m.samples) == 3
+    assert r.result.result.label == "fneg(xneg, -1)"
+    r = run("%jaxbench -q -n 2 -r 2 fneg(-xneg, 2)")  # not read as a flag
+    assert r.error is None and r.result.result.label == "fneg(-xneg, 2)"
+    r = run("%jaxbench --nope f(x)")
+    assert isinstance(r.error, UsageError) and "unknown flag '--nope'" in str(r.error)
 
 
 def test_closing_the_widget_leaves_no_widget_models_behind():

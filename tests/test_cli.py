@@ -13,14 +13,16 @@ import pytest
 
 from tests.browser import free_port, stop_server
 from workbench.apps import cli
+from workbench.engine.common.devices import set_fake_devices, with_device_count
+from workbench.engine.common.environment import doctor_report
 
 
-def test_with_fake_devices_replaces_previous_count():
-    assert cli.with_fake_devices("", 4) == "--xla_force_host_platform_device_count=4"
-    flags = cli.with_fake_devices("--xla_cpu_foo=1 --xla_force_host_platform_device_count=2", 8)
+def test_with_device_count_replaces_previous_count():
+    assert with_device_count("", 4) == "--xla_force_host_platform_device_count=4"
+    flags = with_device_count("--xla_cpu_foo=1 --xla_force_host_platform_device_count=2", 8)
     assert flags == "--xla_cpu_foo=1 --xla_force_host_platform_device_count=8"
     with pytest.raises(ValueError):
-        cli.with_fake_devices("", 0)
+        with_device_count("", 0)
 
 
 def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -30,6 +32,7 @@ def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
                           text=True, env=e, timeout=120)
 
 
+@pytest.mark.slow  # a subprocess imports JAX
 def test_doctor_reports_versions_devices_and_extension():
     import jax
     p = _run_cli("doctor", "--fake-devices", "3")
@@ -46,22 +49,41 @@ def test_doctor_reports_versions_devices_and_extension():
     assert rep["compat_features"]["source_info_util.user_frame"] is True
 
 
+@pytest.mark.slow  # a subprocess imports JAX
 def test_fake_devices_win_over_jax_num_cpu_devices():
     # JAX's own option, when set, overrides the XLA flag: --fake-devices must set both
     p = _run_cli("doctor", "--fake-devices", "3", env={"JAX_NUM_CPU_DEVICES": "2"})
     assert p.returncode == 0, p.stderr
     assert "cpu: 3 device(s)" in p.stdout
     env = {"XLA_FLAGS": "--xla_cpu_foo=1", "JAX_NUM_CPU_DEVICES": "2"}
-    cli.set_fake_devices(env, 5)
+    set_fake_devices(env, 5)
     assert env == {"XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=5",
                    "JAX_NUM_CPU_DEVICES": "5"}
 
 
+def test_doctor_formats_the_engine_record():
+    import jax
+
+    rep = doctor_report("9.9.9", cli.extension_status())
+    env = rep.environment
+    assert env.jax_version == jax.__version__ and env.device_count == len(jax.devices())
+    text = cli.format_doctor(rep)
+    assert text.startswith("jax-workbench 9.9.9 · Python ")
+    assert f"cpu: {len(jax.devices('cpu'))} device(s)" in text
+    assert f"CPU: {env.cpu_model}" in text
+    d = rep.to_dict()
+    assert json.loads(json.dumps(d)) == d  # what --json prints
+    assert d["cpu_model"] == env.cpu_model and d["jax"] == jax.__version__
+
+
+@pytest.mark.slow  # subprocesses
 def test_bad_arguments_are_short_errors():
     p = _run_cli("lab", "--fake-devices", "0")
     assert p.returncode == 2 and "at least 1" in p.stderr
     p = _run_cli("frobnicate")
     assert p.returncode == 2
+    p = _run_cli("mesh-explorer", "--fake-devices", "0")
+    assert p.returncode == 2 and "at least 1" in p.stderr
 
 
 def test_lab_command_opens_the_tour():
@@ -71,6 +93,7 @@ def test_lab_command_opens_the_tour():
     assert any(c.endswith("tour.ipynb") for c in cmd)
 
 
+@pytest.mark.slow  # starts a JupyterLab server
 def test_lab_really_starts_on_the_notebooks(tmp_path):
     port, token = free_port(), "cli-test-token"
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from workbench.engine import _jax_compat as compat
 
@@ -15,13 +16,43 @@ def _eqn():
 
 
 def test_jaxpr_types_found():
-    cj, _ = _eqn()
-    assert compat.is_closed_jaxpr(cj)
-    assert compat.is_open_jaxpr(cj.jaxpr)
-    assert not compat.is_closed_jaxpr(cj.jaxpr)
-    mul = cj.jaxpr.eqns[1]
+    """What the model builder relies on, whether JAX has one jaxpr type (0.11) or a
+    ``ClosedJaxpr`` wrapping a ``Jaxpr`` (0.10): both shapes are recognised as jaxprs,
+    the closed one gives its constant values, and the equations are reached the same
+    way from either."""
+    captured = np.arange(3.0, dtype=np.float32)
+
+    def f(x):
+        return jnp.sin(x) * 2.0 + captured
+
+    cj = jax.make_jaxpr(f)(jnp.ones(3))
+    inner = compat.open_jaxpr(cj)
+    assert compat.is_jaxpr(cj) and compat.is_jaxpr(inner)
+    assert compat.is_closed_jaxpr(cj) and compat.is_open_jaxpr(inner)
+    assert compat.open_jaxpr(inner) is inner  # idempotent
+    assert inner.eqns == cj.jaxpr.eqns and [str(e.primitive) for e in inner.eqns][0] == "sin"
+    (const,) = compat.jaxpr_consts(cj)
+    np.testing.assert_array_equal(np.asarray(const), captured)
+    assert len(inner.constvars) == 1 and len(inner.invars) == 1
+    # the two types are one exactly when JAX merged them; else the inner one is open only
+    assert compat.is_closed_jaxpr(inner) == compat.JAXPR_TYPES_MERGED
+    if not compat.JAXPR_TYPES_MERGED:
+        assert compat.jaxpr_consts(inner) == []
+    for not_a_jaxpr in (None, 1.0, "jaxpr", [cj], inner.eqns[0]):
+        assert not compat.is_jaxpr(not_a_jaxpr) and compat.jaxpr_consts(not_a_jaxpr) == []
+    mul = inner.eqns[1]
     assert compat.is_literal(mul.invars[1])
     assert not compat.is_literal(mul.invars[0])
+
+
+def test_sub_jaxprs_in_params_recognised():
+    """A ``cond`` holds its branches as jaxprs in its params (closed on 0.10, the one
+    type on 0.11): the builder must find each of them."""
+    cj = jax.make_jaxpr(lambda p, x: jax.lax.cond(p, jnp.sin, jnp.cos, x))(True, 1.0)
+    (cond,) = [e for e in compat.open_jaxpr(cj).eqns if str(e.primitive) == "cond"]
+    branches = cond.params["branches"]
+    assert len(branches) == 2 and all(compat.is_jaxpr(b) for b in branches)
+    assert sorted(str(compat.open_jaxpr(b).eqns[0].primitive) for b in branches) == ["cos", "sin"]
 
 
 def test_dropvar_detected():

@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+pytestmark = pytest.mark.notebook
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 

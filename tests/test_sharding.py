@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from functools import partial
 
 import jax
@@ -16,6 +19,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import workbench
+from workbench.engine import _jax_compat as compat
+from workbench.engine.common.devices import FakeDevicesError
 from workbench.engine.sharding.collectives import (
     axes_of_groups,
     axes_of_pairs,
@@ -30,7 +35,7 @@ from workbench.engine.sharding.layout import (
     plan_layout,
 )
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
-from workbench.engine.sharding.spec import parse_spec, request_fake_devices
+from workbench.engine.sharding.spec import parse_spec
 from workbench.views.sharding import MIME, layout_text, layouts_bundle
 
 DEVICES = jax.devices()
@@ -139,7 +144,9 @@ def test_fully_replicated_and_single_device():
 
 
 def test_gspmd_sharding_uses_jax_placement():
-    gspmd_cls = pytest.importorskip("jax._src.sharding_impls").GSPMDSharding
+    gspmd_cls = compat.GSPMDSharding
+    if gspmd_cls is None:
+        pytest.skip("this JAX has no GSPMDSharding")
     mesh = _mesh((2, 4), ("x", "y"), order=[7, 6, 5, 4, 3, 2, 1, 0])
     named = NamedSharding(mesh, P("y", "x"))
     hlo_sharding = named._to_xla_hlo_sharding(2)
@@ -270,7 +277,7 @@ def test_collective_permute_along_axis():
         return jax.lax.ppermute(a, "y", perm)
 
     arg = jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P("x", "y")))
-    from workbench.engine.hlo.model import parse_hlo
+    from workbench.engine.hlo.parser import parse_hlo
     from workbench.engine.sharding.collectives import mesh_collectives
     from workbench.engine.sharding.layout import mesh_info
 
@@ -333,11 +340,35 @@ def test_parse_spec_forms():
     assert parse_spec("- data") == [[], ["data"]]
 
 
-def test_fake_devices_after_start_says_how_to_restart():
-    assert request_fake_devices(4) == ""  # already have 8
-    msg = request_fake_devices(64)
-    assert "already running with 8 device(s)" in msg
-    assert "--xla_force_host_platform_device_count=64" in msg and "JAX_NUM_CPU_DEVICES=64" in msg
+def test_fake_devices_after_start_says_how_to_restart(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
+    monkeypatch.setenv("JAX_NUM_CPU_DEVICES", "")
+    have = len(jax.devices("cpu"))
+    workbench.fake_devices(have)  # the count JAX runs with: nothing to change
+    assert os.environ["JAX_NUM_CPU_DEVICES"] == str(have)
+    for n in (have // 2, have * 8):
+        with pytest.raises(FakeDevicesError) as info:
+            workbench.fake_devices(n)
+        msg = str(info.value)
+        assert f"already running with {have} device(s)" in msg and "\n" not in msg
+        assert f"--xla_force_host_platform_device_count={n}" in msg
+        assert f"JAX_NUM_CPU_DEVICES={n}" in msg
+    assert os.environ["JAX_NUM_CPU_DEVICES"] == str(have)  # a refused count is not set
+    with pytest.raises(ValueError, match="at least 1"):
+        workbench.fake_devices(0)
+
+
+def test_fake_devices_before_jax_starts_gives_that_many(tmp_path):
+    code = ("import jax, workbench\n"
+            "workbench.fake_devices(3)\n"
+            "import os\n"
+            "print(len(jax.devices()), os.environ['JAX_NUM_CPU_DEVICES'], os.environ['XLA_FLAGS'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
+    env["JAX_PLATFORMS"] = "cpu"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["3", "3", "--xla_force_host_platform_device_count=3"]
 
 
 # -- %sharding and workbench.sharding -------------------------------------------------------
@@ -487,7 +518,7 @@ def test_gather_scatter_axes_follow_the_order_within_groups():
     assert axes_of_groups(c_major, mesh) == ["a", "c"]  # all-reduce: the order is moot
     assert axes_of_groups(c_major, mesh, ordered=True) == ["c", "a"]
     assert axes_of_groups(a_major, mesh, ordered=True) == ["a", "c"]
-    from workbench.engine.hlo.model import parse_hlo
+    from workbench.engine.hlo.parser import parse_hlo
     from workbench.engine.sharding.collectives import mesh_collectives
     from workbench.engine.sharding.layout import mesh_info
 

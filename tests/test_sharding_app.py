@@ -8,21 +8,25 @@ import sys
 import time
 import urllib.request
 
+import jax
 import jax.numpy as jnp
 import pytest
 
 import workbench
 from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
 from workbench.apps.cli import build_parser
-from workbench.apps.mesh_explorer import MeshExplorer, default_config, user_functions
+from workbench.apps.mesh_explorer import MeshExplorer
+from workbench.engine.sharding.mesh_explorer import ExplorerConfig, user_functions
 
 
 def test_default_config_uses_every_device():
-    assert default_config(8).mesh_shape == "2, 4"
-    assert default_config(64).mesh_shape == "8, 8"
-    assert default_config(7).mesh_shape == "7" and default_config(7).axis_names == "data"
+    default = ExplorerConfig.default
+    assert default(8).mesh_shape == "2, 4"
+    assert default(64).mesh_shape == "8, 8"
+    assert default(7).mesh_shape == "7" and default(7).axis_names == "data"
+    assert default(8, operation="matmul").operation == "matmul"
     with pytest.raises(TypeError, match="unknown setting"):
-        default_config(8, nonsense=1)
+        default(8, nonsense=1)
 
 
 def test_app_updates_and_keeps_last_good_state():
@@ -50,8 +54,9 @@ def test_app_function_mode_uses_notebook_functions():
     def double_sum(x):
         return (x * 2).sum(axis=0)
 
-    ns = {"double_sum": double_sum, "jnp": jnp, "_private": lambda x: x, "n": 3}
-    assert list(user_functions(ns)) == ["double_sum"]
+    ns = {"double_sum": double_sum, "jnp": jnp, "_private": lambda x: x, "n": 3,
+          "jitted": jax.jit(double_sum), "cls": MeshExplorer}
+    assert list(user_functions(ns)) == ["double_sum", "jitted"]
     app = MeshExplorer(namespace=ns, operation="function", shape="16, 8", spec="data, model")
     res = app.result
     assert res is not None and res.op_text == "double_sum(x)"
@@ -65,9 +70,9 @@ def test_mesh_explorer_entry_point_returns_panel():
     assert isinstance(obj, pn.layout.Row)
 
 
-def test_cli_mesh_subcommand_parses():
-    args = build_parser().parse_args(["mesh", "--port", "5999", "--fake-devices", "16"])
-    assert args.command == "mesh" and args.port == 5999 and args.fake_devices == 16
+def test_cli_mesh_explorer_subcommand_parses():
+    args = build_parser().parse_args(["mesh-explorer", "--port", "5999", "--fake-devices", "16"])
+    assert args.command == "mesh-explorer" and args.port == 5999 and args.fake_devices == 16
 
 
 # -- browser --------------------------------------------------------------------------------
@@ -81,7 +86,7 @@ def mesh_server(tmp_path_factory):
     log = open(log_path, "wb")
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # --fake-devices must set it
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh-explorer", "--port", str(port),
                              "--fake-devices", "8"], stdout=log, stderr=subprocess.STDOUT,
                             env=env)
     url = f"http://127.0.0.1:{port}/"
@@ -109,6 +114,7 @@ def _rows(page) -> list[str]:
         "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))")
 
 
+@pytest.mark.browser
 def test_browser_spec_change_changes_collectives(mesh_server):
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

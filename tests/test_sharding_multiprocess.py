@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.browser import free_port
+
+pytestmark = pytest.mark.slow  # two Python processes start JAX and talk over TCP
 
 ROOT = Path(__file__).resolve().parent.parent
 

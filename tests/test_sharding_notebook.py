@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
+pytestmark = pytest.mark.notebook
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "sharding.ipynb"
 MIME = "application/vnd.jax-workbench.sharding+json"
 

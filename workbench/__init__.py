@@ -27,6 +27,7 @@ from workbench.api.mesh_explorer import mesh_explorer
 from workbench.api.sharding import sharding
 from workbench.engine import Inspection, TransformSpec, inspect, inspect_chain
 from workbench.engine.cache.ledger import CompileRecord, capture_compiles, ledger
+from workbench.engine.common.devices import fake_devices
 
 __version__ = "0.1.0"
 
@@ -46,5 +47,5 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = ["CompileRecord", "Inspection", "TransformSpec", "__version__", "bench",
-           "capture_compiles", "hlo", "inspect", "inspect_chain", "jaxpr", "ledger",
+           "capture_compiles", "fake_devices", "hlo", "inspect", "inspect_chain", "jaxpr", "ledger",
            "load_ipython_extension", "mesh_explorer", "sharding", "unload_ipython_extension"]

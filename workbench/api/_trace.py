@@ -14,21 +14,22 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.engine.common.errors import UserLine, is_user_file, report
+from workbench.engine.common.errors import is_user_file, report
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.report import HloReport, build_hlo_report, fusion_for
 from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
 from workbench.views.errors import WorkbenchError
 
 
-def caller_line(depth: int = 2) -> UserLine | None:
+def caller_line(depth: int = 2) -> SourceLine | None:
     """The innermost frame of user code above us: the line that called the twin."""
     frame = sys._getframe(depth)
     while frame is not None:
         code = frame.f_code
         if is_user_file(code.co_filename):
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-            return UserLine(code.co_filename, frame.f_lineno, code.co_name, text)
+            return SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
         frame = frame.f_back  # type: ignore[assignment]
     return None
 

@@ -23,6 +23,7 @@ from workbench.engine.bench.runner import (
     check_settings,
     run_benchmark,
 )
+from workbench.engine.bench.sampler import BenchInputError
 from workbench.views.bench import bench_display
 from workbench.views.display import Display
 
@@ -35,6 +36,13 @@ def in_kernel() -> bool:
         return False
     ip = get_ipython()
     return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def _short(exc: BenchInputError) -> Exception:
+    """Bad settings as the error view's few lines in a notebook, not a traceback."""
+    from workbench.ipython.cell import CellError  # ipython imports this module
+
+    return CellError(exc.report)
 
 
 def bench(
@@ -98,7 +106,10 @@ def bench_call(
     from IPython import get_ipython
     from IPython.display import display
 
-    check_settings(budget, number, repeat, precision)  # before any widget appears
+    try:
+        check_settings(budget, number, repeat, precision)  # before any widget appears
+    except BenchInputError as exc:
+        raise _short(exc) from None
     show_live = in_kernel() if live is None else live
     widget = None
     handle = None
@@ -114,11 +125,13 @@ def bench_call(
                                budget=budget, number=number, repeat=repeat,
                                precision=precision, with_roofline=roofline, peaks=peaks,
                                label=label, observer=widget)
-    except BaseException:
+    except BaseException as exc:
         if widget is not None:
             widget.close()
             if handle is not None:
                 handle.update({"text/plain": ""}, raw=True)
+        if isinstance(exc, BenchInputError):
+            raise _short(exc) from None
         raise
     result = bench_display(record, text_only=text)
     if widget is not None and handle is not None:

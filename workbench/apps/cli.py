@@ -1,11 +1,12 @@
-"""The ``jax-workbench`` console script: ``lab``, ``doctor`` and ``mesh``.
+"""The ``jax-workbench`` console script: ``lab``, ``doctor`` and ``mesh-explorer``.
 
 ``lab`` starts JupyterLab on the tour notebooks; ``--fake-devices N`` sets
-``XLA_FLAGS=--xla_force_host_platform_device_count=N`` in the environment the
-kernels inherit (it must be set before JAX initialises its backend, which is
-why it is a server-start option and not a notebook call).  ``doctor`` prints
-what a bug report needs: JAX/jaxlib versions, backends and devices, the flags in
-force, and whether our JupyterLab extension is installed and enabled.
+``XLA_FLAGS=--xla_force_host_platform_device_count=N`` (and ``JAX_NUM_CPU_DEVICES``)
+in the environment the kernels inherit, so every kernel starts with N CPU
+devices.  ``doctor`` prints what a bug report needs (the engine's
+:class:`~workbench.engine.common.environment.DoctorReport`: JAX/jaxlib versions,
+backends and devices, the flags in force, the CPU, and whether our JupyterLab
+extension is installed and enabled).  ``mesh-explorer`` serves the mesh explorer.
 """
 
 from __future__ import annotations
@@ -13,52 +14,52 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-EXTENSION_NAME = "jax-workbench"
+from workbench.engine.common.devices import FakeDevicesError, fake_devices, set_fake_devices
+from workbench.engine.common.environment import (
+    EXTENSION_NAME,
+    DoctorReport,
+    ExtensionStatus,
+    doctor_report,
+)
+
 TOUR = "tour.ipynb"
-_DEVICE_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
 
 
-def with_fake_devices(xla_flags: str, n: int) -> str:
-    """``xla_flags`` with the host device count set to ``n`` (replacing any previous one)."""
-    if n < 1:
-        raise ValueError("--fake-devices must be at least 1")
-    rest = _DEVICE_FLAG.sub("", xla_flags).split()
-    return " ".join([*rest, f"--xla_force_host_platform_device_count={n}"])
 
-
-def set_fake_devices(env: dict[str, str] | os._Environ[str], n: int) -> None:
-    """Ask for ``n`` fake CPU devices in ``env`` by both of JAX's routes.
-
-    JAX reads ``JAX_NUM_CPU_DEVICES`` (its ``jax_num_cpu_devices`` option) and, when
-    that is set, ignores the XLA flag; so a count already in the environment would
-    silently win over ``--fake-devices`` unless both say ``n``.
-    """
-    env["XLA_FLAGS"] = with_fake_devices(env.get("XLA_FLAGS", ""), n)
-    env["JAX_NUM_CPU_DEVICES"] = str(n)
-
-
-def fake_devices_here(n: int) -> None:
-    """:func:`set_fake_devices` for this process, before its JAX backend starts.
-
-    The package imports JAX, which reads ``JAX_NUM_CPU_DEVICES`` at import: by the
-    time a command runs, the option must be set on JAX's config as well.
-    """
-    set_fake_devices(os.environ, n)
-    if "jax" in sys.modules:
-        import jax
-
-        jax.config.update("jax_num_cpu_devices", n)
-
+def extension_status() -> ExtensionStatus:
+    """Look for our prebuilt extension in Jupyter's paths, and for a page config disabling it."""
+    try:
+        from jupyter_core.paths import jupyter_config_path, jupyter_path
+    except ImportError:
+        return ExtensionStatus(False, False, None, "jupyter_core missing")
+    found = None
+    for base in jupyter_path("labextensions"):
+        candidate = Path(base) / EXTENSION_NAME
+        if (candidate / "package.json").exists():
+            found = candidate
+            break
+    disabled = False
+    for base in jupyter_config_path():
+        cfg = Path(base) / "labconfig" / "page_config.json"
+        if cfg.exists():
+            try:
+                data = json.loads(cfg.read_text())
+            except (OSError, ValueError):
+                continue
+            dis = data.get("disabledExtensions", {})
+            if (isinstance(dis, dict) and dis.get(EXTENSION_NAME)) or (
+                    isinstance(dis, list) and EXTENSION_NAME in dis):
+                disabled = True
+    return ExtensionStatus(installed=found is not None, enabled=found is not None and not disabled,
+                           path=None if found is None else str(found))
 
 def notebooks_dir() -> Path:
     """The project's ``notebooks/``: beside the package in a checkout, else ``./notebooks``."""
-    here = Path(__file__).resolve().parent.parent / "notebooks"
+    here = Path(__file__).resolve().parents[2] / "notebooks"  # workbench/apps/cli.py
     if here.is_dir():
         return here
     return Path.cwd() / "notebooks"
@@ -101,79 +102,15 @@ def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
         return 130
 
 
-def extension_status() -> dict[str, Any]:
-    """Is our prebuilt JupyterLab extension installed, and is it enabled?"""
-    try:
-        from jupyter_core.paths import jupyter_config_path, jupyter_path
-    except ImportError:
-        return {"installed": False, "enabled": False, "path": None, "note": "jupyter_core missing"}
-    found = None
-    for base in jupyter_path("labextensions"):
-        candidate = Path(base) / EXTENSION_NAME
-        if (candidate / "package.json").exists():
-            found = candidate
-            break
-    disabled = False
-    for base in jupyter_config_path():
-        cfg = Path(base) / "labconfig" / "page_config.json"
-        if cfg.exists():
-            try:
-                data = json.loads(cfg.read_text())
-            except (OSError, ValueError):
-                continue
-            dis = data.get("disabledExtensions", {})
-            if (isinstance(dis, dict) and dis.get(EXTENSION_NAME)) or (
-                    isinstance(dis, list) and EXTENSION_NAME in dis):
-                disabled = True
-    return {"installed": found is not None, "enabled": found is not None and not disabled,
-            "path": None if found is None else str(found)}
-
-
-def doctor_report() -> dict[str, Any]:
-    import jax
-    import jaxlib
-
-    from workbench.engine import _jax_compat
-
-    backends: dict[str, Any] = {}
-    for name in ("cpu", "gpu", "cuda", "rocm", "tpu"):
-        try:
-            devs = jax.devices(name)
-        except Exception as exc:  # not present: say so briefly
-            backends[name] = f"not available ({type(exc).__name__})"
-            continue
-        backends[name] = [f"{d.id}: {d.device_kind} (process {d.process_index})" for d in devs]
-    try:
-        import jupyterlab
-        lab_version = jupyterlab.__version__
-    except ImportError:
-        lab_version = None
-    from workbench import __version__
-
-    return {
-        "jax-workbench": __version__,
-        "python": sys.version.split()[0],
-        "jax": jax.__version__,
-        "jaxlib": jaxlib.__version__,
-        "default_backend": jax.default_backend(),
-        "device_count": jax.device_count(),
-        "process_count": jax.process_count(),
-        "backends": backends,
-        "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", ""),
-        "jupyterlab": lab_version,
-        "extension": extension_status(),
-        "compat_features": dict(_jax_compat.FEATURES),
-    }
-
-
-def format_doctor(rep: dict[str, Any]) -> str:
-    lines = [f"jax-workbench {rep['jax-workbench']} · Python {rep['python']}",
-             f"JAX {rep['jax']} · jaxlib {rep['jaxlib']}",
-             f"default backend: {rep['default_backend']} · {rep['device_count']} device(s) · "
-             f"{rep['process_count']} process(es)",
+def format_doctor(rep: DoctorReport) -> str:
+    """The report as the lines ``doctor`` prints."""
+    env = rep.environment
+    lines = [f"jax-workbench {rep.workbench_version} · Python {env.python}",
+             f"JAX {env.jax_version} · jaxlib {env.jaxlib_version}",
+             f"default backend: {env.backend} · {env.device_count} device(s) · "
+             f"{rep.process_count} process(es)",
              "backends:"]
-    for name, devs in rep["backends"].items():
+    for name, devs in rep.backends.items():
         if isinstance(devs, list):
             lines.append(f"  {name}: {len(devs)} device(s)")
             lines.extend(f"    {d}" for d in devs[:16])
@@ -181,34 +118,41 @@ def format_doctor(rep: dict[str, Any]) -> str:
                 lines.append(f"    … {len(devs) - 16} more")
         else:
             lines.append(f"  {name}: {devs}")
-    lines.append(f"XLA_FLAGS: {rep['XLA_FLAGS'] or '(unset)'}")
-    lines.append(f"JAX_PLATFORMS: {rep['JAX_PLATFORMS'] or '(unset)'}")
-    lines.append(f"JupyterLab: {rep['jupyterlab'] or 'not installed'}")
-    ext = rep["extension"]
-    if ext["installed"]:
-        state = "enabled" if ext["enabled"] else "installed but disabled"
-        lines.append(f"JupyterLab extension {EXTENSION_NAME}: {state} ({ext['path']})")
+    lines.append(f"XLA_FLAGS: {env.xla_flags or '(unset)'}")
+    lines.append(f"JAX_PLATFORMS: {env.jax_platforms or '(unset)'}")
+    if rep.jax_num_cpu_devices:
+        lines.append(f"JAX_NUM_CPU_DEVICES: {rep.jax_num_cpu_devices}")
+    usable = ("" if env.cpu_count_usable in (None, env.cpu_count)
+              else f" ({env.cpu_count_usable} usable)")
+    lines.append(f"CPU: {env.cpu_model} · {env.cpu_count} core(s){usable} · {env.platform}")
+    lines.append(f"JupyterLab: {rep.jupyterlab or 'not installed'}")
+    ext = rep.extension
+    if ext.installed:
+        state = "enabled" if ext.enabled else "installed but disabled"
+        lines.append(f"JupyterLab extension {EXTENSION_NAME}: {state} ({ext.path})")
     else:
         lines.append(f"JupyterLab extension {EXTENSION_NAME}: not installed "
                      "(outputs fall back to self-contained HTML)")
-    missing = [k for k, ok in rep["compat_features"].items() if not ok]
+    missing = rep.missing_features
     lines.append("JAX internals used: all found" if not missing else
                  f"JAX internals not found (features degrade): {', '.join(missing)}")
     return "\n".join(lines)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from workbench import __version__
+
     if args.fake_devices is not None:
-        fake_devices_here(args.fake_devices)
-    rep = doctor_report()
-    print(json.dumps(rep, indent=2) if args.json else format_doctor(rep))
+        fake_devices(args.fake_devices)
+    rep = doctor_report(__version__, extension_status())
+    print(json.dumps(rep.to_dict(), indent=2) if args.json else format_doctor(rep))
     return 0
 
 
-def cmd_mesh(args: argparse.Namespace) -> int:
+def cmd_mesh_explorer(args: argparse.Namespace) -> int:
     """The mesh explorer on Panel's server; fake devices are set before JAX starts."""
     if args.fake_devices is not None:
-        fake_devices_here(args.fake_devices)
+        fake_devices(args.fake_devices)
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from workbench.apps.mesh_explorer import serve
 
@@ -230,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     doc = sub.add_parser("doctor", help="print JAX, device and extension status")
     doc.add_argument("--json", action="store_true", help="machine-readable output")
     doc.add_argument("--fake-devices", type=int, default=None, metavar="N")
-    mesh = sub.add_parser("mesh", help="serve the interactive mesh explorer (Panel) on 127.0.0.1")
+    mesh = sub.add_parser("mesh-explorer",
+                          help="serve the interactive mesh explorer (Panel) on 127.0.0.1")
     mesh.add_argument("--port", type=int, default=5006)
     mesh.add_argument("--fake-devices", type=int, default=None, metavar="N",
                       help="N fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
@@ -241,17 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if args.command == "lab":
-        if args.fake_devices is not None and args.fake_devices < 1:
-            parser.error("--fake-devices must be at least 1")
-        return cmd_lab(args, extra)
-    if extra:
+    if extra and args.command != "lab":  # lab passes the rest to jupyter lab
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.command == "mesh":
-        if args.fake_devices is not None and args.fake_devices < 1:
-            parser.error("--fake-devices must be at least 1")
-        return cmd_mesh(args)
-    return cmd_doctor(args)
+    if args.fake_devices is not None and args.fake_devices < 1:
+        parser.error("--fake-devices must be at least 1")
+    try:
+        if args.command == "lab":
+            return cmd_lab(args, extra)
+        if args.command == "mesh-explorer":
+            return cmd_mesh_explorer(args)
+        return cmd_doctor(args)
+    except FakeDevicesError as exc:
+        print(f"jax-workbench {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

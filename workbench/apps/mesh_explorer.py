@@ -1,22 +1,22 @@
 """The mesh explorer: a HoloViz Panel app over :func:`workbench.engine.sharding.mesh_explorer.explore`.
 
 In a notebook, ``workbench.mesh_explorer()`` returns the app (the "function"
-operation then offers the notebook's functions); standalone, ``jax-workbench mesh
---port N`` serves it with Panel's server on 127.0.0.1.
+operation then offers the notebook's functions); standalone, ``jax-workbench
+mesh-explorer --port N`` serves it with Panel's server on 127.0.0.1.
 
-A front door only: the controls hold text, :func:`explore` parses, validates and
-compiles, the view draws.  A bad spec shows a one-line message above the picture
+A front door only: the controls hold text; the engine picks the starting mesh
+(:meth:`ExplorerConfig.default`) and the offered functions (:func:`user_functions`),
+and :func:`explore` parses, validates and compiles; the view draws.  A bad spec shows a one-line message above the picture
 and the last good state stays on screen.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
 from typing import Any
 
 import panel as pn
 
+from workbench.engine.common import devices as device_setup
 from workbench.engine.sharding.layout import ShardingInputError
 from workbench.engine.sharding.mesh_explorer import (
     DTYPES,
@@ -24,7 +24,9 @@ from workbench.engine.sharding.mesh_explorer import (
     REDUCTIONS,
     ExplorerConfig,
     ExplorerResult,
+    available_devices,
     explore,
+    user_functions,
 )
 from workbench.views._format import fmt_seconds
 from workbench.views._html import esc
@@ -45,50 +47,21 @@ TEXT_FIELDS = (
 )
 
 
-def default_config(device_count: int, **overrides: Any) -> ExplorerConfig:
-    """A starting mesh that uses every device: ``(a, b)`` as square as the count allows."""
-    a = 1
-    for f in range(1, int(math.isqrt(device_count)) + 1):
-        if device_count % f == 0:
-            a = f
-    b = device_count // a
-    if a == 1:
-        cfg = ExplorerConfig(mesh_shape=str(device_count), axis_names="data",
-                             spec="data, None", rhs_spec="None, None")
-    else:
-        cfg = ExplorerConfig(mesh_shape=f"{a}, {b}")
-    for k, v in overrides.items():
-        if k not in ExplorerConfig.__dataclass_fields__:
-            raise TypeError(f"mesh_explorer() got an unknown setting {k!r}")
-        setattr(cfg, k, v)
-    return cfg
-
-
-def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The notebook's own functions (not modules, classes or private names)."""
-    out = {}
-    for name, value in namespace.items():
-        if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value):
-            continue
-        if callable(value) and (inspect.isfunction(value) or hasattr(value, "lower")):
-            out[name] = value
-    return out
-
-
 class MeshExplorer:
     """The app's state: the controls, the last good result, and the message line."""
 
     def __init__(self, namespace: dict[str, Any] | None = None, devices: list[Any] | None = None,
                  fake_devices: int | None = None, **config: Any) -> None:
         """``fake_devices=N`` asks for N CPU devices; honoured only before JAX has started."""
-        import jax
-
-        from workbench.engine.sharding.spec import request_fake_devices
-
-        device_warning = request_fake_devices(fake_devices) if fake_devices else ""
+        device_warning = ""
+        if fake_devices:
+            try:
+                device_setup.fake_devices(fake_devices)
+            except device_setup.FakeDevicesError as exc:  # said above the picture
+                device_warning = str(exc)
         self.namespace = namespace if namespace is not None else {}
-        self.devices = list(jax.devices()) if devices is None else list(devices)
-        cfg = default_config(len(self.devices), **config)
+        self.devices = available_devices() if devices is None else list(devices)
+        cfg = ExplorerConfig.default(len(self.devices), **config)
         self.result: ExplorerResult | None = None
         self.widgets: dict[str, Any] = {}
         for label, placeholder, key in TEXT_FIELDS:
@@ -205,4 +178,4 @@ def serve(port: int, show: bool = False) -> None:
              websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], threaded=False)
 
 
-__all__ = ["MeshExplorer", "default_config", "mesh_explorer", "serve", "user_functions"]
+__all__ = ["MeshExplorer", "mesh_explorer", "serve"]

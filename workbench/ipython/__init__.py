@@ -9,7 +9,7 @@ exactly what ``%load_ext`` did.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.ipython import cache_magics
@@ -39,8 +39,10 @@ def unload(shell: Any) -> None:
     """Remove what :func:`load` installed."""
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
+        # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}
+        table = cast(dict[str, dict[str, Any]], cls.magics)
         for kind in ("line", "cell"):
-            for name in cls.magics[kind]:
+            for name in table[kind]:
                 magics[kind].pop(name, None)
     shell.display_formatter.mimebundle_formatter.type_printers.pop(Inspection, None)
     cache_magics.unload(shell)

@@ -9,44 +9,24 @@ set-up line or argument is a short :class:`~workbench.ipython.cell.CellError`.
 
 from __future__ import annotations
 
-import re
-
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.api.bench import bench_call, hide_in_execution
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
+from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import capture_call
 from workbench.views.display import Display
-
-#: Leading flags of the line form: ``-n 100``, ``-n100``, ``--budget=0.5``, ``--text``...
-_FLAG = re.compile(
-    r"""\s*(?P<flag>(?:-n|-r|--budget|--precision)(?:\s*=\s*|\s+|(?=\d))[^\s]+
-            |--no-roofline|--text|--quiet|-q)(?=\s|$)""", re.VERBOSE)
-
-
-def split_bench_line(line: str) -> tuple[str, str]:
-    """``(flags, call)`` of a line-magic string; flags stop at the first non-flag token."""
-    pos = 0
-    while True:
-        m = _FLAG.match(line, pos)
-        if m is None:
-            break
-        pos = m.end()
-    rest = line[pos:].strip()
-    if rest.startswith("-") and len(rest) > 1 and (rest[1].isalpha() or rest[1] == "-"):
-        raise UsageError(f"unknown flag {rest.split()[0]!r}; flags are -n N, -r N, "
-                         "--budget SECONDS, --precision FRACTION, --no-roofline, --text, -q")
-    return line[:pos], rest
 
 
 @magics_class
 class BenchMagics(Magics):
     """``%jaxbench`` / ``%%jaxbench``: time a JAX call correctly, live."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @argument("-n", type=int, default=None, metavar="N",
               help="calls per sample (default: autorange so a sample is long enough)")
@@ -71,14 +51,8 @@ class BenchMagics(Magics):
         apart; samples are autoranged within ``--budget``.  The result is returned
         (``r = %jaxbench f(x)``) with ``.to_json()``, ``.to_dataframe()``.
         """
-        expr = ""
-        if cell is None:
-            flags, expr = split_bench_line(line)
-            if not expr:
-                raise UsageError("%jaxbench needs a call, e.g. %jaxbench f(x)")
-            args = parse_argstring(self.jaxbench, flags)
-        else:
-            args = parse_argstring(self.jaxbench, line)
+        args, expr = parse_magic_line(
+            self.jaxbench, line, needs=None if cell is not None else "a call, e.g. %jaxbench f(x)")
         try:  # settings are checked before the cell runs
             check_settings(args.budget, args.n, args.r, args.precision)
         except BenchInputError as exc:
@@ -93,4 +67,4 @@ class BenchMagics(Magics):
         return result
 
 
-__all__ = ["BenchMagics", "split_bench_line"]
+__all__ = ["BenchMagics"]

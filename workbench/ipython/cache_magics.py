@@ -11,20 +11,17 @@ the user's: if they turn it on, they see JAX's messages).
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from workbench.engine.cache.ledger import LEDGER, LedgerSnapshot
 from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
+from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.views.cache import cell_line_display, ledger_display, persistent_display
-
-_JAXCACHE_USAGE = ("usage: %jaxcache | %jaxcache clear | %jaxcache persist [DIR] "
-                   "[--min-compile-time SECONDS] [--min-entry-size BYTES] | "
-                   "%jaxcache persist off")
 
 
 class Observatory:
@@ -91,6 +88,18 @@ class ObservatoryMagics(Magics):
         super().__init__(shell)
         self.observatory = observatory
 
+    @magic_arguments()
+    @argument("command", nargs="?", choices=("clear", "persist"), metavar="clear|persist",
+              help="clear: empty JAX's compilation caches and the ledger; "
+                   "persist: JAX's persistent compilation cache (below)")
+    @argument("directory", nargs="?", metavar="DIR|off",
+              help="persist DIR: turn the persistent cache on in DIR; persist off: put the "
+                   "previous settings back; persist alone: its settings and hits/misses")
+    @argument("--min-compile-time", type=float, default=None, metavar="SECONDS",
+              help="persist DIR: write programs that took at least this long to compile "
+                   "(0: all of them)")
+    @argument("--min-entry-size", type=int, default=None, metavar="BYTES",
+              help="persist DIR: write entries of at least this many bytes")
     @line_magic
     def jaxcache(self, line: str = "") -> Any:
         """Every jitted function seen in this kernel: cache entries, compiles, time, misses.
@@ -101,69 +110,42 @@ class ObservatoryMagics(Magics):
         ``%jaxcache persist`` shows them and its hits/misses; ``%jaxcache persist off``
         puts the previous settings back.
         """
-        try:
-            words = shlex.split(line)
-        except ValueError as exc:
-            raise UsageError(f"%jaxcache: {exc}") from None
-        if not words:
+        args, _ = parse_magic_line(self.jaxcache, line)
+        thresholds = args.min_compile_time is not None or args.min_entry_size is not None
+        usage = usage_line(self.jaxcache)
+        if args.command == "clear" and (args.directory is not None or thresholds):
+            raise UsageError(f"%jaxcache clear takes nothing more\n{usage}")
+        if args.directory in (None, "off") and thresholds:
+            raise UsageError(f"the thresholds go with %jaxcache persist DIR\n{usage}")
+        if args.command is None:
             return ledger_display(LEDGER.snapshot())
-        cmd, rest = words[0], words[1:]
-        if cmd == "clear" and not rest:
+        if args.command == "clear":
             LEDGER.clear_caches()
             print("Cleared JAX's compilation caches and the compile ledger.")
             return None
-        if cmd == "persist":
-            return self._persist(rest)
-        raise UsageError(_JAXCACHE_USAGE)
-
-    def _persist(self, words: list[str]) -> Any:
-        if words == ["off"]:
+        if args.directory == "off":
             restore_persistent_cache()
-            return persistent_display(LEDGER.persistent_status())
-        directory: str | None = None
-        opts: dict[str, str] = {}
-        i = 0
-        while i < len(words):
-            w = words[i]
-            if w in ("--min-compile-time", "--min-entry-size"):
-                if i + 1 >= len(words):
-                    raise UsageError(f"{w} needs a value\n{_JAXCACHE_USAGE}")
-                opts[w], i = words[i + 1], i + 2
-            elif w.startswith("-"):
-                raise UsageError(f"unknown flag {w!r}\n{_JAXCACHE_USAGE}")
-            elif directory is None:
-                directory, i = w, i + 1
-            else:
-                raise UsageError(_JAXCACHE_USAGE)
-        try:
-            min_time = (float(opts["--min-compile-time"]) if "--min-compile-time" in opts
-                        else None)
-            min_size = int(opts["--min-entry-size"]) if "--min-entry-size" in opts else None
-        except ValueError:
-            raise UsageError("--min-compile-time takes seconds (e.g. 0), "
-                             "--min-entry-size bytes (e.g. 0)") from None
-        if directory is None:
-            if opts:
-                raise UsageError(f"give the cache directory\n{_JAXCACHE_USAGE}")
-        else:
+        elif args.directory is not None:
             try:
-                enable_persistent_cache(directory, min_time, min_size)
+                enable_persistent_cache(args.directory, args.min_compile_time,
+                                        args.min_entry_size)
             except OSError as exc:
-                raise UsageError(f"cannot use {directory!r} as the cache: {exc}") from None
+                raise UsageError(f"cannot use {args.directory!r} as the cache: {exc}") from None
         return persistent_display(LEDGER.persistent_status())
 
+    @magic_arguments()
+    @argument("setting", nargs="?", choices=("timings",), metavar="timings",
+              help="the compile line shown beside each cell that compiled")
+    @argument("state", nargs="?", choices=("on", "off"), metavar="on|off",
+              help="turn it on (the default) or off; without it, print whether it is on")
     @line_magic
     def workbench(self, line: str = "") -> None:
         """``%workbench timings on|off``: the compile line beside each cell (on by default)."""
-        words = line.split()
-        if len(words) == 2 and words[0] == "timings" and words[1] in ("on", "off"):
-            self.observatory.timings = words[1] == "on"
+        args, _ = parse_magic_line(self.workbench, line)
+        if args.state is not None:
+            self.observatory.timings = args.state == "on"
             return
-        if not words or words == ["timings"]:
-            state = "on" if self.observatory.timings else "off"
-            print(f"workbench timings: {state}")
-            return
-        raise UsageError("usage: %workbench timings on|off")
+        print(f"workbench timings: {'on' if self.observatory.timings else 'off'}")
 
 
 _OBSERVATORIES: dict[int, tuple[Observatory, ObservatoryMagics]] = {}

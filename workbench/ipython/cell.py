@@ -21,7 +21,8 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from workbench.api._trace import trace_stages
-from workbench.engine.common.errors import ErrorReport, UserLine, report
+from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.common.source import SourceLine
 from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection
 from workbench.engine.jaxpr.transforms import TransformError
 from workbench.views.errors import WorkbenchError
@@ -58,7 +59,7 @@ def _cell_filename(execution_count: int | None) -> str:
 
 def _fail(phase: str, kind: str, summary: str, filename: str = "", line: int = 0,
           text: str = "") -> CellError:
-    where = UserLine(filename, line, "<cell>", text) if filename else None
+    where = SourceLine(filename, line, "<cell>", text) if filename else None
     return CellError(ErrorReport(phase=phase, kind=kind, summary=summary, where=where))
 
 
@@ -179,5 +180,5 @@ def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums
 def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
     """Errors raised inside JAX itself (e.g. grad of a non-scalar) point at the call line."""
     if rep.where is None:
-        rep.where = UserLine(captured.filename, captured.line, "<cell>", captured.call_text)
+        rep.where = SourceLine(captured.filename, captured.line, "<cell>", captured.call_text)
     return rep

@@ -7,7 +7,7 @@ the engine for the HLO report, hand it to the view.
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.engine.common.errors import report
@@ -18,31 +18,30 @@ from workbench.engine.hlo.report import (
     build_hlo_report,
     fusion_for,
 )
-from workbench.ipython.args import _ints, _names, check_backend, check_transforms, magic_args
+from workbench.ipython.args import (
+    argnames,
+    argnums,
+    check_backend,
+    check_transforms,
+    parse_magic_line,
+    trace_arguments,
+)
 from workbench.ipython.cell import CellError, _at_call, capture_call, trace_captured
 from workbench.views.display import Display
 from workbench.views.hlo import hlo_display
-
-_HLO_VALUE_FLAGS = {"-t", "--transform", "--static-argnums", "--static-argnames", "--stage",
-                    "--backend"}
-_HLO_BOOL_FLAGS = {"--text", "--fusion", "--no-fusion"}
-_HLO_USAGE = ("-t/--transform NAME, --static-argnums, --static-argnames, --stage "
-              "compiled|lowered, --backend NAME, --fusion/--no-fusion, --text")
 
 
 @magics_class
 class HloMagics(Magics):
     """``%%hlo`` and ``%hlo``: what XLA compiled for a call, with a fusion diagram."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
-    @argument("-t", "--transform", action="append", default=[], metavar="NAME",
-              help="transform to apply first, innermost first; repeatable (as in %%jaxpr)")
-    @argument("--static-argnums", default=None, help="positions of static arguments, e.g. 1,2")
-    @argument("--static-argnames", default=None, help="names of static keyword arguments")
+    @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--stage", default="compiled", choices=STAGES,
               help="compiled: optimized HLO after XLA's passes (default); "
                    "lowered: StableHLO as JAX lowered it")
-    @argument("--backend", default=None,
+    @argument("--backend", default=None, metavar="NAME",
               help="compile for this backend (cpu, gpu, tpu) instead of the default one")
     @argument("--fusion", dest="fusion", action="store_true", default=None,
               help="draw the fusion diagram (default for --stage compiled)")
@@ -54,10 +53,11 @@ class HloMagics(Magics):
         """Show what XLA made of a call instead of running it.
 
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
-        is lowered and compiled (not executed).  Line form: ``%hlo f(x)``.
+        is lowered and compiled (not executed).  Line form: ``%hlo [flags] f(x)``.
         """
-        args, expr = magic_args(self.hlo, line, cell, _HLO_VALUE_FLAGS, _HLO_BOOL_FLAGS,
-                                "%hlo --stage lowered loss(w, x)", _HLO_USAGE)
+        args, expr = parse_magic_line(
+            self.hlo, line,
+            needs=None if cell is not None else "a call, e.g. %hlo --stage lowered loss(w, x)")
         backend = check_backend(args.backend)
         try:
             fusion_for(args.stage, args.fusion)  # bad combinations are refused before the cell runs
@@ -65,8 +65,8 @@ class HloMagics(Magics):
             raise UsageError(str(exc)) from None
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "hlo")
-        (ins,) = trace_captured(captured, args.transform, _ints(args.static_argnums),
-                                _names(args.static_argnames), compare=False, backend=backend)
+        (ins,) = trace_captured(captured, args.transform, argnums(args.static_argnums),
+                                argnames(args.static_argnames), compare=False, backend=backend)
 
         try:
             rep = build_hlo_report(ins, args.stage, fusion=args.fusion)

@@ -11,17 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.engine.jaxpr.transforms import TRANSFORM_NAMES
 from workbench.ipython.args import (
-    _BOOL_FLAGS,
-    _VALUE_FLAGS,
-    _ints,
-    _names,
+    argnames,
+    argnums,
     check_transforms,
-    magic_args,
+    parse_magic_line,
+    trace_arguments,
 )
 from workbench.ipython.cell import capture_call, trace_captured
 from workbench.views.display import Display
@@ -32,32 +30,31 @@ from workbench.views.jaxpr import jaxpr_display
 class JaxprMagics(Magics):
     """``%%jaxpr`` and ``%jaxpr``: the jaxpr of a call under any composition of transforms."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
-    @argument("-t", "--transform", action="append", default=[], metavar="NAME",
-              help=f"transform to apply, innermost first; repeatable. One of "
-                   f"{', '.join(TRANSFORM_NAMES)}, optionally with literal arguments, e.g. "
-                   f"\"vmap(in_axes=(None, 0))\", or a nested string such as \"vmap(grad(f))\".")
-    @argument("--static-argnums", default=None, help="positions of static arguments, e.g. 1,2")
-    @argument("--static-argnames", default=None, help="names of static keyword arguments")
+    @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
     @argument("--compare", action="store_true",
               help="show the function and each successive transform side by side")
-    @argument("--depth", type=int, default=1, help="how many levels of nested jaxprs start open")
+    @argument("--depth", type=int, default=1, metavar="N",
+              help="how many levels of nested jaxprs start open (default 1)")
     @line_cell_magic
     def jaxpr(self, line: str = "", cell: str | None = None) -> Display[Any] | None:
         """Show the jaxpr of a call instead of running it.
 
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
-        is traced (not executed) and its jaxpr shown.  Line form: ``%jaxpr f(x)``.
+        is traced (not executed) and its jaxpr shown.  Line form: ``%jaxpr [flags] f(x)``.
+        Quote a transform with spaces: ``-t "vmap(in_axes=(None, 0))"``.
         """
-        args, expr = magic_args(self.jaxpr, line, cell, _VALUE_FLAGS, _BOOL_FLAGS,
-                                "%jaxpr -t grad loss(w, x)")
+        args, expr = parse_magic_line(
+            self.jaxpr, line,
+            needs=None if cell is not None else "a call, e.g. %jaxpr -t grad loss(w, x)")
         if args.depth < 0:
             raise UsageError("--depth must be 0 or more")
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "jaxpr")
-        stages = trace_captured(captured, args.transform, _ints(args.static_argnums),
-                                _names(args.static_argnames), compare=args.compare)
+        stages = trace_captured(captured, args.transform, argnums(args.static_argnums),
+                                argnames(args.static_argnames), compare=args.compare)
         return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 

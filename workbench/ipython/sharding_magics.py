@@ -11,12 +11,14 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
-from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.api.sharding import sharding
-from workbench.engine.common.errors import ErrorReport, UserLine, report
+from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.common.source import SourceLine
 from workbench.engine.sharding.layout import Layout
+from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
@@ -35,21 +37,22 @@ def _filename(shell: Any) -> str:
 class ShardingMagics(Magics):
     """``%sharding``: the mesh, PartitionSpec and a picture of the shards of live arrays."""
 
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
+    @magic_arguments()
+    @argument("--text", action="store_true", help="plain text only (no picture)")
     @line_magic
     def sharding(self, line: str = "") -> Display[list[Layout]]:
-        """Show how ``EXPR`` (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] x``."""
-        text_only = False
-        expr = line.strip()
-        if expr.startswith("--text"):
-            text_only, expr = True, expr[len("--text"):].strip()
-        elif expr.startswith("-"):
-            raise UsageError(f"unknown flag {expr.split()[0]!r}; %sharding takes --text")
-        if not expr:
-            raise UsageError("%sharding needs an expression, e.g. %sharding x or %sharding params")
+        """Show how EXPR (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] EXPR``.
+
+        EXPR is any Python expression after the flags, e.g. ``%sharding params``.
+        """
+        args, expr = parse_magic_line(
+            self.sharding, line, needs="an expression, e.g. %sharding x or %sharding params")
+        text_only = args.text
         filename = _filename(self.shell)
         source = f"%sharding {line.strip()}"
         linecache.cache[filename] = (len(source), None, [source + "\n"], filename)
-        where = UserLine(filename, 1, "<cell>", source)
+        where = SourceLine(filename, 1, "<cell>", source)
         try:
             code = compile(expr, filename, "eval")
         except SyntaxError as exc:

@@ -3,7 +3,8 @@ the exception that carries one."""
 
 from __future__ import annotations
 
-from workbench.engine.common.errors import ErrorReport, UserLine
+from workbench.engine.common.errors import ErrorReport
+from workbench.engine.common.source import SourceLine
 from workbench.views._html import source_label
 
 _PHASES = {
@@ -52,7 +53,7 @@ class WorkbenchError(Exception):
         self.report = rep
         self.subject = subject
 
-    def located(self, where: UserLine | None) -> WorkbenchError:
+    def located(self, where: SourceLine | None) -> WorkbenchError:
         """Point at ``where`` when the report names no line of the user's (JAX raised it)."""
         if self.report.where is None:
             self.report.where = where

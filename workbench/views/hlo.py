@@ -16,8 +16,9 @@ import math
 import re
 from typing import Any
 
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import DataflowGraph, GraphNode
-from workbench.engine.hlo.model import HloComputation, HloInstruction, SourceLoc
+from workbench.engine.hlo.model import HloComputation, HloInstruction
 from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
 from workbench.views._envelope import envelope
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
@@ -77,7 +78,7 @@ def _nr(value: str | None) -> str:
     return value if value is not None else '<span class="nr">not reported by this backend</span>'
 
 
-def _src_label(loc: SourceLoc) -> str:
+def _src_label(loc: SourceLine) -> str:
     return source_label(loc.file, loc.line)[0]
 
 

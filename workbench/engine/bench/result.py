@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from workbench.engine.bench.env import Environment
 from workbench.engine.bench.peaks import Roofline
 from workbench.engine.bench.sampler import FirstCall
 from workbench.engine.bench.stats import PowerFit, RatioStats, SampleStats, ratio_of_medians
-from workbench.engine.common.errors import ErrorReport, UserLine
+from workbench.engine.common.environment import Environment
+from workbench.engine.common.errors import ErrorReport
+from workbench.engine.common.source import SourceLine
 
 SCHEMA_VERSION = 1
 
@@ -93,7 +94,7 @@ class Measurement:
             where = err.get("where")
             error = ErrorReport(phase=err["phase"], kind=err["kind"], summary=err["summary"],
                                 hints=list(err.get("hints", [])),
-                                where=None if where is None else UserLine(**where))
+                                where=None if where is None else SourceLine.from_dict(where))
         return cls(
             variant=d["variant"], params=_params_from_json(d.get("params", {})),
             number=d.get("number", 0),

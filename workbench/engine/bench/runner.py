@@ -34,7 +34,6 @@ import jax
 import numpy as np
 
 from workbench.engine import _jax_compat as compat
-from workbench.engine.bench.env import environment
 from workbench.engine.bench.peaks import DevicePeak, as_peak, roofline
 from workbench.engine.bench.result import BenchConfig, Benchmark, Comparison, Measurement
 from workbench.engine.bench.sampler import (
@@ -46,6 +45,7 @@ from workbench.engine.bench.sampler import (
 )
 from workbench.engine.bench.stats import fit_power_law, paired_ratio, summarize
 from workbench.engine.common.analysis import CostAnalysis
+from workbench.engine.common.environment import environment
 from workbench.engine.jaxpr.inspection import function_name, inspect
 
 DEFAULT_BUDGET_S = 3.0
@@ -391,7 +391,6 @@ def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTim
     """Rounds of one sample per variant (A B A B ...) until a stopping rule fires."""
     rounds = 0
     next_check = config.min_runs
-    counting = counter.sink is not None
     while live:
         for m in list(live):
             mark = counter.mark()
@@ -401,8 +400,9 @@ def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTim
                 m.error = error_report(exc, "sampling", variants[m.variant])
                 live.remove(m)
             finally:
-                if counting:
-                    m.sampling_compiles += counter.since(mark)
+                added = counter.since(mark)  # None: no ledger, so compiles stay unknown
+                if added is not None:
+                    m.sampling_compiles = (m.sampling_compiles or 0) + added
         rounds += 1
         elapsed = time.perf_counter() - point_start
         if config.repeat is not None:
@@ -467,10 +467,10 @@ def _comparisons(measurements: list[Measurement], names: list[str]) -> list[Comp
         if ref is None or not ref.samples:
             continue
         for name in names[1:]:
-            m = group.get(name)
-            if m is None or not m.samples:
+            other = group.get(name)
+            if other is None or not other.samples:
                 continue
-            ratio = paired_ratio(m.samples, ref.samples, name, names[0])
+            ratio = paired_ratio(other.samples, ref.samples, name, names[0])
             if ratio is not None:
-                out.append(Comparison(params=dict(m.params), ratio=ratio))
+                out.append(Comparison(params=dict(other.params), ratio=ratio))
     return out

@@ -41,12 +41,15 @@ except ImportError:  # pragma: no cover - depends on which issues have landed
 class BenchInputError(ValueError):
     """Bad benchmark settings (budget, counts, sweep): a short message for the user.
 
-    Raised before anything runs.  IPython shows ``_render_traceback_`` instead of a
-    traceback through our internals: the message is the whole story.
+    Raised before anything runs.  The message is the whole story, so :attr:`report`
+    holds it as an error record with no source line (the fault is in the settings,
+    not in a line of the user's code); front doors show it through the error view
+    rather than as a traceback through our internals.
     """
 
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31m\x1b[1mBenchInputError\x1b[0m: {self}"]
+    @property
+    def report(self) -> ErrorReport:
+        return ErrorReport(phase="settings", kind=type(self).__name__, summary=str(self))
 
 
 class OutputError(TypeError):

@@ -18,6 +18,8 @@ from typing import Any
 
 import jax
 
+from workbench.engine.common.source import SourceLine
+
 _JAX_DIR = os.path.dirname(jax.__file__) + os.sep
 # workbench/engine/common/errors.py -> workbench/
 _WORKBENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -41,17 +43,6 @@ _HINT_PATTERNS = re.compile(
 
 
 @dataclass(slots=True)
-class UserLine:
-    file: str
-    line: int
-    function: str
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
-
-
-@dataclass(slots=True)
 class ErrorReport:
     """What went wrong, where in the user's code, and JAX's hint."""
 
@@ -59,7 +50,7 @@ class ErrorReport:
     kind: str  # exception type name, e.g. "TracerBoolConversionError"
     summary: str
     hints: list[str] = field(default_factory=list)
-    where: UserLine | None = None
+    where: SourceLine | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "kind": self.kind, "summary": self.summary,
@@ -85,7 +76,7 @@ def _frames(tb: types.TracebackType | None) -> list[tuple[str, int, str]]:
     return out
 
 
-def user_line(exc: BaseException) -> UserLine | None:
+def user_line(exc: BaseException) -> SourceLine | None:
     """The innermost frame of user code in the exception's traceback (or its causes)."""
     seen: set[int] = set()
     candidates: list[tuple[str, int, str]] = []
@@ -100,7 +91,7 @@ def user_line(exc: BaseException) -> UserLine | None:
         return None
     file, line, func = candidates[-1]
     text = linecache.getline(file, line).strip()
-    return UserLine(file=file, line=line, function=func, text=text)
+    return SourceLine(file=file, line=line, function=func, text=text)
 
 
 def _message(exc: BaseException) -> str:
@@ -124,14 +115,14 @@ def report(exc: BaseException, phase: str) -> ErrorReport:
     text = _message(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     summary = _cut(lines[0], SUMMARY_LIMIT) if lines else type(exc).__name__
-    hints = []
+    hints: list[str] = []
     for ln in lines[1:]:
         if _HINT_PATTERNS.search(ln) and len(hints) < HINT_LINES:
             hints.append(_cut(ln, SUMMARY_LIMIT))
-    where = None
+    where: SourceLine | None
     if isinstance(exc, SyntaxError) and exc.filename:
         text_line = (exc.text or linecache.getline(exc.filename, exc.lineno or 0)).strip()
-        where = UserLine(exc.filename, exc.lineno or 0, "<cell>", text_line)
+        where = SourceLine(exc.filename, exc.lineno or 0, "<cell>", text_line)
     else:
         where = user_line(exc)
     return ErrorReport(phase=phase, kind=type(exc).__name__, summary=summary, hints=hints,

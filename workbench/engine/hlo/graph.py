@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.model import (
     COLLECTIVE_OPCODES,
     HloComputation,
     HloInstruction,
     HloModule,
-    SourceLoc,
 )
 
 FUSION_KINDS = {"kLoop": "loop", "kInput": "input (reduction)", "kOutput": "output",
@@ -51,7 +51,7 @@ class GraphNode:
     fusion_kind: str = ""
     fused_ops: list[str] = field(default_factory=list)
     primitives: list[str] = field(default_factory=list)
-    sources: list[SourceLoc] = field(default_factory=list)
+    sources: list[SourceLine] = field(default_factory=list)
     source_lost: bool = False
     is_output: bool = False
     param_index: int | None = None
@@ -112,14 +112,14 @@ class _Gather:
 
     def __init__(self, module: HloModule) -> None:
         self.module = module
-        self._memo: dict[str, tuple[list[SourceLoc], list[str], list[str]]] = {}
+        self._memo: dict[str, tuple[list[SourceLine], list[str], list[str]]] = {}
 
-    def of(self, comp_name: str) -> tuple[list[SourceLoc], list[str], list[str]]:
+    def of(self, comp_name: str) -> tuple[list[SourceLine], list[str], list[str]]:
         if comp_name in self._memo:
             return self._memo[comp_name]
         self._memo[comp_name] = ([], [], [])  # cycle guard
         comp = self.module.by_name.get(comp_name)
-        sources: dict[tuple[str, int], SourceLoc] = {}
+        sources: dict[tuple[str, int], SourceLine] = {}
         prims: dict[str, None] = {}
         ops: dict[str, None] = {}
         if comp is not None:
@@ -139,7 +139,7 @@ class _Gather:
         return result
 
 
-def _add_own(ins: HloInstruction, sources: dict[tuple[str, int], SourceLoc],
+def _add_own(ins: HloInstruction, sources: dict[tuple[str, int], SourceLine],
              prims: dict[str, None]) -> None:
     if ins.opcode == "parameter":
         return  # a parameter's op_name is the argument's name, not a primitive
@@ -184,7 +184,7 @@ def build_graph(module: HloModule, comp: HloComputation,
     edges: list[GraphEdge] = []
     for ins in comp.instructions:
         kind = _kind(ins)
-        sources: dict[tuple[str, int], SourceLoc] = {}
+        sources: dict[tuple[str, int], SourceLine] = {}
         prims: dict[str, None] = {}
         _add_own(ins, sources, prims)
         fused_ops: list[str] = []
@@ -294,7 +294,7 @@ class Collective:
     use_global_device_ids: bool = False
     dimensions: str = ""
     op_name: str = ""
-    source: SourceLoc | None = None
+    source: SourceLine | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "computation": self.computation,

@@ -17,7 +17,8 @@ from typing import Any
 from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
 from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.hlo.graph import Collective, DataflowGraph, control_graphs, find_collectives
-from workbench.engine.hlo.model import HloModule, HloParseError, parse_hlo
+from workbench.engine.hlo.model import HloModule, HloParseError
+from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.hlo.stablehlo import StableHloText, parse_stablehlo
 from workbench.engine.jaxpr.inspection import Inspection
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from workbench.engine.hlo.model import SourceLoc, primitive_of
+from workbench.engine.common.source import SourceLine
+from workbench.engine.hlo.model import primitive_of
 
 _LOC_DEF_RE = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _LOC_USE_RE = re.compile(r"loc\((#loc\d*)\)\s*$")
@@ -30,7 +31,7 @@ class StableOp:
     line_no: int
     op: str
     op_name: str = ""
-    source: SourceLoc | None = None
+    source: SourceLine | None = None
 
     @property
     def primitive(self) -> str:
@@ -49,14 +50,8 @@ class StableHloText:
         """Operations in the module, excluding the ``func``/``module`` scaffolding."""
         return sum(1 for o in self.ops if not o.op.startswith(("func.", "builtin.")))
 
-    def op_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for o in self.ops:
-            counts[o.op] = counts.get(o.op, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
-
-def _resolve(defs: dict[str, str], ref: str) -> tuple[str, SourceLoc | None]:
+def _resolve(defs: dict[str, str], ref: str) -> tuple[str, SourceLine | None]:
     """(outermost op name, innermost file location) of a location reference."""
     name = ""
     seen = set()
@@ -77,7 +72,7 @@ def _resolve(defs: dict[str, str], ref: str) -> tuple[str, SourceLoc | None]:
             continue
         m = _FILE_LOC_RE.match(body)
         if m:
-            return name, SourceLoc(m.group(1), int(m.group(2)))
+            return name, SourceLine(m.group(1), int(m.group(2)))
         m = _BARE_NAME_RE.match(body)
         if m and not name:  # a name with no location under it, e.g. loc("sort")
             name = m.group(1)
@@ -98,9 +93,9 @@ def parse_stablehlo(text: str) -> StableHloText:
         m = re.search(rf"mhlo\.{key} = (\d+)", text)
         if m:
             setattr(out, key, int(m.group(1)))
-    cache: dict[str, tuple[str, SourceLoc | None]] = {}
+    cache: dict[str, tuple[str, SourceLine | None]] = {}
 
-    def resolve(line: str) -> tuple[str, SourceLoc | None] | None:
+    def resolve(line: str) -> tuple[str, SourceLine | None] | None:
         u = _LOC_USE_RE.search(line)
         if not u:
             return None

@@ -15,24 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine import _jax_compat as compat
+from workbench.engine.common.source import SourceLine
 
 #: Version of the JSON form (docs/mime-jaxpr.md); 2 introduced the shared aval table.
 SCHEMA_VERSION = 2
 
 #: Params are shown as text; long ones (big literal arrays, long tuples) are cut here.
 PARAM_TEXT_LIMIT = 240
-
-
-@dataclass(slots=True)
-class Source:
-    file: str
-    line: int
-    column: int
-    function: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "function": self.function}
 
 
 @dataclass(slots=True)
@@ -79,7 +68,7 @@ class Equation:
     params: dict[str, str]
     invars: list[Atom]
     outvars: list[Atom]
-    source: Source | None
+    source: SourceLine | None
     name_stack: str
     subjaxprs: list[SubJaxpr] = field(default_factory=list)
     effects: list[str] = field(default_factory=list)
@@ -181,12 +170,12 @@ def _short_text(value: Any, limit: int = PARAM_TEXT_LIMIT) -> str:
 
 def _jaxprs_in(value: Any, name: str) -> list[tuple[str, Any]]:
     """(label, jaxpr) pairs held by one equation param, open or closed."""
-    if compat.is_closed_jaxpr(value) or compat.is_open_jaxpr(value):
+    if compat.is_jaxpr(value):
         return [(name, value)]
     if isinstance(value, (tuple, list)) and value:
         found: list[tuple[str, Any]] = []
         for i, item in enumerate(value):
-            if compat.is_closed_jaxpr(item) or compat.is_open_jaxpr(item):
+            if compat.is_jaxpr(item):
                 found.append((f"{name}[{i}]", item))
         return found
     return []
@@ -284,12 +273,11 @@ class _Builder:
 
     def jaxpr(self, jaxpr: Any) -> JaxprModel:
         consts: list[str] = []
-        if compat.is_closed_jaxpr(jaxpr):
-            for c in jaxpr.consts:
-                shape = getattr(c, "shape", None)
-                dtype = getattr(c, "dtype", None)
-                consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
-            jaxpr = jaxpr.jaxpr
+        for c in compat.jaxpr_consts(jaxpr):
+            shape = getattr(c, "shape", None)
+            dtype = getattr(c, "dtype", None)
+            consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
+        jaxpr = compat.open_jaxpr(jaxpr)
         # Like JAX's printer, a variable that nothing reads is shown as ``_``.
         used = {id(v) for e in jaxpr.eqns for v in e.invars if not compat.is_literal(v)}
         used.update(id(v) for v in jaxpr.outvars if not compat.is_literal(v))
@@ -322,7 +310,7 @@ class _Builder:
         if self._with_source:
             fr = compat.user_frame(eqn.source_info)
             if fr is not None:
-                source = Source(fr.file, fr.line, fr.column, fr.function)
+                source = SourceLine(fr.file, fr.line, fr.function, column=fr.column)
         effects = [_short_text(e, 80) for e in (getattr(eqn, "effects", None) or ())]
         return Equation(
             primitive=str(eqn.primitive),

@@ -123,7 +123,8 @@ def parse_transforms(text: str) -> list[TransformSpec]:
             return
         if any(kw.arg is None for kw in n.keywords):
             raise TransformError(f"**kwargs is not supported in a transform string: {text!r}")
-        kwargs = {kw.arg: _literal(kw.value, text) for kw in n.keywords}
+        # ``**kw`` (arg None) was refused just above
+        kwargs = {str(kw.arg): _literal(kw.value, text) for kw in n.keywords}
         args = list(n.args)
         inner: ast.AST | None = None
         if args and isinstance(args[0], (ast.Name, ast.Call)) and not _is_literal_node(args[0]):
@@ -246,7 +247,8 @@ def _apply_one(
         cotangent = jax.tree.map(_abstract, out_shape)
 
         def vjp_fn(*pc: Any) -> Any:
-            res = jax.vjp(base, *pc[:n], has_aux=has_aux)
+            # has_aux is only known at run time; JAX's overloads want a literal
+            res = jax.vjp(base, *pc[:n], has_aux=True) if has_aux else jax.vjp(base, *pc[:n])
             backward = res[1]
             return backward(pc[n])
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import Collective, expand_mesh_groups, find_collectives
-from workbench.engine.hlo.model import HloModule, SourceLoc
+from workbench.engine.hlo.model import HloModule
 from workbench.engine.sharding.layout import MeshInfo
 
 #: collectives whose result depends on the order of the devices within a group (which
@@ -101,7 +102,7 @@ class MeshCollective:
     pairs: list[list[int]] | None  # collective-permute: device id pairs
     name: str = ""
     op_name: str = ""
-    source: SourceLoc | None = None
+    source: SourceLine | None = None
 
     @property
     def description(self) -> str:

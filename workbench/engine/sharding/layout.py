@@ -415,11 +415,11 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...] | list[int], dtype:
         by_index.setdefault((tuple(start), tuple(stop)), []).append(dev)
     order = mesh.device_ids if mesh is not None else None
     shards = []
-    for (start, stop), devs in sorted(by_index.items()):
+    for (lo, hi), devs in sorted(by_index.items()):
         ids = [int(d.id) for d in devs]
         if order is not None:
             ids.sort(key=order.index)
-        shards.append(Shard(list(start), list(stop), list(stop), ids))
+        shards.append(Shard(list(lo), list(hi), list(hi), ids))
     all_devs = list(imap.keys())
     if mesh is not None:
         pos = {d: p for p, d in enumerate(mesh.device_ids)}

@@ -1,13 +1,15 @@
 """The mesh explorer's compile step: a mesh, specs and an operation in; what XLA did out.
 
 :func:`explore` takes an :class:`ExplorerConfig` (text as the user typed it, so
-the app stays a thin front door), builds the mesh from the devices JAX has,
-computes the input layout(s), and, for an operation, really compiles it with
-those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` (abstract
-``ShapeDtypeStruct`` arguments: nothing is allocated or run).  From the compiled
-program it reads the output sharding XLA chose, the collectives the SPMD
-partitioner inserted (named by mesh axes), ``memory_analysis`` and the stage
-times.  Given the previous result, it also says what changed.
+the app stays a thin front door; :meth:`ExplorerConfig.default` is the starting
+state for the devices present) and runs four named steps: :func:`validate`
+builds the mesh from the devices JAX has and the array's layout;
+:func:`operands` makes the abstract arguments (``ShapeDtypeStruct``: nothing is
+allocated or run); :func:`compile_operation` really compiles the operation with
+those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` and
+reads the output sharding XLA chose, the collectives the SPMD partitioner
+inserted (named by mesh axes), ``memory_analysis`` and the stage times; and
+:func:`diff_since` says what changed since the previous result.
 
 Every bad input raises :class:`ShardingInputError` with one short line; the
 caller keeps its last good result.
@@ -15,6 +17,8 @@ caller keeps its last good result.
 
 from __future__ import annotations
 
+import inspect
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -23,11 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from workbench.engine import _jax_compat as compat
 from workbench.engine.common.analysis import MemoryAnalysis
-from workbench.engine.hlo.model import parse_hlo
+from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.sharding.collectives import MeshCollective, mesh_collectives
 from workbench.engine.sharding.layout import (
     LAYOUT_VERSION,
+    DeviceInfo,
     Layout,
     MeshInfo,
     ShardingInputError,
@@ -70,6 +76,29 @@ class ExplorerConfig:
     reduction: str = "sum"
     function: Callable[..., Any] | None = None  # notebook mode: f(x) on the array
     function_name: str = ""
+
+    @classmethod
+    def default(cls, device_count: int, **overrides: Any) -> ExplorerConfig:
+        """A starting state whose mesh uses every device: ``(a, b)`` as square as the count allows.
+
+        A prime count (or one device) gets a 1-D mesh ``data``.  ``overrides`` set
+        fields by name; an unknown name is a ``TypeError``, as for a function call.
+        """
+        a = 1
+        for f in range(1, math.isqrt(device_count) + 1):
+            if device_count % f == 0:
+                a = f
+        b = device_count // a
+        if a == 1:
+            cfg = cls(mesh_shape=str(device_count), axis_names="data", spec="data, None",
+                      rhs_spec="None, None")
+        else:
+            cfg = cls(mesh_shape=f"{a}, {b}")
+        for k, v in overrides.items():
+            if k not in cls.__dataclass_fields__:
+                raise TypeError(f"mesh_explorer() got an unknown setting {k!r}")
+            setattr(cfg, k, v)
+        return cfg
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "function"}
@@ -148,10 +177,25 @@ class ExplorerResult:
 
 
 # -- building blocks ------------------------------------------------------------------------
-def _devices() -> list[Any]:
+def available_devices() -> list[Any]:
+    """The devices a mesh is built over: all of JAX's, in JAX's order."""
     import jax
 
     return list(jax.devices())
+
+
+def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The namespace's own functions the "function" operation can compile.
+
+    Plain functions and ``jax.jit`` wrappers; not modules, classes or private names.
+    """
+    out = {}
+    for name, value in namespace.items():
+        if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value):
+            continue
+        if inspect.isfunction(value) or compat.is_jitted(value):
+            out[name] = value
+    return out
 
 
 def build_mesh(cfg: ExplorerConfig, devices: list[Any]) -> tuple[Any, MeshInfo]:
@@ -242,28 +286,37 @@ def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
 
     # Explicit axes carry shardings in the types: a dot takes its output sharding as an
     # argument (JAX asks for it when the contraction is sharded); Auto axes are constrained.
-    dot_kw = {"out_sharding": out_sh} if explicit and out_sh is not None else {}
+    dot_out = out_sh if explicit else None
+    op: Callable[..., Any]
     if cfg.operation == "matmul":
-        def op(x: Any, y: Any) -> Any:
-            z = jnp.matmul(x, y, **dot_kw)
-            return z if dot_kw else constrain(z)
+        def matmul(x: Any, y: Any) -> Any:
+            z = jnp.matmul(x, y, out_sharding=dot_out)
+            return z if dot_out is not None else constrain(z)
+        op = matmul
     elif cfg.operation == "einsum":
         eq = cfg.equation.replace(" ", "")
 
-        def op(x: Any, y: Any) -> Any:
-            z = jnp.einsum(eq, x, y, **dot_kw)
-            return z if dot_kw else constrain(z)
+        def einsum(x: Any, y: Any) -> Any:
+            z = jnp.einsum(eq, x, y, out_sharding=dot_out)
+            return z if dot_out is not None else constrain(z)
+        op = einsum
     elif cfg.operation == "reduce":
         axes = tuple(parse_ints(cfg.reduce_axes, "reduction axes", 0))
-        fn = {"sum": jnp.sum, "max": jnp.max, "mean": jnp.mean}[cfg.reduction]
+        reducers: dict[str, Callable[..., Any]] = {"sum": jnp.sum, "max": jnp.max,
+                                                   "mean": jnp.mean}
+        fn = reducers[cfg.reduction]
 
-        def op(x: Any) -> Any:
+        def reduce(x: Any) -> Any:
             return constrain(fn(x, axis=axes))
+        op = reduce
     else:
-        user = cfg.function
+        if cfg.function is None:  # validate() said so already; this narrows the type
+            raise ShardingInputError("no function chosen")
+        user: Callable[..., Any] = cfg.function
 
-        def op(x: Any) -> Any:
+        def function(x: Any) -> Any:
             return jax.tree.map(constrain, user(x)) if out_sh is not None else user(x)
+        op = function
     op.__name__ = op.__qualname__ = {"matmul": "matmul", "einsum": "einsum",
                                      "reduce": cfg.reduction}.get(
         cfg.operation, cfg.function_name or getattr(cfg.function, "__name__", "f"))
@@ -288,19 +341,32 @@ def diff_results(before: ExplorerResult, after: ExplorerResult) -> ExplorerDiff:
                         temp(before), temp(after), out_text(before), out_text(after))
 
 
-# -- the step ------------------------------------------------------------------------------
-def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
-            devices: list[Any] | None = None) -> ExplorerResult:
-    """Layouts for ``cfg``, and for an operation a real compile on the devices present."""
+# -- the step: validate, operands, compile, diff ----------------------------------------------
+@dataclass(slots=True)
+class _Plan:
+    """What :func:`validate` established: the mesh, the array, and the result so far."""
+
+    mesh: Any  # jax.sharding.Mesh
+    info: MeshInfo
+    devices: list[DeviceInfo]
+    dtype: Any
+    shape: list[int]
+    entries: list[list[str]]
+    result: ExplorerResult
+
+
+def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
+    """Parse and check everything the user typed for the mesh and the array.
+
+    Builds the mesh and the array's layout (which is the whole answer for the
+    "layout" operation: an uneven split is a note there, an error before a
+    compile).  Raises :class:`ShardingInputError` with one line on bad input.
+    """
     import jax
 
-    from workbench.engine.jaxpr.inspection import inspect
-
-    t0 = time.perf_counter()
     if cfg.operation not in OPERATIONS:
         raise ShardingInputError(f"unknown operation {cfg.operation!r}; one of "
                                  f"{', '.join(OPERATIONS)}")
-    devices = _devices() if devices is None else devices
     mesh, info = build_mesh(cfg, devices)
     me = jax.process_index()
     pos = {int(d.id): p for p, d in enumerate(devices)}
@@ -317,8 +383,7 @@ def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
     if cfg.operation == "layout":
         if bad:
             x_layout.notes.append(bad)
-        result.elapsed_s = time.perf_counter() - t0
-        return result
+        return _Plan(mesh, info, dev_infos, dtype, shape, entries, result)
     if bad:
         raise ShardingInputError(f"array: {bad}")
     if cfg.operation == "function" and cfg.function is None:
@@ -326,44 +391,74 @@ def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
     if cfg.operation == "reduce" and cfg.reduction not in REDUCTIONS:
         raise ShardingInputError(f"unknown reduction {cfg.reduction!r}; one of "
                                  f"{', '.join(REDUCTIONS)}")
-    NS = jax.sharding.NamedSharding
-    PS = jax.sharding.PartitionSpec
+    return _Plan(mesh, info, dev_infos, dtype, shape, entries, result)
 
-    def spec_of(e: list[list[str]]) -> Any:
-        return PS(*[tuple(a) if len(a) > 1 else (a[0] if a else None) for a in e])
-    args = [jax.ShapeDtypeStruct(tuple(shape), dtype, sharding=NS(mesh, spec_of(entries)))]
+
+def _spec_of(entries: list[list[str]]) -> Any:
+    import jax
+
+    return jax.sharding.PartitionSpec(
+        *[tuple(a) if len(a) > 1 else (a[0] if a else None) for a in entries])
+
+
+def operands(cfg: ExplorerConfig, plan: _Plan) -> list[Any]:
+    """The operation's abstract arguments, each a ``ShapeDtypeStruct`` with its sharding.
+
+    ``x`` is the array; a matmul or einsum adds ``y`` (its shape typed by the user,
+    else ``(K, K)`` for a matmul and the sizes the equation implies for an einsum),
+    whose layout joins the result's inputs.  Nothing is allocated.
+    """
+    import jax
+
+    def arg(shape: list[int], entries: list[list[str]]) -> Any:
+        return jax.ShapeDtypeStruct(tuple(shape), plan.dtype, sharding=jax.sharding.NamedSharding(
+            plan.mesh, _spec_of(entries)))
+
+    args = [arg(plan.shape, plan.entries)]
     rhs_shape: list[int] | None = None
     if cfg.operation in ("matmul", "einsum"):
         if cfg.rhs_shape.strip():
             rhs_shape = parse_ints(cfg.rhs_shape, "second operand's shape", 0)
         elif cfg.operation == "matmul":
-            if not shape:
+            if not plan.shape:
                 raise ShardingInputError("a matmul needs an array of rank 1 or more")
-            rhs_shape = [shape[-1], shape[-1]]
+            rhs_shape = [plan.shape[-1], plan.shape[-1]]
         else:
-            rhs_shape = _einsum_rhs_shape(cfg.equation, shape)
-        rhs_entries = _checked(info, cfg.rhs_spec, rhs_shape, "second operand")
-        bad = indivisible(info, rhs_entries, rhs_shape)
+            rhs_shape = _einsum_rhs_shape(cfg.equation, plan.shape)
+        rhs_entries = _checked(plan.info, cfg.rhs_spec, rhs_shape, "second operand")
+        bad = indivisible(plan.info, rhs_entries, rhs_shape)
         if bad:
             raise ShardingInputError(f"second operand: {bad}")
-        y_layout = plan_layout(info, rhs_entries, rhs_shape, dtype, dev_infos)
+        y_layout = plan_layout(plan.info, rhs_entries, rhs_shape, plan.dtype, plan.devices)
         y_layout.path = "y"
-        result.inputs.append(y_layout)
-        args.append(jax.ShapeDtypeStruct(tuple(rhs_shape), dtype,
-                                         sharding=NS(mesh, spec_of(rhs_entries))))
+        plan.result.inputs.append(y_layout)
+        args.append(arg(rhs_shape, rhs_entries))
+    plan.result.op_text = _describe_op(cfg, rhs_shape, plan.dtype)
+    return args
+
+
+def compile_operation(cfg: ExplorerConfig, plan: _Plan, args: list[Any]) -> None:
+    """Compile the operation on ``args`` and record what XLA did into ``plan.result``.
+
+    The output sharding it chose, the collectives the partitioner inserted (named
+    by mesh axes), ``memory_analysis`` and the stage times.  Whatever fails in the
+    compile (JAX's own error, or JAX tripping over an unusual sharding) becomes one
+    :class:`ShardingInputError` line, so the caller keeps its last good state.
+    """
+    import jax
+
+    from workbench.engine.jaxpr.inspection import inspect as inspect_call
+
+    result = plan.result
     out_entries = parse_spec(cfg.out_spec) if cfg.out_spec.strip() else None
     if out_entries is not None:
         try:
-            check_spec(info, out_entries)
+            check_spec(plan.info, out_entries)
         except ShardingInputError as exc:
             raise ShardingInputError(f"output spec: {exc}") from None
-    result.op_text = _describe_op(cfg, rhs_shape, dtype)
-    explicit = "Explicit" in info.axis_types
-    op = _operation(cfg, mesh, out_entries, explicit)
-    ins = inspect(op, *args)
-    # Everything that reads the compiled program stays inside the try: whatever fails
-    # (a compile error, or JAX tripping over an unusual sharding) is one short message
-    # and the caller keeps its last good state.
+    explicit = "Explicit" in plan.info.axis_types
+    op = _operation(cfg, plan.mesh, out_entries, explicit)
+    ins = inspect_call(op, *args)
     try:
         compiled = ins.compiled
         out_sh = jax.tree.leaves(compiled.output_shardings)
@@ -372,7 +467,7 @@ def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
             lay = layout_of_sharding(sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1
                                      else f"out[{i}]")
             result.outputs.append(lay)
-        result.collectives = mesh_collectives(parse_hlo(ins.hlo_text), info)
+        result.collectives = mesh_collectives(parse_hlo(ins.hlo_text), plan.info)
         result.memory = ins.memory
     except ShardingInputError:
         raise
@@ -389,9 +484,29 @@ def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
     result.trace_s = ins.timings.trace
     result.lower_s = ins.timings.lower
     result.compile_s = ins.timings.compile
-    if previous is not None and previous.operation == result.operation \
-            and previous.operation != "layout":
-        result.diff = diff_results(previous, result)
+
+
+def diff_since(previous: ExplorerResult | None, result: ExplorerResult) -> ExplorerDiff | None:
+    """What changed since the previous compile, when there was one of the same operation.
+
+    Layouts alone have nothing to compare (no compile), and two different
+    operations differ in everything, so both give ``None``.
+    """
+    if previous is None or previous.operation != result.operation or \
+            result.operation == "layout":
+        return None
+    return diff_results(previous, result)
+
+
+def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
+            devices: list[Any] | None = None) -> ExplorerResult:
+    """Layouts for ``cfg``, and for an operation a real compile on the devices present."""
+    t0 = time.perf_counter()
+    plan = validate(cfg, available_devices() if devices is None else devices)
+    result = plan.result
+    if cfg.operation != "layout":
+        compile_operation(cfg, plan, operands(cfg, plan))
+        result.diff = diff_since(previous, result)
     result.elapsed_s = time.perf_counter() - t0
     return result
 
@@ -404,4 +519,5 @@ def per_device_bytes(layout: Layout) -> int:
 
 
 __all__ = ["DTYPES", "OPERATIONS", "REDUCTIONS", "ExplorerConfig", "ExplorerDiff",
-           "ExplorerResult", "build_mesh", "diff_results", "explore", "per_device_bytes"]
+           "ExplorerResult", "available_devices", "build_mesh", "compile_operation", "diff_results",
+           "diff_since", "explore", "operands", "per_device_bytes", "user_functions", "validate"]

@@ -3,18 +3,15 @@
 Text, not Python: a spec such as ``('data', 'model'), None`` is tokenised here and
 never evaluated, so the explorer (a web page) cannot run code.  Axis names may be
 any string (quote them if they hold commas or spaces); the views escape them.
-
-Also here: how many devices JAX has and how to get more fake CPU devices, which
-must happen before JAX initialises its backend (:func:`request_fake_devices`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 
-from workbench.engine.sharding.layout import MeshInfo, ShardingInputError
+from workbench.engine.common.devices import restart_hint
+from workbench.engine.sharding.layout import ShardingInputError
 
 AXIS_TYPES = ("Auto", "Explicit", "Manual")
 _TOKEN = re.compile(r"\s*(?:(?P<q>'[^']*'|\"[^\"]*\")|(?P<p>[(),\[\]])|(?P<w>[^\s(),\[\]'\"]+))")
@@ -146,46 +143,11 @@ def check_mesh(shape: list[int], names: list[str], device_count: int) -> None:
                                  f"a mesh cannot have more axes than devices")
     n = math.prod(shape)
     if n != device_count:
-        hint = more_devices_hint(n) if n > device_count else ""
+        hint = f". {restart_hint(n)}" if n > device_count else ""
         raise ShardingInputError(
             f"the mesh {' x '.join(map(str, shape))} needs {n} devices, but JAX has "
             f"{device_count}; the product of the mesh shape must be {device_count}" + hint)
 
 
-def more_devices_hint(n: int) -> str:
-    """How to restart with ``n`` fake CPU devices (JAX reads the flag once, at start-up)."""
-    return (f". For {n} fake CPU devices, restart with XLA_FLAGS="
-            f"--xla_force_host_platform_device_count={n} set before JAX starts (or "
-            f"JAX_NUM_CPU_DEVICES={n}, or `jax-workbench lab --fake-devices {n}`); on GPUs/TPUs "
-            f"the device count is the hardware's")
-
-
-def request_fake_devices(n: int) -> str:
-    """Ask for ``n`` CPU devices; '' if that will hold, else a message saying how to restart.
-
-    Works only before JAX's backend starts: then the config (and the flag, for
-    child processes) is set.  Afterwards JAX keeps the devices it started with.
-    """
-    import jax
-
-    try:
-        jax.config.update("jax_num_cpu_devices", n)
-    except RuntimeError:
-        have = len(jax.devices())
-        if have >= n:
-            return ""
-        return (f"JAX is already running with {have} device(s) and cannot add more in this "
-                f"process{more_devices_hint(n)}")
-    flags = os.environ.get("XLA_FLAGS", "")
-    flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", flags).split()
-    os.environ["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={n}"])
-    return ""
-
-
-def mesh_info_for(shape: list[int], names: list[str], types: list[str],
-                  device_ids: list[int]) -> MeshInfo:
-    return MeshInfo(list(names), list(shape), list(types), list(device_ids))
-
-
-__all__ = ["AXIS_TYPES", "check_mesh", "mesh_info_for", "more_devices_hint", "parse_axis_types",
-           "parse_ints", "parse_names", "parse_spec", "request_fake_devices"]
+__all__ = ["AXIS_TYPES", "check_mesh", "parse_axis_types", "parse_ints", "parse_names",
+           "parse_spec"]

@@ -1,0 +1,75 @@
+"""The layer rule as checked contracts: `lint-imports` over the import-linter contracts in
+pyproject.toml (engine -> views -> front doors; no display code in the engine, no JAX in
+the views; JAX internals only through workbench.engine._jax_compat)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _lint_imports(cwd: Path, pythonpath: list[Path]) -> subprocess.CompletedProcess:
+    exe = shutil.which("lint-imports")
+    cmd = [exe] if exe else [sys.executable, "-c",
+                             "import sys; from importlinter.cli import lint_imports_command; "
+                             "sys.exit(lint_imports_command())"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in pythonpath))
+    return subprocess.run([*cmd, "--no-cache"], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_import_contracts_are_kept():
+    out = _lint_imports(ROOT, [ROOT])
+    report = out.stdout + out.stderr
+    assert out.returncode == 0, report
+    # every contract ran (a contract that failed to load would not be listed as kept)
+    for name in ("above views above engine", "engine imports no display",
+                 "Views import no JAX", "Only workbench.engine._jax_compat"):
+        assert f"{name}" in report and "BROKEN" not in report, report
+
+
+def test_private_imports_contract_finds_each_form(tmp_path):
+    """The custom contract (tests/contracts.py) on a package with one allowed shim and
+    private imports written every way: each is reported, public ones are not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    files = {
+        "__init__.py": "",
+        "shim.py": "from jax._src import core\n",
+        "public.py": "import jax\nimport jaxlib\nfrom jax import numpy\n",
+        "direct.py": "from jax._src import core\n",
+        "dotted.py": "import jax._src.dispatch as d\n",
+        "attribute.py": "from jax import _src\n",
+        "lib.py": "def f():\n    from jaxlib import xla_client\n    return xla_client\n",
+        "multiline.py": "from jax._src.lib import (\n    xla_client,\n)\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    (tmp_path / ".importlinter").write_text(textwrap.dedent("""\
+        [importlinter]
+        root_package = pkg
+        include_external_packages = True
+        contract_types =
+            private_imports: tests.contracts.PrivateImportsContract
+
+        [importlinter:contract:internals]
+        name = Only pkg.shim touches JAX internals
+        type = private_imports
+        source_modules = pkg
+        private_modules =
+            jax._src
+            jaxlib.*
+        allowed_importers = pkg.shim
+        """))
+    out = _lint_imports(tmp_path, [tmp_path, ROOT])
+    report = out.stdout + out.stderr
+    assert out.returncode == 1 and "BROKEN" in report, report
+    for bad in ("direct", "dotted", "attribute", "lib", "multiline"):
+        assert f"- pkg.{bad} " in report, (bad, report)
+    assert "- pkg.shim " not in report and "- pkg.public " not in report, report
