@@ -20,6 +20,8 @@ from typing import Any
 
 import jax
 
+from workbench.engine.common.source import SourceLine
+
 try:  # public since JAX 0.4.3x
     import jax.extend.core as _jex_core
 except Exception:  # pragma: no cover - very old or very new JAX
@@ -61,16 +63,6 @@ except Exception:  # pragma: no cover
     FEATURES["PjitFunction._jit_info"] = False
 
 
-@dataclass(frozen=True)
-class UserFrame:
-    """The innermost frame of user code that produced an equation."""
-
-    file: str
-    line: int
-    column: int
-    function: str
-
-
 def is_closed_jaxpr(obj: Any) -> bool:
     return ClosedJaxpr is not None and isinstance(obj, ClosedJaxpr)
 
@@ -91,8 +83,11 @@ def is_dropvar(var: Any) -> bool:
     return type(var).__name__ == "DropVar"
 
 
-def user_frame(source_info: Any) -> UserFrame | None:
-    """The user's source location for a jaxpr equation's ``source_info``, or None."""
+def user_frame(source_info: Any) -> SourceLine | None:
+    """The user's source line (with its column) for a jaxpr equation's ``source_info``, or None.
+
+    Returned as the package's one source record, so nothing downstream converts it.
+    """
     if _siu is None or source_info is None:
         return None
     tb = getattr(source_info, "traceback", None)
@@ -104,11 +99,11 @@ def user_frame(source_info: Any) -> UserFrame | None:
         return None
     if frame is None:
         return None
-    return UserFrame(
+    return SourceLine(
         file=str(getattr(frame, "file_name", "")),
         line=int(getattr(frame, "start_line", 0) or 0),
-        column=int(getattr(frame, "start_column", 0) or 0),
         function=str(getattr(frame, "function_name", "")),
+        column=int(getattr(frame, "start_column", 0) or 0),
     )
 
 
