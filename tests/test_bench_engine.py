@@ -19,7 +19,7 @@ import pytest
 from workbench.engine.bench.peaks import DevicePeak, peak_for, register_peak
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import Progress, run_benchmark
-from workbench.engine.bench.sampler import BenchInputError, ledger_available
+from workbench.engine.bench.sampler import BenchInputError
 from workbench.engine.bench.stats import summarize
 
 
@@ -62,7 +62,6 @@ def test_first_call_is_apart_and_split_by_the_ledger():
     assert m.warmup_calls >= 1 and m.number >= 1
     assert fc.total_s > 5 * m.median  # the compile is not in the steady-state samples
     assert max(m.samples) < fc.total_s
-    assert ledger_available()
     assert fc.source == "ledger" and fc.compiles >= 1
     assert fc.compile_s is not None and fc.compile_s > 0 and fc.trace_s is not None
     assert any("<lambda>" in name for name in fc.functions)
@@ -314,7 +313,6 @@ def test_compile_time_is_not_charged_to_the_budget():
     assert len(m.samples) > 7
 
 
-@pytest.mark.skipif(not ledger_available(), reason="needs the compile ledger")
 def test_compiles_in_the_steady_state_are_detected_and_flagged():
     from workbench.views.bench import bench_text
 

@@ -345,20 +345,20 @@ class _CompileCounter:
     reading the sink's length around each variant's calls is outside the clock.
     """
 
-    def __init__(self, sink: list[Any] | None) -> None:
+    def __init__(self, sink: list[Any]) -> None:
         self.sink = sink
 
     def mark(self) -> int:
-        return 0 if self.sink is None else len(self.sink)
+        return len(self.sink)
 
-    def since(self, mark: int) -> int | None:
-        return None if self.sink is None else len(self.sink) - mark
+    def since(self, mark: int) -> int:
+        return len(self.sink) - mark
 
 
 def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
                      variants: dict[str, Callable[..., Any]], config: BenchConfig,
                      point_start: float, point_budget: float, where: str,
-                     ms: list[Measurement], compiles: list[Any] | None) -> None:
+                     ms: list[Measurement], compiles: list[Any]) -> None:
     """Warm-up with autoranging, then interleaved rounds; compiles counted per variant."""
     counter = _CompileCounter(compiles)
     per_variant = point_budget / len(live)
@@ -379,7 +379,7 @@ def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallT
         m.number = config.number or auto_number
     live = [m for m in live if m.error is None]
     for m in live:
-        m.sampling_compiles = None if counter.sink is None else 0
+        m.sampling_compiles = 0
     _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where,
                    ms, counter)
 
@@ -400,9 +400,7 @@ def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTim
                 m.error = error_report(exc, "sampling", variants[m.variant])
                 live.remove(m)
             finally:
-                added = counter.since(mark)  # None: no ledger, so compiles stay unknown
-                if added is not None:
-                    m.sampling_compiles = (m.sampling_compiles or 0) + added
+                m.sampling_compiles = (m.sampling_compiles or 0) + counter.since(mark)
         rounds += 1
         elapsed = time.perf_counter() - point_start
         if config.repeat is not None:

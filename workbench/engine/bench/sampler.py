@@ -29,13 +29,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from workbench.engine.cache.ledger import capture_compiles
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.jaxpr.inspection import function_name
-
-try:  # the compile ledger (observatory issue); timing falls back to the whole first call
-    from workbench.engine.cache.ledger import capture_compiles as _capture_compiles
-except ImportError:  # pragma: no cover - depends on which issues have landed
-    _capture_compiles = None
 
 
 class BenchInputError(ValueError):
@@ -155,14 +151,8 @@ class CallTimer:
 
     def first_call(self) -> FirstCall:
         """Run the first call (compile included) alone; validate what it returns."""
-        capture = _capture_compiles() if _capture_compiles is not None else None
-        records: list[Any] = []
         t0 = time.perf_counter_ns()
-        if capture is not None:
-            with capture as records:
-                out = self.fn(*self.args, **self.kwargs)
-                jax.block_until_ready(out)
-        else:
+        with capture_compiles() as records:
             out = self.fn(*self.args, **self.kwargs)
             jax.block_until_ready(out)
         total = (time.perf_counter_ns() - t0) * 1e-9
@@ -178,8 +168,6 @@ class CallTimer:
                 "must call again with the same arguments (fresh arguments per call are not "
                 "possible there). Time a variant without donation; with a sweep, "
                 "make_args builds arguments the benchmark may consume instead of yours")
-        if capture is None:
-            return FirstCall(total_s=total)
         return _from_ledger(total, list(records))
 
     def deleted_arguments(self) -> list[str]:
@@ -247,31 +235,24 @@ def _argument_name(path: tuple[Any, ...]) -> str:
     return f"{getattr(key, 'key', '?')}{inside}"
 
 
-def steady_state_compiles() -> contextlib.AbstractContextManager[list[Any] | None]:
-    """Compile records of the calling thread (None inside when there is no ledger).
+def steady_state_compiles() -> contextlib.AbstractContextManager[list[Any]]:
+    """Compile records of the calling thread.
 
     Held around warm-up and sampling, which compile nothing when all is well: the
     ledger's listener only runs on a compile, so a cached call pays nothing for it.
     """
-    if _capture_compiles is None:
-        return contextlib.nullcontext(None)
-    return _capture_compiles()
+    return capture_compiles()
 
 
 def _from_ledger(total: float, records: list[Any]) -> FirstCall:
     def total_of(attr: str) -> float | None:
-        vals = [getattr(r, attr, None) for r in records]
-        vals = [v for v in vals if v is not None]
+        vals = [v for v in (getattr(r, attr, None) for r in records) if v is not None]
         return sum(vals) if vals else None
 
     return FirstCall(total_s=total, trace_s=total_of("trace_s"), lower_s=total_of("lower_s"),
                      compile_s=total_of("compile_s"), compiles=len(records),
                      functions=[str(getattr(r, "function", "?")) for r in records],
                      source="ledger")
-
-
-def ledger_available() -> bool:
-    return _capture_compiles is not None
 
 
 def error_report(exc: BaseException, phase: str, fn: Any = None) -> ErrorReport:
