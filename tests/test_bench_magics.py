@@ -32,7 +32,9 @@ def test_line_magic_times_the_call(run, shell):
     (m,) = rec["measurements"]
     assert m["stats"]["n"] == len(m["samples"]) >= 7 and m["first_call"]["total_s"] > 0
     json.dumps(rec)
-    assert isinstance(shell.user_ns["_"].record, Benchmark)  # usable as data afterwards
+    # usable as data afterwards (the cell's value; `_` is not updated once another test
+    # assigned `_` itself, as IPython leaves a user's `_` alone)
+    assert isinstance(r.result.result.record, Benchmark)
 
 
 def test_cell_magic_runs_setup_and_honours_n_and_r(run, shell):
@@ -200,3 +202,21 @@ def test_closing_the_widget_leaves_no_widget_models_behind():
     assert len(registry) > before + 6  # the box, five children, their layouts and styles
     w.close()
     assert len(registry) == before
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"budget": 0}, "budget must be a positive"),
+    ({"sweep": {"n": [1]}}, "make_args"),
+])
+def test_python_twin_bad_settings_stay_benchinputerror_and_render_short(kwargs, needle):
+    """A script's ``except ValueError`` / ``except BenchInputError`` keeps working, and a
+    notebook still shows the error view's line instead of a traceback (as the magics do)."""
+    from workbench.engine.bench.sampler import BenchInputError
+
+    with pytest.raises(BenchInputError, match=needle) as info:
+        workbench.bench(jax.jit(jnp.sin), jnp.ones(3), live=False, **kwargs)
+    exc = info.value
+    assert isinstance(exc, ValueError)
+    assert str(exc) == exc.report.summary  # the plain message, as before
+    lines = exc._render_traceback_()
+    assert len(lines) == 1 and "BenchInputError" in lines[0] and needle in lines[0]

@@ -24,8 +24,10 @@ from workbench.engine.bench.runner import (
     run_benchmark,
 )
 from workbench.engine.bench.sampler import BenchInputError
+from workbench.engine.common.errors import ErrorReport
 from workbench.views.bench import bench_display
 from workbench.views.display import Display
+from workbench.views.errors import error_text
 
 
 def in_kernel() -> bool:
@@ -38,11 +40,26 @@ def in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
-def _short(exc: BenchInputError) -> Exception:
-    """Bad settings as the error view's few lines in a notebook, not a traceback."""
-    from workbench.ipython.cell import CellError  # ipython imports this module
+class BenchSettingsError(BenchInputError):
+    """Bad settings from :func:`bench`, shown in IPython as the error view's line.
 
-    return CellError(exc.report)
+    Still a :class:`BenchInputError` (a ``ValueError``) with the plain message, so a
+    script's ``except`` keeps working; the engine's error has no display code, so
+    the front door adds the short rendering the magics give their errors.
+    """
+
+    @property
+    def report(self) -> ErrorReport:
+        rep = super().report
+        rep.kind = BenchInputError.__name__  # the name a user catches and searches for
+        return rep
+
+    def _render_traceback_(self) -> list[str]:
+        return error_text(self.report, color=True).splitlines()
+
+
+def _short(exc: BenchInputError) -> BenchSettingsError:
+    return BenchSettingsError(*exc.args)
 
 
 def bench(

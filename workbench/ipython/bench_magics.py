@@ -63,7 +63,9 @@ class BenchMagics(Magics):
                             roofline=not args.no_roofline, text=args.text,
                             label=captured.call_text, live=False if args.quiet else None)
         if args.quiet:
-            hide_in_execution(result, self.shell.execution_count)
+            shell = self.shell
+            assert shell is not None  # a registered magic always has its shell
+            hide_in_execution(result, shell.execution_count)
         return result
 
 
