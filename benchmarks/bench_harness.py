@@ -61,7 +61,8 @@ import jax.numpy as jnp  # noqa: E402
 
 from workbench.engine.bench.runner import run_benchmark  # noqa: E402
 from workbench.engine.bench.sampler import CallTimer  # noqa: E402
-from workbench.engine.bench.stats import format_seconds, summarize  # noqa: E402
+from workbench.engine.bench.stats import summarize  # noqa: E402
+from workbench.views._format import fmt_seconds as format_seconds  # noqa: E402
 
 
 def reference_times(f: Callable[..., Any], x: Any, calls: int) -> list[float]:

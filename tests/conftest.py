@@ -62,3 +62,45 @@ def run(shell: InteractiveShell):
     def _run(code: str) -> CellRun:
         return CellRun(shell, code)
     return _run
+
+
+@pytest.fixture(autouse=True)
+def validate_every_payload(monkeypatch):
+    """Every application/vnd.jax-workbench.* payload the test builds must match its schema.
+
+    All bundles are built by ``View.bundle`` (the one display protocol: magics, twins, the
+    compile line, ``%jaxcache``, the live benchmark widget's final output) and lone payloads
+    by ``View.payload``; both are wrapped here.  IPython's display formatter swallows
+    exceptions raised while formatting, so failures are also collected and fail the test
+    at teardown.
+    """
+    from workbench import schemas
+    from workbench.views.display import View
+
+    failures: list[str] = []
+
+    def check(mime: str, payload: object) -> None:
+        try:
+            schemas.validate(mime, payload)
+        except Exception as exc:
+            failures.append(f"{mime}: {exc}")
+            raise
+
+    bundle, payload = View.bundle, View.payload
+
+    def checked_bundle(self, *args, **kwargs):
+        out = bundle(self, *args, **kwargs)
+        for mime, data in out.items():
+            if schemas.kind_of(mime) is not None:
+                check(mime, data)
+        return out
+
+    def checked_payload(self, *args, **kwargs):
+        out = payload(self, *args, **kwargs)
+        check(self.mime, out)
+        return out
+
+    monkeypatch.setattr(View, "bundle", checked_bundle)
+    monkeypatch.setattr(View, "payload", checked_payload)
+    yield
+    assert not failures, "payloads that do not match their schema:\n" + "\n".join(failures)

@@ -11,9 +11,10 @@ import pytest
 from IPython.core.error import UsageError
 
 import workbench
+from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
 from workbench.ipython.bench_widget import BenchWidget
-from workbench.views.bench import BENCH_MIME, BenchResult, bench_bundle
+from workbench.views.bench import BENCH_MIME, bench_bundle
 
 TIMEIT_LINE = re.compile(r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
                          r"(compile|first call) ")
@@ -31,7 +32,9 @@ def test_line_magic_times_the_call(run, shell):
     (m,) = rec["measurements"]
     assert m["stats"]["n"] == len(m["samples"]) >= 7 and m["first_call"]["total_s"] > 0
     json.dumps(rec)
-    assert isinstance(shell.user_ns["_"], BenchResult)  # usable as data afterwards
+    # usable as data afterwards (the cell's value; `_` is not updated once another test
+    # assigned `_` itself, as IPython leaves a user's `_` alone)
+    assert isinstance(r.result.result.record, Benchmark)
 
 
 def test_cell_magic_runs_setup_and_honours_n_and_r(run, shell):
@@ -52,11 +55,11 @@ def test_assignment_text_and_quiet(run, shell):
     shell.user_ns["x"] = jnp.ones(4)
     r = run("res = %jaxbench --budget=0.1 --text f(x)\nres")
     assert r.error is None, r.stdout
-    assert isinstance(shell.user_ns["res"], BenchResult)
+    assert isinstance(shell.user_ns["res"].record, Benchmark)
     assert list(r.bundle) == ["text/plain"]
     q = run("%jaxbench -q --budget 0.1 f(x)")
     assert q.error is None and q.bundle == {} and "median" not in q.stdout
-    assert isinstance(q.result.result, BenchResult) and q.result.result.ok
+    assert isinstance(q.result.result.record, Benchmark) and q.result.result.ok
 
 
 @pytest.mark.parametrize("line,needle", [
@@ -158,7 +161,7 @@ def test_bench_live_in_a_shell_replaces_the_widget_and_is_not_shown_twice(shell)
                              "workbench.bench(f, x, budget=0.1, live=True)", store_history=True)
     assert res.error_in_exec is None
     out = res.result
-    assert isinstance(out, BenchResult)
+    assert isinstance(out.record, Benchmark)
     # the live output was updated in place to the result; the return value is not repeated
     texts = [o.data.get("text/plain", "") for o in cap.outputs]
     assert sum("median ± IQR/2" in t for t in texts) == 1
@@ -199,3 +202,21 @@ def test_closing_the_widget_leaves_no_widget_models_behind():
     assert len(registry) > before + 6  # the box, five children, their layouts and styles
     w.close()
     assert len(registry) == before
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"budget": 0}, "budget must be a positive"),
+    ({"sweep": {"n": [1]}}, "make_args"),
+])
+def test_python_twin_bad_settings_stay_benchinputerror_and_render_short(kwargs, needle):
+    """A script's ``except ValueError`` / ``except BenchInputError`` keeps working, and a
+    notebook still shows the error view's line instead of a traceback (as the magics do)."""
+    from workbench.engine.bench.sampler import BenchInputError
+
+    with pytest.raises(BenchInputError, match=needle) as info:
+        workbench.bench(jax.jit(jnp.sin), jnp.ones(3), live=False, **kwargs)
+    exc = info.value
+    assert isinstance(exc, ValueError)
+    assert str(exc) == exc.report.summary  # the plain message, as before
+    lines = exc._render_traceback_()
+    assert len(lines) == 1 and "BenchInputError" in lines[0] and needle in lines[0]

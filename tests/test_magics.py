@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 from tests.programs import count_equations, primitive_counts
-from workbench.views.jaxpr import JAXPR_MIME
+from workbench.views.jaxpr import JAXPR_COMPARE_MIME, JAXPR_MIME
 
 LOSS_CELL = """%%jaxpr -t grad
 def loss(w, x):
@@ -98,8 +98,8 @@ def test_compare_shows_each_stage(run):
     r = run('%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0))" '
             "loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))")
     assert r.error is None, r.stdout
-    rec = r.bundle[JAXPR_MIME]
-    assert rec["kind"] == "jaxpr-compare"
+    rec = r.bundle[JAXPR_COMPARE_MIME]
+    assert rec["kind"] == "jaxpr-compare" and JAXPR_MIME not in r.bundle
     labels = [s["label"] for s in rec["stages"]]
     assert labels == ["loss", "grad(loss)", "vmap(grad(loss), in_axes=(None, 0))"]
     counts = [s["stats"]["equations"] for s in rec["stages"]]

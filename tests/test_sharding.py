@@ -204,7 +204,7 @@ def test_bundle_json_and_escaping():
     assert "<b>x</b>" not in html and "<script>" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "y&quot;&amp;" in html
     data = bundle[MIME]
-    assert data["version"] == 1 and data["kind"] == "layouts"
+    assert data["version"] == 1 and data["kind"] == "sharding"
     assert data["layouts"][0]["mesh"]["axis_names"] == ["<b>x</b>", 'y"&']
     json.dumps(data)
 
@@ -493,7 +493,7 @@ def test_sharding_magic_never_leaks_a_traceback(run, shell, monkeypatch):
 
 
 def test_diff_counts_temporaries_and_text_shows_everything():
-    from workbench.views.sharding import explorer_text
+    from workbench.views.mesh_explorer import explorer_text
 
     f32 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
                                  rhs_spec="model, None"))

@@ -2,11 +2,12 @@
 
 Thin by design: check where we run (a Jupyter kernel gets the live widget), hand
 the call to :func:`~workbench.engine.bench.runner.run_benchmark` with the widget
-as its observer, and return the record as a displayable
-:class:`~workbench.views.bench.BenchResult`.  When the live widget was shown,
-its output is replaced at the end by the static result (so a saved notebook keeps
-the table and plots without widget state) and the returned value is not shown a
-second time by the same cell.
+as its observer, and return the engine's ``Benchmark`` record in a
+:class:`~workbench.views.display.Display` (``r.measurements``, ``r.to_json()``...).  When
+the live widget was shown, its output is replaced at the end by the static result (so a
+saved notebook keeps the table and plots without widget state) and the returned value
+is not shown a second time by the same cell (:func:`hide_in_execution`: the kernel's
+execution count is a front door's business, not a view's).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.engine.bench.peaks import DevicePeak
+from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import (
     DEFAULT_BUDGET_S,
     DEFAULT_PRECISION,
@@ -22,7 +24,10 @@ from workbench.engine.bench.runner import (
     run_benchmark,
 )
 from workbench.engine.bench.sampler import BenchInputError
-from workbench.views.bench import BenchResult, bench_bundle
+from workbench.engine.common.errors import ErrorReport
+from workbench.views.bench import bench_display
+from workbench.views.display import Display
+from workbench.views.errors import error_text
 
 
 def in_kernel() -> bool:
@@ -35,11 +40,26 @@ def in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
-def _short(exc: BenchInputError) -> Exception:
-    """Bad settings as the error view's few lines in a notebook, not a traceback."""
-    from workbench.ipython.cell import CellError  # ipython imports this module
+class BenchSettingsError(BenchInputError):
+    """Bad settings from :func:`bench`, shown in IPython as the error view's line.
 
-    return CellError(exc.report)
+    Still a :class:`BenchInputError` (a ``ValueError``) with the plain message, so a
+    script's ``except`` keeps working; the engine's error has no display code, so
+    the front door adds the short rendering the magics give their errors.
+    """
+
+    @property
+    def report(self) -> ErrorReport:
+        rep = super().report
+        rep.kind = BenchInputError.__name__  # the name a user catches and searches for
+        return rep
+
+    def _render_traceback_(self) -> list[str]:
+        return error_text(self.report, color=True).splitlines()
+
+
+def _short(exc: BenchInputError) -> BenchSettingsError:
+    return BenchSettingsError(*exc.args)
 
 
 def bench(
@@ -57,7 +77,7 @@ def bench(
     text: bool = False,
     label: str | None = None,
     **kwargs: Any,
-) -> BenchResult:
+) -> Display[Benchmark]:
     """Time ``fn(*args, **kwargs)`` correctly and show it (live in a notebook).
 
     - ``fn`` may be a dict ``{"name": function}``: the variants run interleaved and
@@ -94,7 +114,7 @@ def bench_call(
     live: bool | None = None,
     text: bool = False,
     label: str | None = None,
-) -> BenchResult:
+) -> Display[Benchmark]:
     """:func:`bench` with the call's arguments passed as a tuple and a dict.
 
     The magics use this, so a user's keyword named like an option (``budget=``)
@@ -130,10 +150,30 @@ def bench_call(
         if isinstance(exc, BenchInputError):
             raise _short(exc) from None
         raise
-    result = BenchResult.of(record, text_only=text)
+    result = bench_display(record, text_only=text)
     if widget is not None and handle is not None:
-        handle.update(bench_bundle(result, text), raw=True)
+        handle.update(result._repr_mimebundle_(), raw=True)
         widget.close()
         ip = get_ipython()
-        result.hide_in_execution(None if ip is None else ip.execution_count)
+        hide_in_execution(result, None if ip is None else ip.execution_count)
     return result
+
+
+def hide_in_execution(result: Display[Any], execution_count: int | None) -> None:
+    """Skip the automatic display of ``result`` in cell ``execution_count``.
+
+    Used when that cell's live output already shows the result (or with ``-q``); any
+    later display (``r`` in another cell) shows it in full.  The hook is an instance
+    attribute, so results never shown live display through the ordinary
+    ``_repr_mimebundle_`` path.
+    """
+    def display_once() -> None:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        ip = get_ipython()
+        if ip is not None and ip.execution_count == execution_count:
+            return
+        display(result._repr_mimebundle_(), raw=True)
+
+    result._ipython_display_ = display_once  # type: ignore[attr-defined]

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.engine.hlo.report import build_hlo_report
-from workbench.engine.jaxpr.inspection import inspect_stages, resolve_backend
+from workbench.api._trace import caller_line, compile_report, trace_stages
+from workbench.engine.hlo.report import HloReport
+from workbench.engine.jaxpr.inspection import resolve_backend
 from workbench.engine.jaxpr.transforms import TransformSpec
-from workbench.views.hlo import HloDisplay
+from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
+from workbench.views.hlo import hlo_display
 
 
 def hlo(
@@ -22,15 +25,20 @@ def hlo(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     **kwargs: Any,
-) -> HloDisplay:
+) -> Display[HloReport]:
     """What XLA made of ``fn(*args, **kwargs)``, as a displayable object.
 
     The Python twin of ``%hlo``: ``stage="compiled"`` (optimized HLO, with the fusion
     diagram unless ``fusion=False``) or ``"lowered"`` (StableHLO); ``backend`` picks a
-    backend other than the default.  ``.report`` is the engine's record.
+    backend other than the default.  Traced and compiled now: a failure raises a short
+    :class:`~workbench.views.errors.WorkbenchError`.  ``.report`` is the engine's record.
     """
     if backend is not None:
         backend = resolve_backend(backend)
-    (ins,) = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                            backend=backend)
-    return HloDisplay(build_hlo_report(ins, stage, fusion=fusion), text_only=text)
+    try:
+        (ins,) = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
+                              backend=backend)
+        rep = compile_report(ins, stage, fusion)
+    except WorkbenchError as exc:
+        raise exc.located(caller_line()) from None
+    return hlo_display(rep, text_only=text)

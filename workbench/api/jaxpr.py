@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.engine.jaxpr.inspection import inspect_stages
+from workbench.api._trace import caller_line, trace_stages
 from workbench.engine.jaxpr.transforms import TransformSpec
-from workbench.views.jaxpr import JaxprDisplay
+from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
+from workbench.views.jaxpr import jaxpr_display
 
 
 def jaxpr(
@@ -20,12 +22,17 @@ def jaxpr(
     depth: int = 1,
     text: bool = False,
     **kwargs: Any,
-) -> JaxprDisplay:
+) -> Display[Any]:
     """The jaxpr of ``fn(*args, **kwargs)`` under ``transforms``, as a displayable object.
 
-    The Python twin of ``%jaxpr``: same flags, same display (HTML in notebooks,
-    JAX's own text in a terminal).
+    The Python twin of ``%jaxpr``: same flags, same display (HTML in notebooks, JAX's own
+    text in a terminal), and the same stages forced now: a function JAX cannot trace
+    raises a short :class:`~workbench.views.errors.WorkbenchError` naming the user's line.
+    ``.inspection`` is the engine's record (``.stages`` with ``compare=True``).
     """
-    stages = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                            compare=compare)
-    return JaxprDisplay(stages, compare=compare, depth=depth, text_only=text)
+    try:
+        stages = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
+                              compare=compare)
+    except WorkbenchError as exc:
+        raise exc.located(caller_line()) from None
+    return jaxpr_display(stages, compare=compare, depth=depth, text_only=text)

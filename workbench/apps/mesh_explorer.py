@@ -28,8 +28,9 @@ from workbench.engine.sharding.mesh_explorer import (
     explore,
     user_functions,
 )
-from workbench.views._html import esc, fmt_seconds
-from workbench.views.sharding import explorer_html
+from workbench.views._format import fmt_seconds
+from workbench.views._html import esc
+from workbench.views.mesh_explorer import explorer_html
 
 #: (label, placeholder used as a stable selector, config field)
 TEXT_FIELDS = (

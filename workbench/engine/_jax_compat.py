@@ -20,6 +20,13 @@ from typing import Any, TypeVar
 
 import jax
 
+from workbench.engine.common.source import SourceLine
+
+# Each may be missing in some JAX version: typed as optional, checked before use.
+_jex_core: types.ModuleType | None
+_siu: types.ModuleType | None
+_src_core: types.ModuleType | None
+
 try:  # public since JAX 0.4.3x
     import jax.extend.core as _jex_core
 except Exception:  # pragma: no cover - very old or very new JAX
@@ -73,16 +80,6 @@ try:  # a jit wrapper costs nothing until called; nothing is traced here
     FEATURES["PjitFunction._jit_info"] = hasattr(jax.jit(lambda x: x), "_jit_info")
 except Exception:  # pragma: no cover
     FEATURES["PjitFunction._jit_info"] = False
-
-
-@dataclass(frozen=True)
-class UserFrame:
-    """The innermost frame of user code that produced an equation."""
-
-    file: str
-    line: int
-    column: int
-    function: str
 
 
 #: True on JAX >= 0.11, where ``ClosedJaxpr`` is an alias of ``Jaxpr``: one type holds
@@ -149,8 +146,11 @@ def is_dropvar(var: Any) -> bool:
     return type(var).__name__ == "DropVar"
 
 
-def user_frame(source_info: Any) -> UserFrame | None:
-    """The user's source location for a jaxpr equation's ``source_info``, or None."""
+def user_frame(source_info: Any) -> SourceLine | None:
+    """The user's source line (with its column) for a jaxpr equation's ``source_info``, or None.
+
+    Returned as the package's one source record, so nothing downstream converts it.
+    """
     if _siu is None or source_info is None:
         return None
     tb = getattr(source_info, "traceback", None)
@@ -162,11 +162,11 @@ def user_frame(source_info: Any) -> UserFrame | None:
         return None
     if frame is None:
         return None
-    return UserFrame(
+    return SourceLine(
         file=str(getattr(frame, "file_name", "")),
         line=int(getattr(frame, "start_line", 0) or 0),
-        column=int(getattr(frame, "start_column", 0) or 0),
         function=str(getattr(frame, "function_name", "")),
+        column=int(getattr(frame, "start_column", 0) or 0),
     )
 
 
@@ -499,12 +499,12 @@ def _frame_locals(frame: types.FrameType) -> dict[str, Any]:
     return frame.f_locals
 
 
-def user_call_site(is_user_file: Callable[[str], bool]) -> tuple[str, int] | None:
-    """(file, line) of the innermost frame of user code above our caller: the line that
-    made the call JAX is tracing or compiling (read from inside a listener)."""
+def user_call_site(is_user_file: Callable[[str], bool]) -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost frame of user code above our caller: the
+    line that made the call JAX is tracing or compiling (read from inside a listener)."""
     return _walk_stack(
         1, lambda f: is_user_file(f.f_code.co_filename),
-        lambda f: (f.f_code.co_filename, f.f_lineno))
+        lambda f: (f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
 
 
 def lowering_source(max_depth: int = 14) -> LoweringSource | None:

@@ -17,13 +17,14 @@ from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.sharding_magics import ShardingMagics
-from workbench.views.jaxpr import jaxpr_bundle
+from workbench.views.display import Display
+from workbench.views.jaxpr import JAXPR_VIEW
 
 _MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics)
 
 
 def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None) -> Any:
-    return jaxpr_bundle(ins)
+    return Display(ins, JAXPR_VIEW)._repr_mimebundle_(include, exclude)
 
 
 def load(shell: Any) -> None:

@@ -13,12 +13,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api.bench import bench_call
+from workbench.api.bench import bench_call, hide_in_execution
+from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import capture_call
-from workbench.views.bench import BenchResult
+from workbench.views.display import Display
 
 
 @magics_class
@@ -43,7 +44,7 @@ class BenchMagics(Magics):
     @argument("-q", "--quiet", action="store_true",
               help="return the result without displaying it (like %%timeit -o -q)")
     @line_cell_magic
-    def jaxbench(self, line: str = "", cell: str | None = None) -> BenchResult | None:
+    def jaxbench(self, line: str = "", cell: str | None = None) -> Display[Benchmark] | None:
         """Benchmark a call: ``%jaxbench f(x)`` or a cell whose last line is the call.
 
         Every call blocks on all its outputs; the first call (compile) is reported
@@ -62,7 +63,9 @@ class BenchMagics(Magics):
                             roofline=not args.no_roofline, text=args.text,
                             label=captured.call_text, live=False if args.quiet else None)
         if args.quiet:
-            result.hide_in_execution(self.shell.execution_count)
+            shell = self.shell
+            assert shell is not None  # a registered magic always has its shell
+            hide_in_execution(result, shell.execution_count)
         return result
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import Progress
-from workbench.engine.bench.stats import format_seconds, summarize
+from workbench.engine.bench.stats import summarize
+from workbench.views._format import fmt_seconds
 from workbench.views._html import esc, style_block
 from workbench.views.bench import BENCH_CSS, bench_html, samples_plots
 
@@ -71,7 +72,7 @@ class BenchWidget:
         for m in p.measurements:
             if len(m.samples) >= 1:
                 med = summarize(m.samples).median
-                parts.append(f"{m.variant}: median {format_seconds(med)} "
+                parts.append(f"{m.variant}: median {fmt_seconds(med)} "
                              f"({len(m.samples)} × {m.number})")
         return " · ".join(parts)
 
@@ -89,7 +90,7 @@ class BenchWidget:
         n = sum(len(m.samples) for m in b.measurements)
         errors = sum(m.error is not None for m in b.measurements)
         self.status.value = esc(f"{'interrupted: kept ' if b.interrupted else ''}{n} samples "
-                                f"in {format_seconds(b.wall_s)}"
+                                f"in {fmt_seconds(b.wall_s)}"
                                 + (f"; {errors} failed" if errors else ""))
         self.plots.value = ""
         self.table.value = bench_html(b)

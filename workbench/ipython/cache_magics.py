@@ -21,12 +21,7 @@ from IPython.display import display
 from workbench.engine.cache import CACHE, CacheSnapshot
 from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
 from workbench.ipython.args import parse_magic_line, usage_line
-from workbench.views.cache import (
-    cache_bundle,
-    cache_display,
-    cell_line_display,
-    persistent_display,
-)
+from workbench.views.cache import cache_display, cell_line_display, persistent_display
 
 
 class CellHooks:
@@ -157,7 +152,7 @@ _LOADED: dict[int, tuple[CellHooks, CacheMagics]] = {}
 
 
 def _snapshot_bundle(snap: CacheSnapshot, include: Any = None, exclude: Any = None) -> Any:
-    return cache_bundle(snap)
+    return cache_display(snap)._repr_mimebundle_(include, exclude)
 
 
 def load(shell: Any) -> CellHooks:

@@ -20,30 +20,17 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from workbench.api._trace import trace_stages
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine
-from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
+from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection
 from workbench.engine.jaxpr.transforms import TransformError
+from workbench.views.errors import WorkbenchError
 
 
-class CellError(Exception):
-    """A user-facing failure with a short report; rendered without a long traceback."""
-
-    def __init__(self, rep: ErrorReport, subject: str = "") -> None:
-        super().__init__(rep.summary)
-        self.report = rep
-        self.subject = subject
-
-    def _render_traceback_(self) -> list[str]:
-        # IPython calls this instead of printing the full traceback.
-        from workbench.views.errors import error_text
-
-        return error_text(self.report, self.subject, color=True).splitlines()
-
-    def __str__(self) -> str:
-        from workbench.views.errors import error_text
-
-        return error_text(self.report, self.subject)
+class CellError(WorkbenchError):
+    """A user-facing failure in a cell: the shared short-report exception of the twins,
+    rendered by IPython without a long traceback (``_render_traceback_``)."""
 
 
 @dataclass
@@ -179,23 +166,15 @@ def capture_call(shell: Any, line: str, cell: str | None, expr: str, magic: str)
 def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums: tuple[int, ...],
                    static_argnames: tuple[str, ...], compare: bool,
                    backend: str | None = None) -> list[Inspection]:
-    """Build the inspections and trace them now, so errors surface in the cell."""
+    """Build the inspections and trace them now, so errors surface in the cell (the same
+    stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api._trace.trace_stages`)."""
     try:
-        stages = inspect_stages(captured.fn, captured.args, captured.kwargs, transforms,
-                                static_argnums, static_argnames, compare=compare,
-                                backend=backend)
-    except TransformError as exc:
+        return trace_stages(captured.fn, captured.args, captured.kwargs, transforms,
+                            static_argnums, static_argnames, compare=compare, backend=backend)
+    except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
-    except BackendUnavailable as exc:
-        raise UsageError(str(exc)) from None
-    except Exception as exc:
-        raise CellError(_at_call(report(exc, "transform"), captured)) from None
-    for ins in stages:
-        try:
-            ins.model  # noqa: B018 - forces trace + model build, errors surface here
-        except Exception as exc:
-            raise CellError(_at_call(report(exc, "trace"), captured), subject=ins.label) from None
-    return stages
+    except WorkbenchError as exc:
+        raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
 
 
 def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:

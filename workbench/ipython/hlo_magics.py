@@ -11,7 +11,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from workbench.engine.common.errors import report
-from workbench.engine.hlo.report import STAGES, HloOptionError, build_hlo_report, fusion_for
+from workbench.engine.hlo.report import (
+    STAGES,
+    HloOptionError,
+    HloReport,
+    build_hlo_report,
+    fusion_for,
+)
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -21,7 +27,8 @@ from workbench.ipython.args import (
     trace_arguments,
 )
 from workbench.ipython.cell import CellError, _at_call, capture_call, trace_captured
-from workbench.views.hlo import HloDisplay
+from workbench.views.display import Display
+from workbench.views.hlo import hlo_display
 
 
 @magics_class
@@ -42,7 +49,7 @@ class HloMagics(Magics):
               help="text and summary only, no diagram")
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
     @line_cell_magic
-    def hlo(self, line: str = "", cell: str | None = None) -> HloDisplay | None:
+    def hlo(self, line: str = "", cell: str | None = None) -> Display[HloReport] | None:
         """Show what XLA made of a call instead of running it.
 
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
@@ -66,7 +73,7 @@ class HloMagics(Magics):
         except Exception as exc:
             raise CellError(_at_call(report(exc, "compile"), captured),
                             subject=ins.label) from None
-        return HloDisplay(rep, text_only=args.text)
+        return hlo_display(rep, text_only=args.text)
 
 
 __all__ = ["HloMagics"]

@@ -8,6 +8,8 @@ flags) instead of a long traceback; the namespace is left as a normal run would.
 
 from __future__ import annotations
 
+from typing import Any
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -20,7 +22,8 @@ from workbench.ipython.args import (
     trace_arguments,
 )
 from workbench.ipython.cell import capture_call, trace_captured
-from workbench.views.jaxpr import JaxprDisplay
+from workbench.views.display import Display
+from workbench.views.jaxpr import jaxpr_display
 
 
 @magics_class
@@ -36,7 +39,7 @@ class JaxprMagics(Magics):
     @argument("--depth", type=int, default=1, metavar="N",
               help="how many levels of nested jaxprs start open (default 1)")
     @line_cell_magic
-    def jaxpr(self, line: str = "", cell: str | None = None) -> JaxprDisplay | None:
+    def jaxpr(self, line: str = "", cell: str | None = None) -> Display[Any] | None:
         """Show the jaxpr of a call instead of running it.
 
         Cell form: the cell runs, its last line must be a call ``f(...)``; that call
@@ -52,7 +55,7 @@ class JaxprMagics(Magics):
         captured = capture_call(self.shell, line, cell, expr, "jaxpr")
         stages = trace_captured(captured, args.transform, argnums(args.static_argnums),
                                 argnames(args.static_argnames), compare=args.compare)
-        return JaxprDisplay(stages, compare=args.compare, depth=args.depth, text_only=args.text)
+        return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 
 __all__ = ["JaxprMagics"]

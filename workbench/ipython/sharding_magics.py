@@ -17,10 +17,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from workbench.api.sharding import sharding
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine
-from workbench.engine.sharding.layout import ShardingInputError
+from workbench.engine.sharding.layout import Layout
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError
-from workbench.views.sharding import ShardingDisplay
+from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 
 
 def _filename(shell: Any) -> str:
@@ -40,7 +41,7 @@ class ShardingMagics(Magics):
     @magic_arguments()
     @argument("--text", action="store_true", help="plain text only (no picture)")
     @line_magic
-    def sharding(self, line: str = "") -> ShardingDisplay:
+    def sharding(self, line: str = "") -> Display[list[Layout]]:
         """Show how EXPR (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] EXPR``.
 
         EXPR is any Python expression after the flags, e.g. ``%sharding params``.
@@ -58,7 +59,9 @@ class ShardingMagics(Magics):
             exc.filename, exc.lineno, exc.text = filename, 1, source
             raise CellError(report(exc, "parse")) from None
         try:
-            value = eval(code, self.shell.user_global_ns, self.shell.user_ns)
+            shell = self.shell
+            assert shell is not None  # a registered magic always has its shell
+            value = eval(code, shell.user_global_ns, shell.user_ns)
         except Exception as exc:
             rep = report(exc, "arguments")
             rep.where = rep.where or where
@@ -66,9 +69,9 @@ class ShardingMagics(Magics):
         try:
             shown = sharding(value, text=text_only)
             shown._repr_mimebundle_()  # render now: a view failure is a message here, too
-        except ShardingInputError as exc:
-            raise CellError(ErrorReport(phase="arguments", kind="ShardingInputError",
-                                        summary=str(exc), where=where)) from None
+        except WorkbenchError as exc:
+            exc.report.where = where
+            raise CellError(exc.report) from None
         except Exception as exc:  # anything else the layout code trips on: one short message
             said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
             raise CellError(ErrorReport(

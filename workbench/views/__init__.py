@@ -1,6 +1,13 @@
-"""Views: pure functions from engine records to MIME bundles (text, HTML, JSON)."""
+"""Views: pure functions from engine records to MIME bundles (text, HTML, JSON).
 
-from workbench.views.errors import error_text
-from workbench.views.jaxpr import JAXPR_MIME, JaxprDisplay, compare_bundle, jaxpr_bundle
+One display protocol (:class:`~workbench.views.display.Display` over a feature's
+:class:`~workbench.views.display.View`), one JSON envelope (:mod:`._envelope`), one set of
+number formatters (:mod:`._format`).  No JAX and no IPython are imported here.
+"""
 
-__all__ = ["JAXPR_MIME", "JaxprDisplay", "compare_bundle", "error_text", "jaxpr_bundle"]
+from workbench.views.display import Display, View
+from workbench.views.errors import WorkbenchError, error_text
+from workbench.views.jaxpr import JAXPR_MIME, compare_bundle, jaxpr_bundle
+
+__all__ = ["JAXPR_MIME", "Display", "View", "WorkbenchError", "compare_bundle", "error_text",
+           "jaxpr_bundle"]

@@ -1,5 +1,8 @@
 """Shared pieces of our self-contained HTML: escaping, ids, CSS, source labels.
 
+Numbers are formatted in :mod:`workbench.views._format`; the JSON envelope is built in
+:mod:`workbench.views._envelope`.
+
 Every string that came from user code goes through :func:`esc`.  The CSS is
 scoped under ``.jwb`` and uses JupyterLab's theme variables with light-theme
 fallbacks, so the same HTML reads well in JupyterLab (light or dark), Notebook 7,
@@ -13,8 +16,6 @@ import linecache
 import os
 import re
 import uuid
-
-MIME_PREFIX = "application/vnd.jax-workbench."
 
 
 def esc(text: object) -> str:
@@ -97,35 +98,6 @@ if(!on)return;var scope=t.closest('.jwb-col')||root;
 scope.querySelectorAll('.jwb-v').forEach(function(e){if(e.getAttribute('data-v')!==v)return;
 e.classList.add(e.hasAttribute('data-def')?'hl-def':'hl');});});})();
 """
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "n/a"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "n/a"
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(n) >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
-
-
-def fmt_count(n: float | None, unit: str = "") -> str:
-    """1.23e9 -> '1.23 G' + unit; None -> 'n/a'."""
-    if n is None:
-        return "n/a"
-    for prefix, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.2f} {prefix}{unit}"
-    return f"{n:g} {unit}".strip()
 
 
 def style_block() -> str:

@@ -6,7 +6,7 @@
 - ``text/html``: self-contained table plus inline SVG (histogram, run-order plot,
   log-log sweep plot with the fitted exponent); every user string escaped;
 - ``application/vnd.jax-workbench.bench+json``: the record's own JSON
-  (``docs/mime-bench.md``).
+  (``docs/mime-bench.md``, schema ``workbench/schemas/bench.schema.json``).
 
 The SVG builders are also what the live widget redraws while samples arrive, so a
 finished widget and a saved notebook show the same pictures.
@@ -19,12 +19,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.engine.bench.result import Benchmark, Measurement
-from workbench.engine.bench.stats import PowerFit, SampleStats, format_seconds, summarize
-from workbench.views._html import MIME_PREFIX, esc, new_id, style_block
+from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, Measurement
+from workbench.engine.bench.stats import PowerFit, SampleStats, summarize
+from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
+from workbench.views._html import esc, new_id, style_block
+from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
-BENCH_MIME = MIME_PREFIX + "bench+json"
 PALETTE = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#0a7f6f", "#6e7781"]
 PLOT_W, PLOT_H = 300, 120
 #: At most this many points in a run-order plot; longer runs show medians of consecutive
@@ -42,19 +43,6 @@ BENCH_CSS = """
 """
 
 
-def _si(value: float | None, unit: str) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
 # -- text -------------------------------------------------------------------------------
 def headline(m: Measurement) -> str:
     """``%timeit``-style one-liner for one measurement."""
@@ -65,16 +53,16 @@ def headline(m: Measurement) -> str:
     st = m.stats
     runs = "run" if st.n == 1 else "runs"
     loops = "loop" if m.number == 1 else "loops"
-    line = (f"{format_seconds(st.median)} ± {format_seconds(st.iqr / 2)} "
+    line = (f"{fmt_seconds(st.median)} ± {fmt_seconds(st.iqr / 2)} "
             f"(median ± IQR/2 of {st.n} {runs}, {m.number} {loops} each)")
     fc = m.first_call
     if fc is not None:
         if fc.compiles == 0:
-            line += f"; first call {format_seconds(fc.total_s)} (no compile: cached)"
+            line += f"; first call {fmt_seconds(fc.total_s)} (no compile: cached)"
         elif fc.compile_total_s is not None:
-            line += f"; compile {format_seconds(fc.compile_total_s)}"
+            line += f"; compile {fmt_seconds(fc.compile_total_s)}"
         else:
-            line += f"; first call {format_seconds(fc.total_s)}"
+            line += f"; first call {fmt_seconds(fc.total_s)}"
     if m.interrupted:
         line += " [interrupted]"
     return line
@@ -84,24 +72,24 @@ def _detail_lines(m: Measurement) -> list[str]:
     out: list[str] = []
     st = m.stats
     if st is not None:
-        out.append(f"95% CI of the median {format_seconds(st.ci_low)} – "
-                   f"{format_seconds(st.ci_high)} (±{100 * st.ci_halfwidth_rel:.1f}%"
+        out.append(f"95% CI of the median {fmt_seconds(st.ci_low)} – "
+                   f"{fmt_seconds(st.ci_high)} (±{100 * st.ci_halfwidth_rel:.1f}%"
                    + ("" if st.ci_coverage >= 0.95 else
                       f", only {100 * st.ci_coverage:.0f}% coverage with {st.n} runs")
-                   + f"); min {format_seconds(st.min)}, mean {format_seconds(st.mean)} ± "
-                   f"{format_seconds(st.std)} (std)"
+                   + f"); min {fmt_seconds(st.min)}, mean {fmt_seconds(st.mean)} ± "
+                   f"{fmt_seconds(st.std)} (std)"
                    + (f"; {len(st.outliers)} outlier{'s' if len(st.outliers) != 1 else ''}"
                       if st.outliers else ""))
     fc = m.first_call
     if fc is not None and fc.source == "cache" and fc.compiles:
-        parts = [f"{name} {format_seconds(v)}" for name, v in
+        parts = [f"{name} {fmt_seconds(v)}" for name, v in
                  (("trace", fc.trace_s), ("lower", fc.lower_s), ("compile", fc.compile_s))
                  if v is not None]
-        out.append(f"first call {format_seconds(fc.total_s)}: " + " + ".join(parts)
+        out.append(f"first call {fmt_seconds(fc.total_s)}: " + " + ".join(parts)
                    + f" ({fc.compiles} compile{'s' if fc.compiles != 1 else ''}), then one run")
     r = m.roofline
     if r is not None:
-        rates = [_si(v, unit) for v, unit in ((r.flops_per_s, "FLOP/s"), (r.bytes_per_s, "B/s"))
+        rates = [fmt_count(v, unit) for v, unit in ((r.flops_per_s, "FLOP/s"), (r.bytes_per_s, "B/s"))
                  if v is not None]
         if not rates:
             out.append("roofline: n/a" + (f" ({r.note})" if r.note else
@@ -111,8 +99,8 @@ def _detail_lines(m: Measurement) -> list[str]:
         if r.intensity is not None:
             line += f" ({r.intensity:.3g} FLOP/byte)"
         if r.peak_name:
-            line += (f"; {_pct(r.flops_fraction)} of {r.peak_name}'s {r.dtype} peak, "
-                     f"{_pct(r.bytes_fraction)} of its bandwidth")
+            line += (f"; {fmt_percent(r.flops_fraction)} of {r.peak_name}'s {r.dtype} peak, "
+                     f"{fmt_percent(r.bytes_fraction)} of its bandwidth")
             if r.bound:
                 line += f"; {r.bound}-bound"
         if r.note:
@@ -191,9 +179,9 @@ def histogram_svg(series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W
             mx = pad_l + (med - lo) / span * (w - 2 * pad_l)
             parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{h - pad_b}" '
                          f'stroke="{color}" stroke-dasharray="3,2"/>')
-    parts.append(f'<text x="{pad_l}" y="{h - 3}">{esc(format_seconds(lo))}</text>')
+    parts.append(f'<text x="{pad_l}" y="{h - 3}">{esc(fmt_seconds(lo))}</text>')
     parts.append(f'<text x="{w - pad_l}" y="{h - 3}" text-anchor="end">'
-                 f'{esc(format_seconds(hi))}</text>')
+                 f'{esc(fmt_seconds(hi))}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -211,9 +199,9 @@ def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
     pw, ph = w - pad_l - pad_r, h - pad_t - pad_b
     parts = [_svg_open(w, h, f"run order of {len(all_x)} samples")]
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">'
-                 f'{esc(format_seconds(hi))}</text>')
+                 f'{esc(fmt_seconds(hi))}</text>')
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
-                 f'{esc(format_seconds(lo))}</text>')
+                 f'{esc(fmt_seconds(lo))}</text>')
     parts.append(f'<text x="{pad_l}" y="{h - 2}">run 1</text>')
     parts.append(f'<text x="{w - pad_r}" y="{h - 2}" text-anchor="end">run {n}</text>')
     step = max(1, math.ceil(n / MAX_POINTS))
@@ -261,9 +249,9 @@ def sweep_svg(b: Benchmark, w: int = 360, h: int = 220) -> str:
     parts.append(f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" fill="none" '
                  f'stroke="#d0d7de"/>')
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">'
-                 f'{esc(format_seconds(10 ** y1))}</text>')
+                 f'{esc(fmt_seconds(10 ** y1))}</text>')
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
-                 f'{esc(format_seconds(10 ** y0))}</text>')
+                 f'{esc(fmt_seconds(10 ** y0))}</text>')
     parts.append(f'<text x="{pad_l}" y="{pad_t + ph + 12}">{esc(f"{10 ** x0:.4g}")}</text>')
     parts.append(f'<text x="{pad_l + pw}" y="{pad_t + ph + 12}" text-anchor="end">'
                  f'{esc(f"{10 ** x1:.4g}")}</text>')
@@ -322,14 +310,14 @@ def _row(m: Measurement, param: str | None) -> str:
         cells += ["interrupted" if m.interrupted else "no samples"] + [""] * 6
     else:
         cells += [
-            f"{esc(format_seconds(st.median))} ± {esc(format_seconds(st.iqr / 2))}",
-            f"{esc(format_seconds(st.ci_low))} – {esc(format_seconds(st.ci_high))}",
-            esc(format_seconds(st.min)),
-            f"{esc(format_seconds(st.mean))} ± {esc(format_seconds(st.std))}",
+            f"{esc(fmt_seconds(st.median))} ± {esc(fmt_seconds(st.iqr / 2))}",
+            f"{esc(fmt_seconds(st.ci_low))} – {esc(fmt_seconds(st.ci_high))}",
+            esc(fmt_seconds(st.min)),
+            f"{esc(fmt_seconds(st.mean))} ± {esc(fmt_seconds(st.std))}",
             f"{st.n} × {m.number}" + (" (interrupted)" if m.interrupted else ""),
             "" if fc is None else esc(
-                format_seconds(fc.compile_total_s) + " compile" if fc.compile_total_s
-                else format_seconds(fc.total_s)),
+                fmt_seconds(fc.compile_total_s) + " compile" if fc.compile_total_s
+                else fmt_seconds(fc.total_s)),
             _roof_cell(r),
         ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
@@ -340,8 +328,8 @@ def _roof_cell(r: Any) -> str:
         return ""
     if r.flops_per_s is None and r.bytes_per_s is None:
         return f'<span class="jwb-meta" title="{esc(r.note)}">n/a</span>'
-    text = f"{_si(r.flops_per_s, 'FLOP/s')} · {_si(r.bytes_per_s, 'B/s')}"
-    text += (f" · {_pct(r.flops_fraction)} / {_pct(r.bytes_fraction)} of peak"
+    text = f"{fmt_count(r.flops_per_s, 'FLOP/s')} · {fmt_count(r.bytes_per_s, 'B/s')}"
+    text += (f" · {fmt_percent(r.flops_fraction)} / {fmt_percent(r.bytes_fraction)} of peak"
              if r.peak_name else " · peak unknown")
     return esc(text)
 
@@ -396,55 +384,34 @@ def bench_html(b: Benchmark) -> str:
             f'id="{new_id()}"><div class="jwb-head"><span class="jwb-title">'
             f"benchmark: {esc(b.label)}</span> <span class=\"jwb-meta\">"
             f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
-            f"{esc(format_seconds(b.wall_s))} total</span></div>"
+            f"{esc(fmt_seconds(b.wall_s))} total</span></div>"
             f"{table_html(b)}{plots}{_notes_html(b)}{_env_html(b)}</div>")
 
 
 def bench_json(b: Benchmark) -> dict[str, Any]:
-    """The record as strict JSON data: user sweep values (dtypes, NumPy scalars, NaN)
-    made serialisable, so Jupyter can always send and save the bundle."""
+    """The payload's body: the record as strict JSON data (user sweep values, dtypes, NumPy
+    scalars, NaN made serialisable, so Jupyter can always send and save the bundle)."""
     return json.loads(b.to_json())
 
 
+def _bench_text(b: Benchmark) -> str:
+    return bench_text(b)
+
+
+def _bench_html(b: Benchmark) -> str:
+    return bench_html(b)
+
+
+#: ``%jaxbench``, ``workbench.bench``; the record is the engine's ``Benchmark``
+BENCH_VIEW: View[Benchmark] = View(kind="bench", version=SCHEMA_VERSION, text=_bench_text,
+                                   html=_bench_html, data=bench_json)
+BENCH_MIME = BENCH_VIEW.mime
+
+
 def bench_bundle(b: Benchmark, text_only: bool = False) -> dict[str, Any]:
-    text = bench_text(b)
-    if text_only:
-        return {"text/plain": text}
-    return {"text/plain": text, "text/html": bench_html(b), BENCH_MIME: bench_json(b)}
+    return BENCH_VIEW.bundle(b, text_only=text_only)
 
 
-class BenchResult(Benchmark):
-    """A :class:`Benchmark` record that displays itself (notebook or terminal)."""
-
-    _text_only: bool = False
-
-    @classmethod
-    def of(cls, b: Benchmark, text_only: bool = False) -> BenchResult:
-        out = cls(**{k: getattr(b, k) for k in Benchmark.__dataclass_fields__})
-        out._text_only = text_only
-        return out
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return bench_bundle(self, self._text_only)
-
-    def hide_in_execution(self, execution_count: int | None) -> None:
-        """Skip the automatic display of this value in cell ``execution_count``.
-
-        Used when that cell's live output already shows the result (or with
-        ``-q``); any later display (``r`` in another cell) shows it in full.  The
-        hook is an instance attribute so results never shown live display through
-        the ordinary ``_repr_mimebundle_`` path.
-        """
-        def display_once(self: BenchResult = self) -> None:
-            from IPython import get_ipython
-            from IPython.display import display
-
-            ip = get_ipython()
-            if ip is not None and ip.execution_count == execution_count:
-                return
-            display(self._repr_mimebundle_(), raw=True)
-
-        self._ipython_display_ = display_once
-
-    def __repr__(self) -> str:
-        return bench_text(self)
+def bench_display(b: Benchmark, text_only: bool = False) -> Display[Benchmark]:
+    """What ``%jaxbench`` and :func:`workbench.bench` return: the record, displayable."""
+    return Display(b, BENCH_VIEW, text_only=text_only)

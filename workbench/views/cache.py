@@ -1,7 +1,7 @@
 """Cache views: engine records -> MIME bundles.
 
 Three displays, each ``text/plain`` + self-contained ``text/html`` + a versioned JSON
-MIME type (schemas in ``docs/mime-cache.md``):
+MIME type (described in ``docs/mime-cache.md``; contracts in ``workbench/schemas/cache*.schema.json``):
 
 - the compact line beside a cell (:func:`cell_line_display`),
   ``jit(loss): compiled 1x in 0.41 s (trace 0.02 · lower 0.05 · XLA 0.34) · recompiled: ...``;
@@ -20,10 +20,13 @@ from workbench.engine.cache.records import (
     FunctionGroup,
     PersistentCacheStatus,
 )
-from workbench.views._html import MIME_PREFIX, esc, fmt_bytes, source_label
+from workbench.views._envelope import MIME_PREFIX, kind_of
+from workbench.views._format import fmt_bytes, fmt_in_unit, fmt_seconds, seconds_unit
+from workbench.views._html import esc, source_label
+from workbench.views.display import Display, View
 
-CACHE_MIME = MIME_PREFIX + "cache+json"
 CACHE_CELL_MIME = MIME_PREFIX + "cache-cell+json"
+CACHE_MIME = MIME_PREFIX + "cache+json"
 CACHE_PERSISTENT_MIME = MIME_PREFIX + "cache-persistent+json"
 MAX_REASONS_IN_LINE = 3
 MAX_MISSES_SHOWN = 20
@@ -43,16 +46,12 @@ _CSS = """
 """
 
 
+#: significant digits of the compact cache texts (a compile line is read at a glance)
+DIGITS = 2
+
+
 def _s(seconds: float) -> str:
-    if seconds == 0:
-        return "0 s"
-    if seconds >= 10:
-        return f"{seconds:.1f} s"
-    if seconds >= 0.1:
-        return f"{seconds:.2f} s"
-    if seconds >= 0.001:
-        return f"{seconds * 1e3:.0f} ms"
-    return f"{seconds * 1e6:.0f} µs"
+    return fmt_seconds(seconds, DIGITS)
 
 
 def _what(g: FunctionGroup) -> str:
@@ -64,11 +63,11 @@ def _what(g: FunctionGroup) -> str:
 
 
 def _stages(g: FunctionGroup) -> str:
-    """``trace 0.02 · lower 0.05 · XLA 0.34`` (seconds, like the total) or in ms if small."""
-    in_ms = g.total_s < 0.1
+    """``trace 0.02 · lower 0.05 · XLA 0.34``: numbers in the unit the total was just given in."""
+    unit = seconds_unit(g.total_s, DIGITS)[0] if g.total_s else "s"
 
     def n(t: float) -> str:
-        return f"{t * 1e3:.1f} ms" if in_ms else f"{t:.2f}"
+        return fmt_in_unit(t, unit, DIGITS)
     parts = []
     if g.traces:
         parts.append(f"trace {n(g.trace_s)}")
@@ -135,11 +134,6 @@ def cell_html(summary: CellSummary) -> str:
     return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
 
 
-def cell_bundle(summary: CellSummary) -> dict[str, Any]:
-    return {"text/plain": cell_text(summary), "text/html": cell_html(summary),
-            CACHE_CELL_MIME: summary.to_dict()}
-
-
 def cache_text(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return "No jitted function traced or compiled yet in this kernel."
@@ -201,11 +195,6 @@ def cache_html(snap: CacheSnapshot) -> str:
             f"</table>{foot}</div>")
 
 
-def cache_bundle(snap: CacheSnapshot) -> dict[str, Any]:
-    return {"text/plain": cache_text(snap), "text/html": cache_html(snap),
-            CACHE_MIME: snap.to_dict()}
-
-
 def _bytes(n: int) -> str:
     return "unlimited" if n < 0 else fmt_bytes(n)
 
@@ -230,32 +219,52 @@ def persistent_html(p: PersistentCacheStatus) -> str:
     return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
 
 
+def _cell_data(summary: CellSummary) -> dict[str, Any]:
+    return summary.to_dict()
+
+
+def _cache_data(snap: CacheSnapshot) -> dict[str, Any]:
+    return snap.to_dict()
+
+
+def _persistent_data(p: PersistentCacheStatus) -> dict[str, Any]:
+    return p.to_dict()
+
+
+# The kinds come from the MIME constants above, so the two can never disagree.
+#: the compact line beside a cell
+CELL_VIEW: View[CellSummary] = View(kind=kind_of(CACHE_CELL_MIME) or "", version=SCHEMA_VERSION,
+                                    text=cell_text, html=cell_html, data=_cell_data,
+                                    record_name="summary")
+#: ``%jaxcache``: every function seen in this kernel
+CACHE_VIEW: View[CacheSnapshot] = View(kind=kind_of(CACHE_MIME) or "", version=SCHEMA_VERSION,
+                                         text=cache_text, html=cache_html, data=_cache_data,
+                                         record_name="snapshot")
+#: ``%jaxcache persist``: the persistent cache's settings and counters
+PERSISTENT_VIEW: View[PersistentCacheStatus] = View(
+    kind=kind_of(CACHE_PERSISTENT_MIME) or "", version=SCHEMA_VERSION, text=persistent_text,
+    html=persistent_html, data=_persistent_data, record_name="status")
+
+
+def cell_bundle(summary: CellSummary) -> dict[str, Any]:
+    return CELL_VIEW.bundle(summary)
+
+
+def cache_bundle(snap: CacheSnapshot) -> dict[str, Any]:
+    return CACHE_VIEW.bundle(snap)
+
+
 def persistent_bundle(p: PersistentCacheStatus) -> dict[str, Any]:
-    return {"text/plain": persistent_text(p), "text/html": persistent_html(p),
-            CACHE_PERSISTENT_MIME: {"version": SCHEMA_VERSION, **p.to_dict()}}
+    return PERSISTENT_VIEW.bundle(p)
 
 
-class _Display:
-    """A record and its renderer: what IPython's ``display`` receives."""
-
-    def __init__(self, record: Any, render: Any) -> None:
-        self.record = record
-        self._render = render
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return self._render(self.record)
-
-    def __repr__(self) -> str:
-        return self._render(self.record)["text/plain"]
+def cell_line_display(summary: CellSummary) -> Display[CellSummary]:
+    return Display(summary, CELL_VIEW)
 
 
-def cell_line_display(summary: CellSummary) -> _Display:
-    return _Display(summary, cell_bundle)
+def cache_display(snap: CacheSnapshot) -> Display[CacheSnapshot]:
+    return Display(snap, CACHE_VIEW)
 
 
-def cache_display(snap: CacheSnapshot) -> _Display:
-    return _Display(snap, cache_bundle)
-
-
-def persistent_display(status: PersistentCacheStatus) -> _Display:
-    return _Display(status, persistent_bundle)
+def persistent_display(status: PersistentCacheStatus) -> Display[PersistentCacheStatus]:
+    return Display(status, PERSISTENT_VIEW)

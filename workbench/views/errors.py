@@ -1,8 +1,10 @@
-"""Error reports as a few readable lines (what, where in the user's code, JAX's hint)."""
+"""Error reports as a few readable lines (what, where in the user's code, JAX's hint), and
+the exception that carries one."""
 
 from __future__ import annotations
 
 from workbench.engine.common.errors import ErrorReport
+from workbench.engine.common.source import SourceLine
 from workbench.views._html import source_label
 
 _PHASES = {
@@ -35,3 +37,30 @@ def error_text(rep: ErrorReport, subject: str = "", color: bool = False) -> str:
     for h in rep.hints:
         lines.append(f"  {d}hint:{z} {h}")
     return "\n".join(lines)
+
+
+class WorkbenchError(Exception):
+    """A user-facing failure: ``str()`` is the short report, never JAX's sixty lines.
+
+    What the Python twins (``workbench.jaxpr``/``hlo``/``sharding``) raise and what the
+    magics' :class:`~workbench.ipython.cell.CellError` is; ``.report`` is the structured
+    :class:`~workbench.engine.common.errors.ErrorReport`.  IPython calls
+    ``_render_traceback_`` instead of printing a traceback.
+    """
+
+    def __init__(self, rep: ErrorReport, subject: str = "") -> None:
+        super().__init__(rep.summary)
+        self.report = rep
+        self.subject = subject
+
+    def located(self, where: SourceLine | None) -> WorkbenchError:
+        """Point at ``where`` when the report names no line of the user's (JAX raised it)."""
+        if self.report.where is None:
+            self.report.where = where
+        return self
+
+    def _render_traceback_(self) -> list[str]:
+        return error_text(self.report, self.subject, color=True).splitlines()
+
+    def __str__(self) -> str:
+        return error_text(self.report, self.subject)

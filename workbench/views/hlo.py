@@ -7,7 +7,7 @@
   computation, each op annotated with its Python line, with a small search box
   (scripts off: the browser's own find still works);
 - ``application/vnd.jax-workbench.hlo+json``: the report as data plus the
-  diagram's layout (``docs/mime-hlo.md``).
+  diagram's layout (``docs/mime-hlo.md``, schema ``workbench/schemas/hlo.schema.json``).
 """
 
 from __future__ import annotations
@@ -16,24 +16,16 @@ import math
 import re
 from typing import Any
 
-from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import DataflowGraph, GraphNode
 from workbench.engine.hlo.model import HloComputation, HloInstruction
-from workbench.engine.hlo.report import HloReport
-from workbench.views._html import (
-    MIME_PREFIX,
-    esc,
-    fmt_bytes,
-    fmt_count,
-    fmt_seconds,
-    new_id,
-    source_label,
-    style_block,
-)
+from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
+from workbench.views._envelope import envelope
+from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
+from workbench.views._html import esc, new_id, source_label, style_block
 from workbench.views.dag_layout import Layout, layered_layout
+from workbench.views.display import Display, View
 
-HLO_MIME = MIME_PREFIX + "hlo+json"
 #: diagrams above this many nodes are not drawn as SVG (the JSON still has the graph)
 MAX_DIAGRAM_NODES = 8000
 #: edge shape labels are drawn only on diagrams this small (tooltips always)
@@ -398,10 +390,9 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
             f'{"".join(parts)}<script>{SEARCH_JS % root}</script></div>')
 
 
-def hlo_record(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict[str, Any]:
-    """The JSON payload (versioned); see docs/mime-hlo.md."""
+def hlo_data(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict[str, Any]:
+    """The payload's body: the report as data plus the diagrams' layout (docs/mime-hlo.md)."""
     rec = rep.to_dict()
-    rec["kind"] = "hlo"
     layouts = layouts if layouts is not None else graph_layouts(rep)
     rec["layouts"] = {
         name: {"width": lay.width, "height": lay.height, "node_w": lay.node_w,
@@ -411,36 +402,39 @@ def hlo_record(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict
     return rec
 
 
+def hlo_record(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict[str, Any]:
+    """The whole JSON payload (versioned); see docs/mime-hlo.md."""
+    return envelope(HLO_VIEW.kind, HLO_VIEW.version, hlo_data(rep, layouts))
+
+
+def _hlo_text(rep: HloReport) -> str:
+    return rep.text
+
+
+def _hlo_layouts(rep: HloReport) -> dict[str, Any]:
+    """Laid out once for both the SVG and the JSON; nothing to lay out without diagrams."""
+    return {"layouts": graph_layouts(rep) if rep.fusion else {}}
+
+
+def _hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
+    return hlo_html(rep, layouts)
+
+
+#: ``%%hlo``, ``workbench.hlo``: text is the stage's raw text; a view bug degrades to it
+HLO_VIEW: View[HloReport] = View(kind="hlo", version=SCHEMA_VERSION, text=_hlo_text,
+                                 html=_hlo_html, data=hlo_data, prepare=_hlo_layouts,
+                                 degrade=True, record_name="report")
+HLO_MIME = HLO_VIEW.mime
+
+
 def hlo_bundle(rep: HloReport, text_only: bool = False) -> dict[str, Any]:
-    bundle: dict[str, Any] = {"text/plain": rep.text}
-    if text_only:
-        return bundle
-    try:
-        with gc_paused():
-            layouts = graph_layouts(rep) if rep.fusion else {}
-            bundle["text/html"] = hlo_html(rep, layouts)
-            bundle[HLO_MIME] = hlo_record(rep, layouts)
-    except Exception as exc:  # a view bug must not put a traceback in the user's cell
-        bundle = {"text/plain": rep.text, "text/html": (
-            f'<div class="jwb jwb-hlo">{style_block()}<div class="jwb-note">The HLO view could '
-            f'not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the text follows.</div>'
-            f'<pre>{esc(rep.text)}</pre></div>')}
-    return bundle
+    return HLO_VIEW.bundle(rep, text_only=text_only)
 
 
-class HloDisplay:
-    """What ``%%hlo`` and :func:`workbench.hlo` return: displays as the bundle above."""
-
-    def __init__(self, report: HloReport, text_only: bool = False) -> None:
-        self.report = report
-        self.text_only = text_only
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return hlo_bundle(self.report, self.text_only)
-
-    def __repr__(self) -> str:
-        return self.report.text
+def hlo_display(rep: HloReport, text_only: bool = False) -> Display[HloReport]:
+    """What ``%%hlo`` and :func:`workbench.hlo` return (``.report`` is the record)."""
+    return Display(rep, HLO_VIEW, text_only=text_only)
 
 
-__all__ = ["HLO_MIME", "HloDisplay", "diagram_svg", "hlo_bundle", "hlo_html", "hlo_record",
-           "layout_graph"]
+__all__ = ["HLO_MIME", "HLO_VIEW", "diagram_svg", "hlo_bundle", "hlo_display", "hlo_html",
+           "hlo_record", "layout_graph"]

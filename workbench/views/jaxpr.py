@@ -4,7 +4,8 @@
 - ``text/html``: self-contained, coloured, source-linked, foldable, with a small
   click-to-highlight script that degrades to plain reading when scripts are off;
 - ``application/vnd.jax-workbench.jaxpr+json``: the structured record
-  (``docs/mime-jaxpr.md`` documents it) for the JupyterLab extension.
+  (``docs/mime-jaxpr.md``, schema ``workbench/schemas/jaxpr.schema.json``) for the
+  JupyterLab extension; ``--compare`` gives ``jaxpr-compare+json``.
 
 Size bound: at most :data:`MAX_ROWS` equation rows are rendered as HTML (about
 2-3 MB for the worst case); beyond that the rest is elided with a note, and the
@@ -19,18 +20,10 @@ from typing import Any
 from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.jaxpr.model import SCHEMA_VERSION, Atom, Equation, JaxprModel
-from workbench.views._html import (
-    HIGHLIGHT_JS,
-    MIME_PREFIX,
-    LineCache,
-    esc,
-    new_id,
-    source_label,
-    style_block,
-)
-from workbench.views._html import fmt_seconds as _fmt_seconds
+from workbench.views._format import fmt_seconds
+from workbench.views._html import HIGHLIGHT_JS, LineCache, esc, new_id, source_label, style_block
+from workbench.views.display import Display, View
 
-JAXPR_MIME = MIME_PREFIX + "jaxpr+json"
 MAX_ROWS = 5000
 CHUNK_ROWS = 200
 FOLD_AFTER = 1000
@@ -183,7 +176,7 @@ def _header(ins: Inspection) -> str:
     nested = "" if total == len(model.eqns) else f" ({len(model.eqns)} at top level)"
     return (f'<div class="jwb-head"><span class="jwb-title">{esc(ins.label)}</span> '
             f'<span class="jwb-meta">{esc(sig)} · {total} equation{"s" if total != 1 else ""}'
-            f'{nested} · traced in {_fmt_seconds(ins.timings.trace)}</span>'
+            f'{nested} · traced in {fmt_seconds(ins.timings.trace)}</span>'
             f'{_histogram_html(hist.most_common())}</div>')
 
 
@@ -209,47 +202,56 @@ def jaxpr_html(ins: Inspection, depth: int = 1) -> str:
     return _wrap(root, _header(ins) + jaxpr_body_html(ins, depth))
 
 
-def jaxpr_record(ins: Inspection) -> dict[str, Any]:
-    """The JSON payload (versioned); see docs/mime-jaxpr.md."""
+def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
+    """The payload's body (the envelope adds version and kind); see docs/mime-jaxpr.md."""
     with gc_paused():
-        return _jaxpr_record(ins)
+        model = ins.model
+        hist = model.histogram
+        total = sum(hist.values())
+        rec: dict[str, Any] = {
+            "label": ins.label,
+            "function": ins.fn_name,
+            "transforms": [str(t) for t in ins.transforms],
+            "in_avals": ins.in_avals,
+            "out_avals": ins.out_avals,
+            "timings": {"trace": ins.timings.trace},
+            "stats": {"equations": total, "top_level_equations": len(model.eqns),
+                      "histogram": dict(hist.most_common())},
+            "truncated": total > MAX_JSON_EQUATIONS,
+        }
+        body = model.to_dict() if total <= MAX_JSON_EQUATIONS else {"avals": [], "jaxpr": None}
+        rec["avals"] = body["avals"]
+        rec["jaxpr"] = body["jaxpr"]
+        return rec
 
 
-def _jaxpr_record(ins: Inspection) -> dict[str, Any]:
-    model = ins.model
-    hist = model.histogram
-    total = sum(hist.values())
-    rec: dict[str, Any] = {
-        "version": SCHEMA_VERSION,
-        "kind": "jaxpr",
-        "label": ins.label,
-        "function": ins.fn_name,
-        "transforms": [str(t) for t in ins.transforms],
-        "in_avals": ins.in_avals,
-        "out_avals": ins.out_avals,
-        "timings": {"trace": ins.timings.trace},
-        "stats": {"equations": total, "top_level_equations": len(model.eqns),
-                  "histogram": dict(hist.most_common())},
-        "truncated": total > MAX_JSON_EQUATIONS,
-    }
-    body = model.to_dict() if total <= MAX_JSON_EQUATIONS else {"avals": [], "jaxpr": None}
-    rec["avals"] = body["avals"]
-    rec["jaxpr"] = body["jaxpr"]
-    return rec
+def jaxpr_record(ins: Inspection) -> dict[str, Any]:
+    """The whole JSON payload of one jaxpr, envelope included."""
+    return JAXPR_VIEW.payload(ins)
+
+
+def _jaxpr_text(ins: Inspection, **_options: Any) -> str:
+    return ins.jaxpr_text
+
+
+def _jaxpr_html(ins: Inspection, depth: int = 1) -> str:
+    return jaxpr_html(ins, depth)
+
+
+#: ``%%jaxpr``, ``workbench.jaxpr``, a displayed ``Inspection``: text is exactly JAX's
+JAXPR_VIEW: View[Inspection] = View(kind="jaxpr", version=SCHEMA_VERSION, text=_jaxpr_text,
+                                    html=_jaxpr_html, data=jaxpr_data,
+                                    record_name="inspection")
+JAXPR_MIME = JAXPR_VIEW.mime
 
 
 def jaxpr_bundle(ins: Inspection, depth: int = 1, text_only: bool = False) -> dict[str, Any]:
-    bundle: dict[str, Any] = {"text/plain": ins.jaxpr_text}
-    if text_only:
-        return bundle
-    bundle["text/html"] = jaxpr_html(ins, depth)
-    bundle[JAXPR_MIME] = jaxpr_record(ins)
-    return bundle
+    return JAXPR_VIEW.bundle(ins, text_only=text_only, depth=depth)
 
 
 # -- --compare: the function and each successive transform side by side -------------------
 
-def compare_text(stages: Sequence[Inspection]) -> str:
+def compare_text(stages: Sequence[Inspection], **_options: Any) -> str:
     parts = []
     for ins in stages:
         hist = ins.model.histogram
@@ -273,38 +275,27 @@ def compare_html(stages: Sequence[Inspection], depth: int = 0) -> str:
     return _wrap(root, f'<div class="jwb-cols">{"".join(cols)}</div>')
 
 
+def compare_data(stages: Sequence[Inspection], **_options: Any) -> dict[str, Any]:
+    """The stages' bodies, each in its own ``jaxpr`` envelope (a compare holds jaxprs)."""
+    return {"stages": [jaxpr_record(s) for s in stages]}
+
+
+#: ``--compare``: the record is the list of stages (``d.stages``; ``d.inspection`` is the last)
+COMPARE_VIEW: View[Sequence[Inspection]] = View(
+    kind="jaxpr-compare", version=SCHEMA_VERSION, text=compare_text, html=compare_html,
+    data=compare_data, record_name="stages")
+JAXPR_COMPARE_MIME = COMPARE_VIEW.mime
+
+
 def compare_bundle(stages: Sequence[Inspection], depth: int = 0,
                    text_only: bool = False) -> dict[str, Any]:
-    bundle: dict[str, Any] = {"text/plain": compare_text(stages)}
-    if text_only:
-        return bundle
-    bundle["text/html"] = compare_html(stages, depth)
-    bundle[JAXPR_MIME] = {"version": SCHEMA_VERSION, "kind": "jaxpr-compare",
-                          "stages": [jaxpr_record(s) for s in stages]}
-    return bundle
+    return COMPARE_VIEW.bundle(list(stages), text_only=text_only, depth=depth)
 
 
-class JaxprDisplay:
-    """What ``%%jaxpr`` and :func:`workbench.jaxpr` return: displays as the bundle above."""
-
-    def __init__(self, stages: Sequence[Inspection], compare: bool = False, depth: int = 1,
-                 text_only: bool = False) -> None:
-        self.stages = list(stages)
-        self.compare = compare
-        self.depth = depth
-        self.text_only = text_only
-
-    @property
-    def inspection(self) -> Inspection:
-        return self.stages[-1]
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        with gc_paused():
-            if self.compare:
-                return compare_bundle(self.stages, self.depth, self.text_only)
-            return jaxpr_bundle(self.inspection, self.depth, self.text_only)
-
-    def __repr__(self) -> str:
-        if self.compare:
-            return compare_text(self.stages)
-        return self.inspection.jaxpr_text
+def jaxpr_display(stages: Sequence[Inspection], compare: bool = False, depth: int = 1,
+                  text_only: bool = False) -> Display[Any]:
+    """What ``%%jaxpr`` and :func:`workbench.jaxpr` return: the last stage's jaxpr, or with
+    ``compare`` every stage side by side."""
+    if compare:
+        return Display(list(stages), COMPARE_VIEW, text_only=text_only, depth=depth)
+    return Display(stages[-1], JAXPR_VIEW, text_only=text_only, depth=depth)

@@ -1,4 +1,4 @@
-"""Sharding layouts and explorer results as MIME bundles.
+"""Sharding layouts as MIME bundles (the mesh explorer's results: :mod:`.mesh_explorer`).
 
 A layout is drawn as the array cut into its shards: 1-D arrays as a strip, 2-D
 as a grid, higher ranks as one small grid per block of the leading dimensions
@@ -10,6 +10,8 @@ large meshes) gives the process, addressable or not, mesh coordinates, shard
 shape and bytes.
 
 Pure functions of engine records; every user-originated string goes through ``esc``.
+Payload: ``application/vnd.jax-workbench.sharding+json`` (``docs/mime-sharding.md``,
+schema ``workbench/schemas/sharding.schema.json``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import json
 from typing import Any
 
 from workbench.engine.sharding.layout import LAYOUT_VERSION, Layout, Shard, mesh_text
-from workbench.engine.sharding.mesh_explorer import ExplorerResult, per_device_bytes
-from workbench.views._html import MIME_PREFIX, esc, fmt_bytes, fmt_seconds, new_id, style_block
+from workbench.engine.sharding.mesh_explorer import per_device_bytes
+from workbench.views._format import fmt_bytes
+from workbench.views._html import esc, new_id, style_block
+from workbench.views.display import Display, View
 
-MIME = MIME_PREFIX + "sharding+json"
 MAX_FACETS = 32
 MAX_LABELLED_TILES = 256
 
@@ -261,180 +264,29 @@ def layouts_html(layouts: list[Layout]) -> str:
     return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{body}</div>'
 
 
+def _layouts_text(layouts: list[Layout]) -> str:
+    return "\n".join(layout_text(x) for x in layouts)
+
+
+def _layouts_data(layouts: list[Layout]) -> dict[str, Any]:
+    return {"layouts": json.loads(json.dumps([x.to_dict() for x in layouts]))}
+
+
+#: ``%sharding``, ``workbench.sharding``: the record is the list of layouts (``d.layouts``)
+SHARDING_VIEW: View[list[Layout]] = View(kind="sharding", version=LAYOUT_VERSION,
+                                         text=_layouts_text, html=layouts_html,
+                                         data=_layouts_data, record_name="layouts")
+MIME = SHARDING_VIEW.mime
+
+
 def layouts_bundle(layouts: list[Layout], text_only: bool = False) -> dict[str, Any]:
-    text = "\n".join(layout_text(x) for x in layouts)
-    if text_only:
-        return {"text/plain": text}
-    payload = {"version": LAYOUT_VERSION, "kind": "layouts",
-               "layouts": [x.to_dict() for x in layouts]}
-    return {"text/plain": text, "text/html": layouts_html(layouts),
-            MIME: json.loads(json.dumps(payload))}
+    return SHARDING_VIEW.bundle(layouts, text_only=text_only)
 
 
-# -- explorer results -----------------------------------------------------------------------
-def collectives_html(res: ExplorerResult) -> str:
-    if res.operation == "layout":
-        return ""
-    if not res.collectives:
-        return ('<table data-jwb="collectives"><tr><th>collectives</th></tr>'
-                '<tr data-jwb="no-collectives"><td>none: every device computes its part '
-                'without communicating</td></tr></table>')
-    rows = []
-    for c in res.collectives:
-        groups = _groups_text(c)
-        rows.append(f'<tr data-jwb="collective" data-kind="{esc(c.kind)}" '
-                    f'data-axes="{esc(",".join(c.axes or []))}"><td>{esc(c.description)}</td>'
-                    f"<td>{esc(c.shape)}</td><td>{fmt_bytes(c.bytes)}</td>"
-                    f"<td>{esc(groups)}</td></tr>")
-    return ('<table data-jwb="collectives"><tr><th>collective</th><th>shape (per device)</th>'
-            '<th>bytes per device</th><th>device groups</th></tr>' + "".join(rows) + "</table>")
+def sharding_display(layouts: list[Layout], text_only: bool = False) -> Display[list[Layout]]:
+    """What ``%sharding`` and :func:`workbench.sharding` return."""
+    return Display(layouts, SHARDING_VIEW, text_only=text_only)
 
 
-def _memory_cells(m: Any) -> list[tuple[str, int]]:
-    """memory_analysis figures JAX reported, labelled, in the order both views show them."""
-    return [(k, v) for k, v in (
-        ("arguments", m.argument_bytes), ("outputs", m.output_bytes),
-        ("temporaries", m.temp_bytes), ("aliased", m.alias_bytes),
-        ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes)) if v is not None]
-
-
-def memory_html(res: ExplorerResult) -> str:
-    m = res.memory
-    if m is None:
-        return ""
-    if not m.reported:
-        return '<div class="jwb-meta">memory_analysis: not reported by this backend</div>'
-    cells = _memory_cells(m)
-    return ('<table data-jwb="memory"><tr><th colspan="2">memory per device '
-            '(memory_analysis)</th></tr>' + "".join(
-                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells) + "</table>")
-
-
-def diff_html(res: ExplorerResult) -> str:
-    d = res.diff
-    if d is None:
-        return ""
-    if not d.changed:
-        return '<div data-jwb="diff" class="jwb-meta">no change from the previous spec</div>'
-    items = [f'<li class="jwb-sh-add">+ {esc(a)}</li>' for a in d.added]
-    items += [f'<li class="jwb-sh-del">− {esc(r)}</li>' for r in d.removed]
-    delta = d.collective_bytes_after - d.collective_bytes_before
-    arrow = "up" if delta > 0 else "down" if delta < 0 else "unchanged"
-    items.append(f"<li>bytes moved by collectives per device: "
-                 f"{fmt_bytes(d.collective_bytes_before)} → {fmt_bytes(d.collective_bytes_after)}"
-                 f" ({arrow})</li>")
-    if d.output_before != d.output_after:
-        items.append(f"<li>output sharding: {esc(d.output_before)} → "
-                     f"{esc(d.output_after)}</li>")
-    if d.temp_bytes_before != d.temp_bytes_after:
-        items.append(f"<li>temporaries per device: {fmt_bytes(d.temp_bytes_before)} → "
-                     f"{fmt_bytes(d.temp_bytes_after)}</li>")
-    return f'<div data-jwb="diff"><b>changed</b><ul>{"".join(items)}</ul></div>'
-
-
-def explorer_html(res: ExplorerResult, width: int = 300) -> str:
-    head = (f'<div class="jwb-head"><span class="jwb-title">mesh {esc(mesh_text(res.mesh))}'
-            f'</span><div class="jwb-meta">{res.device_count} devices · '
-            f"{res.process_count} process(es)</div></div>")
-    inputs = "".join(layout_html_body(x, width) for x in res.inputs)
-    parts = [head, '<div class="jwb-cols">', f'<div class="jwb-col"><h4>inputs</h4>{inputs}</div>']
-    if res.operation != "layout":
-        outs = "".join(layout_html_body(x, width) for x in res.outputs)
-        times = (f"trace {fmt_seconds(res.trace_s)} · lower {fmt_seconds(res.lower_s)} · "
-                 f"compile {fmt_seconds(res.compile_s)}")
-        parts.append(f'<div class="jwb-col"><h4>{esc(res.op_text)}</h4>'
-                     f'<div class="jwb-meta" data-jwb="timings">{times}</div>'
-                     f"{diff_html(res)}{collectives_html(res)}{memory_html(res)}"
-                     f"<h4>output sharding XLA chose</h4>{outs}</div>")
-    parts.append("</div>")
-    return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{"".join(parts)}</div>'
-
-
-def _groups_text(c: Any, limit: int = 8) -> str:
-    if c.pairs is not None:
-        return " ".join(f"{a}→{b}" for a, b in c.pairs[:limit]) + (
-            " …" if len(c.pairs) > limit else "")
-    if c.groups is None:
-        return ""
-    return " ".join("{" + ",".join(map(str, g)) + "}" for g in c.groups[:limit]) + (
-        " …" if len(c.groups) > limit else "")
-
-
-def diff_lines(res: ExplorerResult) -> list[str]:
-    """The diff as text: the same facts ``diff_html`` shows."""
-    d = res.diff
-    if d is None:
-        return []
-    if not d.changed:
-        return ["no change from the previous spec"]
-    lines = ["changed:"]
-    lines += [f"  + {a}" for a in d.added] + [f"  - {r}" for r in d.removed]
-    lines.append(f"  bytes moved by collectives per device: "
-                 f"{fmt_bytes(d.collective_bytes_before)} → {fmt_bytes(d.collective_bytes_after)}")
-    if d.output_before != d.output_after:
-        lines.append(f"  output sharding: {d.output_before} → {d.output_after}")
-    if d.temp_bytes_before != d.temp_bytes_after:
-        lines.append(f"  temporaries per device: {fmt_bytes(d.temp_bytes_before)} → "
-                     f"{fmt_bytes(d.temp_bytes_after)}")
-    return lines
-
-
-def memory_line(res: ExplorerResult) -> str:
-    m = res.memory
-    if m is None:
-        return ""
-    if not m.reported:
-        return "memory_analysis: not reported by this backend"
-    cells = _memory_cells(m)
-    return "memory per device: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in cells)
-
-
-def explorer_text(res: ExplorerResult) -> str:
-    """The explorer's text/plain: everything the HTML says, diff, memory and groups included."""
-    lines = [f"mesh {mesh_text(res.mesh)} · {res.device_count} devices · "
-             f"{res.process_count} process(es)"]
-    lines += [layout_text(x) for x in res.inputs]
-    if res.operation != "layout":
-        lines.append(f"{res.op_text}: trace {fmt_seconds(res.trace_s)} · lower "
-                     f"{fmt_seconds(res.lower_s)} · compile {fmt_seconds(res.compile_s)}")
-        lines += diff_lines(res)
-        for c in res.collectives:
-            groups = _groups_text(c)
-            lines.append(f"  {c.description} {c.shape} ({fmt_bytes(c.bytes)} per device)"
-                         + (f"  device groups {groups}" if groups else ""))
-        if not res.collectives:
-            lines.append("  no collectives")
-        if memory_line(res):
-            lines.append(memory_line(res))
-        lines.append("output sharding XLA chose:")
-        lines += [layout_text(x) for x in res.outputs]
-    return "\n".join(lines)
-
-
-def explorer_bundle(res: ExplorerResult) -> dict[str, Any]:
-    return {"text/plain": explorer_text(res), "text/html": explorer_html(res),
-            MIME: json.loads(json.dumps(res.to_dict()))}
-
-
-class ShardingDisplay:
-    """What ``%sharding`` and ``workbench.sharding`` return: layouts, displayed as a bundle."""
-
-    def __init__(self, layouts: list[Layout], text_only: bool = False) -> None:
-        self.layouts = layouts
-        self.text_only = text_only
-        self._bundle: dict[str, Any] | None = None
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # Rendered once: %sharding renders eagerly (so a failure is its short message)
-        # and IPython's display then reuses it.
-        if self._bundle is None:
-            self._bundle = layouts_bundle(self.layouts, self.text_only)
-        return self._bundle
-
-    def __repr__(self) -> str:
-        return "\n".join(layout_text(x) for x in self.layouts)
-
-
-__all__ = ["MIME", "ShardingDisplay", "collectives_html", "device_colour", "explorer_bundle",
-           "explorer_html", "explorer_text", "layout_svg", "layout_text", "layouts_bundle",
-           "layouts_html"]
+__all__ = ["CSS", "MIME", "SHARDING_VIEW", "device_colour", "layout_html_body", "layout_svg",
+           "layout_text", "layouts_bundle", "layouts_html", "sharding_display"]

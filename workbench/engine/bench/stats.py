@@ -234,19 +234,6 @@ def fit_power_law(sizes: Sequence[float], times: Sequence[float],
                     exponent_stderr=stderr, points=n)
 
 
-def format_seconds(seconds: float, digits: int = 3) -> str:
-    """``%timeit``-style: three significant digits in s, ms, µs or ns."""
-    if seconds is None or not math.isfinite(seconds):
-        return "n/a"
-    # round first, then pick the unit: 999.9999e-6 is "1 ms", not "1e+03 µs"
-    seconds = float(f"{seconds:.{digits}g}")
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
-            value = seconds / scale
-            return f"{value:.{digits}g} {unit}"
-    return f"{seconds:.{digits}g} s"  # pragma: no cover - loop always returns
-
-
 def round_up_125(x: float) -> int:
     """The smallest of 1, 2, 5, 10, 20, 50, ... that is at least ``x`` (loop counts)."""
     if x <= 1:

@@ -23,8 +23,9 @@ from workbench.engine.cache.reasons import (
     closest_diff,
     parse_jax_explanation,
 )
-from workbench.engine.cache.records import CallSite, CompileRecord, FunctionStats
+from workbench.engine.cache.records import CompileRecord, FunctionStats
 from workbench.engine.common.errors import is_user_file
+from workbench.engine.common.source import SourceLine
 
 #: Signatures kept per function object, and miss records per function.
 MAX_SIGNATURES = 64
@@ -53,13 +54,13 @@ class FunctionState:
         self.objects_seen = 0  # function objects ever traced (0: only cached-trace compiles)
 
 
-def call_site() -> CallSite | None:
+def call_site() -> SourceLine | None:
     """The innermost frame of user code on the stack (the line that made the call)."""
     found = compat.user_call_site(is_user_file)
     if found is None:
         return None
-    file, line = found
-    return CallSite(file, line, linecache.getline(file, line).strip())
+    file, line, function = found
+    return SourceLine(file, line, function, linecache.getline(file, line).strip())
 
 
 def user_defined(where: str | None) -> bool:

@@ -11,24 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine.cache.reasons import MissReason
+from workbench.engine.common.source import SourceLine
 
 #: The ``version`` of every cache payload.
 SCHEMA_VERSION = 1
 
 #: The cell of a compile made outside any cell (a thread started before the cell ran).
 BACKGROUND = "background"
-
-
-@dataclass
-class CallSite:
-    """The user's line that made the call which compiled."""
-
-    file: str
-    line: int
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "text": self.text}
 
 
 @dataclass
@@ -52,7 +41,8 @@ class CompileRecord:
     cell_run: int | None = None
     thread: str = ""
     reasons: list[MissReason] = field(default_factory=list)
-    call_site: CallSite | None = None
+    #: the user's line that made the call which compiled
+    call_site: SourceLine | None = None
     defined_at: str | None = None
     key: str = ""
     persistent_cache: str | None = None  # "hit" | "miss" | "written"
@@ -160,7 +150,7 @@ class FunctionGroup:
     persistent_written: int = 0
     time_saved_s: float = 0.0
     reasons: list[MissReason] = field(default_factory=list)
-    call_sites: list[CallSite] = field(default_factory=list)
+    call_sites: list[SourceLine] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # for the grouped JAX helpers
 
     @property
@@ -210,5 +200,5 @@ class CacheSnapshot:
                 "persistent_cache": self.persistent.to_dict()}
 
 
-__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CallSite", "CellSummary",
+__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CellSummary",
            "CompileRecord", "FunctionGroup", "FunctionStats", "PersistentCacheStatus"]

@@ -308,9 +308,7 @@ class _Builder:
                 params[k] = _short_text(v)
         source = None
         if self._with_source:
-            fr = compat.user_frame(eqn.source_info)
-            if fr is not None:
-                source = SourceLine(fr.file, fr.line, fr.function, column=fr.column)
+            source = compat.user_frame(eqn.source_info)
         effects = [_short_text(e, 80) for e in (getattr(eqn, "effects", None) or ())]
         return Equation(
             primitive=str(eqn.primitive),

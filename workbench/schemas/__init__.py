@@ -1,0 +1,88 @@
+"""JSON Schemas (draft 2020-12) of every ``application/vnd.jax-workbench.<kind>+json`` payload.
+
+One file per kind, ``<kind>.schema.json``, shipped in the wheel: the contract the
+JupyterLab extension is written against and that the test suite checks every bundle it
+produces against.  The schema of a payload is found from its MIME type alone, so a new
+kind needs only its file.  Importing this module imports neither JAX nor ``jsonschema``
+(a test dependency: :func:`validate` imports it when called).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+MIME_PREFIX = "application/vnd.jax-workbench."
+MIME_SUFFIX = "+json"
+ID_PREFIX = "urn:jax-workbench:schema:"
+
+
+class UnknownPayload(LookupError):
+    """A MIME type of ours that has no schema (or not one of ours at all)."""
+
+
+def mime_type(kind: str) -> str:
+    """``"hlo"`` -> ``application/vnd.jax-workbench.hlo+json``."""
+    return f"{MIME_PREFIX}{kind}{MIME_SUFFIX}"
+
+
+def kind_of(mime: str) -> str | None:
+    """``application/vnd.jax-workbench.hlo+json`` -> ``hlo``; None for any other type."""
+    if mime.startswith(MIME_PREFIX) and mime.endswith(MIME_SUFFIX):
+        return mime[len(MIME_PREFIX):-len(MIME_SUFFIX)]
+    return None
+
+
+def kinds() -> list[str]:
+    """Every kind with a schema file, sorted."""
+    suffix = ".schema.json"
+    return sorted(p.name[:-len(suffix)] for p in resources.files(__name__).iterdir()
+                  if p.name.endswith(suffix))
+
+
+@cache
+def _load(kind: str) -> dict[str, Any]:
+    path = resources.files(__name__) / f"{kind}.schema.json"
+    if not path.is_file():
+        raise UnknownPayload(f"no schema for kind {kind!r} (have: {', '.join(kinds())})")
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
+
+
+def schema_for(mime: str) -> dict[str, Any]:
+    """The JSON Schema of the payload of MIME type ``mime`` (raises :class:`UnknownPayload`)."""
+    kind = kind_of(mime)
+    if kind is None:
+        raise UnknownPayload(f"{mime!r} is not an application/vnd.jax-workbench.*+json type")
+    return _load(kind)
+
+
+@cache
+def _registry() -> Any:
+    from referencing import Registry, Resource
+
+    return Registry().with_resources(
+        (_load(k)["$id"], Resource.from_contents(_load(k))) for k in kinds())
+
+
+def validate(mime: str, payload: Any) -> None:
+    """Check ``payload`` against its schema; raises ``jsonschema.ValidationError`` (with the
+    path of the offending field) or :class:`UnknownPayload`.  Needs ``jsonschema``."""
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+
+    error = best_match(_validator(mime).iter_errors(payload))
+    if error is not None:
+        raise error
+
+
+@cache
+def _validator(mime: str) -> Any:
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    return Draft202012Validator(schema_for(mime), registry=_registry())
+
+
+__all__ = ["MIME_PREFIX", "UnknownPayload", "kind_of", "kinds", "mime_type", "schema_for",
+           "validate"]

@@ -1,0 +1,132 @@
+"""One display protocol: an engine record plus how to draw it.
+
+Every front door (the magics, ``workbench.jaxpr``/``hlo``/``bench``/``sharding``, the compile
+line, ``%jaxcache``) returns a :class:`Display`: it holds the engine's record and the view
+options, and draws nothing until a front end asks.  Like ``%timeit -o``'s ``TimeitResult``
+the result *is* the record: attribute reads go to it (``r.measurements``,
+``r.to_json()``, ``d.report.graphs``), and ``d.record`` is the record itself.
+
+A feature describes its drawing once, as a :class:`View` (text, HTML, JSON body, optional
+shared preparation).  ``_repr_mimebundle_`` builds only what ``include``/``exclude`` leave:
+asking a 3,000-equation jaxpr for ``text/plain`` prints JAX's text and builds no HTML and
+no JSON.  The JSON body gets its ``{"version", "kind"}`` envelope in
+:mod:`workbench.views._envelope` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from workbench.engine.common.gcpause import gc_paused
+from workbench.views._envelope import envelope, mime_type
+from workbench.views._html import esc, style_block
+
+R = TypeVar("R")
+TEXT = "text/plain"
+HTML = "text/html"
+
+
+@dataclass(frozen=True)
+class View(Generic[R]):
+    """How one feature draws its record; every function takes ``(record, **options)``.
+
+    ``prepare`` (optional) computes what the HTML and the JSON share (the HLO diagram's
+    layout), once, and only when one of them is asked for; its result is passed to both as
+    extra keyword arguments.  With ``degrade`` a failure in the rich parts shows the text
+    with a one-line note instead of a traceback in the user's cell.
+    """
+
+    kind: str
+    version: int
+    text: Callable[..., str]
+    html: Callable[..., str]
+    data: Callable[..., Mapping[str, Any]]
+    prepare: Callable[..., dict[str, Any]] | None = None
+    degrade: bool = False
+    #: what the front doors call the record (``d.report``, ``d.layouts``, ``d.inspection``)
+    record_name: str = "record"
+
+    @property
+    def mime(self) -> str:
+        return mime_type(self.kind)
+
+    def payload(self, record: R, **options: Any) -> dict[str, Any]:
+        """The JSON payload alone, envelope included."""
+        extra = self.prepare(record, **options) if self.prepare is not None else {}
+        return envelope(self.kind, self.version, self.data(record, **options, **extra))
+
+    def bundle(self, record: R, include: Collection[str] | None = None,
+               exclude: Collection[str] | None = None, text_only: bool = False,
+               **options: Any) -> dict[str, Any]:
+        """The MIME bundle, building only the types ``include``/``exclude`` leave."""
+        def wanted(mime: str) -> bool:
+            return ((include is None or mime in include)
+                    and (exclude is None or mime not in exclude))
+
+        out: dict[str, Any] = {}
+        rich = [] if text_only else [m for m in (HTML, self.mime) if wanted(m)]
+        try:
+            with gc_paused():
+                if wanted(TEXT):
+                    out[TEXT] = self.text(record, **options)
+                if not rich:
+                    return out
+                extra = self.prepare(record, **options) if self.prepare is not None else {}
+                if HTML in rich:
+                    out[HTML] = self.html(record, **options, **extra)
+                if self.mime in rich:
+                    out[self.mime] = envelope(self.kind, self.version,
+                                              self.data(record, **options, **extra))
+        except Exception as exc:
+            if not self.degrade:
+                raise
+            out.pop(self.mime, None)
+            text = out.get(TEXT) or self.text(record, **options)
+            out[HTML] = (f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
+                         f'view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the '
+                         f'text follows.</div><pre>{esc(text)}</pre></div>')
+        return out
+
+
+class Display(Generic[R]):
+    """An engine record that displays itself through its feature's :class:`View`.
+
+    Reading an attribute the display does not have reads the record's (so a benchmark
+    result is used as the ``Benchmark`` it holds); ``view.record_name`` names the record
+    itself (``.report``, ``.layouts``, ``.inspection``).  Nothing here depends on IPython:
+    front doors that must hide a value from one cell's automatic display set an
+    ``_ipython_display_`` on the instance.
+    """
+
+    def __init__(self, record: R, view: View[R], text_only: bool = False,
+                 **options: Any) -> None:
+        self.record = record
+        self.view = view
+        self.text_only = text_only
+        self.options = options
+
+    def _repr_mimebundle_(self, include: Collection[str] | None = None,
+                          exclude: Collection[str] | None = None) -> dict[str, Any]:
+        return self.view.bundle(self.record, include, exclude, self.text_only, **self.options)
+
+    def __repr__(self) -> str:
+        return self.view.text(self.record, **self.options)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the display lacks.  Private names are not forwarded:
+        # IPython probes ``_repr_*_``/``_ipython_*`` and must not find the record's.
+        if name.startswith("_") or name in ("record", "view", "options", "text_only"):
+            raise AttributeError(name)
+        if name == self.view.record_name:
+            return self.record
+        return getattr(self.record, name)
+
+    def __dir__(self) -> list[str]:
+        names = set(super().__dir__()) | {self.view.record_name}
+        names.update(n for n in dir(self.record) if not n.startswith("_"))
+        return sorted(names)
+
+
+__all__ = ["HTML", "TEXT", "Display", "View"]
