@@ -209,8 +209,5 @@ def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
 def test_docs_point_to_the_schemas():
     docs = Path(__file__).parent.parent / "docs"
     text = "".join(p.read_text() for p in docs.glob("mime-*.md"))
-    cache_doc = (docs / "mime-cache.md").exists()  # renamed from mime-ledger.md
     for kind in schemas.kinds():
-        if kind.startswith("cache") and not cache_doc:
-            continue
         assert f"workbench/schemas/{kind}.schema.json" in text, kind
