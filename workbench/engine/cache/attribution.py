@@ -283,20 +283,9 @@ class Attribution:
                                                           rec.origin, rec.defined_at)
         st = state.stats
         st.function = rec.function
-        if rec.trace_s is not None:
-            st.traces += 1
-            st.trace_s += rec.trace_s
-        if rec.lower_s is not None:
-            st.lowers += 1
-            st.lower_s += rec.lower_s
-        if rec.kind == "compile":
-            st.compiles += 1
-            st.compile_s += rec.compile_s or 0.0
-            if obj is not None and obj.alive():
-                obj.entries += 1  # the traced object owns the new executable
-        if rec.persistent_cache == "hit":
-            st.persistent_hits += 1
-            st.time_saved_s += (rec.time_saved_s or 0.0)
+        st.add(rec)
+        if rec.kind == "compile" and obj is not None and obj.alive():
+            obj.entries += 1  # the traced object owns the new executable
         if rec.reasons:
             st.misses.append(rec)
             del st.misses[:-MAX_SIGNATURES]

@@ -56,16 +56,8 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
         else:
             g = groups.setdefault(rec.key or rec.function,
                                   FunctionGroup(rec.function, rec.origin))
-        g.traces += rec.trace_s is not None
-        g.lowers += rec.lower_s is not None
-        g.compiles += rec.kind == "compile"
-        g.trace_s += rec.trace_s or 0.0
-        g.lower_s += rec.lower_s or 0.0
-        g.compile_s += rec.compile_s or 0.0
-        if rec.persistent_cache == "hit":
-            g.persistent_hits += 1
-            g.time_saved_s += (rec.time_saved_s or 0.0)
-        elif rec.persistent_cache == "written":
+        g.add(rec)
+        if rec.persistent_cache == "written":
             g.persistent_written += 1
         if rec.origin != "jax":
             seen = {r.text() for r in g.reasons}

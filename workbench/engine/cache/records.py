@@ -75,14 +75,14 @@ class CompileRecord:
         }
 
 
-@dataclass
-class FunctionStats:
-    """Everything the cache tracker knows about one function (one definition site)."""
+@dataclass(kw_only=True)
+class CompileTotals:
+    """Counts and seconds of trace/lower/compile work, summed over compile records.
 
-    key: str
-    function: str
-    origin: str = "user"
-    defined_at: str | None = None
+    One type (and one :meth:`add`) for the per-function table and the per-cell line, so
+    the two can never count a record differently.
+    """
+
     compiles: int = 0
     traces: int = 0
     lowers: int = 0
@@ -91,6 +91,36 @@ class FunctionStats:
     compile_s: float = 0.0
     persistent_hits: int = 0
     time_saved_s: float = 0.0
+
+    def add(self, rec: CompileRecord) -> None:
+        """Count ``rec``'s stages: a stage that did not run (None) adds nothing."""
+        if rec.trace_s is not None:
+            self.traces += 1
+            self.trace_s += rec.trace_s
+        if rec.lower_s is not None:
+            self.lowers += 1
+            self.lower_s += rec.lower_s
+        if rec.kind == "compile":
+            self.compiles += 1
+            self.compile_s += rec.compile_s or 0.0
+        if rec.persistent_cache == "hit":
+            self.persistent_hits += 1
+            self.time_saved_s += rec.time_saved_s or 0.0
+
+    def totals_dict(self) -> dict[str, Any]:
+        return {"compiles": self.compiles, "traces": self.traces, "lowers": self.lowers,
+                "trace_s": self.trace_s, "lower_s": self.lower_s, "compile_s": self.compile_s,
+                "persistent_hits": self.persistent_hits, "time_saved_s": self.time_saved_s}
+
+
+@dataclass
+class FunctionStats(CompileTotals):
+    """Everything the cache tracker knows about one function (one definition site)."""
+
+    key: str
+    function: str
+    origin: str = "user"
+    defined_at: str | None = None
     #: executables compiled for this function's objects that are still alive, since the
     #: tracker last saw their cache emptied (a recompile with an identical signature, or
     #: ``%jaxcache clear``): JAX announces neither ``jax.clear_caches()`` nor
@@ -104,10 +134,7 @@ class FunctionStats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key, "function": self.function, "origin": self.origin,
-            "defined_at": self.defined_at, "compiles": self.compiles, "traces": self.traces,
-            "lowers": self.lowers, "trace_s": self.trace_s, "lower_s": self.lower_s,
-            "compile_s": self.compile_s, "persistent_hits": self.persistent_hits,
-            "time_saved_s": self.time_saved_s, "entries": self.entries,
+            "defined_at": self.defined_at, **self.totals_dict(), "entries": self.entries,
             "recompiles": self.recompiles,
             "misses": [m.to_dict() for m in self.misses],
         }
@@ -135,20 +162,12 @@ class PersistentCacheStatus:
 
 
 @dataclass
-class FunctionGroup:
+class FunctionGroup(CompileTotals):
     """One function's activity within one cell (a line of the cell summary)."""
 
     function: str
     origin: str
-    compiles: int = 0
-    traces: int = 0
-    lowers: int = 0
-    trace_s: float = 0.0
-    lower_s: float = 0.0
-    compile_s: float = 0.0
-    persistent_hits: int = 0
     persistent_written: int = 0
-    time_saved_s: float = 0.0
     reasons: list[MissReason] = field(default_factory=list)
     call_sites: list[SourceLine] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # for the grouped JAX helpers
@@ -158,11 +177,8 @@ class FunctionGroup:
         return self.trace_s + self.lower_s + self.compile_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {"function": self.function, "origin": self.origin, "compiles": self.compiles,
-                "traces": self.traces, "lowers": self.lowers, "trace_s": self.trace_s,
-                "lower_s": self.lower_s, "compile_s": self.compile_s, "total_s": self.total_s,
-                "persistent_hits": self.persistent_hits,
-                "persistent_written": self.persistent_written, "time_saved_s": self.time_saved_s,
+        return {"function": self.function, "origin": self.origin, **self.totals_dict(),
+                "total_s": self.total_s, "persistent_written": self.persistent_written,
                 "reasons": [r.to_dict() for r in self.reasons],
                 "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names}
 
@@ -200,5 +216,5 @@ class CacheSnapshot:
                 "persistent_cache": self.persistent.to_dict()}
 
 
-__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CellSummary",
+__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CellSummary", "CompileTotals",
            "CompileRecord", "FunctionGroup", "FunctionStats", "PersistentCacheStatus"]
