@@ -309,6 +309,10 @@ def test_unload_removes_everything_and_restores_config(shell):
         assert len(shell.events.callbacks["post_run_cell"]) == hooks_before - 1
         assert "jaxcache" not in shell.magics_manager.magics["line"]
         assert "workbench" not in shell.magics_manager.magics["line"]
+        from workbench.engine.cache import CacheSnapshot
+        from workbench.ipython import _RECORD_VIEWS  # the records' displays go too
+        printers = shell.display_formatter.mimebundle_formatter.type_printers
+        assert CacheSnapshot in _RECORD_VIEWS and not set(_RECORD_VIEWS) & set(printers)
         c = Cell(shell, "@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
         assert c.error is None and c.lines == []
         assert not any(r.function == "jit(f_unl)" for r in CACHE.records())

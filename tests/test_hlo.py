@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import jax
@@ -293,6 +294,24 @@ def test_line_magic_and_flags(run, shell):
     r = run("%hlo --no-fusion hf(hw, hx)")
     assert "<svg" not in r.bundle["text/html"] and r.bundle[HLO_MIME]["graphs"] == {}
 
+
+
+def test_no_workbench_frame_in_the_programs_source_info(run, shell):
+    """The stack frames JAX records for each op are the user's only: our magics and
+    twins call the user's function, and their frames must not be attributed lines in
+    the HLO's metadata (the whole package is excluded from JAX's user frames)."""
+    package = os.path.dirname(workbench.__file__)
+    shell.user_ns["hw"], shell.user_ns["hx"] = jnp.ones((4, 4)), jnp.ones((2, 4))
+    shell.user_ns["hf"] = _mlp
+    texts = [run("%hlo hf(hw, hx)").bundle["text/plain"],
+             run("%hlo --stage lowered hf(hw, hx)").bundle["text/plain"],
+             repr(workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4))))]
+    lowered = workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)), stage="lowered")
+    assert any(__file__ in t for t in texts)  # the user's file is named, so the check bites
+    for text in texts:
+        assert package not in text
+    assert all(op.source is None or not op.source.file.startswith(package)
+               for op in lowered.report.stablehlo.ops)
 
 
 def test_bad_input(run, shell):

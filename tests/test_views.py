@@ -141,6 +141,27 @@ def test_results_are_the_engine_records_without_subclassing():
     assert not hasattr(r, "_repr_html_")  # private names are never forwarded to the record
 
 
+def test_a_plain_engine_record_displays_like_its_front_door(shell):
+    """After ``%load_ext workbench`` a record shown on its own (``h.report``,
+    ``Benchmark.from_json(saved)``, ``r.record``, ``workbench.inspect(...)``) gives the
+    bundle its front door's display gives: one display protocol, not a dataclass repr."""
+    from workbench.engine.bench.result import Benchmark
+
+    fmt = shell.display_formatter.format
+    r = workbench.bench(lambda v: v + 1, jnp.ones(8), number=2, repeat=3, live=False)
+    h = workbench.hlo(lambda x: jnp.tanh(x) * 2, jnp.ones(4))
+    j = workbench.jaxpr(lambda x: x * 2, 1.0)
+    for front, record in ((r, r.record), (r, Benchmark.from_json(r.to_json())),
+                          (h, h.report), (j, j.inspection)):
+        want, _ = fmt(front)
+        got, _ = fmt(record)
+        assert set(got) == set(want), type(record).__name__
+        if record is front.record:
+            assert got["text/plain"] == want["text/plain"]
+        mime = front.view.mime
+        assert json.loads(json.dumps(got[mime])).keys() == want[mime].keys()
+
+
 def test_the_views_know_nothing_of_ipython_or_jax():
     """Views import no JAX and no IPython (the execution-count logic lives in the front
     doors); checked on the source, every import statement at any depth."""

@@ -11,27 +11,44 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from workbench.engine.bench.result import Benchmark
+from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
+from workbench.engine.hlo.report import HloReport
 from workbench.engine.jaxpr.inspection import Inspection
+from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.ipython import cache_magics
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.sharding_magics import ShardingMagics
-from workbench.views.display import Display
+from workbench.views.bench import BENCH_VIEW
+from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
+from workbench.views.display import Display, View
+from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
+from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
 
 _MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics)
 
+#: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
+#: ``workbench.inspect(...)``) draw through the same view as their front door's display
+_RECORD_VIEWS: dict[type, View[Any]] = {
+    Inspection: JAXPR_VIEW, HloReport: HLO_VIEW, Benchmark: BENCH_VIEW,
+    ExplorerResult: MESH_EXPLORER_VIEW, CacheSnapshot: CACHE_VIEW, CellSummary: CELL_VIEW,
+    PersistentCacheStatus: PERSISTENT_VIEW,
+}
 
-def _inspection_bundle(ins: Inspection, include: Any = None, exclude: Any = None) -> Any:
-    return Display(ins, JAXPR_VIEW)._repr_mimebundle_(include, exclude)
+
+def _record_bundle(record: Any, include: Any = None, exclude: Any = None) -> Any:
+    return Display(record, _RECORD_VIEWS[type(record)])._repr_mimebundle_(include, exclude)
 
 
 def load(shell: Any) -> None:
-    """Register the magics, the Inspection display and the cache feature's cell hooks."""
+    """Register the magics, the engine records' displays and the cache feature's hooks."""
     for cls in _MAGIC_CLASSES:
         shell.register_magics(cls)
-    shell.display_formatter.mimebundle_formatter.for_type(Inspection, _inspection_bundle)
+    for record_type in _RECORD_VIEWS:
+        shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
     cache_magics.load(shell)
 
 
@@ -44,7 +61,8 @@ def unload(shell: Any) -> None:
         for kind in ("line", "cell"):
             for name in table[kind]:
                 magics[kind].pop(name, None)
-    shell.display_formatter.mimebundle_formatter.type_printers.pop(Inspection, None)
+    for record_type in _RECORD_VIEWS:
+        shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
     cache_magics.unload(shell)
 
 

@@ -18,7 +18,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from workbench.engine.cache import CACHE, CacheSnapshot
+from workbench.engine.cache import CACHE
 from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
 from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.views.cache import cache_display, cell_line_display, persistent_display
@@ -151,10 +151,6 @@ class CacheMagics(Magics):
 _LOADED: dict[int, tuple[CellHooks, CacheMagics]] = {}
 
 
-def _snapshot_bundle(snap: CacheSnapshot, include: Any = None, exclude: Any = None) -> Any:
-    return cache_display(snap)._repr_mimebundle_(include, exclude)
-
-
 def load(shell: Any) -> CellHooks:
     """Install the cache feature's hooks and magics in ``shell`` (idempotent)."""
     if id(shell) in _LOADED:
@@ -163,7 +159,6 @@ def load(shell: Any) -> CellHooks:
     hooks.load()
     magics = CacheMagics(shell, hooks)
     shell.register_magics(magics)
-    shell.display_formatter.mimebundle_formatter.for_type(CacheSnapshot, _snapshot_bundle)
     _LOADED[id(shell)] = (hooks, magics)
     return hooks
 
@@ -180,7 +175,6 @@ def unload(shell: Any) -> None:
     for name in cast(dict[str, dict[str, Any]], CacheMagics.magics)["line"]:
         if getattr(registered.get(name), "__self__", None) is magics:
             registered.pop(name, None)
-    shell.display_formatter.mimebundle_formatter.type_printers.pop(CacheSnapshot, None)
 
 
 __all__ = ["CellHooks", "CacheMagics", "load", "unload"]

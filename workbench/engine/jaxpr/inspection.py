@@ -37,8 +37,11 @@ from workbench.engine.jaxpr.transforms import (
     remap_for_statics,
 )
 
-# Equations created inside our own wrappers belong to the user's line, not ours.
-compat.exclude_path_from_user_frames(os.path.dirname(os.path.dirname(__file__)))
+# Equations created inside our own wrappers belong to the user's line, not ours; and
+# the frames of the front doors that call the user's function (the magics, the twins)
+# are no source of an op either: the whole package is excluded, not just the engine.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+compat.exclude_path_from_user_frames(_PACKAGE_DIR)
 
 
 def function_name(fn: Any) -> str:
