@@ -9,12 +9,10 @@ backend) stay the engine's own short ``ValueError``s.
 
 from __future__ import annotations
 
-import linecache
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.engine.common.errors import is_user_file, report
+from workbench.engine.common.errors import calling_user_line, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.report import HloReport, build_hlo_report, fusion_for
 from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
@@ -22,16 +20,9 @@ from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
 from workbench.views.errors import WorkbenchError
 
 
-def caller_line(depth: int = 2) -> SourceLine | None:
+def caller_line() -> SourceLine | None:
     """The innermost frame of user code above us: the line that called the twin."""
-    frame = sys._getframe(depth)
-    while frame is not None:
-        code = frame.f_code
-        if is_user_file(code.co_filename):
-            text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-            return SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
+    return calling_user_line()
 
 
 def trace_stages(

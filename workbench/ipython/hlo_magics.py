@@ -10,12 +10,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.engine.common.errors import report
+from workbench.api._trace import compile_report
 from workbench.engine.hlo.report import (
     STAGES,
     HloOptionError,
     HloReport,
-    build_hlo_report,
     fusion_for,
 )
 from workbench.ipython.args import (
@@ -28,6 +27,7 @@ from workbench.ipython.args import (
 )
 from workbench.ipython.cell import CellError, _at_call, capture_call, trace_captured
 from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
 
 
@@ -69,10 +69,9 @@ class HloMagics(Magics):
                                 argnames(args.static_argnames), compare=False, backend=backend)
 
         try:
-            rep = build_hlo_report(ins, args.stage, fusion=args.fusion)
-        except Exception as exc:
-            raise CellError(_at_call(report(exc, "compile"), captured),
-                            subject=ins.label) from None
+            rep = compile_report(ins, args.stage, args.fusion)
+        except WorkbenchError as exc:
+            raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
         return hlo_display(rep, text_only=args.text)
 
 

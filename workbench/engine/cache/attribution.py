@@ -10,7 +10,6 @@ signatures it compiled, which is what a new call is compared with to name the mi
 
 from __future__ import annotations
 
-import linecache
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from workbench.engine.cache.reasons import (
     parse_jax_explanation,
 )
 from workbench.engine.cache.records import CompileRecord, FunctionStats
-from workbench.engine.common.errors import is_user_file
+from workbench.engine.common.errors import calling_user_line, is_user_file
 from workbench.engine.common.source import SourceLine
 
 #: Signatures kept per function object, and miss records per function.
@@ -56,11 +55,7 @@ class FunctionState:
 
 def call_site() -> SourceLine | None:
     """The innermost frame of user code on the stack (the line that made the call)."""
-    found = compat.user_call_site(is_user_file)
-    if found is None:
-        return None
-    file, line, function = found
-    return SourceLine(file, line, function, linecache.getline(file, line).strip())
+    return calling_user_line()
 
 
 def user_defined(where: str | None) -> bool:

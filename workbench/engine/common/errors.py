@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 
+from workbench.engine import _jax_compat as compat
 from workbench.engine.common.source import SourceLine
 
 _JAX_DIR = os.path.dirname(jax.__file__) + os.sep
@@ -127,3 +128,13 @@ def report(exc: BaseException, phase: str) -> ErrorReport:
         where = user_line(exc)
     return ErrorReport(phase=phase, kind=type(exc).__name__, summary=summary, hints=hints,
                        where=where)
+
+
+def calling_user_line() -> SourceLine | None:
+    """The innermost frame of user code on the stack, with its text: the line that called
+    into workbench or JAX (read from a listener, a twin or an error handler)."""
+    found = compat.user_call_site(is_user_file)
+    if found is None:
+        return None
+    file, line, function = found
+    return SourceLine(file, line, function, linecache.getline(file, line).strip())
