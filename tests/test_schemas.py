@@ -185,6 +185,7 @@ def test_lookup_comes_from_the_mime_type():
         schemas.validate("text/plain", "x")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
     """The schemas are readable on their own (a front end's build, a CI step): loading the
     module and a schema imports no JAX, and jsonschema only when validating."""

@@ -358,6 +358,7 @@ def test_fake_devices_after_start_says_how_to_restart(monkeypatch):
         workbench.fake_devices(0)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_fake_devices_before_jax_starts_gives_that_many(tmp_path):
     code = ("import jax, workbench\n"
             "workbench.fake_devices(3)\n"

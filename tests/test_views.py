@@ -28,6 +28,7 @@ def _chain(n):
     return f
 
 
+@pytest.mark.slow  # a 12,000-equation program
 def test_big_program_is_folded_and_bounded():
     ins = workbench.inspect(_chain(6000), jnp.ones(4))  # a sin and an add per link
     n_eqns = count_equations(ins.jaxpr)  # JAX's own jaxpr, counted apart from the model
