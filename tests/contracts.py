@@ -75,6 +75,12 @@ def is_private(name: str, patterns: set[str]) -> bool:
     return False
 
 
+def is_allowed(importer: str, allowed: set[str]) -> bool:
+    """``importer`` is an allowed module or inside an allowed package: ``pkg.shim``
+    allows ``pkg.shim`` and ``pkg.shim.core``, not the sibling ``pkg.shim_extra``."""
+    return any(importer == a or importer.startswith(a + ".") for a in allowed)
+
+
 class PrivateImportsContract(Contract):
     """Modules under ``source_modules`` other than ``allowed_importers`` must not import
     anything matching ``private_modules``.
@@ -82,7 +88,8 @@ class PrivateImportsContract(Contract):
     Configuration options:
         - source_modules:     packages whose modules are checked (with their descendants).
         - private_modules:    dotted names (``jax._src``) or ``pkg.*`` patterns.
-        - allowed_importers:  modules that may import them (the one compatibility shim).
+        - allowed_importers:  modules that may import them (the one compatibility shim),
+                              each with its submodules when it is a package.
     """
 
     type_name = "private_imports"
@@ -103,7 +110,7 @@ class PrivateImportsContract(Contract):
         for source in self._option("source_modules"):
             importers |= {source, *graph.find_descendants(source)}
         found: list[PrivateImport] = []
-        for importer in sorted(importers - allowed):
+        for importer in sorted(i for i in importers if not is_allowed(i, allowed)):
             for imported in sorted(graph.find_modules_directly_imported_by(importer)):
                 if imported.split(".")[0] not in tops:
                     continue

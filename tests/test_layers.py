@@ -35,10 +35,12 @@ def test_import_contracts_are_kept():
 
 
 def test_private_imports_contract_finds_each_form(tmp_path):
-    """The custom contract (tests/contracts.py) on a package with one allowed shim and
-    private imports written every way: each is reported, public ones are not."""
+    """The custom contract (tests/contracts.py) on a package with two allowed shims (a
+    module, and a package whose submodules are allowed too) and private imports written
+    every way: each is reported, public ones are not, and neither is a module inside the
+    allowed package, while a sibling whose name merely starts like it is."""
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
+    (pkg / "compat").mkdir(parents=True)
     files = {
         "__init__.py": "",
         "shim.py": "from jax._src import core\n",
@@ -48,6 +50,9 @@ def test_private_imports_contract_finds_each_form(tmp_path):
         "attribute.py": "from jax import _src\n",
         "lib.py": "def f():\n    from jaxlib import xla_client\n    return xla_client\n",
         "multiline.py": "from jax._src.lib import (\n    xla_client,\n)\n",
+        "compat/__init__.py": "from jax._src import config\nfrom pkg.compat.core import core\n",
+        "compat/core.py": "from jax._src import core\n",
+        "compat_extra.py": "from jax._src import dispatch\n",
     }
     for name, text in files.items():
         (pkg / name).write_text(text)
@@ -59,17 +64,20 @@ def test_private_imports_contract_finds_each_form(tmp_path):
             private_imports: tests.contracts.PrivateImportsContract
 
         [importlinter:contract:internals]
-        name = Only pkg.shim touches JAX internals
+        name = Only the shims touch JAX internals
         type = private_imports
         source_modules = pkg
         private_modules =
             jax._src
             jaxlib.*
-        allowed_importers = pkg.shim
+        allowed_importers =
+            pkg.shim
+            pkg.compat
         """))
     out = _lint_imports(tmp_path, [tmp_path, ROOT])
     report = out.stdout + out.stderr
     assert out.returncode == 1 and "BROKEN" in report, report
-    for bad in ("direct", "dotted", "attribute", "lib", "multiline"):
+    for bad in ("direct", "dotted", "attribute", "lib", "multiline", "compat_extra"):
         assert f"- pkg.{bad} " in report, (bad, report)
-    assert "- pkg.shim " not in report and "- pkg.public " not in report, report
+    for good in ("shim", "public", "compat", "compat.core"):
+        assert f"- pkg.{good} " not in report, (good, report)

@@ -1,0 +1,83 @@
+"""JAX's jaxpr types: which objects are jaxprs, closed or open, literals, dropped outputs.
+
+Wraps ``Jaxpr``, ``ClosedJaxpr``, ``Literal`` and ``DropVar`` of ``jax.extend.core``
+(or ``jax._src.core``).  JAX 0.11 merged ``ClosedJaxpr`` into ``Jaxpr`` (one type that
+holds both the equations and the constants), so the builders never test these types
+themselves: they ask the predicates below, which answer for both shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.engine._jax_compat._modules import core_attr
+
+ClosedJaxpr: Any = core_attr("ClosedJaxpr")
+Jaxpr: Any = core_attr("Jaxpr")
+Literal: Any = core_attr("Literal")
+DropVar: Any = core_attr("DropVar")
+
+
+#: True on JAX >= 0.11, where ``ClosedJaxpr`` is an alias of ``Jaxpr``: one type holds
+#: the equations and the constant values (``.consts``; ``.jaxpr`` returns the object
+#: itself).  Before, a ``ClosedJaxpr`` wrapped a ``Jaxpr`` (``.jaxpr``) plus ``.consts``.
+#: Also true if a later JAX drops the alias but keeps ``consts`` on ``Jaxpr``.
+JAXPR_TYPES_MERGED: bool = Jaxpr is not None and (
+    ClosedJaxpr is Jaxpr or (ClosedJaxpr is None and hasattr(Jaxpr, "consts")))
+
+_JAXPR_TYPES: tuple[type, ...] = tuple(
+    t for t in dict.fromkeys((Jaxpr, ClosedJaxpr)) if isinstance(t, type))
+_CLOSED_TYPES: tuple[type, ...] = (
+    (Jaxpr,) if JAXPR_TYPES_MERGED else (ClosedJaxpr,) if isinstance(ClosedJaxpr, type) else ())
+
+
+def is_jaxpr(obj: Any) -> bool:
+    """A jaxpr of either shape (closed or open, merged type or not): what a builder
+    walking equation params should descend into."""
+    return isinstance(obj, _JAXPR_TYPES)
+
+
+def is_closed_jaxpr(obj: Any) -> bool:
+    """``obj`` carries its constant values (``.consts``) beside its equations.
+
+    Every jaxpr on a merged-type JAX; only a ``ClosedJaxpr`` before that.
+    """
+    return isinstance(obj, _CLOSED_TYPES)
+
+
+def is_open_jaxpr(obj: Any) -> bool:
+    """``obj`` is the type that holds the equations (``Jaxpr``); on a merged-type JAX
+    that is every jaxpr, closed or not."""
+    return Jaxpr is not None and isinstance(obj, Jaxpr)
+
+
+def open_jaxpr(obj: Any) -> Any:
+    """The object whose ``constvars``/``invars``/``eqns``/``outvars`` describe ``obj``.
+
+    The inner ``Jaxpr`` of a (pre-0.11) ``ClosedJaxpr``; the jaxpr itself otherwise
+    (including on 0.11, whose legacy ``.jaxpr`` returns ``self`` and may go away).
+    """
+    if is_open_jaxpr(obj):
+        return obj
+    inner = getattr(obj, "jaxpr", None)
+    return inner if is_open_jaxpr(inner) else obj
+
+
+def jaxpr_consts(obj: Any) -> list[Any]:
+    """The constant values bound to a jaxpr's ``constvars`` ([] for an open one)."""
+    if not is_closed_jaxpr(obj):
+        return []
+    return list(getattr(obj, "consts", None) or ())
+
+
+def is_literal(atom: Any) -> bool:
+    if Literal is not None:
+        return isinstance(atom, Literal)
+    return type(atom).__name__ == "Literal"
+
+
+def is_dropvar(var: Any) -> bool:
+    if DropVar is not None:
+        return isinstance(var, DropVar)
+    return type(var).__name__ == "DropVar"
+

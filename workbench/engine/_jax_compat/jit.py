@@ -1,0 +1,164 @@
+"""What a ``jax.jit`` wrapper holds, and whether a function (or a jaxpr) is JAX's own code.
+
+Wraps the private attributes of JAX's jit wrapper (``PjitFunction._jit_info`` for the
+static/donate settings, ``_fun`` for the wrapped function), the ``__wrapped__`` chains
+JAX's transforms leave (``grad_f``, ``vmap_f`` inside ``api_boundary``), and the
+``debug_info.func_src_info`` of a jaxpr.  "JAX's own" means defined under the installed
+``jax`` package: the cache tracker uses it to tell the user's compiles from the jits JAX
+makes for itself (eager ops).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
+
+
+def is_jitted(fn: Any) -> bool:
+    """True for a function already wrapped by ``jax.jit`` (it has AOT ``trace``)."""
+    return callable(getattr(fn, "trace", None)) and callable(getattr(fn, "lower", None))
+
+
+@dataclass(frozen=True)
+class JitSettings:
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+
+
+def jit_settings(fn: Any) -> JitSettings | None:
+    """The static/donate settings a ``jax.jit`` wrapper was created with, if readable."""
+    info = getattr(fn, "_jit_info", None)
+    if info is None:
+        return None
+    try:
+        return JitSettings(
+            static_argnums=tuple(getattr(info, "static_argnums", ()) or ()),
+            static_argnames=tuple(getattr(info, "static_argnames", ()) or ()),
+            donate_argnums=tuple(getattr(info, "donate_argnums", ()) or ()),
+        )
+    except Exception:
+        return None
+
+
+def jitted_inner(fn: Any) -> Any:
+    """The Python function inside a ``jax.jit`` wrapper (for naming), else ``fn``."""
+    return getattr(fn, "_fun", None) or getattr(fn, "__wrapped__", None) or fn
+
+
+def innermost_function(fun: Any) -> Any:
+    """Follow ``__wrapped__`` (functools.wraps, JAX transforms) and ``partial.func``."""
+    return unwrap_chain(fun)[1]
+
+
+def unwrap_chain(fun: Any) -> tuple[tuple[Any, ...], Any]:
+    """(the wrapper layers, outermost first; the innermost function) of ``fun``."""
+    layers: list[Any] = []
+    inner = fun
+    for _ in range(16):
+        nxt = getattr(inner, "__wrapped__", None) or getattr(inner, "func", None)
+        if nxt is None or nxt is inner:
+            break
+        layers.append(inner)
+        inner = nxt
+    return tuple(layers), inner
+
+
+def function_code(fun: Any) -> Any:
+    """The code object that runs when ``fun`` is called: the function's own, or for a
+    callable instance its class's ``__call__`` (so different classes stay apart)."""
+    code = getattr(fun, "__code__", None)
+    if code is None and not isinstance(fun, type):
+        call = type(fun).__dict__.get("__call__") or next(
+            (k.__dict__["__call__"] for k in type(fun).__mro__ if "__call__" in k.__dict__),
+            None)
+        code = getattr(call, "__code__", None)
+    return code
+
+
+def _in_jax(code: Any) -> bool:
+    filename = getattr(code, "co_filename", "") or ""
+    return bool(filename) and os.path.abspath(filename).startswith(_JAX_DIR)
+
+
+def is_jax_internal(fun: Any) -> bool:
+    """A function JAX jitted for itself (the eager-op helpers), not one the user jitted.
+
+    Only a plain Python function defined inside JAX (with nothing but JAX code under
+    any ``functools.wraps`` layers) counts: what the user passes to ``jax.jit`` is a
+    function of theirs, a transform of one (``jax.grad(loss)`` wraps ``loss``), or a
+    JAX object they chose (``jax.jit(jax.nn.relu)`` jits a ``custom_jvp``).
+    """
+    if not isinstance(fun, types.FunctionType):
+        return False
+    layers, inner = unwrap_chain(fun)
+    return all(_in_jax(function_code(f)) for f in (*layers, inner))
+
+
+def transform_names(fun: Any) -> tuple[str, ...]:
+    """The transform/wrapper layers around the innermost function, outermost first:
+    ``("grad",)`` for ``jax.grad(loss)``; ``functools.partial`` shows as "partial"."""
+    out = []
+    for layer in unwrap_chain(fun)[0]:
+        code = function_code(layer)
+        if isinstance(layer, functools.partial):
+            out.append("partial")
+        elif code is not None and isinstance(layer, types.FunctionType):
+            if _in_jax(code):
+                # JAX's transforms return their grad_f / vmap_f inside an error-filtering
+                # wrapper (``api_boundary``) that takes the user's name: look one closure in
+                for cell in layer.__closure__ or ():
+                    try:
+                        inner = cell.cell_contents
+                    except ValueError:
+                        continue
+                    if isinstance(inner, types.FunctionType) and _in_jax(inner.__code__):
+                        code = inner.__code__
+                        break
+            name = code.co_name
+            if _in_jax(code) and name.endswith("_f"):
+                name = name[:-2]  # JAX's grad_f, vmap_f ... wrappers
+            out.append(name)
+        else:
+            name = type(layer).__name__
+            out.append("jit" if "jit" in name.lower() else name)
+    return tuple(out)
+
+
+def debug_source(jaxpr: Any) -> tuple[str, str] | None:
+    """(name, "file:line") from a jaxpr's debug info ("fv at /x.py:3")."""
+    dbg = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
+    info = getattr(dbg, "func_src_info", None)
+    if not isinstance(info, str) or " at " not in info:
+        return None
+    name, _, where = info.partition(" at ")
+    return name, where
+
+
+def _where_in_jax(where: str) -> bool:
+    file = where.rpartition(":")[0] or where
+    return os.path.abspath(file).startswith(_JAX_DIR)
+
+
+def runs_user_code(jaxpr: Any, max_eqns: int = 64) -> bool:
+    """Whether a jaxpr (or a body it calls, one level down) was traced from code defined
+    outside JAX.  Only the debug info is read; big programs stop at ``max_eqns``."""
+    src = debug_source(jaxpr)
+    if src is not None and not _where_in_jax(src[1]):
+        return True
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in list(getattr(inner, "eqns", ()))[:max_eqns]:
+        for value in getattr(eqn, "params", {}).values():
+            for sub in (value if isinstance(value, (tuple, list)) else (value,)):
+                if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
+                    s = debug_source(sub)
+                    if s is not None and not _where_in_jax(s[1]):
+                        return True
+    return False

@@ -1,0 +1,109 @@
+"""The package's one stack walker, and the JAX frames it looks for from inside a listener.
+
+``jax.monitoring`` listeners are called with a name and a duration only; what is being
+traced or lowered, and from which line of the user's, is read from the stack.  Wraps
+the names of JAX's frames: ``pxla.py`` with its ``closed_jaxpr`` local (a lowering) and
+``pjit.py``'s ``_trace_for_jit`` / ``_infer_params_impl`` (a top-level jit trace, whose
+locals :mod:`.trace_site` reads).  Each answer is None when the frame is not found, so a
+JAX that renamed them degrades the cache's attribution instead of breaking it.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from workbench.engine._jax_compat.jit import debug_source, runs_user_code
+from workbench.engine._jax_compat.trace_site import JitTraceSite, site_from_locals
+
+# The pjit frame that is live while a top-level jit trace finishes (its locals describe the
+# call: the Python function, argument paths, abstract values, static arguments).
+_TRACE_FRAMES = frozenset({"_trace_for_jit", "_infer_params_impl"})
+
+
+@dataclass(frozen=True)
+class LoweringSource:
+    """The function a lowering without a fresh trace comes from (its jaxpr's debug info).
+
+    ``user`` is True when the program holds code defined outside JAX: the function
+    itself, or a body it runs (the user's function under an eager ``lax.scan``).
+    """
+
+    name: str
+    where: str  # "file:line", "" when unknown
+    user: bool
+
+
+_T = TypeVar("_T")
+
+
+def _walk_stack(skip: int, match: Callable[[types.FrameType], bool],
+                read: Callable[[types.FrameType], _T], max_depth: int = sys.maxsize) -> _T | None:
+    """``read(frame)`` of the nearest frame for which ``match(frame)``, walking outwards
+    from ``skip`` frames above our caller (0: the caller itself); None when no frame
+    within ``max_depth`` matches.  The one stack walker of the package: the listeners
+    use it to find JAX's own frame (what is being traced or lowered) and the user's line.
+    """
+    frame: types.FrameType | None = sys._getframe(skip + 1)
+    try:
+        for _ in range(max_depth):
+            if frame is None:
+                return None
+            if match(frame):
+                return read(frame)
+            frame = frame.f_back
+        return None
+    finally:
+        del frame  # a frame kept in a local would keep every frame above it alive
+
+
+def _frame_locals(frame: types.FrameType) -> dict[str, Any]:
+    return frame.f_locals
+
+
+def user_call_site(is_user_file: Callable[[str], bool]) -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost frame of user code above our caller: the
+    line that made the call JAX is tracing or compiling (read from inside a listener)."""
+    return _walk_stack(
+        1, lambda f: is_user_file(f.f_code.co_filename),
+        lambda f: (f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+
+
+def lowering_source(max_depth: int = 14) -> LoweringSource | None:
+    """From inside a lower-duration listener: which function's jaxpr is being lowered.
+
+    Reads the ``closed_jaxpr`` local of JAX's lowering frame (pxla); None when not
+    found (a JAX that renamed it), then the cache tracker falls back to name matching.
+    """
+    try:
+        loc = _walk_stack(
+            1, lambda f: f.f_code.co_filename.endswith("pxla.py")
+            and f.f_locals.get("closed_jaxpr") is not None, _frame_locals, max_depth)
+        if loc is None:
+            return None
+        jaxpr = loc["closed_jaxpr"]
+        src = debug_source(jaxpr)
+        name, where = src if src is not None else ("?", "")
+        return LoweringSource(name, where, runs_user_code(jaxpr))
+    except Exception:
+        return None
+
+
+def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
+    """Read the call being traced from pjit's frame, from inside a trace-duration listener.
+
+    Only called when a trace finishes (never on cached dispatch).  Returns None when
+    the frame is not found, e.g. after JAX renamed its internals; the tracker then
+    falls back to JAX's own text explanation.
+    """
+    try:
+        loc = _walk_stack(
+            1, lambda f: f.f_code.co_name in _TRACE_FRAMES
+            and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth)
+        return None if loc is None else site_from_locals(loc)
+    except Exception:
+        return None
+
