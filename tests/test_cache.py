@@ -108,6 +108,22 @@ def test_type_change_reasons(cell, kind):
     assert "CACHE MISS" not in c.stderr
 
 
+def test_call_site_names_the_calling_function(cell):
+    """A call made inside a user function is attributed to that function's line, with the
+    function's name (the cache's call sites are the package's one SourceLine record)."""
+    cell("@jax.jit\ndef f_site(x):\n    return x + 1\n"
+         "def caller_of_f_site(v):\n    return f_site(v)\n"
+         "caller_of_f_site(jnp.ones(2))")
+    c = cell("caller_of_f_site(jnp.ones(5))")
+    (site,) = c.group("jit(f_site)")["call_sites"]
+    assert (site["function"], site["line"], site["text"]) == (
+        "caller_of_f_site", 5, "return f_site(v)")
+    rec = [r for r in CACHE.records() if r.function == "jit(f_site)"][-1]
+    assert rec.call_site is not None and rec.call_site.to_dict() == site
+    top = cell("f_site(jnp.ones(7))").group("jit(f_site)")["call_sites"][0]
+    assert (top["function"], top["text"]) == ("<module>", "f_site(jnp.ones(7))")
+
+
 def test_static_argument_reason(cell):
     cell("from functools import partial\n"
          "@partial(jax.jit, static_argnames='n')\ndef f_static(x, n):\n    return x * n\n"

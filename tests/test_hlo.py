@@ -329,6 +329,31 @@ def test_bad_input(run, shell):
     assert run("1 + 1").result.result == 2  # the kernel is fine
 
 
+def _unknown_target(x):
+    # traces and lowers; XLA refuses it at compile time (no handler for the target)
+    return jax.ffi.ffi_call("workbench_no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def test_compile_failure_names_the_users_line(run):
+    """A failure inside XLA has no user frame in its traceback: the twin names the line
+    that called it, the magic the cell's call, both as a short error of phase compile."""
+    from workbench.views.errors import WorkbenchError
+
+    workbench.hlo(_unknown_target, jnp.ones(3), stage="lowered")  # lowering is fine
+    with pytest.raises(WorkbenchError) as info:
+        workbench.hlo(_unknown_target, jnp.ones(3))  # the calling line
+    rep = info.value.report
+    assert rep.phase == "compile" and "workbench_no_such_target" in rep.summary
+    assert rep.where is not None and rep.where.file == __file__
+    assert rep.where.text == "workbench.hlo(_unknown_target, jnp.ones(3))  # the calling line"
+    assert rep.where.function == "test_compile_failure_names_the_users_line"
+    run("from tests.test_hlo import _unknown_target")
+    r = run("%%hlo\n_unknown_target(jnp.ones(3))")
+    assert r.error is not None and r.error.report.phase == "compile"
+    assert "workbench_no_such_target" in r.short_error()
+    assert "_unknown_target(jnp.ones(3))" in r.short_error()
+
+
 @pytest.mark.notebook
 def test_tutorial_notebook_executes(tmp_path):
     from pathlib import Path
