@@ -84,9 +84,13 @@ def bench(
       each is compared with the first (ratio of paired samples with its 95% CI).
     - ``sweep={"n": [...]}`` with ``make_args=lambda n: (args...)``: time vs. size
       on log-log axes with the fitted exponent.
-    - ``budget`` seconds of warm-up and sampling per benchmark (compiles excluded);
-      sampling stops earlier once the median's 95% CI is within ``precision``.
-      ``number`` (calls per sample) and ``repeat`` (samples) override autoranging.
+    - ``budget`` seconds of warm-up and sampling per benchmark (compiles excluded),
+      an upper bound: a slow call gets the samples that fit (at least one) and the
+      result says "budget reached after N samples"; sampling stops earlier once the
+      median's 95% CI is within ``precision``.  ``number`` (calls per sample) and
+      ``repeat`` (samples) override autoranging, within the budget.
+    - a ``jax.jit`` function with ``donate_argnums`` is timed on fresh copies of the
+      donated arguments, made outside the clock: your arrays are never consumed.
     - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
       the device's peak (``peaks=`` overrides the table).
     - ``live``: the ipywidgets progress/plots widget; default: on in a kernel.

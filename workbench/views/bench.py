@@ -68,8 +68,21 @@ def headline(m: Measurement) -> str:
     return line
 
 
-def _detail_lines(m: Measurement) -> list[str]:
-    out: list[str] = []
+def budget_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
+    """What the budget (an upper bound on the wall time) cut short, in plain words."""
+    out = []
+    n = len(m.samples)
+    if m.stopped_by_budget:
+        out.append(f"budget reached after {n} sample{'s' if n != 1 else ''}: "
+                   "raise the budget for a steadier median")
+    if asked_number is not None and m.samples and m.number < asked_number:
+        out.append(f"{m.number} call{'s' if m.number != 1 else ''} per sample, not the "
+                   f"{asked_number} asked: samples of {asked_number} would overrun the budget")
+    return out
+
+
+def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
+    out: list[str] = budget_lines(m, asked_number)
     st = m.stats
     if st is not None:
         out.append(f"95% CI of the median {fmt_seconds(st.ci_low)} – "
@@ -119,7 +132,7 @@ def bench_text(b: Benchmark) -> str:
             lines.append(f"{m.label}: {headline(m)}")
         else:
             lines.append(headline(m))
-        lines.extend("  " + d for d in _detail_lines(m))
+        lines.extend("  " + d for d in _detail_lines(m, b.config.number))
         if m.error is not None and m.error.where is not None:
             lines.extend("  " + ln for ln in error_text(m.error).splitlines()[1:])
     for c in b.comparisons:
@@ -314,7 +327,8 @@ def _row(m: Measurement, param: str | None) -> str:
             f"{esc(fmt_seconds(st.ci_low))} – {esc(fmt_seconds(st.ci_high))}",
             esc(fmt_seconds(st.min)),
             f"{esc(fmt_seconds(st.mean))} ± {esc(fmt_seconds(st.std))}",
-            f"{st.n} × {m.number}" + (" (interrupted)" if m.interrupted else ""),
+            f"{st.n} × {m.number}" + (" (interrupted)" if m.interrupted else "")
+            + (" (budget reached)" if m.stopped_by_budget else ""),
             "" if fc is None else esc(
                 fmt_seconds(fc.compile_total_s) + " compile" if fc.compile_total_s
                 else fmt_seconds(fc.total_s)),
@@ -356,7 +370,7 @@ def _notes_html(b: Benchmark) -> str:
     for f in b.fits:
         out.append(f"<div>{esc(fit_text(f, b.sweep_param or 'n'))}</div>")
     for m in b.measurements:
-        for line in _detail_lines(m):
+        for line in _detail_lines(m, b.config.number):
             cls = ' class="jwb-warn"' if line.startswith("warning") else ""
             out.append(f'<div{cls}><span class="jwb-meta">{esc(m.label)}:</span> '
                        f"{esc(line)}</div>")

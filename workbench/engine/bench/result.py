@@ -45,6 +45,9 @@ class Measurement:
     #: a steady state made of compiles; the samples then time those.
     warmup_compiles: int | None = None
     sampling_compiles: int | None = None
+    #: The budget (an upper bound on the wall time) ended sampling before ``min_runs``
+    #: samples (or ``repeat`` when given): a slow function got the samples that fit.
+    stopped_by_budget: bool = False
 
     @property
     def ok(self) -> bool:
@@ -84,6 +87,7 @@ class Measurement:
             "interrupted": self.interrupted,
             "warmup_compiles": self.warmup_compiles,
             "sampling_compiles": self.sampling_compiles,
+            "stopped_by_budget": self.stopped_by_budget,
         }
 
     @classmethod
@@ -106,7 +110,8 @@ class Measurement:
             roofline=None if d.get("roofline") is None else Roofline.from_dict(d["roofline"]),
             error=error, interrupted=bool(d.get("interrupted", False)),
             warmup_compiles=d.get("warmup_compiles"),
-            sampling_compiles=d.get("sampling_compiles"))
+            sampling_compiles=d.get("sampling_compiles"),
+            stopped_by_budget=bool(d.get("stopped_by_budget", False)))
 
 
 @dataclass

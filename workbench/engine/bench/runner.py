@@ -4,17 +4,23 @@ Order of work at each sweep point: build the arguments (``make_args``), make eac
 variant's first call (compile) alone, warm each one up while autoranging its
 calls-per-sample, then take samples in rounds, ``A B A B ...``, so that drift
 (thermal, frequency, other processes) hits every variant alike.  Sampling stops
-when the budget for the point is spent, or earlier once every variant has at
-least ``min_runs`` samples and the 95% CI of each median is within
-``precision`` (±1% by default), or after exactly ``repeat`` rounds when given.
-The point's clock starts after the first calls: compiles are not charged to the
-budget.  Warm-up and sampling run inside a compile capture, so a function that
+when the budget for the point would be overrun by another round, or earlier once
+every variant has at least ``min_runs`` samples and the 95% CI of each median is
+within ``precision`` (±1% by default), or after ``repeat`` rounds when given.
+The budget is an upper bound on the wall time after the first calls (compiles
+are not charged to it): a slow function gets the samples that fit, at least one,
+and the measurement says the budget stopped it (``stopped_by_budget``); a call
+slower than the warm-up's share is not warmed up (its first call did that), and
+``number`` is lowered when one sample of it would not fit.  Warm-up and sampling run inside a compile capture, so a function that
 compiles again in its steady state is counted and flagged.
 
 Failures stay local: a variant that raises (or returns no arrays) is reported
 and the others go on; a sweep point whose ``make_args`` raises is reported and
-the other points go on; a variant whose first call deletes its arguments
-(``donate_argnums``) is stopped with a message before the raw XLA error.  After
+the other points go on.  A ``jax.jit`` function with ``donate_argnums`` gets fresh
+copies of its donated arguments for every call, made outside the clock (the
+user's arrays are never consumed); a variant whose first call deletes its
+arguments through some other wrapper is stopped with a message before the raw XLA
+error.  After
 sampling, a failing roofline or observer (or an interrupt during the final
 render) never costs the samples.  ``KeyboardInterrupt`` (the kernel's interrupt
 button) stops cleanly and keeps every sample taken so far.  Nothing holds device
@@ -89,7 +95,8 @@ def check_settings(budget: float, number: int | None, repeat: int | None,
     for name, value in (("number", number), ("repeat", repeat)):
         if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
             raise BenchInputError(f"{name} must be a whole number of at least 1, got {value!r}")
-    if not isinstance(precision, (int, float)) or precision < 0:
+    if (not isinstance(precision, (int, float)) or isinstance(precision, bool)
+            or not math.isfinite(precision) or precision < 0):
         raise BenchInputError(f"precision must be 0 (use the whole budget) or a positive "
                               f"fraction such as 0.01, got {precision!r}")
 
@@ -355,43 +362,120 @@ class _CompileCounter:
         return len(self.sink) - mark
 
 
+def _first_run_s(m: Measurement) -> float:
+    """How long one call runs, from the first call less its trace/lower/compile."""
+    fc = m.first_call
+    if fc is None:
+        return 0.0
+    return max(0.0, fc.total_s - (fc.compile_total_s or 0.0))
+
+
 def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
                      variants: dict[str, Callable[..., Any]], config: BenchConfig,
                      point_start: float, point_budget: float, where: str,
                      ms: list[Measurement], compiles: list[Any]) -> None:
-    """Warm-up with autoranging, then interleaved rounds; compiles counted per variant."""
-    counter = _CompileCounter(compiles)
-    per_variant = point_budget / len(live)
-    # with a tiny budget, still leave room for min_runs samples
-    target = min(SAMPLE_TARGET_S, per_variant / (2 * config.min_runs))
-    warm = per_variant * WARMUP_SHARE
+    """Warm-up with autoranging, then interleaved rounds; compiles counted per variant.
+
+    A call that runs longer than the warm-up's share of the budget is not warmed
+    up: its first call already ran it once (caches, allocator pools), and a
+    warm-up call would spend the budget the samples need.  "Runs longer" is read
+    from the first call less its compile; should the first round show the call is
+    fast after all (the first call was slow for another reason), that round is
+    dropped as a late warm-up and the variant is autoranged then.
+    """
+    warmer = _Warmer(run, timers, variants, config, point_budget / len(live), where, ms,
+                     _CompileCounter(compiles))
+    unwarmed: set[str] = set()
     for m in live:
-        run.tell("warmup", f"warming up {m.variant}{where}", 0.0, ms)
-        mark = counter.mark()
-        try:
-            auto_number, m.warmup_calls = timers[m.variant].autorange(
-                target, min_time_s=min(MIN_WARMUP_S, warm / 2), time_limit_s=warm)
-        except Exception as exc:
-            m.error = error_report(exc, "warm-up", variants[m.variant])
-            continue
-        finally:
-            m.warmup_compiles = counter.since(mark)
-        m.number = config.number or auto_number
+        first_run = _first_run_s(m)
+        if first_run >= warmer.warm:  # slow: one call is more than the warm-up may spend
+            m.warmup_calls, m.warmup_compiles = 0, 0
+            m.number = config.number or 1
+            warmer.per_call[m.variant] = first_run
+            unwarmed.add(m.variant)
+        else:
+            warmer.warm_up(m)
     live = [m for m in live if m.error is None]
+    _fit_number_to_budget(live, warmer.per_call, config,
+                          point_budget - (time.perf_counter() - point_start))
     for m in live:
         m.sampling_compiles = 0
     _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where,
-                   ms, counter)
+                   ms, warmer, unwarmed)
+
+
+class _Warmer:
+    """Warm-up with autoranging for one sweep point (also used late, see above)."""
+
+    def __init__(self, run: _Run, timers: dict[str, CallTimer],
+                 variants: dict[str, Callable[..., Any]], config: BenchConfig,
+                 per_variant: float, where: str, ms: list[Measurement],
+                 counter: _CompileCounter) -> None:
+        self.run, self.timers, self.variants, self.config = run, timers, variants, config
+        self.where, self.ms, self.counter = where, ms, counter
+        # with a tiny budget, still leave room for min_runs samples
+        self.target = min(SAMPLE_TARGET_S, per_variant / (2 * config.min_runs))
+        self.warm = per_variant * WARMUP_SHARE
+        self.per_call: dict[str, float] = {}
+
+    def warm_up(self, m: Measurement) -> None:
+        """Autorange ``m``'s calls per sample; an exception becomes ``m.error``."""
+        self.run.tell("warmup", f"warming up {m.variant}{self.where}", 0.0, self.ms)
+        timer = self.timers[m.variant]
+        mark = self.counter.mark()
+        try:
+            auto_number, calls = timer.autorange(
+                self.target, min_time_s=min(MIN_WARMUP_S, self.warm / 2),
+                time_limit_s=self.warm)
+        except Exception as exc:
+            m.error = error_report(exc, "warm-up", self.variants[m.variant])
+            return
+        finally:
+            m.warmup_compiles = (m.warmup_compiles or 0) + self.counter.since(mark)
+        m.warmup_calls += calls
+        m.number = self.config.number or auto_number
+        self.per_call[m.variant] = timer.per_call_s or 0.0
+
+
+def _fit_number_to_budget(live: list[Measurement], per_call: dict[str, float],
+                          config: BenchConfig, left_s: float) -> None:
+    """Fewer calls per sample than ``number`` asks when the samples would overrun the budget.
+
+    The budget bounds the wall time: ``-n 1000`` of a 2 ms call with a 0.2 s budget
+    takes ``min_runs`` (or ``repeat``) samples of the calls that fit, so the median
+    still has a confidence interval (the views say so, beside ``-n``), rather than
+    2 s samples.
+    """
+    if config.number is None or not live:
+        return
+    wanted = config.repeat if config.repeat is not None else config.min_runs
+    left = max(left_s, 0.0)
+    if wanted * sum(per_call.get(m.variant, 0.0) * m.number for m in live) <= left:
+        return
+    share = left / (len(live) * wanted)
+    for m in live:
+        est = per_call.get(m.variant, 0.0)
+        if est > 0:
+            m.number = max(1, min(m.number, int(share / est)))
 
 
 def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
                    variants: dict[str, Callable[..., Any]], config: BenchConfig,
                    point_start: float, point_budget: float, where: str,
-                   ms: list[Measurement], counter: _CompileCounter) -> None:
-    """Rounds of one sample per variant (A B A B ...) until a stopping rule fires."""
+                   ms: list[Measurement], warmer: _Warmer, unwarmed: set[str]) -> None:
+    """Rounds of one sample per variant (A B A B ...) until a stopping rule fires.
+
+    The budget is an upper bound: a round starts only if the last one's wall time
+    still fits in what is left (the first round always runs: without a sample
+    there is no result).  A measurement the budget stopped before ``min_runs``
+    (or ``repeat``) samples is marked ``stopped_by_budget``.
+    """
+    counter = warmer.counter
     rounds = 0
     next_check = config.min_runs
+    wanted = config.repeat if config.repeat is not None else config.min_runs
     while live:
+        round_start = time.perf_counter()
         for m in list(live):
             mark = counter.mark()
             try:
@@ -402,22 +486,55 @@ def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTim
             finally:
                 m.sampling_compiles = (m.sampling_compiles or 0) + counter.since(mark)
         rounds += 1
-        elapsed = time.perf_counter() - point_start
+        if rounds == 1 and unwarmed and _late_warm_up(live, warmer, unwarmed):
+            live = [m for m in live if m.error is None]
+            rounds = 0
+            continue
+        now = time.perf_counter()
+        elapsed = now - point_start
+        out_of_budget = elapsed + (now - round_start) > point_budget
         if config.repeat is not None:
             within = rounds / config.repeat
             done = rounds >= config.repeat
         else:
             within = elapsed / point_budget
-            done = rounds >= config.min_runs and elapsed >= point_budget
-            if not done and rounds >= next_check:
+            done = False
+            if rounds >= next_check:
                 # the CI check sorts every sample: do it on a geometric schedule (about
                 # 5% more rounds each time) so bookkeeping stays a small share of the time
                 done = _precise(live, config.precision)
                 next_check = rounds + max(1, rounds // 20)
             done = done or rounds >= MAX_RUNS
+        if not done and out_of_budget:
+            done = True
+            if rounds < wanted:
+                for m in live:
+                    m.stopped_by_budget = True
         run.tell("sampling", f"{rounds} runs{where}", within, ms)
         if done:
             return
+
+
+def _late_warm_up(live: list[Measurement], warmer: _Warmer, unwarmed: set[str]) -> bool:
+    """After the first round: warm up the variants whose first call misled (see above).
+
+    True when it did; the first round is then dropped for every variant, so the
+    rounds stay paired for the comparisons, and counted as warm-up.
+    """
+    fast = [m for m in live if m.variant in unwarmed and m.samples
+            and m.samples[-1] * m.number < warmer.warm]
+    unwarmed.clear()
+    if not fast:
+        return False
+    for m in live:
+        if m.samples:
+            m.samples.pop()
+            m.warmup_calls += m.number
+        m.warmup_compiles = (m.warmup_compiles or 0) + (m.sampling_compiles or 0)
+        m.sampling_compiles = 0
+    for m in fast:
+        warmer.warm_up(m)
+    return True
 
 
 def _precise(live: list[Measurement], precision: float) -> bool:

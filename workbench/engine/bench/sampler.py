@@ -2,8 +2,9 @@
 
 JAX dispatches asynchronously: ``f(x)`` returns as soon as the work is queued, so
 a loop around ``f(x)`` measures dispatch, not computation.  Every timed call here
-therefore blocks until *all* leaves of its output pytree are ready (a function
-returning ``{"a": y, "b": z}`` is waited for on both).  The first call, which
+therefore blocks until *all* array leaves of its output pytree are ready (a
+function returning ``{"a": y, "b": z}`` is waited for on both; an Equinox model's
+activation functions and static fields are not arrays and hold no device work).  The first call, which
 traces and compiles, is timed on its own (split into trace/lower/compile from the
 cache tracker's compile records), warm-up calls are never counted, and a
 sample is ``number`` back-to-back calls between two ``perf_counter_ns`` reads, so
@@ -14,12 +15,17 @@ keyword arguments) so that the harness adds only a loop step per call on top of
 ``f(x).block_until_ready()``; Python's cyclic GC is paused inside a sample, as
 ``timeit`` does, so a collection triggered by someone else's garbage does not
 land on one sample's clock.
+
+A ``jax.jit`` function that donates arguments is given fresh copies of them for
+every call, made before the clock starts (:class:`CallTimer`): the user's arrays
+are never consumed by a benchmark.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import numbers
 import time
 from collections.abc import Callable
@@ -29,6 +35,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CompileRecord, capture_compiles
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.jaxpr.inspection import function_name
@@ -92,23 +99,25 @@ _READY_SCALARS = (np.ndarray, np.generic, numbers.Number)
 def describe_output(out: Any) -> tuple[bool, str]:
     """(is a single ``jax.Array``, short description); raises :class:`OutputError`.
 
-    Host values (NumPy arrays, Python numbers) are already computed when the call
-    returns, so they are accepted; anything else (``None``, strings, objects)
-    gives no way to wait for the device work the call started.
+    The call is waited for on its array leaves.  Host values (NumPy arrays, Python
+    numbers) are already computed when the call returns.  Other leaves (functions,
+    activations and static fields of an Equinox or Flax model returned by a train
+    step) hold no device work, so they are ignored.  Only an output with no arrays
+    at all (``None``, a string) is refused: nothing says when the device work the
+    call started is done, so the loop would time dispatch alone.
     """
     if isinstance(out, jax.Array):
         return True, f"{out.dtype}{list(out.shape)}"
     leaves = jax.tree.leaves(out)
-    if not leaves:
+    arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, *_READY_SCALARS))]
+    if not arrays:
         raise OutputError(f"returned {type(out).__name__} with no arrays in it, so the device "
                           "work it started cannot be waited for and would not be timed; return "
                           "the result arrays (any pytree of them)")
-    bad = [leaf for leaf in leaves if not isinstance(leaf, (jax.Array, *_READY_SCALARS))]
-    if bad:
-        raise OutputError(f"returned a {type(bad[0]).__name__} among its outputs, not an array; "
-                          "the harness can only wait for JAX arrays (or host numbers/arrays)")
     n_dev = sum(isinstance(leaf, jax.Array) for leaf in leaves)
-    return False, f"{type(out).__name__} of {len(leaves)} leaves ({n_dev} JAX arrays)"
+    other = len(leaves) - len(arrays)
+    extra = f", {other} other leaves not waited for" if other else ""
+    return False, f"{type(out).__name__} of {len(leaves)} leaves ({n_dev} JAX arrays{extra})"
 
 
 # -- the timed loops: kept tiny, one per output/argument shape ---------------------------
@@ -142,8 +151,65 @@ def _loop_tree(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, 
     return pc() - t0
 
 
+def _loop_donating(fn: Callable[..., Any], calls: list[tuple[tuple[Any, ...], dict[str, Any]]]
+                   ) -> int:
+    """One call per prepared argument set: each call consumes its own copies."""
+    block = jax.block_until_ready
+    pc = time.perf_counter_ns
+    t0 = pc()
+    for args, kwargs in calls:
+        block(fn(*args, **kwargs))
+    return pc() - t0
+
+
+#: Most bytes of donated-argument copies prepared at once for one sample; a sample
+#: of more calls is timed in chunks (the clock stops while the next copies are made).
+COPY_BYTES_LIMIT = 256 * 2**20
+
+
+def donated_arguments(fn: Callable[..., Any], args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """(positions, keyword names) of the arguments ``fn`` donates, from its jit settings.
+
+    Read from the ``jax.jit`` wrapper (``donate_argnums``; JAX turns
+    ``donate_argnames`` into positions), never by calling: a call would already
+    have deleted the user's buffers.  A donated parameter passed by keyword is
+    donated too, so its name is looked up in the signature.
+    """
+    settings = compat.jit_settings(fn)
+    if settings is None or not settings.donate_argnums:
+        return (), ()
+    positions = tuple(i for i in settings.donate_argnums if i < len(args))
+    names: tuple[str, ...] = ()
+    if kwargs:
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            params = []
+        names = tuple(params[i] for i in settings.donate_argnums
+                      if i < len(params) and params[i] in kwargs)
+    return positions, names
+
+
+def _copy_arrays(tree: Any) -> Any:
+    """The tree with every ``jax.Array`` leaf copied (same sharding), others as they are."""
+    return jax.tree.map(lambda a: a.copy() if isinstance(a, jax.Array) else a, tree)
+
+
+def _nbytes(tree: Any) -> int:
+    return sum(int(getattr(a, "nbytes", 0) or 0) for a in jax.tree.leaves(tree)
+               if isinstance(a, jax.Array))
+
+
 class CallTimer:
-    """Times one function at one set of arguments; holds no output between calls."""
+    """Times one function at one set of arguments; holds no output between calls.
+
+    A function that donates arguments (``jax.jit(..., donate_argnums=...)``) is
+    never given the user's arrays: every call, the first included, gets fresh
+    copies of the donated arguments, made and waited for *before* the clock
+    starts, so the samples time the call alone, as the user's own loop
+    ``p = upd(p, g)`` would, and the user's ``p`` is intact afterwards.
+    """
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> None:
@@ -152,26 +218,59 @@ class CallTimer:
         self.kwargs = kwargs
         self.single_array = False
         self.output = ""
+        self.donated_positions, self.donated_names = donated_arguments(fn, args, kwargs)
+        #: calls whose argument copies are prepared together (donating functions)
+        self.copies_per_chunk = 0
+        #: the fastest per-call time autorange saw (None before warm-up)
+        self.per_call_s: float | None = None
+        if self.donates:
+            size = _nbytes(([args[i] for i in self.donated_positions],
+                            [kwargs[k] for k in self.donated_names]))
+            self.copies_per_chunk = max(1, COPY_BYTES_LIMIT // max(size, 1))
+
+    @property
+    def donates(self) -> bool:
+        """True when calls get fresh copies of donated arguments (see the class doc)."""
+        return bool(self.donated_positions or self.donated_names)
+
+    def _fresh_call(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Arguments for one call of a donating function: donated ones copied."""
+        args = tuple(_copy_arrays(a) if i in self.donated_positions else a
+                     for i, a in enumerate(self.args))
+        kwargs = {k: _copy_arrays(v) if k in self.donated_names else v
+                  for k, v in self.kwargs.items()}
+        return args, kwargs
+
+    def _prepared(self, number: int) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        calls = [self._fresh_call() for _ in range(number)]
+        jax.block_until_ready(calls)  # copies finished before the clock starts
+        return calls
 
     def first_call(self) -> FirstCall:
         """Run the first call (compile included) alone; validate what it returns."""
+        if self.donates:
+            (args, kwargs), = self._prepared(1)
+        else:
+            args, kwargs = self.args, self.kwargs
         t0 = time.perf_counter_ns()
         with capture_compiles() as records:
-            out = self.fn(*self.args, **self.kwargs)
+            out = self.fn(*args, **kwargs)
             jax.block_until_ready(out)
         total = (time.perf_counter_ns() - t0) * 1e-9
+        del args, kwargs
         try:
             self.single_array, self.output = describe_output(out)
         finally:
             del out
         gone = self.deleted_arguments()
-        if gone:
+        if gone:  # donation the jit settings did not show (another wrapper's)
             raise DonatedArgumentsError(
-                f"donated {', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} "
-                "(donate_argnums): the first call deleted the buffer, and the timed loop "
-                "must call again with the same arguments (fresh arguments per call are not "
-                "possible there). Time a variant without donation; with a sweep, "
-                "make_args builds arguments the benchmark may consume instead of yours")
+                f"donated {', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''}: the first "
+                "call deleted the buffer, and the timed loop must call again with the same "
+                "arguments. The benchmark gives fresh copies to jax.jit functions with "
+                "donate_argnums, but this wrapper does not say what it donates. Time a "
+                "variant without donation; with a sweep, make_args builds arguments the "
+                "benchmark may consume instead of yours")
         return _from_records(total, list(records))
 
     def deleted_arguments(self) -> list[str]:
@@ -189,7 +288,15 @@ class CallTimer:
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            if self.single_array:
+            if self.donates:
+                ns = 0
+                left = number
+                while left > 0:  # copies for a chunk of calls, then the chunk, timed
+                    calls = self._prepared(min(left, self.copies_per_chunk))
+                    left -= len(calls)
+                    ns += _loop_donating(self.fn, calls)
+                    del calls
+            elif self.single_array:
                 if self.kwargs:
                     ns = _loop_array_kw(self.fn, self.args, self.kwargs, number)
                 else:
@@ -227,6 +334,7 @@ class CallTimer:
             if fastest * batch < target_s:
                 batch = round_up_125(batch + 1)
                 fastest = float("inf")
+        self.per_call_s = fastest
         return max(1, round_up_125(target_s / fastest) if fastest > 0 else 1), calls
 
 
