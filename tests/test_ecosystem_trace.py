@@ -277,3 +277,197 @@ def test_user_jit_static_numpy_scalar_stays_static(ns):
     shown = workbench.jaxpr(f, jnp.ones(3), np.float32(2.0), text=True)
     assert shown._repr_mimebundle_()["text/plain"] == str(
         f.trace(jnp.ones(3), np.float32(2.0)).jaxpr)
+
+
+def test_static_argnums_advice_names_each_doors_own_spelling(run, ns):
+    """An integer argument cannot get a tangent: the magic says --static-argnums, the twin
+    its static_argnums= keyword (not jax.jit's parameter)."""
+    run("def fi(x, n):\n    return x * n")
+    out = run("%jaxpr -t jvp fi(jnp.ones(3), jnp.arange(3))")
+    assert out.error is not None and "--static-argnums" in out.message
+    with pytest.raises(ValueError) as info:
+        workbench.jaxpr(ns["fi"], jnp.ones(3), jnp.arange(3), transforms="jvp")
+    assert "static_argnums=" in str(info.value) and "--static" not in str(info.value)
+    with pytest.raises(ValueError, match="static_argnums="):
+        workbench.hlo(ns["fi"], jnp.ones(3), jnp.arange(3), transforms="jvp")
+
+
+# -- a broader set of realistic cells: %jaxpr equals JAX's own jaxpr, %hlo compiles ---------
+
+REALISTIC_SETUP = r"""
+import optax
+import jax.scipy.optimize
+import flax.linen as nn
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+def expect(fn, *args, **kwargs):
+    # what JAX itself shows: a jax.jit function's own trace, else jax.make_jaxpr
+    if isinstance(fn, type(jax.jit(lambda: None))):
+        return str(fn.trace(*args, **kwargs).jaxpr)
+    return str(jax.make_jaxpr(fn)(*args, **kwargs))
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(2)(nn.relu(nn.Dense(8)(x)))
+
+lmodel = MLP()
+lparams = lmodel.init(jax.random.key(0), jnp.ones((4, 3)))
+tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
+opt_state = tx.init(lparams)
+xb, yb = jnp.ones((4, 3)), jnp.zeros((4, 2))
+
+@jax.jit
+def linen_step(params, opt_state, x, y):
+    def loss(p):
+        return ((lmodel.apply(p, x) - y) ** 2).mean()
+    l, g = jax.value_and_grad(loss)(params)
+    updates, opt_state = tx.update(g, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, l
+
+class NMLP(nnx.Module):
+    def __init__(self, rngs):
+        self.a = nnx.Linear(3, 8, rngs=rngs)
+        self.b = nnx.Linear(8, 2, rngs=rngs)
+    def __call__(self, x):
+        return self.b(nnx.relu(self.a(x)))
+
+nmodel = NMLP(nnx.Rngs(0))
+nopt = nnx.Optimizer(nmodel, optax.sgd(0.1), wrt=nnx.Param)
+
+@nnx.jit
+def nnx_step(model, opt, x, y):
+    def loss(m):
+        return ((m(x) - y) ** 2).mean()
+    l, g = nnx.value_and_grad(loss)(model)
+    opt.update(model, g)
+    return l
+
+emodel = eqx.nn.MLP(3, 2, 8, 2, key=jax.random.key(1))
+eopt = optax.adam(1e-2)
+eopt_state = eopt.init(eqx.filter(emodel, eqx.is_array))
+
+@eqx.filter_jit
+def eqx_step(model, state, x, y):
+    def loss(m):
+        return ((jax.vmap(m)(x) - y) ** 2).mean()
+    l, g = eqx.filter_value_and_grad(loss)(model)
+    updates, state = eopt.update(g, state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), state, l
+
+def scan_cumsum(xs):
+    return jax.lax.scan(lambda c, x: (c + x, c * x), 0.0, xs)
+
+def while_count(x):
+    return jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 1.1), (0, x))
+
+def branch(x, flag):
+    return jax.lax.cond(flag, lambda v: jnp.sin(v), lambda v: jnp.cos(v), x)
+
+@jax.custom_vjp
+def clip_grad(x):
+    return x
+clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+def uses_custom(x):
+    return (clip_grad(x) ** 2).sum()
+
+def keyed(key, shape_src):
+    k1, k2 = jax.random.split(key)
+    return jax.random.normal(k1, shape_src.shape) + jax.random.uniform(k2, shape_src.shape)
+
+def dict_in(batch):
+    return batch["x"] @ batch["w"] + batch["b"]
+
+def kwonly(x, *, scale=2.0):
+    return x * scale
+
+def mixed_dtypes(a, b):
+    return a.astype(jnp.float32) * b.astype(jnp.float32)
+
+@partial(jax.jit, static_argnames=("mode",))
+def layer(x, mode="train"):
+    return x * (0.5 if mode == "train" else 1.0)
+
+def remat_mlp(w, x):
+    f = jax.checkpoint(lambda v: jnp.tanh(v @ w),
+                       policy=jax.checkpoint_policies.nothing_saveable)
+    return f(f(x)).sum()
+
+def solve(a, b):
+    return jnp.linalg.solve(a @ a.T + jnp.eye(3), b), jnp.linalg.cholesky(a @ a.T + jnp.eye(3))
+
+def minimize(x0):
+    return jax.scipy.optimize.minimize(lambda v: ((v - 1.0) ** 2).sum(), x0, method="BFGS").x
+
+def scaled(x, s):
+    return x * s
+half = partial(scaled, s=0.5)
+
+mesh = jax.make_mesh((4, 2), ("a", "b"))
+xs_sharded = jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P("a", "b")))
+sharded_fn = jax.jit(lambda v: (v * 2).sum(axis=0),
+                     out_shardings=NamedSharding(mesh, P("b")))
+
+@partial(jax.pmap, axis_name="i")
+def pmean_fn(x):
+    return jax.lax.pmean(x, "i") + jax.lax.psum(x, "i")
+
+smap = jax.jit(jax.shard_map(lambda v: jax.lax.psum(v.sum(), "a"), mesh=mesh, in_specs=P("a"),
+                             out_specs=P()))
+xs8 = jax.device_put(jnp.ones(8), NamedSharding(mesh, P("a")))
+"""
+
+REALISTIC_CALLS = [
+    ("linen_step", "linen_step(lparams, opt_state, xb, yb)"),
+    ("nnx_step", "nnx_step(nmodel, nopt, xb, yb)"),
+    ("scan", "scan_cumsum(jnp.arange(5.0))"),
+    ("while", "while_count(jnp.ones(2))"),
+    ("cond", "branch(jnp.ones(3), True)"),
+    ("custom_vjp", "uses_custom(jnp.ones(3))"),
+    ("prng_keys", "keyed(jax.random.key(0), jnp.ones((2, 2)))"),
+    ("dict_inputs", "dict_in({'x': jnp.ones((2, 3)), 'w': jnp.ones((3, 4)), 'b': jnp.ones(4)})"),
+    ("keyword_only", "kwonly(jnp.ones(3), scale=3.0)"),
+    ("bf16_int8", "mixed_dtypes(jnp.ones(3, jnp.bfloat16), jnp.ones(3, jnp.int8))"),
+    ("static_argnames_default", "layer(jnp.ones(3))"),
+    ("static_argnames_given", "layer(jnp.ones(3), mode='eval')"),
+    ("checkpoint_policy", "remat_mlp(jnp.ones((3, 3)), jnp.ones((2, 3)))"),
+    ("linalg", "solve(jnp.eye(3) * 2.0, jnp.ones(3))"),
+    ("scipy_minimize", "minimize(jnp.zeros(2))"),
+    ("partial", "half(jnp.ones(3))"),
+    ("named_sharding", "sharded_fn(xs_sharded)"),
+    ("pmap", "pmean_fn(jnp.ones((8, 2)))"),
+    ("shard_map", "smap(xs8)"),
+]
+
+
+@pytest.fixture
+def realistic(run, ns):
+    out = run(REALISTIC_SETUP)
+    assert out.error is None, out.stdout + out.stderr
+    return ns
+
+
+@pytest.mark.parametrize("name,call", REALISTIC_CALLS, ids=[c[0] for c in REALISTIC_CALLS])
+def test_realistic_cell_jaxpr_and_hlo(run, realistic, name, call):
+    shown = _text(run(f"%jaxpr --text {call}"))
+    fn_expr, _, rest = call.partition("(")
+    want = run(f"_want = expect({fn_expr}, {rest[:-1]})")
+    assert want.error is None, want.stdout
+    assert shown == realistic["_want"]
+    assert "HloModule" in _text(run(f"%hlo --text {call}"))
+
+
+def test_eqx_train_step_jaxpr_equals_filter_make_jaxpr(run, realistic):
+    ns = realistic
+    shown = _text(run("%jaxpr --text eqx_step(emodel, eopt_state, xb, yb)"))
+    assert shown == _eqx_expected(ns["eqx_step"], ns["emodel"], ns["eopt_state"], ns["xb"],
+                                  ns["yb"])
+    assert "HloModule" in _text(run("%hlo --text eqx_step(emodel, eopt_state, xb, yb)"))
+
+
+def test_grad_of_a_linen_loss_equals_jax_grad(run, realistic):
+    run("def lloss(p, x, y):\n    return ((lmodel.apply(p, x) - y) ** 2).mean()")
+    shown = _text(run("%jaxpr --text -t grad lloss(lparams, xb, yb)"))
+    ns = realistic
+    assert shown == str(jax.make_jaxpr(jax.grad(ns["lloss"]))(ns["lparams"], ns["xb"], ns["yb"]))

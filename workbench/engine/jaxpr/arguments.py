@@ -78,7 +78,8 @@ def filter_arrays(
 
     Each argument keeps its position (so ``argnums`` and ``in_axes`` still point at it);
     one with non-array leaves becomes the list of its array leaves, and the function
-    rebuilds it (closing over the rest) before calling ``fn``.
+    rebuilds it (closing over the rest) before calling ``fn``.  Of its result, only the
+    array leaves are outputs (the rest would be static to Equinox too).
     """
     if not needs_filtering(args, kwargs):
         return fn, args, kwargs
@@ -89,7 +90,8 @@ def filter_arrays(
         full = [a if s is None else s.join(a) for a, (_, s) in zip(dyn, pos, strict=True)]
         full_kw = {k: v if kws[k][1] is None else kws[k][1].join(v)  # type: ignore[union-attr]
                    for k, v in kw.items()}
-        return fn(*full, **full_kw)
+        # outputs too: ``eqx.apply_updates`` returns the model, activations and all
+        return jax.tree.map(lambda x: x if is_array(x) else None, fn(*full, **full_kw))
 
     for attr in ("__name__", "__qualname__"):
         try:
