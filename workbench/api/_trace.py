@@ -9,6 +9,7 @@ backend) stay the engine's own short ``ValueError``s.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,16 +35,23 @@ def trace_stages(
     static_argnames: str | Sequence[str] = (),
     compare: bool = False,
     backend: str | None = None,
+    door: str = "magic",
 ) -> list[Inspection]:
     """The inspections of ``fn(*args, **kwargs)``, traced now (errors surface here).
 
     Raises :class:`WorkbenchError` (phase ``transform`` or ``trace``) for a failure in the
     user's function or in JAX; its report names the user's line when the traceback has one.
+    ``door`` is ``"twin"`` for the Python functions: advice then names their keywords
+    (``static_argnums=``) instead of the magics' flags (``--static-argnums``).
     """
     try:
         stages = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
                                 compare=compare, backend=backend)
-    except (TransformError, BackendUnavailable):
+    except TransformError as exc:
+        if door == "twin":
+            raise TransformError(for_twins(str(exc))) from None
+        raise
+    except BackendUnavailable:
         raise
     except Exception as exc:
         raise WorkbenchError(report(exc, "transform")) from None
@@ -53,6 +61,14 @@ def trace_stages(
         except Exception as exc:
             raise WorkbenchError(report(exc, "trace"), subject=ins.label) from None
     return stages
+
+
+def for_twins(text: str) -> str:
+    """A message's magic flags as the twins' keywords: ``--static-argnums`` -> ``static_argnums=``."""
+    return _FLAG.sub(lambda m: m.group(1).replace("-", "_") + "=", text)
+
+
+_FLAG = re.compile(r"--(static-argnums|static-argnames)\b")
 
 
 def compile_report(ins: Inspection, stage: str, fusion: bool | None) -> HloReport:

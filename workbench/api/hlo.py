@@ -37,7 +37,7 @@ def hlo(
         backend = resolve_backend(backend)
     try:
         (ins,) = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                              backend=backend)
+                              backend=backend, door="twin")
         rep = compile_report(ins, stage, fusion)
     except WorkbenchError as exc:
         raise exc.located(caller_line()) from None

@@ -32,7 +32,7 @@ def jaxpr(
     """
     try:
         stages = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                              compare=compare)
+                              compare=compare, door="twin")
     except WorkbenchError as exc:
         raise exc.located(caller_line()) from None
     return jaxpr_display(stages, compare=compare, depth=depth, text_only=text)

@@ -43,6 +43,7 @@ from workbench.engine._jax_compat.jaxpr import (
 )
 from workbench.engine._jax_compat.jit import (
     JitSettings,
+    bound_jitted,
     function_code,
     innermost_function,
     is_jax_internal,
@@ -50,6 +51,7 @@ from workbench.engine._jax_compat.jit import (
     jit_settings,
     jitted_inner,
     runs_user_code,
+    transform_label,
     transform_names,
     unwrap_chain,
 )
@@ -104,6 +106,7 @@ __all__ = [
     "user_frame",
     # jit
     "JitSettings",
+    "bound_jitted",
     "function_code",
     "innermost_function",
     "is_jax_internal",
@@ -111,6 +114,7 @@ __all__ = [
     "jit_settings",
     "jitted_inner",
     "runs_user_code",
+    "transform_label",
     "transform_names",
     "unwrap_chain",
     # trace_site and stack

@@ -21,9 +21,52 @@ import jax
 _JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 
 
+# The type ``jax.jit`` returns (``PjitFunction``), taken from a public call so no private
+# import is needed.  Other libraries' jit wrappers (``nnx.jit``, ``eqx.filter_jit``) also
+# have ``.trace``/``.lower``, but return their own objects from them: only this type
+# gives ``jax.stages.Traced``.
+_JIT_TYPE: type = type(jax.jit(lambda: None))
+
+
 def is_jitted(fn: Any) -> bool:
-    """True for a function already wrapped by ``jax.jit`` (it has AOT ``trace``)."""
-    return callable(getattr(fn, "trace", None)) and callable(getattr(fn, "lower", None))
+    """True exactly for a function wrapped by ``jax.jit`` (not a method bound from one,
+    not another library's jit wrapper: those are inspected as plain callables)."""
+    return isinstance(fn, _JIT_TYPE)
+
+
+def bound_jitted(fn: Any) -> tuple[Any, Any] | None:
+    """``(the jax.jit function, self)`` for a method defined with ``jax.jit``
+    (``@partial(jax.jit, static_argnums=0) def apply(self, x)``), else None: its
+    ``.trace`` would drop ``self``, so the caller passes it back explicitly."""
+    if isinstance(fn, types.MethodType) and is_jitted(fn.__func__):
+        return fn.__func__, fn.__self__
+    return None
+
+
+def transform_label(fn: Any, name: str) -> str:
+    """``name`` wrapped in the JAX transforms around ``fn``: ``grad(loss)`` for
+    ``jax.grad(loss)`` (they copy ``loss``'s ``__name__``, so the name alone would
+    hide the transform).  jit layers and ``functools.partial`` add nothing."""
+    layers, inner = unwrap_chain(fun=fn)
+    chain = (*layers, inner)
+    for k in range(len(layers) - 1, -1, -1):
+        layer = layers[k]
+        if not isinstance(layer, types.FunctionType) or not _in_jax(layer.__code__):
+            continue
+        code = layer.__code__
+        for cell in layer.__closure__ or ():  # look inside JAX's api_boundary wrapper
+            try:
+                found = cell.cell_contents
+            except ValueError:
+                continue
+            if (isinstance(found, types.FunctionType) and found is not chain[k + 1]
+                    and _in_jax(found.__code__) and "<locals>" in found.__code__.co_qualname):
+                code = found.__code__
+                break
+        outer = code.co_qualname.split(".<locals>")[0] if "<locals>" in code.co_qualname else ""
+        if outer and outer.isidentifier() and outer != "jit":
+            name = f"{outer}({name})"
+    return name
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,10 @@ _NOT_USER = tuple(
         sysconfig.get_path("platlib") + os.sep,
     } if p)
 
-SUMMARY_LIMIT = 400
+SUMMARY_LIMIT = 600
+SUMMARY_LINES = 12
 HINT_LINES = 6
+_SENTENCE_END = re.compile(r"[.!?]['\")\]]?$")
 
 _HINT_PATTERNS = re.compile(
     r"(error occurred while tracing|See https?://|not available in Python because|"
@@ -108,16 +110,38 @@ def _message(exc: BaseException) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` within ``limit`` characters, cut after a whole sentence where one fits
+    (a message cut mid-sentence loses its point), else at a word, marked with "…"."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head)]
+    if ends and ends[-1] >= limit // 3:
+        return head[: ends[-1]] + " …"
+    space = head.rfind(" ")
+    return (head[:space] if space >= limit // 2 else head) + "…"
+
+
+def _first_sentence(lines: list[str]) -> int:
+    """How many lines the first statement of a message spans: a line that does not end a
+    sentence (``Error interpreting argument to _JitWrapper(`` followed by a multi-line
+    repr, ``The error was:``) runs on into the next one."""
+    n = 0
+    while n < len(lines) and n < SUMMARY_LINES:
+        n += 1
+        if _SENTENCE_END.search(lines[n - 1]):
+            break
+    return max(n, 1)
 
 
 def report(exc: BaseException, phase: str) -> ErrorReport:
     """Summarise ``exc`` in a few lines; keeps JAX's own hint lines."""
     text = _message(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    summary = _cut(lines[0], SUMMARY_LIMIT) if lines else type(exc).__name__
+    n = _first_sentence(lines) if lines else 0
+    summary = _cut(" ".join(lines[:n]), SUMMARY_LIMIT) if lines else type(exc).__name__
     hints: list[str] = []
-    for ln in lines[1:]:
+    for ln in lines[n:]:
         if _HINT_PATTERNS.search(ln) and len(hints) < HINT_LINES:
             hints.append(_cut(ln, SUMMARY_LIMIT))
     where: SourceLine | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +29,12 @@ from workbench.engine.common.analysis import (
     normalize_memory,
 )
 from workbench.engine.common.gcpause import gc_paused
+from workbench.engine.jaxpr.arguments import (
+    abstract_arrays,
+    filter_arrays,
+    needs_filtering,
+    static_positions,
+)
 from workbench.engine.jaxpr.model import JaxprModel, build_model
 from workbench.engine.jaxpr.transforms import (
     TransformSpec,
@@ -42,6 +49,9 @@ from workbench.engine.jaxpr.transforms import (
 # are no source of an op either: the whole package is excluded, not just the engine.
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 compat.exclude_path_from_user_frames(_PACKAGE_DIR)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def function_name(fn: Any) -> str:
@@ -82,7 +92,7 @@ class Inspection:
         self.fn_name = function_name(fn)
         self.requested_backend = backend
         self.transforms: list[TransformSpec] = list(transforms)
-        self.label = describe(self.fn_name, self.transforms)
+        self.label = describe(compat.transform_label(fn, self.fn_name), self.transforms)
         self.timings = StageTimes()
         self._lock = threading.RLock()
         self._cache: dict[str, Any] = {}
@@ -97,18 +107,44 @@ class Inspection:
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         static_argnums: tuple[int, ...], static_argnames: tuple[str, ...],
     ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        """The ``jax.jit`` function to trace and its (dynamic) arguments.
+
+        A ``jax.jit`` function called with arrays keeps its own settings (static, donate,
+        shardings) and is traced through its AOT ``.trace``; everything else (another
+        library's jit such as ``nnx.jit`` or ``eqx.filter_jit``, a transform, static
+        arguments given here, leaves JAX cannot take as inputs) is called inside our
+        own ``jax.jit``, as ``jax.make_jaxpr`` would trace it.
+        """
         nargs = len(args)
         static_nums = {i + nargs if i < 0 else i for i in static_argnums}
         static_names = set(static_argnames)
+        if static_names:
+            # positions in the call as written (a bound method's signature has no self)
+            static_nums |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
+        asked = bool(self.transforms or static_nums or static_names)
+        bound = compat.bound_jitted(fn)
+        if bound is not None and not asked and not needs_filtering(args, kwargs):
+            # ``d.apply(x)``: its ``.trace`` needs ``self`` back in front
+            fn, args, nargs = bound[0], (bound[1], *args), nargs + 1
         if compat.is_jitted(fn):
-            if not self.transforms and not static_nums and not static_names:
-                # Keep the user's own jit settings (static, donate, shardings).
-                return fn, args, kwargs
             settings = compat.jit_settings(fn)
+            own_nums: set[int] = set()
+            own_names: set[str] = set()
             if settings is not None:
-                static_nums |= {i + nargs if i < 0 else i for i in settings.static_argnums
-                                if -nargs <= i < nargs}
-                static_names |= {n for n in settings.static_argnames if n in kwargs}
+                own_nums = {i + nargs if i < 0 else i for i in settings.static_argnums
+                            if -nargs <= i < nargs}
+                own_names = {n for n in settings.static_argnames if n in kwargs}
+            dynamic = (tuple(a for i, a in enumerate(args) if i not in own_nums),
+                       {k: v for k, v in kwargs.items() if k not in own_names})
+            filtering = needs_filtering(*dynamic)
+            if not asked and not filtering:
+                # Keep the user's own jit settings (static, donate, shardings); its static
+                # arguments stay as they are, the others become shapes and dtypes.
+                return fn, *_abstract_dynamic(args, kwargs, own_nums, own_names)
+            static_nums |= own_nums
+            static_names |= own_names
+            if filtering:  # its own jit would refuse the closed-over leaves: trace inside it
+                fn = compat.jitted_inner(fn)
         bad = [i for i in static_nums if not 0 <= i < nargs]
         if bad:
             raise IndexError(f"static_argnums {bad} out of range for a call with {nargs} arguments")
@@ -124,9 +160,10 @@ class Inspection:
                 full.extend(it)
                 return fn(*full, **static_kw, **kw)
             base.__name__ = base.__qualname__ = self.fn_name
+        base, dyn_args, dyn_kwargs = filter_arrays(base, dyn_args, dyn_kwargs)
         specs = [remap_for_statics(s, static_nums, nargs) for s in self.transforms]
         g, targs, tkwargs = apply_transforms(base, specs, dyn_args, dyn_kwargs, self.fn_name)
-        return jax.jit(g), targs, tkwargs
+        return jax.jit(g), *_abstract_dynamic(targs, tkwargs, set(), set())
 
     def _stage(self, key: str, compute: Callable[[], Any], timing: str | None = None) -> Any:
         with self._lock:
@@ -160,8 +197,15 @@ class Inspection:
 
     @property
     def jaxpr_text(self) -> str:
-        """Exactly JAX's own pretty-printed jaxpr."""
-        return self._stage("jaxpr_text", lambda: str(self.jaxpr))
+        """Exactly JAX's own pretty-printed jaxpr, never coloured: ``str()`` of a jaxpr
+        adds ANSI colour codes inside a Jupyter kernel (JAX's ``jax_pprint_use_color``),
+        which a ``text/plain`` output or a saved notebook must not carry."""
+        def compute() -> str:
+            try:
+                return str(self.jaxpr.pretty_print(use_color=False))
+            except TypeError:  # a JAX whose pretty_print has no use_color
+                return _ANSI.sub("", str(self.jaxpr))
+        return self._stage("jaxpr_text", compute)
 
     @property
     def lowered(self) -> Any:
@@ -253,6 +297,17 @@ class Inspection:
     def __repr__(self) -> str:
         done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
         return f"<Inspection {self.label} stages={done}>"
+
+
+def _abstract_dynamic(args: tuple[Any, ...], kwargs: dict[str, Any], static_nums: set[int],
+                      static_names: set[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's arguments with shapes and dtypes in place of arrays, statics untouched.
+
+    An inspection is kept by its display in ``Out`` history: holding the user's arrays
+    there would keep their (device) memory alive after ``del x``.
+    """
+    return (tuple(a if i in static_nums else abstract_arrays(a) for i, a in enumerate(args)),
+            {k: v if k in static_names else abstract_arrays(v) for k, v in kwargs.items()})
 
 
 class BackendUnavailable(ValueError):

@@ -10,6 +10,7 @@ source location and its nested sub-jaxprs (any param that holds a jaxpr:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,9 +159,12 @@ class _AvalTable:
         return i
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _short_text(value: Any, limit: int = PARAM_TEXT_LIMIT) -> str:
     try:
-        text = str(value)
+        text = _ANSI.sub("", str(value))  # JAX colours jaxprs inside a Jupyter kernel
     except Exception as exc:  # a param whose __str__ fails must not break the view
         text = f"<unprintable {type(value).__name__}: {exc}>"
     if len(text) > limit:
