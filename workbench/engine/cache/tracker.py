@@ -555,7 +555,9 @@ def capture_compiles(include_partial: bool = False) -> contextlib.AbstractContex
     works whether or not ``%load_ext workbench`` is on.
 
     JAX's own helper compiles (eager ops such as ``convert_element_type``) are
-    included with ``origin == "jax"``; filter on ``origin == "user"`` for yours.
+    included with ``origin == "jax"``, the workbench's inspections (``%%hlo``, the
+    mesh explorer) with ``origin == "workbench"``; filter on ``origin == "user"`` for
+    yours.
     With ``include_partial``, traces and lowerings that never reached XLA
     (``f.trace``, ``f.lower``, ``jax.make_jaxpr`` of a jit) are included too.
     """
