@@ -19,7 +19,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from workbench.engine.cache import CACHE
-from workbench.engine.cache.persistent import enable_persistent_cache, restore_persistent_cache
+from workbench.engine.cache.persistent import (
+    PersistentCacheError,
+    enable_persistent_cache,
+    restore_persistent_cache,
+)
 from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.views.cache import cache_display, cell_line_display, persistent_display
 
@@ -129,6 +133,8 @@ class CacheMagics(Magics):
             try:
                 enable_persistent_cache(args.directory, args.min_compile_time,
                                         args.min_entry_size)
+            except PersistentCacheError as exc:
+                raise UsageError(f"{exc}\n{usage}") from None
             except OSError as exc:
                 raise UsageError(f"cannot use {args.directory!r} as the cache: {exc}") from None
         return persistent_display(CACHE.persistent_status())

@@ -30,6 +30,12 @@ CACHE_MIME = MIME_PREFIX + "cache+json"
 CACHE_PERSISTENT_MIME = MIME_PREFIX + "cache-persistent+json"
 MAX_REASONS_IN_LINE = 3
 MAX_MISSES_SHOWN = 20
+#: compile records in the ``%jaxcache`` payload: the newest (the rest stay available
+#: through ``workbench.cache().records``); the table itself is per function
+MAX_RECORDS_SHOWN = 200
+#: function rows in the ``%jaxcache`` table and payload: the user's, the most expensive
+#: first (a line says how many more there are)
+MAX_FUNCTIONS_SHOWN = 100
 
 _CSS = """
 .jwb-led{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;
@@ -82,6 +88,10 @@ def _again(g: FunctionGroup) -> str:
     return "recompiled" if g.compiles else "relowered" if g.lowers else "retraced"
 
 
+def _inspected(g: FunctionGroup) -> str:
+    return "inspected by " + (", ".join(g.inspected_by) or "the workbench")
+
+
 def group_line(g: FunctionGroup) -> str:
     """One function's line, as plain text."""
     if g.origin == "jax":
@@ -93,6 +103,8 @@ def group_line(g: FunctionGroup) -> str:
                    f" (saved {_s(g.time_saved_s)})")
     if g.persistent_written:
         out.append(f"{g.persistent_written} written to the persistent cache")
+    if g.origin == "workbench":
+        out.append(_inspected(g))
     if g.reasons:
         texts = [r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]]
         more = len(g.reasons) - MAX_REASONS_IN_LINE
@@ -114,6 +126,8 @@ def _group_html(g: FunctionGroup) -> str:
         head += f" · {g.persistent_hits} persistent-cache hit(s), saved {esc(_s(g.time_saved_s))}"
     if g.persistent_written:
         head += f" · {g.persistent_written} written to the persistent cache"
+    if g.origin == "workbench":
+        head += f" · {esc(_inspected(g))}"
     if not g.reasons:
         return f"<div>{head}</div>"
     items = []
@@ -139,7 +153,8 @@ def cache_text(snap: CacheSnapshot) -> str:
         return "No jitted function traced or compiled yet in this kernel."
     rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits",
              "misses")]
-    for f in snap.functions:
+    shown = snap.functions[:MAX_FUNCTIONS_SHOWN]
+    for f in shown:
         name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
         rows.append((name, str(f.entries), str(f.compiles), _s(f.trace_s), _s(f.lower_s),
                      _s(f.compile_s), str(f.persistent_hits),
@@ -147,7 +162,9 @@ def cache_text(snap: CacheSnapshot) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
-    for f in snap.functions:
+    if _more(snap):
+        lines.append(_more(snap))
+    for f in shown:
         recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
         if recompiles:
             lines.append(f"{f.function} misses:")
@@ -166,7 +183,7 @@ def cache_html(snap: CacheSnapshot) -> str:
             "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
             "<th>misses</th></tr>")
     rows = []
-    for f in snap.functions:
+    for f in snap.functions[:MAX_FUNCTIONS_SHOWN]:
         recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
         if recompiles:
             misses = "".join(
@@ -187,9 +204,9 @@ def cache_html(snap: CacheSnapshot) -> str:
             f"<td>{esc(_s(f.lower_s))}</td><td>{esc(_s(f.compile_s))}</td>"
             f"<td>{f.persistent_hits}</td><td class=\"l\">{miss_cell}</td></tr>")
     p = snap.persistent
-    foot = ""
+    foot = f"<div>{esc(_more(snap))}</div>" if _more(snap) else ""
     if p.directory:
-        foot = (f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
+        foot += (f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
                 f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>")
     return (f"<style>{_CSS}</style><div class=\"jwb-led\"><table>{head}{''.join(rows)}"
             f"</table>{foot}</div>")
@@ -224,7 +241,13 @@ def _cell_data(summary: CellSummary) -> dict[str, Any]:
 
 
 def _cache_data(snap: CacheSnapshot) -> dict[str, Any]:
-    return snap.to_dict()
+    return snap.to_dict(max_records=MAX_RECORDS_SHOWN, max_functions=MAX_FUNCTIONS_SHOWN)
+
+
+def _more(snap: CacheSnapshot) -> str:
+    rest = len(snap.functions) - MAX_FUNCTIONS_SHOWN
+    return (f"... and {rest} more functions (the cheapest; all in workbench.cache())"
+            if rest > 0 else "")
 
 
 def _persistent_data(p: PersistentCacheStatus) -> dict[str, Any]:

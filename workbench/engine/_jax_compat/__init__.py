@@ -80,6 +80,7 @@ from workbench.engine._jax_compat.stack import (
     LoweringSource,
     jit_trace_site,
     lowering_source,
+    outermost_frame,
     user_call_site,
 )
 from workbench.engine._jax_compat.trace_site import ArgType, JitTraceSite
@@ -123,6 +124,7 @@ __all__ = [
     "LoweringSource",
     "jit_trace_site",
     "lowering_source",
+    "outermost_frame",
     "user_call_site",
     # monitoring
     "COMPILE_EVENT",

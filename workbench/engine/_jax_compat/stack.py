@@ -10,6 +10,7 @@ JAX that renamed them degrades the cache's attribution instead of breaking it.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from workbench.engine._jax_compat.jit import debug_source, runs_user_code
-from workbench.engine._jax_compat.trace_site import JitTraceSite, site_from_locals
+from workbench.engine._jax_compat.trace_site import JitTraceSite, aval_text, site_from_locals
 
 # The pjit frame that is live while a top-level jit trace finishes (its locals describe the
 # call: the Python function, argument paths, abstract values, static arguments).
@@ -35,6 +36,9 @@ class LoweringSource:
     name: str
     where: str  # "file:line", "" when unknown
     user: bool
+    #: the lowered program's input types (``f32[3]``), as the trace site writes them;
+    #: None when unknown
+    in_types: tuple[str, ...] | None = None
 
 
 _T = TypeVar("_T")
@@ -87,9 +91,35 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
         jaxpr = loc["closed_jaxpr"]
         src = debug_source(jaxpr)
         name, where = src if src is not None else ("?", "")
-        return LoweringSource(name, where, runs_user_code(jaxpr))
+        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr))
     except Exception:
         return None
+
+
+def _in_types(closed_jaxpr: Any) -> tuple[str, ...] | None:
+    try:
+        return tuple(aval_text(a) for a in closed_jaxpr.in_avals)
+    except Exception:
+        return None
+
+
+def outermost_frame(match: Callable[[str, str, Callable[[], dict[str, Any]]], _T | None]
+                    ) -> _T | None:
+    """The last non-None ``match(filename, function name, locals getter)`` walking
+    outwards from our caller: the outermost frame of a kind (the magic that called the
+    Python twin that called the engine).  Locals are read only if ``match`` asks."""
+    frame: types.FrameType | None = sys._getframe(1)
+    found: _T | None = None
+    try:
+        while frame is not None:
+            hit = match(frame.f_code.co_filename, frame.f_code.co_name,
+                        functools.partial(_frame_locals, frame))
+            if hit is not None:
+                found = hit
+            frame = frame.f_back
+        return found
+    finally:
+        del frame
 
 
 def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:

@@ -8,7 +8,13 @@ persistent status), ``persistent`` (JAX's persistent compilation cache settings)
 """
 
 from workbench.engine.cache.records import CacheSnapshot, CompileRecord
-from workbench.engine.cache.tracker import CACHE, CacheTracker, cache, capture_compiles
+from workbench.engine.cache.tracker import (
+    CACHE,
+    CacheTracker,
+    cache,
+    capture_compiles,
+    inspecting,
+)
 
 __all__ = ["CACHE", "CacheSnapshot", "CacheTracker", "CompileRecord", "cache",
-           "capture_compiles"]
+           "capture_compiles", "inspecting"]

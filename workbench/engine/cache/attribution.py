@@ -10,8 +10,10 @@ signatures it compiled, which is what a new call is compared with to name the mi
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,27 @@ from workbench.engine.common.source import SourceLine
 
 #: Signatures kept per function object, and miss records per function.
 MAX_SIGNATURES = 64
+#: IPython's file name for a cell: its execution count and a hash of its source.
+_CELL_FILE = re.compile(r"^<ipython-input-(?P<count>\d+)-(?P<hash>[0-9a-f]+)>:(?P<line>\d+)$")
+
+#: Traces the workbench made that the user's code may compile later (from JAX's cache).
+MAX_INSPECTED = 32
+#: Function rows kept: a function defined in a cell is a new row each time the cell is
+#: re-run (its code is new), so rows are pruned, those with no live object first.
+MAX_FUNCTIONS = 500
+
+
+@dataclass(eq=False)
+class InspectedTrace:
+    """A trace the workbench made (``%%jaxpr h(x, 3)``) of a function object the user
+    may call next: JAX then compiles from this cached trace without tracing again, and
+    the user's compile is explained against the user's own earlier calls with it."""
+
+    function: str
+    key: str
+    where: str | None
+    signature: Signature
+    ref: weakref.ref[Any] | None
 
 
 @dataclass(eq=False)
@@ -88,6 +111,24 @@ def function_key(fun: Any, name: str) -> tuple[str, str | None]:
     return f"{label}@{where}", where
 
 
+def _signature(site: compat.JitTraceSite) -> Signature:
+    return Signature(site.args, site.statics, site.static_tokens, site.tree, site.tree_hash,
+                     site.static_passing, site.static_defaults)
+
+
+def traced_function(fun: Any) -> Any:
+    """The function a trace is of: ``jax.make_jaxpr(f)`` of a jitted ``f`` traces ``f``'s
+    jit wrapper, which runs the same program as ``f(x)`` (the function inside)."""
+    for _ in range(4):
+        if not compat.is_jitted(fun):
+            break
+        inner = compat.jitted_inner(fun)
+        if inner is fun:
+            break
+        fun = inner
+    return fun
+
+
 def explanation_for(texts: list[str], site: compat.JitTraceSite | None,
                     fun_name: str) -> str | None:
     """JAX's explanation for exactly this function ("for NAME defined at FILE:LINE"),
@@ -114,17 +155,34 @@ class Attribution:
         self.functions: dict[str, FunctionState] = {}
         # a function name -> the key of the user's function last compiled under it
         self.by_name: dict[str, str] = {}
+        self.inspected: deque[InspectedTrace] = deque(maxlen=MAX_INSPECTED)
 
     def clear(self) -> None:
         self.functions.clear()
         self.by_name.clear()
+        self.inspected.clear()
 
     def state(self, key: str, function: str, origin: str, where: str | None) -> FunctionState:
         st = self.functions.get(key)
         if st is None:
+            if len(self.functions) >= MAX_FUNCTIONS:
+                self._prune()
             st = self.functions[key] = FunctionState(
                 FunctionStats(key=key, function=function, origin=origin, defined_at=where))
         return st
+
+    def _prune(self) -> None:
+        """Make room for a new row: drop the oldest rows whose function objects are all
+        gone (nothing can compile under them again), else the oldest rows."""
+        room = max(1, MAX_FUNCTIONS // 10)
+        dead = [k for k, st in self.functions.items()
+                if not any(o.alive() for o in st.objects.values())][:room]
+        victims = dead or list(self.functions)[:room]
+        for key in victims:
+            del self.functions[key]
+        gone = set(victims)
+        for name in [n for n, k in self.by_name.items() if k in gone]:
+            del self.by_name[name]
 
     def track(self, state: FunctionState, fun: Any) -> TracedObject | None:
         """Start following a function object (weakly); None if it cannot be weakly held."""
@@ -159,19 +217,18 @@ class Attribution:
             rec.reasons = parsed.reasons if parsed else []
             self.state(rec.key, rec.function, rec.origin, None)
             return None
-        key, where = function_key(site.fun, fun_name)
+        fun = traced_function(site.fun)
+        key, where = function_key(fun, fun_name)
         rec.key, rec.defined_at = key, where
         rec.origin = "jax" if site.internal else "user"
-        sig = Signature(site.args, site.statics, site.static_tokens, site.tree, site.tree_hash)
+        sig = _signature(site)
         prior = self.functions.get(key)
         state = self.state(key, rec.function, rec.origin, where)
-        obj = state.objects.get(id(site.fun))
-        if obj is not None and obj.ref() is not site.fun:
-            obj = None
+        obj = self._object(state, fun)
         if rec.origin == "jax":  # JAX's own helpers: counted, not explained
             rec.reasons = []
             if obj is None:
-                obj = self.track(state, site.fun)
+                obj = self.track(state, fun)
         elif site.eager_primitive:
             # an eager lax.scan/while/cond running the user's body: JAX jits one new
             # helper per set of parameters (body, lengths), so objects tell nothing
@@ -179,42 +236,12 @@ class Attribution:
                                       "its body and argument types")]
             obj = None
         elif obj is None:
-            if prior is not None and prior.objects_seen == 0 and parsed is not None \
-                    and any(r.kind != "unknown" for r in parsed.reasons):
-                # first traced here; compiled before only from a trace JAX had cached
-                rec.reasons = [r for r in parsed.reasons if r.kind != "unknown"]
-            elif prior is not None and prior.objects_seen == 0:
-                rec.reasons = [MissReason("new_function", detail=f"first trace of {fun_name}")]
-            elif prior is not None:
-                rec.reasons = [MissReason(
-                    "closure", detail=f"new function object for {fun_name} (same code, "
-                    "closure re-created; JAX caches per function object)")]
-            else:
-                other = self.by_name.get(rec.function)
-                old_where = self.functions[other].stats.defined_at if other else None
-                if other is not None and other != key and not fun_name.startswith("<") \
-                        and old_where != where and user_defined(old_where):
-                    rec.reasons = [MissReason("redefined", fun_name, old_where, where,
-                                              detail=f"{fun_name} was redefined")]
-                else:
-                    rec.reasons = [MissReason("new_function",
-                                              detail=f"first call of {fun_name}")]
-            obj = self.track(state, site.fun)
+            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where)
+            obj = self.track(state, fun)
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
         else:
-            rec.reasons = closest_diff(sig, obj.signatures)
-            concrete = [r for r in parsed.reasons if r.kind != "unknown"] if parsed else []
-            if not rec.reasons and parsed is not None:
-                rec.reasons = parsed.reasons
-            elif rec.reasons and rec.reasons[0].kind == "cache_cleared":
-                if concrete and parsed is not None and not parsed.never_seen:
-                    rec.reasons = concrete  # JAX saw a difference our signature misses
-                else:
-                    obj.entries = 0  # the same call compiled before: its executables are gone
-            elif concrete and all(r.kind == "pytree" and r.path is None
-                                  for r in rec.reasons):
-                rec.reasons = concrete  # JAX names the paths of a structure change
+            rec.reasons = self._diff_reasons(sig, obj, parsed)
         if obj is not None and not site.failed:
             # a trace that raised compiled nothing: the next good call is not a "change"
             obj.signatures.append(sig)
@@ -222,6 +249,154 @@ class Attribution:
         if rec.origin == "user":
             # only the user's functions: a user's ``relu`` is not JAX's ``relu`` redefined
             self.by_name[rec.function] = key
+        return obj
+
+    @staticmethod
+    def _object(state: FunctionState, fun: Any) -> TracedObject | None:
+        obj = state.objects.get(id(fun))
+        return obj if obj is not None and obj.ref() is fun else None
+
+    def _first_trace_reasons(self, rec: CompileRecord, prior: FunctionState | None,
+                             parsed: Any, fun_name: str, key: str,
+                             where: str | None) -> list[MissReason]:
+        """Why a function object seen for the first time was traced."""
+        if prior is not None and prior.objects_seen == 0 and parsed is not None \
+                and any(r.kind != "unknown" for r in parsed.reasons):
+            # first traced here; compiled before only from a trace JAX had cached
+            return [r for r in parsed.reasons if r.kind != "unknown"]
+        if prior is not None and prior.objects_seen == 0:
+            return [MissReason("new_function", detail=f"first trace of {fun_name}")]
+        if prior is not None:
+            return [MissReason("closure", detail=f"new function object for {fun_name} (same "
+                               "code, closure re-created; JAX caches per function object)")]
+        rerun = self._same_cell_source(key, where)
+        if rerun is not None:
+            return [MissReason("closure", detail=f"new function object for {fun_name}: cell "
+                               f"{rerun} ran again and created it anew (JAX caches per "
+                               "function object)")]
+        other = self.by_name.get(rec.function)
+        old_where = self.functions[other].stats.defined_at if other else None
+        if other is not None and other != key and not fun_name.startswith("<") \
+                and old_where != where and user_defined(old_where):
+            return [MissReason("redefined", fun_name, old_where, where,
+                               detail=f"{fun_name} was redefined")]
+        return [MissReason("new_function", detail=f"first call of {fun_name}")]
+
+    def _same_cell_source(self, key: str, where: str | None) -> str | None:
+        """The earlier cell whose same source (IPython names a cell's file after a hash
+        of its text) defined this function on the same line: the cell was re-run."""
+        m = _CELL_FILE.match(where or "")
+        if m is None:
+            return None
+        label = key.rpartition("@")[0]
+        for other, st in self.functions.items():
+            o = _CELL_FILE.match(st.stats.defined_at or "")
+            if other != key and o is not None and o["hash"] == m["hash"] \
+                    and o["line"] == m["line"] and other.rpartition("@")[0] == label \
+                    and (st.stats.compiles or st.stats.traces):
+                return f"[{o['count']}]"
+        return None
+
+    @staticmethod
+    def _diff_reasons(sig: Signature, obj: TracedObject, parsed: Any) -> list[MissReason]:
+        """Why a function object that compiled before missed: the closest earlier call's
+        differences, refined by JAX's own explanation where ours finds none."""
+        reasons = closest_diff(sig, obj.signatures)
+        concrete = [r for r in parsed.reasons if r.kind != "unknown"] if parsed else []
+        if not reasons and parsed is not None:
+            return list(parsed.reasons)
+        if reasons and reasons[0].kind == "cache_cleared":
+            if concrete and parsed is not None and not parsed.never_seen:
+                return concrete  # JAX saw a difference our signature misses
+            obj.entries = 0  # the same call compiled before: its executables are gone
+            return reasons
+        if concrete and all(r.kind == "pytree" and r.path is None for r in reasons):
+            return concrete  # JAX names the paths of a structure change
+        return reasons
+
+    # -- the workbench's own inspections ---------------------------------------------------
+    def inspected_trace(self, rec: CompileRecord, site: compat.JitTraceSite | None,
+                        fun_name: str) -> TracedObject | None:
+        """A trace the workbench made (``%%jaxpr``, ``%%hlo``, ``workbench.inspect``).
+
+        Keyed like the user's function, but no reasons, no signature in the function's
+        history (a later user call is never compared with it) and no new object: it is
+        remembered apart, for the user's compile from this cached trace that may follow.
+        JAX's own helpers stay helpers.
+        """
+        if site is not None and site.internal:
+            return self.after_trace(rec, site, fun_name)
+        rec.reasons = []
+        rec.origin = "workbench"
+        if site is None:
+            rec.key = rec.function
+            return None
+        fun = traced_function(site.fun)
+        rec.key, rec.defined_at = function_key(fun, fun_name)
+        if not site.failed and not site.eager_primitive:
+            try:
+                ref: weakref.ref[Any] | None = weakref.ref(fun)
+            except TypeError:
+                ref = None
+            sig = _signature(site)
+            self.inspected.append(InspectedTrace(rec.function, rec.key, rec.defined_at,
+                                                 sig, ref))
+        return None
+
+    def inspected_stage(self, rec: CompileRecord,
+                        source: compat.LoweringSource | None) -> None:
+        """A lowering or compile the workbench made with no trace before it."""
+        rec.reasons = []
+        if source is not None and not source.user:
+            rec.key, rec.origin = rec.function, "jax"
+            return
+        rec.origin = "workbench"
+        known = self.by_name.get(rec.function)
+        if known is not None:
+            rec.key, rec.defined_at = known, self.functions[known].stats.defined_at
+        elif source is not None and source.where:
+            rec.key, rec.defined_at = f"{source.name}@{source.where}", source.where
+        else:
+            rec.key = rec.function
+
+    def _take_inspected(self, function: str, key: str, known: str | None,
+                        source: compat.LoweringSource | None) -> InspectedTrace | None:
+        """The workbench's trace this user lowering comes from (same function, same input
+        types), taken out of the list; None when there is none."""
+        if source is None:
+            return None
+        for it in reversed(self.inspected):
+            if it.function != function or (known is not None and it.key != key):
+                continue
+            if it.ref is None or it.ref() is None:
+                continue
+            if source.in_types is not None and \
+                    tuple(a.text for a in it.signature.args) != source.in_types:
+                continue
+            self.inspected.remove(it)
+            return it
+        return None
+
+    def _compile_inspected(self, rec: CompileRecord, it: InspectedTrace) -> TracedObject | None:
+        """The user's compile of a call the workbench traced first: explained as if the
+        user's call had traced it (JAX skipped the trace, reusing the workbench's)."""
+        fun = it.ref() if it.ref is not None else None
+        name = rec.function.removeprefix("jit(").removesuffix(")")
+        prior = self.functions.get(it.key)
+        state = self.state(it.key, rec.function, "user", it.where)
+        rec.key, rec.defined_at, rec.origin = it.key, it.where, "user"
+        obj = self._object(state, fun) if fun is not None else None
+        if obj is None:
+            rec.reasons = self._first_trace_reasons(rec, prior, None, name, it.key, it.where)
+            obj = self.track(state, fun) if fun is not None else None
+        elif not obj.signatures:
+            rec.reasons = [MissReason("new_function", detail=f"first call of {name}")]
+        else:
+            rec.reasons = self._diff_reasons(it.signature, obj, None)
+        if obj is not None:
+            obj.signatures.append(it.signature)
+            del obj.signatures[:-MAX_SIGNATURES]
+        self.by_name[rec.function] = it.key
         return obj
 
     def without_trace(self, rec: CompileRecord, source: compat.LoweringSource | None,
@@ -258,6 +433,10 @@ class Attribution:
             # nothing to go on (a JAX without the debug info we read): JAX's own dispatch
             rec.key, rec.origin, rec.reasons = rec.function, "jax", []
             return None
+        if stage == "lower":
+            inspected = self._take_inspected(rec.function, key, known, source)
+            if inspected is not None:
+                return self._compile_inspected(rec, inspected)
         state = self.state(key, rec.function, "user", where)
         st = state.stats
         rec.key, rec.defined_at, rec.origin = key, st.defined_at, "user"
@@ -273,7 +452,10 @@ class Attribution:
 
     def credit(self, rec: CompileRecord, obj: TracedObject | None) -> None:
         """Add a finished record to its function's totals (and the new executable to the
-        object that owns it)."""
+        object that owns it).  The workbench's own inspections are not the function's
+        work: their executables are the inspection's, never in the function's cache."""
+        if rec.origin == "workbench":
+            return
         state = self.functions.get(rec.key) or self.state(rec.key, rec.function,
                                                           rec.origin, rec.defined_at)
         st = state.stats
@@ -288,5 +470,5 @@ class Attribution:
                 st.recompiles += 1
 
 
-__all__ = ["MAX_SIGNATURES", "Attribution", "FunctionState", "TracedObject", "call_site",
-           "explanation_for", "function_key", "user_defined"]
+__all__ = ["MAX_FUNCTIONS", "MAX_INSPECTED", "MAX_SIGNATURES", "Attribution", "InspectedTrace", "FunctionState", "TracedObject", "call_site",
+           "explanation_for", "function_key", "traced_function", "user_defined"]

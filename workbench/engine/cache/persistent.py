@@ -10,7 +10,9 @@ so an empty cache directory is not a mystery.  Settings are restored on unload.
 
 from __future__ import annotations
 
+import math
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,14 +64,49 @@ def _reset_jax_cache_state() -> None:
         pass
 
 
+class PersistentCacheError(ValueError):
+    """A persistent-cache setting JAX would take but that cannot work (one line)."""
+
+
+def check_persistent_settings(directory: str, min_compile_time_s: float | None,
+                              min_entry_size_bytes: int | None) -> str:
+    """The absolute directory, once it and the thresholds are known to work.
+
+    JAX takes any string and number: an empty name silently means the current
+    directory, an unwritable one (``/proc``) makes every compile warn while entries
+    are counted as written, NaN ends up in the JSON payload, a negative size is
+    meaningless.  Checked before anything changes, so a refusal leaves the settings
+    as they were.
+    """
+    if not directory or not directory.strip():
+        raise PersistentCacheError("the cache directory is empty: give one, e.g. "
+                                   "%jaxcache persist ~/.cache/jax-workbench")
+    if min_compile_time_s is not None and not (math.isfinite(min_compile_time_s)
+                                               and min_compile_time_s >= 0):
+        raise PersistentCacheError(f"--min-compile-time must be a number of seconds >= 0, "
+                                   f"not {min_compile_time_s!r}")
+    if min_entry_size_bytes is not None and min_entry_size_bytes < 0:
+        raise PersistentCacheError(f"--min-entry-size must be a number of bytes >= 0, "
+                                   f"not {min_entry_size_bytes}")
+    path = os.path.abspath(os.path.expanduser(directory))
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass  # JAX writes entries here: a directory that takes no file is no cache
+    except OSError as exc:
+        raise PersistentCacheError(f"cannot write to {path!r} ({exc.strerror or exc}): "
+                                   "choose a writable directory") from None
+    return path
+
+
 def enable_persistent_cache(directory: str, min_compile_time_s: float | None = None,
                             min_entry_size_bytes: int | None = None) -> PersistentCacheStatus:
-    """Point JAX's persistent cache at ``directory`` (created if missing)."""
+    """Point JAX's persistent cache at ``directory`` (created if missing); raises
+    :class:`PersistentCacheError` for settings that cannot work, changing nothing."""
     global _saved
+    directory = check_persistent_settings(directory, min_compile_time_s, min_entry_size_bytes)
     if _saved is None:
         _saved = {k: _option(k) for k in _KEYS}
-    directory = os.path.abspath(os.path.expanduser(directory))
-    os.makedirs(directory, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", directory)
     if min_compile_time_s is not None:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_time_s))

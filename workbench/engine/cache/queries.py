@@ -5,7 +5,7 @@ copies the live rows (the tracker calls it under its lock), the others read copi
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections.abc import Iterable
 
 from workbench.engine.cache.attribution import FunctionState
@@ -30,8 +30,11 @@ def function_table(states: Iterable[FunctionState]) -> list[FunctionStats]:
     for state in states:
         st = state.stats
         if st.compiles or st.traces or st.lowers:
-            entries = sum(o.entries for o in list(state.objects.values()) if o.alive())
-            out.append(dataclasses.replace(st, entries=entries, misses=list(st.misses)))
+            row = copy.copy(st)  # shallow, then the two mutable parts: quick at 500 rows
+            row.entries = sum(o.entries for o in list(state.objects.values()) if o.alive()) \
+                if state.objects else 0
+            row.misses = list(st.misses)
+            out.append(row)
     return sorted(out, key=lambda s: (s.origin != "user", -s.compile_s - s.trace_s))
 
 
@@ -43,9 +46,17 @@ def persistent_status(counts: PersistentCounts) -> PersistentCacheStatus:
     return st
 
 
+#: JAX's helper compiles show in a cell's line only when together they took this long
+#: (each eager op's first use compiles a tiny program: noise under most cells); they
+#: are always in ``%jaxcache``.
+HELPERS_SHOWN_FROM_S = 0.05
+
+
 def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
-    """One cell's records grouped per function; JAX's helpers in one group of their own."""
-    groups: dict[str, FunctionGroup] = {}
+    """One cell's records grouped per function (the workbench's inspections of a
+    function apart from the user's calls of it); JAX's helpers in one group of their
+    own, left out when they cost less than :data:`HELPERS_SHOWN_FROM_S`."""
+    groups: dict[tuple[str, str], FunctionGroup] = {}
     helpers: FunctionGroup | None = None
     for rec in records:
         if rec.origin == "jax":
@@ -54,8 +65,10 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
             if rec.function not in g.names:
                 g.names.append(rec.function)
         else:
-            g = groups.setdefault(rec.key or rec.function,
+            g = groups.setdefault((rec.key or rec.function, rec.origin),
                                   FunctionGroup(rec.function, rec.origin))
+            if rec.inspected_by and rec.inspected_by not in g.inspected_by:
+                g.inspected_by.append(rec.inspected_by)
         g.add(rec)
         if rec.persistent_cache == "written":
             g.persistent_written += 1
@@ -65,7 +78,9 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
                              if r.kind != "new_function" and r.text() not in seen)
             if rec.call_site is not None:
                 g.call_sites.append(rec.call_site)
+    if helpers is not None and helpers.total_s < HELPERS_SHOWN_FROM_S:
+        helpers = None
     return CellSummary(label, list(groups.values()), helpers)
 
 
-__all__ = ["cell_summary", "function_table", "persistent_status"]
+__all__ = ["HELPERS_SHOWN_FROM_S", "cell_summary", "function_table", "persistent_status"]

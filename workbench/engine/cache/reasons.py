@@ -38,6 +38,10 @@ class Signature:
     static_tokens: tuple[tuple[str, Any], ...] = ()
     tree: str = ""
     tree_hash: int = 0
+    #: how each static was passed ("positional" | "keyword"), and the defaults of static
+    #: parameters not passed: JAX keys on the arguments passed, not the values in effect
+    static_passing: tuple[tuple[str, str], ...] = ()
+    static_defaults: tuple[tuple[str, str], ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -58,6 +62,8 @@ class MissReason:
         if self.kind in ("shape", "dtype", "weak_type", "sharding"):
             return f"{self.path} changed {self.before} -> {self.after}"
         if self.kind == "static_arg":
+            if self.detail:
+                return self.detail
             if self.before == self.after:
                 return (f"static {self.path} changed to a different value with the same repr "
                         f"{self.after} (JAX compares static arguments by hash and ==)")
@@ -110,8 +116,9 @@ def diff_signatures(new: Signature, old: Signature, limit: int = 8) -> list[Miss
         same_repr = old_statics.get(name) == new_statics.get(name)
         same_value = old_tokens.get(name) == new_tokens.get(name)
         if not same_repr or not same_value:
-            out.append(MissReason("static_arg", name, old_statics.get(name),
-                                  new_statics.get(name)))
+            out.append(_static_change(name, old, new))
+        elif dict(old.static_passing).get(name) != dict(new.static_passing).get(name):
+            out.append(_static_change(name, old, new))
     if new.paths != old.paths:
         old_by, new_by = {a.path: a for a in old.args}, {a.path: a for a in new.args}
         for path in dict.fromkeys([*old_by, *new_by]):
@@ -134,6 +141,36 @@ def diff_signatures(new: Signature, old: Signature, limit: int = 8) -> list[Miss
         rest = len(out) - limit
         out = out[:limit] + [MissReason("unknown", detail=f"... and {rest} more differences")]
     return out
+
+
+def _static_change(name: str, old: Signature, new: Signature) -> MissReason:
+    """A static argument's change in JAX's terms: its cache key holds the arguments as
+    passed (positional statics in the argument tuple, keyword ones by name), so an
+    omitted keyword is a different key even when its default is the same value."""
+    before, after = dict(old.statics).get(name), dict(new.statics).get(name)
+    how_before = dict(old.static_passing).get(name)
+    how_after = dict(new.static_passing).get(name)
+
+    def passed(value: str | None, how: str | None) -> str:
+        return f"{name}={value}" if how == "keyword" else f"{value} (by position)"
+
+    def omitted(sig: Signature) -> str:
+        default = dict(sig.static_defaults).get(name)
+        return (f"omitted (the default {default} applies)" if default is not None
+                else "omitted")
+    if before is not None and after is None:
+        detail = (f"static {name}: {passed(before, how_before)} before, {omitted(new)} now; "
+                  "JAX keys on the arguments passed, not the value in effect")
+    elif before is None and after is not None:
+        detail = (f"static {name}: {passed(after, how_after)} now, {omitted(old)} before; "
+                  "JAX keys on the arguments passed, not the value in effect")
+    elif how_before != how_after and before == after:
+        detail = (f"static {name}: passed {'by keyword' if how_after == 'keyword' else 'by position'}"
+                  f" now, {'by keyword' if how_before == 'keyword' else 'by position'} before "
+                  f"(same value {after}; JAX keys positional and keyword arguments apart)")
+    else:
+        detail = ""
+    return MissReason("static_arg", name, before, after, detail=detail)
 
 
 def closest_diff(new: Signature, previous: Sequence[Signature]) -> list[MissReason]:

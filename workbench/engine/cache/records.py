@@ -27,8 +27,12 @@ class CompileRecord:
     ``kind`` is ``"compile"`` when XLA compiled (or the persistent cache answered),
     ``"lower"`` / ``"trace"`` for ``f.lower(...)`` / ``f.trace(...)``-style work
     that never reached XLA.  ``origin`` is ``"jax"`` for compiles JAX does for its
-    own eager helpers (``convert_element_type``, ``broadcast_in_dim``...), else
-    ``"user"``.  ``persistent_cache`` is None when no cache directory is set.
+    own eager helpers (``convert_element_type``, ``broadcast_in_dim``...),
+    ``"workbench"`` for the workbench's own inspection of a call (``%%jaxpr``,
+    ``%%hlo``, ``workbench.inspect``, the mesh explorer: ``inspected_by`` names it),
+    else ``"user"``.  A workbench record is never a recompile of the user's and never
+    the earlier compile a later call is compared with.  ``persistent_cache`` is None
+    when no cache directory is set.
     """
 
     function: str
@@ -49,6 +53,8 @@ class CompileRecord:
     persistent_note: str | None = None  # JAX's reason for not writing an entry
     time_saved_s: float | None = None
     jax_explanation: str | None = None
+    #: what inspected the call when ``origin == "workbench"`` ("%%hlo", "workbench.inspect")
+    inspected_by: str | None = None
     started: float = 0.0
     seq: int = 0
 
@@ -71,7 +77,8 @@ class CompileRecord:
             "defined_at": self.defined_at, "key": self.key,
             "persistent_cache": self.persistent_cache, "persistent_note": self.persistent_note,
             "time_saved_s": self.time_saved_s,
-            "jax_explanation": self.jax_explanation, "started": self.started, "seq": self.seq,
+            "jax_explanation": self.jax_explanation, "inspected_by": self.inspected_by,
+            "started": self.started, "seq": self.seq,
         }
 
 
@@ -171,6 +178,8 @@ class FunctionGroup(CompileTotals):
     reasons: list[MissReason] = field(default_factory=list)
     call_sites: list[SourceLine] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # for the grouped JAX helpers
+    #: for a workbench group: what inspected the call ("%%jaxpr", "%%hlo" ...)
+    inspected_by: list[str] = field(default_factory=list)
 
     @property
     def total_s(self) -> float:
@@ -180,7 +189,8 @@ class FunctionGroup(CompileTotals):
         return {"function": self.function, "origin": self.origin, **self.totals_dict(),
                 "total_s": self.total_s, "persistent_written": self.persistent_written,
                 "reasons": [r.to_dict() for r in self.reasons],
-                "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names}
+                "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names,
+                "inspected_by": self.inspected_by}
 
 
 @dataclass
@@ -210,9 +220,18 @@ class CacheSnapshot:
     records: list[CompileRecord]
     persistent: PersistentCacheStatus
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": SCHEMA_VERSION, "functions": [f.to_dict() for f in self.functions],
-                "records": [r.to_dict() for r in self.records],
+    def to_dict(self, max_records: int | None = None,
+                max_functions: int | None = None) -> dict[str, Any]:
+        """The payload; ``max_records`` keeps the newest records only and
+        ``max_functions`` the first rows (the user's, the most expensive first);
+        ``records_total`` / ``functions_total`` say how many there were, so a long
+        session's ``%jaxcache`` stays quick."""
+        recs = self.records if max_records is None else \
+            self.records[len(self.records) - max_records:] if max_records > 0 else []
+        funcs = self.functions if max_functions is None else self.functions[:max_functions]
+        return {"version": SCHEMA_VERSION, "functions": [f.to_dict() for f in funcs],
+                "functions_total": len(self.functions),
+                "records": [r.to_dict() for r in recs], "records_total": len(self.records),
                 "persistent_cache": self.persistent.to_dict()}
 
 

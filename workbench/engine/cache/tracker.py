@@ -30,7 +30,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -57,17 +57,50 @@ MAX_RECORDS = 10_000
 
 _log = logging.getLogger(__name__)
 
+# Where the workbench inspects calls from: (file path suffix, function name) -> its label.
+# The outermost such frame names the inspection (a magic calls its Python twin).
+_INSPECTORS = {
+    ("ipython/jaxpr_magics.py", "jaxpr"): "%jaxpr",
+    ("ipython/hlo_magics.py", "hlo"): "%hlo",
+    ("api/jaxpr.py", "jaxpr"): "workbench.jaxpr",
+    ("api/hlo.py", "hlo"): "workbench.hlo",
+    ("sharding/mesh_explorer.py", "compile_operation"): "the mesh explorer",
+}
+
+
+def _inspector_of(filename: str, function: str,
+                  frame_locals: Callable[[], dict[str, Any]]) -> str | None:
+    if "workbench" not in filename:
+        return None
+    for (suffix, name), label in _INSPECTORS.items():
+        if function == name and filename.replace("\\", "/").endswith(suffix):
+            if label.startswith("%") and frame_locals().get("cell") is not None:
+                return "%" + label  # the cell magic
+            return label
+    return None
+
+
+def inspector_label() -> str:
+    """What is inspecting a call now, read from the stack: "%%hlo" for the cell magic
+    (the magic's ``cell`` is not None), "workbench.hlo", "the mesh explorer";
+    "workbench.inspect" for an ``Inspection`` the user's code drives."""
+    found = compat.outermost_frame(_inspector_of)
+    if found is None:
+        return "workbench.inspect"
+    return found
+
 
 class _Pending:
     """The record a thread is building between its trace, lower and compile events."""
 
-    __slots__ = ("record", "lowered_name", "pcache_requested", "traced")
+    __slots__ = ("named", "record", "lowered_name", "pcache_requested", "traced")
 
     def __init__(self, record: CompileRecord, traced: TracedObject | None = None) -> None:
         self.record = record
         self.lowered_name: str | None = None
         self.pcache_requested = False
         self.traced = traced  # the traced function object: it owns the executable
+        self.named = False  # the trace named the record (pmap(f)): the lowering keeps it
 
 
 class CacheTracker:
@@ -99,6 +132,8 @@ class CacheTracker:
         self._log_filter = _ExplainFilter(self)
         # threads where explain_on_this_thread() turned JAX's explanations on
         self._explaining: set[int] = set()
+        # threads inside ``inspecting()``: what is inspecting ("%%hlo", ...)
+        self._inspecting: dict[int, str] = {}
 
     # -- installation -------------------------------------------------------------------
     def install(self) -> None:
@@ -147,6 +182,37 @@ class CacheTracker:
         """(duration listener, event listener, log filter), for tests of a clean unload."""
         return self._on_duration, self._on_event, self._log_filter
 
+    # -- the workbench's own work ------------------------------------------------------
+    @contextlib.contextmanager
+    def inspecting(self, label: str | None = None) -> Iterator[str]:
+        """Traces, lowerings and compiles in this block (on this thread) are the
+        workbench inspecting a call, not the user's program: recorded with origin
+        ``"workbench"`` and ``inspected_by`` = ``label`` (found from the stack when None:
+        ``%%hlo``, ``workbench.inspect``, the mesh explorer), never a recompile of the
+        user's and never the earlier compile a later call is compared with.  Nested
+        blocks keep the outermost label."""
+        tid = threading.get_ident()
+        with self._lock:
+            outer = self._inspecting.get(tid)
+        if outer is not None:
+            yield outer
+            return
+        name = label or inspector_label()
+        with self._lock:
+            p = self._pending.get(tid)
+            if p is not None and p.record.origin != "workbench":
+                self._flush(tid)  # a half-built user record is not the inspection's
+            self._inspecting[tid] = name
+        try:
+            yield name
+        finally:
+            # a lowering stays pending: the inspection's compile may follow in its own block
+            with self._lock:
+                self._inspecting.pop(tid, None)
+
+    def _inspector(self) -> str | None:
+        return self._inspecting.get(threading.get_ident()) if self._inspecting else None
+
     # -- cell attribution ---------------------------------------------------------------
     def begin_cell(self, label: str) -> int:
         """A cell starts on this thread: until ``end_cell``, compiles are attributed to it."""
@@ -161,9 +227,21 @@ class CacheTracker:
         """Give one cell run's records their final label (IPython knows the cell's number
         for sure only after it ran: 9.x has already incremented it in ``pre_run_cell``)."""
         with self._lock:
-            for rec in self._records:
-                if rec.cell_run == cell_run:
-                    rec.cell = label
+            for rec in self._cell_records(cell_run):
+                rec.cell = label
+
+    def _cell_records(self, cell_run: int) -> list[CompileRecord]:
+        """One cell run's records, read from the newest back to the first record of an
+        earlier run (runs are numbered in order): a cell costs its own records, not the
+        whole store's."""
+        out = []
+        for rec in reversed(self._records):
+            if rec.cell_run is not None and rec.cell_run < cell_run:
+                break
+            if rec.cell_run == cell_run:
+                out.append(rec)
+        out.reverse()
+        return out
 
     def end_cell(self) -> int | None:
         """The cell ended: finish this thread's half-built record; return the run's number."""
@@ -253,43 +331,76 @@ class CacheTracker:
         site = compat.jit_trace_site()
         where = call_site()
         tid = threading.get_ident()
+        if site is not None and site.user_name is not None:
+            fun_name = site.user_name  # JAX's own wrapper around the user's (pmap)
         with self._lock:
             self._flush(tid)
-            rec = self._new_record(f"jit({fun_name})")
+            rec = self._new_record(site.label if site is not None and site.label
+                                   else f"jit({fun_name})")
             rec.trace_s = duration
             rec.kind = "trace"
             rec.call_site = where
             # whatever else was logged on this thread since the last trace is dropped
             texts = self._explanations.pop(tid, None)
             rec.jax_explanation = explanation_for(texts, site, fun_name) if texts else None
-            traced = self._attribution.after_trace(rec, site, fun_name)
+            inspector = self._inspector()
+            if inspector is not None:
+                traced = self._attribution.inspected_trace(rec, site, fun_name)
+                if rec.origin == "workbench":
+                    rec.inspected_by = inspector
+            else:
+                traced = self._attribution.after_trace(rec, site, fun_name)
             self._pending[tid] = _Pending(rec, traced)
+            self._pending[tid].named = site is not None and site.label is not None
+
+    def _pending_here(self, tid: int) -> _Pending | None:
+        """This thread's half-built record, if the stage now finishing belongs to it: an
+        inspection's record never takes the user's next stage, nor the reverse."""
+        p = self._pending.get(tid)
+        if p is not None and (p.record.origin == "workbench") != (self._inspector() is not None) \
+                and p.record.origin != "jax":
+            self._flush(tid)
+            return None
+        return p
 
     def _on_lower(self, duration: float, fun_name: str) -> None:
         tid = threading.get_ident()
         with self._lock:
-            p = self._pending.get(tid)
+            p = self._pending_here(tid)
             if p is None or p.lowered_name is not None:
                 self._flush(tid)
                 source = compat.lowering_source()
                 p = self._pending[tid] = _Pending(self._new_record(fun_name))
                 p.record.call_site = call_site()
-                p.traced = self._attribution.without_trace(p.record, source, "lower", None)
+                inspector = self._inspector()
+                if inspector is not None:
+                    self._attribution.inspected_stage(p.record, source)
+                    if p.record.origin == "workbench":
+                        p.record.inspected_by = inspector
+                else:
+                    p.traced = self._attribution.without_trace(p.record, source, "lower", None)
             p.lowered_name = fun_name
-            p.record.function = fun_name
+            if not p.named:
+                p.record.function = fun_name
             p.record.lower_s = duration
             p.record.kind = "lower"
 
     def _on_compile(self, duration: float, fun_name: str) -> None:
         tid = threading.get_ident()
         with self._lock:
-            p = self._pending.get(tid)
+            p = self._pending_here(tid)
             if p is None or (p.lowered_name is not None and p.lowered_name != fun_name):
                 self._flush(tid)
                 p = _Pending(self._new_record(fun_name))
                 p.record.call_site = call_site()
                 carried = self._lowered.get(tid, {}).pop(fun_name, None)
-                p.traced = self._attribution.without_trace(p.record, None, "compile", carried)
+                inspector = self._inspector()
+                if inspector is not None:
+                    self._attribution.inspected_stage(p.record, None)
+                    p.record.inspected_by = inspector
+                else:
+                    p.traced = self._attribution.without_trace(p.record, None, "compile",
+                                                               carried)
             self._pending.pop(tid, None)
             rec = p.record
             rec.compile_s = duration
@@ -304,7 +415,7 @@ class CacheTracker:
     def _flush(self, tid: int) -> None:
         p = self._pending.pop(tid, None)
         if p is not None:
-            if p.record.kind == "lower" and p.record.origin != "jax":
+            if p.record.kind == "lower" and p.record.origin == "user":
                 # a lowering that did not reach XLA (yet): ``lo.compile()`` may follow
                 lowered = self._lowered.setdefault(tid, {})
                 lowered.pop(p.record.function, None)
@@ -324,11 +435,11 @@ class CacheTracker:
 
     # -- queries ------------------------------------------------------------------------
     def records(self, cell_run: int | None = None) -> list[CompileRecord]:
+        """The stored records (at most :data:`MAX_RECORDS`, the newest), or one cell's."""
         with self._lock:
-            recs = list(self._records)
-        if cell_run is not None:
-            recs = [r for r in recs if r.cell_run == cell_run]
-        return recs
+            if cell_run is not None:
+                return self._cell_records(cell_run)
+            return list(self._records)
 
     def functions(self) -> list[FunctionStats]:
         with self._lock:
@@ -394,7 +505,8 @@ class CacheTracker:
 #: The messages JAX logs because ``jax_explain_cache_misses`` is on (at WARNING then,
 #: DEBUG otherwise): the only ones the filter may hold back.
 _EXPLAIN_PREFIXES = ("TRACING CACHE MISS", "PERSISTENT COMPILATION CACHE MISS",
-                     "Persistent compilation cache hit", "Not writing persistent cache entry")
+                     "Persistent compilation cache hit", "Not writing persistent cache entry",
+                     "Writing ")
 
 
 class _ExplainFilter(logging.Filter):
@@ -415,6 +527,8 @@ class _ExplainFilter(logging.Filter):
         except Exception:
             return True
         if not msg.startswith(_EXPLAIN_PREFIXES):
+            return True
+        if msg.startswith("Writing ") and "to persistent compilation cache" not in msg:
             return True
         if msg.startswith("TRACING CACHE MISS"):
             self._tracker._on_explanation(msg)
@@ -441,11 +555,20 @@ def capture_compiles(include_partial: bool = False) -> contextlib.AbstractContex
     works whether or not ``%load_ext workbench`` is on.
 
     JAX's own helper compiles (eager ops such as ``convert_element_type``) are
-    included with ``origin == "jax"``; filter on ``origin == "user"`` for yours.
+    included with ``origin == "jax"``, the workbench's inspections (``%%hlo``, the
+    mesh explorer) with ``origin == "workbench"``; filter on ``origin == "user"`` for
+    yours.
     With ``include_partial``, traces and lowerings that never reached XLA
     (``f.trace``, ``f.lower``, ``jax.make_jaxpr`` of a jit) are included too.
     """
     return CACHE.capture(include_partial)
 
 
-__all__ = ["CACHE", "MAX_RECORDS", "CacheTracker", "cache", "capture_compiles"]
+def inspecting(label: str | None = None) -> contextlib.AbstractContextManager[str]:
+    """The block is the workbench inspecting a call (``%%hlo``, the mesh explorer): its
+    compiles are recorded as such, never as the user's (see :meth:`CacheTracker.inspecting`)."""
+    return CACHE.inspecting(label)
+
+
+__all__ = ["CACHE", "MAX_RECORDS", "CacheTracker", "cache", "capture_compiles", "inspecting",
+           "inspector_label"]
