@@ -68,11 +68,12 @@ class BenchMagics(Magics):
             shell = self.shell
             assert shell is not None  # a registered magic always has its shell
             hide_in_execution(result, shell.execution_count)
-        failed = [m for m in result.record.measurements if m.error is not None]
+        failed = [(m.variant, m.error) for m in result.record.measurements if m.error is not None]
         if failed:  # the cell fails, as any failing cell does (Run All stops, nbclient fails)
             if not shown and not args.quiet and any(m.ok for m in result.record.measurements):
                 display(result)  # the variants that did run are worth seeing
-            raise CellError(failed[0].error, subject=failed[0].variant)
+            variant, error = failed[0]
+            raise CellError(error, subject=variant)
         return result
 
 

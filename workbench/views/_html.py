@@ -29,7 +29,7 @@ def new_id(prefix: str = "jwb") -> str:
 
 
 _IPYKERNEL_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-\d+-[0-9a-f]+>$)")
-_WORKBENCH_CELL = re.compile(r"^<workbench-cell-(\d+)(?:-\d+)?>$")
+_WORKBENCH_CELL = re.compile(r"^<(?:workbench-cell|ipython-input)-(\d+)(?:-[0-9a-f]+)?>$")
 
 
 def source_label(file: str, line: int) -> tuple[str, bool]:
