@@ -237,10 +237,10 @@ def test_doctor_refuses_zero_fake_devices_in_one_line():
 
 # -- item 23: messages -------------------------------------------------------------------
 @pytest.mark.parametrize("line, words", [
-    ("%jaxbench -n sq23(x23)", "-n needs an integer (N), got 'sq23(x23)'"),
-    ("%jaxbench -n", "-n needs an integer"),
-    ("%%jaxbench -n\nsq23(x23)", "-n needs an integer"),
-    ("%jaxbench --budget soon sq23(x23)", "--budget needs a number (SECONDS), got 'soon'"),
+    ("%jaxbench -n sq23(x23)", "-n needs an integer N, got 'sq23(x23)'"),
+    ("%jaxbench -n", "-n needs a value (an integer N)"),
+    ("%%jaxbench -n\nsq23(x23)", "-n needs a value (an integer N)"),
+    ("%jaxbench --budget soon sq23(x23)", "--budget needs a number SECONDS, got 'soon'"),
 ])
 def test_numeric_flag_messages(run, shell, line, words):
     shell.user_ns.update(sq23=lambda v: v * v, x23=jnp.ones(3))
