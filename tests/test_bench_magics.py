@@ -83,11 +83,13 @@ def test_failing_setup_line_names_the_line_and_keeps_namespace(run, shell):
     assert shell.user_ns["keep_me"] == 43  # ran like a normal cell up to the failure
 
 
-def test_function_that_raises_is_reported_in_the_result(run, shell):
+def test_function_that_raises_fails_the_cell_with_a_short_report(run, shell):
+    """Issue 11 item 12: a failing call fails the cell (it used to be only shown in the
+    result, so Run All went on and nbclient passed)."""
     shell.user_ns["bad"] = lambda x: x.no_such_method()
     r = run("%jaxbench --budget 0.1 bad(x)")
-    assert r.error is None
-    text = r.bundle["text/plain"]
+    assert r.error is not None and not r.result.success
+    text = re.sub(r"\x1b\[[0-9;]*m", "", r.short_error())
     assert text.startswith("AttributeError (first call)") and "no_such_method" in text
     assert "&lt;" not in text  # text is not HTML-escaped; HTML is
 

@@ -105,7 +105,7 @@ def test_unknown_flag_and_missing_value_are_short_usage_errors(run, form):
     assert isinstance(r.error, UsageError) and "--stage needs a value" in r.short_error()
     r = run(_form("jaxbench", "-n many", CALL, form))
     assert isinstance(r.error, UsageError)
-    assert "invalid int value: 'many'" in r.short_error()
+    assert "-n needs an integer N, got 'many'" in r.short_error()  # issue 11 item 23
 
 
 def test_sharding_flags(run, shell):

@@ -23,10 +23,11 @@ from typing import Any
 
 from workbench.api.bench import bench
 from workbench.api.hlo import hlo
+from workbench.api.inspection import inspect
 from workbench.api.jaxpr import jaxpr
 from workbench.api.mesh_explorer import mesh_explorer
 from workbench.api.sharding import sharding
-from workbench.engine import Inspection, TransformSpec, inspect, inspect_chain
+from workbench.engine import Inspection, TransformSpec, inspect_chain
 from workbench.engine.cache import CacheSnapshot, CompileRecord, cache, capture_compiles
 from workbench.engine.common.devices import fake_devices
 

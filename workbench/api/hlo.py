@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workbench.api._errors import short_input_error
 from workbench.api._trace import caller_line, compile_report, trace_stages
-from workbench.engine.hlo.report import HloReport
-from workbench.engine.jaxpr.inspection import resolve_backend
-from workbench.engine.jaxpr.transforms import TransformSpec
+from workbench.engine.hlo.report import HloOptionError, HloReport, fusion_for
+from workbench.engine.jaxpr.inspection import BackendUnavailable, resolve_backend
+from workbench.engine.jaxpr.transforms import TransformError, TransformSpec, normalize
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
@@ -33,8 +34,12 @@ def hlo(
     backend other than the default.  Traced and compiled now: a failure raises a short
     :class:`~workbench.views.errors.WorkbenchError`.  ``.report`` is the engine's record.
     """
-    if backend is not None:
-        backend = resolve_backend(backend)
+    try:  # bad options are the caller's: one short line, before any work
+        fusion_for(stage, fusion)
+        normalize(transforms)
+        backend = resolve_backend(backend) if backend is not None else None
+    except (HloOptionError, BackendUnavailable, TransformError) as exc:
+        raise short_input_error(exc) from None
     try:
         (ins,) = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
                               backend=backend, door="twin")

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
+from workbench.engine.common.source import set_cell_resolver
 from workbench.engine.hlo.report import HloReport
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
@@ -20,6 +21,7 @@ from workbench.ipython import cache_magics
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
+from workbench.ipython.prompt import shell_cell_labels
 from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
@@ -50,6 +52,7 @@ def load(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
     cache_magics.load(shell)
+    set_cell_resolver(shell_cell_labels(shell))
 
 
 def unload(shell: Any) -> None:
@@ -64,6 +67,7 @@ def unload(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
     cache_magics.unload(shell)
+    set_cell_resolver(None)
 
 
 __all__ = ["load", "unload"]

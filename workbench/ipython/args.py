@@ -131,6 +131,31 @@ def _flag_list(parser: argparse.ArgumentParser) -> str:
     return ", ".join(parts)
 
 
+def _kind(action: argparse.Action) -> str:
+    """What a flag's value is, in words: ``-n needs an integer``."""
+    kind = {int: "an integer", float: "a number"}.get(action.type, "a value")  # type: ignore[call-overload]
+    if kind != "a value" and isinstance(action.metavar, str):
+        kind += f" {action.metavar}"
+    return kind
+
+
+def _missing(flag: str, action: argparse.Action) -> str:
+    """``-n needs a value (an integer, N)``: what to give, not just that something is missing."""
+    kind = _kind(action)
+    return f"{flag} needs a value" + ("" if kind == "a value" else f" ({kind})")
+
+
+def _check_value(flag: str, action: argparse.Action, value: str | None) -> None:
+    """A numeric flag's value is checked here, before the expression is looked for: in
+    ``%jaxbench -n f(x)`` the call was read as ``-n``'s value, and "needs a call" misleads."""
+    if value is None or action.type not in (int, float):
+        return
+    try:
+        action.type(value)
+    except ValueError:
+        raise UsageError(f"{flag} needs {_kind(action)}, got {value!r}") from None
+
+
 def usage_line(magic: Callable[..., Any]) -> str:
     """The magic's generated usage on one line (IPython's formatter writes a reST block)."""
     parser: argparse.ArgumentParser = magic.parser  # type: ignore[attr-defined]
@@ -180,7 +205,8 @@ def parse_magic_line(magic: Callable[..., Any], line: str, *,
                 if j < len(line):
                     value, end = _word(line, j)
                 if value is None or _match(options, value) is not None:  # -t --text: argparse
-                    raise UsageError(f"{flag} needs a value")  # says so too; -n -1 is a value
+                    raise UsageError(_missing(flag, options[flag]))  # -n -1 is a value
+            _check_value(flag, options[flag], value)
             flags.append(flag if value is None else f"{flag}={value}")
         elif _looks_like_flag(word) and not only_words:
             raise UsageError(f"unknown flag {word!r}; {name} takes "

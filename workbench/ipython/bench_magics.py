@@ -12,13 +12,14 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
 
 from workbench.api.bench import bench_call, hide_in_execution
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import capture_call
+from workbench.ipython.cell import CellError, capture_call
 from workbench.views.display import Display
 
 
@@ -62,10 +63,17 @@ class BenchMagics(Magics):
                             number=args.n, repeat=args.r, precision=args.precision,
                             roofline=not args.no_roofline, text=args.text,
                             label=captured.call_text, live=False if args.quiet else None)
+        shown = "_ipython_display_" in vars(result)  # the live widget ended showing it
         if args.quiet:
             shell = self.shell
             assert shell is not None  # a registered magic always has its shell
             hide_in_execution(result, shell.execution_count)
+        failed = [(m.variant, m.error) for m in result.record.measurements if m.error is not None]
+        if failed:  # the cell fails, as any failing cell does (Run All stops, nbclient fails)
+            if not shown and not args.quiet and any(m.ok for m in result.record.measurements):
+                display(result)  # the variants that did run are worth seeing
+            variant, error = failed[0]
+            raise CellError(error, subject=variant)
         return result
 
 

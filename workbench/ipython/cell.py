@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 import linecache
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +24,40 @@ from IPython.core.error import UsageError
 
 from workbench.api._trace import trace_stages
 from workbench.engine.common.errors import ErrorReport, report
-from workbench.engine.common.source import SourceLine
+from workbench.engine.common.source import CellLabel, SourceLine, register_cell
 from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection
 from workbench.engine.jaxpr.transforms import TransformError
+from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.errors import WorkbenchError
 
 
 class CellError(WorkbenchError):
     """A user-facing failure in a cell: the shared short-report exception of the twins,
     rendered by IPython without a long traceback (``_render_traceback_``)."""
+
+
+class CellInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a ``KeyboardInterrupt`` raised by user code) while a magic traced, lowered
+    or ran the user's code: still an interruption (Run All stops), shown in one line
+    instead of a traceback through the magic's own frames."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"KeyboardInterrupt: {self.what}"]
+
+
+@contextmanager
+def interruptible(what: str) -> Iterator[None]:
+    """Turn a ``KeyboardInterrupt`` raised inside into a one-line :class:`CellInterrupted`."""
+    try:
+        yield
+    except CellInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise CellInterrupted(f"interrupted {what}") from None
 
 
 @dataclass
@@ -43,17 +70,19 @@ class CapturedCall:
     line: int
 
 
-def _register_source(filename: str, text: str) -> None:
-    lines = [ln + "\n" for ln in text.splitlines()]
-    linecache.cache[filename] = (len(text), None, lines, filename)
-
-
-def _cell_filename(execution_count: int | None) -> str:
-    base = f"<workbench-cell-{execution_count or 0}>"
+def register_cell_source(shell: Any, text: str) -> str:
+    """Compile-ready file name for a magic's source ``text``, registered in
+    :mod:`linecache` (so tracebacks and JAX's source info show the lines) and labelled
+    with the cell's prompt number and JupyterLab cell id (:func:`cell_label`)."""
+    number = prompt_number(shell)
+    base = f"<workbench-cell-{number or 0}>"
     name, k = base, 1
     while name in linecache.cache:
         k += 1
-        name = f"<workbench-cell-{execution_count or 0}-{k}>"
+        name = f"<workbench-cell-{number or 0}-{k}>"
+    lines = [ln + "\n" for ln in text.splitlines()]
+    linecache.cache[name] = (len(text), None, lines, name)
+    register_cell(name, CellLabel(number, current_cell_id(shell)))
     return name
 
 
@@ -80,8 +109,7 @@ def _call_parts(call: ast.Call) -> ast.Tuple:
 def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) -> CapturedCall:
     """Run all but the last statement of ``cell``; evaluate the last call's parts."""
     source = shell.transform_cell(cell) if shell is not None else cell
-    filename = _cell_filename(getattr(shell, "execution_count", None))
-    _register_source(filename, f"%%{magic} {magic_line}".rstrip() + "\n" + source)
+    filename = register_cell_source(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + source)
     try:
         tree = ast.parse(source, filename=filename, mode="exec")
     except SyntaxError as exc:
@@ -102,7 +130,8 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
         except SyntaxError as exc:
             raise CellError(report(exc, "parse")) from None
         try:
-            exec(code, global_ns, user_ns)
+            with interruptible("running the cell"):
+                exec(code, global_ns, user_ns)
         except Exception as exc:
             raise CellError(report(exc, "cell")) from None
     last_text = linecache.getline(filename, last.lineno).strip()
@@ -122,9 +151,8 @@ _WHAT_HAPPENS = {"jaxpr": "whose jaxpr is shown instead of running it",
 
 def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
     """For the line magic: ``expr`` must be a single call expression."""
-    filename = _cell_filename(getattr(shell, "execution_count", None))
     expr = expr.strip()
-    _register_source(filename, expr)
+    filename = register_cell_source(shell, expr)
     try:
         node = ast.parse(expr, filename=filename, mode="eval").body
     except SyntaxError as exc:
@@ -144,7 +172,8 @@ def _evaluate_call(call: ast.Call, filename: str, global_ns: dict[str, Any],
     expr = ast.Expression(body=_call_parts(call))
     code = compile(expr, filename, "eval")
     try:
-        fn, args, kwargs = eval(code, global_ns, user_ns)
+        with interruptible("evaluating the call's arguments"):
+            fn, args, kwargs = eval(code, global_ns, user_ns)
     except Exception as exc:
         raise CellError(report(exc, "arguments")) from None
     if not callable(fn):
@@ -169,8 +198,10 @@ def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api._trace.trace_stages`)."""
     try:
-        return trace_stages(captured.fn, captured.args, captured.kwargs, transforms,
-                            static_argnums, static_argnames, compare=compare, backend=backend)
+        with interruptible(f"while tracing {captured.call_text}"):
+            return trace_stages(captured.fn, captured.args, captured.kwargs, transforms,
+                                static_argnums, static_argnames, compare=compare,
+                                backend=backend)
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except WorkbenchError as exc:

@@ -25,7 +25,13 @@ from workbench.ipython.args import (
     parse_magic_line,
     trace_arguments,
 )
-from workbench.ipython.cell import CellError, _at_call, capture_call, trace_captured
+from workbench.ipython.cell import (
+    CellError,
+    _at_call,
+    capture_call,
+    interruptible,
+    trace_captured,
+)
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
@@ -69,7 +75,8 @@ class HloMagics(Magics):
                                 argnames(args.static_argnames), compare=False, backend=backend)
 
         try:
-            rep = compile_report(ins, args.stage, args.fusion)
+            with interruptible(f"while compiling {captured.call_text}"):
+                rep = compile_report(ins, args.stage, args.fusion)
         except WorkbenchError as exc:
             raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
         return hlo_display(rep, text_only=args.text)

@@ -8,9 +8,6 @@ engine for the layouts, hand them to the view.  Bad input is one short
 
 from __future__ import annotations
 
-import linecache
-from typing import Any
-
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
@@ -19,18 +16,9 @@ from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.sharding.layout import Layout
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError
+from workbench.ipython.cell import CellError, register_cell_source
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
-
-
-def _filename(shell: Any) -> str:
-    count = getattr(shell, "execution_count", 0) or 0
-    name, k = f"<workbench-cell-{count}>", 1
-    while name in linecache.cache:
-        k += 1
-        name = f"<workbench-cell-{count}-{k}>"
-    return name
 
 
 @magics_class
@@ -49,9 +37,8 @@ class ShardingMagics(Magics):
         args, expr = parse_magic_line(
             self.sharding, line, needs="an expression, e.g. %sharding x or %sharding params")
         text_only = args.text
-        filename = _filename(self.shell)
         source = f"%sharding {line.strip()}"
-        linecache.cache[filename] = (len(source), None, [source + "\n"], filename)
+        filename = register_cell_source(self.shell, source)
         where = SourceLine(filename, 1, "<cell>", source)
         try:
             code = compile(expr, filename, "eval")

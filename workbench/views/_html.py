@@ -17,6 +17,8 @@ import os
 import re
 import uuid
 
+from workbench.engine.common.source import cell_label
+
 
 def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
@@ -27,16 +29,16 @@ def new_id(prefix: str = "jwb") -> str:
 
 
 _IPYKERNEL_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-\d+-[0-9a-f]+>$)")
-_WORKBENCH_CELL = re.compile(r"^<workbench-cell-(\d+)(?:-\d+)?>$")
+_WORKBENCH_CELL = re.compile(r"^<(?:workbench-cell|ipython-input)-(\d+)(?:-[0-9a-f]+)?>$")
 
 
 def source_label(file: str, line: int) -> tuple[str, bool]:
     """(short label, is_cell) for a source location, e.g. ``("cell [3] line 4", True)``."""
     m = _WORKBENCH_CELL.match(file)
-    if m:
-        return f"cell [{m.group(1)}] line {line}", True
-    if _IPYKERNEL_CELL.search(file):
-        return f"cell line {line}", True
+    if m or _IPYKERNEL_CELL.search(file):
+        known = cell_label(file)
+        number = known.number if known is not None else (int(m.group(1)) if m else None)
+        return (f"cell [{number}] line {line}" if number else f"cell line {line}"), True
     return f"{os.path.basename(file)}:{line}", False
 
 

@@ -28,6 +28,10 @@ from workbench.views.display import Display, View
 
 #: diagrams above this many nodes are not drawn as SVG (the JSON still has the graph)
 MAX_DIAGRAM_NODES = 8000
+#: Size bound of the StableHLO text view (a 12,000-op function drew 10 MB): at most this
+#: many lines are rendered as HTML, the rest are counted in a note (``text/plain`` and
+#: ``.report.text`` keep the whole module), as the jaxpr view does with its equations.
+MAX_STABLEHLO_ROWS = 3000
 #: edge shape labels are drawn only on diagrams this small (tooltips always)
 EDGE_LABELS_UP_TO = 150
 NODE_W, NODE_H = 210.0, 50.0
@@ -350,9 +354,9 @@ def stablehlo_text_html(rep: HloReport) -> str:
         return f'<div class="jwb-txt">{esc(rep.text)}</div>'
     ops = {o.line_no: o for o in sh.ops}
     rows = []
-    for no, raw in enumerate(sh.text.splitlines(), 1):
-        if raw.startswith("#loc"):
-            continue  # location table: resolved into the per-line notes below
+    lines = [(no, raw) for no, raw in enumerate(sh.text.splitlines(), 1)
+             if not raw.startswith("#loc")]  # location table: resolved into the notes below
+    for no, raw in lines[:MAX_STABLEHLO_ROWS]:
         text = esc(_LOC_TAIL_RE.sub("", raw))
         op = ops.get(no)
         body = (text.replace(op.op, f'<span class="o">{op.op}</span>', 1) if op is not None
@@ -363,7 +367,12 @@ def stablehlo_text_html(rep: HloReport) -> str:
                 note.append(f'<span class="sl">{esc(_src_label(op.source))}</span>')
             body += f'  <span class="md"># {" · ".join(note)}</span>'
         rows.append(f'<span class="l">{body}</span>')
-    return f'<div class="jwb-txt">{chr(10).join(rows)}</div>'
+    elided = ""
+    if len(lines) > MAX_STABLEHLO_ROWS:
+        elided = (f'<div class="jwb-note">Showing the first {MAX_STABLEHLO_ROWS} of {len(lines)} '
+                  f'lines; the whole module is in the plain-text output and '
+                  f'<code>.report.text</code>.</div>')
+    return f'<div class="jwb-txt">{chr(10).join(rows)}</div>{elided}'
 
 
 # -- the bundle --------------------------------------------------------------------------
@@ -436,5 +445,5 @@ def hlo_display(rep: HloReport, text_only: bool = False) -> Display[HloReport]:
     return Display(rep, HLO_VIEW, text_only=text_only)
 
 
-__all__ = ["HLO_MIME", "HLO_VIEW", "diagram_svg", "hlo_bundle", "hlo_display", "hlo_html",
+__all__ = ["HLO_MIME", "HLO_VIEW", "MAX_STABLEHLO_ROWS", "diagram_svg", "hlo_bundle", "hlo_display", "hlo_html",
            "hlo_record", "layout_graph"]

@@ -27,6 +27,13 @@ from workbench.views.display import Display, View
 
 MAX_FACETS = 32
 MAX_LABELLED_TILES = 256
+#: Size bound of one output (a pytree of 20,000 arrays drew 23 MB): the first
+#: MAX_DRAWN_LAYOUTS layouts are drawn (picture and device table), the next
+#: MAX_LISTED_LAYOUTS are one row each in a table, the rest one line saying how many.
+MAX_DRAWN_LAYOUTS = 16
+MAX_LISTED_LAYOUTS = 500
+#: the JSON payload carries the first MAX_JSON_LAYOUTS layouts (and ``total_layouts``)
+MAX_JSON_LAYOUTS = 2000
 
 CSS = """
 .jwb-sh .jwb-sh-grid{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start;margin:4px 0}
@@ -259,17 +266,50 @@ def layout_html_body(lay: Layout, width: int = 360) -> str:
             f"{layout_svg(lay, width)}{notes}{device_table(lay)}</div>")
 
 
+def _listed_html(layouts: list[Layout]) -> str:
+    """The layouts past the drawn ones: a row each (what and how), no picture."""
+    rows = "".join(f"<tr><td>{esc(layout_headline(x))}</td><td>{esc(layout_summary(x))}</td></tr>"
+                   for x in layouts)
+    return (f'<details><summary>{len(layouts)} more arrays, listed without pictures</summary>'
+            f"<table><tr><th>array</th><th>layout</th></tr>{rows}</table></details>")
+
+
+def _elided_note(n: int, total: int) -> str:
+    return (f"… {n} more arrays not shown ({total} in all); the whole list is the result's "
+            f"<code>.layouts</code>")
+
+
 def layouts_html(layouts: list[Layout]) -> str:
-    body = "".join(layout_html_body(x) for x in layouts)
+    """Bounded whatever the number of arrays (see :data:`MAX_DRAWN_LAYOUTS`)."""
+    drawn = layouts[:MAX_DRAWN_LAYOUTS]
+    listed = layouts[MAX_DRAWN_LAYOUTS:MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
+    rest = len(layouts) - len(drawn) - len(listed)
+    body = "".join(layout_html_body(x) for x in drawn)
+    if listed:
+        body += _listed_html(listed)
+    if rest > 0:
+        body += f'<div class="jwb-note">{_elided_note(rest, len(layouts))}</div>'
     return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{body}</div>'
 
 
 def _layouts_text(layouts: list[Layout]) -> str:
-    return "\n".join(layout_text(x) for x in layouts)
+    """Bounded as the HTML is: full text for the drawn layouts, a line for the listed ones."""
+    drawn = layouts[:MAX_DRAWN_LAYOUTS]
+    listed = layouts[MAX_DRAWN_LAYOUTS:MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
+    rest = len(layouts) - len(drawn) - len(listed)
+    lines = [layout_text(x) for x in drawn]
+    lines += [f"{layout_headline(x)}  ({layout_summary(x)})" for x in listed]
+    if rest > 0:
+        lines.append(f"… {rest} more arrays not shown ({len(layouts)} in all); see .layouts")
+    return "\n".join(lines)
 
 
 def _layouts_data(layouts: list[Layout]) -> dict[str, Any]:
-    return {"layouts": json.loads(json.dumps([x.to_dict() for x in layouts]))}
+    kept = layouts[:MAX_JSON_LAYOUTS]
+    data: dict[str, Any] = {"layouts": json.loads(json.dumps([x.to_dict() for x in kept]))}
+    if len(kept) < len(layouts):
+        data["total_layouts"] = len(layouts)
+    return data
 
 
 #: ``%sharding``, ``workbench.sharding``: the record is the list of layouts (``d.layouts``)
@@ -288,5 +328,5 @@ def sharding_display(layouts: list[Layout], text_only: bool = False) -> Display[
     return Display(layouts, SHARDING_VIEW, text_only=text_only)
 
 
-__all__ = ["CSS", "MIME", "SHARDING_VIEW", "device_colour", "layout_html_body", "layout_svg",
+__all__ = ["CSS", "MAX_DRAWN_LAYOUTS", "MAX_JSON_LAYOUTS", "MAX_LISTED_LAYOUTS", "MIME", "SHARDING_VIEW", "device_colour", "layout_html_body", "layout_svg",
            "layout_text", "layouts_bundle", "layouts_html", "sharding_display"]

@@ -11,6 +11,7 @@ so ``column`` and ``text`` are ``None`` when not known and are then left out of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,4 +50,46 @@ class SourceLine:
                    column=d.get("column"))
 
 
-__all__ = ["SourceLine"]
+@dataclass(frozen=True, slots=True)
+class CellLabel:
+    """Which notebook cell a source file is: the prompt number the user sees and, in
+    JupyterLab, the cell's id (so a front end can link an output to its cell)."""
+
+    number: int | None
+    cell_id: str | None = None
+
+
+#: file name -> cell, for the files the magics compile a cell's source under
+_CELLS: dict[str, CellLabel] = {}
+_MAX_CELLS = 10_000  # a long session: forget the oldest cells, not the memory
+#: the front door's look-up for files it did not register (IPython's own cell files)
+_resolver: Callable[[str], CellLabel | None] | None = None
+
+
+def register_cell(file: str, label: CellLabel) -> None:
+    """Record that ``file`` holds the source of cell ``label``."""
+    _CELLS.pop(file, None)
+    _CELLS[file] = label
+    while len(_CELLS) > _MAX_CELLS:
+        del _CELLS[next(iter(_CELLS))]
+
+
+def set_cell_resolver(resolver: Callable[[str], CellLabel | None] | None) -> None:
+    """Install (None: remove) how to label files compiled by the shell itself, e.g. a
+    function defined in an ordinary cell; the engine cannot ask the shell itself."""
+    global _resolver
+    _resolver = resolver
+
+
+def cell_label(file: str) -> CellLabel | None:
+    """The cell ``file`` is the source of, or None when it is not a known cell."""
+    label = _CELLS.get(file)
+    if label is None and _resolver is not None:
+        try:
+            label = _resolver(file)
+        except Exception:  # a label is a nicety; never fail a view for it
+            label = None
+    return label
+
+
+__all__ = ["CellLabel", "SourceLine", "cell_label", "register_cell", "set_cell_resolver"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,13 +74,37 @@ def _check(name: str, kwargs: dict[str, Any]) -> TransformSpec:
             f"{name} does not take {', '.join(bad)}"
             + (f"; it takes {', '.join(sorted(allowed))}" if allowed else "; it takes no arguments"))
     if name == "checkpoint" and "policy" in kwargs:
-        policy = kwargs["policy"]
-        if not isinstance(policy, str) or not hasattr(jax.checkpoint_policies, policy):
-            names = sorted(n for n in dir(jax.checkpoint_policies) if not n.startswith("_"))
+        policy, names = kwargs["policy"], checkpoint_policy_names()
+        if policy not in names:
             raise TransformError(
                 f"checkpoint policy must be the name of one of jax.checkpoint_policies: "
-                f"{', '.join(names[:8])}, ...")
+                f"{', '.join(names)}; got {policy!r}")
+    for key in ("argnums", "static_argnums"):
+        if key in kwargs and not _is_argnums(kwargs[key]):
+            raise TransformError(f"{name}: {key} must be an integer or a tuple of integers, "
+                                 f"got {kwargs[key]!r}")
     return TransformSpec(name, dict(kwargs))
+
+
+def _is_argnums(value: Any) -> bool:
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+    return is_int(value) or (isinstance(value, (tuple, list)) and all(map(is_int, value)))
+
+
+def checkpoint_policy_names() -> tuple[str, ...]:
+    """The names in ``jax.checkpoint_policies`` that are policies themselves (called with a
+    primitive and its parameters), not factories such as ``save_only_these_names(...)``
+    that a string cannot call, nor attributes every object has (``__class__``)."""
+    def is_policy(obj: Any) -> bool:
+        try:
+            params = inspect.signature(obj).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    return tuple(sorted(n for n in dir(jax.checkpoint_policies) if not n.startswith("_")
+                        and callable(obj := getattr(jax.checkpoint_policies, n))
+                        and not isinstance(obj, type) and is_policy(obj)))
 
 
 def _literal(node: ast.AST, text: str) -> Any:

@@ -1,0 +1,40 @@
+"""``workbench.inspect(fn, *args)``: the engine's :class:`Inspection`, with bad arguments
+reported in one short line (the engine's own :func:`~workbench.engine.inspect` raises
+plain ``TypeError``/``ValueError``, which IPython would show with our internals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from workbench.api._errors import short_input_error
+from workbench.engine.jaxpr.inspection import Inspection
+from workbench.engine.jaxpr.inspection import inspect as _engine_inspect
+from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
+
+
+def inspect(
+    fn: Callable[..., Any],
+    *args: Any,
+    transforms: Sequence[str | TransformSpec] | str | None = (),
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    **kwargs: Any,
+) -> Inspection:
+    """Inspect ``fn(*args, **kwargs)`` under ``transforms`` (innermost first).
+
+    Nothing is traced until a stage is asked for: ``.jaxpr``, ``.model``,
+    ``.stablehlo_text``, ``.hlo_text``, ``.cost``, ``.memory``...  A wrong ``fn`` or
+    transform raises a ``TypeError``/``ValueError`` that IPython shows in one line.
+    """
+    if not callable(fn):
+        raise short_input_error(TypeError(
+            f"inspect() needs a function as its first argument, got {type(fn).__name__}"))
+    try:
+        return _engine_inspect(fn, *args, transforms=transforms, static_argnums=static_argnums,
+                               static_argnames=static_argnames, **kwargs)
+    except TransformError as exc:
+        raise short_input_error(exc) from None
+
+
+__all__ = ["inspect"]

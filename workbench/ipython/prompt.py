@@ -1,0 +1,73 @@
+"""Which cell is running: the prompt number the user sees, and JupyterLab's cell id.
+
+Why one place decides: IPython's ``shell.execution_count`` is the running cell's number
+in IPython < 9.8 but already the *next* one in 9.8 and later (it is incremented before
+``pre_run_cell``), so reading it directly labelled prompt [7] "cell [8]".  The number
+IPython itself reports for the cell is the ``ExecutionResult.execution_count`` of the
+run in progress; while user code (a magic) runs, that result is on the display hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core import release
+
+from workbench.engine.common.source import CellLabel
+
+#: IPython 9.8 (ipython/ipython#15088) increments ``execution_count`` before the cell runs.
+_COUNT_IS_NEXT = release.version_info[:2] >= (9, 8)
+
+
+def prompt_number(shell: Any, *, before_run: bool = False) -> int | None:
+    """The ``[N]`` of the cell that is running (None outside a shell).
+
+    ``before_run``: called from a ``pre_run_cell`` hook, where the run's result is not yet
+    on the display hook; the count is then read knowing when this IPython increments it.
+    """
+    if shell is None:
+        return None
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    count = getattr(shell, "execution_count", None)
+    if not isinstance(count, int):
+        return None
+    # A magic called outside run_cell (shell.run_line_magic) sees the count of the cell to
+    # come in every version; a cell that has started sees its own count only before 9.8.
+    return count - 1 if (before_run and _COUNT_IS_NEXT) else count
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """JupyterLab's id of the running cell (the execute request's ``metadata.cellId``).
+
+    Recorded with the cell's source so later features can link outputs to cells; None in
+    a terminal, a plain ``InteractiveShell``, or a front end that sends no id.
+    """
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if get_parent is None:
+        return None
+    try:
+        parent = get_parent()
+    except Exception:  # a kernel with no request in flight
+        return None
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return cell_id if isinstance(cell_id, str) and cell_id else None
+
+
+def shell_cell_labels(shell: Any) -> Callable[[str], CellLabel | None]:
+    """Label files the shell compiled itself (a function defined in an ordinary cell) with
+    their prompt number, as IPython's own tracebacks do ("Cell In[3]"): its compiler keeps
+    file name -> number (``_filename_map``, in IPython since 8.0)."""
+    def lookup(file: str) -> CellLabel | None:
+        numbers = getattr(getattr(shell, "compile", None), "_filename_map", None)
+        number = numbers.get(file) if isinstance(numbers, dict) else None
+        return CellLabel(number) if isinstance(number, int) and number > 0 else None
+    return lookup
+
+
+__all__ = ["current_cell_id", "prompt_number", "shell_cell_labels"]
