@@ -41,4 +41,27 @@ def short_input_error(exc: Exception) -> Exception:
     return out
 
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "short_input_error"]
+def check_static(static_argnums: object, static_argnames: object) -> None:
+    """``static_argnums`` must be integers and ``static_argnames`` strings, as ``jax.jit``
+    requires: checked here so a wrong one is one short line, not an IndexError or a
+    "not iterable" from deep inside the engine."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+    if (isinstance(nums, (str, bytes)) or not isinstance(nums, (tuple, list))
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums)):
+        raise short_input_error(TypeError(
+            f"static_argnums must be an integer or a sequence of integers, got {static_argnums!r}"))
+    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise short_input_error(TypeError(
+            f"static_argnames must be a name or a sequence of names, got {static_argnames!r}"))
+
+
+def check_backend(backend: object) -> None:
+    """``backend`` is a platform name such as ``'cpu'`` or ``'gpu'`` (or None)."""
+    if backend is not None and not isinstance(backend, str):
+        raise short_input_error(TypeError(
+            f"backend must be a platform name such as 'cpu' or 'gpu', got {backend!r}"))
+
+
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "check_backend", "check_static",
+           "short_input_error"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import short_input_error
+from workbench.api._errors import check_backend, short_input_error
 from workbench.api._trace import caller_line, compile_report, trace_stages
 from workbench.engine.hlo.report import HloOptionError, HloReport, fusion_for
 from workbench.engine.jaxpr.inspection import BackendUnavailable, resolve_backend
@@ -34,6 +34,7 @@ def hlo(
     backend other than the default.  Traced and compiled now: a failure raises a short
     :class:`~workbench.views.errors.WorkbenchError`.  ``.report`` is the engine's record.
     """
+    check_backend(backend)
     try:  # bad options are the caller's: one short line, before any work
         fusion_for(stage, fusion)
         normalize(transforms)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import short_input_error
+from workbench.api._errors import check_static, short_input_error
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.jaxpr.inspection import inspect as _engine_inspect
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
@@ -30,6 +30,11 @@ def inspect(
     if not callable(fn):
         raise short_input_error(TypeError(
             f"inspect() needs a function as its first argument, got {type(fn).__name__}"))
+    check_static(static_argnums, static_argnames)
+    if transforms is not None and not isinstance(transforms, (str, TransformSpec, Sequence)):
+        raise short_input_error(TypeError(
+            "transforms must be a name such as 'grad', a TransformSpec or a list of them, "
+            f"got {type(transforms).__name__}"))
     try:
         return _engine_inspect(fn, *args, transforms=transforms, static_argnums=static_argnums,
                                static_argnames=static_argnames, **kwargs)

@@ -16,7 +16,7 @@ from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.sharding.layout import Layout
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, register_cell_source
+from workbench.ipython.cell import CellError, interruptible, register_cell_source
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 
@@ -48,7 +48,8 @@ class ShardingMagics(Magics):
         try:
             shell = self.shell
             assert shell is not None  # a registered magic always has its shell
-            value = eval(code, shell.user_global_ns, shell.user_ns)
+            with interruptible(f"evaluating {expr.strip()}"):
+                value = eval(code, shell.user_global_ns, shell.user_ns)
         except Exception as exc:
             rep = report(exc, "arguments")
             rep.where = rep.where or where
