@@ -214,6 +214,11 @@ API_ERRORS = {
     "workbench.hlo(abs, jnp.ones(3), transforms='nonsense')": (ValueError, "unknown transform"),
     "workbench.sharding(None)": (Exception, "no arrays"),
     "workbench.sharding(3)": (Exception, "3"),
+    "workbench.inspect(abs, 1.0, transforms=3)": (TypeError, "transforms"),
+    "workbench.inspect(abs, 1.0, static_argnums='a')": (TypeError, "static_argnums"),
+    "workbench.inspect(abs, 1.0, static_argnums=[1.5])": (TypeError, "static_argnums"),
+    "workbench.inspect(abs, 1.0, static_argnames=3)": (TypeError, "static_argnames"),
+    "workbench.hlo(abs, jnp.ones(3), backend=3)": (TypeError, "backend"),
 }
 
 
