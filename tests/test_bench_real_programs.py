@@ -12,6 +12,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import workbench
@@ -257,3 +258,35 @@ def test_a_python_wrapper_around_a_donating_jit_is_timed_on_copies():
     b = run_benchmark(hidden, (v,), budget=0.05, with_roofline=False)
     assert not v.is_deleted() and float(v[3]) == 3.0
     assert b.ok, [m.error for m in b.measurements]
+
+
+def test_copies_of_donated_arguments_compile_nothing():
+    """The copies are the benchmark's own work: made without an XLA program (no
+    "JAX helpers (copy)" compile under the user's cell or in the ledger)."""
+    from workbench.engine.cache import capture_compiles
+
+    upd = jax.jit(lambda p, g: p - g, donate_argnums=0)
+    p, g = jnp.ones((7, 13)), jnp.ones((7, 13))  # a shape no other test copies
+    upd(jnp.ones((7, 13)), g)  # compiled before: only the benchmark's own compiles remain
+    with capture_compiles() as records:
+        b = run_benchmark(upd, (p, g), budget=0.05, with_roofline=False)
+    assert b.ok and not p.is_deleted()
+    assert [r.function for r in records] == []
+
+
+def test_copies_keep_sharding_and_hit_the_compiled_program():
+    """Sharded donated arrays on a 4x2 mesh: copies keep the NamedSharding (no new
+    compile of the user's function) and the user's array survives, values intact."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from workbench.engine.cache import capture_compiles
+
+    mesh = jax.make_mesh((4, 2), ("a", "b"))
+    s = jax.device_put(jnp.arange(64.0 * 8).reshape(64, 8), NamedSharding(mesh, P("a", "b")))
+    upd = jax.jit(lambda s, g: s - g, donate_argnums=0)
+    upd(jax.device_put(jnp.zeros((64, 8)), s.sharding), jnp.ones((64, 8)))
+    with capture_compiles() as records:
+        b = run_benchmark(upd, (s, jnp.ones((64, 8))), budget=0.05, with_roofline=False)
+    assert b.ok and [r.function for r in records] == []
+    assert not s.is_deleted() and float(np.asarray(s)[3, 5]) == 29.0
