@@ -12,6 +12,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import workbench
@@ -136,18 +137,6 @@ def test_donated_copies_are_made_outside_the_clock():
     assert b.measurement("plain").ok
 
 
-def test_donation_the_settings_do_not_show_is_still_reported():
-    inner = jax.jit(lambda v: v * 2, donate_argnums=0)
-
-    def hidden(v):  # a plain Python wrapper: no jit settings to read
-        return inner(v)
-
-    b = run_benchmark(hidden, (jnp.ones(64),), budget=0.05, with_roofline=False)
-    err = b.measurements[0].error
-    assert err is not None and err.kind == "DonatedArgumentsError"
-    assert "Buffer has been deleted" not in err.summary
-
-
 # -- item 15: the budget bounds the wall time --------------------------------------------
 def _sleepy(seconds: float):
     def slow(x):  # a Python function: time.sleep runs on every call
@@ -199,12 +188,14 @@ def test_fixed_number_is_lowered_to_fit_the_budget():
 
 
 def test_a_fast_call_is_not_marked_as_stopped_by_the_budget():
-    b = run_benchmark(jax.jit(lambda x: x + 1), (jnp.ones(4),), budget=0.1, precision=0,
+    # budgets far above a sample (µs) so that one scheduler stall on a busy machine
+    # (hundreds of ms were seen with other test runs beside this one) cannot spend them
+    b = run_benchmark(jax.jit(lambda x: x + 1), (jnp.ones(4),), budget=0.5, precision=0,
                       with_roofline=False)
     m = b.measurements[0]
     assert len(m.samples) >= 7 and not m.stopped_by_budget
     assert "budget reached" not in workbench.bench(
-        jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.05, live=False)._repr_mimebundle_()[
+        jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.5, live=False)._repr_mimebundle_()[
             "text/plain"]
     back = Benchmark.from_json(b.to_json())
     assert back.measurements[0].stopped_by_budget is False
@@ -240,3 +231,64 @@ def test_a_slow_first_call_of_a_fast_function_still_gets_warm_up_and_autoranging
     # the dropped first round keeps the variants paired, round for round
     assert len(m.samples) == len(b.measurement("jit").samples)
     assert b.comparisons and b.comparisons[0].ratio.pairs == len(m.samples)
+
+
+# -- review: donation the jit settings do not show must not consume the user's arrays -----
+def test_equinox_filter_jit_donation_keeps_the_users_arrays(run, shell):
+    """``eqx.filter_jit(..., donate='all-except-first')`` is how Equinox users donate;
+    it is no ``jax.jit`` wrapper, so the settings say nothing: the first call must not
+    be given the user's arrays either."""
+    _equinox_step_namespace(shell)
+    shell.run_cell("dstep = eqx.filter_jit(estep.__wrapped__, donate='all-except-first')",
+                   store_history=False)
+    r = run("%jaxbench --budget 0.2 --no-roofline dstep(model, opt_state, xb, yb)")
+    state = shell.user_ns["opt_state"]
+    leaves = [a for a in jax.tree.leaves(state) if isinstance(a, jax.Array)]
+    assert leaves and not any(a.is_deleted() for a in leaves)
+    assert r.error is None, r.stdout + r.stderr
+    (m,) = r.bundle[BENCH_MIME]["measurements"]
+    assert m["error"] is None and m["stats"]["n"] >= 1, m["error"]
+
+
+def test_a_python_wrapper_around_a_donating_jit_is_timed_on_copies():
+    inner = jax.jit(lambda v: v * 2, donate_argnums=0)
+
+    def hidden(v):  # a plain Python wrapper: no jit settings to read
+        return inner(v)
+
+    v = jnp.arange(64.0)
+    b = run_benchmark(hidden, (v,), budget=0.05, with_roofline=False)
+    assert not v.is_deleted() and float(v[3]) == 3.0
+    assert b.ok, [m.error for m in b.measurements]
+
+
+def test_copies_of_donated_arguments_compile_nothing():
+    """The copies are the benchmark's own work: made without an XLA program (no
+    "JAX helpers (copy)" compile under the user's cell or in the ledger)."""
+    from workbench.engine.cache import capture_compiles
+
+    upd = jax.jit(lambda p, g: p - g, donate_argnums=0)
+    p, g = jnp.ones((7, 13)), jnp.ones((7, 13))  # a shape no other test copies
+    upd(jnp.ones((7, 13)), g)  # compiled before: only the benchmark's own compiles remain
+    with capture_compiles() as records:
+        b = run_benchmark(upd, (p, g), budget=0.05, with_roofline=False)
+    assert b.ok and not p.is_deleted()
+    assert [r.function for r in records] == []
+
+
+def test_copies_keep_sharding_and_hit_the_compiled_program():
+    """Sharded donated arrays on a 4x2 mesh: copies keep the NamedSharding (no new
+    compile of the user's function) and the user's array survives, values intact."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from workbench.engine.cache import capture_compiles
+
+    mesh = jax.make_mesh((4, 2), ("a", "b"))
+    s = jax.device_put(jnp.arange(64.0 * 8).reshape(64, 8), NamedSharding(mesh, P("a", "b")))
+    upd = jax.jit(lambda s, g: s - g, donate_argnums=0)
+    upd(jax.device_put(jnp.zeros((64, 8)), s.sharding), jnp.ones((64, 8)))
+    with capture_compiles() as records:
+        b = run_benchmark(upd, (s, jnp.ones((64, 8))), budget=0.05, with_roofline=False)
+    assert b.ok and [r.function for r in records] == []
+    assert not s.is_deleted() and float(np.asarray(s)[3, 5]) == 29.0

@@ -18,9 +18,11 @@ Failures stay local: a variant that raises (or returns no arrays) is reported
 and the others go on; a sweep point whose ``make_args`` raises is reported and
 the other points go on.  A ``jax.jit`` function with ``donate_argnums`` gets fresh
 copies of its donated arguments for every call, made outside the clock (the
-user's arrays are never consumed); a variant whose first call deletes its
-arguments through some other wrapper is stopped with a message before the raw XLA
-error.  After
+user's arrays are never consumed); any other function's first call gets copies of
+every array argument, and what it deletes there (``eqx.filter_jit(donate=...)``, a
+Python wrapper around a donating jit) is copied for every later call.  Should the
+user's arguments still be deleted (copies could not be made), the variant is stopped
+with a message before the raw XLA error.  After
 sampling, a failing roofline or observer (or an interrupt during the final
 render) never costs the samples.  ``KeyboardInterrupt`` (the kernel's interrupt
 button) stops cleanly and keeps every sample taken so far.  Nothing holds device

@@ -192,8 +192,25 @@ def donated_arguments(fn: Callable[..., Any], args: tuple[Any, ...],
 
 
 def _copy_arrays(tree: Any) -> Any:
-    """The tree with every ``jax.Array`` leaf copied (same sharding), others as they are."""
-    return jax.tree.map(lambda a: a.copy() if isinstance(a, jax.Array) else a, tree)
+    """The tree with every ``jax.Array`` leaf copied (same sharding), others as they are.
+
+    ``device_put(a, may_alias=False)`` copies the buffers without an XLA program
+    and keeps the sharding and whether it is committed (both in jit's cache key, so
+    the copies hit the user's compiled program); ``a.copy()`` would compile a copy
+    per shape, a compile of the benchmark's own that the cell's compile line and the
+    ledger would show under the user's cell.
+    """
+    return jax.tree.map(
+        lambda a: jax.device_put(a, may_alias=False) if isinstance(a, jax.Array) else a, tree)
+
+
+def _consumed(args: tuple[Any, ...], kwargs: dict[str, Any]
+              ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """(positions, keyword names) of the arguments with a deleted (donated) array leaf."""
+    def gone(tree: Any) -> bool:
+        return any(isinstance(a, jax.Array) and a.is_deleted() for a in jax.tree.leaves(tree))
+    return (tuple(i for i, a in enumerate(args) if gone(a)),
+            tuple(k for k, v in kwargs.items() if gone(v)))
 
 
 def _nbytes(tree: Any) -> int:
@@ -223,9 +240,13 @@ class CallTimer:
         self.copies_per_chunk = 0
         #: the fastest per-call time autorange saw (None before warm-up)
         self.per_call_s: float | None = None
+        self._set_donated(self.donated_positions, self.donated_names)
+
+    def _set_donated(self, positions: tuple[int, ...], names: tuple[str, ...]) -> None:
+        """Arguments copied for every call from now on, and how many calls share a chunk."""
+        self.donated_positions, self.donated_names = positions, names
         if self.donates:
-            size = _nbytes(([args[i] for i in self.donated_positions],
-                            [kwargs[k] for k in self.donated_names]))
+            size = _nbytes(([self.args[i] for i in positions], [self.kwargs[k] for k in names]))
             self.copies_per_chunk = max(1, COPY_BYTES_LIMIT // max(size, 1))
 
     @property
@@ -248,8 +269,12 @@ class CallTimer:
 
     def first_call(self) -> FirstCall:
         """Run the first call (compile included) alone; validate what it returns."""
+        probe = None
         if self.donates:
             (args, kwargs), = self._prepared(1)
+        elif compat.jit_settings(self.fn) is None:
+            probe = self._probe_arguments()
+            args, kwargs = probe if probe is not None else (self.args, self.kwargs)
         else:
             args, kwargs = self.args, self.kwargs
         t0 = time.perf_counter_ns()
@@ -258,6 +283,9 @@ class CallTimer:
             jax.block_until_ready(out)
         total = (time.perf_counter_ns() - t0) * 1e-9
         del args, kwargs
+        if probe is not None:
+            self._set_donated(*_consumed(*probe))
+            del probe
         try:
             self.single_array, self.output = describe_output(out)
         finally:
@@ -272,6 +300,24 @@ class CallTimer:
                 "variant without donation; with a sweep, make_args builds arguments the "
                 "benchmark may consume instead of yours")
         return _from_records(total, list(records))
+
+    def _probe_arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """Copies of every array argument, for the first call of a function that is no
+        ``jax.jit`` wrapper (``eqx.filter_jit(donate=...)``, ``nnx.jit``, a Python
+        function calling a donating jit): such a wrapper may donate without saying so,
+        and what it deletes is then found on the copies, never on the user's arrays.
+        None (call with the user's arguments) when there is nothing to copy or copying
+        fails (an argument the tree functions cannot rebuild, device memory)."""
+        if not any(isinstance(leaf, jax.Array)
+                   for leaf in jax.tree.leaves((self.args, self.kwargs))):
+            return None
+        try:
+            probe = (tuple(_copy_arrays(a) for a in self.args),
+                     {k: _copy_arrays(v) for k, v in self.kwargs.items()})
+            jax.block_until_ready(probe)
+        except Exception:
+            return None
+        return probe
 
     def deleted_arguments(self) -> list[str]:
         """Where the arguments hold arrays that are deleted (donated to the last call)."""
