@@ -471,3 +471,55 @@ def test_grad_of_a_linen_loss_equals_jax_grad(run, realistic):
     shown = _text(run("%jaxpr --text -t grad lloss(lparams, xb, yb)"))
     ns = realistic
     assert shown == str(jax.make_jaxpr(jax.grad(ns["lloss"]))(ns["lparams"], ns["xb"], ns["yb"]))
+
+
+# -- review: the filtered path (non-array leaves) must not keep the arrays alive either --------
+
+@pytest.mark.parametrize("cell", [
+    "%jaxpr emlp(mlp_small, big)",
+    "%jaxpr -t grad emlp(mlp_small, big)",
+    "%hlo emlp(mlp_small, big)",
+    "%jaxpr eq_emlp(mlp_small, big)",
+    "workbench.inspect(emlp, mlp_small, big)",
+])
+def test_filtered_call_does_not_keep_the_arrays_alive(run, ns, cell):
+    """A model with a non-array leaf (an activation) takes the filtered path: neither the
+    plain array argument nor the model's own weights may be kept by the display."""
+    run("import workbench\nmlp_small = eqx.nn.MLP(64, 1, 8, 1, key=jax.random.key(0))\n"
+        "def emlp(m, x):\n    return m(x[0]).sum()\neq_emlp = eqx.filter_jit(emlp)\n"
+        "big = jnp.ones((64, 64))\nbig_ref = weakref.ref(big)\n"
+        "w_ref = weakref.ref(mlp_small.layers[0].weight)")
+    out = run(cell)
+    assert out.error is None, out.stdout
+    if cell.startswith("workbench.inspect"):
+        out.result.result.jaxpr_text  # noqa: B018
+        out.result.result.hlo_text  # noqa: B018
+    run("del big, mlp_small\ngc.collect()")
+    assert ns["big_ref"]() is None, f"{cell} kept the array argument alive"
+    assert ns["w_ref"]() is None, f"{cell} kept the model's weights alive"
+
+
+def test_filtered_call_errors_name_the_users_parameters(run, ns):
+    """JAX names arguments in its errors from the traced function's signature: the
+    filtered call must show the user's ``m`` and ``x``, not the wrapper's ``dyn``/``kw``."""
+    run("mlp_v = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))\n"
+        "def vf(m, x):\n    return m(x)")
+    out = run("%jaxpr -t vmap vf(mlp_v, jnp.ones((5, 2)))")
+    assert out.error is not None
+    text = out.stdout + out.stderr
+    assert "argument x " in text and "argument m" in text, text
+    assert "dyn[" not in text and "argument kw" not in text, text
+
+
+def test_summary_stops_before_jaxs_hint_lines():
+    """A first line without a full stop runs on into the next, but never into JAX's own
+    hint lines ("The error occurred while tracing ..."): those stay hints."""
+    try:
+        jax.jit(lambda n: jnp.arange(n))(3)
+    except Exception as exc:  # noqa: BLE001 - JAX's ConcretizationTypeError
+        error = exc
+    first = str(error).splitlines()[0]
+    rep = report(error, "trace")
+    assert rep.summary.startswith(first)
+    assert "The error occurred while tracing" not in rep.summary, rep.summary
+    assert any(h.startswith("The error occurred while tracing") for h in rep.hints), rep.hints

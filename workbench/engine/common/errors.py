@@ -125,9 +125,12 @@ def _cut(text: str, limit: int) -> str:
 def _first_sentence(lines: list[str]) -> int:
     """How many lines the first statement of a message spans: a line that does not end a
     sentence (``Error interpreting argument to _JitWrapper(`` followed by a multi-line
-    repr, ``The error was:``) runs on into the next one."""
+    repr, ``The error was:``) runs on into the next one, but not into one of JAX's hint
+    lines (``The error occurred while tracing ...``): those stay hints."""
     n = 0
     while n < len(lines) and n < SUMMARY_LINES:
+        if n and _HINT_PATTERNS.search(lines[n]):
+            break
         n += 1
         if _SENTENCE_END.search(lines[n - 1]):
             break

@@ -85,10 +85,14 @@ def filter_arrays(
         return fn, args, kwargs
     pos = [_split(a) for a in args]
     kws = {k: _split(v) for k, v in kwargs.items()}
+    # The closure keeps only the structures and closed-over leaves, never the arrays
+    # themselves: the traced function lives as long as the displayed inspection.
+    splits = [s for _, s in pos]
+    kw_splits = {k: s for k, (_, s) in kws.items()}
 
     def filtered(*dyn: Any, **kw: Any) -> Any:
-        full = [a if s is None else s.join(a) for a, (_, s) in zip(dyn, pos, strict=True)]
-        full_kw = {k: v if kws[k][1] is None else kws[k][1].join(v)  # type: ignore[union-attr]
+        full = [a if s is None else s.join(a) for a, s in zip(dyn, splits, strict=True)]
+        full_kw = {k: v if kw_splits[k] is None else kw_splits[k].join(v)  # type: ignore[union-attr]
                    for k, v in kw.items()}
         # outputs too: ``eqx.apply_updates`` returns the model, activations and all
         return jax.tree.map(lambda x: x if is_array(x) else None, fn(*full, **full_kw))
@@ -98,6 +102,12 @@ def filter_arrays(
             setattr(filtered, attr, getattr(fn, attr))
         except (AttributeError, TypeError):
             pass
+    try:  # JAX names arguments in its errors from this signature: the user's, not ours
+        sig = pyinspect.signature(fn)
+        sig.bind(*args, **kwargs)
+        filtered.__signature__ = sig  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
     return filtered, tuple(a for a, _ in pos), {k: v for k, (v, _) in kws.items()}
 
 
