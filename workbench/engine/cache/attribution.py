@@ -118,7 +118,11 @@ def _signature(site: compat.JitTraceSite) -> Signature:
 
 def traced_function(fun: Any) -> Any:
     """The function a trace is of: ``jax.make_jaxpr(f)`` of a jitted ``f`` traces ``f``'s
-    jit wrapper, which runs the same program as ``f(x)`` (the function inside)."""
+    jit wrapper, which runs the same program as ``f(x)`` (the function inside); of a
+    method defined with ``jax.jit`` (``d.apply``), the jitted function it is bound from."""
+    bound = compat.bound_jitted(fun)
+    if bound is not None:
+        fun = bound[0]
     for _ in range(4):
         if not compat.is_jitted(fun):
             break
