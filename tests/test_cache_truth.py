@@ -293,3 +293,29 @@ def test_inspected_traces_hold_functions_weakly(cell):
     held = [it for it in CACHE._attribution.inspected if it.function == "jit(<lambda>)"]
     assert held and all(isinstance(it.ref, weakref.ref) for it in held)
     assert CACHE._attribution.inspected.maxlen == attribution.MAX_INSPECTED
+
+
+def test_call_after_jaxpr_with_a_redundant_static_flag_is_explained(cell):
+    # --static-argnums naming what the jit already declares static changes nothing: the
+    # function is traced through its own jit, so the next call reuses that trace
+    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10r(x, n):\n    return x * n\n"
+         "x_i10r = jnp.ones(3)\nh_i10r(x_i10r, 2)")
+    flagged = cell("%%jaxpr --static-argnums 1\nh_i10r(x_i10r, 3)")
+    _no_user_blame(flagged)
+    (r,) = cell("h_i10r(x_i10r, 3)").reasons("jit(h_i10r)")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "n", "2", "3")
+    plain = cell("%%jaxpr\nh_i10r(x_i10r, 3)")
+    assert flagged.bundle["text/plain"] == plain.bundle["text/plain"]
+
+
+def test_call_after_two_jaxpr_inspections_is_matched_to_its_own_trace(cell):
+    # two inspections with the same array types: the call's compile comes from the trace
+    # of its own static value, not from the latest inspection
+    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10m(x, n):\n    return x * n\n"
+         "x_i10m = jnp.ones(3)\nh_i10m(x_i10m, 2)")
+    cell("%%jaxpr\nh_i10m(x_i10m, 3)")
+    cell("%%jaxpr\nh_i10m(x_i10m, 4)")
+    (r,) = cell("h_i10m(x_i10m, 3)").reasons("jit(h_i10m)")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "n", "2", "3")
+    (r,) = cell("h_i10m(x_i10m, 4)").reasons("jit(h_i10m)")
+    assert (r["kind"], r["path"], r["after"]) == ("static_arg", "n", "4")

@@ -51,6 +51,7 @@ class InspectedTrace:
     where: str | None
     signature: Signature
     ref: weakref.ref[Any] | None
+    jaxpr_id: int = 0  # the jaxpr it made (0: unknown): a later lowering of it is its own
 
 
 @dataclass(eq=False)
@@ -344,7 +345,7 @@ class Attribution:
                 ref = None
             sig = _signature(site)
             self.inspected.append(InspectedTrace(rec.function, rec.key, rec.defined_at,
-                                                 sig, ref))
+                                                 sig, ref, site.jaxpr_id))
         return None
 
     def inspected_stage(self, rec: CompileRecord,
@@ -374,6 +375,8 @@ class Attribution:
                 continue
             if it.ref is None or it.ref() is None:
                 continue
+            if source.jaxpr_id and it.jaxpr_id and source.jaxpr_id != it.jaxpr_id:
+                continue  # another trace of it (another static value)
             if source.in_types is not None and \
                     tuple(a.text for a in it.signature.args) != source.in_types:
                 continue
