@@ -319,3 +319,39 @@ def test_call_after_two_jaxpr_inspections_is_matched_to_its_own_trace(cell):
     assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "n", "2", "3")
     (r,) = cell("h_i10m(x_i10m, 4)").reasons("jit(h_i10m)")
     assert (r["kind"], r["path"], r["after"]) == ("static_arg", "n", "4")
+
+
+def test_an_inspection_on_one_thread_never_marks_a_compile_on_another(shell):
+    import threading
+
+    import jax.numpy as jnp
+
+    from workbench.engine.cache import inspecting
+
+    @jax.jit
+    def f_thr_user(x):
+        return x * 5
+
+    @jax.jit
+    def f_thr_insp(x):
+        return x - 5
+
+    inside, done = threading.Event(), threading.Event()
+
+    def inspect_in_background() -> None:
+        with inspecting("%%hlo"):
+            inside.set()
+            f_thr_insp.lower(jnp.ones(3)).compile()
+            done.wait(30)
+
+    t = threading.Thread(target=inspect_in_background, name="inspector")
+    t.start()
+    assert inside.wait(30)
+    f_thr_user(jnp.ones(3)).block_until_ready()  # the user's, while the other inspects
+    done.set()
+    t.join(30)
+    recs = CACHE.records()
+    user = [r for r in recs if r.function == "jit(f_thr_user)"]
+    insp = [r for r in recs if r.function == "jit(f_thr_insp)"]
+    assert user and all(r.origin == "user" and r.inspected_by is None for r in user)
+    assert insp and all(r.origin == "workbench" and r.inspected_by == "%%hlo" for r in insp)
