@@ -355,3 +355,15 @@ def test_an_inspection_on_one_thread_never_marks_a_compile_on_another(shell):
     insp = [r for r in recs if r.function == "jit(f_thr_insp)"]
     assert user and all(r.origin == "user" and r.inspected_by is None for r in user)
     assert insp and all(r.origin == "workbench" and r.inspected_by == "%%hlo" for r in insp)
+
+
+def test_schema_states_the_tracker_bounds():
+    import json
+    from importlib.resources import files
+
+    schema = json.loads(files("workbench.schemas").joinpath("cache.schema.json").read_text())
+    props = schema["properties"]
+    assert props["functions"]["maxItems"] == attribution.MAX_FUNCTIONS
+    assert props["functions_total"]["maximum"] == attribution.MAX_FUNCTIONS
+    assert props["records"]["maxItems"] == tracker.MAX_RECORDS
+    assert props["records_total"]["maximum"] == tracker.MAX_RECORDS
