@@ -12,12 +12,11 @@ import math
 
 import jax
 import pytest
-from IPython.utils.capture import capture_output
 
+from tests import test_cache
 from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CACHE, CacheTracker, attribution, queries, tracker
 from workbench.views.cache import (
-    CACHE_CELL_MIME,
     CACHE_MIME,
     CACHE_PERSISTENT_MIME,
     MAX_FUNCTIONS_SHOWN,
@@ -25,20 +24,8 @@ from workbench.views.cache import (
 )
 
 
-class Cell:
-    def __init__(self, shell, code: str) -> None:
-        with capture_output() as cap:
-            self.result = shell.run_cell(code, store_history=True)
-        self.error = self.result.error_in_exec or self.result.error_before_exec
-        self.stdout, self.stderr = cap.stdout, cap.stderr
-        self.lines = [o.data for o in cap.outputs if CACHE_CELL_MIME in o.data]
-        self.bundle: dict = {}
-        if self.result.result is not None:
-            self.bundle, _ = shell.display_formatter.format(self.result.result)
-
-    @property
-    def summary(self) -> dict | None:
-        return self.lines[0][CACHE_CELL_MIME] if self.lines else None
+class Cell(test_cache.Cell):
+    """test_cache's cell run, read by function group (user or workbench)."""
 
     @property
     def text(self) -> str:
