@@ -12,12 +12,11 @@ import math
 
 import jax
 import pytest
-from IPython.utils.capture import capture_output
 
+from tests import test_cache
 from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CACHE, CacheTracker, attribution, queries, tracker
 from workbench.views.cache import (
-    CACHE_CELL_MIME,
     CACHE_MIME,
     CACHE_PERSISTENT_MIME,
     MAX_FUNCTIONS_SHOWN,
@@ -25,20 +24,8 @@ from workbench.views.cache import (
 )
 
 
-class Cell:
-    def __init__(self, shell, code: str) -> None:
-        with capture_output() as cap:
-            self.result = shell.run_cell(code, store_history=True)
-        self.error = self.result.error_in_exec or self.result.error_before_exec
-        self.stdout, self.stderr = cap.stdout, cap.stderr
-        self.lines = [o.data for o in cap.outputs if CACHE_CELL_MIME in o.data]
-        self.bundle: dict = {}
-        if self.result.result is not None:
-            self.bundle, _ = shell.display_formatter.format(self.result.result)
-
-    @property
-    def summary(self) -> dict | None:
-        return self.lines[0][CACHE_CELL_MIME] if self.lines else None
+class Cell(test_cache.Cell):
+    """test_cache's cell run, read by function group (user or workbench)."""
 
     @property
     def text(self) -> str:
@@ -293,3 +280,77 @@ def test_inspected_traces_hold_functions_weakly(cell):
     held = [it for it in CACHE._attribution.inspected if it.function == "jit(<lambda>)"]
     assert held and all(isinstance(it.ref, weakref.ref) for it in held)
     assert CACHE._attribution.inspected.maxlen == attribution.MAX_INSPECTED
+
+
+def test_call_after_jaxpr_with_a_redundant_static_flag_is_explained(cell):
+    # --static-argnums naming what the jit already declares static changes nothing: the
+    # function is traced through its own jit, so the next call reuses that trace
+    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10r(x, n):\n    return x * n\n"
+         "x_i10r = jnp.ones(3)\nh_i10r(x_i10r, 2)")
+    flagged = cell("%%jaxpr --static-argnums 1\nh_i10r(x_i10r, 3)")
+    _no_user_blame(flagged)
+    (r,) = cell("h_i10r(x_i10r, 3)").reasons("jit(h_i10r)")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "n", "2", "3")
+    plain = cell("%%jaxpr\nh_i10r(x_i10r, 3)")
+    assert flagged.bundle["text/plain"] == plain.bundle["text/plain"]
+
+
+def test_call_after_two_jaxpr_inspections_is_matched_to_its_own_trace(cell):
+    # two inspections with the same array types: the call's compile comes from the trace
+    # of its own static value, not from the latest inspection
+    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10m(x, n):\n    return x * n\n"
+         "x_i10m = jnp.ones(3)\nh_i10m(x_i10m, 2)")
+    cell("%%jaxpr\nh_i10m(x_i10m, 3)")
+    cell("%%jaxpr\nh_i10m(x_i10m, 4)")
+    (r,) = cell("h_i10m(x_i10m, 3)").reasons("jit(h_i10m)")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "n", "2", "3")
+    (r,) = cell("h_i10m(x_i10m, 4)").reasons("jit(h_i10m)")
+    assert (r["kind"], r["path"], r["after"]) == ("static_arg", "n", "4")
+
+
+def test_an_inspection_on_one_thread_never_marks_a_compile_on_another(shell):
+    import threading
+
+    import jax.numpy as jnp
+
+    from workbench.engine.cache import inspecting
+
+    @jax.jit
+    def f_thr_user(x):
+        return x * 5
+
+    @jax.jit
+    def f_thr_insp(x):
+        return x - 5
+
+    inside, done = threading.Event(), threading.Event()
+
+    def inspect_in_background() -> None:
+        with inspecting("%%hlo"):
+            inside.set()
+            f_thr_insp.lower(jnp.ones(3)).compile()
+            done.wait(30)
+
+    t = threading.Thread(target=inspect_in_background, name="inspector")
+    t.start()
+    assert inside.wait(30)
+    f_thr_user(jnp.ones(3)).block_until_ready()  # the user's, while the other inspects
+    done.set()
+    t.join(30)
+    recs = CACHE.records()
+    user = [r for r in recs if r.function == "jit(f_thr_user)"]
+    insp = [r for r in recs if r.function == "jit(f_thr_insp)"]
+    assert user and all(r.origin == "user" and r.inspected_by is None for r in user)
+    assert insp and all(r.origin == "workbench" and r.inspected_by == "%%hlo" for r in insp)
+
+
+def test_schema_states_the_tracker_bounds():
+    import json
+    from importlib.resources import files
+
+    schema = json.loads(files("workbench.schemas").joinpath("cache.schema.json").read_text())
+    props = schema["properties"]
+    assert props["functions"]["maxItems"] == attribution.MAX_FUNCTIONS
+    assert props["functions_total"]["maximum"] == attribution.MAX_FUNCTIONS
+    assert props["records"]["maxItems"] == tracker.MAX_RECORDS
+    assert props["records_total"]["maximum"] == tracker.MAX_RECORDS

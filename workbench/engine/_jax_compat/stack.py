@@ -39,6 +39,8 @@ class LoweringSource:
     #: the lowered program's input types (``f32[3]``), as the trace site writes them;
     #: None when unknown
     in_types: tuple[str, ...] | None = None
+    #: ``id`` of the jaxpr being lowered (that of the trace it comes from); 0 when unknown
+    jaxpr_id: int = 0
 
 
 _T = TypeVar("_T")
@@ -91,7 +93,13 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
         jaxpr = loc["closed_jaxpr"]
         src = debug_source(jaxpr)
         name, where = src if src is not None else ("?", "")
-        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr))
+        # the traced jaxpr (pxla lowers a processed copy): pjit's frame that calls it
+        traced = _walk_stack(
+            1, lambda f: f.f_code.co_filename.endswith("pjit.py")
+            and f.f_locals.get("jaxpr") is not None, _frame_locals, max_depth + 6)
+        inner = None if traced is None else getattr(traced["jaxpr"], "jaxpr", None)
+        jaxpr_id = 0 if inner is None else id(inner)
+        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr), jaxpr_id)
     except Exception:
         return None
 

@@ -64,6 +64,9 @@ class JitTraceSite:
     #: a wrapper of its own around it (``jax.pmap``: "pm", "pmap(pm)"); else None
     user_name: str | None = None
     label: str | None = None
+    #: ``id`` of the jaxpr the trace made (0 when none): JAX's trace cache hands this same
+    #: object to a later lowering, which is how that lowering is matched to this trace
+    jaxpr_id: int = 0
 
 
 def aval_text(aval: Any) -> str:
@@ -255,7 +258,8 @@ def site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
                         eager_primitive=bool(getattr(fun, "_apply_primitive", False)),
                         static_passing=tuple(passing), static_defaults=defaults,
                         user_name=pmapped[2] if pmapped else None,
-                        label=pmapped[3] if pmapped else None)
+                        label=pmapped[3] if pmapped else None,
+                        jaxpr_id=0 if jaxpr is None else id(getattr(jaxpr, "jaxpr", jaxpr)))
 
 
 def _short_repr_text(text: str, limit: int = 120) -> str:

@@ -51,6 +51,7 @@ class InspectedTrace:
     where: str | None
     signature: Signature
     ref: weakref.ref[Any] | None
+    jaxpr_id: int = 0  # the jaxpr it made (0: unknown): a later lowering of it is its own
 
 
 @dataclass(eq=False)
@@ -118,7 +119,11 @@ def _signature(site: compat.JitTraceSite) -> Signature:
 
 def traced_function(fun: Any) -> Any:
     """The function a trace is of: ``jax.make_jaxpr(f)`` of a jitted ``f`` traces ``f``'s
-    jit wrapper, which runs the same program as ``f(x)`` (the function inside)."""
+    jit wrapper, which runs the same program as ``f(x)`` (the function inside); of a
+    method defined with ``jax.jit`` (``d.apply``), the jitted function it is bound from."""
+    bound = compat.bound_jitted(fun)
+    if bound is not None:
+        fun = bound[0]
     for _ in range(4):
         if not compat.is_jitted(fun):
             break
@@ -340,7 +345,7 @@ class Attribution:
                 ref = None
             sig = _signature(site)
             self.inspected.append(InspectedTrace(rec.function, rec.key, rec.defined_at,
-                                                 sig, ref))
+                                                 sig, ref, site.jaxpr_id))
         return None
 
     def inspected_stage(self, rec: CompileRecord,
@@ -370,6 +375,8 @@ class Attribution:
                 continue
             if it.ref is None or it.ref() is None:
                 continue
+            if source.jaxpr_id and it.jaxpr_id and source.jaxpr_id != it.jaxpr_id:
+                continue  # another trace of it (another static value)
             if source.in_types is not None and \
                     tuple(a.text for a in it.signature.args) != source.in_types:
                 continue

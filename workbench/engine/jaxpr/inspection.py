@@ -136,6 +136,12 @@ class Inspection:
                 own_nums = {i + nargs if i < 0 else i for i in settings.static_argnums
                             if -nargs <= i < nargs}
                 own_names = {n for n in settings.static_argnames if n in kwargs}
+                declared = {i + nargs if i < 0 else i for i in settings.static_argnums}
+                if asked and not self.transforms and static_nums <= declared \
+                        and static_names <= set(settings.static_argnames):
+                    # ``--static-argnums`` naming what the jit already declares: its own
+                    # jit is the call the user makes (and the trace their call reuses)
+                    asked = False
             dynamic = (tuple(a for i, a in enumerate(args) if i not in own_nums),
                        {k: v for k, v in kwargs.items() if k not in own_names})
             filtering = needs_filtering(*dynamic)
