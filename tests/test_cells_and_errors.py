@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import nbformat
 import pytest
+from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -138,6 +139,28 @@ def test_cell_id_is_on_the_cell_label(run, shell):
     label = cell_label(where.file)
     assert label is not None
     assert label.cell_id == "a1b2-cell" and label.number == r.result.execution_count
+
+
+def test_cell_id_is_on_every_compile_record_and_the_cell_line(run, shell):
+    """The cache's records carry the notebook's cell id, so a front end can link a compile
+    to its cell (JupyterLab sends the id as ``cellId`` in the execute request)."""
+    from workbench.engine.cache import CACHE
+    from workbench.views.cache import CACHE_CELL_MIME
+
+    shell.kernel = FakeKernel({"header": {}, "metadata": {"cellId": "cid-compile-7"}})
+    try:
+        shell.run_cell("cid_f = jax.jit(lambda v: v * 3)", store_history=True)
+        with capture_output() as cap:
+            shell.run_cell("cid_f(jnp.ones(7))", store_history=True)
+    finally:
+        del shell.kernel
+    mine = [r for r in CACHE.records() if r.function == "jit(<lambda>)" and r.cell_id is not None]
+    assert mine and all(r.cell_id == "cid-compile-7" for r in mine)
+    payloads = [o.data[CACHE_CELL_MIME] for o in cap.outputs if CACHE_CELL_MIME in o.data]
+    assert payloads and payloads[-1]["cell_id"] == "cid-compile-7"
+    run("cid_f(jnp.ones(8))")  # outside a notebook: no id
+    last = [r for r in CACHE.records() if r.function == "jit(<lambda>)"][-1]
+    assert last.cell_id is None
 
 
 # -- item 12: every error a magic reports fails the cell --------------------------------

@@ -25,7 +25,7 @@ from workbench.engine.cache.persistent import (
     restore_persistent_cache,
 )
 from workbench.ipython.args import parse_magic_line, usage_line
-from workbench.ipython.prompt import prompt_number
+from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.cache import cache_display, cell_line_display, persistent_display
 
 
@@ -61,7 +61,7 @@ class CellHooks:
 
     def pre_run_cell(self, info: Any = None) -> None:
         self._label = str(prompt_number(self.shell, before_run=True))
-        self._run = CACHE.begin_cell(self._label)
+        self._run = CACHE.begin_cell(self._label, current_cell_id(self.shell))
         # JAX's own explanations, read from its logger, refine our reasons (e.g. a
         # changed tracing context); printed only if the user asked for them globally.
         if self._explain_token is None:

@@ -56,6 +56,7 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
     """One cell's records grouped per function (the workbench's inspections of a
     function apart from the user's calls of it); JAX's helpers in one group of their
     own, left out when they cost less than :data:`HELPERS_SHOWN_FROM_S`."""
+    records = list(records)
     groups: dict[tuple[str, str], FunctionGroup] = {}
     helpers: FunctionGroup | None = None
     for rec in records:
@@ -80,7 +81,8 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
                 g.call_sites.append(rec.call_site)
     if helpers is not None and helpers.total_s < HELPERS_SHOWN_FROM_S:
         helpers = None
-    return CellSummary(label, list(groups.values()), helpers)
+    cell_id = next((r.cell_id for r in records if r.cell_id is not None), None)
+    return CellSummary(label, list(groups.values()), helpers, cell_id)
 
 
 __all__ = ["HELPERS_SHOWN_FROM_S", "cell_summary", "function_table", "persistent_status"]

@@ -43,6 +43,8 @@ class CompileRecord:
     origin: str = "user"
     cell: str = BACKGROUND
     cell_run: int | None = None
+    #: the notebook's id of the cell (JupyterLab's ``cellId``); None outside a notebook
+    cell_id: str | None = None
     thread: str = ""
     reasons: list[MissReason] = field(default_factory=list)
     #: the user's line that made the call which compiled
@@ -72,6 +74,7 @@ class CompileRecord:
             "function": self.function, "trace_s": self.trace_s, "lower_s": self.lower_s,
             "compile_s": self.compile_s, "total_s": self.total_s, "kind": self.kind,
             "origin": self.origin, "cell": self.cell, "cell_run": self.cell_run,
+            "cell_id": self.cell_id,
             "thread": self.thread, "reasons": [r.to_dict() for r in self.reasons],
             "call_site": None if self.call_site is None else self.call_site.to_dict(),
             "defined_at": self.defined_at, "key": self.key,
@@ -200,13 +203,15 @@ class CellSummary:
     cell: str
     groups: list[FunctionGroup]
     jax_helpers: FunctionGroup | None
+    #: the notebook's id of the cell (JupyterLab's ``cellId``), when it ran in one
+    cell_id: str | None = None
 
     @property
     def empty(self) -> bool:
         return not self.groups and self.jax_helpers is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": SCHEMA_VERSION, "cell": self.cell,
+        return {"version": SCHEMA_VERSION, "cell": self.cell, "cell_id": self.cell_id,
                 "functions": [g.to_dict() for g in self.groups],
                 "jax_helpers": None if self.jax_helpers is None else self.jax_helpers.to_dict()}
 

@@ -123,6 +123,7 @@ class CacheTracker:
         self._captures: list[tuple[int, list[CompileRecord], bool]] = []
         self._seq = itertools.count(1)
         self._cell: str | None = None
+        self._cell_id: str | None = None  # the front end's id of the running cell, if any
         self._cell_run: int | None = None
         self._cell_runs = itertools.count(1)
         self._cell_thread: int | None = None
@@ -214,10 +215,16 @@ class CacheTracker:
         return self._inspecting.get(threading.get_ident()) if self._inspecting else None
 
     # -- cell attribution ---------------------------------------------------------------
-    def begin_cell(self, label: str) -> int:
-        """A cell starts on this thread: until ``end_cell``, compiles are attributed to it."""
+    def begin_cell(self, label: str, cell_id: str | None = None) -> int:
+        """A cell starts on this thread: until ``end_cell``, compiles are attributed to it.
+
+        ``cell_id`` is the notebook's own id of the cell (JupyterLab sends it with the
+        execute request), kept on every record so a front end can link records to cells
+        that have no number yet or were renumbered by a re-run.
+        """
         with self._lock:
             self._cell = label
+            self._cell_id = cell_id
             run = self._cell_run = next(self._cell_runs)
             self._cell_thread = threading.get_ident()
             self._threads_before = weakref.WeakSet(threading.enumerate())
@@ -248,7 +255,7 @@ class CacheTracker:
         with self._lock:
             self._flush(threading.get_ident())
             run = self._cell_run
-            self._cell = self._cell_run = self._cell_thread = None
+            self._cell = self._cell_run = self._cell_thread = self._cell_id = None
             self._threads_before = weakref.WeakSet()
             return run
 
@@ -325,7 +332,7 @@ class CacheTracker:
             function=function,
             cell=self._cell if in_cell and self._cell is not None else BACKGROUND,
             cell_run=self._cell_run if in_cell else None, thread=thread.name,
-            started=time.time())
+            cell_id=self._cell_id if in_cell else None, started=time.time())
 
     def _on_trace(self, duration: float, fun_name: str) -> None:
         site = compat.jit_trace_site()
