@@ -228,6 +228,16 @@ def test_keyboard_interrupt_in_the_cell_body_is_one_line(run):
     assert "KeyboardInterrupt: interrupted running the cell" in _plain(r.stdout + r.stderr)
 
 
+def test_jaxbench_interrupted_before_any_sample_fails_the_cell_in_one_line(run):
+    """Nothing was measured, so the interruption stands (Run All stops), in one line."""
+    r = run("def kb_first(x):\n    raise KeyboardInterrupt\n"
+            "%jaxbench -n 1 -r 1 kb_first(jnp.ones(3))")
+    assert isinstance(r.error, KeyboardInterrupt)
+    out = _plain(r.stdout + r.stderr)
+    assert "Traceback" not in out
+    assert "KeyboardInterrupt: interrupted before any sample of kb_first(jnp.ones(3))" in out
+
+
 # -- item 22: the Python API's bad arguments ---------------------------------------------
 API_ERRORS = {
     "workbench.inspect(3)": (TypeError, "needs a function"),

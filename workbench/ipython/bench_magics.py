@@ -19,7 +19,7 @@ from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, capture_call
+from workbench.ipython.cell import CellError, CellInterrupted, capture_call
 from workbench.views.display import Display
 
 
@@ -74,6 +74,10 @@ class BenchMagics(Magics):
                 display(result)  # the variants that did run are worth seeing
             variant, error = failed[0]
             raise CellError(error, subject=variant)
+        if result.record.interrupted and not result.record.ok:
+            # stopped before any sample: nothing to keep, so it is an interruption (Run All
+            # stops); with samples, the result is shown and kept (the interrupt button's use)
+            raise CellInterrupted(f"interrupted before any sample of {captured.call_text}")
         return result
 
 
