@@ -13,6 +13,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import nbformat
+import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
@@ -333,6 +334,22 @@ def test_sharding_view_of_20000_arrays_is_bounded():
     assert html.count('data-jwb="layout"') == MAX_DRAWN_LAYOUTS
     assert f"({len(xs)} in all)" in html and f"({len(xs)} in all)" in text
     assert len(data["layouts"]) == MAX_JSON_LAYOUTS and data["total_layouts"] == len(xs)
+
+
+def test_sharding_json_is_bounded_by_shards_on_a_mesh():
+    """On a mesh every array lists one entry per device: the JSON is cut by shards too."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from workbench.views.sharding import MAX_JSON_SHARDS
+
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("data", "model"))
+    x = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, PartitionSpec("data", "model")))
+    xs = [x] * 3000
+    data = workbench.sharding(xs)._repr_mimebundle_()[
+        "application/vnd.jax-workbench.sharding+json"]
+    shards = sum(len(lay["shards"]) for lay in data["layouts"])
+    assert shards <= MAX_JSON_SHARDS and data["total_layouts"] == len(xs)
+    assert len(data["layouts"]) == MAX_JSON_SHARDS // 8
 
 
 def test_small_sharding_views_are_whole():

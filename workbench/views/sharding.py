@@ -32,8 +32,11 @@ MAX_LABELLED_TILES = 256
 #: MAX_LISTED_LAYOUTS are one row each in a table, the rest one line saying how many.
 MAX_DRAWN_LAYOUTS = 16
 MAX_LISTED_LAYOUTS = 500
-#: the JSON payload carries the first MAX_JSON_LAYOUTS layouts (and ``total_layouts``)
+#: the JSON payload carries the first MAX_JSON_LAYOUTS layouts (and ``total_layouts``),
+#: fewer when their shards add up to more than MAX_JSON_SHARDS (each array lists one
+#: entry per device, so on a big mesh the count of arrays alone would not bound it)
 MAX_JSON_LAYOUTS = 2000
+MAX_JSON_SHARDS = 16_000
 
 CSS = """
 .jwb-sh .jwb-sh-grid{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start;margin:4px 0}
@@ -305,7 +308,13 @@ def _layouts_text(layouts: list[Layout]) -> str:
 
 
 def _layouts_data(layouts: list[Layout]) -> dict[str, Any]:
-    kept = layouts[:MAX_JSON_LAYOUTS]
+    kept: list[Layout] = []
+    shards = 0
+    for x in layouts[:MAX_JSON_LAYOUTS]:
+        shards += len(x.shards)
+        if kept and shards > MAX_JSON_SHARDS:
+            break
+        kept.append(x)
     data: dict[str, Any] = {"layouts": json.loads(json.dumps([x.to_dict() for x in kept]))}
     if len(kept) < len(layouts):
         data["total_layouts"] = len(layouts)
