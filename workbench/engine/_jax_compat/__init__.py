@@ -17,6 +17,7 @@ One module per concern, each naming the internals it wraps:
 - ``source_info``: an equation's user line and name stack; excluding our own frames.
 - ``jit``: what a ``jax.jit`` wrapper holds; whether a function or jaxpr is JAX's own.
 - ``trace_site``: the call a jit trace was made with, from pjit's frame locals.
+- ``equinox_jit``: the user's argument paths of an ``eqx.filter_jit`` trace.
 - ``stack``: the package's one stack walker and the JAX frames it looks for.
 - ``monitoring``: ``jax.monitoring`` event names, listener lists, the
   ``jax_explain_cache_misses`` option and its loggers.

@@ -15,6 +15,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.engine._jax_compat.equinox_jit import filter_jit_arg_names
 from workbench.engine._jax_compat.jit import (
     is_jax_internal,
     is_jitted,
@@ -206,11 +207,13 @@ def site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
     pmapped = _pmap_site(fun, names)
     if pmapped is not None:
         fun, names = pmapped[0], pmapped[1]
+    call_args = loc.get("args") or ()
+    # ``eqx.filter_jit`` jits an inner function of flat leaves: name them as the user did
+    names = filter_jit_arg_names(fun, call_args, names) or names
     args = tuple(_aval_type(n, a) for n, a in zip(names, avals, strict=True))
     statics: list[tuple[str, str]] = []
     tokens: list[tuple[str, Any]] = []
     passing: list[tuple[str, str]] = []
-    call_args = loc.get("args") or ()
     call_kwargs = loc.get("kwargs") or {}
     argnums = tuple(getattr(ji, "static_argnums", ()) or ())
     argnames = tuple(getattr(ji, "static_argnames", ()) or ())
