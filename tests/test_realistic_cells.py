@@ -545,14 +545,6 @@ def test_reason_nnx_step_new_batch_shape(cells):
     assert got == {("shape", "x", "f32[4,3]", "f32[6,3]"), ("shape", "y", "f32[4,2]", "f32[6,2]")}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "after %jaxpr and %%hlo of an nnx.jit step made before its first real call, the real "
-    "call compiles from the workbench's cached trace and the next call with a new batch "
-    "shape is reported as 'new function object for rc_nnx_b (same code, closure "
-    "re-created)' instead of 'x changed f32[4,3] -> f32[6,3]'. Real call first, then the "
-    "new shape, is right (test_reason_nnx_step_new_batch_shape); the cause is not yet "
-    "located (suspect: the cached-trace compile is keyed to the inspected trace's function "
-    "object in engine/cache/attribution.py, not the object nnx.jit's later calls trace)"))
 def test_reason_nnx_step_after_inspecting_it_first(cells):
     cells(NNX_STEP.format(name="rc_nnx_b")).ok()
     call = "rc_nnx_b(rc_nmodel, rc_nopt, rc_x, rc_y)"

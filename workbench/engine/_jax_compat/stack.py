@@ -14,11 +14,17 @@ import functools
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from workbench.engine._jax_compat.jit import debug_source, runs_user_code
-from workbench.engine._jax_compat.trace_site import JitTraceSite, aval_text, site_from_locals
+from workbench.engine._jax_compat.trace_site import (
+    ArgType,
+    JitTraceSite,
+    aval_text,
+    aval_type,
+    site_from_locals,
+)
 
 # The pjit frame that is live while a top-level jit trace finishes (its locals describe the
 # call: the Python function, argument paths, abstract values, static arguments).
@@ -41,6 +47,13 @@ class LoweringSource:
     in_types: tuple[str, ...] | None = None
     #: ``id`` of the jaxpr being lowered (that of the trace it comes from); 0 when unknown
     jaxpr_id: int = 0
+    #: the Python function the jit being called wraps (pjit's ``fun``), None when unknown
+    #: or lowered ahead of time: the object a later trace of the same jit reads.  Only
+    #: for the listener's use: never stored (it would keep the user's function alive)
+    fun: Any = field(default=None, compare=False, repr=False)
+    #: the traced jaxpr's arguments, named as a trace site names them (its debug info);
+    #: None when unknown
+    args: tuple[ArgType, ...] | None = None
 
 
 _T = TypeVar("_T")
@@ -99,7 +112,24 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
             and f.f_locals.get("jaxpr") is not None, _frame_locals, max_depth + 6)
         inner = None if traced is None else getattr(traced["jaxpr"], "jaxpr", None)
         jaxpr_id = 0 if inner is None else id(inner)
-        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr), jaxpr_id)
+        # the call being run (``f(x)``, not ``f.lower(x)``): pjit's frame holding its function
+        call = _walk_stack(
+            1, lambda f: f.f_code.co_name == "_run_python_pjit"
+            and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth + 10)
+        fun = None if call is None else call.get("fun")
+        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr), jaxpr_id,
+                              fun, _arg_types(traced["jaxpr"] if traced is not None else jaxpr))
+    except Exception:
+        return None
+
+
+def _arg_types(closed_jaxpr: Any) -> tuple[ArgType, ...] | None:
+    try:
+        avals = tuple(closed_jaxpr.in_avals)
+        names = tuple(getattr(closed_jaxpr.jaxpr.debug_info, "arg_names", None) or ())
+        if len(names) != len(avals) or not all(isinstance(n, str) and n for n in names):
+            names = tuple(f"args[{i}]" for i in range(len(avals)))
+        return tuple(aval_type(n, a) for n, a in zip(names, avals, strict=True))
     except Exception:
         return None
 

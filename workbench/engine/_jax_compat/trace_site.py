@@ -79,7 +79,8 @@ def aval_text(aval: Any) -> str:
         return str(aval)
 
 
-def _aval_type(path: str, aval: Any) -> ArgType:
+def aval_type(path: str, aval: Any) -> ArgType:
+    """One argument's type as a signature records it (shape, dtype, sharding)."""
     shape = tuple(int(d) if isinstance(d, int) else -1 for d in getattr(aval, "shape", ()))
     text = aval_text(aval)
     sharding = ""
@@ -210,7 +211,7 @@ def site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
     call_args = loc.get("args") or ()
     # ``eqx.filter_jit`` jits an inner function of flat leaves: name them as the user did
     names = filter_jit_arg_names(fun, call_args, names) or names
-    args = tuple(_aval_type(n, a) for n, a in zip(names, avals, strict=True))
+    args = tuple(aval_type(n, a) for n, a in zip(names, avals, strict=True))
     statics: list[tuple[str, str]] = []
     tokens: list[tuple[str, Any]] = []
     passing: list[tuple[str, str]] = []

@@ -367,15 +367,28 @@ class Attribution:
     def _take_inspected(self, function: str, key: str, known: str | None,
                         source: compat.LoweringSource | None) -> InspectedTrace | None:
         """The workbench's trace this user lowering comes from (same function, same input
-        types), taken out of the list; None when there is none."""
+        types), taken out of the list; None when there is none.
+
+        The workbench traces a library's jit (``nnx.jit``) inside its own ``jax.jit``:
+        the user's call then lowers the library's inner jit, cached as a nested trace of
+        the workbench's.  That jaxpr is not the one recorded (the wrapper's) and its key
+        has no transform chain of the wrapper's: it is matched by where it is defined.
+        """
         if source is None:
             return None
+        lowered = traced_function(source.fun) if source.fun is not None else None
         for it in reversed(self.inspected):
-            if it.function != function or (known is not None and it.key != key):
+            if it.function != function:
                 continue
-            if it.ref is None or it.ref() is None:
+            if known is not None and it.key != key and not (
+                    source.where and it.where == source.where):
                 continue
-            if source.jaxpr_id and it.jaxpr_id and source.jaxpr_id != it.jaxpr_id:
+            target = it.ref() if it.ref is not None else None
+            if target is None:
+                continue
+            wrapped = lowered is not None and target is not lowered
+            if not wrapped and source.jaxpr_id and it.jaxpr_id \
+                    and source.jaxpr_id != it.jaxpr_id:
                 continue  # another trace of it (another static value)
             if source.in_types is not None and \
                     tuple(a.text for a in it.signature.args) != source.in_types:
@@ -384,26 +397,39 @@ class Attribution:
             return it
         return None
 
-    def _compile_inspected(self, rec: CompileRecord, it: InspectedTrace) -> TracedObject | None:
+    def _compile_inspected(self, rec: CompileRecord, it: InspectedTrace,
+                           source: compat.LoweringSource | None = None) -> TracedObject | None:
         """The user's compile of a call the workbench traced first: explained as if the
-        user's call had traced it (JAX skipped the trace, reusing the workbench's)."""
+        user's call had traced it (JAX skipped the trace, reusing the workbench's).
+
+        ``lowered`` is the function of the jit the user's call runs: when the workbench
+        traced a wrapper around it (a library's jit), that inner object, not the wrapper,
+        is what the user's later calls trace, so it owns the executable and the call."""
         fun = it.ref() if it.ref is not None else None
         name = rec.function.removeprefix("jit(").removesuffix(")")
-        prior = self.functions.get(it.key)
-        state = self.state(it.key, rec.function, "user", it.where)
-        rec.key, rec.defined_at, rec.origin = it.key, it.where, "user"
+        key, where, sig = it.key, it.where, it.signature
+        lowered = traced_function(source.fun) if source is not None and source.fun else None
+        if lowered is not None and lowered is not fun:
+            # the inner jit's own call: its object, key and arguments (as its trace names them)
+            fun = lowered
+            key, where = function_key(fun, name)
+            if source is not None and source.args is not None:
+                sig = Signature(source.args)
+        prior = self.functions.get(key)
+        state = self.state(key, rec.function, "user", where)
+        rec.key, rec.defined_at, rec.origin = key, where, "user"
         obj = self._object(state, fun) if fun is not None else None
         if obj is None:
-            rec.reasons = self._first_trace_reasons(rec, prior, None, name, it.key, it.where)
+            rec.reasons = self._first_trace_reasons(rec, prior, None, name, key, where)
             obj = self.track(state, fun) if fun is not None else None
         elif not obj.signatures:
             rec.reasons = [MissReason("new_function", detail=f"first call of {name}")]
         else:
-            rec.reasons = self._diff_reasons(it.signature, obj, None)
+            rec.reasons = self._diff_reasons(sig, obj, None)
         if obj is not None:
-            obj.signatures.append(it.signature)
+            obj.signatures.append(sig)
             del obj.signatures[:-MAX_SIGNATURES]
-        self.by_name[rec.function] = it.key
+        self.by_name[rec.function] = key
         return obj
 
     def without_trace(self, rec: CompileRecord, source: compat.LoweringSource | None,
@@ -443,7 +469,7 @@ class Attribution:
         if stage == "lower":
             inspected = self._take_inspected(rec.function, key, known, source)
             if inspected is not None:
-                return self._compile_inspected(rec, inspected)
+                return self._compile_inspected(rec, inspected, source)
         state = self.state(key, rec.function, "user", where)
         st = state.stats
         rec.key, rec.defined_at, rec.origin = key, st.defined_at, "user"
