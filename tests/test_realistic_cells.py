@@ -575,11 +575,6 @@ def test_reason_equinox_step_new_batch_shape(cells):
                                                                "f32[5,2,8]")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "like test_reason_nnx_step_after_inspecting_it_first: after %jaxpr and %%hlo of an "
-    "eqx.filter_jit step before its first real call, the next call with a new batch shape "
-    "gets no reason at all (the argument paths themselves are mapped right: "
-    "test_reason_equinox_step_new_batch_shape)"))
 def test_reason_equinox_step_after_inspecting_it_first(cells):
     cells(EQX_STEP.format(name="rc_eqx_b")).ok()
     call = "rc_eqx_b(rc_emodel, rc_estate, rc_ex)"

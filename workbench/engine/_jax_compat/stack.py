@@ -54,6 +54,10 @@ class LoweringSource:
     #: the traced jaxpr's arguments, named as a trace site names them (its debug info);
     #: None when unknown
     args: tuple[ArgType, ...] | None = None
+    #: the call being run, read as a trace site reads it (argument names as the user
+    #: wrote them, static arguments, tree): what a later trace of the same jit is
+    #: compared with.  None when unknown; like ``fun``, only for the listener's use
+    site: JitTraceSite | None = field(default=None, compare=False, repr=False)
 
 
 _T = TypeVar("_T")
@@ -118,7 +122,36 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
             and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth + 10)
         fun = None if call is None else call.get("fun")
         return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr), jaxpr_id,
-                              fun, _arg_types(traced["jaxpr"] if traced is not None else jaxpr))
+                              fun, _arg_types(traced["jaxpr"] if traced is not None else jaxpr),
+                              _running_call_site(max_depth + 12) if fun is not None else None)
+    except Exception:
+        return None
+
+
+def _running_call_site(max_depth: int) -> JitTraceSite | None:
+    """The call a lowering runs (``f(x)`` compiling a trace JAX had cached), read from
+    pjit's ``cache_miss`` frame as a trace site is from the trace frame: a call whose
+    trace was the workbench's (nested in its own jit) is then recorded with the same
+    signature (Equinox's names mapped, statics, tree) as a later trace of it."""
+    found = _walk_stack(
+        2, lambda f: f.f_code.co_name == "cache_miss" and f.f_code.co_filename.endswith("pjit.py")
+        and "jit_info" in f.f_locals and "p" in f.f_locals,
+        lambda f: (f.f_locals, f.f_globals.get("FlatTree")), max_depth)
+    if found is None:
+        return None
+    loc, flat_tree = found
+    try:
+        p, ji = loc["p"], loc["jit_info"]
+        args, kwargs = tuple(loc.get("args") or ()), dict(loc.get("kwargs") or {})
+        site_loc: dict[str, Any] = {
+            "fun": loc.get("fun"), "avals": tuple(p.in_avals), "ji": ji, "args": args,
+            "kwargs": kwargs, "dbg": types.SimpleNamespace(arg_names=tuple(p.arg_names)),
+            "jaxpr": p.params.get("jaxpr")}
+        if flat_tree is not None:
+            # the trace frame's tree (with the static arguments), not p.in_tree (without)
+            site_loc["args_ft"] = flat_tree.flatten_static_argnums_argnames(
+                args, kwargs, ji.static_argnums, ji.static_argnames)
+        return site_from_locals(site_loc)
     except Exception:
         return None
 

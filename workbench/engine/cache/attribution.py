@@ -413,7 +413,9 @@ class Attribution:
             # the inner jit's own call: its object, key and arguments (as its trace names them)
             fun = lowered
             key, where = function_key(fun, name)
-            if source is not None and source.args is not None:
+            if source is not None and source.site is not None:
+                sig = _signature(source.site)  # as a later trace of it will read
+            elif source is not None and source.args is not None:
                 sig = Signature(source.args)
         prior = self.functions.get(key)
         state = self.state(key, rec.function, "user", where)
