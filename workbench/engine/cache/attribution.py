@@ -386,7 +386,10 @@ class Attribution:
             target = it.ref() if it.ref is not None else None
             if target is None:
                 continue
-            wrapped = lowered is not None and target is not lowered
+            # a library's inner jit (other code than the inspected wrapper), not another
+            # closure of the same code (a factory's lambdas): those are told by jaxpr id
+            wrapped = lowered is not None and target is not lowered \
+                and compat.function_code(lowered) is not compat.function_code(target)
             if not wrapped and source.jaxpr_id and it.jaxpr_id \
                     and source.jaxpr_id != it.jaxpr_id:
                 continue  # another trace of it (another static value)
