@@ -242,6 +242,7 @@ def test_sweep_fits_exponent_and_survives_a_failing_size():
     assert fit.coefficient == pytest.approx(1e-6, rel=0.5)
 
 
+@pytest.mark.slow  # several full gc.collect() passes
 def test_no_device_arrays_are_kept():
     f = jax.jit(lambda x: {"a": x * 2, "b": jnp.sin(x)})
 

@@ -20,6 +20,9 @@ from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
 from workbench.views.bench import BENCH_MIME
 
+# benchmarks of real train steps and slow calls: part of the full run, not of the quick loop (-m 'not slow')
+pytestmark = pytest.mark.slow
+
 
 # -- item 3: train steps returning models ------------------------------------------------
 def _equinox_step_namespace(shell) -> None:

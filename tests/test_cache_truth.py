@@ -23,6 +23,9 @@ from workbench.views.cache import (
     MAX_RECORDS_SHOWN,
 )
 
+# compile-line stories over several cells each: part of the full run, not of the quick loop
+pytestmark = pytest.mark.slow
+
 
 class Cell(test_cache.Cell):
     """test_cache's cell run, read by function group (user or workbench)."""
@@ -248,6 +251,7 @@ def _drive(t: CacheTracker, cells: int) -> None:
         t.end_cell()
 
 
+@pytest.mark.slow  # fills the store past 10,000 records
 def test_records_and_function_rows_are_bounded():
     t = CacheTracker()
     _drive(t, tracker.MAX_RECORDS + 50)

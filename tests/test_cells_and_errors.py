@@ -266,6 +266,7 @@ def test_python_api_bad_arguments_are_short(run, shell, code):
     assert words in text and len(text.strip().splitlines()) <= 2, text
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_doctor_refuses_zero_fake_devices_in_one_line():
     p = subprocess.run([sys.executable, "-m", "workbench.apps.cli", "doctor",
                         "--fake-devices", "0"], capture_output=True, text=True, timeout=120)
@@ -324,6 +325,7 @@ def test_flags_are_not_var_expanded(run, shell, cell):
 
 
 # -- item 19: size bounds ------------------------------------------------------------------
+@pytest.mark.slow  # 20,000 arrays
 def test_sharding_view_of_20000_arrays_is_bounded():
     xs = [jnp.zeros((2,)) for _ in range(20_000)]
     bundle = workbench.sharding(xs)._repr_mimebundle_()
@@ -336,6 +338,7 @@ def test_sharding_view_of_20000_arrays_is_bounded():
     assert len(data["layouts"]) == MAX_JSON_LAYOUTS and data["total_layouts"] == len(xs)
 
 
+@pytest.mark.slow  # 3,000 sharded arrays
 def test_sharding_json_is_bounded_by_shards_on_a_mesh():
     """On a mesh every array lists one entry per device: the JSON is cut by shards too."""
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -361,6 +364,7 @@ def test_small_sharding_views_are_whole():
     assert "more arrays" not in bundle["text/html"]
 
 
+@pytest.mark.slow  # a 28,000-op program
 def test_stablehlo_text_view_is_bounded():
     def big(x):
         for i in range(4000):

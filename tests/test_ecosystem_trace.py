@@ -20,6 +20,10 @@ from flax import nnx
 import workbench
 from workbench.engine.common.errors import report
 
+# real Flax/Equinox models traced and compiled: part of the full run, not of the quick loop
+# (-m 'not slow')
+pytestmark = pytest.mark.slow
+
 ANSI = re.compile(r"\x1b\[")
 
 
@@ -299,6 +303,7 @@ import optax
 import jax.scipy.optimize
 import flax.linen as nn
 from jax.sharding import NamedSharding, PartitionSpec as P
+
 
 def expect(fn, *args, **kwargs):
     # what JAX itself shows: a jax.jit function's own trace, else jax.make_jaxpr

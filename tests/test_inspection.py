@@ -17,6 +17,7 @@ def prims(model: JaxprModel) -> set[str]:
     return set(model.histogram)
 
 
+@pytest.mark.slow  # an MLP's gradient, traced by workbench and by JAX
 def test_mlp_grad_matches_make_jaxpr():
     params = P.mlp_params()
     x, y = jnp.ones((5, 8)), jnp.ones((5, 4))

@@ -23,6 +23,10 @@ from IPython.utils.capture import capture_output
 
 from workbench.views.cache import CACHE_CELL_MIME
 
+# realistic Flax/Equinox/Optax programs, compiled and benchmarked: part of the full run,
+# not of the quick loop (-m 'not slow')
+pytestmark = pytest.mark.slow
+
 SETUP = r"""
 from functools import partial
 import optax
@@ -32,6 +36,7 @@ from flax import nnx
 import jax.scipy.optimize
 from jax.sharding import NamedSharding, PartitionSpec as P
 from jax.ad_checkpoint import checkpoint_name
+
 
 def rc_expect(fn, *args, **kwargs):
     # what JAX itself shows: a jax.jit function's own trace, else jax.make_jaxpr
