@@ -1,0 +1,35 @@
+/**
+ * What one feature's renderer is: given the host element and the unpacked payload, draw.
+ *
+ * Features (hlo/, jaxpr/, sharding/, bench/, cache/, mesh/) each export a `FeatureView`
+ * factory; `common/renderer.ts` does everything they share (unpacking, errors, timing marks,
+ * disposal), so a feature holds only its own drawing.
+ */
+
+import type { CellMap } from './cells';
+import type { Payload } from './payload';
+
+export interface RenderContext {
+  /** the MIME type being rendered */
+  mimeType: string;
+  /** the whole output bundle (e.g. `text/plain` holds the HLO text JAX printed) */
+  bundle: Record<string, unknown>;
+  /** the payload's `cells` (file -> cell), {} when it has none */
+  cells: CellMap;
+  /** a fresh id for this output (DOM ids, performance-mark details) */
+  outputId: string;
+  /**
+   * Call once the output can be used (drawn, scrollable, clickable): records the
+   * `jwb:<kind>:interactive` performance mark and sets `data-jwb-ready` on the host.
+   */
+  interactive(): void;
+}
+
+export interface FeatureView {
+  /** Draw `payload` into `host` (called again with a new payload on display updates). */
+  render(host: HTMLElement, payload: Payload, ctx: RenderContext): void | Promise<void>;
+  /** Release workers, listeners and observers. */
+  dispose?(): void;
+}
+
+export type FeatureViewFactory = () => FeatureView;
