@@ -229,6 +229,7 @@ export function rowWarnings(m: Measurement): string[] {
 /** Roofline lines: achieved rates, fractions of the peak, the bound. */
 export function rooflineLines(r: Roofline | null): string[] {
   if (!r) return [];
+  if (r.flops === null && r.bytes_accessed === null) return r.note ? [r.note] : [];
   const out = [
     `${fmtCount(r.flops, 'FLOP')} and ${fmtBytes(r.bytes_accessed)} per call (XLA cost analysis) · intensity ${r.intensity === null ? 'n/a' : sig(r.intensity)} FLOP/B`,
     `achieved ${fmtCount(r.flops_per_s, 'FLOP/s')} · ${fmtCount(r.bytes_per_s, 'B/s')}`

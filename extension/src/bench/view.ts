@@ -18,9 +18,9 @@ import {
 } from './model';
 
 const COLUMNS: [string, string][] = [
-  ['variant', 'variant'], ['median', 'median'], ['ci', '95% CI'], ['iqr', 'IQR'],
-  ['range', 'min – max'], ['n', 'runs × calls'], ['first', 'first call'], ['ratio', 'ratio'],
-  ['plot', 'distribution']
+  ['variant', 'variant'], ['median', 'median'], ['plot', 'distribution'], ['ratio', 'ratio'],
+  ['ci', '95% CI'], ['iqr', 'IQR'], ['range', 'min – max'], ['n', 'runs × calls'],
+  ['first', 'first call']
 ];
 const SORTABLE = new Set(['variant', 'median', 'iqr', 'n', 'first', 'ratio']);
 const PLOT_W = 200;
@@ -109,9 +109,10 @@ function build(p: BenchPayload, state: State, rerender: () => void): HTMLElement
   add(root, el('div', 'jwb-bench-head', headline(p)));
   const rows = sortRows(benchRows(p), state.sort, state.desc);
   const scale = sharedScale(rows);
-  const table = add(root, el('table', 'jwb-bench-table'));
+  const table = add(add(root, el('div', 'jwb-bench-scroll')), el('table', 'jwb-bench-table'));
   const hr = add(add(table, el('thead')), el('tr'));
-  for (const [id, label] of COLUMNS) {
+  const columns = COLUMNS.filter(([id]) => id !== 'ratio' || p.variants.length > 1);
+  for (const [id, label] of columns) {
     const th = add(hr, el('th', undefined, label));
     th.dataset.col = id;
     if (SORTABLE.has(id)) {
@@ -128,8 +129,7 @@ function build(p: BenchPayload, state: State, rerender: () => void): HTMLElement
     }
   }
   if (scale) {
-    const th = hr.lastElementChild as HTMLElement;
-    th.title = '';
+    const th = hr.querySelector('th[data-col="plot"]') as HTMLElement;
     add(th, el('span', 'jwb-bench-scale', ` ${fmtSeconds(scale.lo)} … ${fmtSeconds(scale.hi)}${scale.log ? ' (log)' : ''}`));
   }
   const body = add(table, el('tbody'));
@@ -140,7 +140,7 @@ function build(p: BenchPayload, state: State, rerender: () => void): HTMLElement
     tr.tabIndex = 0;
     if (r.m.error) tr.classList.add('jwb-bench-failed');
     if (rowWarnings(r.m).length) tr.classList.add('jwb-bench-warned');
-    for (const [id] of COLUMNS) {
+    for (const [id] of columns) {
       const td = add(tr, el('td'));
       td.dataset.col = id;
       if (id === 'plot') td.appendChild(distPlot(r, scale));
@@ -156,7 +156,7 @@ function build(p: BenchPayload, state: State, rerender: () => void): HTMLElement
     };
     tr.addEventListener('click', toggle);
     tr.addEventListener('keydown', ev => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); toggle(); } });
-    if (open) body.appendChild(detail(r, COLUMNS.length));
+    if (open) body.appendChild(detail(r, columns.length));
   }
   if (p.fits.length) {
     const f = add(root, el('div', 'jwb-bench-fits'));

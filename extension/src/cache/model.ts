@@ -122,7 +122,8 @@ export function siteLabel(c: CallSite): string {
   if (m) return `cell [${m[1]}], line ${c.line}`;
   const w = /^<workbench-cell-(\d+)>$/.exec(c.file);
   if (w) return `cell [${w[1]}], line ${c.line}`;
-  return `${c.file}:${c.line}`;
+  const parts = c.file.split(/[\\/]/);
+  return `${parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : c.file}:${c.line}`;
 }
 
 export function definedLabel(d: string | null): string {

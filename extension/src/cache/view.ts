@@ -30,7 +30,9 @@ function groupNode(g: FunctionGroup): HTMLElement {
   if (g.reasons.length && g.origin !== 'jax') {
     const first = g.reasons.slice(0, 2).map(r => r.text).join('; ');
     const more = g.reasons.length - 2;
-    add(line, el('span', 'jwb-cache-miss', ` · ${againText(g)}: ${first}${more > 0 ? `; +${more} more` : ''}`));
+    add(line, el('span', undefined, ' · '));
+    add(line, el('span', 'jwb-cache-again', `${againText(g)}:`));
+    add(line, el('span', 'jwb-cache-miss', ` ${first}${more > 0 ? `; +${more} more` : ''}`));
   }
   if (hasMore) {
     const det = add(box, el('div', 'jwb-cache-more'));
@@ -97,7 +99,7 @@ export const cacheView: FeatureViewFactory = () => {
       filter.placeholder = 'filter: function, cell, reason';
       filter.value = state.query;
       const shownCount = add(bar, el('span', 'jwb-cache-shown'));
-      const table = add(root, el('table', 'jwb-cache-table'));
+      const table = add(add(root, el('div', 'jwb-cache-scroll')), el('table', 'jwb-cache-table'));
       const hr = add(add(table, el('thead')), el('tr'));
       const body = add(table, el('tbody'));
       const recBox = add(root, el('details', 'jwb-cache-records'));
@@ -119,6 +121,7 @@ export const cacheView: FeatureViewFactory = () => {
           tr.setAttribute('aria-expanded', String(open));
           for (const c of LEDGER_COLUMNS) {
             const td = add(tr, el('td', c.numeric ? 'jwb-num' : undefined, ledgerCell(f, c.id)));
+            if (c.id === 'defined' && f.defined_at) td.title = f.defined_at;
             if (c.id === 'function') td.classList.add('jwb-cache-fn');
             if (c.id === 'why') td.classList.add('jwb-cache-why');
           }

@@ -38,8 +38,9 @@ export class Tooltip {
     n.hidden = false;
     const root = n.offsetParent as HTMLElement | null;
     const maxX = (root?.clientWidth ?? 800) - n.offsetWidth - 4;
+    const maxY = (root?.clientHeight ?? 600) - n.offsetHeight - 2;
     n.style.left = `${Math.max(0, Math.min(x + 14, maxX))}px`;
-    n.style.top = `${y + 14}px`;
+    n.style.top = `${Math.max(0, y + 14 > maxY ? y - n.offsetHeight - 8 : y + 14)}px`;
   }
   hide(): void {
     this.node.hidden = true;

@@ -185,7 +185,7 @@ export function layoutPicture(lay: Layout, colors: DeviceSetColors, width = 360)
   const shown = ordered.slice(0, MAX_FACETS);
   const many = shown.length > 1;
   const fw = many ? Math.max(96, Math.min(180, Math.floor((width - FACET_GAP) / 2))) : width;
-  const gridH = rank === 0 ? 40 : rows === null ? 40 : Math.max(32, Math.min(many ? 180 : 360, (fw * nrow) / ncol));
+  const gridH = rank === 0 ? 40 : rows === null ? 40 : Math.max(32, Math.min(many ? 160 : 240, (fw * nrow) / ncol));
   const perRow = many ? Math.max(1, Math.floor((Math.max(width, fw) + FACET_GAP) / (fw + FACET_GAP))) : 1;
   const titleH = rank > 2 ? FACET_TITLE_H : 0;
   const facets: Facet[] = shown.map((g, fi) => {
