@@ -13,12 +13,16 @@ function finite(x: number | null | undefined): x is number {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
-/** `digits` significant digits, without trailing zeros (Python's `%g`-like). */
-export function sig(x: number, digits = 3): string {
-  if (x === 0) return '0';
-  const s = x.toPrecision(digits);
-  if (s.includes('e')) return String(Number(s));
-  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+/**
+ * `value` to `digits` significant digits in positional notation, no trailing zeros, never
+ * rounding the integer part (Python's `sig`: 131 stays 131 at 2 digits).
+ */
+export function sig(value: number, digits = 3): string {
+  if (value === 0 || !Number.isFinite(value)) return value === 0 ? '0' : String(value);
+  const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(value))));
+  let text = value.toFixed(decimals);
+  if (text.includes('.')) text = text.replace(/0+$/, '').replace(/\.$/, '');
+  return text === '-0' || text === '' ? '0' : text;
 }
 
 /** The unit `fmtSeconds` picks for `seconds`. */

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { collectiveRows, diffLines, groupsText, memoryCells, timingsText, type MeshExplorerPayload } from '../src/mesh/model';
+
+const load = (name: string): MeshExplorerPayload =>
+  JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as MeshExplorerPayload;
+
+describe('mesh explorer view model (payloads from the explorer engine on 8 CPU devices)', () => {
+  it('lists the all-reduce XLA inserted for x @ y with the contraction split over model', () => {
+    const p = load('mesh-allreduce');
+    expect(p.collectives.length).toBeGreaterThan(0);
+    const rows = collectiveRows(p.collectives);
+    const ar = rows.find(r => r[0].startsWith('all-reduce'))!;
+    expect(ar[0]).toBe("all-reduce over 'model'");
+    expect(ar[3]).toBe('{0,1,2,3} {4,5,6,7}');
+    expect(groupsText({ ...p.collectives[0], groups: Array.from({ length: 10 }, (_, i) => [i]), pairs: null }, 8))
+      .toBe('{0} {1} {2} {3} {4} {5} {6} {7} … (10 groups)');
+    expect(memoryCells(p.memory).map(c => c[0])).toContain('peak');
+    expect(timingsText(p.timings)).toMatch(/^trace .* · lower .* · compile .* · total /);
+  });
+
+  it('spells the diff from the previous state', () => {
+    const p = load('mesh-matmul');
+    const lines = diffLines(p.diff);
+    expect(lines[0]).toEqual({ sign: '-', text: "all-reduce over 'model' f32[32,32]" });
+    expect(lines.map(l => l.text)).toContain("output P('data') → P('data', 'model')");
+    expect(diffLines(null)).toEqual([]);
+    expect(diffLines({ ...p.diff!, changed: false })).toEqual([{ sign: '', text: 'no change from the previous state' }]);
+  });
+});
