@@ -71,7 +71,7 @@ export const meshExplorerView: FeatureViewFactory = () => {
       for (const n of p.notes) add(root, el('div', 'jwb-sh-note', `note: ${n}`));
       stopTheme?.();
       stopTheme = onThemeChange(() => cards?.redrawAll());
-      ctx.interactive();
+      cards.whenDrawn(() => ctx.interactive());
     },
     dispose() {
       stopTheme?.();

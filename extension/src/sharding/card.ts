@@ -56,8 +56,21 @@ interface Drawn {
 }
 
 /** Draws layout cards for one output and redraws them on theme changes. */
+interface Theme {
+  palette: string[];
+  bg: string;
+  text: string;
+  edge: string;
+  hatch: string;
+  accent: string;
+  font: string;
+}
+
 export class LayoutCards {
   private readonly _drawn: Drawn[] = [];
+  /** the theme's colours, read once (getComputedStyle forces a style pass) until the theme changes */
+  private _theme: Theme | null = null;
+  private _pending = false;
   constructor(
     private readonly _root: HTMLElement,
     private readonly _colors: DeviceSetColors,
@@ -85,14 +98,59 @@ export class LayoutCards {
     for (const n of lay.notes) add(card, el('div', 'jwb-sh-note', `note: ${n}`));
     const d: Drawn = { lay, pic, canvas, hover: null, meshCells };
     this._drawn.push(d);
-    this._draw(d);
+    this._schedule(d);
     canvas.addEventListener('mousemove', ev => this._move(d, ev));
     canvas.addEventListener('mouseleave', () => this._leave(d));
     return card;
   }
 
   redrawAll(): void {
+    this._theme = null;
     for (const d of this._drawn) this._draw(d);
+  }
+
+  private readonly _queue: Drawn[] = [];
+  private readonly _waiting: (() => void)[] = [];
+
+  /** Call `cb` once every card made so far is drawn. */
+  whenDrawn(cb: () => void): void {
+    if (!this._pending) cb();
+    else this._waiting.push(cb);
+  }
+
+  /** Draw once the card is in the document (JupyterLab may render before attaching). */
+  private _schedule(d: Drawn): void {
+    this._queue.push(d);
+    if (this._pending) return;
+    this._pending = true;
+    const flush = (): void => {
+      if (!this._root.isConnected) {
+        requestAnimationFrame(flush);
+        return;
+      }
+      this._pending = false;
+      const batch = this._queue.splice(0);
+      for (const q of batch) this._draw(q);
+      for (const cb of this._waiting.splice(0)) cb();
+    };
+    if (this._root.isConnected) queueMicrotask(flush);
+    else requestAnimationFrame(flush);
+  }
+
+  private _themeColors(): Theme {
+    if (this._theme) return this._theme;
+    const host = this._root;
+    const brand = cssVar(host, '--jp-brand-color1');
+    this._theme = {
+      palette: TILE_PALETTE.map(v => cssVar(host, v, brand)),
+      bg: cssVar(host, '--jp-layout-color0'),
+      text: cssVar(host, '--jp-ui-font-color1'),
+      edge: cssVar(host, '--jp-ui-font-color2'),
+      hatch: cssVar(host, '--jp-ui-font-color3'),
+      accent: brand,
+      font: cssVar(host, '--jp-code-font-family', 'monospace')
+    };
+    return this._theme;
   }
 
   clear(): void {
@@ -141,14 +199,8 @@ export class LayoutCards {
     }
     const ctx = canvas.getContext('2d');
     if (!ctx) return;
-    const host = this._root;
-    const palette = TILE_PALETTE.map(v => cssVar(host, v, cssVar(host, '--jp-brand-color1')));
-    const bg = cssVar(host, '--jp-layout-color0');
-    const text = cssVar(host, '--jp-ui-font-color1');
-    const edge = cssVar(host, '--jp-ui-font-color2');
-    const hatch = cssVar(host, '--jp-ui-font-color3');
-    const accent = cssVar(host, '--jp-brand-color1');
-    const font = cssVar(host, '--jp-code-font-family', 'monospace');
+    if (!this._root.isConnected) return;
+    const { palette, bg, text, edge, hatch, accent, font } = this._themeColors();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     ctx.translate(1, 1);

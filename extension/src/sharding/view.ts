@@ -56,7 +56,7 @@ export const shardingView: FeatureViewFactory = () => {
       refill('');
       stopTheme?.();
       stopTheme = onThemeChange(() => cards?.redrawAll());
-      ctx.interactive();
+      cards.whenDrawn(() => ctx.interactive());
     },
     dispose() {
       stopTheme?.();
