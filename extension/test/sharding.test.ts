@@ -76,6 +76,21 @@ describe('sharding view model (payloads from workbench.sharding on 8 CPU devices
     expect(tip.lines.join('\n')).toContain('only padding');
   });
 
+  it('draws a scalar as one tile and an empty array as hatched blocks (no data)', () => {
+    const z = layoutPicture(byPath("['z']"), new DeviceSetColors());
+    expect([z.rows, z.cols, z.facets[0].tiles.length]).toEqual([null, null, 1]);
+    expect(z.facets[0].tiles[0].w).toBeGreaterThan(0);
+    const e = byPath("['e']");
+    const pic = layoutPicture(e, new DeviceSetColors(), 360);
+    expect(pic.facets[0].tiles).toHaveLength(4);
+    for (const t of pic.facets[0].tiles) {
+      expect(t.w * t.h).toBe(0);
+      expect(t.bw).toBeCloseTo(90);
+      expect(t.bh).toBeGreaterThan(0);
+    }
+    expect(layoutSummary(e, fmtBytes)).toMatch(/^empty \(size 0 along dimension 0\)/);
+  });
+
   it('writes the tooltip from the shard: ranges, shape, devices, mesh coordinates', () => {
     const w = byPath("['w']");
     const tip = shardTooltip(w, 0, fmtBytes);

@@ -168,8 +168,8 @@ const FACET_GAP = 10;
 export function layoutPicture(lay: Layout, colors: DeviceSetColors, width = 360): Picture {
   const rank = lay.shape.length;
   const { rows, cols, lead } = gridDims(rank);
-  const nrow = rows === null ? 1 : extent(lay, rows);
-  const ncol = cols === null ? 1 : extent(lay, cols);
+  const nrow = rows === null || lay.shape[rows] === 0 ? 1 : extent(lay, rows);
+  const ncol = cols === null || lay.shape[cols] === 0 ? 1 : extent(lay, cols);
   const groups = new Map<string, { key: number[]; shards: number[] }>();
   lay.shards.forEach((s, i) => {
     const key = lead.flatMap(d => [s.block_start[d], s.stop[d], s.padded_stop[d]]);
@@ -195,13 +195,16 @@ export function layoutPicture(lay: Layout, colors: DeviceSetColors, width = 360)
     const sy = gridH / nrow;
     const tiles: Tile[] = g.shards.map(i => {
       const s = lay.shards[i];
-      const r0 = rows === null ? 0 : s.block_start[rows];
-      const c0 = cols === null ? 0 : s.block_start[cols];
-      let r1 = rows === null ? 1 : s.stop[rows];
-      let c1 = cols === null ? 1 : s.stop[cols];
-      const rp = rows === null ? 1 : s.padded_stop[rows];
-      const cp = cols === null ? 1 : s.padded_stop[cols];
-      if (s.only_padding) { r1 = r0; c1 = c0; }
+      // a dimension of size 0 is drawn as one unit, so an empty array's blocks stay visible
+      const flatR = rows === null || lay.shape[rows] === 0;
+      const flatC = cols === null || lay.shape[cols] === 0;
+      const r0 = flatR ? 0 : s.block_start[rows!];
+      const c0 = flatC ? 0 : s.block_start[cols!];
+      let r1 = flatR ? 1 : s.stop[rows!];
+      let c1 = flatC ? 1 : s.stop[cols!];
+      const rp = flatR ? 1 : s.padded_stop[rows!];
+      const cp = flatC ? 1 : s.padded_stop[cols!];
+      if (s.only_padding || lay.empty) { r1 = r0; c1 = c0; }
       return {
         shard: i,
         x: fx + c0 * sx, y: fy + r0 * sy,
