@@ -32,7 +32,7 @@ export const meshExplorerView: FeatureViewFactory = () => {
       host.textContent = '';
       const root = add(host, el('div', 'jwb-mx'));
       cards = new LayoutCards(root, new DeviceSetColors(), new Tooltip(root));
-      add(root, el('div', 'jwb-mx-head', `${p.operation}: ${p.op_text}`));
+      add(root, el('div', 'jwb-mx-head', p.op_text ? `${p.operation}: ${p.op_text}` : p.operation));
       add(root, el('div', 'jwb-mx-sub',
         `mesh ${meshText(p.mesh)} · ${p.device_count} devices` +
         (p.process_count > 1 ? ` · ${p.process_count} processes` : '') +
@@ -52,7 +52,13 @@ export const meshExplorerView: FeatureViewFactory = () => {
           ? `${p.collectives.length} collective${p.collectives.length === 1 ? '' : 's'} · ${fmtBytes(p.collective_bytes)} per device`
           : (p.operation === 'layout' ? 'no operation compiled' : 'no collectives: every device computes on its own shard')));
       if (p.collectives.length) {
-        table(coll, ['collective', 'shape', 'bytes/device', 'groups', 'op'], collectiveRows(p.collectives), 'jwb-mx-coll');
+        const t = table(coll, ['collective', 'shape', 'bytes/device', 'groups', 'op'], collectiveRows(p.collectives), 'jwb-mx-coll');
+        add(coll, el('div', 'jwb-mx-hint', 'hover a collective to outline its device groups in the mesh grids'));
+        t.querySelectorAll('tbody tr').forEach((tr, i) => {
+          const c = p.collectives[i];
+          tr.addEventListener('mouseenter', () => cards?.markGroups(c.groups ?? c.pairs));
+          tr.addEventListener('mouseleave', () => cards?.markGroups(null));
+        });
       }
       const mem = memoryCells(p.memory);
       if (mem.length) {

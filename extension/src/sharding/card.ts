@@ -104,6 +104,22 @@ export class LayoutCards {
     return card;
   }
 
+  /**
+   * Mark each mesh cell with the index of the device group holding it (a collective's replica
+   * groups), or clear the marks (`null`): the groups show as coloured outlines in every card.
+   */
+  markGroups(groups: number[][] | null): void {
+    const groupOf = new Map<number, number>();
+    (groups ?? []).forEach((g, k) => g.forEach(d => groupOf.set(d, k)));
+    for (const d of this._drawn) {
+      for (const [id, cell] of d.meshCells) {
+        const k = groupOf.get(id);
+        if (k === undefined) delete cell.dataset.group;
+        else cell.dataset.group = String(k % 4);
+      }
+    }
+  }
+
   redrawAll(): void {
     this._theme = null;
     for (const d of this._drawn) this._draw(d);
