@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import { fmtBytes, fmtCount, fmtSeconds, sig } from '../src/bench/format';
+import { fmtBytes, fmtCount, fmtPercent, fmtSeconds, sig } from '../src/bench/format';
 import {
   benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rowCells, rowWarnings,
   runOrder, scaleAt, sharedScale, sortRows, type BenchPayload
@@ -25,6 +25,30 @@ describe('number formats agree with workbench/views/_format.py', () => {
     for (const [v, s] of expected.count) expect(fmtCount(v, 'FLOP')).toBe(s);
     for (const [v, d, s] of expected.sig) expect(sig(v, d)).toBe(s);
     expect(fmtSeconds(null)).toBe('n/a');
+  });
+});
+
+describe('ties round as Python does (half to even), not half up as toFixed/toPrecision do', () => {
+  // each expected text is what workbench/views/_format.py prints for the value
+  it('bytes, seconds, significant digits and percentages at exact ties', () => {
+    expect(fmtBytes(1280)).toBe('1.2 KiB'); // 1.25 KiB, e.g. f32[320, 1024] is 1.25 MiB
+    expect(fmtBytes(2304)).toBe('2.2 KiB');
+    expect(fmtBytes(1.25 * 2 ** 20)).toBe('1.2 MiB');
+    expect(fmtBytes(3840)).toBe('3.8 KiB');
+    expect(fmtBytes(2 ** 41)).toBe('2048.0 GiB'); // Python has no TiB
+    expect(fmtSeconds(1.125)).toBe('1.12 s');
+    expect(fmtSeconds(12.5, 2)).toBe('12 s');
+    expect(fmtSeconds(0.0625)).toBe('62.5 ms');
+    expect(fmtSeconds(0.0125, 2)).toBe('13 ms'); // 0.0125 is not exact in binary: no tie
+    expect(sig(0.125, 2)).toBe('0.12');
+    expect(sig(-0.125, 2)).toBe('-0.12');
+    expect(sig(2.5, 1)).toBe('2');
+    expect(sig(3.5, 1)).toBe('4');
+    expect(fmtPercent(0.125, 0)).toBe('12%');
+    expect(fmtCount(1250, 'FLOP', 2)).toBe('1.2 kFLOP');
+    expect(fmtSeconds(1250, 3)).toBe('1250 s');
+    expect(fmtSeconds(12450, 3)).toBe('12400 s');
+    expect(fmtSeconds(12350, 3)).toBe('12400 s');
   });
 });
 

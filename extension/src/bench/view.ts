@@ -10,7 +10,7 @@
  */
 
 import { add, el, svg } from './dom';
-import { fmtSeconds } from './format';
+import { fmtPercent, fmtSeconds } from './format';
 import type { FeatureViewFactory } from '../common/view';
 import {
   benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rowCells, rowWarnings,
@@ -86,7 +86,7 @@ function detail(r: Row, ncol: number): HTMLTableRowElement {
   const s = m.stats;
   const facts: string[] = [];
   if (m.output) facts.push(`output ${m.output}`);
-  if (s) facts.push(`mean ${fmtSeconds(s.mean)} ± ${fmtSeconds(s.std)} (std)`, `${s.outliers.length} outliers`, `CI coverage ${(s.ci_coverage * 100).toFixed(1)}%`);
+  if (s) facts.push(`mean ${fmtSeconds(s.mean)} ± ${fmtSeconds(s.std)} (std)`, `${s.outliers.length} outliers`, `CI coverage ${fmtPercent(s.ci_coverage)}`);
   facts.push(`${m.warmup_calls} warm-up calls`);
   add(td, el('div', undefined, facts.join(' · ')));
   const fc = m.first_call;
