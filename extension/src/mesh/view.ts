@@ -31,6 +31,7 @@ export const meshExplorerView: FeatureViewFactory = () => {
       const p = raw as unknown as MeshExplorerPayload;
       host.textContent = '';
       const root = add(host, el('div', 'jwb-mx'));
+      cards?.dispose();
       cards = new LayoutCards(root, new DeviceSetColors(), new Tooltip(root));
       add(root, el('div', 'jwb-mx-head', p.op_text ? `${p.operation}: ${p.op_text}` : p.operation));
       add(root, el('div', 'jwb-mx-sub',
@@ -82,6 +83,7 @@ export const meshExplorerView: FeatureViewFactory = () => {
     dispose() {
       stopTheme?.();
       stopTheme = null;
+      cards?.dispose();
       cards = null;
     }
   };

@@ -71,6 +71,9 @@ export class LayoutCards {
   /** the theme's colours, read once (getComputedStyle forces a style pass) until the theme changes */
   private _theme: Theme | null = null;
   private _pending = false;
+  private _disposed = false;
+  private _observer: ResizeObserver | null = null;
+  private _frame = 0;
   constructor(
     private readonly _root: HTMLElement,
     private readonly _colors: DeviceSetColors,
@@ -121,6 +124,7 @@ export class LayoutCards {
   }
 
   redrawAll(): void {
+    if (this._disposed) return;
     this._theme = null;
     for (const d of this._drawn) this._draw(d);
   }
@@ -134,23 +138,56 @@ export class LayoutCards {
     else this._waiting.push(cb);
   }
 
-  /** Draw once the card is in the document (JupyterLab may render before attaching). */
+  /**
+   * Draw once the card is in the document (JupyterLab may render before attaching, and a
+   * windowed notebook detaches cells scrolled out of view).  While detached nothing polls:
+   * a ResizeObserver says when the output gets a box (rendered, in the document); without
+   * one (old browsers, tests) frames are polled.  `dispose` stops either.
+   */
   private _schedule(d: Drawn): void {
     this._queue.push(d);
-    if (this._pending) return;
+    if (this._pending || this._disposed) return;
     this._pending = true;
-    const flush = (): void => {
-      if (!this._root.isConnected) {
-        requestAnimationFrame(flush);
-        return;
-      }
-      this._pending = false;
-      const batch = this._queue.splice(0);
-      for (const q of batch) this._draw(q);
-      for (const cb of this._waiting.splice(0)) cb();
+    if (this._root.isConnected) {
+      queueMicrotask(() => this._flush());
+      return;
+    }
+    if (typeof ResizeObserver !== 'undefined') {
+      this._observer = new ResizeObserver(() => {
+        if (this._root.isConnected) this._flush();
+      });
+      this._observer.observe(this._root);
+      return;
+    }
+    const poll = (): void => {
+      this._frame = 0;
+      if (this._disposed) return;
+      if (this._root.isConnected) this._flush();
+      else this._frame = requestAnimationFrame(poll);
     };
-    if (this._root.isConnected) queueMicrotask(flush);
-    else requestAnimationFrame(flush);
+    this._frame = requestAnimationFrame(poll);
+  }
+
+  private _flush(): void {
+    this._observer?.disconnect();
+    this._observer = null;
+    if (this._disposed || !this._pending) return;
+    this._pending = false;
+    const batch = this._queue.splice(0);
+    for (const q of batch) this._draw(q);
+    for (const cb of this._waiting.splice(0)) cb();
+  }
+
+  /** Stop waiting to draw (the output was replaced or disposed) and forget the cards. */
+  dispose(): void {
+    this._disposed = true;
+    this._observer?.disconnect();
+    this._observer = null;
+    if (this._frame) cancelAnimationFrame(this._frame);
+    this._frame = 0;
+    this._queue.length = 0;
+    this._waiting.length = 0;
+    this._drawn.length = 0;
   }
 
   private _themeColors(): Theme {

@@ -22,6 +22,7 @@ export const shardingView: FeatureViewFactory = () => {
       const root = add(host, el('div', 'jwb-sh-ext'));
       const layouts = payload.layouts ?? [];
       const tip = new Tooltip(root);
+      cards?.dispose();
       cards = new LayoutCards(root, new DeviceSetColors(), tip);
       const head = add(root, el('div', 'jwb-sh-bar'));
       const total = payload.total_layouts ?? layouts.length;
@@ -61,6 +62,7 @@ export const shardingView: FeatureViewFactory = () => {
     dispose() {
       stopTheme?.();
       stopTheme = null;
+      cards?.dispose();
       cards = null;
     }
   };
