@@ -183,7 +183,11 @@ export const benchView: FeatureViewFactory = () => {
         const old = host.querySelector<HTMLElement>(':scope > .jwb-bench');
         const oldEnv = old?.querySelector<HTMLDetailsElement>('.jwb-bench-env');
         if (oldEnv) envOpen = oldEnv.open;
-        const focused = (document.activeElement as HTMLElement | null)?.closest?.('[data-key]')?.getAttribute('data-key') ?? null;
+        // only this output's focused row (another bench output may hold the focus)
+        const active = document.activeElement as HTMLElement | null;
+        const focused = active && host.contains(active)
+          ? active.closest('[data-key]')?.getAttribute('data-key') ?? null
+          : null;
         const next = build(p, state, draw);
         (next.querySelector('.jwb-bench-env') as HTMLDetailsElement).open = envOpen;
         if (old) old.replaceWith(next);
