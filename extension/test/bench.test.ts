@@ -66,6 +66,12 @@ describe('bench view model (payloads from workbench.bench)', () => {
     expect(rowCells(rows[0]).first).toMatch(/^\S+ m?s \(trace .* · lower .* · XLA .*\)$/);
   });
 
+  it('leaves out a ratio interval the payload has no bounds for (null), never "NaN"', () => {
+    const p = { ...two, comparisons: two.comparisons.map(c => ({ ...c, ratio: { ...c.ratio, ci_low: null, ci_high: null } })) };
+    const cell = rowCells(benchRows(p)[1]).ratio;
+    expect(cell).toBe(`×${sig(two.comparisons[0].ratio.median!)}`);
+  });
+
   it('a shared plot scale, histograms that count every sample, bounded run-order plots', () => {
     const rows = benchRows(two);
     const scale = sharedScale(rows)!;

@@ -91,6 +91,13 @@ describe('sharding view model (payloads from workbench.sharding on 8 CPU devices
     expect(layoutSummary(e, fmtBytes)).toMatch(/^empty \(size 0 along dimension 0\)/);
   });
 
+  it('summarises a layout without shards as the Python view does ("0 shards of ?"), not a crash', () => {
+    const w = byPath("['w']");
+    expect(layoutSummary({ ...w, shards: [] }, fmtBytes)).toBe('0 shards of ? · 0 B per device');
+    const pic = layoutPicture({ ...w, shards: [] }, new DeviceSetColors());
+    expect(pic.facets.flatMap(f => f.tiles)).toEqual([]);
+  });
+
   it('writes the tooltip from the shard: ranges, shape, devices, mesh coordinates', () => {
     const w = byPath("['w']");
     const tip = shardTooltip(w, 0, fmtBytes);

@@ -200,7 +200,8 @@ export function rowCells(r: Row): Record<string, string> {
   let ratio = '';
   if (r.reference) ratio = 'reference';
   else if (r.ratio && r.ratio.median !== null) {
-    ratio = `${fmtRatio(r.ratio.median)} [${sig(r.ratio.ci_low ?? NaN)}–${sig(r.ratio.ci_high ?? NaN)}]`;
+    const { ci_low: lo, ci_high: hi } = r.ratio;
+    ratio = fmtRatio(r.ratio.median) + (lo !== null && hi !== null ? ` [${sig(lo)}–${sig(hi)}]` : '');
   }
   return {
     variant: m.variant + (r.params ? ` (${r.params})` : ''),

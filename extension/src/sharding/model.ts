@@ -271,7 +271,8 @@ export function layoutSummary(lay: Layout, bytesText: (n: number) => string): st
   if (lay.fully_replicated) what = `fully replicated on ${lay.devices.length} devices`;
   else if (n === 1) what = '1 shard on 1 device';
   else {
-    what = `${n} shards of ${dimsText(lay.dtype, lay.shards[0].padded_shape)}`;
+    // no shards at all (the schema allows it): Python writes `0 shards of ?`
+    what = `${n} shards of ${n ? dimsText(lay.dtype, lay.shards[0].padded_shape) : '?'}`;
     if (lay.replication > 1) {
       const axes = lay.replicated_axes.map(a => `'${a}'`).join(', ');
       what += `, each held by ${lay.replication} devices${axes ? ` (replicated over ${axes})` : ''}`;
