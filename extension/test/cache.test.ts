@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import {
-  definedLabel, distinctSites, groupLine, ledgerView, persistentRows, recordLine, recordMatches,
+  definedLabel, distinctSites, groupLine, ledgerView, persistentLine, persistentRows, recordLine, recordMatches,
   siteLabel, type CacheCellPayload, type CachePayload, type PersistentStatus
 } from '../src/cache/model';
 
@@ -62,5 +62,9 @@ describe('persistent cache summary', () => {
     expect(rows.find(r => r[0] === 'maximum size')?.[1]).toBe('unlimited');
     expect(rows.find(r => r[0] === 'this session')?.[1]).toBe(`${on.hits} hits, ${on.misses} misses (${on.written} written), saved 0 s`);
     expect(persistentRows({ ...on, directory: null })[0][1]).toMatch(/^off/);
+    // '' is off too (Python: `if not p.directory`); -1 (JAX: no size restriction) is no byte count
+    expect(persistentRows({ ...on, directory: '' })[0][1]).toMatch(/^off/);
+    expect(persistentLine({ ...on, directory: '' })).toBe('persistent cache off');
+    expect(persistentRows({ ...on, min_entry_size_bytes: -1 }).find(r => r[0] === 'and the entry is at least')?.[1]).toBe('any size');
   });
 });

@@ -240,17 +240,18 @@ export function recordMatches(r: CompileRecord, query: string): boolean {
 // -- persistent cache ----------------------------------------------------------------------------
 
 export function persistentRows(p: PersistentStatus): [string, string][] {
-  if (p.directory === null) return [['persistent cache', 'off (%jaxcache persist DIR turns it on)']];
+  if (!p.directory) return [['persistent cache', 'off (%jaxcache persist DIR turns it on)']];
   return [
     ['directory', p.directory],
     ['written when compiling takes at least', fmtSeconds(p.min_compile_time_s, DIGITS)],
-    ['and the entry is at least', fmtBytes(p.min_entry_size_bytes)],
+    // -1: JAX applies no size restriction
+    ['and the entry is at least', p.min_entry_size_bytes < 0 ? 'any size' : fmtBytes(p.min_entry_size_bytes)],
     ['maximum size', p.max_size_bytes < 0 ? 'unlimited' : fmtBytes(p.max_size_bytes)],
     ['this session', `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.misses} miss${p.misses === 1 ? '' : 'es'} (${p.written} written), saved ${s2(p.time_saved_s)}`]
   ];
 }
 
 export function persistentLine(p: PersistentStatus): string {
-  if (p.directory === null) return 'persistent cache off';
+  if (!p.directory) return 'persistent cache off';
   return `persistent cache ${p.directory}: ${p.hits} hits, ${p.misses} misses, ${p.written} written, saved ${s2(p.time_saved_s)}`;
 }
