@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
+import { fmtBytes } from '../src/bench/format';
 import { collectiveRows, diffLines, groupsText, memoryCells, timingsText, type MeshExplorerPayload } from '../src/mesh/model';
 
 const load = (name: string): MeshExplorerPayload =>
@@ -16,7 +17,11 @@ describe('mesh explorer view model (payloads from the explorer engine on 8 CPU d
     expect(ar[3]).toBe('{0,1,2,3} {4,5,6,7}');
     expect(groupsText({ ...p.collectives[0], groups: Array.from({ length: 10 }, (_, i) => [i]), pairs: null }, 8))
       .toBe('{0} {1} {2} {3} {4} {5} {6} {7} … (10 groups)');
-    expect(memoryCells(p.memory).map(c => c[0])).toContain('peak');
+    // the Python view's labels and order (workbench/views/mesh_explorer.py _memory_cells)
+    expect(memoryCells(p.memory).map(c => c[0])).toEqual(
+      ['arguments', 'outputs', 'temporaries', 'aliased', 'generated code', 'peak']);
+    expect(memoryCells(p.memory)[0][1]).toBe(fmtBytes(p.memory!.argument_bytes as number));
+    expect(memoryCells({ ...p.memory!, temp_bytes: null }).map(c => c[0])).not.toContain('temporaries');
     expect(timingsText(p.timings)).toMatch(/^trace .* · lower .* · compile .* · total /);
   });
 

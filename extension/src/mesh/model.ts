@@ -66,12 +66,19 @@ export function collectiveRows(cs: Collective[]): string[][] {
   return cs.map(c => [c.description || c.kind, c.shape, fmtBytes(c.bytes), groupsText(c), c.op_name]);
 }
 
+/** The memory_analysis fields both views show, with the Python view's labels, in its order. */
+const MEMORY_FIELDS: [string, string][] = [
+  ['argument_bytes', 'arguments'], ['output_bytes', 'outputs'], ['temp_bytes', 'temporaries'],
+  ['alias_bytes', 'aliased'], ['generated_code_bytes', 'generated code'], ['peak_bytes', 'peak']
+];
+
 /** Memory per device, the fields XLA reported, as (label, text). */
 export function memoryCells(m: MeshExplorerPayload['memory']): [string, string][] {
   if (!m) return [];
   const out: [string, string][] = [];
-  for (const [k, v] of Object.entries(m)) {
-    if (typeof v === 'number' && k.endsWith('_bytes')) out.push([k.replace(/_bytes$/, '').replace(/_/g, ' '), fmtBytes(v)]);
+  for (const [k, label] of MEMORY_FIELDS) {
+    const v = m[k];
+    if (typeof v === 'number') out.push([label, fmtBytes(v)]);
   }
   return out;
 }
