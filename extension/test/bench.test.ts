@@ -16,7 +16,7 @@ const sweep = read<BenchPayload>('bench-sweep');
 describe('number formats agree with workbench/views/_format.py', () => {
   const expected = read<{
     seconds3: [number, string][]; seconds2: [number, string][]; bytes: [number, string][];
-    count: [number, string][]; sig: [number, number, string][];
+    count: [number, string][]; sig: [number, number, string][]; percent: [number, number, string][];
   }>('bench-format');
   it('seconds, bytes, counts, significant digits', () => {
     for (const [v, s] of expected.seconds3) expect(fmtSeconds(v)).toBe(s);
@@ -24,6 +24,7 @@ describe('number formats agree with workbench/views/_format.py', () => {
     for (const [v, s] of expected.bytes) expect(fmtBytes(v)).toBe(s);
     for (const [v, s] of expected.count) expect(fmtCount(v, 'FLOP')).toBe(s);
     for (const [v, d, s] of expected.sig) expect(sig(v, d)).toBe(s);
+    for (const [v, d, s] of expected.percent) expect(fmtPercent(v, d)).toBe(s);
     expect(fmtSeconds(null)).toBe('n/a');
   });
 });
