@@ -26,6 +26,11 @@ describe('the compile line (cache-cell payloads from real cells)', () => {
     expect(siteLabel(sites[0])).toBe('cell [4], line 5');
     expect(siteLabel({ file: '/a/b/c/d.py', line: 3, function: 'f', text: '' })).toBe('…/c/d.py:3');
     expect(definedLabel('<ipython-input-1-2bb4acaf654e>:2')).toBe('cell [1], line 2');
+    // a notebook cell run by ipykernel lives in /tmp/ipykernel_<pid>/<hash>.py: a cell, not a path
+    // (its number is not in the payload; the Python view then says `cell line N` too)
+    expect(siteLabel({ file: '/tmp/ipykernel_4242/1234567890.py', line: 3, function: 'f', text: '' })).toBe('cell line 3');
+    expect(definedLabel('C:\\Temp\\ipykernel_77\\99.py:8')).toBe('cell line 8');
+    expect(definedLabel('<workbench-cell-7>:1')).toBe('cell [7], line 1');
   });
 });
 

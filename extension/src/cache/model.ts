@@ -116,12 +116,15 @@ export function distinctSites(sites: CallSite[], limit = 5): CallSite[] {
   return out.slice(0, limit);
 }
 
-/** `cell [4], line 5` for an IPython cell file, else `file:line`. */
+/** `cell [4], line 5` for an IPython cell file, `cell line 5` for ipykernel's, else `…/dir/file:line`. */
 export function siteLabel(c: CallSite): string {
   const m = /^<ipython-input-(\d+)-[0-9a-f]+>$/.exec(c.file);
   if (m) return `cell [${m[1]}], line ${c.line}`;
   const w = /^<workbench-cell-(\d+)>$/.exec(c.file);
   if (w) return `cell [${w[1]}], line ${c.line}`;
+  // ipykernel's file of a notebook cell (/tmp/ipykernel_<pid>/<hash>.py): its number is not
+  // in the payload, so say it is a cell (as the Python view does when it cannot tell)
+  if (/ipykernel_\d+[/\\]\d+\.py$/.test(c.file)) return `cell line ${c.line}`;
   const parts = c.file.split(/[\\/]/);
   return `${parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : c.file}:${c.line}`;
 }
