@@ -61,6 +61,38 @@ export function groupsText(c: Collective, limit = 8): string {
   return c.groups.length > limit ? `${gs} … (${c.groups.length} groups)` : gs;
 }
 
+/**
+ * The device groups a collective works in, for outlining them in the mesh grids: its replica
+ * groups, or for a collective-permute the connected sets its source -> target pairs form
+ * (a ring over 'model' is one group per ring), in order of first appearance; null if neither.
+ */
+export function deviceGroups(c: Collective): number[][] | null {
+  if (c.groups) return c.groups;
+  if (!c.pairs) return null;
+  const parent = new Map<number, number>();
+  const find = (d: number): number => {
+    let r = d;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    while (parent.get(d) !== r) { const n = parent.get(d)!; parent.set(d, r); d = n; }
+    return r;
+  };
+  const order: number[] = [];
+  for (const p of c.pairs) {
+    for (const d of p) if (!parent.has(d)) { parent.set(d, d); order.push(d); }
+    const a = find(p[0]);
+    const b = find(p[1]);
+    if (a !== b) parent.set(b, a);
+  }
+  const groups = new Map<number, number[]>();
+  for (const d of order) {
+    const r = find(d);
+    const g = groups.get(r);
+    if (g) g.push(d);
+    else groups.set(r, [d]);
+  }
+  return [...groups.values()];
+}
+
 /** The collectives table: one row of cells per collective. */
 export function collectiveRows(cs: Collective[]): string[][] {
   return cs.map(c => [c.description || c.kind, c.shape, fmtBytes(c.bytes), groupsText(c), c.op_name]);

@@ -9,7 +9,7 @@ import { fmtBytes } from '../bench/format';
 import type { FeatureViewFactory } from '../common/view';
 import { LayoutCards, Tooltip } from '../sharding/card';
 import { DeviceSetColors, meshText } from '../sharding/model';
-import { collectiveRows, diffLines, memoryCells, timingsText, type MeshExplorerPayload } from './model';
+import { collectiveRows, deviceGroups, diffLines, memoryCells, timingsText, type MeshExplorerPayload } from './model';
 
 function table(parent: HTMLElement, head: string[], rows: string[][], cls: string): HTMLTableElement {
   const t = add(parent, el('table', `jwb-mx-table ${cls}`));
@@ -57,7 +57,7 @@ export const meshExplorerView: FeatureViewFactory = () => {
         add(coll, el('div', 'jwb-mx-hint', 'hover a collective to outline its device groups in the mesh grids'));
         t.querySelectorAll('tbody tr').forEach((tr, i) => {
           const c = p.collectives[i];
-          tr.addEventListener('mouseenter', () => cards?.markGroups(c.groups ?? c.pairs));
+          tr.addEventListener('mouseenter', () => cards?.markGroups(deviceGroups(c)));
           tr.addEventListener('mouseleave', () => cards?.markGroups(null));
         });
       }
