@@ -4,7 +4,7 @@
  * variant, a shared scale for the distribution plots, histogram bins and run-order buckets.
  */
 
-import { fmtBytes, fmtCount, fmtPercent, fmtRatio, fmtSeconds, sig } from './format';
+import { fmtBytes, fmtCount, fmtPercent, fmtRatio, fmtSeconds, pyFixed, sig } from './format';
 
 export interface Stats {
   n: number; min: number; max: number; median: number; mean: number; std: number | null;
@@ -243,11 +243,12 @@ export function rooflineLines(r: Roofline | null): string[] {
   return out;
 }
 
+/** The power-law fit line in the Python view's words and digits (`fit_text`). */
 export function fitText(f: Fit, param: string | null): string {
   if (f.exponent === null) return `${f.variant}: no fit`;
-  return `${f.variant}: time ∝ ${param ?? 'size'}^${sig(f.exponent, 3)}` +
-    (f.exponent_stderr !== null ? ` ± ${sig(f.exponent_stderr, 2)}` : '') +
-    (f.r2 !== null ? ` (r² ${sig(f.r2, 3)}, ${f.points} points)` : '');
+  return `${f.variant}: time ∝ ${param || 'n'}^${pyFixed(f.exponent, 2)}` +
+    (f.exponent_stderr !== null ? ` ± ${pyFixed(f.exponent_stderr, 2)}` : '') +
+    ` (R² ${f.r2 === null ? 'n/a' : pyFixed(f.r2, 3)}, ${f.points} sizes)`;
 }
 
 /** The header line: label, sample count, wall time, state. */
