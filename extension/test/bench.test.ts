@@ -108,6 +108,9 @@ describe('bench view model (payloads from workbench.bench)', () => {
     const w = rowWarnings(m);
     expect(w).toContain('recompiled 3 times during sampling: the steady state includes compiles');
     expect(w).toContain(`budget reached after ${m.stats!.n} samples`);
+    // workbench/engine/bench/result.py: one compile is "1 time"
+    expect(rowWarnings({ ...m, sampling_compiles: 1 })[0]).toBe('recompiled 1 time during sampling: the steady state includes compiles');
+    expect(rowWarnings({ ...m, sampling_compiles: 0, warmup_compiles: 1 })).toContain('compiled 1 time during warm-up');
     const eager = two.measurements[1];
     expect(rooflineLines(eager.roofline)).toEqual(eager.roofline ? [eager.roofline.note] : []);
     expect(rooflineLines(two.measurements[0].roofline)[1]).toMatch(/^achieved \S+ \S*FLOP\/s/);

@@ -215,13 +215,20 @@ export function rowCells(r: Row): Record<string, string> {
   };
 }
 
-/** The warnings of a measurement, in the Python views' words. */
+const times = (n: number): string => `${n} time${n === 1 ? '' : 's'}`;
+
+/**
+ * The warnings of a measurement, in the Python views' words and order (the harness's
+ * compile warning, then the samples' noise warnings: `Measurement.warnings`), then what
+ * only this view adds (warm-up compiles, budget, interruption).
+ */
 export function rowWarnings(m: Measurement): string[] {
-  const out = [...(m.stats?.warnings ?? [])];
+  const out: string[] = [];
   if (m.sampling_compiles) {
-    out.push(`recompiled ${m.sampling_compiles} times during sampling: the steady state includes compiles`);
+    out.push(`recompiled ${times(m.sampling_compiles)} during sampling: the steady state includes compiles`);
   }
-  if (m.warmup_compiles) out.push(`compiled ${m.warmup_compiles} times during warm-up`);
+  out.push(...(m.stats?.warnings ?? []));
+  if (m.warmup_compiles) out.push(`compiled ${times(m.warmup_compiles)} during warm-up`);
   if (m.stopped_by_budget && m.stats) out.push(`budget reached after ${m.stats.n} samples`);
   if (m.interrupted) out.push('interrupted: the samples so far are kept');
   return out;
