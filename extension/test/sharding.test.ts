@@ -126,6 +126,6 @@ describe('sharding view model (payloads from workbench.sharding on 8 CPU devices
     const ms = performance.now() - t0;
     expect(tiles).toBe(16000);
     expect(colors.size).toBe(8);
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(5000); // loose: the figure itself is in benchmarks/
   });
 });
