@@ -16,6 +16,8 @@ import linecache
 import os
 import re
 import uuid
+from collections.abc import Iterable
+from typing import Any
 
 from workbench.engine.common.source import cell_label
 
@@ -40,6 +42,18 @@ def source_label(file: str, line: int) -> tuple[str, bool]:
         number = known.number if known is not None else (int(m.group(1)) if m else None)
         return (f"cell [{number}] line {line}" if number else f"cell line {line}"), True
     return f"{os.path.basename(file)}:{line}", False
+
+
+def cells_of(files: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``{file: {"number": N|None, "cell_id": str|None}}`` for each of ``files`` that is a
+    notebook cell :func:`cell_label` knows (the payloads' ``cells``: how a front end finds
+    the cell editor a source line is in)."""
+    out: dict[str, dict[str, Any]] = {}
+    for file in dict.fromkeys(files):
+        label = cell_label(file)
+        if label is not None:
+            out[file] = {"number": label.number, "cell_id": label.cell_id}
+    return out
 
 
 class LineCache:
