@@ -71,35 +71,46 @@ class LineCache:
         return text
 
 
+#: inline style of every code block (``<pre>``): the essentials that must survive a sanitizer
+PRE_STYLE = "white-space:pre;margin:0;font-size:12px;overflow-x:auto;line-height:1.45"
+#: the theme's colours (JupyterLab's variables; light-theme fallbacks elsewhere)
+FG1 = "var(--jp-content-font-color1,#1f2328)"
+FG2 = "var(--jp-content-font-color2,#57606a)"
+BORDER = "var(--jp-border-color2,#d0d7de)"
+#: inline styles of tables, for the same reason
+TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
+CELL_STYLE = f"border:1px solid {BORDER};padding:2px 8px;text-align:left;vertical-align:top"
+
 CSS = """
 .jwb{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);font-size:var(--jp-code-font-size,12.5px);
  color:var(--jp-content-font-color1,#1f2328);line-height:1.45;max-width:100%;overflow-x:auto}
+.jwb pre{font-family:inherit;background:none;color:inherit;padding:0;border:0}
 .jwb .jwb-head{font-family:var(--jp-ui-font-family,system-ui,sans-serif);margin:2px 0 6px 0}
 .jwb .jwb-title{font-weight:600}
 .jwb .jwb-meta{color:var(--jp-content-font-color2,#57606a)}
 .jwb .jwb-hist{display:flex;flex-wrap:wrap;gap:2px 10px;margin:4px 0;font-size:11.5px}
-.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:#7aa6da;margin-left:4px;vertical-align:middle;border-radius:2px}
-.jwb .jwb-code{white-space:pre;padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
-.jwb .jwb-eq{display:block}
+.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:var(--jp-brand-color2,#7aa6da);margin-left:4px;vertical-align:middle;border-radius:2px}
+.jwb .jwb-body{padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
 .jwb .jwb-eq:hover{background:var(--jp-layout-color2,#f3f4f6)}
-.jwb .jwb-src{color:var(--jp-content-font-color3,#8c959f);font-style:italic;display:block;margin-top:3px}
-.jwb .jwb-src.cell{color:#8250df}
+.jwb .jwb-src{color:var(--jp-content-font-color2,#57606a);font-style:italic}
+.jwb .jwb-src.cell{color:var(--jp-mirror-editor-def-color,#8250df)}
 .jwb .jwb-v{cursor:pointer;color:var(--jp-mirror-editor-variable-color,#0550ae)}
-.jwb .jwb-v.hl{background:#fff2a8;color:#000;outline:1px solid #d4a72c}
-.jwb .jwb-v.hl-def{background:#ffd56b;color:#000;font-weight:600}
-.jwb .jwb-t{color:#0a7f6f}
-.jwb .jwb-t.f{color:#0969da}.jwb .jwb-t.i{color:#1a7f37}.jwb .jwb-t.b{color:#8250df}.jwb .jwb-t.c{color:#bc4c00}
-.jwb .jwb-lit{color:#953800}
-.jwb .jwb-p{color:#cf222e;font-weight:600}
+.jwb .jwb-v.hl{background:var(--jp-search-unselected-match-background-color,#fff2a8);color:var(--jp-search-unselected-match-color,#000);outline:1px solid var(--jp-warn-color1,#d4a72c)}
+.jwb .jwb-v.hl-def{background:var(--jp-search-selected-match-background-color,#ffd56b);color:var(--jp-search-selected-match-color,#000);font-weight:600}
+.jwb .jwb-t{color:var(--jp-mirror-editor-string-color,#0a7f6f)}
+.jwb .jwb-t.f{color:var(--jp-mirror-editor-builtin-color,#0969da)}.jwb .jwb-t.i{color:var(--jp-mirror-editor-number-color,#1a7f37)}
+.jwb .jwb-t.b{color:var(--jp-mirror-editor-keyword-color,#8250df)}.jwb .jwb-t.c{color:var(--jp-mirror-editor-attribute-color,#bc4c00)}
+.jwb .jwb-lit{color:var(--jp-mirror-editor-number-color,#953800)}
+.jwb .jwb-p{color:var(--jp-mirror-editor-keyword-color,#cf222e);font-weight:600}
 .jwb .jwb-par{color:var(--jp-content-font-color2,#57606a)}
-.jwb .jwb-kw{color:#6e7781}
+.jwb .jwb-kw{color:var(--jp-mirror-editor-keyword-color,#6e7781)}
 .jwb details{margin-left:1.5em}
 .jwb details>summary{cursor:pointer;color:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-chunk{content-visibility:auto;contain-intrinsic-size:auto 3000px}
-.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:#9a6700;margin:4px 0}
+.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-warn-color0,#9a6700);margin:4px 0}
 .jwb .jwb-cols{display:flex;gap:16px;align-items:flex-start;overflow-x:auto}
 .jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
-.jwb .jwb-err{border-left:4px solid #cf222e;padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-err{border-left:4px solid var(--jp-error-color1,#cf222e);padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-err pre{margin:2px 0;white-space:pre-wrap}
 """
 

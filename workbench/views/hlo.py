@@ -22,7 +22,20 @@ from workbench.engine.hlo.model import HloComputation, HloInstruction
 from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
 from workbench.views._envelope import envelope, pack
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
-from workbench.views._html import LineCache, cells_of, esc, new_id, source_label, style_block
+from workbench.views._html import (
+    BORDER,
+    CELL_STYLE,
+    FG1,
+    FG2,
+    PRE_STYLE,
+    TABLE_STYLE,
+    LineCache,
+    cells_of,
+    esc,
+    new_id,
+    source_label,
+    style_block,
+)
 from workbench.views.dag_layout import Layout, layered_layout
 from workbench.views.display import Display, View
 
@@ -54,14 +67,7 @@ KIND_STROKE = {"parameter": "var(--jp-brand-color1,#1976d2)",
                "constant": "var(--jp-border-color2,#bdbdbd)",
                "plumbing": "var(--jp-border-color2,#bdbdbd)",
                "op": "var(--jp-border-color1,#757575)"}
-#: inline styles of the essentials, so the output reads when a sanitizer strips <style>
-FG1 = "var(--jp-content-font-color1,#1f2328)"
-FG2 = "var(--jp-content-font-color2,#57606a)"
 BG0 = "var(--jp-layout-color0,#ffffff)"
-BORDER = "var(--jp-border-color2,#d0d7de)"
-TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:4px 0 8px 0"
-CELL_STYLE = f"border:1px solid {BORDER};padding:2px 8px;text-align:left;vertical-align:top"
-PRE_STYLE = "white-space:pre;margin:0;font-size:12px;overflow-x:auto"
 
 HLO_CSS = """
 .jwb-hlo .jwb-sum{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;margin:4px 0 8px 0}
@@ -371,8 +377,8 @@ def overview_svg(rep: HloReport) -> str:
 
 
 def _legend() -> str:
-    sw = "".join(f'<svg width="14" height="10" style="vertical-align:middle"><rect width="14" '
-                 f'height="10" style="fill:{HEAT};fill-opacity:{o};stroke:{BORDER}"/></svg>'
+    sw = "".join(f'<span style="display:inline-block;width:14px;height:10px;'
+                 f'vertical-align:middle;background:{HEAT};opacity:{o}"></span>'
                  for o in HEAT_OPACITY[1:])
     return ('<div class="jwb-legend">Fill: <b>estimated</b> bytes moved (operands read + result '
             f'written, from shapes; not a measurement), light → heavy {sw}. '
