@@ -81,6 +81,31 @@ BORDER = "var(--jp-border-color2,#d0d7de)"
 TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
 CELL_STYLE = f"border:1px solid {BORDER};padding:2px 8px;text-align:left;vertical-align:top"
 
+_ESSENTIAL_STYLE = {"table": TABLE_STYLE, "th": CELL_STYLE, "td": CELL_STYLE, "pre": PRE_STYLE}
+#: a tag whose style already has this keeps its own
+_ESSENTIAL_KEY = {"table": "border-collapse", "th": "border", "td": "border", "pre": "white-space"}
+_ESSENTIAL_TAG = re.compile(r"<(table|th|td|pre)(\s[^>]*)?>")
+_STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
+
+
+def inline_essentials(html_text: str) -> str:
+    """Our HTML with the essentials inline: each ``<table>``, ``<th>``, ``<td>`` and
+    ``<pre>`` gets borders/padding (tables) or preformatting (code) in its ``style``
+    attribute unless it has its own, so the output stays readable where a sanitizer strips
+    the ``<style>`` block (untrusted notebooks in JupyterLab).  Only our own markup is
+    touched: strings from user code are escaped, so they hold no tags."""
+    def add(m: re.Match[str]) -> str:
+        tag, attrs = m.group(1), m.group(2) or ""
+        style = _STYLE_ATTR.search(attrs)
+        if style is None:
+            return f'<{tag}{attrs} style="{_ESSENTIAL_STYLE[tag]}">'
+        if _ESSENTIAL_KEY[tag] in style.group(1):
+            return m.group(0)
+        merged = f' style="{_ESSENTIAL_STYLE[tag]};{style.group(1)}"'
+        return f"<{tag}{attrs[:style.start()]}{merged}{attrs[style.end():]}>"
+    return _ESSENTIAL_TAG.sub(add, html_text)
+
+
 CSS = """
 .jwb{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);font-size:var(--jp-code-font-size,12.5px);
  color:var(--jp-content-font-color1,#1f2328);line-height:1.45;max-width:100%;overflow-x:auto}
