@@ -604,8 +604,6 @@ def _files_of(rep: HloReport) -> list[str]:
     files.extend(c.source.file for c in rep.collectives if c.source is not None)
     if rep.module is not None:
         files.extend(i.source.file for i in rep.module.instructions() if i.source is not None)
-    if rep.stablehlo is not None:
-        files.extend(o.source.file for o in rep.stablehlo.ops if o.source is not None)
     return files
 
 
