@@ -92,7 +92,8 @@ _COLOUR_PROP = re.compile(r"(?<![\w-])(color|background(?:-color)?|fill|stroke)\
 def theme_colours_only(html: str) -> None:
     """Every text/background colour in CSS and style attributes is a JupyterLab variable
     (with a fallback); data colours (series, devices) are attributes and not checked."""
-    for prop, value in _COLOUR_PROP.findall(html):
+    css = re.findall(r"<style\b[^>]*>(.*?)</style>", html, re.S) + re.findall(r'\sstyle="([^"]*)"', html)
+    for prop, value in _COLOUR_PROP.findall("\n".join(css)):
         value = value.strip()
         ok = value.startswith("var(--jp-") or value in ("none", "inherit", "transparent")
         assert ok, f"{prop}: {value}"

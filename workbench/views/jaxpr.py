@@ -191,7 +191,7 @@ def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
     peak = max(c for _, c in items)
     parts = [f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
              f'style="width:{max(2, round(60 * c / peak))}px"></span></span>' for p, c in items]
-    return f'<div class="jwb-hist">{"".join(parts)}</div>'
+    return f'<div class="jwb-hist">{" ".join(parts)}</div>'
 
 
 def _signature(ins: Inspection) -> str:
