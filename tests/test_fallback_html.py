@@ -25,26 +25,39 @@ from workbench.views import cache, mesh_explorer
 from workbench.views.display import View
 
 STRIPPED = re.compile(r"<(style|script)\b[^>]*>.*?</\1>", re.S | re.I)
+VAR_STYLE = re.compile(r'\sstyle="[^"]*var\([^"]*"')
+VOID = {"br", "hr", "img", "input", "meta", "link", "wbr", "col", "source", "area"}
 
 
 def sanitize(html: str) -> str:
-    """What JupyterLab's sanitizer does to us: ``<style>`` and ``<script>`` are gone."""
-    return STRIPPED.sub("", html)
+    """What JupyterLab 4.6's sanitizer does to us (measured in the browser): ``<style>`` and
+    ``<script>`` go with their content, and a ``style`` attribute holding a ``var()`` goes
+    whole.  (It also unwraps ``<svg>`` and its children, keeping their text: see
+    :class:`Structure`, which reports such text unless it is hidden.)"""
+    return VAR_STYLE.sub("", STRIPPED.sub("", html))
 
 
 class Structure(HTMLParser):
-    """Tags with their attributes, text per ``<pre>``, and links found inside ``<svg>``."""
+    """Tags with their attributes, text per ``<pre>``, links inside ``<svg>``, and the text
+    of SVG elements a reader would see once the sanitizer has unwrapped them (not inside a
+    ``display:none`` element)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, dict[str, str]]] = []
         self.pre_texts: list[str] = []
         self.links_in_svg = 0
+        self.loose_svg_text = ""
+        self._open: list[tuple[str, bool]] = []  # (tag, hides its content)
         self._svg = 0
         self._pre = 0
 
+    def _hidden(self) -> bool:
+        return any(h for _, h in self._open)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+        a = {k: v or "" for k, v in attrs}
+        self.tags.append((tag, a))
         if tag == "svg":
             self._svg += 1
         elif tag == "a" and self._svg:
@@ -52,16 +65,27 @@ class Structure(HTMLParser):
         elif tag == "pre":
             self._pre += 1
             self.pre_texts.append("")
+        if tag not in VOID:
+            self._open.append((tag, "display:none" in a.get("style", "").replace(" ", "")))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "svg":
             self._svg -= 1
         elif tag == "pre":
             self._pre -= 1
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i][0] == tag:
+                del self._open[i:]
+                break
 
     def handle_data(self, data: str) -> None:
         if self._pre:
             self.pre_texts[-1] += data
+        if self._svg and not self._hidden():
+            self.loose_svg_text += data.strip()
 
 
 def structure(html: str) -> Structure:
@@ -75,6 +99,7 @@ def essentials_inline(html: str) -> Structure:
     """Checks every view's HTML must pass; returns the sanitised structure."""
     s = structure(html)
     assert s.links_in_svg == 0
+    assert s.loose_svg_text == "", "SVG text a sanitizer would leave as loose text"
     for tag, attrs in s.tags:
         style = attrs.get("style", "")
         if tag in ("td", "th"):
@@ -204,5 +229,10 @@ def test_the_checks_catch_what_they_are_for():
         essentials_inline("<pre>code</pre>")
     with pytest.raises(AssertionError):
         theme_colours_only('<span style="color:#cf222e">x</span>')
+    with pytest.raises(AssertionError):  # a var() takes the whole attribute with it
+        essentials_inline('<pre style="white-space:pre;color:var(--jp-x,#000)">code</pre>')
+    with pytest.raises(AssertionError):  # SVG labels left loose by the sanitizer
+        essentials_inline('<svg><text x="0">label</text></svg>')
+    essentials_inline('<div style="display:none"><svg><text x="0">label</text></svg></div>')
     essentials_inline('<div><style>td{}</style><script>x</script><pre style="white-space:pre">'
                       '</pre></div>')

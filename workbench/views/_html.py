@@ -77,9 +77,16 @@ PRE_STYLE = "white-space:pre;margin:0;font-size:12px;overflow-x:auto;line-height
 FG1 = "var(--jp-content-font-color1,#1f2328)"
 FG2 = "var(--jp-content-font-color2,#57606a)"
 BORDER = "var(--jp-border-color2,#d0d7de)"
-#: inline styles of tables, for the same reason
+#: inline styles of tables, for the same reason.  No ``var()`` in inline essentials:
+#: JupyterLab's sanitizer drops a whole ``style`` attribute that holds one, so borders are
+#: a translucent grey that reads on light and dark backgrounds alike
+NEUTRAL_BORDER = "rgba(128,128,128,0.5)"
 TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
-CELL_STYLE = f"border:1px solid {BORDER};padding:2px 8px;text-align:left;vertical-align:top"
+CELL_STYLE = f"border:1px solid {NEUTRAL_BORDER};padding:2px 8px;text-align:left;vertical-align:top"
+#: shown only with our stylesheet (trusted notebooks, nbconvert, VS Code): pictures whose
+#: SVG a sanitizer would strip into loose text; and its counterpart, shown only without it
+STYLED_ONLY = 'class="jwb-styled" style="display:none"'
+UNSTYLED_ONLY = 'class="jwb-nostyle"'
 
 _ESSENTIAL_STYLE = {"table": TABLE_STYLE, "th": CELL_STYLE, "td": CELL_STYLE, "pre": PRE_STYLE}
 #: a tag whose style already has this keeps its own
@@ -137,6 +144,8 @@ CSS = """
 .jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
 .jwb .jwb-err{border-left:4px solid var(--jp-error-color1,#cf222e);padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-err pre{margin:2px 0;white-space:pre-wrap}
+.jwb .jwb-styled{display:block!important}
+.jwb .jwb-nostyle{display:none}
 """
 
 #: Click a variable: highlight its definition and every use within this output.

@@ -22,7 +22,7 @@ from typing import Any
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, Measurement
 from workbench.engine.bench.stats import PowerFit, SampleStats, summarize
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import esc, new_id, style_block
+from workbench.views._html import STYLED_ONLY, esc, new_id, style_block
 from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
@@ -401,7 +401,13 @@ def bench_html(b: Benchmark) -> str:
             f"benchmark: {esc(b.label)}</span> <span class=\"jwb-meta\">"
             f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
             f"{esc(fmt_seconds(b.wall_s))} total</span></div>"
-            f"{table_html(b)}{plots}{_notes_html(b)}{_env_html(b)}</div>")
+            f"{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>")
+
+
+def _styled_only(plots: str) -> str:
+    """The plots, shown only with our stylesheet: a sanitizer (an untrusted notebook)
+    strips SVG into loose axis labels; the table above has the figures."""
+    return f"<div {STYLED_ONLY}>{plots}</div>" if plots else ""
 
 
 def bench_json(b: Benchmark) -> dict[str, Any]:

@@ -23,12 +23,14 @@ from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
 from workbench.views._envelope import envelope, pack
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
 from workbench.views._html import (
-    BORDER,
     CELL_STYLE,
     FG1,
     FG2,
+    NEUTRAL_BORDER,
     PRE_STYLE,
+    STYLED_ONLY,
     TABLE_STYLE,
+    UNSTYLED_ONLY,
     LineCache,
     cells_of,
     esc,
@@ -346,34 +348,26 @@ def overview_rows(rep: HloReport) -> list[tuple[str, int, int]]:
     return sorted(((k, v[0], v[1]) for k, v in total.items()), key=lambda r: -r[1])
 
 
-def overview_svg(rep: HloReport) -> str:
+def overview_html(rep: HloReport) -> str:
     """A small picture of a big graph: estimated bytes moved per op_name scope (or source
-    line), as bars.  Stays a few KB whatever the size of the graph."""
+    line), as a table with bars.  A few KB whatever the size of the graph; the bars are
+    text-free SVG, so a sanitizer that strips SVG leaves the table of figures intact."""
     rows = overview_rows(rep)
     if not rows:
         return ""
     shown = rows[:OVERVIEW_BARS]
     peak = shown[0][1]
-    label_w, bar_w, row_h = 430, 300, 16
-    parts = []
-    for i, (group, moved, count) in enumerate(shown):
-        y = i * row_h
-        width = max(1.0, bar_w * moved / peak)
-        tip = f"{group}: {fmt_bytes(moved)} estimated bytes moved by {count} nodes"
-        parts.append(f'<g><title>{esc(tip)}</title>'
-                     f'<text x="0" y="{y + 12}">{esc(_truncate(group, 70))}</text>'
-                     f'<rect x="{label_w}" y="{y + 3}" width="{width:.0f}" height="{row_h - 5}" '
-                     f'style="fill:{HEAT};fill-opacity:0.6"/>'
-                     f'<text x="{label_w + width + 4:.0f}" y="{y + 12}">{fmt_bytes(moved)} · '
-                     f'{count}</text></g>')
-    W, H = label_w + bar_w + 110, len(shown) * row_h + 4
+    body = []
+    for group, moved, count in shown:
+        width = max(1, round(240 * moved / peak))
+        bar = (f'<svg width="{width}" height="10" aria-hidden="true"><rect width="{width}" '
+               f'height="10" style="fill:{HEAT};fill-opacity:0.7"/></svg>')
+        body.append([esc(_truncate(group, 90)), bar, fmt_bytes(moved), str(count)])
     by = "op_name scope" if any("/" in r[0] for r in rows) else "source line"
     more = f" (top {len(shown)} of {len(rows)})" if len(rows) > len(shown) else ""
-    return (f'<div class="jwb-legend">Overview: <b>estimated</b> bytes moved by {by}{more}, '
-            f'and the number of nodes; hover a bar for details.</div>'
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-            f'viewBox="0 0 {W} {H}" role="img" data-jwb="overview" font-size="11" '
-            f'font-family="system-ui,sans-serif" style="fill:{FG1}">{"".join(parts)}</svg>')
+    table = _table([by, "", "est. bytes moved", "nodes"], body, ' data-jwb="overview"')
+    return (f'<details open><summary>overview: <b>estimated</b> bytes moved by {by}{more}'
+            f'</summary>{table}</details>')
 
 
 def _legend() -> str:
@@ -400,14 +394,21 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
         out.append(f'<div class="jwb-legend">Control-flow bodies (while/cond/call), each '
                    f'drawn below: <ul style="margin:2px 0">{items}</ul></div>')
     if any(name in layouts for name in names):
-        out.insert(0, _legend())
+        out.insert(0, f'<div {STYLED_ONLY}>{_legend()}</div>'
+                      f'<div {UNSTYLED_ONLY}><i>The diagrams are hidden: this page has no '
+                      f'styles (an untrusted notebook, whose styles JupyterLab strips). Trust '
+                      f'the notebook or install the jax-workbench extension to see them; the '
+                      f'heaviest fusions are listed above.</i></div>')
     for i, (name, graph) in enumerate(rep.graphs.items()):
         title = (f"fusion diagram of the entry computation {name}" if i == 0 else
                  f"control-flow body {name}")
         count = f"{len(graph.nodes)} nodes, {graph.fusion_count} fusions"
         if name in layouts:
-            inner = (f'<div class="jwb-diagram" style="max-height:640px;overflow:auto;'
-                     f'border:1px solid {BORDER}">{diagram_svg(graph, layouts[name])}</div>')
+            # hidden unless our stylesheet is there: stripped by a sanitizer, the SVG
+            # would turn into loose text
+            inner = (f'<div class="jwb-diagram jwb-styled" style="display:none;'
+                     f'max-height:640px;overflow:auto;border:1px solid {NEUTRAL_BORDER}">'
+                     f'{diagram_svg(graph, layouts[name])}</div>')
         else:
             inner = (f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here '
                      f'(the JupyterLab extension draws the interactive graph from the JSON '
@@ -415,7 +416,7 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
         out.append(f'<details{" open" if i == 0 else ""}>'
                    f"<summary>{esc(title)} ({count})</summary>{inner}</details>")
     if any(name not in layouts for name in names):
-        out.insert(0, overview_svg(rep))
+        out.insert(0, overview_html(rep))
     return "".join(out)
 
 
