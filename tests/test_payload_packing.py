@@ -186,3 +186,24 @@ def test_html_says_how_many_equations_are_omitted():
     d = workbench.jaxpr(_chain(n), jnp.ones(4))
     html = d._repr_mimebundle_(include={"text/html"})["text/html"]
     assert f"Showing the first {MAX_ROWS} equations; {2 * n - MAX_ROWS} more are omitted" in html
+
+
+def test_trees_of_custom_nodes_and_a_broken_tree_never_fail(monkeypatch):
+    from workbench.engine.jaxpr import trees as tr
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    jax.tree_util.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+                                       lambda _, c: Pair(*c))
+    d = workbench.jaxpr(lambda p: p.a + p.b, Pair(jnp.ones(2), jnp.ones(2)))
+    (t,) = d._repr_mimebundle_()[JAXPR_MIME]["trees"]["in"]
+    assert t == {"name": "p", "summary": "Pair(f32[2], f32[2])", "leaves": 2}
+
+    def broken(*a, **k):
+        raise RuntimeError("no")
+    monkeypatch.setattr(tr, "from_treedef", broken)
+    d = workbench.jaxpr(lambda x, y: x * y, jnp.ones(2), 2.0)
+    trees = d._repr_mimebundle_()[JAXPR_MIME]["trees"]
+    assert [t["name"] for t in trees["in"]] == ["arg0", "arg1"]

@@ -279,9 +279,12 @@ class Inspection:
         {w1, w2, wk, wq, wv: f32[128,128]}``): ``{"in": [...], "out": [...]}``."""
         def compute() -> dict[str, list[TreeSummary]]:
             traced = self.traced
-            return summarize_call(getattr(traced, "in_tree", None), self.in_avals,
-                                  getattr(traced, "out_tree", None), self.out_avals,
-                                  self._arg_names)
+            try:
+                return summarize_call(getattr(traced, "in_tree", None), self.in_avals,
+                                      getattr(traced, "out_tree", None), self.out_avals,
+                                      self._arg_names)
+            except Exception:  # an exotic pytree node: one entry per leaf, never a failure
+                return summarize_call(None, self.in_avals, None, self.out_avals)
         return self._stage("trees", compute)
 
     @property
