@@ -66,7 +66,8 @@ def run(shell: InteractiveShell):
 
 @pytest.fixture(autouse=True)
 def validate_every_payload(monkeypatch):
-    """Every application/vnd.jax-workbench.* payload the test builds must match its schema.
+    """Every application/vnd.jax-workbench.* payload the test builds must match its schema,
+    packed as it is shown and unpacked (``schemas.unpack``) as a front end reads it.
 
     All bundles are built by ``View.bundle`` (the one display protocol: magics, twins, the
     compile line, ``%jaxcache``, the live benchmark widget's final output) and lone payloads
@@ -82,6 +83,9 @@ def validate_every_payload(monkeypatch):
     def check(mime: str, payload: object) -> None:
         try:
             schemas.validate(mime, payload)
+            inner = schemas.unpack(payload)
+            if inner is not payload:  # packed: the restored fields obey the schema too
+                schemas.validate(mime, inner)
         except Exception as exc:
             failures.append(f"{mime}: {exc}")
             raise

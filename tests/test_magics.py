@@ -29,7 +29,7 @@ def test_cell_defines_function_and_shows_grad_jaxpr(run, shell):
     assert r.bundle["text/plain"] == str(ref)
     assert set(r.bundle) >= {"text/plain", "text/html", JAXPR_MIME}
     rec = r.bundle[JAXPR_MIME]
-    assert rec["version"] == 2 and rec["kind"] == "jaxpr"
+    assert rec["version"] == 3 and rec["kind"] == "jaxpr"
     assert rec["label"] == "grad(loss)"
     assert rec["in_avals"] == ["f32[4,4]", "f32[2,4]"] and rec["out_avals"] == ["f32[4,4]"]
     assert rec["stats"]["histogram"] == primitive_counts(ref)

@@ -9,6 +9,7 @@ import pytest
 
 import workbench
 from tests.programs import count_equations
+from workbench import schemas
 from workbench.views import _html
 from workbench.views.jaxpr import (
     CHUNK_ROWS,
@@ -36,14 +37,16 @@ def test_big_program_is_folded_and_bounded():
     html = jaxpr_html(ins)
     rows = html.count('<span class="jwb-eq">')
     assert rows <= MAX_ROWS + 2  # + the lambda line and the "in" line
-    assert "Showing the first" in html
+    assert f"Showing the first {MAX_ROWS} equations; {n_eqns - MAX_ROWS} more are omitted" in html
     assert len(html) < 4_000_000
     assert html.count('class="jwb-chunk"') >= MAX_ROWS // CHUNK_ROWS
     assert f"equations {FOLD_AFTER + 1}–{2 * FOLD_AFTER} of {n_eqns}" in html
     assert html.count("<details>") == html.count("</details>")
     # text and JSON still carry the whole program
     bundle = jaxpr_display([ins])._repr_mimebundle_()
-    assert len(bundle[JAXPR_MIME]["jaxpr"]["eqns"]) == len(ins.jaxpr.eqns)
+    assert "packed" in bundle[JAXPR_MIME] and not bundle[JAXPR_MIME]["truncated"]
+    data = schemas.unpack(bundle[JAXPR_MIME])
+    assert len(data["jaxpr"]["eqns"]) == len(ins.jaxpr.eqns)
     assert bundle["text/plain"].count(" = sin ") == 6000
 
 

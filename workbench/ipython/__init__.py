@@ -21,7 +21,7 @@ from workbench.ipython import cache_magics
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
-from workbench.ipython.prompt import shell_cell_labels
+from workbench.ipython.prompt import CellIds, shell_cell_labels
 from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
@@ -41,6 +41,10 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
 }
 
 
+#: each loaded shell's execution count -> cell id record (its pre_run_cell hook)
+_CELL_IDS: dict[int, CellIds] = {}
+
+
 def _record_bundle(record: Any, include: Any = None, exclude: Any = None) -> Any:
     return Display(record, _RECORD_VIEWS[type(record)])._repr_mimebundle_(include, exclude)
 
@@ -52,7 +56,9 @@ def load(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
     cache_magics.load(shell)
-    set_cell_resolver(shell_cell_labels(shell))
+    ids = _CELL_IDS[id(shell)] = CellIds(shell)
+    shell.events.register("pre_run_cell", ids.pre_run_cell)
+    set_cell_resolver(shell_cell_labels(shell, ids))
 
 
 def unload(shell: Any) -> None:
@@ -67,6 +73,12 @@ def unload(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
     cache_magics.unload(shell)
+    ids = _CELL_IDS.pop(id(shell), None)
+    if ids is not None:
+        try:
+            shell.events.unregister("pre_run_cell", ids.pre_run_cell)
+        except ValueError:
+            pass
     set_cell_resolver(None)
 
 

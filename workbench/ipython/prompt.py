@@ -59,15 +59,46 @@ def current_cell_id(shell: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) and cell_id else None
 
 
-def shell_cell_labels(shell: Any) -> Callable[[str], CellLabel | None]:
+class CellIds:
+    """Execution count -> JupyterLab cell id of the cells this shell ran.
+
+    An ordinary cell's functions are compiled by the shell under its own file name, which
+    the shell maps to the prompt number only; :meth:`pre_run_cell` (an IPython
+    ``pre_run_cell`` hook) keeps the running cell's id beside its number, so a source line
+    in such a cell can be linked to its cell by id as well.  Bounded: a long session
+    forgets its oldest cells.
+    """
+
+    MAX_CELLS = 10_000
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.ids: dict[int, str] = {}
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        number = prompt_number(self.shell, before_run=True)
+        cell_id = current_cell_id(self.shell)
+        if number is None or cell_id is None:
+            return
+        self.ids.pop(number, None)
+        self.ids[number] = cell_id
+        while len(self.ids) > self.MAX_CELLS:
+            del self.ids[next(iter(self.ids))]
+
+
+def shell_cell_labels(shell: Any, ids: CellIds | None = None
+                      ) -> Callable[[str], CellLabel | None]:
     """Label files the shell compiled itself (a function defined in an ordinary cell) with
     their prompt number, as IPython's own tracebacks do ("Cell In[3]"): its compiler keeps
-    file name -> number (``_filename_map``, in IPython since 8.0)."""
+    file name -> number (``_filename_map``, in IPython since 8.0); and with the cell's id
+    when ``ids`` recorded one for that number."""
     def lookup(file: str) -> CellLabel | None:
         numbers = getattr(getattr(shell, "compile", None), "_filename_map", None)
         number = numbers.get(file) if isinstance(numbers, dict) else None
-        return CellLabel(number) if isinstance(number, int) and number > 0 else None
+        if not isinstance(number, int) or number <= 0:
+            return None
+        return CellLabel(number, ids.ids.get(number) if ids is not None else None)
     return lookup
 
 
-__all__ = ["current_cell_id", "prompt_number", "shell_cell_labels"]
+__all__ = ["CellIds", "current_cell_id", "prompt_number", "shell_cell_labels"]

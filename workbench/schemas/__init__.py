@@ -17,6 +17,8 @@ from typing import Any
 MIME_PREFIX = "application/vnd.jax-workbench."
 MIME_SUFFIX = "+json"
 ID_PREFIX = "urn:jax-workbench:schema:"
+#: the one encoding of a payload's ``packed`` field (see :func:`unpack`)
+PACKED_ENCODING = "gzip+base64"
 
 
 class UnknownPayload(LookupError):
@@ -84,5 +86,38 @@ def _validator(mime: str) -> Any:
     return Draft202012Validator(schema_for(mime), registry=_registry())
 
 
-__all__ = ["MIME_PREFIX", "UnknownPayload", "kind_of", "kinds", "mime_type", "schema_for",
-           "validate"]
+def unpack(payload: Any) -> Any:
+    """A payload with its ``packed`` field (if any) restored into the fields it holds.
+
+    Big payloads carry ``{"packed": {"encoding": "gzip+base64", "fields": [...], "data":
+    ...}}`` in place of their biggest fields: ``data`` is base64 of gzip of the JSON object
+    of those fields.  The result is the payload as if it had never been packed (a new dict;
+    the argument is not changed); a payload without ``packed`` is returned as it is.  A
+    ``jaxpr-compare`` payload's ``stages`` are unpacked each.
+    """
+    if not isinstance(payload, dict):
+        return payload
+    out = payload
+    packed = payload.get("packed")
+    if isinstance(packed, dict):
+        import base64
+        import gzip
+
+        if packed.get("encoding") != PACKED_ENCODING:
+            raise ValueError(f"unknown packed encoding {packed.get('encoding')!r}")
+        inner = json.loads(gzip.decompress(base64.b64decode(packed["data"])).decode("utf-8"))
+        if not isinstance(inner, dict) or sorted(inner) != sorted(packed.get("fields", [])):
+            raise ValueError("packed data does not hold exactly the fields it names")
+        out = {}
+        for key, value in payload.items():
+            if key == "packed":
+                out.update(inner)
+            else:
+                out[key] = value
+    if isinstance(out.get("stages"), list):
+        out = {**out, "stages": [unpack(s) for s in out["stages"]]}
+    return out
+
+
+__all__ = ["MIME_PREFIX", "PACKED_ENCODING", "UnknownPayload", "kind_of", "kinds", "mime_type", "schema_for",
+           "unpack", "validate"]

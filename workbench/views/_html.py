@@ -16,6 +16,8 @@ import linecache
 import os
 import re
 import uuid
+from collections.abc import Iterable
+from typing import Any
 
 from workbench.engine.common.source import cell_label
 
@@ -42,6 +44,18 @@ def source_label(file: str, line: int) -> tuple[str, bool]:
     return f"{os.path.basename(file)}:{line}", False
 
 
+def cells_of(files: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``{file: {"number": N|None, "cell_id": str|None}}`` for each of ``files`` that is a
+    notebook cell :func:`cell_label` knows (the payloads' ``cells``: how a front end finds
+    the cell editor a source line is in)."""
+    out: dict[str, dict[str, Any]] = {}
+    for file in dict.fromkeys(files):
+        label = cell_label(file)
+        if label is not None:
+            out[file] = {"number": label.number, "cell_id": label.cell_id}
+    return out
+
+
 class LineCache:
     """``linecache.getline`` memoised per (file, line); views ask for the same line a lot."""
 
@@ -57,36 +71,81 @@ class LineCache:
         return text
 
 
+#: inline style of every code block (``<pre>``): the essentials that must survive a sanitizer
+PRE_STYLE = "white-space:pre;margin:0;font-size:12px;overflow-x:auto;line-height:1.45"
+#: the theme's colours (JupyterLab's variables; light-theme fallbacks elsewhere)
+FG1 = "var(--jp-content-font-color1,#1f2328)"
+FG2 = "var(--jp-content-font-color2,#57606a)"
+BORDER = "var(--jp-border-color2,#d0d7de)"
+#: inline styles of tables, for the same reason.  No ``var()`` in inline essentials:
+#: JupyterLab's sanitizer drops a whole ``style`` attribute that holds one, so borders are
+#: a translucent grey that reads on light and dark backgrounds alike
+NEUTRAL_BORDER = "rgba(128,128,128,0.5)"
+TABLE_STYLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
+CELL_STYLE = f"border:1px solid {NEUTRAL_BORDER};padding:2px 8px;text-align:left;vertical-align:top"
+#: shown only with our stylesheet (trusted notebooks, nbconvert, VS Code): pictures whose
+#: SVG a sanitizer would strip into loose text; and its counterpart, shown only without it
+STYLED_ONLY = 'class="jwb-styled" style="display:none"'
+UNSTYLED_ONLY = 'class="jwb-nostyle"'
+
+_ESSENTIAL_STYLE = {"table": TABLE_STYLE, "th": CELL_STYLE, "td": CELL_STYLE, "pre": PRE_STYLE}
+#: a tag whose style already has this keeps its own
+_ESSENTIAL_KEY = {"table": "border-collapse", "th": "border", "td": "border", "pre": "white-space"}
+_ESSENTIAL_TAG = re.compile(r"<(table|th|td|pre)(\s[^>]*)?>")
+_STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
+
+
+def inline_essentials(html_text: str) -> str:
+    """Our HTML with the essentials inline: each ``<table>``, ``<th>``, ``<td>`` and
+    ``<pre>`` gets borders/padding (tables) or preformatting (code) in its ``style``
+    attribute unless it has its own, so the output stays readable where a sanitizer strips
+    the ``<style>`` block (untrusted notebooks in JupyterLab).  Only our own markup is
+    touched: strings from user code are escaped, so they hold no tags."""
+    def add(m: re.Match[str]) -> str:
+        tag, attrs = m.group(1), m.group(2) or ""
+        style = _STYLE_ATTR.search(attrs)
+        if style is None:
+            return f'<{tag}{attrs} style="{_ESSENTIAL_STYLE[tag]}">'
+        if _ESSENTIAL_KEY[tag] in style.group(1):
+            return m.group(0)
+        merged = f' style="{_ESSENTIAL_STYLE[tag]};{style.group(1)}"'
+        return f"<{tag}{attrs[:style.start()]}{merged}{attrs[style.end():]}>"
+    return _ESSENTIAL_TAG.sub(add, html_text)
+
+
 CSS = """
 .jwb{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);font-size:var(--jp-code-font-size,12.5px);
  color:var(--jp-content-font-color1,#1f2328);line-height:1.45;max-width:100%;overflow-x:auto}
+.jwb pre{font-family:inherit;background:none;color:inherit;padding:0;border:0}
 .jwb .jwb-head{font-family:var(--jp-ui-font-family,system-ui,sans-serif);margin:2px 0 6px 0}
 .jwb .jwb-title{font-weight:600}
 .jwb .jwb-meta{color:var(--jp-content-font-color2,#57606a)}
 .jwb .jwb-hist{display:flex;flex-wrap:wrap;gap:2px 10px;margin:4px 0;font-size:11.5px}
-.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:#7aa6da;margin-left:4px;vertical-align:middle;border-radius:2px}
-.jwb .jwb-code{white-space:pre;padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
-.jwb .jwb-eq{display:block}
+.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:var(--jp-brand-color2,#7aa6da);margin-left:4px;vertical-align:middle;border-radius:2px}
+.jwb .jwb-body{padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
 .jwb .jwb-eq:hover{background:var(--jp-layout-color2,#f3f4f6)}
-.jwb .jwb-src{color:var(--jp-content-font-color3,#8c959f);font-style:italic;display:block;margin-top:3px}
-.jwb .jwb-src.cell{color:#8250df}
+.jwb .jwb-src{color:var(--jp-content-font-color2,#57606a);font-style:italic}
+.jwb .jwb-src.cell{color:var(--jp-mirror-editor-def-color,#8250df)}
 .jwb .jwb-v{cursor:pointer;color:var(--jp-mirror-editor-variable-color,#0550ae)}
-.jwb .jwb-v.hl{background:#fff2a8;color:#000;outline:1px solid #d4a72c}
-.jwb .jwb-v.hl-def{background:#ffd56b;color:#000;font-weight:600}
-.jwb .jwb-t{color:#0a7f6f}
-.jwb .jwb-t.f{color:#0969da}.jwb .jwb-t.i{color:#1a7f37}.jwb .jwb-t.b{color:#8250df}.jwb .jwb-t.c{color:#bc4c00}
-.jwb .jwb-lit{color:#953800}
-.jwb .jwb-p{color:#cf222e;font-weight:600}
+.jwb .jwb-v.hl{background:var(--jp-search-unselected-match-background-color,#fff2a8);color:var(--jp-search-unselected-match-color,#000);outline:1px solid var(--jp-warn-color1,#d4a72c)}
+.jwb .jwb-v.hl-def{background:var(--jp-search-selected-match-background-color,#ffd56b);color:var(--jp-search-selected-match-color,#000);font-weight:600}
+.jwb .jwb-t{color:var(--jp-mirror-editor-string-color,#0a7f6f)}
+.jwb .jwb-t.f{color:var(--jp-mirror-editor-builtin-color,#0969da)}.jwb .jwb-t.i{color:var(--jp-mirror-editor-number-color,#1a7f37)}
+.jwb .jwb-t.b{color:var(--jp-mirror-editor-keyword-color,#8250df)}.jwb .jwb-t.c{color:var(--jp-mirror-editor-attribute-color,#bc4c00)}
+.jwb .jwb-lit{color:var(--jp-mirror-editor-number-color,#953800)}
+.jwb .jwb-p{color:var(--jp-mirror-editor-keyword-color,#cf222e);font-weight:600}
 .jwb .jwb-par{color:var(--jp-content-font-color2,#57606a)}
-.jwb .jwb-kw{color:#6e7781}
+.jwb .jwb-kw{color:var(--jp-mirror-editor-keyword-color,#6e7781)}
 .jwb details{margin-left:1.5em}
 .jwb details>summary{cursor:pointer;color:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-chunk{content-visibility:auto;contain-intrinsic-size:auto 3000px}
-.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:#9a6700;margin:4px 0}
+.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-warn-color0,#9a6700);margin:4px 0}
 .jwb .jwb-cols{display:flex;gap:16px;align-items:flex-start;overflow-x:auto}
 .jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
-.jwb .jwb-err{border-left:4px solid #cf222e;padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-err{border-left:4px solid var(--jp-error-color1,#cf222e);padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-err pre{margin:2px 0;white-space:pre-wrap}
+.jwb .jwb-styled{display:block!important}
+.jwb .jwb-nostyle{display:none}
 """
 
 #: Click a variable: highlight its definition and every use within this output.

@@ -22,7 +22,7 @@ from typing import Any
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, Measurement
 from workbench.engine.bench.stats import PowerFit, SampleStats, summarize
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import esc, new_id, style_block
+from workbench.views._html import STYLED_ONLY, esc, new_id, style_block
 from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
@@ -39,7 +39,7 @@ BENCH_CSS = """
 .jwb .jwb-plots figure{margin:0}
 .jwb .jwb-plots figcaption{font-size:11px;color:var(--jp-content-font-color2,#57606a)}
 .jwb svg text{font-size:10px;fill:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
-.jwb .jwb-warn{color:#9a6700;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-warn{color:var(--jp-warn-color0,#9a6700);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 """
 
 
@@ -156,7 +156,8 @@ def fit_text(f: PowerFit, param: str) -> str:
 # -- SVG --------------------------------------------------------------------------------
 def _svg_open(w: int, h: int, title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-            f'viewBox="0 0 {w} {h}" role="img"><title>{esc(title)}</title>')
+            f'viewBox="0 0 {w} {h}" role="img" font-size="10" '
+            f'style="fill:var(--jp-content-font-color2,#57606a)"><title>{esc(title)}</title>')
 
 
 def histogram_svg(series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W,
@@ -260,7 +261,7 @@ def sweep_svg(b: Benchmark, w: int = 360, h: int = 220) -> str:
 
     parts = [_svg_open(w, h, f"time vs {param}, log-log")]
     parts.append(f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" fill="none" '
-                 f'stroke="#d0d7de"/>')
+                 f'style="stroke:var(--jp-border-color2,#d0d7de)"/>')
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">'
                  f'{esc(fmt_seconds(10 ** y1))}</text>')
     parts.append(f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
@@ -297,7 +298,8 @@ def samples_plots(ms: Sequence[Measurement]) -> str:
         return ""
     with_outliers = [(m.variant, m.samples, summarize(m.samples).outliers if m.samples else [])
                      for m in ms if m.samples]
-    legend = " ".join(f'<span style="color:{PALETTE[k % len(PALETTE)]}">■ {esc(name)}</span>'
+    legend = " ".join(f'<span><svg width="10" height="10" aria-hidden="true"><rect width="10" '
+                      f'height="10" fill="{PALETTE[k % len(PALETTE)]}"/></svg> {esc(name)}</span>'
                       for k, (name, _) in enumerate(series)) if len(series) > 1 else ""
     return ('<div class="jwb-plots">'
             f"<figure>{histogram_svg(series)}<figcaption>per-call time, "
@@ -399,7 +401,13 @@ def bench_html(b: Benchmark) -> str:
             f"benchmark: {esc(b.label)}</span> <span class=\"jwb-meta\">"
             f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
             f"{esc(fmt_seconds(b.wall_s))} total</span></div>"
-            f"{table_html(b)}{plots}{_notes_html(b)}{_env_html(b)}</div>")
+            f"{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>")
+
+
+def _styled_only(plots: str) -> str:
+    """The plots, shown only with our stylesheet: a sanitizer (an untrusted notebook)
+    strips SVG into loose axis labels; the table above has the figures."""
+    return f"<div {STYLED_ONLY}>{plots}</div>" if plots else ""
 
 
 def bench_json(b: Benchmark) -> dict[str, Any]:

@@ -7,7 +7,9 @@ the result *is* the record: attribute reads go to it (``r.measurements``,
 ``r.to_json()``, ``d.report.graphs``), and ``d.record`` is the record itself.
 
 A feature describes its drawing once, as a :class:`View` (text, HTML, JSON body, optional
-shared preparation).  ``_repr_mimebundle_`` builds only what ``include``/``exclude`` leave:
+shared preparation).  Every HTML goes through :func:`~workbench.views._html.inline_essentials` (tables and code
+readable without the ``<style>`` block).  ``_repr_mimebundle_`` builds only what
+``include``/``exclude`` leave:
 asking a 3,000-equation jaxpr for ``text/plain`` prints JAX's text and builds no HTML and
 no JSON.  The JSON body gets its ``{"version", "kind"}`` envelope in
 :mod:`workbench.views._envelope` only.
@@ -21,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from workbench.engine.common.gcpause import gc_paused
 from workbench.views._envelope import envelope, mime_type
-from workbench.views._html import esc, style_block
+from workbench.views._html import PRE_STYLE, esc, inline_essentials, style_block
 
 R = TypeVar("R")
 TEXT = "text/plain"
@@ -75,7 +77,7 @@ class View(Generic[R]):
                     return out
                 extra = self.prepare(record, **options) if self.prepare is not None else {}
                 if HTML in rich:
-                    out[HTML] = self.html(record, **options, **extra)
+                    out[HTML] = inline_essentials(self.html(record, **options, **extra))
                 if self.mime in rich:
                     out[self.mime] = envelope(self.kind, self.version,
                                               self.data(record, **options, **extra))
@@ -86,7 +88,7 @@ class View(Generic[R]):
             text = out.get(TEXT) or self.text(record, **options)
             out[HTML] = (f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
                          f'view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the '
-                         f'text follows.</div><pre>{esc(text)}</pre></div>')
+                         f'text follows.</div><pre style="{PRE_STYLE}">{esc(text)}</pre></div>')
         return out
 
 

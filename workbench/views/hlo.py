@@ -20,47 +20,71 @@ from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import DataflowGraph, GraphNode
 from workbench.engine.hlo.model import HloComputation, HloInstruction
 from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
-from workbench.views._envelope import envelope
+from workbench.views._envelope import envelope, pack
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
-from workbench.views._html import esc, new_id, source_label, style_block
+from workbench.views._html import (
+    CELL_STYLE,
+    FG1,
+    FG2,
+    NEUTRAL_BORDER,
+    PRE_STYLE,
+    STYLED_ONLY,
+    TABLE_STYLE,
+    UNSTYLED_ONLY,
+    LineCache,
+    cells_of,
+    esc,
+    new_id,
+    source_label,
+    style_block,
+)
 from workbench.views.dag_layout import Layout, layered_layout
 from workbench.views.display import Display, View
 
-#: diagrams above this many nodes are not drawn as SVG (the JSON still has the graph)
-MAX_DIAGRAM_NODES = 8000
+#: graphs up to this many nodes are drawn as a full SVG diagram in the HTML fallback; bigger
+#: ones get the compact overview (estimated bytes by op_name scope) and the JSON has them all
+MAX_DIAGRAM_NODES = 300
 #: Size bound of the StableHLO text view (a 12,000-op function drew 10 MB): at most this
 #: many lines are rendered as HTML, the rest are counted in a note (``text/plain`` and
 #: ``.report.text`` keep the whole module), as the jaxpr view does with its equations.
 MAX_STABLEHLO_ROWS = 3000
+#: the optimized module's coloured text is in the HTML only when it is this small (chars);
+#: above, the HTML lists the computations with their line ranges and text/plain has the text
+MAX_HLO_TEXT_HTML = 120_000
+#: rows of the top-fusions table and bars of the overview
+TOP_FUSIONS = 20
+OVERVIEW_BARS = 24
 #: edge shape labels are drawn only on diagrams this small (tooltips always)
 EDGE_LABELS_UP_TO = 150
 NODE_W, NODE_H = 210.0, 50.0
-PALETTE = ("#f6f8fa", "#fff4dc", "#ffe6b5", "#ffd592", "#ffc07a", "#ffa873", "#fb8f72")
-KIND_STROKE = {"parameter": "#0969da", "fusion": "#57606a", "library": "#8250df",
-               "collective": "#cf222e", "control": "#1a7f37", "constant": "#afb8c1",
-               "plumbing": "#afb8c1", "op": "#57606a"}
+#: heat of a node (estimated bytes moved, log scale): one hue, rising opacity over the
+#: theme's background, so the text on it keeps the theme's contrast (light and dark)
+HEAT = "var(--jp-warn-color1,#f57c00)"
+HEAT_OPACITY = (0.0, 0.08, 0.16, 0.24, 0.32, 0.40, 0.50)
+KIND_STROKE = {"parameter": "var(--jp-brand-color1,#1976d2)",
+               "fusion": "var(--jp-border-color1,#757575)",
+               "library": "var(--jp-mirror-editor-keyword-color,#8250df)",
+               "collective": "var(--jp-error-color1,#d32f2f)",
+               "control": "var(--jp-success-color1,#388e3c)",
+               "constant": "var(--jp-border-color2,#bdbdbd)",
+               "plumbing": "var(--jp-border-color2,#bdbdbd)",
+               "op": "var(--jp-border-color1,#757575)"}
+BG0 = "var(--jp-layout-color0,#ffffff)"
 
 HLO_CSS = """
 .jwb-hlo .jwb-sum{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;margin:4px 0 8px 0}
 .jwb-hlo .jwb-sum dt{color:var(--jp-content-font-color2,#57606a)}
 .jwb-hlo .jwb-sum dd{margin:0}
-.jwb-hlo .nr{color:var(--jp-content-font-color3,#8c959f);font-style:italic}
-.jwb-hlo table.jwb-tab{border-collapse:collapse;font-size:12px;margin:4px 0 8px 0}
-.jwb-hlo table.jwb-tab td,.jwb-hlo table.jwb-tab th{border-bottom:1px solid var(--jp-border-color2,#d0d7de);padding:2px 8px;text-align:left;vertical-align:top}
-.jwb-hlo .jwb-diagram{max-height:640px;overflow:auto;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;background:#fff}
-.jwb-hlo svg text{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:11px;fill:#1f2328}
-.jwb-hlo svg text.s{fill:#57606a;font-size:10px}
-.jwb-hlo svg text.c{fill:#8250df;font-size:10px}
-.jwb-hlo svg text.lost{fill:#cf222e;font-size:10px}
-.jwb-hlo svg path.e{fill:none;stroke:#8c959f;stroke-width:1;opacity:.7}
-.jwb-hlo svg path.e.f{opacity:.25;stroke-dasharray:2 3}
+.jwb-hlo .nr{color:var(--jp-content-font-color2,#57606a);font-style:italic}
+.jwb-hlo .jwb-diagram{max-height:640px;overflow:auto;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px}
 .jwb-hlo svg g.n:hover rect{stroke-width:2.5}
 .jwb-hlo .jwb-legend{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11.5px;margin:4px 0;color:var(--jp-content-font-color2,#57606a)}
-.jwb-hlo .jwb-legend i{display:inline-block;width:14px;height:10px;border:1px solid #d0d7de;vertical-align:middle;margin-right:1px}
-.jwb-hlo .jwb-txt{white-space:pre;font-size:12px}
-.jwb-hlo .jwb-txt .l.hit{background:#fff2a8;color:#000}
-.jwb-hlo .o{color:#cf222e;font-weight:600}.jwb-hlo .nm{color:#0550ae}.jwb-hlo .sh{color:#0a7f6f}
-.jwb-hlo .md{color:var(--jp-content-font-color3,#8c959f)}.jwb-hlo .sl{color:#8250df}
+.jwb-hlo .jwb-txt .l.hit{background:var(--jp-search-selected-match-background-color,#fff2a8);color:var(--jp-search-selected-match-color,#000)}
+.jwb-hlo .o{color:var(--jp-mirror-editor-keyword-color,#cf222e);font-weight:600}
+.jwb-hlo .nm{color:var(--jp-mirror-editor-variable-color,#0550ae)}
+.jwb-hlo .sh{color:var(--jp-mirror-editor-string-color,#0a7f6f)}
+.jwb-hlo .md{color:var(--jp-content-font-color2,#57606a)}
+.jwb-hlo .sl{color:var(--jp-mirror-editor-def-color,#8250df)}
 .jwb-hlo .jwb-search{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;margin:4px 0}
 .jwb-hlo .jwb-search input{font-size:12px;padding:1px 4px;width:16em}
 .jwb-hlo details.jwb-comp{margin-left:0}
@@ -90,11 +114,21 @@ def _truncate(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _fill(moved: int, peak: int) -> str:
+def _heat(moved: int, peak: int) -> float:
+    """Fill opacity of a node: log of its estimated bytes moved against the peak."""
     if moved <= 0 or peak <= 0:
-        return PALETTE[0]
+        return HEAT_OPACITY[0]
     t = math.log1p(moved) / math.log1p(peak)
-    return PALETTE[min(len(PALETTE) - 1, 1 + int(t * (len(PALETTE) - 1)))]
+    return HEAT_OPACITY[min(len(HEAT_OPACITY) - 1, 1 + int(t * (len(HEAT_OPACITY) - 1)))]
+
+
+def _table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
+    """A table whose borders and padding are inline (they survive a sanitizer)."""
+    th = "".join(f'<th style="{CELL_STYLE}">{h}</th>' for h in head)
+    body = "".join("<tr>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in row) + "</tr>"
+                   for row in rows)
+    return (f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
 
 
 # -- summary -----------------------------------------------------------------------------
@@ -133,8 +167,8 @@ def summary_html(rep: HloReport) -> str:
         rows.append(("op counts", f"{n if n is not None else 'n/a'} StableHLO ops"))
     body = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     title = f"{esc(rep.label)} — {'optimized HLO' if rep.stage == 'compiled' else 'StableHLO'}"
-    return (f'<div class="jwb-head"><span class="jwb-title">{title}</span></div>'
-            f'<dl class="jwb-sum">{body}</dl>')
+    return (f'<div class="jwb-head"><b class="jwb-title">{title}</b></div>'
+            f'<dl class="jwb-sum" style="font-size:12px;margin:4px 0 8px 0">{body}</dl>')
 
 
 def _groups_text(groups: list[list[int]] | None, raw: str) -> str:
@@ -156,13 +190,42 @@ def collectives_html(rep: HloReport) -> str:
         gtext = (" ".join(f"{a}→{b}" for a, b in c.source_target_pairs)
                  if c.kind == "collective-permute" and c.source_target_pairs
                  else _groups_text(groups, c.groups_text))
-        rows.append(f"<tr><td>{esc(c.kind)}</td><td>{esc(c.name)}</td><td>{esc(c.shape)}</td>"
-                    f"<td>{fmt_bytes(c.bytes)}</td><td>{esc(gtext)}</td><td>{where}</td></tr>")
+        rows.append([esc(c.kind), esc(c.name), esc(c.shape), fmt_bytes(c.bytes), esc(gtext),
+                     where])
+    table = _table(["kind", "instruction", "shape", "bytes", "replica groups / pairs", "source"],
+                   rows)
     return (f'<details open><summary>{len(rep.collectives)} collective'
-            f'{"s" if len(rep.collectives) != 1 else ""}</summary>'
-            '<table class="jwb-tab"><tr><th>kind</th><th>instruction</th><th>shape</th>'
-            '<th>bytes</th><th>replica groups / pairs</th><th>source</th></tr>'
-            f'{"".join(rows)}</table></details>')
+            f'{"s" if len(rep.collectives) != 1 else ""}</summary>{table}</details>')
+
+
+def top_fusions(rep: HloReport, n: int = TOP_FUSIONS) -> list[tuple[str, GraphNode]]:
+    """The ``n`` heaviest work nodes (estimated bytes moved) of every graph: (graph, node)."""
+    work = [(name, node) for name, g in rep.graphs.items() for node in g.nodes
+            if node.kind in ("fusion", "library", "collective", "op") and node.bytes_moved > 0]
+    work.sort(key=lambda gn: -gn[1].bytes_moved)
+    return work[:n]
+
+
+def top_fusions_html(rep: HloReport) -> str:
+    top = top_fusions(rep)
+    if not top:
+        return ""
+    entry = next(iter(rep.graphs))
+    rows = []
+    for rank, (graph, node) in enumerate(top, 1):
+        where = "; ".join(_src_label(src) for src in node.sources[:2]) or (
+            "no source link (XLA-made)" if node.source_lost else "")
+        name = esc(node.id) + ("" if graph == entry else f' <span class="nr">in {esc(graph)}</span>')
+        rows.append([str(rank), f"<code>{name}</code>", esc(_truncate(node.label, 60)),
+                     esc(node.shape), fmt_bytes(node.bytes_moved),
+                     esc(_truncate(_scope(node.op_name), 70)), esc(where)])
+    fusions = sum(1 for g in rep.graphs.values() for nd in g.nodes if nd.kind == "fusion")
+    table = _table(["#", "instruction", "what", "result", "est. bytes moved", "op_name scope",
+                    "source"], rows, ' data-jwb="top-fusions"')
+    return (f'<details open><summary>the {len(top)} heaviest fusions and ops (of {fusions} '
+            f'fusions) by '
+            f'<b>estimated</b> bytes moved (operands read + result written, from shapes; '
+            f'not a measurement)</summary>{table}</details>')
 
 
 # -- diagrams ----------------------------------------------------------------------------
@@ -171,10 +234,18 @@ def layout_graph(graph: DataflowGraph) -> Layout:
                           node_w=NODE_W, node_h=NODE_H)
 
 
+def _scope(op_name: str) -> str:
+    """The op_name without its last component (the primitive): the user's functions and
+    named scopes, e.g. ``jit(loss)/jvp(block)/dot_general`` -> ``jit(loss)/jvp(block)``."""
+    return op_name.rstrip("/").rsplit("/", 1)[0] if "/" in op_name else op_name
+
+
 def _node_tooltip(n: GraphNode) -> str:
     lines = [f"{n.id}: {n.label}", f"result {n.shape} ({fmt_bytes(n.bytes)})"]
     if n.bytes_moved:
         lines.append(f"estimated bytes moved {fmt_bytes(n.bytes_moved)} (from shapes)")
+    if n.op_name and n.kind != "parameter":
+        lines.append(f"op_name {n.op_name}")
     if n.primitives:
         lines.append("jaxpr primitives: " + ", ".join(n.primitives))
     if n.sources:
@@ -182,98 +253,175 @@ def _node_tooltip(n: GraphNode) -> str:
     elif n.source_lost:
         lines.append("no source link: added or rewritten by XLA")
     if n.called:
-        lines.append("calls: " + ", ".join(n.called))
+        lines.append("runs: " + ", ".join(n.called) + " (its diagram follows below)")
     return "\n".join(lines)
 
 
-def diagram_svg(graph: DataflowGraph, layout: Layout, anchors: dict[str, str]) -> str:
+def diagram_svg(graph: DataflowGraph, layout: Layout) -> str:
+    """The fusion diagram as inline SVG: no links (``<a>`` inside SVG throws in JupyterLab's
+    and Notebook 7's HTML renderer), tooltips as ``<title>``, colours from the theme's
+    variables set inline (the ``<style>`` block may be stripped)."""
     peak = max((n.bytes_moved for n in graph.nodes), default=0)
     boxes = layout.boxes
     w, h = layout.node_w, layout.node_h
     parts: list[str] = []
     label_edges = len(graph.edges) <= EDGE_LABELS_UP_TO
     faint = {n.id for n in graph.nodes if n.kind in ("constant", "plumbing")}
+    edges: list[str] = []
     for e in graph.edges:
         a, b = boxes[e.src], boxes[e.dst]
         x1, y1 = a.x + w / 2, a.y + h
         x2, y2 = b.x + w / 2, b.y
         dy = max(20.0, (y2 - y1) / 2)
         tip = f"{e.src} → {e.dst}: {e.shape} ({fmt_bytes(e.bytes)})"
-        cls = "e f" if e.src in faint else "e"
-        parts.append(f'<path class="{cls}" d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
-                     f'{x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"><title>{esc(tip)}</title></path>')
+        extra = ' opacity="0.35" stroke-dasharray="2 3"' if e.src in faint else ""
+        edges.append(f'<path d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
+                     f'{x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"{extra}>'
+                     f'<title>{esc(tip)}</title></path>')
         if label_edges:
-            parts.append(f'<text class="s" x="{(x1 + x2) / 2 + 3:.0f}" y="{(y1 + y2) / 2:.0f}">'
-                         f'{esc(_truncate(e.shape, 28))}</text>')
+            parts.append(f'<text font-size="10" x="{(x1 + x2) / 2 + 3:.0f}" '
+                         f'y="{(y1 + y2) / 2:.0f}">{esc(_truncate(e.shape, 28))}</text>')
     for n in graph.nodes:
         bx = boxes[n.id]
-        stroke = KIND_STROKE.get(n.kind, "#57606a")
+        stroke = KIND_STROKE.get(n.kind, KIND_STROKE["op"])
         dash = ' stroke-dasharray="4 2"' if n.kind == "parameter" or n.source_lost else ""
         if n.source_lost:
-            stroke = "#cf222e"
+            stroke = KIND_STROKE["collective"]
         sw = 2.5 if n.is_output else 1.2
         small = n.kind in ("constant", "plumbing")
         line1 = ("OUTPUT · " if n.is_output else "") + n.label
         line2 = f"{n.shape} · {fmt_bytes(n.bytes)}"
         if n.sources:
             more = f" +{len(n.sources) - 1}" if len(n.sources) > 1 else ""
-            line3, cls3 = _src_label(n.sources[0]) + more, "c"
+            line3 = _src_label(n.sources[0]) + more
             if n.primitives:
                 line3 += " · " + ", ".join(n.primitives[:4])
         elif n.source_lost:
-            line3, cls3 = "⚠ no source link (XLA-made)", "lost"
+            line3 = "⚠ no source link (XLA-made)"
         else:
-            line3, cls3 = "", "s"
-        fill = "#ffffff" if small else _fill(n.bytes_moved, peak)
+            line3 = ""
+        if n.called:
+            line3 = "runs " + ", ".join(n.called) + " (below)"
+        heat = 0.0 if small else _heat(n.bytes_moved, peak)
         rect = (f'<rect x="{bx.x:.0f}" y="{bx.y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="5" '
-                f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{dash}/>')
+                f'style="fill:{HEAT};fill-opacity:{heat};stroke:{stroke}" '
+                f'stroke-width="{sw}"{dash}/>')
         tx = bx.x + 6
         texts = (f'<text x="{tx:.0f}" y="{bx.y + 14:.0f}">{esc(_truncate(line1, 34))}</text>'
-                 f'<text class="s" x="{tx:.0f}" y="{bx.y + 28:.0f}">{esc(_truncate(line2, 38))}</text>')
+                 f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 28:.0f}">'
+                 f'{esc(_truncate(line2, 38))}</text>')
         if line3:
-            texts += (f'<text class="{cls3}" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
+            texts += (f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
                       f'{esc(_truncate(line3, 38))}</text>')
-        g = (f'<g class="n" data-id="{esc(n.id)}"><title>{esc(_node_tooltip(n))}</title>'
-             f'{rect}{texts}</g>')
-        target = next((anchors[c] for c in n.called if c in anchors), None)
-        if target:
-            g = f'<a href="#{target}">{g}</a>'
-        parts.append(g)
+        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(_node_tooltip(n))}</title>'
+                     f'{rect}{texts}</g>')
     W, H = layout.width + 8, layout.height + 8
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
-            f'viewBox="-4 -4 {W:.0f} {H:.0f}" role="img">{"".join(parts)}</svg>')
+            f'viewBox="-4 -4 {W:.0f} {H:.0f}" role="img" font-size="11" '
+            f'font-family="system-ui,sans-serif" style="background:{BG0};fill:{FG1}">'
+            f'<g style="fill:none;stroke:{FG2}" stroke-width="1">{"".join(edges)}</g>'
+            f'{"".join(parts)}</svg>')
+
+
+def overview_rows(rep: HloReport) -> list[tuple[str, int, int]]:
+    """(group, estimated bytes moved, nodes) of the work nodes of every graph, heaviest first:
+    grouped by op_name scope (the user's functions and named scopes) when the program has
+    several, else by source line."""
+    work = [n for g in rep.graphs.values() for n in g.nodes if n.bytes_moved > 0]
+    scopes = {_scope(n.op_name) for n in work if n.op_name}
+    lines = LineCache()
+
+    def key(n: GraphNode) -> str:
+        if len(scopes) >= 4:
+            return _scope(n.op_name) or "(no op_name)"
+        if not n.sources:
+            return "(no source line)"
+        src = n.sources[0]
+        text = lines.get(src.file, src.line)
+        return f"{_src_label(src)}: {text}" if text else _src_label(src)
+
+    total: dict[str, list[int]] = {}
+    for n in work:
+        acc = total.setdefault(key(n), [0, 0])
+        acc[0] += n.bytes_moved
+        acc[1] += 1
+    return sorted(((k, v[0], v[1]) for k, v in total.items()), key=lambda r: -r[1])
+
+
+def overview_html(rep: HloReport) -> str:
+    """A small picture of a big graph: estimated bytes moved per op_name scope (or source
+    line), as a table with bars.  A few KB whatever the size of the graph; the bars are
+    text-free SVG, so a sanitizer that strips SVG leaves the table of figures intact."""
+    rows = overview_rows(rep)
+    if not rows:
+        return ""
+    shown = rows[:OVERVIEW_BARS]
+    peak = shown[0][1]
+    body = []
+    for group, moved, count in shown:
+        width = max(1, round(240 * moved / peak))
+        bar = (f'<svg width="{width}" height="10" aria-hidden="true"><rect width="{width}" '
+               f'height="10" style="fill:{HEAT};fill-opacity:0.7"/></svg>')
+        body.append([esc(_truncate(group, 90)), bar, fmt_bytes(moved), str(count)])
+    by = "op_name scope" if any("/" in r[0] for r in rows) else "source line"
+    more = f" (top {len(shown)} of {len(rows)})" if len(rows) > len(shown) else ""
+    table = _table([by, "", "est. bytes moved", "nodes"], body, ' data-jwb="overview"')
+    return (f'<details open><summary>overview: <b>estimated</b> bytes moved by {by}{more}'
+            f'</summary>{table}</details>')
 
 
 def _legend() -> str:
-    sw = "".join(f'<i style="background:{c}"></i>' for c in PALETTE[1:])
+    sw = "".join(f'<span style="display:inline-block;width:14px;height:10px;'
+                 f'vertical-align:middle;background:{HEAT};opacity:{o}"></span>'
+                 for o in HEAT_OPACITY[1:])
     return ('<div class="jwb-legend">Fill: <b>estimated</b> bytes moved (operands read + result '
             f'written, from shapes; not a measurement), light → heavy {sw}. '
-            'Border: blue dashed = parameter, thick = output, purple = library call, '
-            'red = collective, green = control flow (click to open its body), '
+            'Border: dashed blue = parameter, thick = output, purple = library call, '
+            'red = collective, green = control flow (its body is drawn below), '
             'red dashed = no source link. Hover a node or edge for details.</div>')
 
 
 def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
+    """Full diagrams for the graphs small enough to draw; for a big entry graph an overview
+    picture instead.  Sub-computations (while/cond/call bodies) are listed by name."""
     if not rep.graphs:
         return ""
-    root = new_id("jwb-d")
-    anchors = {name: f"{root}-{i}" for i, name in enumerate(rep.graphs)}
-    out = [_legend()]
+    out = []
+    names = list(rep.graphs)
+    if len(names) > 1:
+        items = "".join(f"<li><code>{esc(n)}</code> ({len(rep.graphs[n].nodes)} nodes)</li>"
+                        for n in names[1:])
+        out.append(f'<div class="jwb-legend">Control-flow bodies (while/cond/call), each '
+                   f'drawn below: <ul style="margin:2px 0">{items}</ul></div>')
+    if any(name in layouts for name in names):
+        out.insert(0, f'<div {STYLED_ONLY}>{_legend()}</div>'
+                      f'<div {UNSTYLED_ONLY}><i>The diagrams are hidden: this page has no '
+                      f'styles (an untrusted notebook, whose styles JupyterLab strips). Trust '
+                      f'the notebook or install the jax-workbench extension to see them; the '
+                      f'heaviest fusions are listed above.</i></div>')
     for i, (name, graph) in enumerate(rep.graphs.items()):
         title = (f"fusion diagram of the entry computation {name}" if i == 0 else
                  f"control-flow body {name}")
         count = f"{len(graph.nodes)} nodes, {graph.fusion_count} fusions"
-        if name not in layouts:
-            inner = (f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here; '
-                     f'the JSON output carries the whole graph.</div>')
+        if name in layouts:
+            # hidden unless our stylesheet is there: stripped by a sanitizer, the SVG
+            # would turn into loose text
+            inner = (f'<div class="jwb-diagram jwb-styled" style="display:none;'
+                     f'max-height:640px;overflow:auto;border:1px solid {NEUTRAL_BORDER}">'
+                     f'{diagram_svg(graph, layouts[name])}</div>')
         else:
-            inner = f'<div class="jwb-diagram">{diagram_svg(graph, layouts[name], anchors)}</div>'
-        out.append(f'<details id="{anchors[name]}"{" open" if i == 0 else ""}>'
+            inner = (f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here '
+                     f'(the JupyterLab extension draws the interactive graph from the JSON '
+                     f'output); the overview above sums them.</div>')
+        out.append(f'<details{" open" if i == 0 else ""}>'
                    f"<summary>{esc(title)} ({count})</summary>{inner}</details>")
+    if any(name not in layouts for name in names):
+        out.insert(0, overview_html(rep))
     return "".join(out)
 
 
 def graph_layouts(rep: HloReport) -> dict[str, Layout]:
+    """Layouts of the graphs the HTML draws in full (up to :data:`MAX_DIAGRAM_NODES`)."""
     return {name: layout_graph(g) for name, g in rep.graphs.items()
             if len(g.nodes) <= MAX_DIAGRAM_NODES}
 
@@ -310,14 +458,14 @@ def _instruction_html(raw: str, ins: HloInstruction) -> str:
 def hlo_text_html(rep: HloReport) -> str:
     lines = rep.text.splitlines()
     if rep.module is None:
-        return f'<div class="jwb-txt">{esc(rep.text)}</div>'
+        return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(rep.text)}</pre>'
     by_line: dict[int, HloInstruction] = {i.line_no: i for i in rep.module.instructions()}
     # the entry and control-flow bodies first: that is where a reader starts; the many
     # small fused/applied computations are grouped in one closed block after them
     first = min((c.first_line for c in rep.module.computations), default=1)
     head = "\n".join(esc(line) for line in lines[:first - 1] if line.strip())
     out = [f'<details class="jwb-comp"><summary>module header and source tables</summary>'
-           f'<div class="jwb-txt">{head}</div></details>'] if head else []
+           f'<pre class="jwb-txt" style="{PRE_STYLE}">{head}</pre></details>'] if head else []
     main = [c for c in rep.module.computations if c.role in ("entry", "control")]
     main.sort(key=lambda c: not c.is_entry)
     rest = [c for c in rep.module.computations if c.role not in ("entry", "control")]
@@ -342,7 +490,7 @@ def _computation_html(comp: HloComputation, lines: list[str],
     open_ = " open" if comp.is_entry or comp.role == "control" else ""
     return (f'<details class="jwb-comp"{open_}><summary>{esc(comp.name)} ({role}, '
             f'{len(comp.instructions)} instructions)</summary>'
-            f'<div class="jwb-txt">{chr(10).join(rows)}</div></details>')
+            f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre></details>')
 
 
 _LOC_TAIL_RE = re.compile(r"\s*loc\(#loc\d*\)\s*$")
@@ -351,7 +499,7 @@ _LOC_TAIL_RE = re.compile(r"\s*loc\(#loc\d*\)\s*$")
 def stablehlo_text_html(rep: HloReport) -> str:
     sh = rep.stablehlo
     if sh is None:
-        return f'<div class="jwb-txt">{esc(rep.text)}</div>'
+        return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(rep.text)}</pre>'
     ops = {o.line_no: o for o in sh.ops}
     rows = []
     lines = [(no, raw) for no, raw in enumerate(sh.text.splitlines(), 1)
@@ -372,11 +520,37 @@ def stablehlo_text_html(rep: HloReport) -> str:
         elided = (f'<div class="jwb-note">Showing the first {MAX_STABLEHLO_ROWS} of {len(lines)} '
                   f'lines; the whole module is in the plain-text output and '
                   f'<code>.report.text</code>.</div>')
-    return f'<div class="jwb-txt">{chr(10).join(rows)}</div>{elided}'
+    return f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre>{elided}'
+
+
+def computations_html(rep: HloReport) -> str:
+    """The module's computations with their line ranges in text/plain, folded: what the HTML
+    shows instead of the text of a big module."""
+    if rep.module is None:
+        return ""
+    role = {"entry": "entry", "fused": "fused", "control": "control-flow body",
+            "applied": "applied"}
+    comps = sorted(rep.module.computations, key=lambda c: (c.role not in ("entry", "control"),
+                                                           c.first_line))
+    width = max(len(c.name) for c in comps) if comps else 0
+    lines = [f"{c.name:<{width}}  lines {c.first_line}–{c.last_line}  "
+             f"{len(c.instructions)} instructions, {role.get(c.role, 'computation')}"
+             for c in comps]
+    return (f'<details><summary>{len(comps)} computations, with their lines in the plain-text '
+            f'output</summary><pre class="jwb-comps" style="{PRE_STYLE}">'
+            f'{esc(chr(10).join(lines))}</pre></details>')
 
 
 # -- the bundle --------------------------------------------------------------------------
 def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
+    """The HTML fallback (nbconvert, VS Code, GitHub, JupyterLab without the extension).
+
+    Readable with its ``<style>`` and ``<script>`` stripped (a sanitizer's doing): tables
+    carry their borders inline, code is in ``<pre>``, colours are the theme's variables.
+    Small modules get the coloured text and full diagrams; a big one (the 24-layer model:
+    1 MB of text, 1,200 nodes) gets the summary, the heaviest fusions, an overview picture
+    and the folded list of computations, and points at text/plain and the extension.
+    """
     root = new_id()
     parts = [summary_html(rep)]
     if rep.parse_error:
@@ -388,41 +562,60 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
                      f'{esc(rep.module.problems[0])}).</div>')
     parts.append(collectives_html(rep))
     if rep.stage == "compiled" and rep.fusion and rep.module is not None:
+        parts.append(top_fusions_html(rep))
         parts.append(diagrams_html(rep, layouts if layouts is not None else graph_layouts(rep)))
-    text = hlo_text_html(rep) if rep.stage == "compiled" else stablehlo_text_html(rep)
     what = "optimized HLO" if rep.stage == "compiled" else "StableHLO (as lowered)"
-    search = ('<div class="jwb-search" style="display:none">search the text: '
-              '<input type="search" placeholder="op, shape, name or line"> '
-              '<span class="cnt"></span></div>')
-    parts.append(f'<details open><summary>{esc(what)} text</summary>{search}{text}</details>')
-    return (f'<div class="jwb jwb-hlo" id="{root}">{style_block()}<style>{HLO_CSS}</style>'
-            f'{"".join(parts)}<script>{SEARCH_JS % root}</script></div>')
+    big = rep.stage == "compiled" and rep.module is not None and len(rep.text) > MAX_HLO_TEXT_HTML
+    script = ""
+    if big:
+        parts.append(computations_html(rep))
+        parts.append(f'<div class="jwb-note">The {esc(what)} text ({fmt_bytes(len(rep.text))}, '
+                     f'{len(rep.text.splitlines())} lines) is in the plain-text output '
+                     f'(<code>.report.text</code>); the JupyterLab extension shows the '
+                     f'interactive graph.</div>')
+    else:
+        text = hlo_text_html(rep) if rep.stage == "compiled" else stablehlo_text_html(rep)
+        search = ('<div class="jwb-search" style="display:none">search the text: '
+                  '<input type="search" placeholder="op, shape, name or line"> '
+                  '<span class="cnt"></span></div>')
+        parts.append(f'<details open><summary>{esc(what)} text</summary>{search}{text}</details>')
+        script = f"<script>{SEARCH_JS % root}</script>"
+    return (f'<div class="jwb jwb-hlo" id="{root}" style="color:{FG1};max-width:100%;'
+            f'overflow-x:auto">{style_block()}<style>{HLO_CSS}</style>'
+            f'{"".join(parts)}{script}</div>')
 
 
-def hlo_data(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict[str, Any]:
-    """The payload's body: the report as data plus the diagrams' layout (docs/mime-hlo.md)."""
+#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+PACKED_FIELDS = ("graphs", "module")
+
+
+def hlo_data(rep: HloReport, **_options: Any) -> dict[str, Any]:
+    """The payload's body: the report as data (docs/mime-hlo.md); graphs and module packed
+    when big.  No layout: the extension lays the graphs out itself."""
     rec = rep.to_dict()
-    layouts = layouts if layouts is not None else graph_layouts(rep)
-    rec["layouts"] = {
-        name: {"width": lay.width, "height": lay.height, "node_w": lay.node_w,
-               "node_h": lay.node_h,
-               "boxes": {k: [round(b.x, 1), round(b.y, 1), b.layer] for k, b in lay.boxes.items()}}
-        for name, lay in layouts.items()}
-    return rec
+    rec["cells"] = cells_of(_files_of(rep))
+    return pack(rec, PACKED_FIELDS)
+
+
+def _files_of(rep: HloReport) -> list[str]:
+    files: list[str] = []
+    for g in rep.graphs.values():
+        for n in g.nodes:
+            files.extend(s.file for s in n.sources)
+    files.extend(c.source.file for c in rep.collectives if c.source is not None)
+    if rep.module is not None:
+        files.extend(i.source.file for i in rep.module.instructions() if i.source is not None)
+    return files
 
 
 def hlo_record(rep: HloReport, layouts: dict[str, Layout] | None = None) -> dict[str, Any]:
-    """The whole JSON payload (versioned); see docs/mime-hlo.md."""
-    return envelope(HLO_VIEW.kind, HLO_VIEW.version, hlo_data(rep, layouts))
+    """The whole JSON payload (versioned); see docs/mime-hlo.md.  ``layouts`` is accepted for
+    callers of version 1 and not used: the payload carries no layout since version 2."""
+    return envelope(HLO_VIEW.kind, HLO_VIEW.version, hlo_data(rep))
 
 
 def _hlo_text(rep: HloReport) -> str:
     return rep.text
-
-
-def _hlo_layouts(rep: HloReport) -> dict[str, Any]:
-    """Laid out once for both the SVG and the JSON; nothing to lay out without diagrams."""
-    return {"layouts": graph_layouts(rep) if rep.fusion else {}}
 
 
 def _hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
@@ -431,7 +624,7 @@ def _hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
 
 #: ``%%hlo``, ``workbench.hlo``: text is the stage's raw text; a view bug degrades to it
 HLO_VIEW: View[HloReport] = View(kind="hlo", version=SCHEMA_VERSION, text=_hlo_text,
-                                 html=_hlo_html, data=hlo_data, prepare=_hlo_layouts,
+                                 html=_hlo_html, data=hlo_data,
                                  degrade=True, record_name="report")
 HLO_MIME = HLO_VIEW.mime
 

@@ -8,8 +8,12 @@
   JupyterLab extension; ``--compare`` gives ``jaxpr-compare+json``.
 
 Size bound: at most :data:`MAX_ROWS` equation rows are rendered as HTML (about
-2-3 MB for the worst case); beyond that the rest is elided with a note, and the
-text and JSON still carry everything up to :data:`MAX_JSON_EQUATIONS`.
+2-3 MB for the worst case); beyond that the rest is elided with a note that says how
+many, and the text and JSON still carry everything up to :data:`MAX_JSON_EQUATIONS`
+(the JSON's equations packed, gzip + base64, when big).
+
+The HTML reads without its ``<style>`` block (a sanitizer strips it in untrusted
+notebooks): equations are in ``<pre>`` blocks, colours are JupyterLab's theme variables.
 """
 
 from __future__ import annotations
@@ -20,15 +24,28 @@ from typing import Any
 from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.jaxpr.model import SCHEMA_VERSION, Atom, Equation, JaxprModel
+from workbench.views._envelope import pack
 from workbench.views._format import fmt_seconds
-from workbench.views._html import HIGHLIGHT_JS, LineCache, esc, new_id, source_label, style_block
+from workbench.views._html import (
+    HIGHLIGHT_JS,
+    PRE_STYLE,
+    LineCache,
+    cells_of,
+    esc,
+    new_id,
+    source_label,
+    style_block,
+)
 from workbench.views.display import Display, View
 
 MAX_ROWS = 5000
 CHUNK_ROWS = 200
 FOLD_AFTER = 1000
 HIST_TOP = 16
-MAX_JSON_EQUATIONS = 20000
+#: the JSON carries every equation up to this many (then ``truncated`` and no body)
+MAX_JSON_EQUATIONS = 200_000
+#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+PACKED_FIELDS = ("avals", "jaxpr")
 
 
 def _dtype_class(text: str) -> str:
@@ -101,14 +118,22 @@ def _source_row(eq: Equation, ctx: _Ctx) -> str:
         title += f" · {eq.name_stack}"
     cls = "jwb-src cell" if is_cell else "jwb-src"
     body = f"── {label} · {s.function}" + (f": {text}" if text else "")
-    return f'<span class="{cls}" title="{esc(title)}">{esc(body)}</span>'
+    return f'<span class="{cls}" title="{esc(title)}">{esc(body)}</span>\n'
+
+
+_PRE = f'<pre class="jwb-code" style="{PRE_STYLE}">'
+
+
+def _count(eqns: Sequence[Equation]) -> int:
+    """Equations in ``eqns``, nested ones included: what eliding them leaves out."""
+    return sum(1 + sum(sub.jaxpr.total_equations for sub in e.subjaxprs) for e in eqns)
 
 
 def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]) -> None:
     last_src: tuple[str, int] | None = None
     for i, eq in enumerate(eqns):
         if ctx.rows >= MAX_ROWS:
-            ctx.elided += len(eqns) - i
+            ctx.elided += _count(eqns[i:])
             return
         src_key = None if eq.source is None else (eq.source.file, eq.source.line)
         if src_key is not None and src_key != last_src:
@@ -117,15 +142,16 @@ def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]
         lhs = " ".join(_var(a, ctx, True) for a in eq.outvars)
         rhs = " ".join(_var(a, ctx, False) for a in eq.invars)
         out.append(f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{ctx.esc(eq.primitive)}</span>'
-                   f'{_params(eq, ctx)} {rhs}</span>')
+                   f'{_params(eq, ctx)} {rhs}</span>\n')
         ctx.rows += 1
         for sub in eq.subjaxprs:
             total = sub.jaxpr.total_equations
             opened = " open" if level + 1 <= ctx.open_depth else ""
-            out.append(f"<details{opened}><summary>{esc(eq.primitive)} · {esc(sub.param)} · "
-                       f"{total} equation{'s' if total != 1 else ''}</summary>")
+            # a fold leaves the <pre> and comes back to it: <details> is not phrasing content
+            out.append(f"</pre><details{opened}><summary>{esc(eq.primitive)} · {esc(sub.param)} · "
+                       f"{total} equation{'s' if total != 1 else ''}</summary>{_PRE}")
             _render_jaxpr(sub.jaxpr, level + 1, ctx, out)
-            out.append("</details>")
+            out.append(f"</pre></details>{_PRE}")
 
 
 def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> None:
@@ -133,7 +159,7 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
     ins = " ".join(_var(a, ctx, True) for a in model.invars)
     head = f"{consts} ; {ins}" if consts else f"; {ins}"
     out.append(f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {head}. '
-               f'<span class="jwb-kw">let</span></span>')
+               f'<span class="jwb-kw">let</span></span>\n')
     eqns = model.eqns
     n = len(eqns)
     if level > 0:
@@ -145,17 +171,17 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
             g_end = min(n, g + FOLD_AFTER)
             if g:
                 if ctx.rows >= MAX_ROWS:
-                    ctx.elided += n - g
+                    ctx.elided += _count(eqns[g:])
                     break
-                out.append(f"<details><summary>equations {g + 1}–{g_end} of {n}</summary>")
+                out.append(f"</pre><details><summary>equations {g + 1}–{g_end} of {n}</summary>")
             for c in range(g, g_end, CHUNK_ROWS):
-                out.append('<div class="jwb-chunk">')
+                out.append(f'</pre><div class="jwb-chunk">{_PRE}')
                 _render_eqns(eqns[c:min(g_end, c + CHUNK_ROWS)], level, ctx, out)
-                out.append("</div>")
+                out.append(f"</pre></div>{_PRE}")
             if g:
-                out.append("</details>")
+                out.append(f"</pre></details>{_PRE}")
     outs = " ".join(_var(a, ctx, False) for a in model.outvars)
-    out.append(f'<span class="jwb-eq">  <span class="jwb-kw">in</span> ({outs}) }}</span>')
+    out.append(f'<span class="jwb-eq">  <span class="jwb-kw">in</span> ({outs}) }}</span>\n')
 
 
 def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
@@ -165,18 +191,31 @@ def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
     peak = max(c for _, c in items)
     parts = [f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
              f'style="width:{max(2, round(60 * c / peak))}px"></span></span>' for p, c in items]
-    return f'<div class="jwb-hist">{"".join(parts)}</div>'
+    return f'<div class="jwb-hist">{" ".join(parts)}</div>'
+
+
+def _signature(ins: Inspection) -> str:
+    """``(ps: list[24] of {...}, x: f32[16,128]) → (list[24] of {...})`` from the pytree
+    summaries; the flat avals when the summaries cannot be had."""
+    try:
+        trees = ins.trees
+    except Exception:  # a summary is a nicety: never fail the header for it
+        return f"({', '.join(ins.in_avals)}) → ({', '.join(ins.out_avals)})"
+    args = ", ".join(f"{t.name}: {t.summary}" for t in trees["in"])
+    outs = ", ".join(t.summary if t.name == "out" else f"{t.name}: {t.summary}"
+                     for t in trees["out"])
+    return f"({args}) → ({outs})"
 
 
 def _header(ins: Inspection) -> str:
     model = ins.model
     hist = model.histogram
     total = sum(hist.values())
-    sig = f"({', '.join(ins.in_avals)}) → ({', '.join(ins.out_avals)})"
     nested = "" if total == len(model.eqns) else f" ({len(model.eqns)} at top level)"
-    return (f'<div class="jwb-head"><span class="jwb-title">{esc(ins.label)}</span> '
-            f'<span class="jwb-meta">{esc(sig)} · {total} equation{"s" if total != 1 else ""}'
-            f'{nested} · traced in {fmt_seconds(ins.timings.trace)}</span>'
+    return (f'<div class="jwb-head"><b class="jwb-title">{esc(ins.label)}</b> '
+            f'<span class="jwb-meta">{esc(_signature(ins))} · {total} '
+            f'equation{"s" if total != 1 else ""}{nested} · traced in '
+            f'{fmt_seconds(ins.timings.trace)}</span>'
             f'{_histogram_html(hist.most_common())}</div>')
 
 
@@ -184,12 +223,12 @@ def jaxpr_body_html(ins: Inspection, depth: int) -> str:
     ctx = _Ctx(depth)
     out: list[str] = []
     _render_jaxpr(ins.model, 0, ctx, out)
-    body = "".join(out)
-    if ctx.elided or ctx.rows >= MAX_ROWS:
-        body += (f'<div class="jwb-note">Showing the first {MAX_ROWS} equations; the rest are '
-                 f'elided here to keep the page responsive. The text view (text/plain) and the '
-                 f'JSON model have them all.</div>')
-    return f'<div class="jwb-code">{body}</div>'
+    body = f'{_PRE}{"".join(out)}</pre>'.replace(f"{_PRE}</pre>", "")
+    if ctx.elided:
+        body += (f'<div class="jwb-note">Showing the first {ctx.rows} equations; '
+                 f'{ctx.elided} more are omitted here to keep the page responsive. The text '
+                 f'view (text/plain) and the JSON model have them all.</div>')
+    return f'<div class="jwb-body">{body}</div>'
 
 
 def _wrap(root: str, inner: str) -> str:
@@ -218,11 +257,26 @@ def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
             "stats": {"equations": total, "top_level_equations": len(model.eqns),
                       "histogram": dict(hist.most_common())},
             "truncated": total > MAX_JSON_EQUATIONS,
+            "trees": {side: [t.to_dict() for t in items] for side, items in ins.trees.items()},
         }
         body = model.to_dict() if total <= MAX_JSON_EQUATIONS else {"avals": [], "jaxpr": None}
         rec["avals"] = body["avals"]
         rec["jaxpr"] = body["jaxpr"]
-        return rec
+        rec["cells"] = cells_of(_files(model))
+        return pack(rec, PACKED_FIELDS)
+
+
+def _files(model: JaxprModel) -> list[str]:
+    """The source files of every equation, nested ones included (repeats kept: cheap)."""
+    files: list[str] = []
+    stack = [model]
+    while stack:
+        m = stack.pop()
+        for eq in m.eqns:
+            if eq.source is not None:
+                files.append(eq.source.file)
+            stack.extend(sub.jaxpr for sub in eq.subjaxprs)
+    return files
 
 
 def jaxpr_record(ins: Inspection) -> dict[str, Any]:

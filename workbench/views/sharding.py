@@ -22,7 +22,7 @@ from typing import Any
 from workbench.engine.sharding.layout import LAYOUT_VERSION, Layout, Shard, mesh_text
 from workbench.engine.sharding.mesh_explorer import per_device_bytes
 from workbench.views._format import fmt_bytes
-from workbench.views._html import esc, new_id, style_block
+from workbench.views._html import PRE_STYLE, STYLED_ONLY, UNSTYLED_ONLY, esc, new_id, style_block
 from workbench.views.display import Display, View
 
 MAX_FACETS = 32
@@ -45,7 +45,7 @@ CSS = """
 .jwb-sh td,.jwb-sh th{border:1px solid var(--jp-border-color2,#d0d7de);padding:1px 6px;text-align:left}
 .jwb-sh th{background:var(--jp-layout-color2,#f3f4f6)}
 .jwb-sh .jwb-sh-remote{color:var(--jp-content-font-color3,#8c959f)}
-.jwb-sh .jwb-sh-add{color:#1a7f37}.jwb-sh .jwb-sh-del{color:#cf222e}
+.jwb-sh .jwb-sh-add{color:var(--jp-success-color0,#1a7f37)}.jwb-sh .jwb-sh-del{color:var(--jp-error-color0,#cf222e)}
 .jwb-sh svg text{font-family:var(--jp-code-font-family,monospace);pointer-events:none}
 .jwb-sh h4{margin:8px 0 2px 0;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 """
@@ -266,7 +266,9 @@ def layout_html_body(lay: Layout, width: int = 360) -> str:
     return (f'<div class="jwb-sh-layout" data-jwb="layout">'
             f'<div class="jwb-head"><span class="jwb-title">{esc(layout_headline(lay))}</span>'
             f'<div class="jwb-meta">{esc(layout_summary(lay))}{types}</div></div>'
-            f"{layout_svg(lay, width)}{notes}{device_table(lay)}</div>")
+            f"<div {STYLED_ONLY}>{layout_svg(lay, width)}</div>"
+            f'<pre {UNSTYLED_ONLY} style="{PRE_STYLE}">{esc(layout_text(lay))}</pre>'
+            f"{notes}{device_table(lay)}</div>")
 
 
 def _listed_html(layouts: list[Layout]) -> str:

@@ -78,6 +78,8 @@ class GraphNode:
             d["param_index"] = self.param_index
         if self.called:
             d["called"] = self.called
+        if self.op_name:
+            d["op_name"] = self.op_name
         return d
 
 

@@ -22,7 +22,7 @@ from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.hlo.stablehlo import StableHloText, parse_stablehlo
 from workbench.engine.jaxpr.inspection import Inspection
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STAGES = ("compiled", "lowered")
 
 

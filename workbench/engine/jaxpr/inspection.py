@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect as pyinspect
 import os
 import re
 import threading
@@ -45,6 +46,7 @@ from workbench.engine.jaxpr.transforms import (
     normalize,
     remap_for_statics,
 )
+from workbench.engine.jaxpr.trees import TreeSummary, summarize_call
 
 # Equations created inside our own wrappers belong to the user's line, not ours; and
 # the frames of the front doors that call the user's function (the magics, the twins)
@@ -98,6 +100,8 @@ class Inspection:
         self.timings = StageTimes()
         self._lock = threading.RLock()
         self._cache: dict[str, Any] = {}
+        self._arg_names = (_positional_names(fn, len(args))
+                           if not static_argnums and not static_argnames else None)
         self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
             fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames))
         if backend is not None:
@@ -270,6 +274,20 @@ class Inspection:
         return [a.aval.text for a in self.model.outvars]
 
     @property
+    def trees(self) -> dict[str, list[TreeSummary]]:
+        """One-line summaries of the top-level arguments and results (``ps: list[24] of
+        {w1, w2, wk, wq, wv: f32[128,128]}``): ``{"in": [...], "out": [...]}``."""
+        def compute() -> dict[str, list[TreeSummary]]:
+            traced = self.traced
+            try:
+                return summarize_call(getattr(traced, "in_tree", None), self.in_avals,
+                                      getattr(traced, "out_tree", None), self.out_avals,
+                                      self._arg_names)
+            except Exception:  # an exotic pytree node: one entry per leaf, never a failure
+                return summarize_call(None, self.in_avals, None, self.out_avals)
+        return self._stage("trees", compute)
+
+    @property
     def input_shardings(self) -> list[str]:
         args, kw = self.compiled.input_shardings
         return [str(s) for s in jax.tree.leaves((args, kw))]
@@ -317,6 +335,18 @@ def _abstract_dynamic(args: tuple[Any, ...], kwargs: dict[str, Any], static_nums
     """
     return (tuple(a if i in static_nums else abstract_arrays(a) for i, a in enumerate(args)),
             {k: v if k in static_names else abstract_arrays(v) for k, v in kwargs.items()})
+
+
+def _positional_names(fn: Any, nargs: int) -> list[str] | None:
+    """The names of the first ``nargs`` positional parameters of ``fn`` (None when its
+    signature cannot be read or takes them through ``*args``)."""
+    try:
+        params = list(pyinspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[:nargs] if len(names) >= nargs else None
 
 
 class BackendUnavailable(ValueError):

@@ -19,7 +19,7 @@ from workbench.engine import _jax_compat as compat
 from workbench.engine.common.source import SourceLine
 
 #: Version of the JSON form (docs/mime-jaxpr.md); 2 introduced the shared aval table.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Params are shown as text; long ones (big literal arrays, long tuples) are cut here.
 PARAM_TEXT_LIMIT = 240
