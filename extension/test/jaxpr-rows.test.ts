@@ -30,6 +30,11 @@ describe('jaxpr rows', () => {
     // the scan equation's params leave out its jaxpr, keep the rest, sorted
     const scan = flat.rows.find(r => r.equation?.primitive === 'scan')!;
     expect(rowText(flat, scan)).toBe('f:f32[] g:f32[4] = scan[length=4 num_carry=1 num_consts=0 reverse=False unroll=1] e a');
+    // a jit shows its name only, as JAX prints it, unless an option is not the default
+    const jit = flat.rows.find(r => r.equation?.primitive === 'jit')!;
+    expect(rowText(flat, jit)).toBe('u:f32[4,4] = jit[name=<lambda>] t');
+    const donated = { ...jit.equation!, params: { ...jit.equation!.params, donated_invars: '(True,)', inline: 'True' } };
+    expect(shownParams(donated)).toEqual([['donated_invars', '(True,)'], ['inline', 'True'], ['name', '<lambda>']]);
     const cond = flat.rows.find(r => r.equation?.primitive === 'cond')!;
     expect(shownParams(cond.equation!).map(p => p[0])).not.toContain('branches');
     // cond has two branches: two nested open rows at depth 1 after it

@@ -132,11 +132,30 @@ function atomsSegs(atoms: Atom[], avals: Aval[], binding: boolean, out: Segment[
   });
 }
 
-/** Params as JAX prints them, minus jaxpr-valued ones (shown as nested rows) and `None`s. */
+const CALLS = new Set(['jit', 'pjit', 'closed_call', 'core_call']);
+const DEFAULT_TUPLE = /^\((?:(False|None|UnspecifiedValue)(?:, ?\1)*,?)?\)$/;
+
+/** jit's params at their defaults, which JAX's printer leaves out too (its pjit pp rule). */
+function isCallDefault(key: string, value: string): boolean {
+  if (key === 'name') return false;
+  if (value === 'False' && (key === 'keep_unused' || key === 'inline')) return true;
+  return value === 'Mesh()' || value === '{}' || DEFAULT_TUPLE.test(value);
+}
+
+/**
+ * Params as JAX prints them, sorted, minus jaxpr-valued ones (shown as nested rows),
+ * `None`s (defaults such as precision and accuracy) and a jit's default options.
+ */
 export function shownParams(eq: Equation): [string, string][] {
-  const nested = new Set((eq.subjaxprs ?? []).map(s => s.param.split('[', 1)[0]));
-  return Object.entries(eq.params).filter(
-    ([k, v]) => v !== 'None' && v !== '<jaxpr>' && !nested.has(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const nested = eq.subjaxprs ? new Set(eq.subjaxprs.map(s => s.param.split('[', 1)[0])) : null;
+  const call = CALLS.has(eq.primitive);
+  const out: [string, string][] = [];
+  for (const k in eq.params) {
+    const v = eq.params[k];
+    if (v === 'None' || v === '<jaxpr>' || nested?.has(k) || (call && isCallDefault(k, v))) continue;
+    out.push([k, v]);
+  }
+  return out.length > 1 ? out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : out;
 }
 
 /** The row's text as segments (without indentation). */
