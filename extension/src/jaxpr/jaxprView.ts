@@ -210,8 +210,8 @@ class JaxprView implements FeatureView {
           (row.equation!.name_stack ? ` · ${row.equation!.name_stack}` : '');
         if (this._sources!.cellOf[e]) {
           link.classList.add('jwb-jaxpr-src-cell');
-          node.style.setProperty('--jwb-line-color', lineColor(src.line));
-          node.style.setProperty('--jwb-line-strong', lineColor(src.line, 0.55));
+          // solid: the stylesheet mixes it into the theme's background (lighter in Dark)
+          node.style.setProperty('--jwb-line-solid', lineColor(src.line, 1));
           node.classList.add('jwb-jaxpr-tinted');
         }
         node.appendChild(link);
