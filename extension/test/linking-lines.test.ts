@@ -72,3 +72,4 @@ describe('editor line marks', () => {
     expect(marksKey(new Map([[2, 'A'], [1, 'B']]), [])).toBe(marksKey(new Map([[1, 'B'], [2, 'A']]), []));
   });
 });
+

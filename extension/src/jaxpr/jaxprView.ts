@@ -9,6 +9,7 @@ import type { FeatureView, RenderContext } from '../common/view';
 import type { Payload } from '../common/payload';
 import { lineColor, lineColors } from '../linking/colors';
 import { HUB, type LineSelection } from '../linking/hub';
+import { pointerMoved } from '../linking/pointer';
 import { buildDefUse, type DefUse } from './defuse';
 import { appendSegments, el, plural, seconds } from './dom';
 import { headerSummary, signatureText, topPrimitives } from './header';
@@ -244,6 +245,7 @@ class JaxprView implements FeatureView {
       if (row.kind === 'open' && row.depth > 0) this._toggleFold(r);
     });
     scroller.addEventListener('mouseover', ev => {
+      if (!pointerMoved(ev)) return; // the list or the page scrolled under a still pointer
       const rowNode = (ev.target as HTMLElement).closest<HTMLElement>('.jwb-jaxpr-row');
       const r = rowNode ? Number(rowNode.dataset.row) : -1;
       if (r === this._hovered) return;

@@ -18,6 +18,7 @@ import type { CodeMirrorEditor } from '@jupyterlab/codemirror';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { HUB, type LineSelection } from './hub';
+import { pointerMoved } from './pointer';
 import { cellKeys, keyOfLine, lineMarks, marksKey, mergeColors, selectedLines } from './lines';
 
 interface Marks {
@@ -126,7 +127,7 @@ class CellLink {
       marksField,
       EditorView.domEventHandlers({
         mousemove: (ev, view) => {
-          this._hover(view, ev);
+          if (pointerMoved(ev)) this._hover(view, ev);
           return false;
         },
         mouseleave: () => {
