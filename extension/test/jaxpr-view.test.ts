@@ -1,6 +1,8 @@
 // @vitest-environment jsdom
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Blob as NodeBlob } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 
 import type { Payload } from '../src/common/payload';
@@ -93,12 +95,24 @@ describe('jaxpr view (DOM)', () => {
     view.dispose!();
   });
 
-  it('lines up compare stages with added and removed rows marked', () => {
+  it('lines up compare stages with added and removed rows marked, stages packed or not', async () => {
     const p = JSON.parse(readFileSync(join(__dirname, 'fixtures/jaxpr-compare.json'), 'utf8'));
+    // the last stage packed, as the kernel sends big stages
+    const last = p.stages[p.stages.length - 1];
+    const data = gzipSync(Buffer.from(JSON.stringify({ avals: last.avals, jaxpr: last.jaxpr }))).toString('base64');
+    delete last.avals;
+    delete last.jaxpr;
+    last.packed = { encoding: 'gzip+base64', fields: ['avals', 'jaxpr'], data };
     const host = document.createElement('div');
     const view = jaxprCompareView();
     const ctx = context('out-cmp');
-    view.render(host, p, ctx);
+    const jsdomBlob = globalThis.Blob; // jsdom's Blob has no stream(); unpack needs one
+    globalThis.Blob = NodeBlob as unknown as typeof Blob;
+    try {
+      await view.render(host, p, ctx);
+    } finally {
+      globalThis.Blob = jsdomBlob;
+    }
     expect(ctx.ready).toBe(1);
     expect(host.querySelectorAll('.jwb-jaxpr-compare-head').length).toBe(p.stages.length);
     const crows = host.querySelectorAll('.jwb-jaxpr-crow');

@@ -5,12 +5,12 @@
  */
 
 import type { FeatureView, RenderContext } from '../common/view';
-import type { Payload } from '../common/payload';
+import { unpack, type Payload } from '../common/payload';
 import { align, markOf, signatures, type Alignment } from './compare';
 import { appendSegments, el, plural } from './dom';
 import { buildHeader, ROW_HEIGHT } from './jaxprView';
 import { flatten, rowSegments, rowText, type FlatJaxpr } from './rows';
-import type { JaxprComparePayload } from './types';
+import type { JaxprComparePayload, JaxprPayload } from './types';
 import { VirtualList } from './virtual';
 
 const MAX_LIST_HEIGHT = 540;
@@ -22,9 +22,13 @@ class CompareView implements FeatureView {
   private _rows: Int32Array[] = [];
   private _onlyDiff = false;
 
-  render(host: HTMLElement, payload: Payload, ctx: RenderContext): void {
+  async render(host: HTMLElement, payload: Payload, ctx: RenderContext): Promise<void> {
     this.dispose();
-    const p = payload as unknown as JaxprComparePayload;
+    const raw = payload as unknown as JaxprComparePayload;
+    // each stage is packed on its own when big (the renderer unpacks only the envelope)
+    const stagesUnpacked = await Promise.all(
+      raw.stages.map(s => unpack(s as unknown as Payload) as unknown as Promise<JaxprPayload>));
+    const p: JaxprComparePayload = { ...raw, stages: stagesUnpacked };
     host.textContent = '';
     const root = el('div', 'jwb-jaxpr jwb-jaxpr-compare');
     root.setAttribute('data-highlighted', '0');
