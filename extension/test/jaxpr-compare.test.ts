@@ -123,4 +123,13 @@ describe('header summary', () => {
     expect(signatureText(headerSummary(p))).toBe(
       '(ps: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → (f32[16,128])');
   });
+
+  it('reads the trees of a real version-3 payload (2-layer transformer gradient)', () => {
+    const p = JSON.parse(readFileSync(new URL('./fixtures/jaxpr-trees.json', import.meta.url), 'utf8')) as JaxprPayload;
+    expect(p.version).toBe(3);
+    expect(signatureText(headerSummary(p))).toBe(
+      '(params: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → ' +
+      '(out: list[2] of {w1, wk, wo, wq, wv: f32[128,128]})');
+    expect(flatten(p.jaxpr!, p.avals).equations).toBe(p.stats.equations);
+  });
 });
