@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import { buildDefUse } from '../src/jaxpr/defuse';
+import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import {
   ancestors, defaultFolds, equationText, flatten, rowSources, rowText, shownParams, visibleRows
 } from '../src/jaxpr/rows';
@@ -64,13 +64,15 @@ describe('jaxpr rows', () => {
 
   it('indexes definitions and uses of every variable', () => {
     const du = buildDefUse(flat);
-    const t = du.get('d')!;
+    const t = du.get(varKey(0, 'd'))!;
     expect(t.defs.map(r => rowText(flat, flat.rows[r]))).toEqual(['d:f32[4] = mul c b']);
     expect(t.uses.map(r => rowText(flat, flat.rows[r]))).toEqual(['e:f32[] = reduce_sum[axes=(0,)] d']);
     // an input of a nested jaxpr is defined on its open row; a result is used on the close row
-    const h = du.get('h')!;
-    expect(flat.rows[h.defs[0]].kind).toBe('open');
-    expect(flat.rows[du.get('k')!.uses[0]].kind).toBe('close');
+    const scan = flat.rows.findIndex(r => r.kind === 'open' && r.param === 'jaxpr' && r.depth === 1);
+    const h = du.get(varKey(scan, 'h'))!;
+    expect(h.defs).toEqual([scan]);
+    expect(flat.rows[du.get(varKey(scan, 'k'))!.uses[0]].kind).toBe('close');
+    expect(du.get(varKey(0, 'h'))).toBeUndefined(); // h is the scan body's, not the top level's
   });
 
   it('labels sources as cells and files', () => {

@@ -1,15 +1,21 @@
 /**
  * Where each variable is defined (an equation's result, a jaxpr's input or constant) and
- * used (an equation's operand, a jaxpr's result), by row.  Names are unique across all
- * nesting levels in the payload, so one table serves the whole program.
+ * used (an equation's operand, a jaxpr's result), by row, per scope (see rows.ts
+ * `scopeOf`): the same name in two nested jaxprs (a jitted function called twice shares
+ * one jaxpr, so both bodies carry the same names) is two variables.
  */
 
-import type { FlatJaxpr } from './rows';
+import { scopeOf, type FlatJaxpr } from './rows';
 import type { Atom } from './types';
 
 export interface DefUse {
   defs: number[];
   uses: number[];
+}
+
+/** The table key of variable `name` in scope `scope` (an open row's index). */
+export function varKey(scope: number, name: string): string {
+  return `${scope}:${name}`;
 }
 
 export function buildDefUse(flat: FlatJaxpr): Map<string, DefUse> {
@@ -20,9 +26,10 @@ export function buildDefUse(flat: FlatJaxpr): Map<string, DefUse> {
     return d;
   };
   const add = (atoms: Atom[], row: number, def: boolean): void => {
+    const scope = scopeOf(flat, row);
     for (const a of atoms) {
       if (a.length === 3 || a[0] === '_') continue;
-      const d = entry(a[0]);
+      const d = entry(varKey(scope, a[0]));
       const list = def ? d.defs : d.uses;
       if (list[list.length - 1] !== row) list.push(row);
     }

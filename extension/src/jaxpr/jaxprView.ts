@@ -10,11 +10,11 @@ import type { Payload } from '../common/payload';
 import { lineColor, lineColors } from '../linking/colors';
 import { HUB, type LineSelection } from '../linking/hub';
 import { pointerMoved } from '../linking/pointer';
-import { buildDefUse, type DefUse } from './defuse';
+import { buildDefUse, varKey, type DefUse } from './defuse';
 import { appendSegments, el, plural, seconds } from './dom';
 import { headerSummary, signatureText, topPrimitives } from './header';
 import {
-  ancestors, defaultFolds, flatten, rowSegments, rowSources, visibleRows,
+  ancestors, defaultFolds, flatten, rowSegments, rowSources, scopeOf, visibleRows,
   type FlatJaxpr, type RowSources
 } from './rows';
 import { buildSearchIndex, search, type SearchIndex } from './search';
@@ -71,7 +71,8 @@ class JaxprView implements FeatureView {
   private _current = -1;
   private _count: HTMLElement | null = null;
   private _input: HTMLInputElement | null = null;
-  private _var: string | null = null;
+  /** the clicked variable: its name and scope (the open row of its jaxpr) */
+  private _var: { name: string; scope: number } | null = null;
   private _varRows = new Set<number>();
   private _lit = new Uint8Array(0);
   private _outputId = '';
@@ -198,7 +199,8 @@ class JaxprView implements FeatureView {
     const depth = row.kind === 'eqn' ? row.depth + 1 : row.kind === 'close' ? row.depth + 1 : row.depth;
     const code = el('span', 'jwb-jaxpr-code');
     code.style.paddingLeft = `${depth * INDENT_CH}ch`;
-    appendSegments(code, rowSegments(flat, row, folded), this._var);
+    const hl = this._var && this._var.scope === scopeOf(flat, r) ? this._var.name : null;
+    appendSegments(code, rowSegments(flat, row, folded), hl);
     node.appendChild(code);
     if (this._varRows.has(r)) node.classList.add('jwb-jaxpr-varrow');
     if (row.kind === 'eqn') {
@@ -234,7 +236,9 @@ class JaxprView implements FeatureView {
       const r = Number(rowNode.dataset.row);
       const v = target.closest<HTMLElement>('[data-v]');
       if (v?.dataset.v) {
-        this._highlightVar(v.dataset.v === this._var ? null : v.dataset.v);
+        const scope = scopeOf(this._flat!, r);
+        const same = this._var && this._var.name === v.dataset.v && this._var.scope === scope;
+        this._highlightVar(same ? null : { name: v.dataset.v, scope });
         return;
       }
       if (target.closest('.jwb-jaxpr-src')) {
@@ -298,20 +302,20 @@ class JaxprView implements FeatureView {
     if (sel && sel.reveal && sel.origin !== 'jaxpr' && first >= 0) this._reveal(flat.eqnRow[first]);
   }
 
-  private _highlightVar(name: string | null): void {
-    this._var = name;
+  private _highlightVar(v: { name: string; scope: number } | null): void {
+    this._var = v;
     this._varRows.clear();
     let def = -1;
-    if (name) {
+    if (v) {
       if (!this._defUse) this._defUse = buildDefUse(this._flat!);
-      const du = this._defUse.get(name);
+      const du = this._defUse.get(varKey(v.scope, v.name));
       if (du) {
         for (const r of du.defs) this._varRows.add(r);
         for (const r of du.uses) this._varRows.add(r);
         def = du.defs.length ? du.defs[0] : -1;
       }
     }
-    this._root!.dataset.var = name ?? '';
+    this._root!.dataset.var = v?.name ?? '';
     this._list!.refresh();
     if (def >= 0) this._reveal(def);
   }

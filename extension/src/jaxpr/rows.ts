@@ -100,6 +100,18 @@ export function ancestors(flat: FlatJaxpr, row: number): number[] {
   return out;
 }
 
+/**
+ * The scope row `row`'s variables live in: the open row of the jaxpr whose binders or
+ * equations they are (an open row binds its own invars/constvars; an equation or a close row
+ * reads and writes its enclosing jaxpr's).  JAX's nested jaxprs are closed (no free
+ * variables), and a jitted function called twice shares one jaxpr, so the same name in two
+ * scopes is two different variables.
+ */
+export function scopeOf(flat: FlatJaxpr, row: number): number {
+  const r = flat.rows[row];
+  return r.kind === 'open' ? row : r.parent;
+}
+
 // -- text -------------------------------------------------------------------------------
 
 export type SegKind = 'var' | 'def' | 'type' | 'lit' | 'prim' | 'param' | 'kw' | 'punct';
@@ -111,10 +123,27 @@ export interface Segment {
   name?: string;
 }
 
+const TYPED_SCALAR = /^Typed(?:Int|Float|Complex|Bool)\(([^]*), dtype=[\w.]+\)$/;
+
+/**
+ * A literal's value as JAX prints it: JAX 0.10 keeps Python scalars as `TypedInt(0,
+ * dtype=int32)` (whose str() the payload carries), printed `0:i32[]`.
+ */
+export function literalText(text: string): string {
+  if (!text.startsWith('Typed')) return text;
+  const m = TYPED_SCALAR.exec(text);
+  return m ? m[1] : text;
+}
+
+/** A param's text on one line (a custom_jvp's `jvp_jaxpr_fun` prints over several). */
+export function paramText(text: string): string {
+  return /[\r\n]/.test(text) ? text.replace(/[ \t]*[\r\n]+\s*/g, ' ').trim() : text;
+}
+
 function atomSegs(a: Atom, avals: Aval[], binding: boolean, out: Segment[]): void {
   const type = avals[a[1]]?.text ?? '?';
   if (a.length === 3) {
-    out.push({ text: a[2], kind: 'lit' }, { text: ':', kind: 'punct' }, { text: type, kind: 'type' });
+    out.push({ text: literalText(a[2]), kind: 'lit' }, { text: ':', kind: 'punct' }, { text: type, kind: 'type' });
   } else if (a[0] === '_') {
     out.push({ text: '_', kind: 'punct' });
     if (binding) out.push({ text: ':', kind: 'punct' }, { text: type, kind: 'type' });
@@ -153,7 +182,7 @@ export function shownParams(eq: Equation): [string, string][] {
   for (const k in eq.params) {
     const v = eq.params[k];
     if (v === 'None' || v === '<jaxpr>' || nested?.has(k) || (call && isCallDefault(k, v))) continue;
-    out.push([k, v]);
+    out.push([k, paramText(v)]);
   }
   return out.length > 1 ? out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : out;
 }
@@ -165,7 +194,8 @@ export function rowSegments(flat: FlatJaxpr, row: Row, folded = false): Segment[
   if (row.kind === 'eqn' && row.equation) {
     const eq = row.equation;
     atomsSegs(eq.outvars, avals, true, out);
-    out.push({ text: eq.outvars.length ? ' = ' : '= ', kind: 'punct' }, { text: eq.primitive, kind: 'prim' });
+    if (eq.outvars.length) out.push({ text: ' = ', kind: 'punct' }); // JAX: no "=" without results
+    out.push({ text: eq.primitive, kind: 'prim' });
     const params = shownParams(eq);
     if (params.length) {
       out.push({ text: `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`, kind: 'param' });
@@ -195,7 +225,7 @@ export function rowSegments(flat: FlatJaxpr, row: Row, folded = false): Segment[
 }
 
 function atomText(a: Atom, avals: Aval[], binding: boolean): string {
-  if (a.length === 3) return `${a[2]}:${avals[a[1]]?.text ?? '?'}`;
+  if (a.length === 3) return `${literalText(a[2])}:${avals[a[1]]?.text ?? '?'}`;
   return binding ? `${a[0]}:${avals[a[1]]?.text ?? '?'}` : a[0];
 }
 
@@ -204,7 +234,7 @@ export function equationText(flat: FlatJaxpr, eq: Equation): string {
   const avals = flat.avals;
   let s = '';
   for (let i = 0; i < eq.outvars.length; i++) s += (i ? ' ' : '') + atomText(eq.outvars[i], avals, true);
-  s += (eq.outvars.length ? ' = ' : '= ') + eq.primitive;
+  s += (eq.outvars.length ? ' = ' : '') + eq.primitive;
   const params = shownParams(eq);
   if (params.length) s += `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`;
   for (const a of eq.invars) s += ' ' + atomText(a, avals, false);
