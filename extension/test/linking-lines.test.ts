@@ -35,6 +35,17 @@ describe('hub colours with owners', () => {
   });
 });
 
+describe('hub colours with and without owners', () => {
+  it('keeps a line an owner-less output coloured when an owner of the same line is released', () => {
+    // the HLO view colours without an owner; the jaxpr view of the same cell with one
+    const hub = new LinkHub();
+    hub.color({ cell: 'c', colors: new Map([[3, 'hlo'], [4, 'hlo']]) });
+    hub.color({ cell: 'c', colors: new Map([[3, 'jaxpr'], [5, 'jaxpr']]) }, 'out-j');
+    hub.release('out-j');
+    expect([...hub.colorsOf('c')].sort()).toEqual([[3, 'hlo'], [4, 'hlo']]);
+  });
+});
+
 describe('editor line marks', () => {
   const colors = new Map<string, Map<number, string>>([
     ['id-1', new Map([[2, 'A'], [3, 'B']])],

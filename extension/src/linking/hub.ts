@@ -34,6 +34,8 @@ export class LinkHub {
   private readonly _colorings = new Map<string, Map<number, string>>();
   /** owner -> cell -> its colours (what `release(owner)` takes back) */
   private readonly _owned = new Map<string, Map<string, Map<number, string>>>();
+  /** cell -> colours announced without an owner (they stay) */
+  private readonly _unowned = new Map<string, Map<number, string>>();
 
   get selection(): LineSelection | null {
     return this._selection;
@@ -56,13 +58,14 @@ export class LinkHub {
    * `release(owner)` (the output was cleared or re-rendered); without one they stay.
    */
   color(coloring: LineColoring, owner?: string): void {
+    let cells: Map<string, Map<number, string>> | undefined = this._unowned;
     if (owner !== undefined) {
-      let cells = this._owned.get(owner);
+      cells = this._owned.get(owner);
       if (!cells) this._owned.set(owner, (cells = new Map()));
-      const mine = cells.get(coloring.cell) ?? new Map<number, string>();
-      for (const [line, color] of coloring.colors) mine.set(line, color);
-      cells.set(coloring.cell, mine);
     }
+    const mine = cells.get(coloring.cell) ?? new Map<number, string>();
+    for (const [line, color] of coloring.colors) mine.set(line, color);
+    cells.set(coloring.cell, mine);
     const merged = this._colorings.get(coloring.cell) ?? new Map<number, string>();
     for (const [line, color] of coloring.colors) merged.set(line, color);
     this._colorings.set(coloring.cell, merged);
@@ -86,6 +89,7 @@ export class LinkHub {
           holder = other.get(cell)?.get(line);
           if (holder) break;
         }
+        holder ??= this._unowned.get(cell)?.get(line);
         if (holder) merged.set(line, holder);
         else merged.delete(line);
       }
