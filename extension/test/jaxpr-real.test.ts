@@ -22,6 +22,8 @@ import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import { flatten, rowText, scopeOf } from '../src/jaxpr/rows';
 import type { JaxprPayload } from '../src/jaxpr/types';
 import { jaxprView } from '../src/jaxpr/view';
+import { HUB } from '../src/linking/hub';
+import { syntheticPayload } from './jaxpr-synthetic';
 
 const p = JSON.parse(readFileSync(join(__dirname, 'fixtures/jaxpr-shared-custom.json'), 'utf8')) as JaxprPayload;
 const flat = flatten(p.jaxpr!, p.avals);
@@ -88,5 +90,35 @@ describe('def/use across nested scopes', () => {
     expect(rowNode(second + 1).querySelector('.jwb-jaxpr-vhl')).not.toBeNull();
     view.dispose!();
     host.remove();
+  });
+});
+
+describe('an output taken away', () => {
+  const ctx = (id: string): RenderContext => ({
+    mimeType: 'application/vnd.jax-workbench.jaxpr+json', bundle: {}, cells: {}, outputId: id,
+    interactive: () => undefined
+  });
+
+  it('withdraws the line selection it published, so the editor keeps no selected line', () => {
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const view = jaxprView();
+    view.render(host, syntheticPayload(400, 4, 8) as never, ctx('out-gone'));
+    host.querySelector<HTMLElement>('.jwb-jaxpr-row[data-eqn] .jwb-jaxpr-src')!.click();
+    expect(HUB.selection).toMatchObject({ cell: '#8', origin: 'jaxpr', reveal: true });
+    view.dispose!(); // outputs cleared
+    expect(HUB.selection).toBeNull();
+    host.remove();
+  });
+
+  it('leaves a selection that others published alone', () => {
+    const host = document.createElement('div');
+    const view = jaxprView();
+    view.render(host, syntheticPayload(400, 4, 8) as never, ctx('out-gone-2'));
+    const sel = { cell: '#8', lines: [30], origin: 'editor', reveal: true };
+    HUB.select(sel);
+    view.dispose!();
+    expect(HUB.selection).toBe(sel);
+    HUB.select(null);
   });
 });

@@ -78,6 +78,8 @@ class JaxprView implements FeatureView {
   private _outputId = '';
   private _unsubscribe: (() => void) | null = null;
   private _hovered = -1;
+  /** the last selection this view published (withdrawn when the output goes) */
+  private _published: LineSelection | null = null;
   private _idle = 0;
   /** alias (cell id or #number) -> files of this payload that are that cell */
   private _aliasFiles = new Map<string, Set<string>>();
@@ -273,7 +275,8 @@ class JaxprView implements FeatureView {
     const cur = HUB.selection;
     if (!reveal && cur && cur.reveal && cur.origin === 'jaxpr' && cur.cell === cell &&
         cur.lines.length === 1 && cur.lines[0] === src.line) return; // keep the click's selection
-    HUB.select({ cell, lines: [src.line], origin: 'jaxpr', reveal });
+    this._published = { cell, lines: [src.line], origin: 'jaxpr', reveal };
+    HUB.select(this._published);
   }
 
   private _onSelection(sel: LineSelection | null): void {
@@ -403,6 +406,9 @@ class JaxprView implements FeatureView {
     this._idle = 0;
     this._unsubscribe?.();
     this._unsubscribe = null;
+    // the editor would keep the line selected (and other outputs lit) for an output now gone
+    if (this._published && HUB.selection === this._published) HUB.select(null);
+    this._published = null;
     if (this._outputId) HUB.release(this._outputId);
     this._list?.dispose();
     this._list = null;
