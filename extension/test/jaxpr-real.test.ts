@@ -122,3 +122,13 @@ describe('an output taken away', () => {
     HUB.select(null);
   });
 });
+
+describe('constants', () => {
+  it('separates constvars from inputs as JAX does ("lambda a:f32[4]; b:f32[4].")', () => {
+    const avals = [{ text: 'f32[4]', shape: [4], dtype: 'float32', weak_type: false, sharding: null }];
+    const j = { constvars: [['a', 0]], invars: [['b', 0]], outvars: [['c', 0]], consts: ['ndarray float32[4]'],
+                eqns: [{ primitive: 'add', params: {}, invars: [['b', 0], ['a', 0]], outvars: [['c', 0]], source: null, name_stack: '' }] };
+    const f = flatten(j as never, avals);
+    expect(rowText(f, f.rows[0])).toBe('{ lambda a:f32[4]; b:f32[4]. let');
+  });
+});

@@ -207,7 +207,7 @@ export function rowSegments(flat: FlatJaxpr, row: Row, folded = false): Segment[
     if (row.param) out.push({ text: `${row.param}=`, kind: 'param' });
     out.push({ text: '{ lambda ', kind: 'kw' });
     atomsSegs(j.constvars, avals, true, out);
-    out.push({ text: j.constvars.length ? ' ; ' : '; ', kind: 'punct' });
+    out.push({ text: '; ', kind: 'punct' }); // JAX: `lambda ; a` and `lambda a:f32[4]; b`
     atomsSegs(j.invars, avals, true, out);
     out.push({ text: '. ', kind: 'punct' }, { text: 'let', kind: 'kw' });
     if (folded) {
