@@ -1,10 +1,8 @@
-// TEMPORARY scaffold (replaced by the feature helper; must not survive the issue).
-import type { FeatureViewFactory } from "../common/view";
-const scaffold: FeatureViewFactory = () => ({
-  render(host, payload, ctx) {
-    host.textContent = `${payload.kind} (scaffold)`;
-    ctx.interactive();
-  }
-});
-export const jaxprView = scaffold;
-export const jaxprCompareView = scaffold;
+/** The jaxpr feature's views (see jaxprView.ts and compareView.ts). */
+
+import type { FeatureViewFactory } from '../common/view';
+import { createCompareView } from './compareView';
+import { createJaxprView } from './jaxprView';
+
+export const jaxprView: FeatureViewFactory = createJaxprView;
+export const jaxprCompareView: FeatureViewFactory = createCompareView;
