@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+import { buildClusters, initialExpansion, splitRepeats, visibleGraph } from '../src/hlo/cluster';
+import { indexGraph } from '../src/hlo/graph';
+import { GraphModel } from '../src/hlo/model';
+import { displayName, normaliseSegment, scopePath, splitOpName } from '../src/hlo/scope';
+import type { HloGraph, HloNode, HloPayload } from '../src/hlo/types';
+
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
+
+function node(id: string, extra: Partial<HloNode> = {}): HloNode {
+  return { id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, ...extra };
+}
+
+describe('op_name scopes', () => {
+  it('splits at top-level slashes only and drops the primitive', () => {
+    expect(splitOpName('jit(loss)/jvp(jit(layer))/dot_general')).toEqual(['jit(loss)', 'jvp(jit(layer))', 'dot_general']);
+    expect(splitOpName('jit(f)/vmap(jit(a/b))/add')).toEqual(['jit(f)', 'vmap(jit(a/b))', 'add']);
+    expect(scopePath('jit(loss)/jvp(jit(layer))/dot_general').map(s => s.key)).toEqual(['jit(loss)', 'jit(layer)@fwd']);
+    expect(scopePath('')).toEqual([]);
+    expect(displayName('jit(layer)')).toBe('layer');
+  });
+
+  it('pairs the forward and backward of one function', () => {
+    const fwd = scopePath('jit(loss)/jvp(jit(layer))/mul');
+    const bwd = scopePath('jit(loss)/transpose(jvp(jit(layer)))/mul');
+    expect(fwd[1]).toMatchObject({ name: 'layer', dir: 'fwd' });
+    expect(bwd[1]).toMatchObject({ name: 'layer', dir: 'bwd' });
+    expect(fwd[1].key).not.toBe(bwd[1].key);
+    // a function that was not jitted: the bare wrappers become forward / backward scopes
+    expect(normaliseSegment('jvp()')).toMatchObject({ name: 'forward', dir: 'fwd' });
+    expect(normaliseSegment('transpose(jvp())')).toMatchObject({ name: 'backward', dir: 'bwd' });
+    expect(normaliseSegment('pjit(g)')).toMatchObject({ key: 'pjit(g)', dir: null });
+  });
+});
+
+describe('clusters', () => {
+  it('clusters by scope, groups parameters and constants, infers unnamed fusions', () => {
+    const g: HloGraph = {
+      computation: 'main', nodes: [
+        node('p0', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }),
+        node('p1', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }),
+        node('c0', { kind: 'constant', opcode: 'constant' }),
+        node('c1', { kind: 'constant', opcode: 'constant' }),
+        node('a', { op_name: 'jit(f)/jit(enc)/dot_general' }),
+        node('b', { op_name: 'jit(f)/jit(enc)/add' }),
+        node('u'), // no op_name: takes its operand's scope
+        node('d', { op_name: 'jit(f)/jit(dec)/mul' })
+      ],
+      edges: [['p0', 'a'], ['p1', 'a'], ['c0', 'b'], ['a', 'b'], ['b', 'u'], ['u', 'd'], ['c1', 'd']]
+        .map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }))
+    };
+    const gi = indexGraph(g);
+    const tree = buildClusters(gi);
+    const labels = tree.clusters.map(c => c.label).sort();
+    expect(labels).toEqual(['constants (2)', 'dec', 'enc', 'parameters (2)']); // jit(f) shared by all: dropped
+    const enc = tree.clusters.find(c => c.label === 'enc');
+    expect(enc?.members.map(i => gi.nodes[i].id)).toEqual(['a', 'b', 'u']);
+    // all folded: 4 boxes, edges aggregated between them
+    const vg = visibleGraph(gi, tree, new Set());
+    expect(vg.items.length).toBe(4);
+    const names = (k: number): string => tree.clusters[vg.items[k].ref].label;
+    const edges = Array.from(vg.src, (s, e) => `${names(s)}->${names(vg.dst[e])}:${vg.count[e]}`).sort();
+    expect(edges).toEqual(['constants (2)->dec:1', 'constants (2)->enc:1', 'enc->dec:1', 'parameters (2)->enc:2']);
+    // open enc: its three nodes appear, inside a frame
+    const open = visibleGraph(gi, tree, new Set([tree.clusters.indexOf(enc!)]));
+    expect(open.items.length).toBe(6);
+    expect(open.frames[0].items.length).toBe(3);
+  });
+
+  it('cuts a flat scope into repeats at a recurring source line', () => {
+    // 6 "layers" of 5 ops; lines 10 (twice), 11, 12, 13 per layer; a prelude op first
+    const nodes: HloNode[] = [node('pre', { sources: [{ file: 'm.py', line: 3, function: 'loss' }] })];
+    for (let l = 0; l < 6; l++) {
+      for (const line of [10, 11, 10, 12, 13]) {
+        nodes.push(node(`n${l}_${nodes.length}`, { sources: [{ file: 'm.py', line, function: 'make.<locals>.block' }] }));
+      }
+    }
+    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
+    const segs = splitRepeats(gi, nodes.map((_, i) => i));
+    expect(segs?.map(s => s.length)).toEqual([6, 5, 5, 5, 5, 5]);
+  });
+
+  it('reads the 4-layer transformer gradient as its layers', () => {
+    const graph = fixture('hlo-4layer-graph.json') as HloGraph;
+    const gi = indexGraph(graph);
+    const tree = buildClusters(gi);
+    const repeats = tree.clusters.filter(c => c.kind === 'repeat');
+    const fwd = repeats.filter(c => c.dir === 'fwd').map(c => c.label);
+    const bwd = repeats.filter(c => c.dir === 'bwd').map(c => c.label);
+    expect(fwd).toEqual(['block #1 · forward', 'block #2 · forward', 'block #3 · forward', 'block #4 · forward']);
+    expect(bwd).toEqual(['block #4 · backward', 'block #3 · backward', 'block #2 · backward', 'block #1 · backward']);
+    const vg = visibleGraph(gi, tree, initialExpansion(tree));
+    // 8 layer boxes, the parameter group and a handful of loose ends: not 20 parameter boxes
+    expect(vg.items.length).toBeLessThanOrEqual(14);
+    expect(vg.items.filter(it => it.kind === 'node' && gi.nodes[it.ref].kind === 'parameter')).toEqual([]);
+  });
+});
+
+describe('graph model', () => {
+  it('reveals a node inside folded clusters and folds nested clusters together', () => {
+    const graph = fixture('hlo-4layer-graph.json') as HloGraph;
+    const payload = { graphs: { [graph.computation]: graph } } as unknown as HloPayload;
+    const m = new GraphModel(payload, graph.computation);
+    const before = m.visibleCount;
+    const i = m.g.nodes.findIndex(n => n.kind === 'fusion' && m.tree.nodeCluster[m.g.nodes.indexOf(n)] >= 0
+      && m.tree.clusters[m.tree.nodeCluster[m.g.nodes.indexOf(n)]].kind === 'repeat');
+    expect(m.reveal(i)).toBe(true);
+    expect(m.vg.items[m.vg.rep[i]]).toEqual({ kind: 'node', ref: i });
+    expect(m.visibleCount).toBeGreaterThan(before);
+    const top = m.tree.clusters.findIndex(c => c.kind === 'scope');
+    m.toggle(top); // fold the whole forward (or backward) scope
+    expect(m.visibleCount).toBeLessThan(before);
+    m.expandAll();
+    expect(m.visibleCount).toBe(m.g.nodes.length);
+    m.collapseAll();
+    expect(m.visibleCount).toBe(before);
+  });
+});
