@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { NodeSearch, parseQuery, topFusions } from '../src/hlo/search';
-import { formatSource, linesByCell } from '../src/hlo/sources';
+import { formatSource, linesByCell, nodesForSelection } from '../src/hlo/sources';
 import { calledComputation, HloText } from '../src/hlo/text';
 import type { HloNode } from '../src/hlo/types';
 
@@ -74,5 +74,13 @@ describe('sources and text', () => {
     const body = text.range(comp!.lines[0], comp!.lines[1]);
     expect(body.split('\n')[0]).toContain(fused as string);
     expect(text.range(1, 10, 3).split('\n').pop()).toBe('… 7 more lines');
+  });
+});
+
+describe('linking', () => {
+  it('finds the nodes of a line selected in a cell', () => {
+    expect(nodesForSelection(cells, nodes, { cell: 'abc', lines: [4], origin: 'editor', reveal: false })).toEqual([2]);
+    expect(nodesForSelection(cells, nodes, { cell: '#3', lines: [12, 13], origin: 'editor', reveal: true })).toEqual([0]);
+    expect(nodesForSelection(cells, nodes, { cell: 'abc', lines: [12], origin: 'editor', reveal: false })).toEqual([]);
   });
 });

@@ -36,6 +36,8 @@ export class GraphCanvas {
   private _drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
   private _miniCache: HTMLCanvasElement | null = null;
   private _miniDrag = false;
+  /** a fit asked for before the box had a size */
+  private _pendingFit: [number, number] | null = null;
   private readonly _resize: ResizeObserver | null;
   private readonly _disposers: Array<() => void> = [];
   /** milliseconds of the last few redraws (for the summary's debug line and tests) */
@@ -89,7 +91,12 @@ export class GraphCanvas {
    */
   fit(minScale = 0, around = -1): void {
     const s = this._scene;
-    if (!s || this._cssW === 0) return;
+    if (!s) return;
+    if (this._cssW <= 1 || this._cssH <= 1) {
+      this._pendingFit = [minScale, around];
+      return;
+    }
+    this._pendingFit = null;
     const pad = 16;
     const fitScale = Math.min((this._cssW - 2 * pad) / Math.max(1, s.width), (this._cssH - 2 * pad) / Math.max(1, s.height));
     const scale = Math.max(MIN_SCALE, Math.min(1, Math.max(fitScale, minScale)));
@@ -109,6 +116,7 @@ export class GraphCanvas {
   focus(i: number, minScale = 0.8): void {
     const s = this._scene;
     if (!s || i < 0 || i >= s.n) return;
+    this._pendingFit = null;
     if (this._scale < minScale) this._scale = minScale;
     this._tx = this._cssW / 2 - s.x[i] * this._scale;
     this._ty = this._cssH / 2 - s.y[i] * this._scale;
@@ -142,6 +150,7 @@ export class GraphCanvas {
     this.canvas.height = Math.round(h * dpr);
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${h}px`;
+    if (this._pendingFit && w > 1 && h > 1) this.fit(...this._pendingFit);
     this.requestDraw();
   }
 
@@ -339,6 +348,26 @@ export class GraphCanvas {
       visible.push(i);
     }
     const detailed = sc * 12 >= 6;
+    if (sc * 40 < 12) {
+      // far out: boxes are a few pixels; one filled path per colour, outlines only for
+      // the flagged ones
+      for (let hb = 0; hb < p.heat.length; hb++) {
+        ctx.fillStyle = p.heat[hb];
+        ctx.beginPath();
+        for (const i of visible) {
+          if (s.heat[i] === hb) ctx.rect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+        }
+        ctx.fill();
+      }
+      for (const i of visible) {
+        const f = s.flags[i];
+        if (!f) continue;
+        ctx.lineWidth = 3 * px;
+        ctx.strokeStyle = f & FLAG_SELECTED ? p.select : f & FLAG_LINKED ? p.highlight : p.search;
+        ctx.strokeRect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+      }
+      return;
+    }
     for (const i of visible) {
       const x0 = s.x[i] - s.w[i] / 2;
       const y0 = s.y[i] - s.h[i] / 2;

@@ -87,6 +87,14 @@ export class GraphModel {
     return { widths, heights, src: this.vg.src.slice(), dst: this.vg.dst.slice() };
   }
 
+  /** a parameter / constant (or their group): inputs whose edges are drawn faint */
+  private _isInput(item: number): boolean {
+    const it = this.vg.items[item];
+    if (it.kind === 'cluster') return this.tree.clusters[it.ref].kind === 'group';
+    const k = this.g.nodes[it.ref].kind;
+    return k === 'parameter' || k === 'constant';
+  }
+
   scene(r: LayoutResult, stripeOf: (item: number) => string | null): Scene {
     const items = this.vg.items;
     const n = items.length;
@@ -139,7 +147,7 @@ export class GraphModel {
     const edgeFaint = new Uint8Array(this.vg.src.length);
     for (let e = 0; e < edgeWeight.length; e++) {
       edgeWeight[e] = this.vg.count[e];
-      edgeFaint[e] = kind[this.vg.src[e]] === 2 || kind[this.vg.dst[e]] === 2 ? 1 : 0;
+      edgeFaint[e] = this._isInput(this.vg.src[e]) || kind[this.vg.dst[e]] === 2 ? 1 : 0;
     }
     return {
       n, x: r.x, y: r.y, w, h, title, sub, heat, kind,

@@ -1,6 +1,7 @@
 /** Source lines of HLO nodes: how they read ("cell [3] line 4"), and which cell they are. */
 
 import { cellKey, type CellMap } from '../common/cells';
+import type { LineSelection } from '../linking/hub';
 import type { HloNode, HloSource } from './types';
 
 const MAGIC_CELL = /^<workbench-cell-(\d+)>$/;
@@ -52,5 +53,15 @@ export function linesByCell(cells: CellMap, nodes: Iterable<HloNode>): Map<strin
   }
   const out = new Map<string, number[]>();
   for (const [k, set] of acc) out.set(k, [...set].sort((a, b) => a - b));
+  return out;
+}
+
+/** Indices of the nodes with a source line in a selection (a line picked in the editor). */
+export function nodesForSelection(cells: CellMap, nodes: HloNode[], sel: LineSelection): number[] {
+  const lines = new Set(sel.lines);
+  const out: number[] = [];
+  nodes.forEach((n, i) => {
+    if ((n.sources ?? []).some(s => lines.has(s.line) && cellKeyOf(cells, s.file) === sel.cell)) out.push(i);
+  });
   return out;
 }

@@ -17,7 +17,7 @@ import { LayoutClient } from './layoutClient';
 import { GraphModel } from './model';
 import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, type Scene } from './scene';
 import { NodeSearch, topFusions } from './search';
-import { cellKeyOf, formatSource, linesByCell } from './sources';
+import { cellKeyOf, formatSource, linesByCell, nodesForSelection } from './sources';
 import { calledComputation, HloText } from './text';
 import { watchTheme } from './theme';
 import type { HloNode, HloPayload } from './types';
@@ -79,6 +79,7 @@ class HloView implements FeatureView {
     this._text = new HloText(typeof text === 'string' ? text : '');
     host.textContent = '';
     const root = el('div', 'jwb-hlo');
+    root.setAttribute('data-highlighted', '0');
     this._root = root;
     host.appendChild(root);
     root.appendChild(this._summary());
@@ -323,7 +324,7 @@ class HloView implements FeatureView {
     this._canvas.setScene(st.scene);
     const clusters = model.tree.clusters.length;
     this._status.textContent = `${model.g.nodes.length} instructions in ${name}, ${model.visibleCount} boxes shown` +
-      (clusters ? ` (${clusters} clusters by op_name scope; ▸ opens one)` : '') +
+      (clusters ? ` (${clusters} cluster${clusters === 1 ? '' : 's'} by op_name scope; ▸ opens one)` : '') +
       ` · layout ${this._layout.lastMs.toFixed(0)} ms`;
     if (focusNode >= 0) this._canvas.focus(model.vg.rep[focusNode]);
     else if (fit) {
@@ -391,13 +392,7 @@ class HloView implements FeatureView {
     if (sel && sel.origin === 'hlo') return;
     const st = this._graphs.get(this._current);
     if (!st) return;
-    this._linked = new Set();
-    if (sel) {
-      const lines = new Set(sel.lines);
-      st.model.g.nodes.forEach((n, i) => {
-        if ((n.sources ?? []).some(s => lines.has(s.line) && cellKeyOf(this._cells, s.file) === sel.cell)) this._linked.add(i);
-      });
-    }
+    this._linked = new Set(sel ? nodesForSelection(this._cells, st.model.g.nodes, sel) : []);
     this._root?.setAttribute('data-highlighted', String(this._linked.size));
     this._applyFlags();
     if (sel?.reveal && this._linked.size && this._canvas) {
@@ -498,8 +493,12 @@ class HloView implements FeatureView {
     const d = this._details;
     d.textContent = '';
     d.appendChild(el('div', 'jwb-hlo-details-title', cl.label));
-    const dl = el('dl', 'jwb-hlo-facts');
-    const fact = (k: string, v: string): void => { dl.append(el('dt', undefined, k), el('dd', undefined, v)); };
+    const dl = el('table', 'jwb-hlo-facts');
+    const fact = (k: string, v: string): void => {
+      const tr = el('tr');
+      tr.append(el('th', undefined, k), el('td', undefined, v));
+      dl.appendChild(tr);
+    };
     fact('kind', cl.kind === 'repeat' ? 'repeat (cut at a recurring source line)' : cl.kind === 'group' ? 'group' : 'op_name scope');
     fact('instructions', String(cl.size));
     fact('bytes moved', `${formatBytes(cl.bytesMoved)} (estimated)`);
@@ -512,8 +511,12 @@ class HloView implements FeatureView {
     d.textContent = '';
     d.appendChild(el('div', 'jwb-hlo-details-title', node.id));
     d.appendChild(el('div', 'jwb-hlo-details-label', node.label));
-    const dl = el('dl', 'jwb-hlo-facts');
-    const fact = (k: string, v: string): void => { dl.append(el('dt', undefined, k), el('dd', undefined, v)); };
+    const dl = el('table', 'jwb-hlo-facts');
+    const fact = (k: string, v: string): void => {
+      const tr = el('tr');
+      tr.append(el('th', undefined, k), el('td', undefined, v));
+      dl.appendChild(tr);
+    };
     fact('kind', `${node.kind} (${node.opcode}${node.fusion_kind ? `, ${node.fusion_kind}` : ''})`);
     fact('shape', node.shape);
     fact('result', formatBytes(node.bytes));
