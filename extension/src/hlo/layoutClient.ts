@@ -1,5 +1,6 @@
 /**
- * Runs layouts in the Blob-URL worker (generated WORKER_SOURCE), one at a time per view;
+ * Runs layouts in the Blob-URL worker (the bundled layout.worker.ts source it is given: see
+ * view.ts), one at a time per view;
  * a superseded request's answer is dropped.  Each layout is recorded as
  * `performance.measure('jwb:hlo:layout')` from posting to receiving.
  *
@@ -10,7 +11,6 @@
  * the output's HTML).  Where no worker can be started, the same code runs on the main thread.
  */
 
-import { WORKER_SOURCE } from '../generated/layout.worker-source';
 import { layeredLayout, type LayoutInput, type LayoutOptions, type LayoutResult } from './layout';
 
 /** up to this many boxes are laid out synchronously on the main thread */
@@ -26,11 +26,13 @@ export class LayoutClient {
   /** duration of the last layout (post to answer), ms */
   lastMs = 0;
 
+  constructor(private readonly _source: string) {}
+
   private _start(): Worker | null {
     if (this._worker) return this._worker;
-    if (typeof Worker === 'undefined' || typeof Blob === 'undefined') return null;
+    if (!this._source || typeof Worker === 'undefined' || typeof Blob === 'undefined') return null;
     try {
-      this._url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+      this._url = URL.createObjectURL(new Blob([this._source], { type: 'text/javascript' }));
       const w = new Worker(this._url);
       w.onmessage = (ev: MessageEvent<Answer>) => this._answer(ev.data);
       w.onerror = ev => {

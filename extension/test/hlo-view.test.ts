@@ -1,0 +1,112 @@
+// @vitest-environment jsdom
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import type { RenderContext } from '../src/common/view';
+import type { Payload } from '../src/common/payload';
+import { HUB } from '../src/linking/hub';
+
+
+const bundle = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hlo-while-bundle.json'), 'utf8')) as Record<string, unknown>;
+const MIME = 'application/vnd.jax-workbench.hlo+json';
+
+beforeAll(() => {
+  // jsdom has no canvas: a context that accepts every call and draws nothing
+  const noop = new Proxy({}, {
+    get: (_t, prop) => (prop === 'measureText' ? () => ({ width: 10 }) : () => undefined),
+    set: () => true
+  });
+  HTMLCanvasElement.prototype.getContext = (() => noop) as unknown as HTMLCanvasElement['getContext'];
+  Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 600 });
+  Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 400 });
+  if (!globalThis.requestAnimationFrame) {
+    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) => setTimeout(() => cb(performance.now()), 0)) as typeof requestAnimationFrame;
+    globalThis.cancelAnimationFrame = ((id: number) => clearTimeout(id)) as typeof cancelAnimationFrame;
+  }
+});
+
+afterEach(() => { document.body.textContent = ''; });
+
+async function renderWhile(cells: RenderContext['cells'] = {}): Promise<{ host: HTMLElement; ready: () => boolean; dispose: () => void }> {
+  // no worker source: jsdom has no Worker, the view lays out on the main thread
+  const { HloView } = await import('../src/hlo/output');
+  const hloView = (): HloView => new HloView('');
+  const host = document.createElement('div');
+  document.body.appendChild(host);
+  let ready = false;
+  const payload = JSON.parse(JSON.stringify(bundle[MIME])) as Payload;
+  const view = hloView();
+  await view.render(host, payload, {
+    mimeType: MIME, bundle, cells, outputId: 'jwb-t',
+    interactive: () => { ready = true; }
+  });
+  await new Promise(r => setTimeout(r, 20));
+  return { host, ready: () => ready, dispose: () => view.dispose?.() };
+}
+
+describe('hlo view (DOM)', () => {
+  it('draws the summary, graph, crumbs and top table with the DOM hooks', async () => {
+    const { host, ready, dispose } = await renderWhile();
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    expect(root).not.toBeNull();
+    expect(ready()).toBe(true);
+    expect(host.querySelector('canvas.jwb-hlo-canvas')).not.toBeNull();
+    expect(Number(root.getAttribute('data-visible-nodes'))).toBeGreaterThan(0);
+    expect(host.querySelector('.jwb-hlo-summary')?.textContent).toContain('flops');
+    const graphs = [...host.querySelectorAll('.jwb-hlo-crumbs [data-graph]')].map(b => b.getAttribute('data-graph'));
+    expect(graphs.sort()).toEqual(['main.8', 'region_0.5', 'region_1.3', 'region_2.4', 'region_3.6']);
+    expect(host.querySelector('button.jwb-hlo-fit')).not.toBeNull();
+    expect(host.querySelector('.jwb-hlo-expand-all')).not.toBeNull();
+    dispose();
+  });
+
+  it('selects a node from the top table and shows its instruction and fused text', async () => {
+    const { host, dispose } = await renderWhile();
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    const row = host.querySelector('table.jwb-hlo-top tr[data-node-id]') as HTMLElement;
+    const id = row.getAttribute('data-node-id') as string;
+    row.click();
+    await new Promise(r => setTimeout(r, 20));
+    expect(root.getAttribute('data-selected')).toBe(id);
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    expect(details.querySelector('.jwb-hlo-instruction')?.textContent).toContain(`%${id} = `);
+    expect(details.querySelector('.jwb-hlo-fused')?.textContent).toContain('ROOT');
+    dispose();
+  });
+
+  it('searches, opens a body from the crumbs, and links lines both ways through the hub', async () => {
+    const file = Object.values((bundle[MIME] as { graphs: Record<string, { nodes: Array<{ sources?: Array<{ file: string; line: number }> }> }> }).graphs)
+      .flatMap(g => g.nodes).flatMap(n => n.sources ?? [])[0];
+    const cells = { [file.file]: { number: 5, cell_id: 'cell-5' } };
+    const published: unknown[] = [];
+    const off = HUB.onSelect(s => published.push(s));
+    const { host, dispose } = await renderWhile(cells);
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    const input = host.querySelector('input.jwb-hlo-search') as HTMLInputElement;
+    input.value = 'reduce';
+    input.dispatchEvent(new Event('input'));
+    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(/^[1-9]\d* match/);
+    input.value = `cell [5] line ${file.line}`;
+    input.dispatchEvent(new Event('input'));
+    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(/^[1-9]\d* match/);
+    // a line selected in the editor lights the nodes it made
+    HUB.select({ cell: 'cell-5', lines: [file.line], origin: 'editor', reveal: false });
+    expect(Number(root.getAttribute('data-highlighted'))).toBeGreaterThan(0);
+    HUB.select(null);
+    expect(root.getAttribute('data-highlighted')).toBe('0');
+    // selecting a node publishes its lines
+    const row = host.querySelector('table.jwb-hlo-top tr[data-node-id]') as HTMLElement;
+    row.click();
+    await new Promise(r => setTimeout(r, 20));
+    expect(published.some(s => (s as { origin?: string } | null)?.origin === 'hlo')).toBe(true);
+    // bodies as sub-graphs
+    (host.querySelector('.jwb-hlo-crumbs [data-graph="region_0.5"]') as HTMLElement).click();
+    await new Promise(r => setTimeout(r, 20));
+    expect(root.getAttribute('data-graph')).toBe('region_0.5');
+    expect(host.querySelector('.jwb-hlo-crumb-current')?.getAttribute('data-graph')).toBe('region_0.5');
+    off();
+    dispose();
+  });
+});
