@@ -422,6 +422,11 @@ export class GraphCanvas {
   private _drawMinimap(): void {
     const mini = this.minimap;
     const s = this._scene;
+    // no minimap while the whole graph is in view
+    const whole = !s || (this._tx >= 0 && this._ty >= 0 && this._tx + s.width * this._scale <= this._cssW &&
+      this._ty + s.height * this._scale <= this._cssH);
+    if (whole !== mini.hidden) mini.hidden = whole;
+    if (whole) return;
     const k = this._miniScale();
     const dpr = this._dpr;
     if (mini.width !== Math.round(k.w * dpr) || mini.height !== Math.round(k.h * dpr)) {
