@@ -104,7 +104,8 @@ describe('hlo view (DOM)', () => {
     // bodies as sub-graphs
     (host.querySelector('.jwb-hlo-crumbs [data-graph="region_0.5"]') as HTMLElement).click();
     await new Promise(r => setTimeout(r, 20));
-    expect(root.getAttribute('data-graph')).toBe('region_0.5');
+    expect(root.getAttribute('data-current-graph')).toBe('region_0.5');
+    expect(host.querySelectorAll('[data-graph="region_0.5"]').length).toBe(1);
     expect(host.querySelector('.jwb-hlo-crumb-current')?.getAttribute('data-graph')).toBe('region_0.5');
     off();
     dispose();

@@ -12,6 +12,7 @@ import type { FeatureView, RenderContext } from '../common/view';
 import { HUB, type LineSelection } from '../linking/hub';
 import { lineColors } from '../linking/colors';
 import { GraphCanvas } from './canvas';
+import { clusterPath } from './cluster';
 import { formatBytes, formatCount } from './heat';
 import { LayoutClient } from './layoutClient';
 import { GraphModel } from './model';
@@ -300,7 +301,7 @@ export class HloView implements FeatureView {
     }
     this._current = name;
     this._selected = -1;
-    this._root?.setAttribute('data-graph', name);
+    this._root?.setAttribute('data-current-graph', name);
     this._root?.removeAttribute('data-selected');
     this._renderCrumbs();
     this._runSearch(false);
@@ -552,6 +553,25 @@ export class HloView implements FeatureView {
       }
       if (node.source_lost) ul.appendChild(el('li', 'jwb-hlo-dim', 'no source line survived compilation'));
       d.appendChild(ul);
+    }
+    // the open clusters around it, outermost first: a click folds one back into its box
+    const inner = i !== undefined ? st.model.tree.nodeCluster[i] : -1;
+    if (inner >= 0) {
+      const row = el('div', 'jwb-hlo-scopes');
+      row.appendChild(el('span', undefined, 'in: '));
+      for (const c of clusterPath(st.model.tree, inner)) {
+        const cl = st.model.tree.clusters[c];
+        const b = button('jwb-hlo-fold', `▾ ${cl.label}`, 'fold this cluster into one box');
+        b.addEventListener('click', () => {
+          if (st.model.expanded.has(c)) st.model.toggle(c);
+          void this._relayout(false).then(() => {
+            const k = st.model.vg.clusterItem[c];
+            if (k >= 0) this._canvas?.focus(k, this._canvas.scale);
+          });
+        });
+        row.appendChild(b);
+      }
+      d.appendChild(row);
     }
     const bodies = (node.called ?? []).filter(c => c in this._payload.graphs);
     if (bodies.length) {
