@@ -1,7 +1,8 @@
 /**
  * The graph canvas: a 2D canvas the size of its visible box (devicePixelRatio aware), pan
  * by dragging, zoom with the wheel around the pointer (once the graph was clicked, or with
- * Ctrl/⌘, so the notebook still scrolls over it), a fit button, a minimap.  Only boxes and
+ * Ctrl/⌘, so the notebook still scrolls over it), arrow keys and +/- when focused, a fit
+ * button, a minimap.  Only boxes and
  * edges in view are drawn, text only when it is legible; a frame is drawn on
  * requestAnimationFrame only after something changed, so nothing runs while idle.  Each
  * redraw is recorded as `performance.measure('jwb:hlo:frame')`.
@@ -48,7 +49,7 @@ export class GraphCanvas {
     this.canvas.className = 'jwb-hlo-canvas';
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
-    this.canvas.setAttribute('aria-label', 'HLO graph: drag to pan, click then wheel (or Ctrl+wheel) to zoom');
+    this.canvas.setAttribute('aria-label', 'HLO graph: drag or arrow keys to pan; click then wheel, Ctrl+wheel or +/- to zoom; 0 fits');
     this.minimap = document.createElement('canvas');
     this.minimap.className = 'jwb-hlo-minimap';
     _box.append(this.canvas, this.minimap);
@@ -221,6 +222,27 @@ export class GraphCanvas {
       this._scale = ns;
       this.requestDraw();
     }, { passive: false });
+    this._on(c, 'keydown', ev => {
+      const step = 60;
+      const zoom = (f: number): void => {
+        const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * f));
+        this._tx = this._cssW / 2 - (this._cssW / 2 - this._tx) * (ns / this._scale);
+        this._ty = this._cssH / 2 - (this._cssH / 2 - this._ty) * (ns / this._scale);
+        this._scale = ns;
+      };
+      switch (ev.key) {
+        case 'ArrowLeft': this._tx += step; break;
+        case 'ArrowRight': this._tx -= step; break;
+        case 'ArrowUp': this._ty += step; break;
+        case 'ArrowDown': this._ty -= step; break;
+        case '+': case '=': zoom(1.25); break;
+        case '-': zoom(0.8); break;
+        case '0': this.fit(); return;
+        default: return;
+      }
+      ev.preventDefault();
+      this.requestDraw();
+    });
     const mini = this.minimap;
     const jump = (ev: PointerEvent): void => {
       const s = this._scene;
