@@ -119,3 +119,34 @@ describe('graph model', () => {
     expect(m.visibleCount).toBe(before);
   });
 });
+
+describe('repeats are only cut where the program repeats', () => {
+  it('does not halve a straight-line program whose every line runs twice (dot + its fused op)', () => {
+    // a real 49-op forward program (24 different lines, each a dot and an elementwise
+    // fusion, plus a helper called three times): no loop, so no layers
+    const graph = fixture('hlo-straight-graph.json') as HloGraph;
+    const gi = indexGraph(graph);
+    const tree = buildClusters(gi);
+    expect(tree.clusters.filter(c => c.kind === 'repeat').map(c => c.label)).toEqual([]);
+  });
+
+  it('does not cut at a helper called at irregular places', () => {
+    // 60 distinct lines; a helper line (99) runs at positions 5, 12 and 50
+    const nodes: HloNode[] = [];
+    for (let i = 0; i < 60; i++) {
+      const line = i === 5 || i === 12 || i === 50 ? 99 : 100 + i;
+      nodes.push(node(`n${i}`, { sources: [{ file: 'm.py', line, function: 'f' }] }));
+    }
+    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
+    expect(splitRepeats(gi, nodes.map((_, i) => i))).toBeNull();
+  });
+
+  it('still cuts two layers of a Python loop', () => {
+    const nodes: HloNode[] = [];
+    for (let l = 0; l < 2; l++) {
+      for (let j = 0; j < 25; j++) nodes.push(node(`n${l}_${j}`, { sources: [{ file: 'm.py', line: 10 + j, function: 'block' }] }));
+    }
+    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
+    expect(splitRepeats(gi, nodes.map((_, i) => i))?.map(s => s.length)).toEqual([25, 25]);
+  });
+});

@@ -106,6 +106,8 @@ function shortFunction(name: string): string {
 
 /** Split `members` (program order) into repeats at a regularly recurring source line. */
 const EVEN = 0.5;
+/** share of members whose line recurs across the pieces for a cut to count as repeats */
+const SHARED = 0.5;
 
 export function splitRepeats(g: GraphIndex, members: number[]): number[][] | null {
   const keys = members.map(i => sourceKey(g, i));
@@ -143,6 +145,26 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
   const cover = new Map<number, number>();
   for (const k of cands) { cover.set(k, covered(k)); best = Math.max(best, cover.get(k) as number); }
   if (best === 0) return null;
+  // a cut is only a repeat when the pieces hold the same code: most members' lines must run
+  // in at least two pieces and in at least half of them (a straight program whose lines each
+  // run twice, or a helper called at a few places, must not be cut into invented layers)
+  const recurring = (at: number[]): number => {
+    const pieces = new Map<string, Set<number>>();
+    let piece = 0;
+    let keyed = 0;
+    keys.forEach((key, pos) => {
+      while (piece + 1 < at.length && pos >= at[piece + 1]) piece++;
+      if (key === null) return;
+      keyed++;
+      let set = pieces.get(key);
+      if (!set) pieces.set(key, (set = new Set()));
+      set.add(piece);
+    });
+    const need = Math.max(2, Math.ceil(at.length / 2));
+    let shared = 0;
+    for (const key of keys) if (key !== null && (pieces.get(key) as Set<number>).size >= need) shared++;
+    return keyed ? shared / keyed : 0;
+  };
   let cuts: number[] | null = null;
   let cutCost = Infinity;
   let k = 0;
@@ -168,7 +190,7 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
       const better = cost <= EVEN && cutCost <= EVEN
         ? kk > k || (kk === k && cost < cutCost)
         : cost < cutCost;
-      if (better) {
+      if (better && recurring(at) >= SHARED) {
         cuts = at;
         cutCost = cost;
         k = kk;
