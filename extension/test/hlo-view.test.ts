@@ -110,4 +110,26 @@ describe('hlo view (DOM)', () => {
     off();
     dispose();
   });
+
+  it('re-links the selected line when another graph is shown (no stale node indices)', async () => {
+    const cells = { '/tmp/hlo12/gen.py': { number: 7, cell_id: 'cell-7' } };
+    const { host, dispose } = await renderWhile(cells);
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    const show = async (graph: string): Promise<void> => {
+      (host.querySelector(`.jwb-hlo-crumbs [data-graph="${graph}"]`) as HTMLElement).click();
+      await new Promise(r => setTimeout(r, 20));
+      expect(root.getAttribute('data-current-graph')).toBe(graph);
+    };
+    // line 19 made 3 nodes of main.8, none of region_0.5, one of region_3.6
+    HUB.select({ cell: 'cell-7', lines: [19], origin: 'editor', reveal: false });
+    expect(root.getAttribute('data-highlighted')).toBe('3');
+    await show('region_0.5');
+    expect(root.getAttribute('data-highlighted')).toBe('0');
+    await show('region_3.6');
+    expect(root.getAttribute('data-highlighted')).toBe('1');
+    await show('main.8');
+    expect(root.getAttribute('data-highlighted')).toBe('3');
+    HUB.select(null);
+    dispose();
+  });
 });

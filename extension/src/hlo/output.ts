@@ -58,6 +58,8 @@ export class HloView implements FeatureView {
   private _path: string[] = [];
   private _selected = -1;
   private _linked = new Set<number>();
+  /** the line selection from elsewhere that `_linked` shows (re-read for each graph shown) */
+  private _linkSel: LineSelection | null = null;
   private _matches: number[] = [];
   private _matchCursor = -1;
   private _disposers: Array<() => void> = [];
@@ -136,6 +138,7 @@ export class HloView implements FeatureView {
     this._graphs.clear();
     this._selected = -1;
     this._linked.clear();
+    this._linkSel = null;
     this._matches = [];
     this._firstDrawn = false;
     this._path = [];
@@ -304,6 +307,7 @@ export class HloView implements FeatureView {
     this._root?.setAttribute('data-current-graph', name);
     this._root?.removeAttribute('data-selected');
     this._renderCrumbs();
+    this._relink();
     this._runSearch(false);
     await this._relayout(true);
     if (first) this._drawn();
@@ -394,12 +398,20 @@ export class HloView implements FeatureView {
     this._canvas?.requestDraw();
   }
 
+  /** `_linked` from the last outside line selection, for the graph shown now */
+  private _relink(): void {
+    const st = this._current ? this._state() : null;
+    const sel = this._linkSel;
+    this._linked = new Set(st && sel ? nodesForSelection(this._cells, st.model.g.nodes, sel) : []);
+    this._root?.setAttribute('data-highlighted', String(this._linked.size));
+  }
+
   private _onHubSelect(sel: LineSelection | null): void {
     if (sel && sel.origin === 'hlo') return;
+    this._linkSel = sel;
     const st = this._graphs.get(this._current);
     if (!st) return;
-    this._linked = new Set(sel ? nodesForSelection(this._cells, st.model.g.nodes, sel) : []);
-    this._root?.setAttribute('data-highlighted', String(this._linked.size));
+    this._relink();
     this._applyFlags();
     if (sel?.reveal && this._linked.size && this._canvas) {
       const first = Math.min(...this._linked);
