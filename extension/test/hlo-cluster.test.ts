@@ -150,3 +150,45 @@ describe('repeats are only cut where the program repeats', () => {
     expect(splitRepeats(gi, nodes.map((_, i) => i))?.map(s => s.length)).toEqual([25, 25]);
   });
 });
+
+describe('no boxes that say nothing', () => {
+  const edges = (pairs: string[][]): HloGraph['edges'] => pairs.map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }));
+
+  it('drops the program scope even when some nodes sit directly in it (a one-op program)', () => {
+    // jax.jit(lambda x: x + 1): one add, op_name jit(<lambda>)/add
+    const g: HloGraph = {
+      computation: 'main.1',
+      nodes: [node('x.1', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }), node('add.2', { op_name: 'jit(<lambda>)/add' })],
+      edges: edges([['x.1', 'add.2']])
+    };
+    const tree = buildClusters(indexGraph(g));
+    expect(tree.clusters.map(c => c.label)).toEqual([]);
+    expect(tree.topNodes).toEqual([0, 1]);
+    // and a program whose ops are partly in a named scope: the program box goes, the scope stays
+    const h: HloGraph = {
+      computation: 'main.2',
+      nodes: [node('a', { op_name: 'jit(f)/sin' }), node('b', { op_name: 'jit(f)/enc/mul' }), node('c', { op_name: 'jit(f)/cos' })],
+      edges: edges([['a', 'b'], ['b', 'c']])
+    };
+    const th = buildClusters(indexGraph(h));
+    expect(th.clusters.map(c => c.label)).toEqual(['enc']);
+    expect(th.topNodes).toEqual([0, 2]);
+  });
+
+  it('merges a chain of scopes that only hold one scope (a cond branch in a while body)', () => {
+    // region_1.3 of a while_loop(cond(...)) program, op_names as XLA keeps them
+    const g: HloGraph = {
+      computation: 'region_1.3',
+      nodes: [
+        node('while.0', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0, op_name: 'jit(wc)/while' }),
+        node('get-tuple-element', { kind: 'plumbing', opcode: 'get-tuple-element', op_name: 'jit(wc)/while' }),
+        node('wrapped_cosine', { op_name: 'jit(wc)/while/body/cond/branch_0_fun/cos' }),
+        node('tuple.5', { kind: 'plumbing', opcode: 'tuple', op_name: 'jit(wc)/while' })
+      ],
+      edges: edges([['while.0', 'get-tuple-element'], ['get-tuple-element', 'wrapped_cosine'], ['wrapped_cosine', 'tuple.5']])
+    };
+    const tree = buildClusters(indexGraph(g));
+    expect(tree.clusters.map(c => c.label)).toEqual(['while / body / cond / branch_0_fun']);
+    expect(tree.clusters[0].members).toEqual([2]);
+  });
+});

@@ -219,14 +219,14 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     node.kind === 'parameter' || node.kind === 'constant' ? null : scopePath(g.opNames[i]));
   inferMissingScopes(g, paths);
 
-  // drop a leading scope every scoped node shares
+  // drop a leading scope every scoped node shares (nodes directly in it become loose)
   for (;;) {
     let head: string | null = null;
     let all = true;
     let any = false;
     for (const p of paths) {
       if (p === null) continue;
-      if (p.length < 2) { all = false; break; }
+      if (p.length < 1) { all = false; break; }
       any = true;
       if (head === null) head = p[0].key;
       else if (p[0].key !== head) { all = false; break; }
@@ -248,6 +248,26 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     return c;
   };
 
+  // a scope that holds nothing but one inner scope is drawn as one box with both names
+  // (`while / body / cond`), not as frames nested around one another
+  const direct = new Map<string, number>();
+  const inner = new Map<string, Set<string>>();
+  for (const p of paths) {
+    if (p === null) continue;
+    let key = '';
+    for (const seg of p) {
+      const next = key ? `${key}/${seg.key}` : seg.key;
+      if (key) {
+        let set = inner.get(key);
+        if (!set) inner.set(key, (set = new Set()));
+        set.add(next);
+      }
+      key = next;
+    }
+    if (key) direct.set(key, (direct.get(key) ?? 0) + 1);
+  }
+  const passThrough = (key: string): boolean => !direct.has(key) && (inner.get(key)?.size ?? 0) === 1;
+
   const params: number[] = [];
   const consts: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -259,15 +279,21 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     let parent = -1;
     let key = '';
     let dir: Direction = null;
+    let prefix = '';
     for (const seg of p) {
       key = key ? `${key}/${seg.key}` : seg.key;
       if (seg.dir) dir = seg.dir;
+      const label = seg.dir && seg.key !== `@${seg.dir}` ? `${seg.name} · ${seg.dir === 'fwd' ? 'forward' : 'backward'}` : seg.name;
+      if (passThrough(key)) {
+        prefix += `${label} / `;
+        continue;
+      }
       let c = byPath.get(key);
       if (c === undefined) {
-        const label = seg.dir && seg.key !== `@${seg.dir}` ? `${seg.name} · ${seg.dir === 'fwd' ? 'forward' : 'backward'}` : seg.name;
-        c = make(`scope:${key}`, label, 'scope', dir, parent);
+        c = make(`scope:${key}`, prefix + label, 'scope', dir, parent);
         byPath.set(key, c);
       }
+      prefix = '';
       parent = c;
     }
     if (parent >= 0) clusters[parent].members.push(i);
