@@ -132,4 +132,36 @@ describe('hlo view (DOM)', () => {
     HUB.select(null);
     dispose();
   });
+
+  it('a click while a big layout is pending acts on the box drawn, not on the next drawing', async () => {
+    // scope a: 450 ops (folded at first), scope b: 5 ops (open); opening a makes 455 boxes,
+    // laid out asynchronously (off the main thread in the browser, a timer here)
+    const nodes: Array<Record<string, unknown>> = [];
+    const edges: Array<Record<string, unknown>> = [];
+    const add = (id: string, op: string): void => {
+      if (nodes.length) edges.push({ src: nodes[nodes.length - 1].id, dst: id, shape: 'f32[4]', bytes: 16 });
+      nodes.push({ id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, op_name: op });
+    };
+    for (let i = 0; i < 450; i++) add(`a${i}`, 'jit(f)/jit(a)/add');
+    for (let i = 0; i < 5; i++) add(`b${i}`, 'jit(f)/jit(b)/mul');
+    const base = bundle[MIME] as Record<string, unknown>;
+    const payload = { ...base, graphs: { 'main.1': { computation: 'main.1', nodes, edges } }, module: { name: 'm', problems: [], computations: [] } };
+    const { HloView } = await import('../src/hlo/output');
+    const view = new HloView('');
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    await view.render(host, payload as unknown as Payload, {
+      mimeType: MIME, bundle: { 'text/plain': '' }, cells: {}, outputId: 'jwb-t2', interactive: () => undefined
+    });
+    await new Promise(r => setTimeout(r, 20));
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    expect(root.getAttribute('data-visible-nodes')).toBe('6'); // [a] b0 .. b4
+    const click = (item: number): void => (view as unknown as { _clickItem(i: number): void })._clickItem(item);
+    click(0); // open a: 455 boxes, layout pending
+    expect(root.getAttribute('data-visible-nodes')).toBe('455');
+    click(3); // the drawing still shows [a] b0 b1 b2 ...: box 3 is b2
+    expect(root.getAttribute('data-selected')).toBe('b2');
+    await new Promise(r => setTimeout(r, 50));
+    view.dispose();
+  });
 });

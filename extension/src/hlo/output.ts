@@ -12,7 +12,7 @@ import type { FeatureView, RenderContext } from '../common/view';
 import { HUB, type LineSelection } from '../linking/hub';
 import { lineColors } from '../linking/colors';
 import { GraphCanvas } from './canvas';
-import { clusterPath } from './cluster';
+import { clusterPath, type VisibleGraph } from './cluster';
 import { formatBytes, formatCount } from './heat';
 import { LayoutClient } from './layoutClient';
 import { GraphModel } from './model';
@@ -42,6 +42,12 @@ function button(cls: string, text: string, title?: string): HTMLButtonElement {
 interface GraphState {
   model: GraphModel;
   scene: Scene | null;
+  /**
+   * the boxes `scene` draws: the model's visible graph when that scene was laid out.  Until
+   * a pending layout arrives the canvas still shows these, so clicks, flags and focus read
+   * item numbers against them, never against the model's newer drawing.
+   */
+  drawn: VisibleGraph | null;
   search: NodeSearch;
 }
 
@@ -282,7 +288,7 @@ export class HloView implements FeatureView {
     let st = this._graphs.get(name);
     if (!st) {
       const model = new GraphModel(this._payload, name);
-      st = { model, scene: null, search: new NodeSearch(model.g.nodes, model.g.opNames, this._cells) };
+      st = { model, scene: null, drawn: null, search: new NodeSearch(model.g.nodes, model.g.opNames, this._cells) };
       this._graphs.set(name, st);
     }
     return st;
@@ -327,19 +333,21 @@ export class HloView implements FeatureView {
     this._root?.setAttribute('data-visible-nodes', String(model.visibleCount));
     this._expandAll.textContent = model.allExpanded ? 'Collapse' : 'Expand all';
     this._status.textContent = `laying out ${model.visibleCount} boxes…`;
+    const vg = model.vg;
     const r = await this._layout.layout(model.layoutInput());
-    if (!r || name !== this._current || !this._canvas) return;
-    st.scene = model.scene(r, k => this._stripe(model, k));
+    if (!r || name !== this._current || !this._canvas || model.vg !== vg) return;
+    st.scene = model.scene(r, k => this._stripe(vg, model, k));
+    st.drawn = vg;
     this._applyFlags();
     this._canvas.setScene(st.scene);
     const clusters = model.tree.clusters.length;
     this._status.textContent = `${model.g.nodes.length} instructions in ${name}, ${model.visibleCount} boxes shown` +
       (clusters ? ` (${clusters} cluster${clusters === 1 ? '' : 's'} by op_name scope; ▸ opens one)` : '') +
       ` · layout ${this._layout.lastMs.toFixed(0)} ms`;
-    if (focusNode >= 0) this._canvas.focus(model.vg.rep[focusNode]);
+    if (focusNode >= 0) this._canvas.focus(vg.rep[focusNode]);
     else if (fit) {
       // the first folded scope (a layer) is where the program starts: show the top around it
-      const around = model.vg.items.findIndex(it => it.kind === 'cluster' && model.tree.clusters[it.ref].kind !== 'group');
+      const around = vg.items.findIndex(it => it.kind === 'cluster' && model.tree.clusters[it.ref].kind !== 'group');
       this._canvas.fit(0.8, around);
     }
   }
@@ -358,21 +366,22 @@ export class HloView implements FeatureView {
   private _applyFlags(): void {
     const st = this._graphs.get(this._current);
     const s = st?.scene;
-    if (!st || !s) return;
+    const vg = st?.drawn;
+    if (!st || !s || !vg) return;
     s.flags.fill(0);
-    const rep = st.model.vg.rep;
+    const rep = vg.rep;
     for (const i of this._linked) if (rep[i] >= 0) s.flags[rep[i]] |= FLAG_LINKED;
     for (const i of this._matches) if (rep[i] >= 0) s.flags[rep[i]] |= FLAG_SEARCH;
     if (this._selected >= 0) {
-      const k = st.model.vg.items.findIndex(it => it.kind === 'node' && it.ref === this._selected);
+      const k = vg.items.findIndex(it => it.kind === 'node' && it.ref === this._selected);
       if (k >= 0) s.flags[k] |= FLAG_SELECTED;
       else if (rep[this._selected] >= 0) s.flags[rep[this._selected]] |= FLAG_SELECTED;
     }
     this._canvas?.requestDraw();
   }
 
-  private _stripe(model: GraphModel, item: number): string | null {
-    const it = model.vg.items[item];
+  private _stripe(vg: VisibleGraph, model: GraphModel, item: number): string | null {
+    const it = vg.items[item];
     if (it.kind !== 'node') return null;
     for (const s of model.g.nodes[it.ref].sources ?? []) {
       const key = cellKeyOf(this._cells, s.file);
@@ -391,10 +400,11 @@ export class HloView implements FeatureView {
 
   private _onHubColor(cell: string): void {
     const st = this._graphs.get(this._current);
-    if (!st?.scene) return;
+    if (!st?.scene || !st.drawn) return;
     const cells = linesByCell(this._cells, st.model.g.nodes);
     if (!cells.has(cell)) return;
-    st.scene.stripe = st.model.vg.items.map((_, k) => this._stripe(st.model, k));
+    const drawn = st.drawn;
+    st.scene.stripe = drawn.items.map((_, k) => this._stripe(drawn, st.model, k));
     this._canvas?.requestDraw();
   }
 
@@ -415,7 +425,7 @@ export class HloView implements FeatureView {
     this._applyFlags();
     if (sel?.reveal && this._linked.size && this._canvas) {
       const first = Math.min(...this._linked);
-      const k = st.model.vg.rep[first];
+      const k = st.drawn ? st.drawn.rep[first] : -1;
       if (k >= 0 && !this._canvas.isVisible(k)) this._canvas.focus(k, this._canvas.scale);
     }
   }
@@ -427,8 +437,8 @@ export class HloView implements FeatureView {
     this._matchCursor = -1;
     this._searchCount.textContent = q.trim() ? `${this._matches.length} match${this._matches.length === 1 ? '' : 'es'}` : '';
     this._applyFlags();
-    if (focus && this._matches.length && st?.scene && this._canvas) {
-      const k = st.model.vg.rep[this._matches[0]];
+    if (focus && this._matches.length && st?.scene && st.drawn && this._canvas) {
+      const k = st.drawn.rep[this._matches[0]];
       if (k >= 0) this._canvas.focus(k, Math.max(this._canvas.scale, 0.6));
     }
   }
@@ -449,7 +459,7 @@ export class HloView implements FeatureView {
     const i = st.model.g.index.get(id);
     if (i === undefined) return;
     if (st.model.reveal(i)) await this._relayout(false, i);
-    else if (this._canvas) this._canvas.focus(st.model.vg.rep[i]);
+    else if (this._canvas && st.drawn === st.model.vg) this._canvas.focus(st.model.vg.rep[i]);
     this._select(i);
   }
 
@@ -459,13 +469,14 @@ export class HloView implements FeatureView {
       this._canvas?.canvas.focus();
       return;
     }
-    const it = st.model.vg.items[item];
+    const it = st.drawn?.items[item];
+    if (!it) return;
     if (it.kind === 'cluster') {
       st.model.toggle(it.ref);
       this._showCluster(it.ref);
       void this._relayout(false).then(() => {
         const first = st.model.tree.clusters[it.ref].members[0] ?? -1;
-        const k = first >= 0 ? st.model.vg.rep[first] : -1;
+        const k = first >= 0 && st.drawn ? st.drawn.rep[first] : -1;
         if (k >= 0 && this._canvas && !this._canvas.isVisible(k)) this._canvas.focus(k, this._canvas.scale);
       });
       return;
@@ -483,8 +494,8 @@ export class HloView implements FeatureView {
 
   private _openBodyOf(item: number): void {
     const st = this._state();
-    const it = st.model.vg.items[item];
-    if (it.kind !== 'node') return;
+    const it = st.drawn?.items[item];
+    if (!it || it.kind !== 'node') return;
     const body = st.model.g.nodes[it.ref].called?.find(c => c in this._payload.graphs);
     if (body) void this._show(body, false);
   }
@@ -577,7 +588,7 @@ export class HloView implements FeatureView {
         b.addEventListener('click', () => {
           if (st.model.expanded.has(c)) st.model.toggle(c);
           void this._relayout(false).then(() => {
-            const k = st.model.vg.clusterItem[c];
+            const k = st.drawn ? st.drawn.clusterItem[c] : -1;
             if (k >= 0) this._canvas?.focus(k, this._canvas.scale);
           });
         });
