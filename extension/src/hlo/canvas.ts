@@ -434,7 +434,8 @@ export class GraphCanvas {
         const tx = x0 + 12;
         const tw = w - 22;
         ctx.fillText(s.title[i], tx, y0 + h * 0.33, tw);
-        ctx.fillStyle = p.textDim;
+        // the second line too in font-color1: color2 is 4.2-4.4:1 on cluster boxes
+        // (layout-color2) and on heat-tinted boxes, below the 4.5:1 the themes must keep
         ctx.font = `11px ${p.font}`;
         ctx.fillText(s.sub[i], tx, y0 + h * 0.72, tw);
       }
