@@ -164,4 +164,19 @@ describe('hlo view (DOM)', () => {
     await new Promise(r => setTimeout(r, 50));
     view.dispose();
   });
+
+  it('offers no Collapse/Expand that would change nothing', async () => {
+    const { host, dispose } = await renderWhile();
+    const root = host.querySelector('.jwb-hlo') as HTMLElement;
+    const btn = host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement;
+    // region_0.5: its one cluster (while / body) is open from the start; nothing to expand or fold
+    (host.querySelector('.jwb-hlo-crumbs [data-graph="region_0.5"]') as HTMLElement).click();
+    await new Promise(r => setTimeout(r, 20));
+    const before = root.getAttribute('data-visible-nodes');
+    expect(btn.disabled).toBe(true);
+    btn.click();
+    await new Promise(r => setTimeout(r, 20));
+    expect(root.getAttribute('data-visible-nodes')).toBe(before);
+    dispose();
+  });
 });

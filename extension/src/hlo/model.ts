@@ -61,6 +61,13 @@ export class GraphModel {
     return this.expanded.size === this.tree.clusters.length;
   }
 
+  /** the clusters open are the ones open at first (collapseAll would change nothing) */
+  get atInitial(): boolean {
+    if (this.expanded.size !== this.initial.size) return false;
+    for (const c of this.expanded) if (!this.initial.has(c)) return false;
+    return true;
+  }
+
   /** Open the clusters around node i; true when that changed the drawing. */
   reveal(i: number): boolean {
     const c = this.tree.nodeCluster[i];

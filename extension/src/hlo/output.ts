@@ -331,7 +331,11 @@ export class HloView implements FeatureView {
     const st = this._state(name);
     const model = st.model;
     this._root?.setAttribute('data-visible-nodes', String(model.visibleCount));
-    this._expandAll.textContent = model.allExpanded ? 'Collapse' : 'Expand all';
+    // everything open from the start (or no cluster at all): nothing to expand or fold
+    const nothing = model.allExpanded && model.atInitial;
+    this._expandAll.textContent = model.allExpanded && !nothing ? 'Collapse' : 'Expand all';
+    this._expandAll.disabled = nothing;
+    this._expandAll.title = nothing ? 'every cluster is open' : model.allExpanded ? 'fold back to the first view' : 'open every cluster and group';
     this._status.textContent = `laying out ${model.visibleCount} boxes…`;
     const vg = model.vg;
     const r = await this._layout.layout(model.layoutInput());
