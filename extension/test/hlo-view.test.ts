@@ -179,4 +179,13 @@ describe('hlo view (DOM)', () => {
     expect(root.getAttribute('data-visible-nodes')).toBe(before);
     dispose();
   });
+
+  it('labels the colour legend with the quantile shares it uses', async () => {
+    const { host, dispose } = await renderWhile();
+    const { DEFAULT_FRACTIONS } = await import('../src/hlo/heat');
+    const steps = [...host.querySelectorAll('.jwb-hlo-legend-step')].map(e => e.textContent);
+    const top = [...DEFAULT_FRACTIONS].reverse().map(f => `top ${Math.round(f * 100)}%`);
+    expect(steps).toEqual(['rest', ...top]);
+    dispose();
+  });
 });

@@ -13,7 +13,7 @@ import { HUB, type LineSelection } from '../linking/hub';
 import { lineColors } from '../linking/colors';
 import { GraphCanvas } from './canvas';
 import { clusterPath, type VisibleGraph } from './cluster';
-import { formatBytes, formatCount } from './heat';
+import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
 import { LayoutClient } from './layoutClient';
 import { GraphModel } from './model';
 import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, type Scene } from './scene';
@@ -218,9 +218,14 @@ export class HloView implements FeatureView {
 
   private _legend(): HTMLElement {
     const box = el('span', 'jwb-hlo-legend');
-    box.title = 'Box colour: bytes moved (ESTIMATE from shapes: operands read + result written), by quantile among the boxes shown';
+    box.title = 'Box colour: bytes moved (ESTIMATE from shapes: operands read + result written), by quantile: ' +
+      'an instruction among the instructions of its graph, a folded box among the folded boxes shown';
     box.appendChild(el('span', 'jwb-hlo-legend-label', 'bytes moved (estimated):'));
-    const steps: Array<[number, string]> = [[1, 'rest'], [2, '≤65%'], [3, 'top 35%'], [4, 'top 15%'], [5, 'top 5%']];
+    // bucket 1 is the rest; bucket top - k holds the values in the top DEFAULT_FRACTIONS[k]
+    const steps: Array<[number, string]> = [[1, 'rest']];
+    for (let k = DEFAULT_FRACTIONS.length - 1; k >= 0; k--) {
+      steps.push([DEFAULT_FRACTIONS.length + 1 - k, `top ${Math.round(DEFAULT_FRACTIONS[k] * 100)}%`]);
+    }
     for (const [b, label] of steps) {
       const sw = el('span', `jwb-hlo-swatch jwb-hlo-heat-${b}`);
       box.append(sw, el('span', 'jwb-hlo-legend-step', label));
