@@ -141,6 +141,20 @@ describe('repeats are only cut where the program repeats', () => {
     expect(splitRepeats(gi, nodes.map((_, i) => i))).toBeNull();
   });
 
+  it('does not cut lines strewn without order, and stays fast on a 10,000-op scope', () => {
+    let seed = 3;
+    const rnd = (): number => { seed = (seed * 16807) % 2147483647; return seed / 2147483647; };
+    const strewn: HloNode[] = [];
+    for (let i = 0; i < 10000; i++) strewn.push(node(`r${i}`, { sources: [{ file: 'm.py', line: Math.floor(rnd() * 2000), function: 'f' }] }));
+    const t0 = performance.now();
+    expect(splitRepeats(indexGraph({ computation: 'm', nodes: strewn, edges: [] }), strewn.map((_, i) => i))).toBeNull();
+    // 250 real layers of 40 lines each are still found
+    const layered: HloNode[] = [];
+    for (let i = 0; i < 10000; i++) layered.push(node(`l${i}`, { sources: [{ file: 'm.py', line: 10 + (i % 40), function: 'f' }] }));
+    expect(splitRepeats(indexGraph({ computation: 'm', nodes: layered, edges: [] }), layered.map((_, i) => i))?.length).toBe(250);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
   it('still cuts two layers of a Python loop', () => {
     const nodes: HloNode[] = [];
     for (let l = 0; l < 2; l++) {

@@ -108,6 +108,8 @@ function shortFunction(name: string): string {
 const EVEN = 0.5;
 /** share of members whose line recurs across the pieces for a cut to count as repeats */
 const SHARED = 0.5;
+/** how many of the best cuts are checked for shared code */
+const MAX_CHECKS = 24;
 
 export function splitRepeats(g: GraphIndex, members: number[]): number[][] | null {
   const keys = members.map(i => sourceKey(g, i));
@@ -146,28 +148,37 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
   for (const k of cands) { cover.set(k, covered(k)); best = Math.max(best, cover.get(k) as number); }
   if (best === 0) return null;
   // a cut is only a repeat when the pieces hold the same code: most members' lines must run
-  // in at least two pieces and in at least half of them (a straight program whose lines each
-  // run twice, or a helper called at a few places, must not be cut into invented layers)
+  // in at least two pieces and half of them, the same number of times in each (a straight
+  // program whose lines each run twice, a helper called at a few places, lines strewn
+  // without order must not be cut into invented layers)
   const recurring = (at: number[]): number => {
-    const pieces = new Map<string, Set<number>>();
+    const counts = new Map<string, Map<number, number>>();
     let piece = 0;
     let keyed = 0;
     keys.forEach((key, pos) => {
       while (piece + 1 < at.length && pos >= at[piece + 1]) piece++;
       if (key === null) return;
       keyed++;
-      let set = pieces.get(key);
-      if (!set) pieces.set(key, (set = new Set()));
-      set.add(piece);
+      let per = counts.get(key);
+      if (!per) counts.set(key, (per = new Map()));
+      per.set(piece, (per.get(piece) ?? 0) + 1);
     });
     const need = Math.max(2, Math.ceil(at.length / 2));
     let shared = 0;
-    for (const key of keys) if (key !== null && (pieces.get(key) as Set<number>).size >= need) shared++;
+    for (const per of counts.values()) {
+      if (per.size < need) continue;
+      let lo = Infinity;
+      let hi = 0;
+      let total = 0;
+      for (const c of per.values()) { lo = Math.min(lo, c); hi = Math.max(hi, c); total += c; }
+      if (lo === hi) shared += total;
+    }
     return keyed ? shared / keyed : 0;
   };
-  let cuts: number[] | null = null;
-  let cutCost = Infinity;
-  let k = 0;
+  // every (k, anchor line) cut, best first: even ones (every repeat within half a mean
+  // repeat of the others) with the most repeats, then the most even; the first whose pieces
+  // hold the same code wins (a bounded number are checked: each check reads all members)
+  const options: Array<{ at: number[]; cost: number; k: number }> = [];
   for (const kk of cands) {
     if ((cover.get(kk) as number) < 0.5 * best) continue;
     for (const ps of positions.values()) {
@@ -185,17 +196,19 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
         lo = Math.min(lo, len);
         hi = Math.max(hi, len);
       }
-      const cost = (hi - lo) / (members.length / kk);
-      // even enough (every repeat within half a mean repeat of the others): more repeats win
-      const better = cost <= EVEN && cutCost <= EVEN
-        ? kk > k || (kk === k && cost < cutCost)
-        : cost < cutCost;
-      if (better && recurring(at) >= SHARED) {
-        cuts = at;
-        cutCost = cost;
-        k = kk;
-      }
+      options.push({ at, cost: (hi - lo) / (members.length / kk), k: kk });
     }
+  }
+  options.sort((a, b) => {
+    const ea = a.cost <= EVEN;
+    const eb = b.cost <= EVEN;
+    if (ea !== eb) return ea ? -1 : 1;
+    if (ea && a.k !== b.k) return b.k - a.k;
+    return a.cost - b.cost;
+  });
+  let cuts: number[] | null = null;
+  for (const o of options.slice(0, MAX_CHECKS)) {
+    if (recurring(o.at) >= SHARED) { cuts = o.at; break; }
   }
   if (cuts === null) return null;
   const cutSet = new Set(cuts.slice(1));
