@@ -37,6 +37,10 @@ describe('heat scale', () => {
     expect(formatBytes(512)).toBe('512 B');
     expect(formatCount(null)).toBe('n/a (not reported)');
     expect(formatCount(-1)).toBe('n/a (not reported)');
+    // backends report -1 for what they do not know: never '-1 B'
+    expect(formatBytes(-1)).toBe('n/a');
+    expect(formatBytes(Number.NaN)).toBe('n/a');
+    expect(formatBytes(0)).toBe('0 B');
     expect(formatCount(198142688)).toBe('198.1M');
   });
 });

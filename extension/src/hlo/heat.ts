@@ -47,9 +47,9 @@ export function heatScale(values: ArrayLike<number>, fractions: number[] = DEFAU
   return { bucket, minOf, top };
 }
 
-/** 1234567 -> "1.2 MB" */
+/** 1234567 -> "1.2 MB"; null or negative (a backend's -1: not known) -> "n/a" */
 export function formatBytes(b: number | null | undefined): string {
-  if (b === null || b === undefined || !Number.isFinite(b)) return 'n/a';
+  if (b === null || b === undefined || !Number.isFinite(b) || b < 0) return 'n/a';
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let v = b;
   let u = 0;
