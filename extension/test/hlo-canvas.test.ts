@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphCanvas } from '../src/hlo/canvas';
 import { layeredLayout } from '../src/hlo/layout';
 import { GraphModel } from '../src/hlo/model';
+import type { Scene } from '../src/hlo/scene';
 import type { HloNode, HloPayload } from '../src/hlo/types';
 
 function node(id: string, bytesMoved: number, opName: string): HloNode {
@@ -50,6 +51,31 @@ describe('hlo canvas text', () => {
     const drawn = texts.filter(([t]) => boxTexts.has(t));
     expect(drawn.length).toBe(2 * scene.n);
     expect(drawn.filter(([, c]) => c !== 'rgb(1, 1, 1)')).toEqual([]);
+    canvas.dispose();
+  });
+
+  it('fits a graph too big to show whole onto boxes, not onto an empty corner', () => {
+    // everything opened: a tall graph whose top-left corner is empty (sources sit next to
+    // their first users); the fit must show the topmost box
+    HTMLCanvasElement.prototype.getContext = (() => new Proxy({}, { get: () => () => undefined, set: () => true })) as unknown as HTMLCanvasElement['getContext'];
+    Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 600 });
+    Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 400 });
+    const f64 = (a: number[]): Float64Array => Float64Array.from(a);
+    const scene: Scene = {
+      n: 2, x: f64([3000, 100]), y: f64([20, 3000]), w: f64([200, 200]), h: f64([40, 40]),
+      title: ['top', 'bottom'], sub: ['', ''], heat: new Uint8Array(2), kind: new Uint8Array(2),
+      stripe: [null, null], flags: new Uint8Array(2),
+      edgeOffsets: Int32Array.from([0, 2]), edgePoints: f64([3000, 40, 100, 2980]),
+      edgeBox: f64([100, 40, 3000, 2980]), edgeWeight: f64([1]), edgeFaint: new Uint8Array(1),
+      frames: [], width: 3100, height: 3020
+    };
+    const box = document.createElement('div');
+    document.body.appendChild(box);
+    const canvas = new GraphCanvas(box, { click: () => undefined, dblclick: () => undefined, frameClick: () => undefined });
+    canvas.setScene(scene);
+    canvas.fit(0.8);
+    expect(canvas.scale).toBeCloseTo(0.8);
+    expect(canvas.isVisible(0)).toBe(true);
     canvas.dispose();
   });
 });

@@ -101,6 +101,13 @@ export class GraphCanvas {
     const pad = 16;
     const fitScale = Math.min((this._cssW - 2 * pad) / Math.max(1, s.width), (this._cssH - 2 * pad) / Math.max(1, s.height));
     const scale = Math.max(MIN_SCALE, Math.min(1, Math.max(fitScale, minScale)));
+    if (fitScale < minScale && (around < 0 || around >= s.n) && s.n > 0) {
+      // not shown whole and no box named: start at the topmost box (leftmost of its row),
+      // not at the top-left corner of the drawing, which is often empty
+      let top = 0;
+      for (let i = 1; i < s.n; i++) if (s.y[i] < s.y[top] || (s.y[i] === s.y[top] && s.x[i] < s.x[top])) top = i;
+      around = top;
+    }
     this._scale = scale;
     this._tx = (this._cssW - s.width * scale) / 2;
     this._ty = fitScale >= minScale ? (this._cssH - s.height * scale) / 2 : pad;
