@@ -22,7 +22,12 @@ export class LayoutClient {
   private _worker: Worker | null = null;
   private _url: string | null = null;
   private _seq = 0;
-  private readonly _pending = new Map<number, { resolve(r: LayoutResult | null): void; reject(e: Error): void; start: number }>();
+  /** the worker failed to load or run (e.g. a CSP without blob: workers): main thread from now on */
+  private _broken = false;
+  private readonly _pending = new Map<number, {
+    resolve(r: LayoutResult | null): void; reject(e: Error): void; start: number;
+    input: LayoutInput; options?: LayoutOptions;
+  }>();
   /** duration of the last layout (post to answer), ms */
   lastMs = 0;
 
@@ -30,14 +35,18 @@ export class LayoutClient {
 
   private _start(): Worker | null {
     if (this._worker) return this._worker;
-    if (!this._source || typeof Worker === 'undefined' || typeof Blob === 'undefined') return null;
+    if (this._broken || !this._source || typeof Worker === 'undefined' || typeof Blob === 'undefined') return null;
     try {
       this._url = URL.createObjectURL(new Blob([this._source], { type: 'text/javascript' }));
       const w = new Worker(this._url);
       w.onmessage = (ev: MessageEvent<Answer>) => this._answer(ev.data);
       w.onerror = ev => {
-        for (const [, p] of this._pending) p.reject(new Error(ev.message || 'layout worker failed'));
-        this._pending.clear();
+        // the worker could not load or crashed: lay its requests out here instead
+        ev.preventDefault?.();
+        this._broken = true;
+        w.terminate();
+        this._worker = null;
+        for (const [seq, p] of this._pending) this._onMain(seq, p.input, p.options);
       };
       this._worker = w;
     } catch {
@@ -78,16 +87,22 @@ export class LayoutClient {
     }
     const w = this._start();
     return new Promise((resolve, reject) => {
-      this._pending.set(seq, { resolve, reject, start });
+      this._pending.set(seq, { resolve, reject, start, input, options });
       if (w) w.postMessage({ seq, input, options });
-      else setTimeout(() => {
-        try {
-          this._answer({ seq, result: layeredLayout(input, options) });
-        } catch (err) {
-          this._answer({ seq, error: err instanceof Error ? err.message : String(err) });
-        }
-      }, 0);
+      else this._onMain(seq, input, options);
     });
+  }
+
+  /** lay out on the main thread, after the current task */
+  private _onMain(seq: number, input: LayoutInput, options?: LayoutOptions): void {
+    setTimeout(() => {
+      if (!this._pending.has(seq)) return;
+      try {
+        this._answer({ seq, result: layeredLayout(input, options) });
+      } catch (err) {
+        this._answer({ seq, error: err instanceof Error ? err.message : String(err) });
+      }
+    }, 0);
   }
 
   dispose(): void {
