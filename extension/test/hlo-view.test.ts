@@ -188,4 +188,43 @@ describe('hlo view (DOM)', () => {
     expect(steps).toEqual(['rest', ...top]);
     dispose();
   });
+
+  it('is marked interactive only once a graph is drawn, even when its first layout was superseded', async () => {
+    // 450 loose ops and a folded 70-op scope: 451 boxes, laid out asynchronously; 'Expand all'
+    // clicked before that layout arrives replaces it
+    const nodes: Array<Record<string, unknown>> = [];
+    const edges: Array<Record<string, unknown>> = [];
+    const add = (id: string, op: string): void => {
+      if (nodes.length) edges.push({ src: nodes[nodes.length - 1].id, dst: id, shape: 'f32[4]', bytes: 16 });
+      nodes.push({ id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, op_name: op });
+    };
+    for (let i = 0; i < 450; i++) add(`a${i}`, `jit(f)/op${i}`);
+    for (let i = 0; i < 70; i++) add(`b${i}`, 'jit(f)/jit(b)/mul');
+    const base = bundle[MIME] as Record<string, unknown>;
+    const payload = { ...base, graphs: { 'main.1': { computation: 'main.1', nodes, edges } }, module: { name: 'm', problems: [], computations: [] } };
+    const { HloView } = await import('../src/hlo/output');
+    const view = new HloView('');
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const raf = globalThis.requestAnimationFrame;
+    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) => { cb(performance.now()); return 0; }) as typeof requestAnimationFrame;
+    let statusWhenReady: string | null = null;
+    try {
+      const done = view.render(host, payload as unknown as Payload, {
+        mimeType: MIME, bundle: { 'text/plain': '' }, cells: {}, outputId: 'jwb-t3',
+        interactive: () => { statusWhenReady = host.querySelector('.jwb-hlo-status')?.textContent ?? ''; }
+      });
+      const root = host.querySelector('.jwb-hlo') as HTMLElement;
+      expect(root.getAttribute('data-visible-nodes')).toBe('451');
+      (host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement).click();
+      await done;
+      await new Promise(r => setTimeout(r, 50));
+    } finally {
+      globalThis.requestAnimationFrame = raf;
+    }
+    expect(statusWhenReady).not.toBeNull();
+    expect(statusWhenReady).not.toMatch(/^laying out/);
+    expect(statusWhenReady).toContain('520 boxes shown');
+    view.dispose();
+  });
 });

@@ -128,7 +128,7 @@ export class HloView implements FeatureView {
     this._disposers.push(HUB.onSelect(sel => this._onHubSelect(sel)));
     this._disposers.push(HUB.onColor(c => this._onHubColor(c.cell)));
     this._publishColors();
-    return this._show(names[0], true);
+    return this._show(names[0]);
   }
 
   dispose(): void {
@@ -242,7 +242,7 @@ export class HloView implements FeatureView {
       const b = button(`jwb-hlo-crumb${name === this._current ? ' jwb-hlo-crumb-current' : ''}`, name, k === 0 ? 'entry computation' : 'body');
       b.dataset.graph = name;
       if (name === this._current) b.setAttribute('aria-current', 'page');
-      b.addEventListener('click', () => void this._show(name, false));
+      b.addEventListener('click', () => void this._show(name));
       c.appendChild(b);
     });
     const others = names.filter(n => !this._path.includes(n));
@@ -251,7 +251,7 @@ export class HloView implements FeatureView {
       for (const name of others) {
         const b = button('jwb-hlo-crumb jwb-hlo-crumb-other', name, 'while/cond/call body');
         b.dataset.graph = name;
-        b.addEventListener('click', () => void this._show(name, false));
+        b.addEventListener('click', () => void this._show(name));
         c.appendChild(b);
       }
     }
@@ -299,7 +299,7 @@ export class HloView implements FeatureView {
     return st;
   }
 
-  private async _show(name: string, first: boolean): Promise<void> {
+  private async _show(name: string): Promise<void> {
     if (!this._payload.graphs[name]) return;
     const entry = Object.keys(this._payload.graphs)[0];
     if (name === entry) this._path = [entry];
@@ -321,7 +321,6 @@ export class HloView implements FeatureView {
     this._relink();
     this._runSearch(false);
     await this._relayout(true);
-    if (first) this._drawn();
   }
 
   private _callerOf(name: string): string | null {
@@ -359,6 +358,9 @@ export class HloView implements FeatureView {
       const around = vg.items.findIndex(it => it.kind === 'cluster' && model.tree.clusters[it.ref].kind !== 'group');
       this._canvas.fit(0.8, around);
     }
+    // the first drawing of this render (not merely the first layout asked for: that one
+    // may have been replaced before it arrived) makes the output usable
+    this._drawn();
   }
 
   /** first layout drawn: the output can be used */
@@ -463,7 +465,7 @@ export class HloView implements FeatureView {
   // ---- interaction -------------------------------------------------------------------
 
   private async _focusNode(graph: string, id: string): Promise<void> {
-    if (graph !== this._current) await this._show(graph, false);
+    if (graph !== this._current) await this._show(graph);
     const st = this._state();
     const i = st.model.g.index.get(id);
     if (i === undefined) return;
@@ -506,7 +508,7 @@ export class HloView implements FeatureView {
     const it = st.drawn?.items[item];
     if (!it || it.kind !== 'node') return;
     const body = st.model.g.nodes[it.ref].called?.find(c => c in this._payload.graphs);
-    if (body) void this._show(body, false);
+    if (body) void this._show(body);
   }
 
   private _select(i: number): void {
@@ -612,7 +614,7 @@ export class HloView implements FeatureView {
       for (const b of bodies) {
         const bt = button('jwb-hlo-open-body', b, 'open this body as a graph');
         bt.dataset.openGraph = b;
-        bt.addEventListener('click', () => void this._show(b, false));
+        bt.addEventListener('click', () => void this._show(b));
         row.appendChild(bt);
       }
       d.appendChild(row);
