@@ -1,9 +1,11 @@
-// TEMPORARY scaffold (replaced by the feature helper; must not survive the issue).
-import type { FeatureViewFactory } from "../common/view";
-const scaffold: FeatureViewFactory = () => ({
-  render(host, payload, ctx) {
-    host.textContent = `${payload.kind} (scaffold)`;
-    ctx.interactive();
-  }
-});
-export const hloView = scaffold;
+/**
+ * The HLO feature's view factory: the interactive fusion graph (output.ts) with its layout
+ * worker's bundled source (scripts/bundle-workers.mjs: layout.worker.ts ->
+ * generated/layout.worker-source.ts), started from a Blob URL.
+ */
+
+import type { FeatureViewFactory } from '../common/view';
+import { WORKER_SOURCE } from '../generated/layout.worker-source';
+import { HloView } from './output';
+
+export const hloView: FeatureViewFactory = () => new HloView(WORKER_SOURCE);

@@ -1,0 +1,501 @@
+/**
+ * The graph canvas: a 2D canvas the size of its visible box (devicePixelRatio aware), pan
+ * by dragging, zoom with the wheel around the pointer (once the graph was clicked, or with
+ * Ctrl/⌘, so the notebook still scrolls over it), arrow keys and +/- when focused, a fit
+ * button, a minimap.  Only boxes and
+ * edges in view are drawn, text only when it is legible; a frame is drawn on
+ * requestAnimationFrame only after something changed, so nothing runs while idle.  Each
+ * redraw is recorded as `performance.measure('jwb:hlo:frame')`.
+ */
+
+import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, hitFrameTab, hitTest, type Scene } from './scene';
+import { readPalette, type Palette } from './theme';
+
+export interface CanvasEvents {
+  click(item: number, ev: MouseEvent): void;
+  dblclick(item: number): void;
+  frameClick(frame: number): void;
+}
+
+const MIN_SCALE = 0.02;
+const MAX_SCALE = 4;
+
+export class GraphCanvas {
+  readonly canvas: HTMLCanvasElement;
+  readonly minimap: HTMLCanvasElement;
+  private readonly _ctx: CanvasRenderingContext2D;
+  private _scene: Scene | null = null;
+  private _scale = 1;
+  private _tx = 0;
+  private _ty = 0;
+  private _cssW = 0;
+  private _cssH = 0;
+  private _dpr = 1;
+  private _raf = 0;
+  private _palette: Palette;
+  private _active = false;
+  private _drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  private _miniCache: HTMLCanvasElement | null = null;
+  private _miniDrag = false;
+  /** a fit asked for before the box had a size */
+  private _pendingFit: [number, number] | null = null;
+  private readonly _resize: ResizeObserver | null;
+  private readonly _disposers: Array<() => void> = [];
+  /** milliseconds of the last few redraws (for the summary's debug line and tests) */
+  readonly frameTimes: number[] = [];
+
+  constructor(private readonly _box: HTMLElement, private readonly _events: CanvasEvents) {
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'jwb-hlo-canvas';
+    this.canvas.tabIndex = 0;
+    this.canvas.setAttribute('role', 'img');
+    this.canvas.setAttribute('aria-label', 'HLO graph: drag or arrow keys to pan; click then wheel, Ctrl+wheel or +/- to zoom; 0 fits');
+    this.minimap = document.createElement('canvas');
+    this.minimap.className = 'jwb-hlo-minimap';
+    _box.append(this.canvas, this.minimap);
+    this._ctx = this.canvas.getContext('2d') as CanvasRenderingContext2D;
+    this._palette = readPalette(_box);
+    this._resize = typeof ResizeObserver !== 'undefined'
+      ? new ResizeObserver(() => this._measure()) : null;
+    this._resize?.observe(_box);
+    this._measure();
+    this._listen();
+  }
+
+  get scale(): number {
+    return this._scale;
+  }
+
+  setScene(scene: Scene): void {
+    this._scene = scene;
+    this._miniCache = null;
+    this.requestDraw();
+  }
+
+  refreshPalette(): void {
+    this._palette = readPalette(this._box);
+    this._miniCache = null;
+    this.requestDraw();
+  }
+
+  requestDraw(): void {
+    if (this._raf || typeof requestAnimationFrame === 'undefined') return;
+    this._raf = requestAnimationFrame(() => {
+      this._raf = 0;
+      this.draw();
+    });
+  }
+
+  /**
+   * Whole graph in view, but no smaller than `minScale`: then the top of the graph is
+   * shown, centred on item `around` (the first box of the program's main line).
+   */
+  fit(minScale = 0, around = -1): void {
+    const s = this._scene;
+    if (!s) return;
+    if (this._cssW <= 1 || this._cssH <= 1) {
+      this._pendingFit = [minScale, around];
+      return;
+    }
+    this._pendingFit = null;
+    const pad = 16;
+    const fitScale = Math.min((this._cssW - 2 * pad) / Math.max(1, s.width), (this._cssH - 2 * pad) / Math.max(1, s.height));
+    const scale = Math.max(MIN_SCALE, Math.min(1, Math.max(fitScale, minScale)));
+    if (fitScale < minScale && (around < 0 || around >= s.n) && s.n > 0) {
+      // not shown whole and no box named: start at the topmost box (leftmost of its row),
+      // not at the top-left corner of the drawing, which is often empty
+      let top = 0;
+      for (let i = 1; i < s.n; i++) if (s.y[i] < s.y[top] || (s.y[i] === s.y[top] && s.x[i] < s.x[top])) top = i;
+      around = top;
+    }
+    this._scale = scale;
+    this._tx = (this._cssW - s.width * scale) / 2;
+    this._ty = fitScale >= minScale ? (this._cssH - s.height * scale) / 2 : pad;
+    if (s.width * scale > this._cssW) {
+      this._tx = around >= 0 && around < s.n ? this._cssW / 2 - s.x[around] * scale : pad;
+    }
+    if (fitScale < minScale && around >= 0 && around < s.n) {
+      this._ty = Math.min(pad, this._cssH / 3 - s.y[around] * scale);
+    }
+    this.requestDraw();
+  }
+
+  /** Centre item i (zooming in to a readable scale when needed). */
+  focus(i: number, minScale = 0.8): void {
+    const s = this._scene;
+    if (!s || i < 0 || i >= s.n) return;
+    this._pendingFit = null;
+    if (this._scale < minScale) this._scale = minScale;
+    this._tx = this._cssW / 2 - s.x[i] * this._scale;
+    this._ty = this._cssH / 2 - s.y[i] * this._scale;
+    this.requestDraw();
+  }
+
+  isVisible(i: number): boolean {
+    const s = this._scene;
+    if (!s) return false;
+    const sx = s.x[i] * this._scale + this._tx;
+    const sy = s.y[i] * this._scale + this._ty;
+    return sx >= 0 && sx <= this._cssW && sy >= 0 && sy <= this._cssH;
+  }
+
+  dispose(): void {
+    if (this._raf) cancelAnimationFrame(this._raf);
+    this._raf = 0;
+    this._resize?.disconnect();
+    for (const d of this._disposers) d();
+  }
+
+  private _measure(): void {
+    const w = Math.max(1, Math.floor(this._box.clientWidth));
+    const h = Math.max(1, Math.floor(this._box.clientHeight));
+    const dpr = (typeof window !== 'undefined' && window.devicePixelRatio) || 1;
+    if (w === this._cssW && h === this._cssH && dpr === this._dpr) return;
+    this._cssW = w;
+    this._cssH = h;
+    this._dpr = dpr;
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    this.canvas.style.width = `${w}px`;
+    this.canvas.style.height = `${h}px`;
+    if (this._pendingFit && w > 1 && h > 1) this.fit(...this._pendingFit);
+    this.requestDraw();
+  }
+
+  private _on<K extends keyof HTMLElementEventMap>(el: HTMLElement, type: K,
+    fn: (ev: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions): void {
+    el.addEventListener(type, fn as EventListener, opts);
+    this._disposers.push(() => el.removeEventListener(type, fn as EventListener, opts));
+  }
+
+  private _world(ev: MouseEvent): [number, number] {
+    const r = this.canvas.getBoundingClientRect();
+    return [(ev.clientX - r.left - this._tx) / this._scale, (ev.clientY - r.top - this._ty) / this._scale];
+  }
+
+  private _listen(): void {
+    const c = this.canvas;
+    this._on(c, 'pointerdown', ev => {
+      if (ev.button !== 0) return;
+      this._active = true;
+      this._drag = { x: ev.clientX, y: ev.clientY, tx: this._tx, ty: this._ty, moved: false };
+      c.setPointerCapture?.(ev.pointerId);
+    });
+    this._on(c, 'pointermove', ev => {
+      const d = this._drag;
+      if (!d) return;
+      const dx = ev.clientX - d.x;
+      const dy = ev.clientY - d.y;
+      if (!d.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+      d.moved = true;
+      c.classList.add('jwb-hlo-panning');
+      this._tx = d.tx + dx;
+      this._ty = d.ty + dy;
+      this.requestDraw();
+    });
+    const end = (ev: PointerEvent): void => {
+      const d = this._drag;
+      this._drag = null;
+      c.classList.remove('jwb-hlo-panning');
+      if (!d || d.moved || ev.type === 'pointercancel') return;
+      const s = this._scene;
+      if (!s) return;
+      const [wx, wy] = this._world(ev);
+      const f = hitFrameTab(s, wx, wy);
+      const item = hitTest(s, wx, wy);
+      if (item < 0 && f >= 0) this._events.frameClick(f);
+      else this._events.click(item, ev);
+    };
+    this._on(c, 'pointerup', end);
+    this._on(c, 'pointercancel', end);
+    this._on(c, 'pointerleave', () => { this._active = false; });
+    this._on(c, 'dblclick', ev => {
+      const s = this._scene;
+      if (!s) return;
+      const [wx, wy] = this._world(ev);
+      const item = hitTest(s, wx, wy);
+      if (item >= 0) this._events.dblclick(item);
+    });
+    this._on(c, 'wheel', ev => {
+      if (!this._active && !ev.ctrlKey && !ev.metaKey) return; // let the notebook scroll
+      ev.preventDefault();
+      const r = c.getBoundingClientRect();
+      const px = ev.clientX - r.left;
+      const py = ev.clientY - r.top;
+      const factor = Math.exp(-ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015));
+      const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * factor));
+      this._tx = px - (px - this._tx) * (ns / this._scale);
+      this._ty = py - (py - this._ty) * (ns / this._scale);
+      this._scale = ns;
+      this.requestDraw();
+    }, { passive: false });
+    this._on(c, 'keydown', ev => {
+      const step = 60;
+      const zoom = (f: number): void => {
+        const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * f));
+        this._tx = this._cssW / 2 - (this._cssW / 2 - this._tx) * (ns / this._scale);
+        this._ty = this._cssH / 2 - (this._cssH / 2 - this._ty) * (ns / this._scale);
+        this._scale = ns;
+      };
+      switch (ev.key) {
+        case 'ArrowLeft': this._tx += step; break;
+        case 'ArrowRight': this._tx -= step; break;
+        case 'ArrowUp': this._ty += step; break;
+        case 'ArrowDown': this._ty -= step; break;
+        case '+': case '=': zoom(1.25); break;
+        case '-': zoom(0.8); break;
+        case '0': this.fit(); return;
+        default: return;
+      }
+      ev.preventDefault();
+      this.requestDraw();
+    });
+    const mini = this.minimap;
+    const jump = (ev: PointerEvent): void => {
+      const s = this._scene;
+      if (!s) return;
+      const r = mini.getBoundingClientRect();
+      const k = this._miniScale();
+      const wx = (ev.clientX - r.left - k.ox) / k.s;
+      const wy = (ev.clientY - r.top - k.oy) / k.s;
+      this._tx = this._cssW / 2 - wx * this._scale;
+      this._ty = this._cssH / 2 - wy * this._scale;
+      this.requestDraw();
+    };
+    this._on(mini, 'pointerdown', ev => { this._miniDrag = true; mini.setPointerCapture?.(ev.pointerId); jump(ev); });
+    this._on(mini, 'pointermove', ev => { if (this._miniDrag) jump(ev); });
+    this._on(mini, 'pointerup', () => { this._miniDrag = false; });
+  }
+
+  private _miniScale(): { s: number; ox: number; oy: number; w: number; h: number } {
+    const w = this.minimap.clientWidth || 160;
+    const h = this.minimap.clientHeight || 110;
+    const sc = this._scene;
+    if (!sc) return { s: 1, ox: 0, oy: 0, w, h };
+    const s = Math.min((w - 8) / Math.max(1, sc.width), (h - 8) / Math.max(1, sc.height));
+    return { s, ox: (w - sc.width * s) / 2, oy: (h - sc.height * s) / 2, w, h };
+  }
+
+  draw(): void {
+    const t0 = performance.now();
+    this._drawMain();
+    this._drawMinimap();
+    const t1 = performance.now();
+    try {
+      performance.measure('jwb:hlo:frame', { start: t0, end: t1 });
+    } catch {
+      // performance.measure with options needs a modern engine; timings still kept below
+    }
+    this.frameTimes.push(t1 - t0);
+    if (this.frameTimes.length > 50) this.frameTimes.shift();
+  }
+
+  private _drawMain(): void {
+    const ctx = this._ctx;
+    const p = this._palette;
+    const s = this._scene;
+    const dpr = this._dpr;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = p.background;
+    ctx.fillRect(0, 0, this._cssW, this._cssH);
+    if (!s) return;
+    const sc = this._scale;
+    ctx.setTransform(dpr * sc, 0, 0, dpr * sc, dpr * this._tx, dpr * this._ty);
+    // world viewport
+    const vx0 = -this._tx / sc;
+    const vy0 = -this._ty / sc;
+    const vx1 = vx0 + this._cssW / sc;
+    const vy1 = vy0 + this._cssH / sc;
+    const px = 1 / sc; // one screen pixel in world units
+
+    // frames of expanded clusters
+    ctx.lineWidth = px;
+    for (const fr of s.frames) {
+      if (fr.x1 < vx0 || fr.x0 > vx1 || fr.y1 < vy0 || fr.y0 - 18 > vy1) continue;
+      ctx.setLineDash([4 * px, 3 * px]);
+      ctx.strokeStyle = p.border;
+      ctx.strokeRect(fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0);
+      ctx.setLineDash([]);
+      if (sc * 12 >= 6) {
+        ctx.fillStyle = p.textDim;
+        ctx.font = `11px ${p.font}`;
+        ctx.textBaseline = 'bottom';
+        ctx.fillText(`▾ ${fr.label}`, fr.x0 + 2, fr.y0 - 2, Math.max(40, fr.x1 - fr.x0));
+      }
+    }
+
+    // edges in view: one path for ordinary edges, one faint path for edges of groups
+    // (parameters, constants feed everything: drawn faint so the program's flow shows)
+    const m = s.edgeOffsets.length - 1;
+    const heads: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      ctx.strokeStyle = p.edge;
+      ctx.globalAlpha = pass === 0 ? 0.22 : 1;
+      ctx.lineWidth = Math.max(px, 1);
+      ctx.beginPath();
+      for (let e = 0; e < m; e++) {
+        if ((s.edgeFaint[e] === 1) !== (pass === 0)) continue;
+        const b = 4 * e;
+        if (s.edgeBox[b + 2] < vx0 || s.edgeBox[b] > vx1 || s.edgeBox[b + 3] < vy0 || s.edgeBox[b + 1] > vy1) continue;
+        const k0 = s.edgeOffsets[e];
+        const k1 = s.edgeOffsets[e + 1];
+        ctx.moveTo(s.edgePoints[2 * k0], s.edgePoints[2 * k0 + 1]);
+        for (let k = k0 + 1; k < k1; k++) ctx.lineTo(s.edgePoints[2 * k], s.edgePoints[2 * k + 1]);
+        if (pass === 1) heads.push(k1 - 1, k1 - 2);
+      }
+      ctx.stroke();
+    }
+    ctx.globalAlpha = 1;
+    if (sc > 0.25) {
+      ctx.fillStyle = p.edge;
+      ctx.beginPath();
+      const a = 5;
+      for (let i = 0; i < heads.length; i += 2) {
+        const k = heads[i];
+        const j = heads[i + 1];
+        const x = s.edgePoints[2 * k];
+        const y = s.edgePoints[2 * k + 1];
+        const dx = x - s.edgePoints[2 * j];
+        const dy = y - s.edgePoints[2 * j + 1];
+        const len = Math.hypot(dx, dy) || 1;
+        const ux = dx / len;
+        const uy = dy / len;
+        ctx.moveTo(x, y);
+        ctx.lineTo(x - a * ux - a * 0.6 * uy, y - a * uy + a * 0.6 * ux);
+        ctx.lineTo(x - a * ux + a * 0.6 * uy, y - a * uy - a * 0.6 * ux);
+        ctx.closePath();
+      }
+      ctx.fill();
+    }
+
+    // boxes in view
+    const visible: number[] = [];
+    for (let i = 0; i < s.n; i++) {
+      const hw = s.w[i] / 2;
+      const hh = s.h[i] / 2;
+      if (s.x[i] + hw < vx0 || s.x[i] - hw > vx1 || s.y[i] + hh < vy0 || s.y[i] - hh > vy1) continue;
+      visible.push(i);
+    }
+    const detailed = sc * 12 >= 6;
+    if (sc * 40 < 12) {
+      // far out: boxes are a few pixels; one filled path per colour, outlines only for
+      // the flagged ones
+      for (let hb = 0; hb < p.heat.length; hb++) {
+        ctx.fillStyle = p.heat[hb];
+        ctx.beginPath();
+        for (const i of visible) {
+          if (s.heat[i] === hb) ctx.rect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+        }
+        ctx.fill();
+      }
+      for (const i of visible) {
+        const f = s.flags[i];
+        if (!f) continue;
+        ctx.lineWidth = 3 * px;
+        ctx.strokeStyle = f & FLAG_SELECTED ? p.select : f & FLAG_LINKED ? p.highlight : p.search;
+        ctx.strokeRect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+      }
+      return;
+    }
+    for (const i of visible) {
+      const x0 = s.x[i] - s.w[i] / 2;
+      const y0 = s.y[i] - s.h[i] / 2;
+      const w = s.w[i];
+      const h = s.h[i];
+      const heat = s.heat[i];
+      ctx.fillStyle = s.kind[i] === 0 ? p.node : p.cluster;
+      ctx.fillRect(x0, y0, w, h);
+      if (heat >= 3) {
+        ctx.globalAlpha = heat === 5 ? 0.3 : heat === 4 ? 0.2 : 0.12;
+        ctx.fillStyle = p.heat[heat];
+        ctx.fillRect(x0, y0, w, h);
+        ctx.globalAlpha = 1;
+      }
+      // heat bar on the left
+      ctx.fillStyle = p.heat[heat];
+      ctx.fillRect(x0, y0, Math.min(8, w / 4), h);
+      const stripe = s.stripe[i];
+      if (stripe) {
+        ctx.fillStyle = stripe;
+        ctx.fillRect(x0 + w - 6, y0, 6, h);
+      }
+      const f = s.flags[i];
+      let bw = heat === 5 ? 2.5 : 1;
+      let bc = heat === 5 ? p.heat[5] : p.border;
+      if (f & FLAG_SEARCH) { bc = p.search; bw = 3; }
+      if (f & FLAG_LINKED) { bc = p.highlight; bw = 3; }
+      if (f & FLAG_SELECTED) { bc = p.select; bw = 3.5; }
+      ctx.lineWidth = Math.max(bw, bw * px);
+      ctx.strokeStyle = bc;
+      ctx.strokeRect(x0, y0, w, h);
+      if (s.kind[i] !== 0) {
+        // folded: a second outline, like a stack of boxes
+        ctx.lineWidth = Math.max(1, px);
+        ctx.strokeStyle = p.border;
+        ctx.strokeRect(x0 + 3, y0 + 3, w, h);
+      }
+      if (detailed) {
+        ctx.fillStyle = p.text;
+        ctx.textBaseline = 'middle';
+        ctx.font = `${s.kind[i] === 0 ? '' : 'bold '}12px ${p.font}`;
+        const tx = x0 + 12;
+        const tw = w - 22;
+        ctx.fillText(s.title[i], tx, y0 + h * 0.33, tw);
+        // the second line too in font-color1: color2 is 4.2-4.4:1 on cluster boxes
+        // (layout-color2) and on heat-tinted boxes, below the 4.5:1 the themes must keep
+        ctx.font = `11px ${p.font}`;
+        ctx.fillText(s.sub[i], tx, y0 + h * 0.72, tw);
+      }
+    }
+  }
+
+  private _drawMinimap(): void {
+    const mini = this.minimap;
+    const s = this._scene;
+    // no minimap while the whole graph is in view
+    const whole = !s || (this._tx >= 0 && this._ty >= 0 && this._tx + s.width * this._scale <= this._cssW &&
+      this._ty + s.height * this._scale <= this._cssH);
+    if (whole !== mini.hidden) mini.hidden = whole;
+    if (whole) return;
+    const k = this._miniScale();
+    const dpr = this._dpr;
+    if (mini.width !== Math.round(k.w * dpr) || mini.height !== Math.round(k.h * dpr)) {
+      mini.width = Math.round(k.w * dpr);
+      mini.height = Math.round(k.h * dpr);
+      this._miniCache = null;
+    }
+    const ctx = mini.getContext('2d');
+    if (!ctx || !s) return;
+    const p = this._palette;
+    if (!this._miniCache) {
+      const off = document.createElement('canvas');
+      off.width = mini.width;
+      off.height = mini.height;
+      const oc = off.getContext('2d');
+      if (oc) {
+        oc.setTransform(dpr, 0, 0, dpr, 0, 0);
+        oc.fillStyle = p.node;
+        oc.fillRect(0, 0, k.w, k.h);
+        for (let hb = 0; hb < p.heat.length; hb++) {
+          oc.fillStyle = p.heat[hb];
+          oc.beginPath();
+          for (let i = 0; i < s.n; i++) {
+            if (s.heat[i] !== hb) continue;
+            oc.rect(k.ox + (s.x[i] - s.w[i] / 2) * k.s, k.oy + (s.y[i] - s.h[i] / 2) * k.s,
+              Math.max(1, s.w[i] * k.s), Math.max(1, s.h[i] * k.s));
+          }
+          oc.fill();
+        }
+      }
+      this._miniCache = off;
+    }
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(this._miniCache, 0, 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.strokeStyle = p.select;
+    ctx.lineWidth = 1.5;
+    const vx = (-this._tx / this._scale) * k.s + k.ox;
+    const vy = (-this._ty / this._scale) * k.s + k.oy;
+    ctx.strokeRect(vx, vy, (this._cssW / this._scale) * k.s, (this._cssH / this._scale) * k.s);
+  }
+}
