@@ -10,7 +10,9 @@ describe('line colours', () => {
     const b = lineColors([5, 1]);
     expect(a.get(5)).toBe(b.get(5));
     expect(a.get(5)).toBe(lineColor(5));
-    expect(new Set([1, 2, 3, 4, 5, 6].map(l => lineColor(l))).size).toBe(6);
+    expect(new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map(l => lineColor(l))).size).toBe(12);
+    expect(lineColor(3, 1)).toMatch(/^var\(--jp-/);
+    expect(lineColor(3)).toMatch(/color-mix\(in srgb, var\(--jp-/);
     expect([...lineColors([0, -1, 2]).keys()]).toEqual([2]);
   });
 });

@@ -10,7 +10,7 @@
 import type { CellMap } from '../common/cells';
 import type { FeatureView, RenderContext } from '../common/view';
 import { HUB, type LineSelection } from '../linking/hub';
-import { lineColors } from '../linking/colors';
+import { forgetResolvedColors, lineColors, resolveColor } from '../linking/colors';
 import { GraphCanvas } from './canvas';
 import { clusterPath, type VisibleGraph } from './cluster';
 import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
@@ -124,7 +124,7 @@ export class HloView implements FeatureView {
       dblclick: (item) => this._openBodyOf(item),
       frameClick: (f) => this._toggleFrame(f)
     });
-    this._disposers.push(watchTheme(() => this._canvas?.refreshPalette()));
+    this._disposers.push(watchTheme(() => { forgetResolvedColors(); this._refreshStripes(); this._canvas?.refreshPalette(); }));
     this._disposers.push(HUB.onSelect(sel => this._onHubSelect(sel)));
     this._disposers.push(HUB.onColor(c => this._onHubColor(c.cell)));
     this._publishColors();
@@ -137,6 +137,7 @@ export class HloView implements FeatureView {
   }
 
   private _teardown(): void {
+    if (this._ctx) HUB.release(this._ctx.outputId);
     for (const d of this._disposers) d();
     this._disposers = [];
     this._canvas?.dispose();
@@ -398,7 +399,7 @@ export class HloView implements FeatureView {
       const key = cellKeyOf(this._cells, s.file);
       if (key === null) continue;
       const c = HUB.colorsOf(key).get(s.line);
-      if (c) return c;
+      if (c) return this._graphBox ? resolveColor(c, this._graphBox) : null;
     }
     return null;
   }
@@ -406,7 +407,7 @@ export class HloView implements FeatureView {
   private _publishColors(): void {
     const nodes: HloNode[] = [];
     for (const g of Object.values(this._payload.graphs)) nodes.push(...g.nodes);
-    for (const [cell, lines] of linesByCell(this._cells, nodes)) HUB.color({ cell, colors: lineColors(lines) });
+    for (const [cell, lines] of linesByCell(this._cells, nodes)) HUB.color({ cell, colors: lineColors(lines) }, this._ctx.outputId);
   }
 
   private _onHubColor(cell: string): void {
@@ -414,6 +415,15 @@ export class HloView implements FeatureView {
     if (!st?.scene || !st.drawn) return;
     const cells = linesByCell(this._cells, st.model.g.nodes);
     if (!cells.has(cell)) return;
+    const drawn = st.drawn;
+    st.scene.stripe = drawn.items.map((_, k) => this._stripe(drawn, st.model, k));
+    this._canvas?.requestDraw();
+  }
+
+  /** Stripes again from the hub's colours (a theme switch re-resolves them for the canvas). */
+  private _refreshStripes(): void {
+    const st = this._graphs.get(this._current);
+    if (!st?.scene || !st.drawn) return;
     const drawn = st.drawn;
     st.scene.stripe = drawn.items.map((_, k) => this._stripe(drawn, st.model, k));
     this._canvas?.requestDraw();
