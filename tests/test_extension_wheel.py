@@ -164,3 +164,12 @@ def test_browser_check_passes_without_node(venv: dict):
     out = _ANSI.sub("", proc.stdout + proc.stderr)
     assert proc.returncode == 0, out[-6000:]
     assert "jax-workbench" not in out or "error" not in out.lower(), out[-6000:]
+
+
+def test_doctor_reports_the_extension_enabled_from_the_venv(venv: dict):
+    proc = _run(venv, "-m", "workbench.apps.cli", "doctor", timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    line = next((ln for ln in out.splitlines() if ln.startswith("JupyterLab extension")), "")
+    assert "jax-workbench: enabled" in line, out[-3000:]
+    assert str((venv["dir"] / DIST).resolve()) in line or str(venv["dir"] / DIST) in line, line
