@@ -193,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
                     if ext:
                         marks = page.evaluate(MARKS_JS, "hlo")
                         add("hlo24 received->interactive ext", marks[0]["ms"] if marks else None)
-                    sel = ".jwb-ext-hlo" if ext else ".jp-OutputArea-output.jp-RenderedHTMLCommon"
+                    # the %hlo output itself (the only execute_result; the compile lines
+                    # above it are display_data)
+                    sel = (".jwb-ext-hlo" if ext else
+                           ".jp-OutputArea-executeResult .jp-RenderedHTMLCommon")
                     fps = page.evaluate(SCROLL_FPS_JS, [sel, 2000, 40])
                     add(f"hlo24 scroll fps {tag}", fps.get("fps"))
                     add(f"hlo24 worst frame {tag}", fps.get("worst_ms"))
