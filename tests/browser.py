@@ -93,6 +93,10 @@ class JupyterServer:
         for d in (self.config_dir / "labconfig", self.data_dir, workdir / "settings",
                   workdir / "workspaces", workdir / "runtime"):
             d.mkdir(parents=True, exist_ok=True)
+        # no "get notified about Jupyter news?" toast over the outputs in screenshots
+        news = workdir / "settings" / "@jupyterlab" / "apputils-extension"
+        news.mkdir(parents=True, exist_ok=True)
+        (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
         if not extension_enabled:
             (self.config_dir / "labconfig" / "page_config.json").write_text(
                 json.dumps({"disabledExtensions": {EXTENSION_NAME: True}}))
@@ -264,6 +268,23 @@ CONTRAST_JS = r"""
     for (const l of layers.reverse()) base = over(l, base);
     return base;
   };
+  const svgShapeBehind = (el) => {
+    const svg = el.ownerSVGElement; if (!svg) return null;
+    const r = el.getBoundingClientRect(); const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    let found = null;
+    for (const shape of svg.querySelectorAll('rect, polygon, ellipse, circle')) {
+      if (!(shape.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
+      const b = shape.getBoundingClientRect();
+      if (cx < b.left || cx > b.right || cy < b.top || cy > b.bottom) continue;
+      const st = getComputedStyle(shape);
+      if (st.fill === 'none') continue;
+      const f = parse(st.fill);
+      if (f === null) continue;
+      const a = f[3] * parseFloat(st.fillOpacity) * parseFloat(st.opacity);
+      if (a > 0) found = [f[0], f[1], f[2], a];
+    }
+    return found;
+  };
   const results = []; const unparsed = [];
   for (const root of document.querySelectorAll(selector)) {
     for (const el of [root, ...root.querySelectorAll('*')]) {
@@ -272,8 +293,18 @@ CONTRAST_JS = r"""
       const st = getComputedStyle(el);
       if (st.visibility === 'hidden' || st.display === 'none' || el.getClientRects().length === 0) continue;
       if (parseFloat(st.opacity) === 0) continue;
-      const fg = parse(st.color); const bg = background(el);
-      if (fg === null || bg === null) { unparsed.push(st.color); continue; }
+      let fg, bg;
+      if (el instanceof SVGElement) {
+        // SVG text is painted with `fill`, over the shapes drawn before it in the same <svg>
+        if (st.fill === 'none') continue;
+        fg = parse(st.fill); bg = background(el.ownerSVGElement || el);
+        const shape = svgShapeBehind(el);
+        if (shape !== null && bg !== null) bg = over(shape, bg);
+        if (fg !== null) fg = [fg[0], fg[1], fg[2], fg[3] * parseFloat(st.fillOpacity)];
+      } else {
+        fg = parse(st.color); bg = background(el);
+      }
+      if (fg === null || bg === null) { unparsed.push(st.color + ' / ' + st.fill); continue; }
       const fgc = over(fg, bg);
       const l1 = lum(fgc), l2 = lum(bg);
       const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
@@ -292,9 +323,13 @@ CONTRAST_JS = r"""
 SCROLL_FPS_JS = r"""
 async ([selector, ms, step]) => {
   const el = document.querySelector(selector);
-  let sc = el;
-  while (sc && !(sc.scrollHeight > sc.clientHeight + 10 &&
-                 /(auto|scroll)/.test(getComputedStyle(sc).overflowY))) sc = sc.parentElement;
+  // the notebook's own scroller (JupyterLab 4 and Notebook 7), not a scroll box inside the output
+  let sc = el.closest('.jp-WindowedPanel-outer');
+  if (!sc) {
+    sc = el.parentElement;
+    while (sc && !(sc.scrollHeight > sc.clientHeight + 10 &&
+                   /(auto|scroll)/.test(getComputedStyle(sc).overflowY))) sc = sc.parentElement;
+  }
   if (!sc) return {error: 'no scroll container'};
   el.scrollIntoView({block: 'start'});
   const start = sc.scrollTop; let dir = 1; const span = Math.min(600, el.offsetHeight);
