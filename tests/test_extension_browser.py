@@ -166,8 +166,9 @@ def _wait_fallback(page, count: int, timeout: float = 45_000) -> None:
         cells = page.evaluate(
             "() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].map((c, i) => [i,"
             " [...c.querySelectorAll('.jp-OutputArea-child')].map(o => "
-            "(o.querySelector('.jp-RenderedHTMLCommon') ? 'html ' : 'NOT HTML ') + "
-            "o.innerText.slice(0, 160))])")
+            "(o.querySelector('.jp-RenderedHTMLCommon') ? 'html' : 'NOT HTML: ' + "
+            "(o.querySelector('.jp-OutputArea-output') || o).className + ' ' + "
+            "(o.innerText || o.textContent).slice(0, 300)))])")
         raise AssertionError(
             f"expected {count} text/html outputs; per cell: {cells}") from None
 
@@ -346,9 +347,14 @@ def test_text_contrast_in_light_and_dark(browser, lab, lab_off, notebooks, theme
         _assert_contrast(page, f".jwb-ext-{kind}", f"extension {kind}, {theme}")
     assert watch.errors == [], watch.errors
     page.close()
-    # the text/html fallback (extension disabled), untrusted as shared notebooks are
-    page, watch = _open(browser, lab_off.lab_url("wb.ipynb"), lab_off.base)
-    _wait_fallback(page, len(workbench_outputs(nb)))
+    # the text/html fallback (extension disabled), trusted: its own <style> and colours apply
+    page, watch = _open(browser, lab_off.lab_url("wb-trusted.ipynb"), lab_off.base)
+    # (whether every output renders is test_fallback_with_extension_disabled_has_no_errors's
+    # question; here: the colours of those that do)
+    page.wait_for_function(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        "?.querySelector('.jp-RenderedHTMLCommon')", arg=HLO_CELL, timeout=45_000)
+    page.wait_for_timeout(1500)
     _set_theme(page, theme)
     _shot(page, f"fallback-theme-{theme.split()[-1].lower()}")
     _assert_contrast(page, ".jp-OutputArea-output.jp-RenderedHTMLCommon",
