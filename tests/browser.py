@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -66,6 +68,10 @@ def ensure_extension_built() -> Path:
     return LABEXTENSION
 
 
+class _PortTaken(Exception):
+    """The port free_port() picked was taken before the server could bind it."""
+
+
 class JupyterServer:
     """A real ``jupyter lab`` on 127.0.0.1 with its own root, token, config, data and settings.
 
@@ -108,18 +114,34 @@ class JupyterServer:
             JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
             JUPYTERLAB_SETTINGS_DIR=str(workdir / "settings"),
             JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
+            # no ~/.ipython profile or startup scripts of this machine in the kernels
+            IPYTHONDIR=str(workdir / "ipython"),
             PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         )
         self.proc: subprocess.Popen | None = None
         self.base = ""
         self._pages = 0
 
-    def start(self, timeout: float = 120) -> JupyterServer:
-        port = free_port()
+    def start(self, timeout: float = 180, attempts: int = 3) -> JupyterServer:
+        """Start the server on a free port (another one if that port was taken meanwhile)."""
         self.log_path = self.workdir / "server.log"
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed by stop()
+        for attempt in range(attempts):
+            try:
+                return self._start_once(timeout)
+            except _PortTaken:
+                if attempt == attempts - 1:
+                    raise RuntimeError("jupyter lab found no free port:\n"
+                                       + self.log_path.read_text()[-3000:]) from None
+        raise AssertionError("unreachable")
+
+    def _start_once(self, timeout: float) -> JupyterServer:
+        port = free_port()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
+        # port_retries=0: on a port taken between free_port() and the bind, fail (and retry
+        # here) rather than silently serve on port+1 while the test polls `port`
         cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", f"--IdentityProvider.token={TOKEN}",
+               f"--port={port}", "--ServerApp.port_retries=0",
+               f"--IdentityProvider.token={TOKEN}",
                f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                "--LabApp.expose_app_in_browser=True"]
@@ -131,12 +153,16 @@ class JupyterServer:
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
-                with urllib.request.urlopen(f"{self.base}/api/status?token={TOKEN}", timeout=2) as r:
+                with urllib.request.urlopen(f"{self.base}/api/status?token={TOKEN}", timeout=5) as r:
                     json.load(r)
                     return self
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(self.log_path.read_text()[-3000:]) from None
+                    self.stop()
+                    log = self.log_path.read_text()
+                    if "is already in use" in log[-3000:]:
+                        raise _PortTaken from None
+                    raise RuntimeError(log[-3000:]) from None
                 time.sleep(0.5)
         self.stop()
         raise RuntimeError("jupyter lab did not start:\n" + self.log_path.read_text()[-3000:])
@@ -145,6 +171,26 @@ class JupyterServer:
         if self.proc is not None:
             stop_server(self.proc, self._log)
             self.proc = None
+
+    def served_extension(self) -> dict | None:
+        """The jax-workbench entry of the federated extensions /lab's page config lists."""
+        with urllib.request.urlopen(f"{self.base}/lab?token={TOKEN}", timeout=30) as r:
+            html = r.read().decode()
+        m = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                      html, re.S)
+        assert m, "no jupyter-config-data in /lab"
+        config = json.loads(m.group(1))
+        return next((e for e in config.get("federated_extensions", [])
+                     if e.get("name") == EXTENSION_NAME), None)
+
+    def assert_serves_checkout_build(self) -> None:
+        """The server loads this checkout's build, not a copy installed in share/."""
+        ext = self.served_extension()
+        built = json.loads((LABEXTENSION / "package.json").read_text())
+        assert ext is not None, "the server does not list the jax-workbench extension"
+        assert ext["load"] == built["jupyterlab"]["_build"]["load"], (
+            f"the server loads {ext['load']}, this checkout's build is "
+            f"{built['jupyterlab']['_build']['load']} (the JUPYTER_PATH link is not in effect?)")
 
     def lab_url(self, name: str) -> str:
         """A fresh workspace each time, so no page inherits another's open tabs."""
@@ -189,15 +235,10 @@ def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(kernel_env())  # the kernel inherits the client's environment
-    try:
+    with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
+        env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
         NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+                       resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
     nbformat.write(nb, path)
     return nb
 

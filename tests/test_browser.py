@@ -5,6 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import nbformat
+
+# a hard import: a missing Playwright fails the run (it is a test dependency), never skips
+import playwright.sync_api as playwright_api
 import pytest
 
 import workbench
@@ -12,7 +15,6 @@ from tests.browser import CHROMIUM_ARGS, TOKEN, JupyterServer, artifacts_dir, ch
 from tests.programs import count_equations
 from workbench.views.jaxpr import jaxpr_html
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 

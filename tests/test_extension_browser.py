@@ -20,6 +20,9 @@ import re
 import shutil
 
 import nbformat
+
+# a hard import: a missing Playwright fails the run (it is a test dependency), never skips
+import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
@@ -37,7 +40,6 @@ from tests.browser import (
     workbench_outputs,
 )
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
@@ -106,6 +108,11 @@ def _server(tmp_path_factory, notebooks: dict, enabled: bool):
     assert server.is_trusted(server.root / "wb-trusted.ipynb")
     assert not server.is_trusted(server.root / "wb.ipynb")  # nbclient output is unsigned
     server.start()
+    try:
+        server.assert_serves_checkout_build()  # with the extension disabled, still the checkout's
+    except BaseException:
+        server.stop()
+        raise
     return server
 
 
