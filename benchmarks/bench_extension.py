@@ -151,10 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-10k", action="store_true")
     args = ap.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-ext-"))
+    try:
+        return _run(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # on failure too
 
+
+def _run(args: argparse.Namespace, work: Path) -> int:
     from playwright.sync_api import sync_playwright
 
-    work = Path(tempfile.mkdtemp(prefix="bench-ext-"))
     t0 = time.perf_counter()
     nbs = {"hlo24.ipynb": HLO24_CELLS, "jaxpr12k.ipynb": JAXPR12K_CELLS}
     for name, cells in nbs.items():
@@ -178,7 +184,6 @@ def main(argv: list[str] | None = None) -> int:
             # trusted, as the notebook's author sees it after running it (an unsigned one
             # would have the fallback's <style> stripped by the sanitizer)
             s.trust(s.root / name)
-        s.start()
     res: dict[str, list[float]] = {}
 
     def add(key: str, v: float | None) -> None:
@@ -186,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             res.setdefault(key, []).append(v)
 
     try:
+        for s in servers.values():
+            s.start()  # inside the try: a second server failing to start stops the first
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             for r in range(args.rounds):
@@ -292,7 +299,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nsaved hlo24.ipynb: {(work / 'hlo24.ipynb').stat().st_size / 1e6:.2f} MB; the %hlo "
           f"output: {total / 1e6:.2f} MB (target <= 1.5 MB): "
           + ", ".join(f"{m} {n / 1e6:.2f} MB" for m, n in sizes.items()))
-    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
