@@ -37,11 +37,13 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(out)]
-    # The build backends are in the test environment after `pip install -e ".[test]"` made
-    # them part of the editable build; reuse them instead of downloading an isolated set.
-    if importlib.util.find_spec("hatchling") and importlib.util.find_spec("hatch_jupyter_builder"):
-        cmd.append("--no-build-isolation")
+    # No network: the build backends come from the test environment (the `test` extras
+    # install hatchling and hatch-jupyter-builder; an isolated build would download them and
+    # JupyterLab from PyPI), and --no-index makes any attempt to download fail loudly.
+    for backend in ("hatchling", "hatch_jupyter_builder"):
+        assert importlib.util.find_spec(backend), f"{backend} is missing: pip install -e '.[test]'"
+    cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-index",
+           "--no-build-isolation", "-w", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     wheels = list(out.glob("jax_workbench-*.whl"))
@@ -81,8 +83,8 @@ def venv(tmp_path_factory, wheel: Path) -> dict:
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
                    timeout=120)
     py = venv / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--force-reinstall",
-                           "--disable-pip-version-check", str(wheel)],
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
+                           "--force-reinstall", "--disable-pip-version-check", str(wheel)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     empty = d / "jupyter-home"
