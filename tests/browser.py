@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -40,3 +46,361 @@ def stop_server(proc: subprocess.Popen, log: IO[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+# -- JupyterLab / Notebook 7 servers on the checkout's build of the extension -------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+LABEXTENSION = ROOT / "workbench" / "labextension"
+EXTENSION_NAME = "jax-workbench"
+TOKEN = "workbench-test-token"
+WORKBENCH_MIME_PREFIX = "application/vnd.jax-workbench."
+
+
+def ensure_extension_built() -> Path:
+    """The checkout's built extension (workbench/labextension), built now if missing."""
+    if not (LABEXTENSION / "package.json").exists() or not list(
+            (LABEXTENSION / "static").glob("remoteEntry.*.js")):
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError("workbench/labextension is not built and npm is not on PATH")
+        subprocess.run([npm, "run", "build"], cwd=ROOT / "extension", check=True, timeout=600)
+    return LABEXTENSION
+
+
+class _PortTaken(Exception):
+    """The port free_port() picked was taken before the server could bind it."""
+
+
+class JupyterServer:
+    """A real ``jupyter lab`` on 127.0.0.1 with its own root, token, config, data and settings.
+
+    ``JUPYTER_PATH`` points at a temporary directory whose ``labextensions/jax-workbench`` is
+    a symlink to this checkout's build, so it shadows any copy installed in the environment's
+    share/ (an editable install's included): what is tested is the checkout.  The same server
+    serves Notebook 7 at ``/notebooks/<name>.ipynb`` (notebook's server extension).  With
+    ``extension_enabled=False`` the extension is disabled the way ``jupyter labextension
+    disable`` does it (``labconfig/page_config.json`` in the config dir): outputs then render
+    through their ``text/html`` fallback.
+    """
+
+    def __init__(self, workdir: Path, *, extension_enabled: bool = True) -> None:
+        self.workdir = workdir
+        self.root = workdir / "root"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.extension_enabled = extension_enabled
+        jp = workdir / "jupyter-path" / "labextensions"
+        jp.mkdir(parents=True, exist_ok=True)
+        link = jp / EXTENSION_NAME
+        if not link.exists():
+            link.symlink_to(ensure_extension_built(), target_is_directory=True)
+        self.config_dir = workdir / "config"
+        self.data_dir = workdir / "data"
+        for d in (self.config_dir / "labconfig", self.data_dir, workdir / "settings",
+                  workdir / "workspaces", workdir / "runtime"):
+            d.mkdir(parents=True, exist_ok=True)
+        # no "get notified about Jupyter news?" toast over the outputs in screenshots
+        news = workdir / "settings" / "@jupyterlab" / "apputils-extension"
+        news.mkdir(parents=True, exist_ok=True)
+        (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+        if not extension_enabled:
+            (self.config_dir / "labconfig" / "page_config.json").write_text(
+                json.dumps({"disabledExtensions": {EXTENSION_NAME: True}}))
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+        self.env.update(
+            JUPYTER_PATH=str(workdir / "jupyter-path"),
+            JUPYTER_CONFIG_DIR=str(self.config_dir),
+            JUPYTER_DATA_DIR=str(self.data_dir),
+            JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+            JUPYTERLAB_SETTINGS_DIR=str(workdir / "settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
+            # no ~/.ipython profile or startup scripts of this machine in the kernels
+            IPYTHONDIR=str(workdir / "ipython"),
+            PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        )
+        self.proc: subprocess.Popen | None = None
+        self.base = ""
+        self._pages = 0
+
+    def start(self, timeout: float = 180, attempts: int = 3) -> JupyterServer:
+        """Start the server on a free port (another one if that port was taken meanwhile)."""
+        self.log_path = self.workdir / "server.log"
+        for attempt in range(attempts):
+            try:
+                return self._start_once(timeout)
+            except _PortTaken:
+                if attempt == attempts - 1:
+                    raise RuntimeError("jupyter lab found no free port:\n"
+                                       + self.log_path.read_text()[-3000:]) from None
+        raise AssertionError("unreachable")
+
+    def _start_once(self, timeout: float) -> JupyterServer:
+        port = free_port()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
+        # port_retries=0: on a port taken between free_port() and the bind, fail (and retry
+        # here) rather than silently serve on port+1 while the test polls `port`
+        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+               f"--port={port}", "--ServerApp.port_retries=0",
+               f"--IdentityProvider.token={TOKEN}",
+               f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+               "--LabApp.expose_app_in_browser=True"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=self.env, cwd=self.workdir)
+        self.base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.base}/api/status?token={TOKEN}", timeout=5) as r:
+                    json.load(r)
+                    return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    self.stop()
+                    log = self.log_path.read_text()
+                    if "is already in use" in log[-3000:]:
+                        raise _PortTaken from None
+                    raise RuntimeError(log[-3000:]) from None
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError("jupyter lab did not start:\n" + self.log_path.read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_server(self.proc, self._log)
+            self.proc = None
+
+    def served_extension(self) -> dict | None:
+        """The jax-workbench entry of the federated extensions /lab's page config lists."""
+        with urllib.request.urlopen(f"{self.base}/lab?token={TOKEN}", timeout=30) as r:
+            html = r.read().decode()
+        m = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                      html, re.S)
+        assert m, "no jupyter-config-data in /lab"
+        config = json.loads(m.group(1))
+        return next((e for e in config.get("federated_extensions", [])
+                     if e.get("name") == EXTENSION_NAME), None)
+
+    def assert_serves_checkout_build(self) -> None:
+        """The server loads this checkout's build, not a copy installed in share/."""
+        ext = self.served_extension()
+        built = json.loads((LABEXTENSION / "package.json").read_text())
+        assert ext is not None, "the server does not list the jax-workbench extension"
+        assert ext["load"] == built["jupyterlab"]["_build"]["load"], (
+            f"the server loads {ext['load']}, this checkout's build is "
+            f"{built['jupyterlab']['_build']['load']} (the JUPYTER_PATH link is not in effect?)")
+
+    def lab_url(self, name: str) -> str:
+        """A fresh workspace each time, so no page inherits another's open tabs."""
+        self._pages += 1
+        return f"{self.base}/lab/workspaces/t{self._pages}/tree/{name}?token={TOKEN}"
+
+    def notebook7_url(self, name: str) -> str:
+        return f"{self.base}/notebooks/{name}?token={TOKEN}"
+
+    def trust(self, path: Path) -> None:
+        """Sign ``path`` with this server's notary secret (``jupyter trust``)."""
+        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(path)], env=self.env,
+                       check=True, capture_output=True, timeout=120)
+
+    def is_trusted(self, path: Path) -> bool:
+        code = ("import sys, nbformat; from nbformat.sign import NotebookNotary; "
+                "nb = nbformat.read(sys.argv[1], 4); "
+                "print(NotebookNotary().check_signature(nb))")
+        out = subprocess.run([sys.executable, "-c", code, str(path)], env=self.env, check=True,
+                             capture_output=True, text=True, timeout=120).stdout
+        return out.strip() == "True"
+
+
+def kernel_env() -> dict[str, str]:
+    """A kernel with 8 fake CPU devices that imports this checkout's workbench."""
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = " ".join(
+        [f for f in env.get("XLA_FLAGS", "").split()
+         if not f.startswith("--xla_force_host_platform_device_count")]
+        + ["--xla_force_host_platform_device_count=8"])
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
+    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
+        env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    nbformat.write(nb, path)
+    return nb
+
+
+def workbench_outputs(nb: Any) -> list[tuple[int, str]]:
+    """(cell index, kind) of every output that carries a workbench payload, in order."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            for mime in out.get("data", {}):
+                if mime.startswith(WORKBENCH_MIME_PREFIX):
+                    found.append((i, mime[len(WORKBENCH_MIME_PREFIX):].split("+", 1)[0]))
+    return found
+
+
+class PageWatch:
+    """Console errors, page errors and requests that leave 127.0.0.1, for one page."""
+
+    def __init__(self, page: Any, base: str) -> None:
+        self.errors: list[str] = []
+        self.external: list[str] = []
+        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}")
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+        def request(r: Any) -> None:
+            url = r.url
+            if not (url.startswith(base + "/") or url.startswith(("data:", "blob:", "about:"))):
+                self.external.append(url)
+        page.on("request", request)
+
+
+def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+
+
+# Text contrast of everything under the roots matching `selector`: each element with its own
+# visible text, its computed colour over the background found by walking up to the first
+# opaque one (semi-transparent layers composited), WCAG relative luminance.
+CONTRAST_JS = r"""
+(selector) => {
+  const parse = (c) => {
+    let m = c.match(/^rgba?\(([^)]+)\)$/);
+    if (m) {
+      const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    }
+    m = c.match(/^color\(srgb ([^)]+)\)$/);
+    if (m) {
+      const p = m[1].split(/[\s\/]+/).filter(Boolean).map(Number);
+      return [p[0] * 255, p[1] * 255, p[2] * 255, p.length > 3 ? p[3] : 1];
+    }
+    return null;
+  };
+  const over = (top, base) => [0, 1, 2].map(i => top[i] * top[3] + base[i] * (1 - top[3]));
+  const lum = (rgb) => {
+    const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]);
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c === null) return null;
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let base = [255, 255, 255];
+    for (const l of layers.reverse()) base = over(l, base);
+    return base;
+  };
+  const svgShapeBehind = (el) => {
+    const svg = el.ownerSVGElement; if (!svg) return null;
+    const r = el.getBoundingClientRect(); const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    let found = null;
+    for (const shape of svg.querySelectorAll('rect, polygon, ellipse, circle')) {
+      if (!(shape.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
+      const b = shape.getBoundingClientRect();
+      if (cx < b.left || cx > b.right || cy < b.top || cy > b.bottom) continue;
+      const st = getComputedStyle(shape);
+      if (st.fill === 'none') continue;
+      const f = parse(st.fill);
+      if (f === null) continue;
+      const a = f[3] * parseFloat(st.fillOpacity) * parseFloat(st.opacity);
+      if (a > 0) found = [f[0], f[1], f[2], a];
+    }
+    return found;
+  };
+  const results = []; const unparsed = [];
+  for (const root of document.querySelectorAll(selector)) {
+    for (const el of [root, ...root.querySelectorAll('*')]) {
+      const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join('');
+      if (!own) continue;
+      const st = getComputedStyle(el);
+      if (st.visibility === 'hidden' || st.display === 'none' || el.getClientRects().length === 0) continue;
+      if (parseFloat(st.opacity) === 0) continue;
+      let fg, bg;
+      if (el instanceof SVGElement) {
+        // SVG text is painted with `fill`, over the shapes drawn before it in the same <svg>
+        if (st.fill === 'none') continue;
+        fg = parse(st.fill); bg = background(el.ownerSVGElement || el);
+        const shape = svgShapeBehind(el);
+        if (shape !== null && bg !== null) bg = over(shape, bg);
+        if (fg !== null) fg = [fg[0], fg[1], fg[2], fg[3] * parseFloat(st.fillOpacity)];
+      } else {
+        fg = parse(st.color); bg = background(el);
+      }
+      if (fg === null || bg === null) { unparsed.push(st.color + ' / ' + st.fill); continue; }
+      const fgc = over(fg, bg);
+      const l1 = lum(fgc), l2 = lum(bg);
+      const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+      results.push({ratio, text: own.slice(0, 40), tag: el.tagName, cls: String(el.className).slice(0, 60),
+                    color: st.color, bg: `rgb(${bg.map(Math.round).join(',')})`});
+    }
+  }
+  results.sort((a, b) => a.ratio - b.ratio);
+  return {n: results.length, min: results.length ? results[0].ratio : null,
+          worst: results.slice(0, 8), unparsed: unparsed.slice(0, 8)};
+}
+"""
+
+# Frames per second while the notebook scrolls up and down by `step` px per frame around
+# the element matching `selector` (kept on screen), for `ms` milliseconds of requestAnimationFrame.
+SCROLL_FPS_JS = r"""
+async ([selector, ms, step]) => {
+  const el = document.querySelector(selector);
+  // the notebook's own scroller (JupyterLab 4 and Notebook 7), not a scroll box inside the output
+  let sc = el.closest('.jp-WindowedPanel-outer');
+  if (!sc) {
+    sc = el.parentElement;
+    while (sc && !(sc.scrollHeight > sc.clientHeight + 10 &&
+                   /(auto|scroll)/.test(getComputedStyle(sc).overflowY))) sc = sc.parentElement;
+  }
+  if (!sc) return {error: 'no scroll container'};
+  el.scrollIntoView({block: 'start'});
+  const start = sc.scrollTop; let dir = 1; const span = Math.min(600, el.offsetHeight);
+  const t0 = performance.now(); let frames = 0; let last = t0; let worst = 0; let moved = 0;
+  await new Promise((resolve) => {
+    const tick = (t) => {
+      frames++; worst = Math.max(worst, t - last); last = t;
+      const before = sc.scrollTop;
+      sc.scrollTop += dir * step;
+      moved += Math.abs(sc.scrollTop - before);
+      if (sc.scrollTop > start + span || sc.scrollTop < start - span) dir = -dir;
+      if (t - t0 < ms) requestAnimationFrame(tick); else resolve();
+    };
+    requestAnimationFrame(tick);
+  });
+  const r = el.getBoundingClientRect();
+  return {fps: frames * 1000 / (last - t0), worst_ms: worst, frames, moved,
+          onscreen: r.bottom > 0 && r.top < innerHeight, container: sc.className};
+}
+"""
+
+# received -> interactive (ms) per output of `kind`, paired by the marks' outputId.
+MARKS_JS = r"""
+(kind) => {
+  const get = (n) => performance.getEntriesByName(n);
+  const rec = new Map(get(`jwb:${kind}:received`).map(m => [m.detail && m.detail.outputId, m.startTime]));
+  return get(`jwb:${kind}:interactive`).map(m => {
+    const id = m.detail && m.detail.outputId;
+    return {id, received: rec.get(id), interactive: m.startTime,
+            ms: rec.has(id) ? m.startTime - rec.get(id) : null};
+  });
+}
+"""

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-
 import jax
 import jax.numpy as jnp
 import nbformat
+
+# a hard import: a missing Playwright fails the run (it is a test dependency), never skips
+import playwright.sync_api as playwright_api
 import pytest
 
 import workbench
-from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from tests.browser import CHROMIUM_ARGS, TOKEN, JupyterServer, artifacts_dir, chromium_path
 from tests.programs import count_equations
 from workbench.views.jaxpr import jaxpr_html
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 
@@ -63,7 +58,10 @@ def test_html_survives_blocked_scripts(browser):
 
 @pytest.fixture(scope="module")
 def jupyter_lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab")
+    """JupyterLab with the jax-workbench extension disabled: this module tests the text/html
+    fallback (what JupyterLab without the extension, nbconvert and VS Code show);
+    tests/test_extension_browser.py tests the extension."""
+    server = JupyterServer(tmp_path_factory.mktemp("lab"), extension_enabled=False)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
@@ -72,32 +70,10 @@ def jupyter_lab(tmp_path_factory):
                                   "loss(jnp.ones((4, 4)), jnp.ones((2, 4)))"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "demo.ipynb")
-    port, token = free_port(), "workbench-test-token"
-    log_path = root / "lab.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - closed after the server stops
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--allow-root", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
-                json.load(r)
-                break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(log_path.read_text()[-2000:]) from None
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        raise RuntimeError("jupyter lab did not start")
-    yield base, token
-    stop_server(proc, log)
+    nbformat.write(nb, server.root / "demo.ipynb")
+    server.start()
+    yield server.base, TOKEN
+    server.stop()
 
 
 def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):
@@ -120,6 +96,7 @@ def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):
         page.screenshot(path=str(artifacts_dir() / "jaxpr-jupyterlab-failure.png"), full_page=True)
         raise AssertionError("the %%jaxpr output never appeared in JupyterLab")
     text = out.inner_text()
+    assert page.locator(".jwb-ext").count() == 0  # the fallback drew it, not the extension
     ref = jax.make_jaxpr(jax.grad(_loss))(jnp.ones((4, 4)), jnp.ones((2, 4)))  # the cell's loss
     assert "grad(loss)" in text and f"{count_equations(ref)} equations" in text
     assert "dot_general" in text
