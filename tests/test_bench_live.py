@@ -175,7 +175,7 @@ def test_updates_are_spaced_by_their_cost(shell, published, monkeypatch):
     (live,) = seen
     assert len(r.measurements[0].samples) == 3000
     assert live.updates == len(published) <= 4 + wall / 0.25 + 2
-    assert live.cost_s <= 0.2 * wall  # loose: shared CI cores; measured about 5%
+    assert live.cost_s <= 0.2 * wall  # loose: shared CI cores; measured 2-6%
 
 
 def test_snapshot_is_the_run_so_far_and_matches_the_schema():

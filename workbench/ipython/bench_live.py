@@ -13,7 +13,7 @@ notebook holds only that (a plain bundle, no widget state).
 
 Cost: an update costs milliseconds (a bundle of the samples so far), so updates are
 spaced by at least ``interval_s`` and by ``cost / max_share`` (the last update's cost
-over the share of the run they may take, 5%), so even a run with tens of thousands of
+over the share of the run they may take, 3%), so even a run with tens of thousands of
 samples spends little of its budget redrawing.
 """
 
@@ -31,7 +31,7 @@ from workbench.views.bench import bench_bundle
 INTERVAL_S = 0.25
 PHASE_INTERVAL_S = 0.05
 #: most of the run's time the updates may take (the gap grows with an update's cost)
-MAX_SHARE = 0.05
+MAX_SHARE = 0.03
 
 
 class LiveBench:
