@@ -1,4 +1,4 @@
-"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the live widget."""
+"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the live display."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from IPython.core.error import UsageError
 import workbench
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
-from workbench.ipython.bench_widget import BenchWidget
 from workbench.views.bench import BENCH_MIME, bench_bundle
 
 TIMEIT_LINE = re.compile(r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
@@ -117,63 +116,6 @@ def test_sweep_view_draws_loglog_with_exponent():
     assert bundle[BENCH_MIME]["sweep_values"] == [16, 32, 64]
 
 
-def test_widget_updates_live_then_shows_the_table():
-    w = BenchWidget("f(x)", redraw_s=0.0)
-    seen: list[int] = []
-    w.plots.observe(lambda ch: seen.append(ch["new"].count('class="jwb-pt"')), "value")
-    progress: list[float] = []
-    w.progress.observe(lambda ch: progress.append(ch["new"]), "value")
-    b = run_benchmark(jax.jit(lambda x: x * 2), (jnp.ones(8),), number=2, repeat=5,
-                      budget=0.1, observer=w)
-    # the run-order plot grew sample by sample while the benchmark ran
-    assert seen[:5] == [1, 2, 3, 4, 5]
-    assert progress == sorted(progress) and progress[-1] == 1.0
-    state = w.widget_state()
-    assert state["progress"] == 1.0 and state["bar_style"] == "success"
-    assert state["phase"] == "done" and "5 samples" in state["status"]
-    assert state["plots"] == ""  # the final table carries the plots
-    assert "median ± IQR/2" in state["table"] and state["table"].count('class="jwb-pt"') == 5
-    assert w.result is b and state["redraws"] == 5
-
-
-def test_widget_on_interrupt_keeps_samples_and_says_so():
-    w = BenchWidget("spin", redraw_s=0.0)
-    ready = jnp.ones(2)
-
-    def f(x):
-        if w.samples_seen >= 3:  # the user presses "interrupt" after three samples
-            raise KeyboardInterrupt
-        return ready
-
-    b = run_benchmark(f, (1,), number=5, budget=10, precision=0, observer=w)
-    assert b.interrupted and w.progress.bar_style == "warning"
-    assert w.progress.description == "interrupted"
-    assert "interrupted: kept" in w.status.value
-    kept = len(b.measurements[0].samples)
-    assert kept >= 1 and f"{kept} samples" in w.status.value
-
-
-def test_bench_live_in_a_shell_replaces_the_widget_and_is_not_shown_twice(shell):
-    from IPython.utils.capture import capture_output
-
-    shell.user_ns["f"] = jax.jit(lambda x: x + 2)
-    shell.user_ns["x"] = jnp.ones(4)
-    with capture_output() as cap:
-        res = shell.run_cell("import workbench\n"
-                             "workbench.bench(f, x, budget=0.1, live=True)", store_history=True)
-    assert res.error_in_exec is None
-    out = res.result
-    assert isinstance(out.record, Benchmark)
-    # the live output was updated in place to the result; the return value is not repeated
-    texts = [o.data.get("text/plain", "") for o in cap.outputs]
-    assert sum("median ± IQR/2" in t for t in texts) == 1
-    # shown again in full from a later cell
-    with capture_output() as later:
-        shell.run_cell("_", store_history=True)
-    assert any("median ± IQR/2" in o.data.get("text/plain", "") for o in later.outputs) or \
-        "median ± IQR/2" in later.stdout
-
-
 def test_line_flags_stop_before_negative_literals_in_the_call(run, shell):
     shell.user_ns["fneg"] = jax.jit(lambda x, k: x * k)
     shell.user_ns["xneg"] = jnp.ones(4)
@@ -186,24 +128,6 @@ def test_line_flags_stop_before_negative_literals_in_the_call(run, shell):
     assert r.error is None and r.result.result.label == "fneg(-xneg, 2)"
     r = run("%jaxbench --nope f(x)")
     assert isinstance(r.error, UsageError) and "unknown flag '--nope'" in str(r.error)
-
-
-def test_closing_the_widget_leaves_no_widget_models_behind():
-    import warnings
-
-    import ipywidgets
-    from ipywidgets.widgets import widget as widget_module
-
-    registry = getattr(widget_module, "_instances", None)  # ipywidgets 8: Widget.widgets
-    if registry is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            registry = ipywidgets.Widget.widgets
-    before = len(registry)
-    w = BenchWidget("f(x)")
-    assert len(registry) > before + 6  # the box, five children, their layouts and styles
-    w.close()
-    assert len(registry) == before
 
 
 @pytest.mark.parametrize("kwargs,needle", [

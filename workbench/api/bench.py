@@ -1,11 +1,12 @@
-"""``workbench.bench(fn, *args)``: the Python front door of the benchmark widgets.
+"""``workbench.bench(fn, *args)``: the Python front door of the benchmarks.
 
-Thin by design: check where we run (a Jupyter kernel gets the live widget), hand
-the call to :func:`~workbench.engine.bench.runner.run_benchmark` with the widget
-as its observer, and return the engine's ``Benchmark`` record in a
-:class:`~workbench.views.display.Display` (``r.measurements``, ``r.to_json()``...).  When
-the live widget was shown, its output is replaced at the end by the static result (so a
-saved notebook keeps the table and plots without widget state) and the returned value
+Thin by design: check where we run (a Jupyter kernel gets the live display), hand
+the call to :func:`~workbench.engine.bench.runner.run_benchmark` with
+:class:`~workbench.ipython.bench_live.LiveBench` as its observer (the run so far as one
+output, updated in place through display updates), and return the engine's
+``Benchmark`` record in a :class:`~workbench.views.display.Display` (``r.measurements``,
+``r.to_json()``...).  When the live output was shown, it is updated at the end to the
+finished result (so a saved notebook keeps the table and plots) and the returned value
 is not shown a second time by the same cell (:func:`hide_in_execution`: the kernel's
 execution count is a front door's business, not a view's).
 """
@@ -31,7 +32,7 @@ from workbench.views.errors import error_text
 
 
 def in_kernel() -> bool:
-    """True inside a Jupyter kernel (where widgets can render), not a terminal IPython."""
+    """True inside a Jupyter kernel (where display updates redraw), not a terminal IPython."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython is a dependency
@@ -93,7 +94,8 @@ def bench(
       donated arguments, made outside the clock: your arrays are never consumed.
     - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
       the device's peak (``peaks=`` overrides the table).
-    - ``live``: the ipywidgets progress/plots widget; default: on in a kernel.
+    - ``live``: show the run as it goes (progress, plots that grow, through display
+      updates of one output); default: on in a kernel.
 
     The options are keyword-only; any other keyword goes to ``fn``.
     """
@@ -125,39 +127,35 @@ def bench_call(
     still reaches their function.
     """
     from IPython import get_ipython
-    from IPython.display import display
 
     try:
-        check_settings(budget, number, repeat, precision)  # before any widget appears
+        check_settings(budget, number, repeat, precision)  # before any output appears
     except BenchInputError as exc:
         raise _short(exc) from None
     show_live = in_kernel() if live is None else live
-    widget = None
-    handle = None
+    observer = None
     if show_live:
-        from workbench.engine.bench.runner import as_variants
-        from workbench.ipython.bench_widget import BenchWidget
+        from workbench.ipython.bench_live import LiveBench
 
-        title = label or " vs ".join(as_variants(fn))
-        widget = BenchWidget(title)
-        handle = display(widget.box, display_id=True)
+        observer = LiveBench(text_only=text)  # shows its output on the first event
     try:
         record = run_benchmark(fn, tuple(args), kwargs, sweep=sweep, make_args=make_args,
                                budget=budget, number=number, repeat=repeat,
                                precision=precision, with_roofline=roofline, peaks=peaks,
-                               label=label, observer=widget)
+                               label=label, observer=observer)
     except BaseException as exc:
-        if widget is not None:
-            widget.close()
-            if handle is not None:
-                handle.update({"text/plain": ""}, raw=True)
+        if observer is not None:
+            observer.stopped(exc)
         if isinstance(exc, BenchInputError):
             raise _short(exc) from None
         raise
     result = bench_display(record, text_only=text)
-    if widget is not None and handle is not None:
-        handle.update(result._repr_mimebundle_(), raw=True)
-        widget.close()
+    if observer is not None and observer.shown:
+        try:
+            observer.finish(result._repr_mimebundle_())
+        except BaseException as exc:  # e.g. an interrupt while drawing: no stuck progress
+            observer.stopped(exc)
+            raise
         ip = get_ipython()
         hide_in_execution(result, None if ip is None else ip.execution_count)
     return result

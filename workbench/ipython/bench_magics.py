@@ -63,7 +63,7 @@ class BenchMagics(Magics):
                             number=args.n, repeat=args.r, precision=args.precision,
                             roofline=not args.no_roofline, text=args.text,
                             label=captured.call_text, live=False if args.quiet else None)
-        shown = "_ipython_display_" in vars(result)  # the live widget ended showing it
+        shown = "_ipython_display_" in vars(result)  # the live output ended showing it
         if args.quiet:
             shell = self.shell
             assert shell is not None  # a registered magic always has its shell

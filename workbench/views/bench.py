@@ -8,8 +8,11 @@
 - ``application/vnd.jax-workbench.bench+json``: the record's own JSON
   (``docs/mime-bench.md``, schema ``workbench/schemas/bench.schema.json``).
 
-The SVG builders are also what the live widget redraws while samples arrive, so a
-finished widget and a saved notebook show the same pictures.
+A running benchmark's partial record (its ``progress`` set, see
+:class:`~workbench.engine.bench.result.BenchProgress`) draws through the same functions,
+with a progress line on top: the live display (``workbench.ipython.bench_live``) sends it
+as display updates, so the plots grow in every front end, then the finished result
+replaces it.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, Measurement
-from workbench.engine.bench.stats import PowerFit, SampleStats, summarize
+from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, BenchProgress, Measurement
+from workbench.engine.bench.stats import PowerFit, SampleStats, quantile, summarize
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
 from workbench.views._html import STYLED_ONLY, esc, new_id, style_block
 from workbench.views.display import Display, View
@@ -40,7 +43,33 @@ BENCH_CSS = """
 .jwb .jwb-plots figcaption{font-size:11px;color:var(--jp-content-font-color2,#57606a)}
 .jwb svg text{font-size:10px;fill:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-warn{color:var(--jp-warn-color0,#9a6700);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb .jwb-progress{margin:4px 0;font-size:12px}
+.jwb .jwb-progress-track{width:300px;height:6px;background:var(--jp-layout-color3,#d0d7de);border-radius:3px;overflow:hidden}
+.jwb .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da)}
 """
+
+_PHASE_WORDS = {"compile": "compiling", "warmup": "warming up", "sampling": "sampling",
+                "roofline": "cost analysis", "error": "a sweep point failed"}
+
+
+# -- progress (a running benchmark's partial record) -------------------------------------
+def progress_text(p: BenchProgress) -> str:
+    """One line: phase, percentage, elapsed time, samples so far per variant."""
+    if p.done:
+        return f"stopped before the end: {p.message}"
+    counts = ", ".join(f"{name} {n}" for name, n in p.samples.items())
+    point = f"point {p.point + 1} of {p.points} · " if p.points > 1 else ""
+    return (f"running: {_PHASE_WORDS.get(p.phase, p.phase)} ({p.message}) · {point}"
+            f"{100 * p.fraction:.0f}% · {fmt_seconds(p.elapsed_s)}"
+            + (f" · samples: {counts}" if counts else ""))
+
+
+def progress_html(p: BenchProgress) -> str:
+    width = 100.0 if p.done else 100 * min(max(p.fraction, 0.0), 1.0)
+    return (f'<div class="jwb-progress{" jwb-warn" if p.done else ""}" '
+            f'data-phase="{esc(p.phase)}"><div>{esc(progress_text(p))}</div>'
+            f'<div class="jwb-progress-track"><div class="jwb-progress-bar" '
+            f'style="width:{width:.1f}%"></div></div></div>')
 
 
 # -- text -------------------------------------------------------------------------------
@@ -124,8 +153,9 @@ def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
 
 
 def bench_text(b: Benchmark) -> str:
-    """The whole result as plain text (terminals, logs, ``print``)."""
-    lines: list[str] = []
+    """The whole result as plain text (terminals, logs, ``print``); a running benchmark's
+    partial record starts with its progress line."""
+    lines: list[str] = [] if b.progress is None else [progress_text(b.progress)]
     multi = len(b.variants) > 1 or b.sweep_param is not None
     for m in b.measurements:
         if multi:
@@ -154,6 +184,11 @@ def fit_text(f: PowerFit, param: str) -> str:
 
 
 # -- SVG --------------------------------------------------------------------------------
+def _median(xs: Sequence[float]) -> float:
+    """The median as :func:`summarize` computes it, without the rest of the summary."""
+    return quantile(sorted(xs), 0.5)
+
+
 def _svg_open(w: int, h: int, title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
             f'viewBox="0 0 {w} {h}" role="img" font-size="10" '
@@ -188,7 +223,7 @@ def histogram_svg(series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W
                 parts.append(f'<rect class="jwb-bar" data-count="{v}" x="{pad_l + i * bw + k * sub:.1f}" '
                              f'y="{h - pad_b - bh:.1f}" width="{max(sub - 1, 1):.1f}" '
                              f'height="{bh:.1f}" fill="{color}" fill-opacity="0.75"/>')
-        med = summarize(xs).median if xs else None
+        med = _median(xs) if xs else None
         if med is not None:
             mx = pad_l + (med - lo) / span * (w - 2 * pad_l)
             parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{h - pad_b}" '
@@ -223,7 +258,7 @@ def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
         color = PALETTE[k % len(PALETTE)]
         out_set = set(outliers)
         if step > 1:  # bucket medians in run order keep the HTML small for long runs
-            xs = [summarize(xs[i:i + step]).median for i in range(0, len(xs), step)]
+            xs = [_median(xs[i:i + step]) for i in range(0, len(xs), step)]
             out_set = set()
         for i, x in enumerate(xs):
             cx = pad_l + (i * step / max(n - 1, 1)) * pw
@@ -296,7 +331,7 @@ def samples_plots(ms: Sequence[Measurement]) -> str:
     series = [(m.variant, m.samples) for m in ms if m.samples]
     if not series:
         return ""
-    with_outliers = [(m.variant, m.samples, summarize(m.samples).outliers if m.samples else [])
+    with_outliers = [(m.variant, m.samples, (m.stats or summarize(m.samples)).outliers)
                      for m in ms if m.samples]
     legend = " ".join(f'<span><svg width="10" height="10" aria-hidden="true"><rect width="10" '
                       f'height="10" fill="{PALETTE[k % len(PALETTE)]}"/></svg> {esc(name)}</span>'
@@ -396,12 +431,13 @@ def bench_html(b: Benchmark) -> str:
     if b.sweep_param is not None:
         plots = f'<div class="jwb-plots"><figure>{plots}<figcaption>median time vs ' \
                 f'{esc(b.sweep_param)}, log-log</figcaption></figure></div>'
+    progress = "" if b.progress is None else progress_html(b.progress)
     return (f'{style_block()}<style>{BENCH_CSS}</style><div class="jwb jwb-bench" '
             f'id="{new_id()}"><div class="jwb-head"><span class="jwb-title">'
             f"benchmark: {esc(b.label)}</span> <span class=\"jwb-meta\">"
             f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
-            f"{esc(fmt_seconds(b.wall_s))} total</span></div>"
-            f"{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>")
+            f"{esc(fmt_seconds(b.wall_s))} {'so far' if b.progress else 'total'}</span></div>"
+            f"{progress}{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>")
 
 
 def _styled_only(plots: str) -> str:

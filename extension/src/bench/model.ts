@@ -57,6 +57,20 @@ export interface Fit {
   exponent_stderr: number | null; points: number;
 }
 
+/** Present only on the partial payloads of a running benchmark (display updates). */
+export interface Progress {
+  phase: string;
+  message: string;
+  fraction: number;
+  elapsed_s: number;
+  point: number;
+  points: number;
+  /** samples so far per variant, all sweep points together */
+  samples: Record<string, number>;
+  /** true when an exception stopped the run before its result */
+  done: boolean;
+}
+
 export interface BenchPayload {
   version: number;
   kind: 'bench';
@@ -71,6 +85,41 @@ export interface BenchPayload {
   config: { budget_s: number; number: number | null; repeat: number | null; precision: number; min_runs: number; roofline: boolean };
   interrupted: boolean;
   wall_s: number | null;
+  progress?: Progress;
+}
+
+const PHASE_WORDS: Record<string, string> = {
+  compile: 'compiling', warmup: 'warming up', sampling: 'sampling', roofline: 'cost analysis',
+  error: 'a sweep point failed'
+};
+
+/** What the progress strip shows; `null` for a finished result (the table alone). */
+export interface ProgressState {
+  /** 'running' while the kernel measures; 'stopped' when an exception ended the run early */
+  state: 'running' | 'stopped';
+  phase: string;
+  /** 0..100, for the bar's width */
+  percent: number;
+  /** `sampling · 7 runs · 42% · 1.2 s` */
+  text: string;
+  /** `jit 120 · eager 118` */
+  counts: string;
+}
+
+export function progressState(p: BenchPayload): ProgressState | null {
+  const pr = p.progress;
+  if (!pr) return null;
+  const fraction = Number.isFinite(pr.fraction) ? Math.min(1, Math.max(0, pr.fraction)) : 0;
+  const counts = Object.entries(pr.samples).map(([k, n]) => `${k} ${n}`).join(' · ');
+  if (pr.done) {
+    return { state: 'stopped', phase: pr.phase, percent: 100, counts,
+      text: `stopped before the end: ${pr.message} · ${fmtSeconds(pr.elapsed_s)}` };
+  }
+  const point = pr.points > 1 ? ` · point ${pr.point + 1} of ${pr.points}` : '';
+  return {
+    state: 'running', phase: pr.phase, percent: fraction * 100, counts,
+    text: `${PHASE_WORDS[pr.phase] ?? pr.phase} · ${pr.message}${point} · ${Math.round(fraction * 100)}% · ${fmtSeconds(pr.elapsed_s)}`
+  };
 }
 
 export function paramsText(params: Record<string, unknown>): string {
@@ -262,6 +311,7 @@ export function fitText(f: Fit, param: string | null): string {
 export function headline(p: BenchPayload): string {
   const n = p.measurements.reduce((a, m) => a + finiteSamples(m).length, 0);
   const failed = p.measurements.filter(m => m.error).length;
-  return `${p.label} · ${n} samples` + (p.wall_s !== null ? ` in ${fmtSeconds(p.wall_s)}` : '') +
+  const soFar = p.progress && !p.progress.done ? ' so far' : '';
+  return `${p.label} · ${n} samples${soFar}` + (p.wall_s !== null ? ` in ${fmtSeconds(p.wall_s)}` : '') +
     (p.interrupted ? ' · interrupted' : '') + (failed ? ` · ${failed} failed` : '');
 }

@@ -4,17 +4,21 @@
  * distribution plot per row on one shared scale, detail rows (warnings, roofline, run order,
  * errors), fits and the environment.
  *
- * Live: the bench magic/widget sends display updates, so `render` is called again with the
- * growing payload.  The new content is built off-document and swapped in one step, keeping
- * the sort, the open detail rows and the selected row, so nothing flickers or jumps.
+ * Live: while the kernel measures, `%jaxbench` / `workbench.bench()` send display updates of
+ * one output, so `render` is called again with the growing payload: it carries `progress`
+ * (phase, fraction, samples so far), shown as a bar and a phase line above the table whose
+ * distribution plots grow; the last update is the finished result (no `progress`): the
+ * table alone.  The new content is built off-document and swapped in one step, keeping the
+ * sort, the open detail rows and the selected row, so nothing flickers or jumps.
  */
 
 import { add, el, svg } from './dom';
 import { fmtPercent, fmtSeconds } from './format';
 import type { FeatureViewFactory } from '../common/view';
 import {
-  benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rowCells, rowWarnings,
-  runOrder, scaleAt, sharedScale, sortRows, type BenchPayload, type Row, type Scale
+  benchRows, finiteSamples, fitText, headline, histogram, progressState, rooflineLines, rowCells,
+  rowWarnings, runOrder, scaleAt, sharedScale, sortRows, type BenchPayload, type ProgressState,
+  type Row, type Scale
 } from './model';
 
 const COLUMNS: [string, string][] = [
@@ -104,9 +108,27 @@ function detail(r: Row, ncol: number): HTMLTableRowElement {
   return tr;
 }
 
+function progressStrip(ps: ProgressState): HTMLElement {
+  const box = el('div', 'jwb-bench-progress');
+  box.dataset.state = ps.state;
+  box.dataset.phase = ps.phase;
+  const track = add(box, el('div', 'jwb-bench-progress-track'));
+  track.setAttribute('role', 'progressbar');
+  track.setAttribute('aria-valuemin', '0');
+  track.setAttribute('aria-valuemax', '100');
+  track.setAttribute('aria-valuenow', ps.percent.toFixed(0));
+  const bar = add(track, el('div', 'jwb-bench-progress-bar'));
+  bar.style.width = `${ps.percent.toFixed(1)}%`;
+  add(box, el('span', 'jwb-bench-progress-text', ps.text));
+  if (ps.counts) add(box, el('span', 'jwb-bench-progress-counts', `samples: ${ps.counts}`));
+  return box;
+}
+
 function build(p: BenchPayload, state: State, rerender: () => void): HTMLElement {
   const root = el('div', 'jwb-bench');
   add(root, el('div', 'jwb-bench-head', headline(p)));
+  const ps = progressState(p);
+  if (ps) root.appendChild(progressStrip(ps));
   const rows = sortRows(benchRows(p), state.sort, state.desc);
   const scale = sharedScale(rows);
   const table = add(add(root, el('div', 'jwb-bench-scroll')), el('table', 'jwb-bench-table'));
@@ -201,6 +223,9 @@ export const benchView: FeatureViewFactory = () => {
           }
         }
         host.dataset.rows = String(p.measurements.length);
+        const ps = progressState(p);
+        if (ps) host.dataset.progress = ps.state;
+        else delete host.dataset.progress;
         host.dataset.samples = String(p.measurements.reduce((a, m) => a + finiteSamples(m).length, 0));
       };
       draw();

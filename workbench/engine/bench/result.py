@@ -143,8 +143,42 @@ class BenchConfig:
 
 
 @dataclass
+class BenchProgress:
+    """Where a running benchmark is: present only on the partial records of a live run.
+
+    ``done`` is False while the run goes on; True on a record the run left behind when an
+    exception stopped it before its result (the measurements are what it had so far).
+    """
+
+    phase: str  # "compile", "warmup", "sampling", "roofline", "error" (of a sweep point)
+    message: str
+    fraction: float  # 0..1 of the whole benchmark
+    elapsed_s: float  # wall time since the start, compiles included
+    point: int  # index of the sweep point being measured (0 without a sweep)
+    points: int  # number of sweep points (1 without a sweep)
+    samples: dict[str, int]  # samples so far per variant, all sweep points together
+    done: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "message": self.message,
+                "fraction": min(1.0, max(0.0, float(self.fraction))),
+                "elapsed_s": max(0.0, float(self.elapsed_s)), "point": self.point,
+                "points": self.points, "samples": dict(self.samples), "done": self.done}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BenchProgress:
+        return cls(phase=d["phase"], message=d["message"], fraction=d["fraction"],
+                   elapsed_s=d["elapsed_s"], point=d["point"], points=d["points"],
+                   samples=dict(d["samples"]), done=bool(d.get("done", False)))
+
+
+@dataclass
 class Benchmark:
-    """A whole benchmark: variants × sweep points, comparisons, fits and the environment."""
+    """A whole benchmark: variants × sweep points, comparisons, fits and the environment.
+
+    ``progress`` is set only on the partial records a live run shows while it goes on
+    (:class:`BenchProgress`); a finished result has none.
+    """
 
     label: str
     variants: list[str]
@@ -157,6 +191,7 @@ class Benchmark:
     config: BenchConfig
     interrupted: bool = False
     wall_s: float = 0.0
+    progress: BenchProgress | None = None
 
     # -- queries ---------------------------------------------------------------------
     def measurement(self, variant: str | None = None, **params: Any) -> Measurement:
@@ -198,7 +233,7 @@ class Benchmark:
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "version": SCHEMA_VERSION, "kind": "bench", "label": self.label,
             "variants": list(self.variants), "sweep_param": self.sweep_param,
             "sweep_values": list(self.sweep_values),
@@ -208,6 +243,9 @@ class Benchmark:
             "env": self.env.to_dict(), "config": self.config.to_dict(),
             "interrupted": self.interrupted, "wall_s": self.wall_s,
         }
+        if self.progress is not None:
+            out["progress"] = self.progress.to_dict()
+        return out
 
     def to_json(self, indent: int | None = None) -> str:
         """Strict JSON (no ``NaN``): what Jupyter's own serialiser accepts as a MIME part."""
@@ -227,7 +265,9 @@ class Benchmark:
             comparisons=[Comparison.from_dict(c) for c in d.get("comparisons", [])],
             fits=[PowerFit.from_dict(f) for f in d.get("fits", [])],
             env=Environment.from_dict(d["env"]), config=BenchConfig(**d["config"]),
-            interrupted=bool(d.get("interrupted", False)), wall_s=float(d.get("wall_s", 0.0)))
+            interrupted=bool(d.get("interrupted", False)), wall_s=float(d.get("wall_s", 0.0)),
+            progress=None if d.get("progress") is None
+            else BenchProgress.from_dict(d["progress"]))
 
     @classmethod
     def from_json(cls, text: str) -> Benchmark:

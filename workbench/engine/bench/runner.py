@@ -32,6 +32,7 @@ outputs are never kept.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -43,7 +44,13 @@ import numpy as np
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.peaks import DevicePeak, as_peak, roofline
-from workbench.engine.bench.result import BenchConfig, Benchmark, Comparison, Measurement
+from workbench.engine.bench.result import (
+    BenchConfig,
+    Benchmark,
+    BenchProgress,
+    Comparison,
+    Measurement,
+)
 from workbench.engine.bench.sampler import (
     BenchInputError,
     CallTimer,
@@ -51,7 +58,7 @@ from workbench.engine.bench.sampler import (
     error_report,
     steady_state_compiles,
 )
-from workbench.engine.bench.stats import fit_power_law, paired_ratio, summarize
+from workbench.engine.bench.stats import PowerFit, fit_power_law, paired_ratio, summarize
 from workbench.engine.common.analysis import CostAnalysis
 from workbench.engine.common.environment import environment
 from workbench.engine.jaxpr.inspection import function_name, inspect
@@ -77,13 +84,32 @@ MIN_WARMUP_S = 0.02
 
 @dataclass
 class Progress:
-    """What an observer (the live widget) is told after each round and phase change."""
+    """What an observer (the live display) is told after each round and phase change.
 
-    phase: str  # "compile", "warmup", "sampling", "roofline", "done", "interrupted"
+    Building a whole partial record costs far more than the call that tells the
+    observer, so it is built only on request: :meth:`snapshot` (an observer that
+    redraws a few times a second calls it then, between samples, never in a timed
+    region).
+    """
+
+    phase: str  # "compile", "warmup", "sampling", "roofline", "error", "done", "interrupted"
     message: str
     fraction: float  # 0..1 of the whole benchmark
     measurements: list[Measurement]  # the measurements of the current sweep point
     benchmark: Benchmark | None = None  # set on the final event
+    run: _Run | None = None  # the run, for snapshot()
+
+    def snapshot(self) -> Benchmark:
+        """The benchmark so far, with :class:`BenchProgress` (the final record at the end).
+
+        Measurements still sampling get the statistics of their samples so far (and
+        comparisons theirs); the record owns copies, so it may be kept.
+        """
+        if self.benchmark is not None:
+            return self.benchmark
+        if self.run is None:
+            raise ValueError("this progress event has no run to take a snapshot of")
+        return self.run.snapshot(self)
 
 
 Observer = Callable[[Progress], None]
@@ -165,12 +191,35 @@ def _dtype_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
 class _Run:
     """State of one ``run_benchmark`` call (kept small; nothing survives it but the record)."""
 
-    def __init__(self, n_points: int, budget: float, observer: Observer | None) -> None:
+    def __init__(self, n_points: int, budget: float, observer: Observer | None,
+                 record: Benchmark | None = None) -> None:
         self.n_points = n_points
         self.budget = budget
         self.observer = observer
         self.point = 0
         self.point_start = time.perf_counter()
+        self.t_start = self.point_start
+        #: the record being filled in (its measurements grow point by point)
+        self.record = record
+
+    def snapshot(self, p: Progress) -> Benchmark:
+        if self.record is None:
+            raise ValueError("this run has no record to take a snapshot of")
+        rec = self.record
+        ms = [dataclasses.replace(m, samples=list(m.samples),
+                                  stats=m.stats if m.stats is not None or not m.samples
+                                  else summarize(m.samples))
+              for m in rec.measurements]
+        counts = {name: 0 for name in rec.variants}
+        for m in ms:
+            counts[m.variant] = counts.get(m.variant, 0) + len(m.samples)
+        progress = BenchProgress(phase=p.phase, message=p.message, fraction=p.fraction,
+                                 elapsed_s=time.perf_counter() - self.t_start,
+                                 point=self.point, points=self.n_points, samples=counts)
+        return dataclasses.replace(
+            rec, measurements=ms, comparisons=_comparisons(ms, list(rec.variants)),
+            fits=_fits(ms, list(rec.variants), rec.sweep_param), progress=progress,
+            wall_s=progress.elapsed_s)
 
     def fraction(self, within: float) -> float:
         return min(1.0, (self.point + min(max(within, 0.0), 1.0)) / self.n_points)
@@ -178,7 +227,7 @@ class _Run:
     def tell(self, phase: str, message: str, within: float,
              ms: list[Measurement]) -> None:
         if self.observer is not None:
-            self.notify(Progress(phase, message, self.fraction(within), ms))
+            self.notify(Progress(phase, message, self.fraction(within), ms, run=self))
 
     def notify(self, progress: Progress) -> None:
         """Tell the observer; a failing observer is dropped, never the measurement.
@@ -225,8 +274,14 @@ def run_benchmark(
                          roofline=with_roofline)
     env = environment()
     t_start = time.perf_counter()
-    run = _Run(len(points), float(budget), observer)
     measurements: list[Measurement] = []
+    record = Benchmark(label=label or " vs ".join(variants), variants=list(variants),
+                       sweep_param=sweep_param,
+                       sweep_values=[] if sweep_param is None else points,
+                       measurements=measurements, comparisons=[], fits=[], env=env,
+                       config=config)
+    run = _Run(len(points), float(budget), observer, record)
+    run.t_start = t_start
     interrupted = False
     for i, value in enumerate(points):
         run.point = i
@@ -247,24 +302,13 @@ def run_benchmark(
         for m in ms:
             if m.samples:
                 m.stats = summarize(m.samples)
-    comparisons = _comparisons(measurements, list(variants))
-    fits = []
-    if sweep_param is not None:
-        for name in variants:
-            pts = [(m.params[sweep_param], m.stats.median) for m in measurements
-                   if m.variant == name and m.stats is not None
-                   and isinstance(m.params[sweep_param], (int, float, np.number))]
-            fit = fit_power_law([p[0] for p in pts], [p[1] for p in pts], name) if pts else None
-            if fit is not None:
-                fits.append(fit)
-    bench = Benchmark(label=label or " vs ".join(variants), variants=list(variants),
-                      sweep_param=sweep_param,
-                      sweep_values=[] if sweep_param is None else points,
-                      measurements=measurements, comparisons=comparisons, fits=fits, env=env,
-                      config=config, interrupted=interrupted,
-                      wall_s=time.perf_counter() - t_start)
+    bench = dataclasses.replace(
+        record, comparisons=_comparisons(measurements, list(variants)),
+        fits=_fits(measurements, list(variants), sweep_param), interrupted=interrupted,
+        wall_s=time.perf_counter() - t_start)
+    run.record = None  # a late snapshot() gets the final record through its event only
     try:
-        # the final render (the widget's table) must not lose what was measured: an
+        # the final event (an observer's last draw) must not lose what was measured: an
         # interrupt here still returns the result, the samples are all taken
         run.notify(Progress("interrupted" if interrupted else "done",
                             "interrupted: kept the samples so far" if interrupted else "done",
@@ -570,6 +614,22 @@ def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     except Exception:
         return None
     return roofline(cost, median, kind, dtype, peak_override)
+
+
+def _fits(measurements: list[Measurement], names: list[str], sweep_param: str | None
+          ) -> list[PowerFit]:
+    """Power-law fits of median time against the (numeric) sweep parameter, per variant."""
+    fits: list[PowerFit] = []
+    if sweep_param is None:
+        return fits
+    for name in names:
+        pts = [(m.params[sweep_param], m.stats.median) for m in measurements
+               if m.variant == name and m.stats is not None
+               and isinstance(m.params[sweep_param], (int, float, np.number))]
+        fit = fit_power_law([p[0] for p in pts], [p[1] for p in pts], name) if pts else None
+        if fit is not None:
+            fits.append(fit)
+    return fits
 
 
 def _comparisons(measurements: list[Measurement], names: list[str]) -> list[Comparison]:
