@@ -8,6 +8,7 @@ against the schema as well.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,3 +199,41 @@ def test_snapshot_is_the_run_so_far_and_matches_the_schema():
     assert payload["progress"]["phase"] == "sampling" and not payload["progress"]["done"]
     text = progress_text(mid.progress)
     assert text.startswith("running: sampling (3 runs)") and "samples: a 3, b 3" in text
+
+
+def test_a_shell_without_display_updates_gets_no_live_output(shell, capsys):
+    """Terminal IPython prints every display: live=True there must not print each update."""
+    r = workbench.bench(_slow(2), 1, number=1, repeat=30, budget=20, roofline=False, live=True)
+    assert len(r.measurements[0].samples) == 30
+    out = capsys.readouterr().out
+    assert "running:" not in out and "stopped before the end" not in out
+
+
+def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(shell, published,
+                                                                      monkeypatch):
+    from workbench.api import bench as api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "bench_display", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, live=True)
+    _one_output(published)
+    last = published[-1]
+    assert last.payload is not None and last.payload["progress"]["done"] is True
+    assert last.data["text/plain"].startswith("stopped before the end: interrupted")
+
+
+def test_the_progress_bar_reads_when_sanitised(shell, published):
+    from tests.test_fallback_html import sanitize
+
+    workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, live=True)
+    partial = [m for m in published if m.payload is not None and "progress" in m.payload]
+    html = sanitize(partial[-1].data["text/html"])
+    track = re.search(r'<div class="jwb-progress-track"([^>]*)>', html)
+    bar = re.search(r'<div class="jwb-progress-bar"([^>]*)>', html)
+    assert track and bar, html[:400]
+    for part in (track.group(1), bar.group(1)):  # a box a reader can see without the <style>
+        assert re.search(r"(height|border):", part), part
+    assert re.search(r"width:\d", bar.group(1)) and "background" in bar.group(1)

@@ -95,7 +95,8 @@ def bench(
     - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
       the device's peak (``peaks=`` overrides the table).
     - ``live``: show the run as it goes (progress, plots that grow, through display
-      updates of one output); default: on in a kernel.
+      updates of one output); default: on in a kernel.  Where outputs cannot be
+      updated in place (terminal IPython, plain Python) the result is shown once.
 
     The options are keyword-only; any other keyword goes to ``fn``.
     """
@@ -132,12 +133,14 @@ def bench_call(
         check_settings(budget, number, repeat, precision)  # before any output appears
     except BenchInputError as exc:
         raise _short(exc) from None
-    show_live = in_kernel() if live is None else live
     observer = None
-    if show_live:
-        from workbench.ipython.bench_live import LiveBench
+    if in_kernel() if live is None else live:
+        from workbench.ipython.bench_live import LiveBench, updates_in_place
 
-        observer = LiveBench(text_only=text)  # shows its output on the first event
+        # where an output cannot be updated in place (terminal IPython prints every
+        # display), live=True would print each update: the result is shown once instead
+        if updates_in_place():
+            observer = LiveBench(text_only=text)  # shows its output on the first event
     try:
         record = run_benchmark(fn, tuple(args), kwargs, sweep=sweep, make_args=make_args,
                                budget=budget, number=number, repeat=repeat,
@@ -149,13 +152,15 @@ def bench_call(
         if isinstance(exc, BenchInputError):
             raise _short(exc) from None
         raise
-    result = bench_display(record, text_only=text)
-    if observer is not None and observer.shown:
-        try:
+    try:
+        result = bench_display(record, text_only=text)
+        if observer is not None and observer.shown:
             observer.finish(result._repr_mimebundle_())
-        except BaseException as exc:  # e.g. an interrupt while drawing: no stuck progress
+    except BaseException as exc:  # e.g. an interrupt while drawing: no stuck progress
+        if observer is not None:
             observer.stopped(exc)
-            raise
+        raise
+    if observer is not None and observer.shown:
         ip = get_ipython()
         hide_in_execution(result, None if ip is None else ip.execution_count)
     return result

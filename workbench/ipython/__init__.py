@@ -2,7 +2,7 @@
 
 One module per magic family (``jaxpr_magics``, ``hlo_magics``, ``bench_magics``,
 ``sharding_magics``, ``cache_magics``), the cell semantics they share (``cell``), their
-flag parsing (``args``) and the live benchmark widget.  :func:`load` and :func:`unload`
+flag parsing (``args``) and the live benchmark output (``bench_live``: display updates).  :func:`load` and :func:`unload`
 are the only places that touch the shell's registries, so ``%unload_ext`` undoes
 exactly what ``%load_ext`` did.
 """

@@ -34,6 +34,23 @@ PHASE_INTERVAL_S = 0.05
 MAX_SHARE = 0.03
 
 
+def updates_in_place() -> bool:
+    """True where a display can be updated in place: a Jupyter kernel, or a shell whose
+    display publisher handles updates itself.  Terminal IPython's publisher (the base
+    :class:`~IPython.core.displaypub.DisplayPublisher`) prints every display and every
+    update, so a live run there would print its progress dozens of times."""
+    from IPython import get_ipython
+    from IPython.core.displaypub import DisplayPublisher
+
+    ip = get_ipython()
+    if ip is None:  # plain Python: display() prints
+        return False
+    if getattr(ip, "kernel", None) is not None:
+        return True
+    publisher = getattr(ip, "display_pub", None)
+    return publisher is not None and type(publisher).publish is not DisplayPublisher.publish
+
+
 class LiveBench:
     """Observer that shows the run so far as one output, updated in place."""
 
@@ -118,4 +135,4 @@ class LiveBench:
         self._send(bundle, time.perf_counter())
 
 
-__all__ = ["LiveBench"]
+__all__ = ["LiveBench", "updates_in_place"]

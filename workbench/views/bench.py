@@ -25,7 +25,7 @@ from typing import Any
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, BenchProgress, Measurement
 from workbench.engine.bench.stats import PowerFit, SampleStats, quantile, summarize
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import STYLED_ONLY, esc, new_id, style_block
+from workbench.views._html import NEUTRAL_BORDER, STYLED_ONLY, esc, new_id, style_block
 from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
@@ -44,8 +44,8 @@ BENCH_CSS = """
 .jwb svg text{font-size:10px;fill:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-warn{color:var(--jp-warn-color0,#9a6700);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-progress{margin:4px 0;font-size:12px}
-.jwb .jwb-progress-track{width:300px;height:6px;background:var(--jp-layout-color3,#d0d7de);border-radius:3px;overflow:hidden}
-.jwb .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da)}
+.jwb .jwb-progress-track{width:300px;height:6px;background:var(--jp-layout-color3,#d0d7de);border:0 !important;border-radius:3px;overflow:hidden}
+.jwb .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da) !important}
 """
 
 _PHASE_WORDS = {"compile": "compiling", "warmup": "warming up", "sampling": "sampling",
@@ -64,12 +64,19 @@ def progress_text(p: BenchProgress) -> str:
             + (f" · samples: {counts}" if counts else ""))
 
 
+_TRACK_STYLE = f"width:300px;max-width:100%;height:6px;border:1px solid {NEUTRAL_BORDER}"
+_BAR_STYLE = "height:6px;background-color:rgba(128,128,128,0.8)"
+
+
 def progress_html(p: BenchProgress) -> str:
     width = 100.0 if p.done else 100 * min(max(p.fraction, 0.0), 1.0)
     return (f'<div class="jwb-progress{" jwb-warn" if p.done else ""}" '
             f'data-phase="{esc(p.phase)}"><div>{esc(progress_text(p))}</div>'
-            f'<div class="jwb-progress-track"><div class="jwb-progress-bar" '
-            f'style="width:{width:.1f}%"></div></div></div>')
+            # inline essentials in colours without var(): a sanitizer drops a style
+            # attribute holding var() and the <style> block, and the bar must still show
+            f'<div class="jwb-progress-track" style="{_TRACK_STYLE}">'
+            f'<div class="jwb-progress-bar" style="width:{width:.1f}%;{_BAR_STYLE}">'
+            f'</div></div></div>')
 
 
 # -- text -------------------------------------------------------------------------------
