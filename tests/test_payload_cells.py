@@ -81,3 +81,26 @@ def test_files_that_are_not_cells_are_left_out():
 
     d = workbench.jaxpr(lambda x: jnp.sin(x), jnp.ones(2))  # this test file: not a cell
     assert d._repr_mimebundle_()[JAXPR_MIME]["cells"] == {}
+
+
+def _id_hooks(shell) -> int:
+    from workbench.ipython.prompt import CellIds
+
+    return sum(isinstance(getattr(cb, "__self__", None), CellIds)
+               for cb in shell.events.callbacks["pre_run_cell"])
+
+
+def test_the_cell_id_hook_is_registered_once_and_removed_on_unload(shell):
+    import workbench
+
+    assert _id_hooks(shell) == 1
+    shell.run_line_magic("reload_ext", "workbench")
+    assert _id_hooks(shell) == 1
+    workbench.load_ipython_extension(shell)  # loaded again without an unload (a config + a call)
+    assert _id_hooks(shell) == 1
+    try:
+        shell.run_line_magic("unload_ext", "workbench")
+        assert _id_hooks(shell) == 0
+    finally:
+        shell.run_line_magic("load_ext", "workbench")
+    assert _id_hooks(shell) == 1

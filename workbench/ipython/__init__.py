@@ -56,6 +56,7 @@ def load(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
     cache_magics.load(shell)
+    _forget_cell_ids(shell)  # loaded twice without an unload: one hook, not two
     ids = _CELL_IDS[id(shell)] = CellIds(shell)
     shell.events.register("pre_run_cell", ids.pre_run_cell)
     set_cell_resolver(shell_cell_labels(shell, ids))
@@ -73,13 +74,17 @@ def unload(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
     cache_magics.unload(shell)
+    _forget_cell_ids(shell)
+    set_cell_resolver(None)
+
+
+def _forget_cell_ids(shell: Any) -> None:
     ids = _CELL_IDS.pop(id(shell), None)
     if ids is not None:
         try:
             shell.events.unregister("pre_run_cell", ids.pre_run_cell)
         except ValueError:
             pass
-    set_cell_resolver(None)
 
 
 __all__ = ["load", "unload"]
