@@ -207,3 +207,35 @@ def test_trees_of_custom_nodes_and_a_broken_tree_never_fail(monkeypatch):
     d = workbench.jaxpr(lambda x, y: x * y, jnp.ones(2), 2.0)
     trees = d._repr_mimebundle_()[JAXPR_MIME]["trees"]
     assert [t["name"] for t in trees["in"]] == ["arg0", "arg1"]
+
+
+def test_packing_starts_just_over_256_kib():
+    def sized(n):  # fields that serialise to exactly n bytes
+        return {"kind": "k", "a": "x" * (n - len('{"a":""}'))}
+    at = sized(PACK_OVER)
+    assert len(json.dumps({"a": at["a"]}, separators=(",", ":")).encode()) == PACK_OVER
+    assert pack(at, ["a"]) is at
+    over = sized(PACK_OVER + 1)
+    assert "packed" in pack(over, ["a"]) and schemas.unpack(pack(over, ["a"])) == over
+
+
+@pytest.mark.parametrize("damage", [
+    lambda p: {**p, "data": "not base64 at all!"},
+    lambda p: {**p, "data": base64.b64encode(b"plain, not gzip").decode()},
+    lambda p: {**p, "data": p["data"][: len(p["data"]) // 2]},  # cut short
+    lambda p: {**p, "data": base64.b64encode(gzip.compress(b"[1, 2")).decode()},
+    lambda p: {**p, "data": base64.b64encode(gzip.compress(b"\xff\xfe")).decode()},
+    lambda p: {k: v for k, v in p.items() if k != "data"},
+    lambda p: {**p, "data": 42},
+    lambda p: {**p, "fields": "a"},
+])
+def test_a_damaged_packed_field_is_a_value_error(damage):
+    out = pack({"a": list(range(PACK_OVER))}, ["a"])
+    with pytest.raises(ValueError, match="packed"):
+        schemas.unpack({**out, "packed": damage(out["packed"])})
+
+
+def test_a_packed_field_never_overwrites_a_plain_one():
+    out = pack({"a": list(range(PACK_OVER))}, ["a"])
+    with pytest.raises(ValueError, match="both"):
+        schemas.unpack({**out, "a": [1]})
