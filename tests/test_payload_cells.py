@@ -104,3 +104,25 @@ def test_the_cell_id_hook_is_registered_once_and_removed_on_unload(shell):
     finally:
         shell.run_line_magic("load_ext", "workbench")
     assert _id_hooks(shell) == 1
+
+
+def test_the_cell_that_loads_the_extension_keeps_its_id(run, kernel):
+    """``%load_ext workbench`` and a function in one cell: that cell's pre_run_cell came
+    before the hook existed, yet its functions link to it by id."""
+    _run_as(run, kernel, "cell-unload", "%unload_ext workbench")
+    loaded = _run_as(run, kernel, "cell-load",
+                     "%load_ext workbench\n"
+                     "def _cells_loaded(x):\n    return jnp.sin(x) * 3.0\n")
+    shown = _run_as(run, kernel, "cell-use", "%%jaxpr\n_cells_loaded(jnp.ones(3))")
+    cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
+    assert {"number": loaded.result.execution_count, "cell_id": "cell-load"} in cells.values(), cells
+
+
+def test_reload_ext_keeps_the_ids_of_earlier_cells(run, kernel):
+    defined = _run_as(run, kernel, "cell-before",
+                      "def _cells_before(x):\n    return jnp.cos(x) * 3.0\n")
+    _run_as(run, kernel, "cell-reload", "%reload_ext workbench")
+    shown = _run_as(run, kernel, "cell-after", "%%jaxpr\n_cells_before(jnp.ones(3))")
+    cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
+    assert {"number": defined.result.execution_count, "cell_id": "cell-before"} in cells.values(), \
+        cells
