@@ -69,3 +69,11 @@ def test_huge_trees_stay_short():
 def test_a_one_child_wrapper_reads_as_its_child():
     node = Node("Param", (Node("leaf", aval="f32[4]"),), keys=("value",))
     assert summarize(node) == "Param(f32[4])"
+
+
+def test_a_dict_of_equal_layers_collapses_like_a_list():
+    layer = Node("dict", (Node("leaf", aval="f32[8,8]"), Node("leaf", aval="f32[8]")),
+                 keys=("kernel", "bias"))
+    node = Node("dict", (layer,) * 24, keys=tuple(f"layer_{i}" for i in range(24)))
+    assert summarize(node) == ("{layer_0, layer_1, layer_2, layer_3, layer_4, layer_5, layer_6, "
+                               "layer_7, …+16: {kernel: f32[8,8], bias: f32[8]}}")

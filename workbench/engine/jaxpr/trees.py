@@ -4,7 +4,8 @@ A 24-layer model's gradient takes and returns 121 and 120 arrays; listing each s
 hides the structure a user wrote.  ``ps: list[24] of {w1, w2, wk, wq, wv: f32[128,128]}``
 says it in one line:
 
-- a dict whose leaves share one aval collapses to ``{keys: aval}``;
+- a dict whose leaves share one aval collapses to ``{keys: aval}``, and so does one whose
+  values (two or more) share one summary (``{layer_0, layer_1, …+22: {kernel, bias: ...}}``);
 - a list or tuple whose elements have the same summary collapses to ``list[N] of ...``
   (``tuple[N] of ...``);
 - anything else is spelled out, abbreviated past a few entries (``…+N``) and past
@@ -139,13 +140,16 @@ def _summary(node: Node) -> str:
     if node.keys and kind != "dict" and len(kids) == 1:  # Param(value: x) says Param(x)
         return f"{kind}({_summary(kids[0])})"
     if node.keys:
-        if kids and all(c.kind == "leaf" for c in kids) and len({c.aval for c in kids}) == 1:
+        subs = [_summary(c) for c in kids]
+        same_leaf = all(c.kind == "leaf" for c in kids)
+        if subs and len(set(subs)) == 1 and (same_leaf or len(subs) >= 2):
+            # {w1, w2: f32[8,8]}; {layer_0, …+23: {kernel: ..., bias: ...}}
             keys = list(node.keys[:MAX_KEYS])
             if len(node.keys) > MAX_KEYS:
                 keys.append(f"…+{len(node.keys) - MAX_KEYS}")
-            inner = f"{', '.join(keys)}: {kids[0].aval}"
+            inner = f"{', '.join(keys)}: {subs[0]}"
         else:
-            inner = _abbrev([f"{k}: {_summary(c)}" for k, c in zip(node.keys, kids, strict=True)],
+            inner = _abbrev([f"{k}: {s}" for k, s in zip(node.keys, subs, strict=True)],
                             len(kids))
         return f"{{{inner}}}" if kind == "dict" else f"{kind}({inner})"
     subs = [_summary(c) for c in kids]
