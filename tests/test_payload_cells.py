@@ -81,3 +81,48 @@ def test_files_that_are_not_cells_are_left_out():
 
     d = workbench.jaxpr(lambda x: jnp.sin(x), jnp.ones(2))  # this test file: not a cell
     assert d._repr_mimebundle_()[JAXPR_MIME]["cells"] == {}
+
+
+def _id_hooks(shell) -> int:
+    from workbench.ipython.prompt import CellIds
+
+    return sum(isinstance(getattr(cb, "__self__", None), CellIds)
+               for cb in shell.events.callbacks["pre_run_cell"])
+
+
+def test_the_cell_id_hook_is_registered_once_and_removed_on_unload(shell):
+    import workbench
+
+    assert _id_hooks(shell) == 1
+    shell.run_line_magic("reload_ext", "workbench")
+    assert _id_hooks(shell) == 1
+    workbench.load_ipython_extension(shell)  # loaded again without an unload (a config + a call)
+    assert _id_hooks(shell) == 1
+    try:
+        shell.run_line_magic("unload_ext", "workbench")
+        assert _id_hooks(shell) == 0
+    finally:
+        shell.run_line_magic("load_ext", "workbench")
+    assert _id_hooks(shell) == 1
+
+
+def test_the_cell_that_loads_the_extension_keeps_its_id(run, kernel):
+    """``%load_ext workbench`` and a function in one cell: that cell's pre_run_cell came
+    before the hook existed, yet its functions link to it by id."""
+    _run_as(run, kernel, "cell-unload", "%unload_ext workbench")
+    loaded = _run_as(run, kernel, "cell-load",
+                     "%load_ext workbench\n"
+                     "def _cells_loaded(x):\n    return jnp.sin(x) * 3.0\n")
+    shown = _run_as(run, kernel, "cell-use", "%%jaxpr\n_cells_loaded(jnp.ones(3))")
+    cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
+    assert {"number": loaded.result.execution_count, "cell_id": "cell-load"} in cells.values(), cells
+
+
+def test_reload_ext_keeps_the_ids_of_earlier_cells(run, kernel):
+    defined = _run_as(run, kernel, "cell-before",
+                      "def _cells_before(x):\n    return jnp.cos(x) * 3.0\n")
+    _run_as(run, kernel, "cell-reload", "%reload_ext workbench")
+    shown = _run_as(run, kernel, "cell-after", "%%jaxpr\n_cells_before(jnp.ones(3))")
+    cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
+    assert {"number": defined.result.execution_count, "cell_id": "cell-before"} in cells.values(), \
+        cells

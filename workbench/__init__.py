@@ -34,6 +34,13 @@ from workbench.engine.common.devices import fake_devices
 __version__ = "0.1.0"
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the built JupyterLab extension is (``workbench/labextension``, written by
+    ``cd extension && npm run build``) and its name: what ``jupyter labextension develop
+    --overwrite .`` links into JupyterLab's labextensions directory."""
+    return [{"src": "labextension", "dest": "jax-workbench"}]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext workbench``: register the magics and the cache feature's cell hooks."""
     from workbench.ipython import load

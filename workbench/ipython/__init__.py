@@ -41,7 +41,8 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
 }
 
 
-#: each loaded shell's execution count -> cell id record (its pre_run_cell hook)
+#: each shell's execution count -> cell id record (its pre_run_cell hook while loaded; kept
+#: after an unload so that ``%reload_ext workbench`` still knows the earlier cells)
 _CELL_IDS: dict[int, CellIds] = {}
 
 
@@ -56,8 +57,12 @@ def load(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
     cache_magics.load(shell)
-    ids = _CELL_IDS[id(shell)] = CellIds(shell)
+    ids = _CELL_IDS.get(id(shell))
+    if ids is None or ids.shell is not shell:
+        ids = _CELL_IDS[id(shell)] = CellIds(shell)
+    _unhook(shell, ids)  # loaded twice without an unload: one hook, not two
     shell.events.register("pre_run_cell", ids.pre_run_cell)
+    ids.record_running()
     set_cell_resolver(shell_cell_labels(shell, ids))
 
 
@@ -73,13 +78,17 @@ def unload(shell: Any) -> None:
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
     cache_magics.unload(shell)
-    ids = _CELL_IDS.pop(id(shell), None)
-    if ids is not None:
-        try:
-            shell.events.unregister("pre_run_cell", ids.pre_run_cell)
-        except ValueError:
-            pass
+    ids = _CELL_IDS.get(id(shell))
+    if ids is not None:  # the hook goes; the record stays for a %reload_ext
+        _unhook(shell, ids)
     set_cell_resolver(None)
+
+
+def _unhook(shell: Any, ids: CellIds) -> None:
+    try:
+        shell.events.unregister("pre_run_cell", ids.pre_run_cell)
+    except ValueError:
+        pass
 
 
 __all__ = ["load", "unload"]

@@ -76,7 +76,14 @@ class CellIds:
         self.ids: dict[int, str] = {}
 
     def pre_run_cell(self, info: Any = None) -> None:
-        number = prompt_number(self.shell, before_run=True)
+        self._record(prompt_number(self.shell, before_run=True))
+
+    def record_running(self) -> None:
+        """Record the cell running now (the one that loads the extension: its
+        ``pre_run_cell`` came before this hook was registered)."""
+        self._record(prompt_number(self.shell))
+
+    def _record(self, number: int | None) -> None:
         cell_id = current_cell_id(self.shell)
         if number is None or cell_id is None:
             return

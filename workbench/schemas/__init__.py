@@ -105,9 +105,19 @@ def unpack(payload: Any) -> Any:
 
         if packed.get("encoding") != PACKED_ENCODING:
             raise ValueError(f"unknown packed encoding {packed.get('encoding')!r}")
-        inner = json.loads(gzip.decompress(base64.b64decode(packed["data"])).decode("utf-8"))
-        if not isinstance(inner, dict) or sorted(inner) != sorted(packed.get("fields", [])):
+        fields, data = packed.get("fields"), packed.get("data")
+        if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields) \
+                or not isinstance(data, str):
+            raise ValueError("packed needs a list of field names and a data string")
+        try:  # one error whatever is wrong with the data: base64, gzip, UTF-8 or JSON
+            inner = json.loads(gzip.decompress(base64.b64decode(data, validate=True)))
+        except (ValueError, OSError, EOFError) as exc:
+            raise ValueError(f"packed data cannot be read: {exc}") from exc
+        if not isinstance(inner, dict) or sorted(inner) != sorted(fields):
             raise ValueError("packed data does not hold exactly the fields it names")
+        both = sorted(set(inner) & (set(payload) - {"packed"}))
+        if both:
+            raise ValueError(f"fields both packed and plain: {', '.join(both)}")
         out = {}
         for key, value in payload.items():
             if key == "packed":

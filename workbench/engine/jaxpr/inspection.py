@@ -35,6 +35,8 @@ from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.jaxpr.arguments import (
     abstract_arrays,
     filter_arrays,
+    is_array,
+    jax_accepts,
     needs_filtering,
     static_positions,
 )
@@ -100,8 +102,11 @@ class Inspection:
         self.timings = StageTimes()
         self._lock = threading.RLock()
         self._cache: dict[str, Any] = {}
-        self._arg_names = (_positional_names(fn, len(args))
-                           if not static_argnums and not static_argnames else None)
+        #: what the pytree summaries read (set by _prepare): the user's names of the traced
+        #: positional arguments, and the structure of the call as written when a filter
+        #: changed it (with which of its leaves are static)
+        self._arg_names: list[str] | None = None
+        self._call_tree: tuple[Any, list[bool]] | None = None
         self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
             fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames))
         if backend is not None:
@@ -152,6 +157,7 @@ class Inspection:
             if not asked and not filtering:
                 # Keep the user's own jit settings (static, donate, shardings); its static
                 # arguments stay as they are, the others become shapes and dtypes.
+                self._arg_names = _positional_names(fn, nargs, own_nums)
                 return fn, *_abstract_dynamic(args, kwargs, own_nums, own_names)
             static_nums |= own_nums
             static_names |= own_names
@@ -172,6 +178,8 @@ class Inspection:
                 full.extend(it)
                 return fn(*full, **static_kw, **kw)
             base.__name__ = base.__qualname__ = self.fn_name
+        self._arg_names = _positional_names(fn, nargs, static_nums)
+        self._call_tree = _call_tree(dyn_args, dyn_kwargs)
         base, dyn_args, dyn_kwargs = filter_arrays(base, dyn_args, dyn_kwargs)
         specs = [remap_for_statics(s, static_nums, nargs) for s in self.transforms]
         g, targs, tkwargs = apply_transforms(base, specs, dyn_args, dyn_kwargs, self.fn_name)
@@ -279,10 +287,14 @@ class Inspection:
         {w1, w2, wk, wq, wv: f32[128,128]}``): ``{"in": [...], "out": [...]}``."""
         def compute() -> dict[str, list[TreeSummary]]:
             traced = self.traced
+            in_tree, in_static = getattr(traced, "in_tree", None), None
+            if self._call_tree is not None \
+                    and self._call_tree[1].count(False) == len(self.in_avals):
+                in_tree, in_static = self._call_tree
             try:
-                return summarize_call(getattr(traced, "in_tree", None), self.in_avals,
+                return summarize_call(in_tree, self.in_avals,
                                       getattr(traced, "out_tree", None), self.out_avals,
-                                      self._arg_names)
+                                      self._arg_names, in_static)
             except Exception:  # an exotic pytree node: one entry per leaf, never a failure
                 return summarize_call(None, self.in_avals, None, self.out_avals)
         return self._stage("trees", compute)
@@ -337,16 +349,35 @@ def _abstract_dynamic(args: tuple[Any, ...], kwargs: dict[str, Any], static_nums
             {k: v if k in static_names else abstract_arrays(v) for k, v in kwargs.items()})
 
 
-def _positional_names(fn: Any, nargs: int) -> list[str] | None:
-    """The names of the first ``nargs`` positional parameters of ``fn`` (None when its
-    signature cannot be read or takes them through ``*args``)."""
+def _positional_names(fn: Any, nargs: int, static: set[int] | frozenset[int] = frozenset()
+                      ) -> list[str] | None:
+    """The names of the first ``nargs`` positional parameters of ``fn`` but the ``static``
+    positions (the arguments that are traced), None when its signature cannot be read or
+    takes them through ``*args``."""
     try:
         params = list(pyinspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
     names = [p.name for p in params
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return names[:nargs] if len(names) >= nargs else None
+    if len(names) < nargs:
+        return None
+    return [name for i, name in enumerate(names[:nargs]) if i not in static]
+
+
+def _call_tree(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[bool]] | None:
+    """The structure of the dynamic arguments as written and which of its leaves are static
+    (closed over by :func:`filter_arrays`: an argument with a leaf JAX cannot take keeps
+    its array leaves only), when filtering will change the call; else None.  Keeps no
+    array alive: a structure and booleans."""
+    if not needs_filtering(args, kwargs):
+        return None
+    static: list[bool] = []
+    for arg in (*args, *(kwargs[k] for k in sorted(kwargs))):  # a dict flattens sorted
+        leaves = jax.tree.leaves(arg)
+        split = not all(jax_accepts(x) for x in leaves)
+        static.extend(split and not is_array(x) for x in leaves)
+    return jax.tree.structure((args, kwargs)), static
 
 
 class BackendUnavailable(ValueError):

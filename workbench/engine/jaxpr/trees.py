@@ -4,7 +4,8 @@ A 24-layer model's gradient takes and returns 121 and 120 arrays; listing each s
 hides the structure a user wrote.  ``ps: list[24] of {w1, w2, wk, wq, wv: f32[128,128]}``
 says it in one line:
 
-- a dict whose leaves share one aval collapses to ``{keys: aval}``;
+- a dict whose leaves share one aval collapses to ``{keys: aval}``, and so does one whose
+  values (two or more) share one summary (``{layer_0, layer_1, …+22: {kernel, bias: ...}}``);
 - a list or tuple whose elements have the same summary collapses to ``list[N] of ...``
   (``tuple[N] of ...``);
 - anything else is spelled out, abbreviated past a few entries (``…+N``) and past
@@ -22,6 +23,8 @@ from typing import Any
 
 #: entries of a dict, list or tuple spelled out before "…+N"
 MAX_ENTRIES = 4
+#: keys of a dict whose leaves share one aval spelled out before "…+N"
+MAX_KEYS = 8
 #: a summary longer than this is cut with "…"
 MAX_SUMMARY = 200
 
@@ -40,8 +43,10 @@ class TreeSummary:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A pytree node without JAX: ``kind`` is leaf, none, dict, list, tuple or the custom
-    node's type name; ``keys`` for dicts; ``aval`` for leaves."""
+    """A pytree node without JAX: ``kind`` is leaf, static (a leaf that is not an input:
+    an Equinox module's activation function), none, dict, list, tuple or the custom
+    node's type name; ``keys`` for dicts and for custom nodes whose children have names
+    (namedtuples, dataclasses, ``register_pytree_with_keys``); ``aval`` for leaves."""
 
     kind: str
     children: tuple[Node, ...] = ()
@@ -49,14 +54,16 @@ class Node:
     aval: str = ""
 
 
-def from_treedef(treedef: Any, avals: Sequence[str]) -> Node:
-    """The :class:`Node` tree of a ``PyTreeDef`` whose leaves are ``avals`` (in order)."""
+def from_treedef(treedef: Any, avals: Sequence[str | None]) -> Node:
+    """The :class:`Node` tree of a ``PyTreeDef`` whose leaves are ``avals`` (in order; a
+    ``None`` aval is a static leaf, one that is no input of the traced call)."""
     it = iter(avals)
 
     def walk(td: Any) -> Node:
         data = td.node_data()
         if data is None:
-            return Node("leaf", aval=next(it))
+            aval = next(it)
+            return Node("leaf", aval=aval) if aval is not None else Node("static")
         typ, aux = data
         children = tuple(walk(c) for c in td.children())
         if typ is type(None):
@@ -70,9 +77,37 @@ def from_treedef(treedef: Any, avals: Sequence[str]) -> Node:
         fields = getattr(typ, "_fields", None)  # a namedtuple: its fields are its keys
         if isinstance(fields, tuple) and len(fields) == len(children):
             return Node(typ.__name__, children, keys=tuple(fields))
-        return Node(getattr(typ, "__name__", "node"), children)
+        return Node(getattr(typ, "__name__", "node"), children, keys=_child_keys(td))
 
     return walk(treedef)
+
+
+def _child_keys(td: Any) -> tuple[str, ...]:
+    """The names of a custom node's children (``l1``, ``weight``...) as its key paths give
+    them (Flax ``State``, Equinox modules, dataclasses): the node is rebuilt around
+    placeholder leaves and flattened one level.  ``()`` when the children have no names
+    (only positions) or the node cannot be rebuilt that way."""
+    import jax
+
+    try:
+        obj = td.unflatten([object()] * td.num_leaves)
+        pairs, _ = jax.tree_util.tree_flatten_with_path(obj, is_leaf=lambda x: x is not obj)
+    except Exception:  # a node whose unflatten checks its leaves: no names, still a summary
+        return ()
+    if len(pairs) != len(td.children()):
+        return ()
+    keys: list[str] = []
+    for path, _ in pairs:
+        if len(path) != 1:
+            return ()
+        k = path[0]
+        if isinstance(k, jax.tree_util.DictKey):
+            keys.append(str(k.key))
+        elif isinstance(k, jax.tree_util.GetAttrKey):
+            keys.append(k.name)
+        else:  # SequenceKey, FlattenedIndexKey: positions, not names
+            return ()
+    return tuple(keys)
 
 
 def leaf_count(node: Node) -> int:
@@ -100,11 +135,21 @@ def _summary(node: Node) -> str:
         return node.aval
     if kind == "none":
         return "None"
+    if kind == "static":
+        return "static"
+    if node.keys and kind != "dict" and len(kids) == 1:  # Param(value: x) says Param(x)
+        return f"{kind}({_summary(kids[0])})"
     if node.keys:
-        if kids and all(c.kind == "leaf" for c in kids) and len({c.aval for c in kids}) == 1:
-            inner = f"{', '.join(node.keys)}: {kids[0].aval}"
+        subs = [_summary(c) for c in kids]
+        same_leaf = all(c.kind == "leaf" for c in kids)
+        if subs and len(set(subs)) == 1 and (same_leaf or len(subs) >= 2):
+            # {w1, w2: f32[8,8]}; {layer_0, …+23: {kernel: ..., bias: ...}}
+            keys = list(node.keys[:MAX_KEYS])
+            if len(node.keys) > MAX_KEYS:
+                keys.append(f"…+{len(node.keys) - MAX_KEYS}")
+            inner = f"{', '.join(keys)}: {subs[0]}"
         else:
-            inner = _abbrev([f"{k}: {_summary(c)}" for k, c in zip(node.keys, kids, strict=True)],
+            inner = _abbrev([f"{k}: {s}" for k, s in zip(node.keys, subs, strict=True)],
                             len(kids))
         return f"{{{inner}}}" if kind == "dict" else f"{kind}({inner})"
     subs = [_summary(c) for c in kids]
@@ -117,17 +162,24 @@ def _summary(node: Node) -> str:
 
 
 def summarize_call(in_tree: Any, in_avals: Sequence[str], out_tree: Any,
-                   out_avals: Sequence[str], arg_names: Sequence[str] | None = None
+                   out_avals: Sequence[str], arg_names: Sequence[str] | None = None,
+                   in_static: Sequence[bool] | None = None,
                    ) -> dict[str, list[TreeSummary]]:
     """``{"in": [...], "out": [...]}``: one :class:`TreeSummary` per top-level argument
     (``in_tree`` is the ``(args, kwargs)`` tree of the traced call) and per top-level result
     (the elements of a returned tuple, else the one result ``out``).  Names come from
     ``arg_names`` when it has one per positional argument, else ``arg0``...; keyword
     arguments are named by their keyword.  A tree whose leaf count does not match the avals
-    (a call traced through filters) gives one entry per aval instead."""
+    (a call traced through filters) gives one entry per aval instead.  ``in_static`` marks
+    the leaves of ``in_tree`` that are not inputs (closed over by a filtered call): the
+    other leaves take ``in_avals`` in order."""
     ins: list[TreeSummary] = []
     root = None
-    if in_tree is not None and in_tree.num_leaves == len(in_avals):
+    if in_tree is not None and in_static is not None:
+        if len(in_static) == in_tree.num_leaves and in_static.count(False) == len(in_avals):
+            it = iter(in_avals)
+            root = from_treedef(in_tree, [None if s else next(it) for s in in_static])
+    elif in_tree is not None and in_tree.num_leaves == len(in_avals):
         root = from_treedef(in_tree, in_avals)
     if root is not None and root.kind == "tuple" and len(root.children) == 2 \
             and root.children[0].kind == "tuple" and root.children[1].kind == "dict":
