@@ -350,7 +350,7 @@ CONTRAST_JS = r"""
       const l1 = lum(fgc), l2 = lum(bg);
       const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
       results.push({ratio, text: own.slice(0, 40), tag: el.tagName, cls: String(el.className).slice(0, 60),
-                    color: st.color, bg: `rgb(${bg.map(Math.round).join(',')})`});
+                    color: el instanceof SVGElement ? `fill ${st.fill} (${st.fillOpacity})` : st.color, bg: `rgb(${bg.map(Math.round).join(',')})`});
     }
   }
   results.sort((a, b) => a.ratio - b.ratio);

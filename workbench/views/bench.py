@@ -35,17 +35,17 @@ PLOT_W, PLOT_H = 300, 120
 #: buckets (the JSON keeps every sample).
 MAX_POINTS = 1000
 BENCH_CSS = """
-.jwb .jwb-bt{border-collapse:collapse;font-size:12px;margin:4px 0}
-.jwb .jwb-bt th,.jwb .jwb-bt td{padding:2px 8px;text-align:right;border-bottom:1px solid var(--jp-border-color2,#d0d7de)}
-.jwb .jwb-bt th:first-child,.jwb .jwb-bt td:first-child{text-align:left}
-.jwb .jwb-plots{display:flex;flex-wrap:wrap;gap:12px;margin:6px 0}
-.jwb .jwb-plots figure{margin:0}
-.jwb .jwb-plots figcaption{font-size:11px;color:var(--jp-content-font-color2,#57606a)}
-.jwb svg text{font-size:10px;fill:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
-.jwb .jwb-warn{color:var(--jp-warn-color0,#9a6700);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
-.jwb .jwb-progress{margin:4px 0;font-size:12px}
-.jwb .jwb-progress-track{width:300px;height:6px;background:var(--jp-layout-color3,#d0d7de);border:0 !important;border-radius:3px;overflow:hidden}
-.jwb .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da) !important}
+.jwb-bench .jwb-bt{border-collapse:collapse;font-size:12px;margin:4px 0}
+.jwb-bench .jwb-bt th,.jwb-bench .jwb-bt td{padding:2px 8px;text-align:right;border-bottom:1px solid var(--jp-border-color2,#d0d7de)}
+.jwb-bench .jwb-bt th:first-child,.jwb-bench .jwb-bt td:first-child{text-align:left}
+.jwb-bench .jwb-plots{display:flex;flex-wrap:wrap;gap:12px;margin:6px 0}
+.jwb-bench .jwb-plots figure{margin:0}
+.jwb-bench .jwb-plots figcaption{font-size:11px;color:var(--jp-content-font-color2,#57606a)}
+.jwb-bench svg text{font-size:10px;fill:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb-bench .jwb-warn{color:var(--jp-content-font-color1,#1f2328);border-left:3px solid var(--jp-warn-color1,#bc4c00);padding-left:4px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb-bench .jwb-progress{margin:4px 0;font-size:12px}
+.jwb-bench .jwb-progress-track{width:300px;height:6px;background:var(--jp-layout-color3,#d0d7de);border:0 !important;border-radius:3px;overflow:hidden}
+.jwb-bench .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da) !important}
 """
 
 _PHASE_WORDS = {"compile": "compiling", "warmup": "warming up", "sampling": "sampling",

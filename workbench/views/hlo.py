@@ -75,7 +75,7 @@ HLO_CSS = """
 .jwb-hlo .jwb-sum{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;margin:4px 0 8px 0}
 .jwb-hlo .jwb-sum dt{color:var(--jp-content-font-color2,#57606a)}
 .jwb-hlo .jwb-sum dd{margin:0}
-.jwb-hlo .nr{color:var(--jp-content-font-color2,#57606a);font-style:italic}
+.jwb-hlo .nr{color:var(--jp-content-font-color1,#1f2328);font-style:italic}
 .jwb-hlo .jwb-diagram{max-height:640px;overflow:auto;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px}
 .jwb-hlo svg g.n:hover rect{stroke-width:2.5}
 .jwb-hlo .jwb-legend{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11.5px;margin:4px 0;color:var(--jp-content-font-color2,#57606a)}
