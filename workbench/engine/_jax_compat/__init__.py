@@ -40,7 +40,9 @@ from workbench.engine._jax_compat.jaxpr import (
     is_literal,
     is_open_jaxpr,
     jaxpr_consts,
+    literal_text,
     open_jaxpr,
+    traced_function_name,
 )
 from workbench.engine._jax_compat.jit import (
     JitSettings,
@@ -99,6 +101,8 @@ __all__ = [
     "is_dropvar",
     "is_jaxpr",
     "is_literal",
+    "literal_text",
+    "traced_function_name",
     "is_open_jaxpr",
     "jaxpr_consts",
     "open_jaxpr",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from workbench.engine._jax_compat._modules import core_attr
 
 ClosedJaxpr: Any = core_attr("ClosedJaxpr")
@@ -81,3 +83,30 @@ def is_dropvar(var: Any) -> bool:
         return isinstance(var, DropVar)
     return type(var).__name__ == "DropVar"
 
+
+
+def literal_text(atom: Any) -> str:
+    """A literal as JAX's jaxpr printer writes it (``1.100000023841858``, ``0``): the
+    printer shows the scalar's Python value, not the numpy scalar's shorter ``str``
+    (``1.1``) nor a typed wrapper's repr (``TypedInt(0, dtype=int32)``)."""
+    pretty = getattr(atom, "pretty_print", None)
+    if pretty is not None:
+        try:
+            return str(pretty(None, print_dtype=False))
+        except Exception:  # another JAX's signature: compute it as JAX 0.10 does
+            pass
+    val = getattr(atom, "val", atom)
+    try:
+        return str(np.asarray(val).item()) if not np.shape(val) else "[...]"
+    except Exception:
+        return str(val)
+
+
+def traced_function_name(value: Any) -> str | None:
+    """The user's function behind a ``WrappedFun`` param (a custom_jvp rule, say), named
+    as JAX's printer names it (``jvp=<lambda>``); None for any other value."""
+    debug = getattr(value, "debug_info", None)
+    src = getattr(debug, "func_src_info", None)
+    if not isinstance(src, str) or not hasattr(value, "call_wrapped"):
+        return None
+    return src.split(" at ", 1)[0] or None

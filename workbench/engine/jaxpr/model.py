@@ -163,6 +163,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _short_text(value: Any, limit: int = PARAM_TEXT_LIMIT) -> str:
+    name = compat.traced_function_name(value)
+    if name is not None:  # a wrapped rule prints as its function, as JAX's printer does
+        return name
     try:
         text = _ANSI.sub("", str(value))  # JAX colours jaxprs inside a Jupyter kernel
     except Exception as exc:  # a param whose __str__ fails must not break the view
@@ -257,7 +260,7 @@ class _Builder:
             return atom
         aval = self.aval(getattr(v, "aval", None))
         if compat.is_literal(v):
-            return Atom(name="", aval=aval, literal=_short_text(getattr(v, "val", v), 80))
+            return Atom(name="", aval=aval, literal=_short_text(compat.literal_text(v), 80))
         if compat.is_dropvar(v) or (used is not None and key not in used):
             return Atom(name="_", aval=aval)
         atom = Atom(name=self._fresh(), aval=aval)

@@ -1,0 +1,54 @@
+"""The jaxpr payload's rows read as JAX prints them: the extension draws equations from the
+JSON, so a literal or a wrapped rule must not read differently there than in JAX's text."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+
+import workbench
+from workbench.schemas import unpack
+
+
+def _payload(fn, *args):
+    d = workbench.jaxpr(fn, *args)
+    bundle = d._repr_mimebundle_()
+    bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+    return unpack(bundle["application/vnd.jax-workbench.jaxpr+json"]), bundle["text/plain"]
+
+
+def _literals(model):
+    out = []
+    for e in model["eqns"]:
+        out += [a[2] for a in e["invars"] if len(a) == 3]
+        for sub in e.get("subjaxprs", []):
+            out += _literals(sub["jaxpr"])
+    return out
+
+
+def test_literals_are_the_text_jax_prints():
+    def f(x, i):
+        return x * 1.1 + jnp.float32(0.3), jax.lax.dynamic_slice(x, (i,), (2,))
+
+    payload, text = _payload(f, jnp.ones(4), 1)
+    printed = set(re.findall(r" (-?[\d.e+-]+):[a-z]+\d*\[\]", text))
+    lits = _literals(payload["jaxpr"])
+    assert lits, "the program has literals"
+    for lit in lits:
+        assert lit in printed, (lit, printed)
+        assert "Typed" not in lit
+
+
+def test_a_custom_jvp_rule_is_named_as_jax_names_it():
+    @jax.custom_jvp
+    def cj(x):
+        return jnp.sin(x)
+
+    cj.defjvp(lambda p, t: (cj(p[0]), jnp.cos(p[0]) * t[0]))
+    payload, text = _payload(lambda x: cj(x) * 2.0, jnp.ones(3))
+    eqn = next(e for e in payload["jaxpr"]["eqns"] if e["primitive"] == "custom_jvp_call")
+    assert "jvp=<lambda>" in text
+    assert eqn["params"]["jvp_jaxpr_fun"] == "<lambda>"
+    assert all("\n" not in v for v in eqn["params"].values())
