@@ -235,6 +235,11 @@ def _run(args: argparse.Namespace, work: Path) -> int:
                 add("10k layout", max(layout) if layout else None)
                 canvas = page.locator("canvas.jwb-hlo-canvas")
                 if canvas.count():
+                    # wheel zoom needs a click into the graph first (so hovering never
+                    # steals the notebook's scrolling); the click must land on the canvas
+                    canvas.first.scroll_into_view_if_needed()
+                    canvas.first.click(position={"x": 5, "y": 5})
+                    page.wait_for_timeout(200)
                     page.evaluate("() => performance.clearMeasures('jwb:hlo:frame')")
                     box = canvas.first.bounding_box()
                     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
