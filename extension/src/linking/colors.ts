@@ -41,21 +41,34 @@ export function lineColors(lines: Iterable<number>, alpha = 0.22): Map<number, s
 
 const _resolved = new Map<string, string>();
 
+/** the theme now applied (JupyterLab marks it on <body>): part of the cache key */
+function themeKey(): string {
+  const d = document.body?.dataset;
+  return `${d?.jpThemeName ?? ''}|${d?.jpThemeLight ?? ''}`;
+}
+
 /**
  * A CSS colour (theme variables, color-mix) as the `rgb(...)` a canvas can use, computed
- * under `host` (so the host's theme applies).  Cached until `forgetResolvedColors()`,
- * which a theme change calls.
+ * under `host` (so the host's theme applies; under <body> while the host is outside the
+ * document, as a notebook's windowing leaves cells scrolled out of view, where a browser
+ * computes no style at all).  Cached per theme (so a switch made while no view watched
+ * still gives the new theme's colours) until `forgetResolvedColors()`; a colour nothing
+ * could resolve is returned as given and never cached.
  */
 export function resolveColor(css: string, host: HTMLElement): string {
-  const hit = _resolved.get(css);
+  const key = `${themeKey()}|${css}`;
+  const hit = _resolved.get(key);
   if (hit !== undefined) return hit;
+  const parent = host.isConnected ? host : document.body;
+  if (!parent) return css;
   const probe = document.createElement('span');
   probe.style.display = 'none';
   probe.style.color = css;
-  host.appendChild(probe);
-  const value = getComputedStyle(probe).color || css;
+  parent.appendChild(probe);
+  const value = getComputedStyle(probe).color;
   probe.remove();
-  _resolved.set(css, value);
+  if (!value) return css;
+  _resolved.set(key, value);
   return value;
 }
 
