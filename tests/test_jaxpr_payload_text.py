@@ -52,3 +52,22 @@ def test_a_custom_jvp_rule_is_named_as_jax_names_it():
     assert "jvp=<lambda>" in text
     assert eqn["params"]["jvp_jaxpr_fun"] == "<lambda>"
     assert all("\n" not in v for v in eqn["params"].values())
+
+
+def test_a_rule_is_named_by_jax_debug_info_func_name():
+    """JAX's printer writes ``debug_info.func_name`` (the source info's first word); a rule
+    whose ``__name__`` holds a space reads the same in the payload as in JAX's text."""
+    @jax.custom_jvp
+    def cj(x):
+        return jnp.sin(x)
+
+    def rule(p, t):
+        return cj(p[0]), jnp.cos(p[0]) * t[0]
+
+    rule.__name__ = "rule v2"
+    cj.defjvp(rule)
+    payload, text = _payload(lambda x: cj(x) * 2.0, jnp.ones(3))
+    eqn = next(e for e in payload["jaxpr"]["eqns"] if e["primitive"] == "custom_jvp_call")
+    printed = re.search(r"jvp=(\S+)", text)
+    assert printed is not None, text
+    assert eqn["params"]["jvp_jaxpr_fun"] == printed.group(1)

@@ -109,4 +109,8 @@ def traced_function_name(value: Any) -> str | None:
     src = getattr(debug, "func_src_info", None)
     if not isinstance(src, str) or not hasattr(value, "call_wrapped"):
         return None
-    return src.split(" at ", 1)[0] or None
+    # JAX's printer writes ``debug_info.func_name``: the source info's first word
+    name = getattr(debug, "func_name", None)
+    if not isinstance(name, str):
+        name = src.split(" ", 1)[0]
+    return name or None
