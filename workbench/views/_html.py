@@ -139,7 +139,7 @@ CSS = """
 .jwb details{margin-left:1.5em}
 .jwb details>summary{cursor:pointer;color:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 .jwb .jwb-chunk{content-visibility:auto;contain-intrinsic-size:auto 3000px}
-.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-warn-color0,#9a6700);margin:4px 0}
+.jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-content-font-color1,#1f2328);border-left:3px solid var(--jp-warn-color1,#bc4c00);padding-left:4px;margin:4px 0}
 .jwb .jwb-cols{display:flex;gap:16px;align-items:flex-start;overflow-x:auto}
 .jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
 .jwb .jwb-err{border-left:4px solid var(--jp-error-color1,#cf222e);padding:4px 8px;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}

@@ -42,7 +42,7 @@ _CSS = """
  color:var(--jp-content-font-color2,#57606a);line-height:1.5}
 .jwb-led code{font-family:var(--jp-code-font-family,Menlo,Consolas,monospace);
  color:var(--jp-content-font-color1,#1f2328)}
-.jwb-led .miss{color:var(--jp-warn-color0,#9a6700)}
+.jwb-led .miss{color:var(--jp-content-font-color1,#1f2328);border-bottom:2px solid var(--jp-warn-color1,#bc4c00)}
 .jwb-led table{border-collapse:collapse;margin:4px 0}
 .jwb-led th,.jwb-led td{padding:2px 8px;text-align:right;border-bottom:1px solid
  var(--jp-border-color2,#d0d7de);vertical-align:top}

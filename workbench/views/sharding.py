@@ -44,8 +44,8 @@ CSS = """
 .jwb-sh table{border-collapse:collapse;font-size:11.5px;margin:4px 0}
 .jwb-sh td,.jwb-sh th{border:1px solid var(--jp-border-color2,#d0d7de);padding:1px 6px;text-align:left}
 .jwb-sh th{background:var(--jp-layout-color2,#f3f4f6)}
-.jwb-sh .jwb-sh-remote{color:var(--jp-content-font-color3,#8c959f)}
-.jwb-sh .jwb-sh-add{color:var(--jp-success-color0,#1a7f37)}.jwb-sh .jwb-sh-del{color:var(--jp-error-color0,#cf222e)}
+.jwb-sh .jwb-sh-remote{color:var(--jp-content-font-color2,#57606a);font-style:italic}
+.jwb-sh .jwb-sh-add{color:var(--jp-success-color0,#1a7f37)}.jwb-sh .jwb-sh-del{color:var(--jp-content-font-color1,#1f2328);border-left:3px solid var(--jp-error-color1,#cf222e);padding-left:4px}
 .jwb-sh svg text{font-family:var(--jp-code-font-family,monospace);pointer-events:none}
 .jwb-sh h4{margin:8px 0 2px 0;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
 """
