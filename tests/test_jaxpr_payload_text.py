@@ -71,3 +71,24 @@ def test_a_rule_is_named_by_jax_debug_info_func_name():
     printed = re.search(r"jvp=(\S+)", text)
     assert printed is not None, text
     assert eqn["params"]["jvp_jaxpr_fun"] == printed.group(1)
+
+
+class _Lazy:
+    """A param object whose attribute lookup fails with something else than
+    AttributeError (a lazy proxy, say): naming it must not break the view."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"not loaded: {name}")
+
+    def __str__(self):
+        return "lazy-param"
+
+
+def test_a_param_whose_attributes_raise_still_reads():
+    from jax.extend.core import Primitive
+
+    p = Primitive("wb_lazy")
+    p.def_abstract_eval(lambda x, **_: x)
+    payload, _ = _payload(lambda x: p.bind(x, thing=_Lazy()) * 2.0, jnp.ones(3))
+    eqn = next(e for e in payload["jaxpr"]["eqns"] if e["primitive"] == "wb_lazy")
+    assert eqn["params"]["thing"] == "lazy-param"

@@ -105,12 +105,17 @@ def literal_text(atom: Any) -> str:
 def traced_function_name(value: Any) -> str | None:
     """The user's function behind a ``WrappedFun`` param (a custom_jvp rule, say), named
     as JAX's printer names it (``jvp=<lambda>``); None for any other value."""
-    debug = getattr(value, "debug_info", None)
-    src = getattr(debug, "func_src_info", None)
-    if not isinstance(src, str) or not hasattr(value, "call_wrapped"):
+    try:  # any param object: its attribute lookup may raise anything (a lazy proxy)
+        if not hasattr(value, "call_wrapped"):
+            return None
+        debug = getattr(value, "debug_info", None)
+        src = getattr(debug, "func_src_info", None)
+        name = getattr(debug, "func_name", None)
+    except Exception:
+        return None
+    if not isinstance(src, str):
         return None
     # JAX's printer writes ``debug_info.func_name``: the source info's first word
-    name = getattr(debug, "func_name", None)
     if not isinstance(name, str):
         name = src.split(" ", 1)[0]
     return name or None
