@@ -341,3 +341,73 @@ def test_numpy_inputs_same_types_pass():
     with no_recompiles():
         from_numpy(np.ones(3, np.float32))
         from_numpy(jnp.ones(3, jnp.float32))
+
+
+# -- review: what JAX users do around the guard ----------------------------------------
+
+def test_aot_compile_and_donation_and_shard_map_are_judged_by_shape():
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+    try:
+        from jax import shard_map
+    except ImportError:  # older JAX
+        from jax.experimental.shard_map import shard_map  # type: ignore[no-redef]
+
+    aot = jax.jit(lambda x: x + 1)
+    compiled = aot.lower(jnp.ones(8)).compile()
+    donating = jax.jit(lambda x: x * 3, donate_argnums=0)
+    donating(jnp.ones(4))
+    mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
+    mapped = jax.jit(shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i")))
+    mapped(jnp.ones(4))
+    with no_recompiles() as guard:
+        compiled(jnp.ones(8))
+        aot(jnp.ones(8))             # a jit call after the AOT compile of the same types
+        donating(jnp.ones(4))
+        mapped(jnp.ones(4))
+    assert guard.recompiles == []
+    with pytest.raises(RecompileError, match=r"x changed f32\[8\] -> f32\[3\]"):
+        with no_recompiles():
+            aot.lower(jnp.ones(3)).compile()
+    with pytest.raises(RecompileError, match=r"a changed f32\[4\] -> f32\[6\]"):
+        with no_recompiles():
+            mapped(jnp.ones(6))
+
+
+def test_clear_caches_inside_the_block_fails_when_the_warm_up_was_seen():
+    """The ledger saw the warm-up (here: a guard around it) -> the compile after
+    ``jax.clear_caches()`` reads "caches cleared".  (A warm-up no ledger saw is a limit:
+    after the clear JAX itself calls the function never seen.)"""
+    cleared = jax.jit(lambda x: x - 1)
+    with no_recompiles():
+        cleared(jnp.ones(8))
+    with pytest.raises(RecompileError, match="caches were cleared"):
+        with no_recompiles():
+            jax.clear_caches()
+            cleared(jnp.ones(8))
+
+
+def test_a_guard_and_an_inspection_leave_no_listener_or_config_behind():
+    from jax._src import monitoring
+
+    from workbench.engine.cache import CACHE
+
+    def state():
+        return (len(monitoring._event_listeners),
+                len(monitoring._event_duration_secs_listeners),
+                CACHE._users, dict(jax.config.values))
+
+    f = jax.jit(lambda x: x * 2)
+    f(jnp.ones(8))
+    before = state()
+    with no_recompiles():
+        f(jnp.ones(8))
+    with pytest.raises(RecompileError):
+        with no_recompiles():
+            f(jnp.ones(9))
+    with pytest.raises(ValueError):
+        with no_recompiles():
+            raise ValueError
+    workbench.inspect(f, jnp.ones(8))
+    assert state() == before
+    assert not jax.config.jax_explain_cache_misses

@@ -11,8 +11,11 @@ tracker was listening (no ``%load_ext workbench``) is still known to JAX: the bl
 turns on JAX's own cache-miss explanations on its thread, so the first compile the
 ledger sees of it is told apart ("never seen" vs "seen with other input types").
 Limit: a closure re-created (``jax.jit`` in a loop) counts only when the ledger saw the
-earlier object (JAX calls a new object "never seen"); a function JAX traced only nested
-inside another jit counts as compiled before when JAX's explanation says so.
+earlier object (JAX calls a new object "never seen"); likewise ``jax.clear_caches()`` in
+the block, and a ``jax.pmap`` called with new shapes (pmap explains no misses), count
+only when the ledger saw the earlier compile (``%load_ext workbench``, or the warm-up in
+a guard or capture); a function JAX traced only nested inside another jit counts as
+compiled before when JAX's explanation says so.
 """
 
 from __future__ import annotations
