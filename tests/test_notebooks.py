@@ -61,6 +61,12 @@ def test_cache_notebook_executes(tmp_path):
     assert reasons("@jax.jit\ndef scale") == ["weak_type"]
     assert reasons("from functools import partial") == ["static_arg"]
     assert reasons("def make_step") == ["closure"]
+    (guarded,) = [c for c in code if c.source.startswith("with workbench.no_recompiles")]
+    assert "no recompiles" in "".join(o.get("text", "") for o in guarded.outputs)
+    (caught,) = [c for c in code if c.source.startswith("try:\n    with workbench.no_rec")]
+    message = "".join(o.get("text", "") for o in caught.outputs)
+    assert "1 recompile inside no_recompiles()" in message
+    assert "jit(loss)" in message and "x changed" in message and "-> f32[7,4]" in message
     (table,) = [c for c in code if c.source == "%jaxcache"]
     data = table.outputs[0]["data"]["application/vnd.jax-workbench.cache+json"]
     assert {"jit(loss)", "jit(scale)", "jit(power)"} <= {f["function"] for f in data["functions"]}

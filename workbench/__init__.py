@@ -12,7 +12,8 @@ In a notebook::
 From Python: :func:`inspect` returns the engine's :class:`Inspection` (jaxpr,
 StableHLO, optimized HLO, cost and memory analyses, stage timings), and
 :func:`jaxpr`, :func:`hlo`, :func:`bench`, :func:`sharding`, :func:`cache` are the
-twins of the magics (:func:`cache` returns the records ``%jaxcache`` shows).  The
+twins of the magics (:func:`cache` returns the records ``%jaxcache`` shows);
+``with no_recompiles():`` fails a block that compiles a function again.  The
 package is layered: ``engine`` (talks to JAX) -> ``views`` (records to MIME bundles)
 -> front doors (``api``, ``ipython``, ``apps``).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.api.bench import bench
+from workbench.api.guard import RecompileError, no_recompiles
 from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
 from workbench.api.jaxpr import jaxpr
@@ -55,7 +57,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
-__all__ = ["CacheSnapshot", "CompileRecord", "Inspection", "TransformSpec", "__version__",
-           "bench", "cache", "capture_compiles", "fake_devices", "hlo", "inspect",
-           "inspect_chain", "jaxpr", "load_ipython_extension", "mesh_explorer", "sharding",
-           "unload_ipython_extension"]
+__all__ = ["CacheSnapshot", "CompileRecord", "Inspection", "RecompileError", "TransformSpec",
+           "__version__", "bench", "cache", "capture_compiles", "fake_devices", "hlo", "inspect",
+           "inspect_chain", "jaxpr", "load_ipython_extension", "mesh_explorer", "no_recompiles",
+           "sharding", "unload_ipython_extension"]

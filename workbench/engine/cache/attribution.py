@@ -161,11 +161,16 @@ class Attribution:
         # a function name -> the key of the user's function last compiled under it
         self.by_name: dict[str, str] = {}
         self.inspected: deque[InspectedTrace] = deque(maxlen=MAX_INSPECTED)
+        # where the functions the workbench inspected are defined: JAX's cache then holds
+        # their traces (nested ones too), so JAX's explanation of a user's first call
+        # of them compares with the inspection's, not with an earlier call of the user's
+        self.inspected_sites: set[str] = set()
 
     def clear(self) -> None:
         self.functions.clear()
         self.by_name.clear()
         self.inspected.clear()
+        self.inspected_sites.clear()
 
     def state(self, key: str, function: str, origin: str, where: str | None) -> FunctionState:
         st = self.functions.get(key)
@@ -285,6 +290,12 @@ class Attribution:
                 and old_where != where and user_defined(old_where):
             return [MissReason("redefined", fun_name, old_where, where,
                                detail=f"{fun_name} was redefined")]
+        if prior is None and parsed is not None and where not in self.inspected_sites \
+                and any(r.kind not in ("unknown", "new_function") for r in parsed.reasons):
+            # compiled before the tracker was listening (no ``%load_ext workbench``, no
+            # capture): JAX's own explanation knows its cache (other input types, or
+            # another function object defined on the same line)
+            return [r for r in parsed.reasons if r.kind not in ("unknown", "new_function")]
         return [MissReason("new_function", detail=f"first call of {fun_name}")]
 
     def _same_cell_source(self, key: str, where: str | None) -> str | None:
@@ -338,6 +349,7 @@ class Attribution:
             return None
         fun = traced_function(site.fun)
         rec.key, rec.defined_at = function_key(fun, fun_name)
+        self._inspected_at(rec.defined_at)
         if not site.failed and not site.eager_primitive:
             try:
                 ref: weakref.ref[Any] | None = weakref.ref(fun)
@@ -363,6 +375,11 @@ class Attribution:
             rec.key, rec.defined_at = f"{source.name}@{source.where}", source.where
         else:
             rec.key = rec.function
+        self._inspected_at(rec.defined_at)
+
+    def _inspected_at(self, where: str | None) -> None:
+        if where and len(self.inspected_sites) < MAX_FUNCTIONS:
+            self.inspected_sites.add(where)
 
     def _take_inspected(self, function: str, key: str, known: str | None,
                         source: compat.LoweringSource | None) -> InspectedTrace | None:

@@ -199,17 +199,24 @@ class CacheTracker:
             yield outer
             return
         name = label or inspector_label()
-        with self._lock:
-            p = self._pending.get(tid)
-            if p is not None and p.record.origin != "workbench":
-                self._flush(tid)  # a half-built user record is not the inspection's
-            self._inspecting[tid] = name
+        # listening even without ``%load_ext``: what the workbench traced is then known,
+        # and JAX's explanation of a later user call never blames the user for it
+        self.install()
         try:
-            yield name
-        finally:
-            # a lowering stays pending: the inspection's compile may follow in its own block
             with self._lock:
-                self._inspecting.pop(tid, None)
+                p = self._pending.get(tid)
+                if p is not None and p.record.origin != "workbench":
+                    self._flush(tid)  # a half-built user record is not the inspection's
+                self._inspecting[tid] = name
+            try:
+                yield name
+            finally:
+                # a lowering stays pending: the inspection's compile may follow in its own
+                # block
+                with self._lock:
+                    self._inspecting.pop(tid, None)
+        finally:
+            self.uninstall()
 
     def _inspector(self) -> str | None:
         return self._inspecting.get(threading.get_ident()) if self._inspecting else None
