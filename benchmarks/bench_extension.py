@@ -52,6 +52,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.browser import (  # noqa: E402
     CHROMIUM_ARGS,
+    HLO24_CELLS,
+    JAXPR12K_CELLS,
     MARKS_JS,
     SCROLL_FPS_JS,
     JupyterServer,
@@ -63,20 +65,6 @@ from tests.browser import (  # noqa: E402
 HLO_MIME = "application/vnd.jax-workbench.hlo+json"
 READY = '[data-jwb-ready="1"]'
 
-FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
-HLO24_CELLS = [
-    "%load_ext workbench\nimport sys\n"
-    f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
-    "from bench_jaxpr import init_params, make_loss\nparams, x = init_params()\nloss = make_loss()",
-    *[FILLER] * 3,
-    "%hlo -t grad loss(params, x)",
-    *[FILLER] * 6,
-]
-JAXPR12K_CELLS = [
-    "%load_ext workbench\nimport jax.numpy as jnp",
-    "def chain(x):\n    for i in range(6000):\n        x = jnp.sin(x) + i\n    return x",
-    "%jaxpr chain(jnp.ones(4))",
-]
 
 
 def synthetic_hlo_payload(n_layers: int = 100, width: int = 100, seed: int = 0) -> dict:

@@ -404,3 +404,22 @@ MARKS_JS = r"""
   });
 }
 """
+
+
+# -- the issue's two big programs, shared by the browser tests and benchmarks/bench_extension.py
+FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
+#: the 24-layer transformer gradient's %hlo between filler outputs (scrolling is measured)
+HLO24_CELLS = [
+    "%load_ext workbench\nimport sys\n"
+    f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
+    "from bench_jaxpr import init_params, make_loss\nparams, x = init_params()\nloss = make_loss()",
+    *[FILLER] * 3,
+    "%hlo -t grad loss(params, x)",
+    *[FILLER] * 6,
+]
+#: a 12,000-equation %jaxpr: 6,000 sin + 6,000 add
+JAXPR12K_CELLS = [
+    "%load_ext workbench\nimport jax.numpy as jnp",
+    "def chain(x):\n    for i in range(6000):\n        x = jnp.sin(x) + i\n    return x",
+    "%jaxpr chain(jnp.ones(4))",
+]

@@ -28,8 +28,9 @@ import pytest
 from tests.browser import (
     CHROMIUM_ARGS,
     CONTRAST_JS,
+    HLO24_CELLS,
+    JAXPR12K_CELLS,
     MARKS_JS,
-    ROOT,
     SCROLL_FPS_JS,
     JupyterServer,
     PageWatch,
@@ -65,20 +66,6 @@ WB_CELLS = [
 ]
 DEF_CELL, JAXPR_CELL, HLO_CELL = 1, 2, 3
 
-FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
-HLO24_CELLS = [
-    "%load_ext workbench\nimport sys\n"
-    f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
-    "from bench_jaxpr import init_params, make_loss\nparams, x = init_params()\nloss = make_loss()",
-    *[FILLER] * 3,
-    "%hlo -t grad loss(params, x)",
-    *[FILLER] * 6,
-]
-JAXPR12K_CELLS = [
-    "%load_ext workbench\nimport jax.numpy as jnp",
-    "def chain(x):\n    for i in range(6000):\n        x = jnp.sin(x) + i\n    return x",
-    "%jaxpr chain(jnp.ones(4))",  # 12,000 equations: 6,000 sin + 6,000 add
-]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@
  * sort, the open detail rows and the selected row, so nothing flickers or jumps.
  */
 
-import { add, el, svg } from './dom';
+import { add, el, svg } from '../common/dom';
 import { fmtPercent, fmtSeconds } from './format';
 import type { FeatureViewFactory } from '../common/view';
 import {

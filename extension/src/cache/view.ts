@@ -5,7 +5,7 @@
  * records) and `cache-persistent` (%jaxcache persist).
  */
 
-import { add, el } from '../bench/dom';
+import { add, el } from '../common/dom';
 import type { FeatureViewFactory } from '../common/view';
 import {
   againText, distinctSites, groupHead, LEDGER_COLUMNS, ledgerCell, ledgerView, persistentLine,

@@ -8,6 +8,7 @@
  */
 
 import type { CellMap } from '../common/cells';
+import { el, onThemeChange } from '../common/dom';
 import type { FeatureView, RenderContext } from '../common/view';
 import { HUB, type LineSelection } from '../linking/hub';
 import { forgetResolvedColors, lineColors, resolveColor } from '../linking/colors';
@@ -20,17 +21,9 @@ import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, type Scene } from './scene';
 import { NodeSearch, topFusions } from './search';
 import { cellKeyOf, formatSource, linesByCell, nodesForSelection } from './sources';
 import { calledComputation, HloText } from './text';
-import { watchTheme } from './theme';
 import type { HloNode, HloPayload } from './types';
 
 const TOP_N = 10;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function button(cls: string, text: string, title?: string): HTMLButtonElement {
   const b = el('button', `jwb-hlo-button ${cls}`, text);
@@ -124,7 +117,7 @@ export class HloView implements FeatureView {
       dblclick: (item) => this._openBodyOf(item),
       frameClick: (f) => this._toggleFrame(f)
     });
-    this._disposers.push(watchTheme(() => { forgetResolvedColors(); this._refreshStripes(); this._canvas?.refreshPalette(); }));
+    this._disposers.push(onThemeChange(() => { forgetResolvedColors(); this._refreshStripes(); this._canvas?.refreshPalette(); }));
     this._disposers.push(HUB.onSelect(sel => this._onHubSelect(sel)));
     this._disposers.push(HUB.onColor(c => this._onHubColor(c.cell)));
     this._publishColors();

@@ -48,13 +48,3 @@ export function readPalette(el: Element): Palette {
     mono: v('--jp-code-font-family', 'monospace')
   };
 }
-
-/** Call `onChange` when JupyterLab switches theme; returns the disconnect function. */
-export function watchTheme(onChange: () => void): () => void {
-  if (typeof MutationObserver === 'undefined' || typeof document === 'undefined') return () => undefined;
-  const obs = new MutationObserver(() => onChange());
-  obs.observe(document.body, {
-    attributes: true, attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name', 'class']
-  });
-  return () => obs.disconnect();
-}

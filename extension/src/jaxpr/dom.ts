@@ -1,15 +1,9 @@
 /** DOM helpers shared by the jaxpr and compare views (payload text only via textContent). */
 
+import { el } from '../common/dom';
 import type { Segment } from './rows';
 
-export function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K, cls?: string, text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+export { el };
 
 const SEG_CLASS: Record<Segment['kind'], string> = {
   var: 'jwb-jaxpr-v', def: 'jwb-jaxpr-v jwb-jaxpr-d', type: 'jwb-jaxpr-t', lit: 'jwb-jaxpr-lit',

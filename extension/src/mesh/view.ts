@@ -4,7 +4,7 @@
  * draws layouts), the collectives it inserted, memory, timings and the diff.
  */
 
-import { add, el, onThemeChange } from '../bench/dom';
+import { add, el, onThemeChange } from '../common/dom';
 import { fmtBytes } from '../bench/format';
 import type { FeatureViewFactory } from '../common/view';
 import { LayoutCards, Tooltip } from '../sharding/card';

@@ -5,7 +5,7 @@
  * Shared by the sharding view and the mesh explorer's view.
  */
 
-import { add, cssVar, el } from '../bench/dom';
+import { add, cssVar, el } from '../common/dom';
 import { fmtBytes } from '../bench/format';
 import {
   dimCaption, layoutHeadline, layoutPicture, layoutSummary, MAX_LABELLED_TILES,

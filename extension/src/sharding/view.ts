@@ -5,7 +5,7 @@
  * finds arrays by path, dtype or spec.
  */
 
-import { add, el, onThemeChange } from '../bench/dom';
+import { add, el, onThemeChange } from '../common/dom';
 import type { FeatureViewFactory } from '../common/view';
 import { LayoutCards, Tooltip } from './card';
 import { DeviceSetColors, filterLayouts, type ShardingPayload } from './model';

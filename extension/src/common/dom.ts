@@ -1,5 +1,5 @@
 /**
- * Tiny DOM builders for the sharding, bench, cache and mesh views.  Payload strings (paths,
+ * Tiny DOM builders shared by every view.  Payload strings (paths,
  * function names, reasons: user code) only ever go through `textContent`.
  */
 
