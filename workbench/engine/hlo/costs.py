@@ -244,13 +244,22 @@ class _Counter:
         self.comps = module.by_name
         self._memo: dict[str, _Tally] = {}
         self._busy: set[str] = set()
+        #: parsed shapes by instruction identity: the model re-reads shape text on each ask
+        self._shapes: dict[int, list[ArrayShape]] = {}
 
     # -- helpers ---------------------------------------------------------------------
+    def shape(self, ins: HloInstruction) -> list[ArrayShape]:
+        key = id(ins)
+        got = self._shapes.get(key)
+        if got is None:
+            got = self._shapes[key] = ins.shape
+        return got
+
     def operand_shapes(self, ins: HloInstruction, comp: HloComputation) -> list[list[ArrayShape]]:
         out = []
         for name in ins.operands:
             op = comp.by_name.get(name)
-            out.append(op.shape if op is not None else [])
+            out.append(self.shape(op) if op is not None else [])
         return out
 
     def computation(self, name: str) -> _Tally:
@@ -281,11 +290,12 @@ class _Counter:
     def instruction(self, ins: HloInstruction, comp: HloComputation) -> _Tally:
         t = _Tally()
         op = ins.opcode
-        out = ins.shape
+        out = self.shape(ins)
         res = _first(out)
         operands = self.operand_shapes(ins, comp)
-        if op not in _FREE_BYTES:
-            t.bytes = float(self._bytes(ins, operands))
+        # traffic inside a fused body or a reducer is not memory traffic: skip its sum
+        if op not in _FREE_BYTES and comp.role not in ("fused", "applied"):
+            t.bytes = float(self._bytes(ins, out, operands))
         if op in ELEMENTWISE_OPS or op in TRANSCENDENTAL_OPS:
             n = sum(_elements(s) for s in out)
             src = operands[0][0] if op in _OPERAND_DTYPE_OPS and operands and operands[0] \
@@ -337,8 +347,8 @@ class _Counter:
             t.add_flops((a.dims[-1] if a.dims else 1) * _elements(a) // 3, numpy_dtype(a.dtype))
         return t
 
-    def _bytes(self, ins: HloInstruction, operands: list[list[ArrayShape]]) -> int:
-        result = ins.shape
+    def _bytes(self, ins: HloInstruction, result: list[ArrayShape],
+               operands: list[list[ArrayShape]]) -> int:
         if ins.opcode == "custom-call" and _is_library_call(ins) and len(result) > 1 \
                 and result[-1].dtype in ("s8", "u8") and len(result[-1].dims) == 1:
             result = result[:-1]  # cuBLAS/cuDNN scratch workspace: allocated, not traffic
