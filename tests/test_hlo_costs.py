@@ -296,3 +296,19 @@ def test_negative_sentinels_become_none_with_a_note(sentinel: float) -> None:
     assert all(v >= 0 for v in _numbers(cost.to_dict()))
     assert not re.search(rf"{sentinel:g}\b", json.dumps(cost.to_dict()))
     assert math.isfinite(sum(_numbers(cost.to_dict())))
+
+
+def test_hlo_view_with_a_sentinel_cost_validates_and_shows_no_negative_figure() -> None:
+    import workbench
+    from workbench import schemas
+    from workbench.engine.hlo.report import build_hlo_report
+    from workbench.views.hlo import hlo_html, hlo_record
+
+    rep = build_hlo_report(workbench.inspect(lambda a, b: jnp.tanh(a @ b), _r(8, 8), _r(8, 4)))
+    rep.cost = normalize_cost({"flops": -2.0, "bytes accessed": -1.0, "transcendentals": 0.0})
+    rec = hlo_record(rep)
+    schemas.validate(schemas.mime_type("hlo"), rec)
+    assert rec["cost"]["flops"] is None and rec["cost"]["notes"]
+    assert all(v >= 0 for v in _numbers(rec["cost"]))
+    row = re.search(r"<dt>cost_analysis</dt><dd>(.*?)</dd>", hlo_html(rep))
+    assert row is not None and not re.search(r"-\d", row.group(1)) and "n/a" in row.group(1)
