@@ -155,6 +155,13 @@ def test_while_loop_times_its_known_trip_count() -> None:
     assert both.flops_source == "counted" and both.flops == ours.counted_flops
     assert any("trip count" in n for n in both.notes)
     assert instruction_costs(module)[loop.name].flops == ours.counted_flops
+    # older XLA printed backend_config as a quoted JSON string: read the same
+    text = jax.jit(lambda x: lax.fori_loop(0, 7, lambda i, v: jnp.sin(v) * 2 @ x, x)).lower(
+        x).compile().as_text()
+    cfg = re.search(r"backend_config=(\{[^\n]*known_trip_count[^\n]*\})", text)
+    assert cfg is not None
+    quoted = text.replace(cfg.group(0), "backend_config=" + json.dumps(cfg.group(1)))
+    assert program_cost(parse_hlo(quoted), None).counted_flops == ours.counted_flops
 
 
 def test_while_loop_without_trip_count_is_counted_once_and_says_so() -> None:

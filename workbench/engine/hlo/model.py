@@ -87,10 +87,10 @@ class HloInstruction:
         loop's ``known_trip_count``); ``{}`` when absent or not JSON.  Parsed on each call:
         only the cost counter asks, once per instruction."""
         text = self.attrs.get("backend_config", "")
-        if not text.startswith("{"):
-            return {}
         try:
-            value = json.loads(text)
+            value = json.loads(text) if text[:1] in ('{', '"') else None
+            if isinstance(value, str):  # older XLA printed the JSON as a quoted string
+                value = json.loads(value) if value.startswith("{") else None
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
