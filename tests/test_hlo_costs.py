@@ -319,3 +319,40 @@ def test_hlo_view_with_a_sentinel_cost_validates_and_shows_no_negative_figure() 
     assert all(v >= 0 for v in _numbers(rec["cost"]))
     row = re.search(r"<dt>cost_analysis</dt><dd>(.*?)</dd>", hlo_html(rep))
     assert row is not None and not re.search(r"-\d", row.group(1)) and "n/a" in row.group(1)
+
+
+# -- custom calls on CPU: LAPACK, which XLA's cost analysis leaves out -------------------------
+def _custom_calls(module: HloModule) -> list[Any]:
+    return [i for c in module.computations for i in c.instructions if i.opcode == "custom-call"]
+
+
+def test_lapack_cholesky_xla_undercounts_by_one_per_call_and_ours_is_used() -> None:
+    a = _r(16, 16)
+    module, xla = _compiled(lambda a: jnp.linalg.cholesky(a @ a.T + 16 * jnp.eye(16)), a)
+    (call,) = _custom_calls(module)
+    assert "potrf" in call.attrs["custom_call_target"]
+    costs = instruction_costs(module)
+    rest = sum(c.flops or 0 for name, c in costs.items() if name != call.name)
+    rest_bytes = sum(c.bytes or 0 for name, c in costs.items() if name != call.name)
+    # XLA's generic cost analysis: everything else, less one per custom call
+    assert xla.flops == pytest.approx(rest - 1, rel=REL)
+    assert xla.bytes_accessed == pytest.approx(rest_bytes - 1, rel=REL)
+    n = a.shape[0]
+    assert costs[call.name].flops == n * n * n // 3  # XLA's rule for an HLO cholesky
+    total = program_cost(module, xla)
+    assert total.flops_source == "counted" and total.flops == rest + n * n * n // 3
+    assert any("XLA did not count custom calls (" + call.name in note for note in total.notes)
+
+
+def test_lapack_triangular_solve_gives_a_sentinel_and_our_count() -> None:
+    a, b = jnp.eye(24) + jnp.tril(_r(24, 24)) * 0.01, _r(24, 5)
+    module, xla = _compiled(lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True), a, b)
+    (call,) = _custom_calls(module)
+    assert "trsm" in call.attrs["custom_call_target"]
+    assert xla.flops is None and xla.notes  # XLA said -1: not counted
+    cost = instruction_costs(module)[call.name]
+    assert cost.flops == 2 * a.shape[0] * b.size  # XLA's rule for an HLO triangular-solve
+    total = program_cost(module, xla)
+    assert total.flops_source == "counted" and total.flops is not None
+    assert total.flops >= cost.flops

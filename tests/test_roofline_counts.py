@@ -141,3 +141,25 @@ def test_jaxbench_on_cpu_keeps_xlas_figures_and_says_so(run, shell) -> None:
     assert (roof["flops"], roof["flops_source"]) == (xla.flops, "xla")
     assert "figures from XLA's cost analysis" in r.bundle["text/plain"]
     assert "figures from XLA's cost analysis" in bench_text(r.result.result.record)
+
+
+def test_jaxbench_on_cpu_with_a_lapack_call_uses_our_count(run, shell) -> None:
+    """A real sentinel on CPU: XLA reports -1 FLOPs for a program with a LAPACK
+    triangular solve; the roofline shows our count and says so."""
+    from jax import lax
+
+    f = jax.jit(lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True))
+    a, b = jnp.eye(64) + jnp.tril(jnp.ones((64, 64))) * 0.01, jnp.ones((64, 8))
+    compiled = f.lower(a, b).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    assert xla.flops is None and xla.notes
+    ours = program_cost(parse_hlo(compiled.as_text()), xla)
+    shell.user_ns.update(f=f, a=a, b=b)
+    r = run("%jaxbench --budget 0.2 f(a, b)")
+    assert r.error is None, r.stdout
+    rec = r.bundle[BENCH_MIME]
+    roof = rec["measurements"][0]["roofline"]
+    assert roof["flops"] == ours.flops and roof["flops_source"] == "counted"
+    assert roof["flops_per_s"] == pytest.approx(ours.flops / roof["seconds"])
+    assert not _negative_numbers(rec)
+    assert "figures from our count of the optimized HLO" in r.bundle["text/plain"]

@@ -29,8 +29,10 @@ The rules follow XLA's ``HloCostAnalysis`` so the two agree where XLA counts
   from the dot dimension numbers in ``backend_config``; cuDNN convolutions
   (``__cudnn$conv...``) from their window and ``dim_labels``, which describe the
   forward convolution whichever direction the call computes; oneDNN matmuls on
-  CPU; layout/sharding markers are free; anything else is *unknown* (None), never
-  a guess.
+  CPU; LAPACK / cuSOLVER factorizations and triangular solves (XLA's rule for the
+  HLO op they implement, textbook counts for LU and QR: XLA itself reports -1 for
+  a program with one, on CPU too); layout/sharding markers are free; anything else
+  is *unknown* (None), never a guess.
 
 Bytes are operand bytes + result bytes of each instruction as it runs (a
 fusion's parameters and outputs, not its internals; a cuBLAS/cuDNN call's
@@ -43,6 +45,7 @@ The dtype that sets the FLOP peak is a dot's or convolution's operand dtype
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +88,11 @@ _FREE_TARGETS = frozenset({
     "xla.sdy.FuncResultSharding", "local_sharding_constraint"})
 
 SOURCES = ("xla", "counted", "unknown")
+
+#: dense linear-algebra library calls we count: LAPACK on CPU (``lapack_spotrf_ffi``),
+#: cuSOLVER / hipSOLVER (``cusolver_getrf_ffi``), cuBLAS's triangular solve
+_SOLVER_RE = re.compile(r"^(?:lapack_[sdcz]|blas_[sdcz]|cusolver_|hipsolver_|__cublas\$)"
+                        r"(trsm|triangularSolve|potrf|getrf|geqrf)(?:_ffi)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +185,8 @@ class _Tally:
     notes: list[str] = field(default_factory=list)
     #: while loops whose trip count XLA knew (and multiplied here), for ProgramCost's note
     known_trips: int = 0
+    #: custom calls that run (XLA's cost analysis leaves each out): their names
+    custom_calls: list[str] = field(default_factory=list)
 
     def add_flops(self, n: float, dtype: str | None, matmul: bool = False) -> None:
         if n:
@@ -197,6 +207,7 @@ class _Tally:
         self.unknown.extend(x for x in other.unknown if x not in self.unknown)
         self.notes.extend(n for n in other.notes if n not in self.notes)
         self.known_trips += other.known_trips
+        self.custom_calls.extend(c for c in other.custom_calls if c not in self.custom_calls)
 
     def without_bytes(self) -> _Tally:
         """The work of a body run inside its caller: its internal traffic is not memory
@@ -330,6 +341,7 @@ class _Counter:
             for name in ins.called:
                 t.add(self.computation(name))
         elif op == "custom-call":
+            t.custom_calls.append(ins.name)
             self._custom_call(ins, operands, out, t)
         elif op in ("rng", "rng-bit-generator"):
             t.transcendentals += sum(_elements(s) for s in out)  # XLA's convention
@@ -463,6 +475,10 @@ class _Counter:
         if target.startswith("__cudnn$conv"):
             self._cudnn_conv(ins, target, operands, res, t)
             return
+        solver = _SOLVER_RE.match(target)
+        if solver:
+            self._solver(ins, solver.group(1), operands, t)
+            return
         if target == "__onednn$matmul":
             lhs = _first(operands[0]) if operands else None
             if lhs is None or res is None or not lhs.dims:
@@ -481,6 +497,38 @@ class _Counter:
             t.add(self.computation(name))
         if not ins.called:
             t.unknown.append((ins.name, f"custom call {target or '(no target)'}"))
+
+    def _solver(self, ins: HloInstruction, routine: str, operands: list[list[ArrayShape]],
+                t: _Tally) -> None:
+        """Dense factorizations and solves in LAPACK (CPU) / cuSOLVER / cuBLAS calls.
+
+        ``trsm`` and ``potrf`` are counted the way XLA counts the HLO ops they implement
+        (``triangular-solve``: 2 × n × elements of b; ``cholesky``: n × elements of a / 3);
+        ``getrf`` (LU) and ``geqrf`` (QR) by the textbook FLOP counts per matrix
+        (2n³/3; 2mn² − 2n³/3 with m ≥ n)."""
+        a = _first(operands[0]) if operands else None
+        if a is None or len(a.dims) < 2:
+            t.unknown.append((ins.name, f"{routine} operand shape unknown"))
+            return
+        m, n = a.dims[-2], a.dims[-1]
+        batch = math.prod(a.dims[:-2])
+        dtype = numpy_dtype(a.dtype)
+        if routine in ("trsm", "triangularSolve"):
+            b = _first(operands[1]) if len(operands) > 1 else None
+            if b is None:
+                t.unknown.append((ins.name, f"{routine} operand shape unknown"))
+                return
+            t.add_flops(2.0 * n * _elements(b), dtype, matmul=True)
+        elif routine == "potrf":
+            t.add_flops(float(n * _elements(a) // 3), dtype, matmul=True)
+        elif routine == "getrf":
+            k = min(m, n)
+            t.add_flops(batch * (m * n * k - (m + n) * k * k / 2 + k ** 3 / 3) * 2, dtype,
+                        matmul=True)
+        else:  # geqrf
+            big, small = max(m, n), min(m, n)
+            t.add_flops(batch * (2.0 * big * small ** 2 - 2.0 * small ** 3 / 3), dtype,
+                        matmul=True)
 
     def _cudnn_conv(self, ins: HloInstruction, target: str, operands: list[list[ArrayShape]],
                     res: ArrayShape | None, t: _Tally) -> None:
@@ -640,13 +688,19 @@ def count_module(module: HloModule) -> ProgramCost:
 
 
 def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
-    """The program's FLOPs and bytes: XLA's own figure where it is a real count (>= 0),
+    """The program's FLOPs and bytes: XLA's own figure where it is a real count,
     ours where XLA reported nothing or a negative "not counted" sentinel.
 
-    Two cases where a non-negative XLA figure is still not the program's: XLA counts
-    a while loop's body once (we multiply by ``known_trip_count``), and it leaves
-    custom calls at zero (a program whose FLOPs XLA puts at 0 while ours counts a
-    cuBLAS/cuDNN call).  There ours is used, and ``notes`` says why.
+    Two cases where a non-negative XLA figure is still not the program's, and ours
+    is used with a note saying why:
+
+    - custom calls: XLA's generic cost analysis (the one ``Compiled.cost_analysis()``
+      runs) counts each custom call as -1 FLOPs and -1 bytes, so the total is the
+      rest of the program less one per call: a negative sentinel when the calls are
+      all there is (a cuBLAS matmul), a plausible-looking undercount otherwise (a
+      LAPACK Cholesky among fusions on CPU);
+    - while loops: XLA counts the body once; ours multiplies it by
+      ``known_trip_count``.
     """
     counter = _Counter(module)
     total = counter.computation(module.entry.name)
@@ -655,23 +709,26 @@ def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
     if uncounted:
         notes.append("our count leaves out " + ", ".join(
             f"{n} ({why})" for n, why in dict.fromkeys(total.unknown)))
-    if xla is not None:
-        notes.extend(getattr(xla, "notes", ()) or ())
     xf = xla.flops if xla is not None and xla.flops is not None and xla.flops >= 0 else None
     xb = xla.bytes_accessed if xla is not None and xla.bytes_accessed is not None \
         and xla.bytes_accessed >= 0 else None
     xt = xla.transcendentals if xla is not None and xla.transcendentals is not None \
         and xla.transcendentals >= 0 else None
     ours_flops_ok = not uncounted or total.flops > 0
-    if xf is not None and total.known_trips:
+    xla_notes = list(getattr(xla, "notes", ()) or ()) if xla is not None else []
+    if xla is not None and xla.reported and total.custom_calls:
+        n = len(total.custom_calls)
+        shown = ", ".join(total.custom_calls[:3]) + (", ..." if n > 3 else "")
+        notes.append(f"XLA did not count custom calls ({shown}): ours is used"
+                     + ("" if xla_notes else
+                        f"; XLA's figures are the rest of the program less {n}"))
+        xf = xb = xt = None
+    else:
+        notes.extend(xla_notes)
+    if (xf is not None or xb is not None) and total.known_trips:
         notes.append("XLA counts a while loop's body once; ours multiplies it by the "
                      "known trip count, so ours is used")
         xf = xb = xt = None
-    elif xf == 0 and total.flops > 0:
-        notes.append("XLA counted no FLOPs (custom calls are not costed); ours is used")
-        xf = None
-        if xb == 0:
-            xb = None
     flops: float | None
     if xf is not None:
         flops, fsrc = xf, "xla"
