@@ -257,6 +257,8 @@ class _Counter:
         self._busy: set[str] = set()
         #: parsed shapes by instruction identity: the model re-reads shape text on each ask
         self._shapes: dict[int, list[ArrayShape]] = {}
+        #: users of each instruction by computation, built when a fusion's bytes are asked
+        self._user_maps: dict[str, dict[str, list[HloInstruction]]] = {}
 
     # -- helpers ---------------------------------------------------------------------
     def shape(self, ins: HloInstruction) -> list[ArrayShape]:
@@ -361,10 +363,108 @@ class _Counter:
 
     def _bytes(self, ins: HloInstruction, result: list[ArrayShape],
                operands: list[list[ArrayShape]]) -> int:
-        if ins.opcode == "custom-call" and _is_library_call(ins) and len(result) > 1 \
+        op = ins.opcode
+        if op == "custom-call" and _is_library_call(ins) and len(result) > 1 \
                 and result[-1].dtype in ("s8", "u8") and len(result[-1].dims) == 1:
             result = result[:-1]  # cuBLAS/cuDNN scratch workspace: allocated, not traffic
+        # XLA's rules for ops that touch part of an operand: a slice reads what it
+        # returns, an in-place dynamic-update-slice writes only its update (the scan's
+        # stacked inputs and outputs: counting whole buffers per trip overcounts by the
+        # trip count)
+        if op in ("slice", "dynamic-slice", "gather"):
+            out_bytes = sum(s.bytes for s in result)
+            return 2 * out_bytes + sum(s.bytes for shp in operands[1:] for s in shp)
+        if op == "dynamic-update-slice" and len(operands) > 1:
+            return 2 * sum(s.bytes for s in operands[1]) + \
+                sum(s.bytes for shp in operands[2:] for s in shp)
+        if op == "fusion":
+            body = self._fused_body(ins)
+            if body is not None:
+                return self._fusion_bytes(ins, body, result, operands)
         return sum(s.bytes for s in result) + sum(s.bytes for shp in operands for s in shp)
+
+    def _fused_body(self, ins: HloInstruction) -> HloComputation | None:
+        names = ins.called or self._called(ins, "calls")
+        return self.comps.get(names[0]) if names else None
+
+    def _users(self, comp: HloComputation) -> dict[str, list[HloInstruction]]:
+        got = self._user_maps.get(comp.name)
+        if got is None:
+            got = {}
+            for i in comp.instructions:
+                for o in dict.fromkeys(i.operands):
+                    got.setdefault(o, []).append(i)
+            self._user_maps[comp.name] = got
+        return got
+
+    def _fusion_bytes(self, ins: HloInstruction, body: HloComputation,
+                      result: list[ArrayShape], operands: list[list[ArrayShape]]) -> int:
+        """A fusion's memory traffic the way XLA's ``HloCostAnalysis::HandleFusion``
+        counts it: each output (only the update of an output computed by a
+        dynamic-update-slice, which writes in place), each parameter by what its users
+        inside read (a slice of it: the slice), and large constants."""
+        root = body.root
+        roots: list[HloInstruction | None]
+        if root is not None and root.opcode == "tuple" and len(root.operands) == len(result):
+            roots = [body.by_name.get(o) for o in root.operands]
+        else:
+            roots = [root] * len(result) if len(result) == 1 else [None] * len(result)
+        total = 0
+        for shape, r in zip(result, roots, strict=True):
+            if r is not None and r.opcode == "dynamic-update-slice" and len(r.operands) > 1 \
+                    and r.operands[1] in body.by_name:
+                total += sum(s.bytes for s in self.shape(body.by_name[r.operands[1]]))
+            else:
+                total += shape.bytes
+        params = {}
+        for p in body.instructions:
+            if p.opcode == "parameter":
+                try:
+                    params[int(p.literal)] = p
+                except (TypeError, ValueError):
+                    pass
+            elif p.opcode == "constant":
+                shp = self.shape(p)
+                if sum(_elements(s) for s in shp) > 1:
+                    total += sum(s.bytes for s in shp)
+        for i, shp in enumerate(operands):
+            param = params.get(i)
+            if param is None or len(self.shape(param)) != 1:
+                total += sum(s.bytes for s in shp)  # a tuple parameter: read whole
+            else:
+                total += self._param_read_bytes(param, body)
+        return total
+
+    def _param_read_bytes(self, param: HloInstruction, body: HloComputation) -> int:
+        """XLA's ``FusionParameterReadBytes``: a slice or dynamic-slice of the parameter
+        reads its result's bytes, a dynamic-update-slice into it reads nothing (aliased
+        to the output), broadcasts and reshapes read it each, any other users share one
+        read of the whole."""
+        size = 0
+        whole = sum(s.bytes for s in self.shape(param))
+        shared = False
+        for user in self._users(body).get(param.name, []):
+            op = user.opcode
+            if op == "slice" or (op == "dynamic-slice" and user.operands[0] == param.name):
+                size += sum(s.bytes for s in self.shape(user))
+            elif op == "dynamic-update-slice" and user.operands[0] == param.name:
+                continue
+            elif op == "fusion":
+                nested = self._fused_body(user)
+                nested_params = {} if nested is None else {
+                    int(p.literal): p for p in nested.instructions
+                    if p.opcode == "parameter" and (p.literal or "").isdigit()}
+                for idx, name in enumerate(user.operands):
+                    if name == param.name:
+                        inner = nested_params.get(idx)
+                        size += whole if inner is None or nested is None else \
+                            self._param_read_bytes(inner, nested)
+            elif op in ("broadcast", "reshape"):
+                size += whole
+            elif not shared:
+                shared = True
+                size += whole
+        return size
 
     def _dot(self, ins: HloInstruction, operands: list[list[ArrayShape]],
              res: ArrayShape | None, t: _Tally) -> None:
