@@ -391,3 +391,18 @@ def test_lapack_triangular_solve_gives_a_sentinel_and_our_count() -> None:
     total = program_cost(module, xla)
     assert total.flops_source == "counted" and total.flops is not None
     assert total.flops >= cost.flops
+
+
+def test_cublas_triangular_solve_is_a_solve_not_a_gemm() -> None:
+    """``__cublas$triangularSolve`` (XLA:GPU's triangular-solve) has no dot dimension
+    numbers: it must be counted by the solve rule, not dropped as a gemm without them."""
+    n, k = 24, 5
+    text = ("HloModule m\n\nENTRY %main (a: f32[24,24], b: f32[24,5]) -> f32[24,5] {\n"
+            "  %a = f32[24,24]{1,0} parameter(0)\n  %b = f32[24,5]{1,0} parameter(1)\n"
+            "  %ts = (f32[24,5]{1,0}, s8[1024]{0}) custom-call(%a, %b), "
+            'custom_call_target="__cublas$triangularSolve", '
+            'backend_config={"operation_queue_id":"0","triangular_solve_options":'
+            '{"left_side":true,"lower":true,"unit_diagonal":false,"transpose_a":"NO_TRANSPOSE"}}\n'
+            "  ROOT %r = f32[24,5]{1,0} get-tuple-element(%ts), index=0\n}\n")
+    cost = instruction_costs(parse_hlo(text))["ts"]
+    assert cost.source == "counted" and cost.flops == 2 * n * (n * k)  # XLA's triangular-solve rule

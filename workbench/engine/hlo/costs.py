@@ -560,7 +560,11 @@ class _Counter:
         res = _first(out)
         if target in _FREE_TARGETS:
             return
-        if target.startswith("__cublas$") or target == "__cublas$gemm":
+        solver = _SOLVER_RE.match(target)
+        if solver:  # before the gemm rule: ``__cublas$triangularSolve`` is a cuBLAS call too
+            self._solver(ins, solver.group(1), operands, t)
+            return
+        if target.startswith("__cublas$"):
             cfg = ins.backend_config
             gemm = cfg.get("gemm_backend_config", cfg)
             dnums = gemm.get("dot_dimension_numbers") if isinstance(gemm, dict) else None
@@ -574,10 +578,6 @@ class _Counter:
             return
         if target.startswith("__cudnn$conv"):
             self._cudnn_conv(ins, target, operands, res, t)
-            return
-        solver = _SOLVER_RE.match(target)
-        if solver:
-            self._solver(ins, solver.group(1), operands, t)
             return
         if target == "__onednn$matmul":
             lhs = _first(operands[0]) if operands else None
