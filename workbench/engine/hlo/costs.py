@@ -78,7 +78,14 @@ _OPERAND_DTYPE_OPS = frozenset({"compare", "convert", "is-finite", "stochastic-c
 _FREE_BYTES = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast",
                          "after-all", "partition-id", "replica-id", "while", "conditional",
                          "call", "add-dependency", "opt-barrier", "optimization-barrier",
-                         "domain"})
+                         "domain", "async-start", "async-update", "async-done",
+                         "all-reduce-done", "all-gather-done", "collective-permute-done",
+                         "copy-done", "send-done", "recv-done"})
+
+#: asynchronous starts whose result tuple carries their operands again beside the
+#: output (and u32/s32 scalar contexts): the operands are read once, not twice
+_START_WITH_OPERANDS = frozenset({"all-gather-start", "collective-permute-start",
+                                  "copy-start"})
 
 #: custom-call targets that mark layouts, shardings or placements: no work
 _FREE_TARGETS = frozenset({
@@ -377,6 +384,13 @@ class _Counter:
         if op == "dynamic-update-slice" and len(operands) > 1:
             return 2 * sum(s.bytes for s in operands[1]) + \
                 sum(s.bytes for shp in operands[2:] for s in shp)
+        if op in _START_WITH_OPERANDS:
+            result = list(result)
+            for shp in operands:
+                for s in shp:
+                    if s in result:
+                        result.remove(s)
+            result = [s for s in result if s.dims or s.dtype not in ("u32", "s32")]
         if op == "fusion":
             body = self._fused_body(ins)
             if body is not None:
