@@ -163,3 +163,29 @@ def test_jaxbench_on_cpu_with_a_lapack_call_uses_our_count(run, shell) -> None:
     assert roof["flops_per_s"] == pytest.approx(ours.flops / roof["seconds"])
     assert not _negative_numbers(rec)
     assert "figures from our count of the optimized HLO" in r.bundle["text/plain"]
+
+
+def test_schemas_refuse_a_negative_sentinel_as_a_figure() -> None:
+    """A record carrying XLA's -1 as a figure (an older writer, a hand-made payload) must
+    not validate: the extension would print it as a number."""
+    import jsonschema
+
+    import workbench
+    from workbench.engine.hlo.report import build_hlo_report
+    from workbench.views.hlo import hlo_record
+
+    rep = build_hlo_report(workbench.inspect(lambda a: a * 2, jnp.ones((4,))))
+    rec = hlo_record(rep)
+    schemas.validate(schemas.mime_type("hlo"), rec)
+    for key in ("flops", "transcendentals", "bytes_accessed", "optimal_seconds"):
+        bad = {**rec, "cost": {**rec["cost"], key: -1.0}}
+        with pytest.raises(jsonschema.ValidationError):
+            schemas.validate(schemas.mime_type("hlo"), bad)
+    module, xla, kind = _recorded("matmul8192_bf16")
+    roof = roofline(xla, H100_MATMUL_S, kind, "bfloat16",
+                    counts=program_cost(module, xla)).to_dict()
+    sub = json.loads((Path(schemas.__file__).parent / "bench.schema.json").read_text())
+    check = jsonschema.Draft202012Validator({**sub["$defs"]["roofline"], "$defs": sub["$defs"]})
+    assert not list(check.iter_errors(roof))
+    for key in ("flops", "bytes_accessed"):
+        assert list(check.iter_errors({**roof, key: -1.0})), key
