@@ -189,3 +189,29 @@ def test_schemas_refuse_a_negative_sentinel_as_a_figure() -> None:
     assert not list(check.iter_errors(roof))
     for key in ("flops", "bytes_accessed"):
         assert list(check.iter_errors({**roof, key: -1.0})), key
+
+
+def test_fp8_matmul_on_hopper_is_held_against_the_fp8_peak() -> None:
+    """An f8 cuBLAS matmul's FLOPs are f8 FLOPs: on an H100 their peak is twice bf16's,
+    so a realistic 1.5 PFLOP/s must not read as 150% of the (bf16) peak."""
+    n = 8192
+    cfg = ('{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],'
+           '"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],'
+           '"rhs_batch_dimensions":[]}}}')
+    text = (f"HloModule m\n\nENTRY %main (a: f8e4m3fn[{n},{n}], b: f8e4m3fn[{n},{n}]) -> "
+            f"bf16[{n},{n}] {{\n  %a = f8e4m3fn[{n},{n}]{{1,0}} parameter(0)\n"
+            f"  %b = f8e4m3fn[{n},{n}]{{1,0}} parameter(1)\n"
+            f"  %s = f32[] constant(1)\n"
+            f"  %g = (bf16[{n},{n}]{{1,0}}, s8[33554432]{{0}}) custom-call(%a, %b, %s, %s), "
+            f'custom_call_target="__cublas$lt$matmul$f8", backend_config={cfg}\n'
+            f"  ROOT %r = bf16[{n},{n}]{{1,0}} get-tuple-element(%g), index=0\n}}\n")
+    module = parse_hlo(text)
+    xla = normalize_cost(SENTINEL)
+    counts = program_cost(module, xla)
+    assert counts.flops == 2 * n ** 3 and counts.dtype == "float8_e4m3fn"
+    seconds = 2 * n ** 3 / 1.5e15
+    r = roofline(xla, seconds, "NVIDIA H100 80GB HBM3", "bfloat16", counts=counts)
+    peak = peak_for("NVIDIA H100 80GB HBM3")
+    assert peak is not None and r.peak_flops_per_s is not None
+    assert r.peak_flops_per_s > peak.flops["bfloat16"]
+    assert r.flops_fraction is not None and r.flops_fraction < 1
