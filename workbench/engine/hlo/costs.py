@@ -36,7 +36,13 @@ The rules follow XLA's ``HloCostAnalysis`` so the two agree where XLA counts
 
 Bytes are operand bytes + result bytes of each instruction as it runs (a
 fusion's parameters and outputs, not its internals; a cuBLAS/cuDNN call's
-scratch workspace excluded); a while loop's are its body's per trip.
+scratch workspace excluded); a while loop's are its body's per trip.  Where
+an instruction touches only part of a buffer we count the part, as XLA does:
+a slice, dynamic-slice or gather reads what it returns, an in-place
+dynamic-update-slice writes its update, a fusion parameter is read as its
+users inside read it.  Without this a ``lax.scan`` would be charged its whole
+stacked inputs and outputs on every trip.  Asynchronous pairs (``async-start``
+/ ``-done``, ``all-gather-start`` / ``-done``...) are counted once, at the start.
 
 The dtype that sets the FLOP peak is a dot's or convolution's operand dtype
 (bf16 × bf16 → f32 runs at the bf16 rate); for element-wise work, the result's.
