@@ -461,3 +461,17 @@ def test_asynchronous_collectives_count_their_traffic_once() -> None:
         ours = program_cost(parse_hlo(form), None)
         assert ours.counted_bytes == pytest.approx(xla.bytes_accessed, rel=REL)
         assert ours.counted_flops == pytest.approx(xla.flops, rel=REL)
+
+
+def test_custom_call_with_a_comparator_is_unknown_not_one_comparison() -> None:
+    """CPU's ``TopK`` custom call names its comparator in ``called_computations``: that
+    body runs once per comparison, as often as the library decides, so one run of it is
+    not the call's cost.  XLA says -1; ours must say unknown, not 7 FLOPs."""
+    x = _r(100, 300)
+    module, xla = _compiled(lambda x: lax.top_k(x, 5), x)
+    (call,) = _custom_calls(module)
+    assert call.called and xla.flops is None
+    cost = instruction_costs(module)[call.name]
+    assert cost.flops is None and cost.source == "unknown"
+    total = program_cost(module, xla)
+    assert total.flops is None and total.flops_source == "unknown" and call.name in total.uncounted
