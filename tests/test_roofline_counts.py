@@ -215,3 +215,26 @@ def test_fp8_matmul_on_hopper_is_held_against_the_fp8_peak() -> None:
     assert peak is not None and r.peak_flops_per_s is not None
     assert r.peak_flops_per_s > peak.flops["bfloat16"]
     assert r.flops_fraction is not None and r.flops_fraction < 1
+
+
+def test_jaxbench_with_only_bytes_counted_reads_plainly(run, shell) -> None:
+    """CPU's TopK custom call: XLA says -1 for everything, ours counts the bytes but not
+    the FLOPs.  The roofline says where the bytes came from without garbling it into
+    "figures from bytes from ...", and shows no FLOP figure."""
+    from jax import lax
+
+    f = jax.jit(lambda x: lax.top_k(x, 5))
+    x = jnp.ones((100, 300))
+    compiled = f.lower(x).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    ours = program_cost(parse_hlo(compiled.as_text()), xla)
+    assert xla.flops is None and ours.flops is None and ours.bytes_source == "counted"
+    shell.user_ns.update(f=f, x=x)
+    r = run("%jaxbench --budget 0.2 f(x)")
+    assert r.error is None, r.stdout
+    roof = r.bundle[BENCH_MIME]["measurements"][0]["roofline"]
+    assert (roof["flops"], roof["flops_source"]) == (None, "unknown")
+    assert roof["bytes_accessed"] == ours.bytes and roof["bytes_source"] == "counted"
+    for shown in (r.bundle["text/plain"], r.bundle["text/html"]):
+        assert "bytes from our count of the optimized HLO" in shown
+        assert "figures from bytes" not in shown and "figures from FLOPs" not in shown
