@@ -322,3 +322,38 @@ def test_every_cdn_url_maps_to_a_file_the_server_serves_under_its_base_url(
         expected = (panel_dist / name.removeprefix("extensions/panel/")
                     if name.startswith("extensions/panel/") else bokeh_dir / name.removeprefix("js/"))
         assert body == expected.read_bytes(), (url, local)
+
+
+# -- the standalone app ------------------------------------------------------------------------
+
+def test_standalone_explorer_needs_no_other_host(tmp_path, browser):
+    """``jax-workbench mesh-explorer``: Panel's own server serves its files (nothing changed)."""
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server
+    env = {k: v for k, v in kernel_env().items() if k != "XLA_FLAGS"}  # --fake-devices sets it
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh-explorer",
+                             "--port", str(port), "--fake-devices", "8"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    offline = Offline(browser)
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                urllib.request.urlopen(base + "/", timeout=5).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail(f"mesh explorer did not start: {log_path.read_text()[-3000:]}")
+                time.sleep(0.3)
+        page, watch = offline.page(base)
+        page.goto(base + "/")
+        page.wait_for_selector('[data-jwb="layout-svg"]', state="visible", timeout=60_000)
+        page.locator("select").nth(1).select_option("matmul")
+        page.wait_for_selector('[data-jwb="collectives"]', timeout=60_000)
+        assert offline.blocked == [] and watch.external == [], offline.blocked
+        assert offline.failed == [] and watch.errors == [], (offline.failed, watch.errors)
+    finally:
+        offline.context.close()
+        stop_server(proc, log)

@@ -1,7 +1,7 @@
 """Panel in a notebook without the internet: BokehJS and Panel's files from the Jupyter server.
 
 ``pn.extension()`` in a notebook has two modes, and neither suits a workbench notebook:
-``inline=True`` pastes BokehJS and Panel into the output (about 12 MB saved with the
+``inline=True`` pastes BokehJS and Panel into the output (megabytes saved with the
 notebook), and the default points ``<script>`` and stylesheet URLs at cdn.bokeh.org and
 cdn.holoviz.org, so the explorer cell stays blank without internet access.  Yet the Jupyter
 server already serves the same files: Panel's server extension
@@ -13,17 +13,23 @@ very Panel and Bokeh the kernel imports when kernel and server share an environm
 
 The kernel does not know the server's ``base_url`` (``/``, ``/user/<name>/`` on a hub or
 Binder, ...) but the page does: JupyterLab 4 and Notebook 7 both carry it in the
-``jupyter-config-data`` script element.  So the outputs keep Panel's CDN URLs, each wrapped
-in a call to a small function (:data:`LOCAL_URL_JS`, defined at the top of every script we
-touch) that maps a CDN URL to the same file under the page's own ``base_url`` at render
-time, and leaves it alone where there is no Jupyter page (VS Code, nbviewer: the CDN, as
-before).  Everything else in the output is Panel's own; the notebook grows by a few hundred
-bytes per script, not megabytes.
+``jupyter-config-data`` script element.  So the URLs are mapped in the page, by a small
+helper (:data:`LOCAL_URL_JS`, about 2 KB at the top of Panel's loader script):
 
-What is rewritten: the JavaScript ``pn.extension()`` publishes (the BokehJS/Panel loader,
-through an ipykernel display-publisher hook held only for that call) and the HTML of an
-object displayed through :func:`localise_bundle` (the explorer's own ``_repr_mimebundle_``).
-Other Panel objects a user displays keep Panel's defaults.
+* the loader's ``<script>`` URLs (BokehJS, Panel) are rewritten here, in the kernel, into
+  calls of that helper (an ipykernel display-publisher hook held only while
+  ``pn.extension()`` publishes);
+* the stylesheets Panel's models name by CDN URL, in the documents it renders and in the
+  updates it sends later over the comm, are mapped by wrapping BokehJS's
+  ``ImportedStyleSheet`` models in the page, before any document is embedded.
+
+Where there is no Jupyter page (VS Code, Colab, nbviewer) the helper keeps the CDN URLs:
+the same behaviour as before.  The saved notebook carries Panel's usual outputs plus the
+helper, about 95 KB for the explorer against some 6 MB with ``inline=True``.
+
+Requires Panel's server extension in the *server's* environment (``jax-workbench doctor``
+checks the Jupyter config), with the same Panel and Bokeh versions as the kernel: the usual
+case of one environment for both.  In Pyodide (JupyterLite) Panel's own choice stands.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+#: Panel's Jupyter server extension: serves ``{base_url}panel-preview/static/...``.
+PANEL_SERVER_EXTENSION = "panel.io.jupyter_server_extension"
 
 #: Panel's MIME type for its loader script (pyviz_comms.LOAD_MIME), also sent as JavaScript.
 LOAD_MIME = "application/vnd.holoviews_load.v0+json"
@@ -179,19 +188,43 @@ def _in_pyodide() -> bool:
     return sys.platform == "emscripten"
 
 
-def load_panel_extension(*args: Any, **kwargs: Any) -> None:
+def panel_server_extension_enabled() -> bool | None:
+    """Whether a Jupyter server started from this environment loads Panel's server extension.
+
+    Read from the Jupyter config path (``jupyter_server_config.d`` included), as
+    ``jupyter server extension list`` does; Panel's wheel enables it, a user may have
+    disabled it.  None when jupyter_server is not installed here (or its config is unreadable).
+    """
+    try:
+        from jupyter_core.paths import jupyter_config_path
+        from jupyter_server.extension.config import ExtensionConfigManager
+    except ImportError:
+        return None
+    try:
+        manager = ExtensionConfigManager(read_config_path=jupyter_config_path())
+        return bool(manager.enabled(PANEL_SERVER_EXTENSION))
+    except Exception:  # a broken config file: say unknown, never break the cell
+        return None
+
+
+def load_panel_extension(*args: Any, **kwargs: Any) -> bool:
     """``pn.extension(*args, **kwargs)`` whose loader fetches BokehJS and Panel locally.
 
-    In Pyodide (JupyterLite: no Jupyter server to serve the files) Panel's own choice stands.
+    Returns whether the loader was localised.  Panel's own choice (the CDNs) stands in
+    Pyodide (JupyterLite: no Jupyter server to serve the files) and where this environment's
+    Jupyter config does not enable Panel's server extension: the files would be missing
+    there, while the CDNs at least work online.
     """
     import panel as pn
 
-    if _in_pyodide():
+    if _in_pyodide() or not panel_server_extension_enabled():
         pn.extension(*args, **kwargs)
-        return
-    with localised_display():
+        return False
+    with localised_display() as hooked:
         pn.extension(*args, **kwargs)
+    return hooked
 
 
-__all__ = ["LOAD_MIME", "LOCAL_URL_FUNCTION", "LOCAL_URL_JS", "load_panel_extension",
-           "localise_bundle", "localise_js", "localised_display"]
+__all__ = ["LOAD_MIME", "LOCAL_URL_FUNCTION", "LOCAL_URL_JS", "PANEL_SERVER_EXTENSION",
+           "load_panel_extension", "localise_bundle", "localise_js", "localised_display",
+           "panel_server_extension_enabled"]
