@@ -125,13 +125,56 @@ class Offline:
         return page, watch
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory, saved):
-    server = JupyterServer(tmp_path_factory.mktemp("lab-offline"))
+BASE_URL = "/hub/user/ada/"  # what JupyterHub and Binder give a single-user server
+
+
+class BaseUrlServer(JupyterServer):
+    """``tests.browser.JupyterServer`` (same isolated root, token, config and extension build)
+    serving under ``--ServerApp.base_url``: ``base`` then ends with it, so its page URLs do."""
+
+    def _start_once(self, timeout: float) -> JupyterServer:
+        port = free_port()
+        self.log_path = self.workdir / "server.log"
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
+        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+               f"--port={port}", "--ServerApp.port_retries=0",
+               f"--ServerApp.base_url={BASE_URL}", f"--IdentityProvider.token={TOKEN}",
+               f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=self.env, cwd=self.workdir)
+        self.origin = f"http://127.0.0.1:{port}"
+        self.base = self.origin + BASE_URL.rstrip("/")
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.base}/api/status?token={TOKEN}", timeout=5):
+                    return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError("jupyter lab did not start:\n" + self.log_path.read_text()[-3000:])
+
+
+def _serve(server: JupyterServer, saved: dict) -> JupyterServer:
     nb = nbformat.read(saved["dir"] / "explorer.ipynb", as_version=4)
     nbformat.write(nb, server.root / "explorer.ipynb")
     server.trust(server.root / "explorer.ipynb")  # Panel's output is JavaScript: trusted only
-    server.start()
+    return server.start()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, saved):
+    server = _serve(JupyterServer(tmp_path_factory.mktemp("lab-offline")), saved)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab_under_base_url(tmp_path_factory, saved):
+    server = _serve(BaseUrlServer(tmp_path_factory.mktemp("lab-base-url")), saved)
     yield server
     server.stop()
 
@@ -171,7 +214,7 @@ def _rerun_and_interact(page: Any, name: str) -> None:
     page.locator(PICTURE).first.evaluate("el => el.setAttribute('data-old', '1')")
     _kernel_idle(page)
     page.locator(".jp-Notebook .jp-Cell .jp-InputArea-editor").first.click()
-    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Control+Enter")  # run in place: no new cell
     page.wait_for_selector(f'{OUT} [data-jwb="layout-svg"]:not([data-old])', timeout=90_000)
     assert page.locator(f"{PICTURE}[data-old]").count() == 0
     operation = page.locator(f"{OUT} select").nth(1)  # dtype, operation, reduction, function
@@ -234,18 +277,19 @@ def _page_own_errors(browser: Any, server: JupyterServer, url: str) -> set[str]:
         offline.context.close()
 
 
-@pytest.mark.parametrize("front_end", ["lab", "notebook7"])
-def test_explorer_renders_offline(lab, browser, front_end):
-    url = lab.lab_url if front_end == "lab" else lab.notebook7_url
-    own_errors = _page_own_errors(browser, lab, url("empty.ipynb"))
+@pytest.mark.parametrize("front_end", ["lab", "notebook7", "lab-under-base-url"])
+def test_explorer_renders_offline(request, browser, front_end):
+    server = request.getfixturevalue("lab_under_base_url" if "base-url" in front_end else "lab")
+    url = server.notebook7_url if front_end == "notebook7" else server.lab_url
+    own_errors = _page_own_errors(browser, server, url("empty.ipynb"))
     offline = Offline(browser)
     try:
-        page, watch = offline.page(lab.base)
+        page, watch = offline.page(server.base)
         page.goto(url("explorer.ipynb"))
         wait_for_notebook(page)
         _assert_explorer_drawn(page, offline, front_end)
         _rerun_and_interact(page, front_end)
-        _assert_offline_and_clean(offline, watch, lab.base, own_errors)
+        _assert_offline_and_clean(offline, watch, server.base, own_errors)
         print(f"\n{front_end}: {len(offline.local)} requests to 127.0.0.1 "
               f"({sum('/panel-preview/static/' in u for u in offline.local)} Panel/Bokeh files),"
               f" {len(offline.blocked)} to other hosts; page's own console errors ignored: "
@@ -256,39 +300,9 @@ def test_explorer_renders_offline(lab, browser, front_end):
 
 # -- behind a base_url (JupyterHub, Binder) ---------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server_with_base_url(tmp_path_factory):
-    """A bare ``jupyter server`` under /hub/user/ada/ (Panel's extension from its own config)."""
-    d = tmp_path_factory.mktemp("base-url")
-    port = free_port()
-    env = {k: v for k, v in kernel_env().items() if not k.startswith("JUPYTER")}
-    env.update(JUPYTER_CONFIG_DIR=str(d / "config"), JUPYTER_DATA_DIR=str(d / "data"),
-               JUPYTER_RUNTIME_DIR=str(d / "runtime"))
-    log_path = d / "server.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server
-    base_url = "/hub/user/ada/"
-    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.base_url={base_url}",
-           f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={d}", "--allow-root"]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=d)
-    origin = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"{origin}{base_url}api/status?token={TOKEN}", timeout=5):
-                break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                stop_server(proc, log)
-                pytest.fail(f"jupyter server did not start: {log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
-    yield origin, base_url
-    stop_server(proc, log)
-
-
 def test_every_cdn_url_maps_to_a_file_the_server_serves_under_its_base_url(
-        saved, server_with_base_url, browser):
-    origin, base_url = server_with_base_url
+        saved, lab_under_base_url, browser):
+    origin, base_url = lab_under_base_url.origin, BASE_URL
     urls = sorted({u for _, u in _cdn_literals(saved["nb"])})
     assert any("bokeh.org" in u for u in urls) and any("holoviz.org" in u for u in urls)
     page = browser.new_page()
