@@ -222,8 +222,35 @@ def _rerun_and_interact(page: Any, name: str) -> None:
     operation.select_option("matmul")  # travels to the kernel over Panel's comm
     page.wait_for_selector(f'{OUT} [data-jwb="collectives"]', timeout=90_000)
     assert _rows(page) == _expected_matmul_rows()
+    _assert_columns_contain_their_content(page)
     page.locator(PICTURE).first.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir() / f"mesh-offline-{name}-live.png"))
+
+
+#: For each table and picture in one of the explorer's columns: how far it paints past its
+#: column's right edge (0 when it fits or scrolls inside a box of its own), seen through
+#: every clipping box between it and the column.
+_PAST_COLUMN_JS = """els => els.map(el => {
+  const col = el.closest('.jwb-col');
+  let right = el.getBoundingClientRect().right;
+  for (let n = el.parentElement; n && n !== col.parentElement; n = n.parentElement) {
+    if (getComputedStyle(n).overflowX !== 'visible') {
+      right = Math.min(right, n.getBoundingClientRect().right);
+    }
+  }
+  return [el.tagName + (el.closest('details') ? ' per device' : ''),
+          Math.max(0, Math.round(right - col.getBoundingClientRect().right))];
+})"""
+
+
+def _assert_columns_contain_their_content(page: Any) -> None:
+    """In matmul mode the inputs' "per device" table is wider than its column: it must
+    scroll inside the column, not paint under the output-sharding picture beside it."""
+    found = page.locator(f"{OUT} .jwb-col table, {OUT} .jwb-col svg").evaluate_all(
+        _PAST_COLUMN_JS)
+    assert any(name == "TABLE per device" for name, _ in found), found
+    past = [(name, px) for name, px in found if px > 1]
+    assert past == [], past
 
 
 def _assert_explorer_drawn(page: Any, offline: Offline, name: str) -> None:
