@@ -30,6 +30,13 @@ helper, about 95 KB for the explorer against some 6 MB with ``inline=True``.
 Requires Panel's server extension in the *server's* environment (``jax-workbench doctor``
 checks the Jupyter config), with the same Panel and Bokeh versions as the kernel: the usual
 case of one environment for both.  In Pyodide (JupyterLite) Panel's own choice stands.
+
+Known limit: only the explorer's own ``pn.extension()`` is localised.  A user's own
+``pn.extension()`` in the same notebook still names the CDNs; offline its loader's requests
+fail and leave Panel's page-wide loader state waiting (its loaders capture ``window.Bokeh``
+when they start), so after a reload of such a notebook the explorer's saved render shows
+but a re-run of its cell does not draw, and a user's cell *before* the explorer leaves the
+explorer blank.  Seen in a browser with outside requests blocked; not yet handled here.
 """
 
 from __future__ import annotations
