@@ -139,13 +139,32 @@ def format_doctor(rep: DoctorReport) -> str:
     return "\n".join(lines)
 
 
+def panel_server_line(enabled: bool | None) -> str:
+    """What ``doctor`` says about Panel's server extension (the explorer's files offline)."""
+    from workbench.apps.notebook_resources import PANEL_SERVER_EXTENSION
+
+    what = f"Panel server extension {PANEL_SERVER_EXTENSION}"
+    if enabled:
+        return f"{what}: enabled (the mesh explorer in a notebook loads Panel from the server)"
+    if enabled is None:
+        return (f"{what}: unknown (jupyter_server not installed here): the mesh explorer in a "
+                "notebook loads Panel from its CDN")
+    return (f"{what}: disabled: the mesh explorer in a notebook loads Panel from its CDN "
+            f"(blank offline); `jupyter server extension enable {PANEL_SERVER_EXTENSION}`")
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from workbench import __version__
+    from workbench.apps.notebook_resources import panel_server_extension_enabled
 
     if args.fake_devices is not None:
         fake_devices(args.fake_devices)
     rep = doctor_report(__version__, extension_status())
-    print(json.dumps(rep.to_dict(), indent=2) if args.json else format_doctor(rep))
+    panel_server = panel_server_extension_enabled()
+    if args.json:
+        print(json.dumps({**rep.to_dict(), "panel_server_extension": panel_server}, indent=2))
+    else:
+        print(format_doctor(rep) + "\n" + panel_server_line(panel_server))
     return 0
 
 

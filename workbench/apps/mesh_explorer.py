@@ -16,6 +16,7 @@ from typing import Any
 
 import panel as pn
 
+from workbench.apps.notebook_resources import load_panel_extension
 from workbench.engine.common import devices as device_setup
 from workbench.engine.sharding.layout import ShardingInputError
 from workbench.engine.sharding.mesh_explorer import (
@@ -155,7 +156,12 @@ def _in_notebook() -> bool:
 
 
 def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any:
-    """The explorer for a notebook: the user namespace's functions can be compiled."""
+    """The explorer for a notebook: the user namespace's functions can be compiled.
+
+    In a kernel, Panel's loader and the app's stylesheets are fetched from the Jupyter server
+    (Panel's server extension), not from Panel's and Bokeh's CDNs: the cell works offline
+    and the saved notebook stays small (:mod:`workbench.apps.notebook_resources`).
+    """
     if namespace is None:
         try:
             from IPython import get_ipython
@@ -165,7 +171,7 @@ def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any
         except ImportError:
             namespace = {}
     if _in_notebook():
-        pn.extension()
+        load_panel_extension()
     return MeshExplorer(namespace=namespace, **config).panel()
 
 

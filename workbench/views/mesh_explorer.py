@@ -18,7 +18,7 @@ from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.views._format import fmt_bytes, fmt_seconds
 from workbench.views._html import esc, style_block
 from workbench.views.display import Display, View
-from workbench.views.sharding import CSS, layout_html_body, layout_text
+from workbench.views.sharding import CSS, SCROLL, layout_html_body, layout_text
 
 
 def collectives_html(res: ExplorerResult) -> str:
@@ -35,8 +35,9 @@ def collectives_html(res: ExplorerResult) -> str:
                     f'data-axes="{esc(",".join(c.axes or []))}"><td>{esc(c.description)}</td>'
                     f"<td>{esc(c.shape)}</td><td>{fmt_bytes(c.bytes)}</td>"
                     f"<td>{esc(groups)}</td></tr>")
-    return ('<table data-jwb="collectives"><tr><th>collective</th><th>shape (per device)</th>'
-            '<th>bytes per device</th><th>device groups</th></tr>' + "".join(rows) + "</table>")
+    return (f'{SCROLL}<table data-jwb="collectives"><tr><th>collective</th>'
+            '<th>shape (per device)</th><th>bytes per device</th><th>device groups</th></tr>'
+            + "".join(rows) + "</table></div>")
 
 
 def _memory_cells(m: Any) -> list[tuple[str, int]]:
@@ -54,9 +55,10 @@ def memory_html(res: ExplorerResult) -> str:
     if not m.reported:
         return '<div class="jwb-meta">memory_analysis: not reported by this backend</div>'
     cells = _memory_cells(m)
-    return ('<table data-jwb="memory"><tr><th colspan="2">memory per device '
+    return (f'{SCROLL}<table data-jwb="memory"><tr><th colspan="2">memory per device '
             '(memory_analysis)</th></tr>' + "".join(
-                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells) + "</table>")
+                f"<tr><td>{k}</td><td>{fmt_bytes(v)}</td></tr>" for k, v in cells)
+            + "</table></div>")
 
 
 def diff_html(res: ExplorerResult) -> str:

@@ -48,7 +48,13 @@ CSS = """
 .jwb-sh .jwb-sh-add{color:var(--jp-success-color0,#1a7f37)}.jwb-sh .jwb-sh-del{color:var(--jp-content-font-color1,#1f2328);border-left:3px solid var(--jp-error-color1,#cf222e);padding-left:4px}
 .jwb-sh svg text{font-family:var(--jp-code-font-family,monospace);pointer-events:none}
 .jwb-sh h4{margin:8px 0 2px 0;font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
+.jwb-sh .jwb-sh-scroll{overflow-x:auto;max-width:100%}
+.jwb-sh .jwb-col{overflow-x:auto}
 """
+#: Wraps a table that may be wider than its column (the explorer's columns share the cell's
+#: width): it scrolls in place instead of painting over the column beside it.
+SCROLL = '<div class="jwb-sh-scroll">'
+
 
 
 # -- colours and words ----------------------------------------------------------------------
@@ -254,7 +260,7 @@ def device_table(lay: Layout, open_limit: int = 16) -> str:
              + "".join(rows) + "</table>")
     is_open = " open" if len(lay.devices) <= open_limit else ""
     return (f"<details{is_open}><summary>per device ({len(lay.devices)})</summary>"
-            f"{table}</details>")
+            f"{SCROLL}{table}</div></details>")
 
 
 def layout_html_body(lay: Layout, width: int = 360) -> str:
