@@ -1,0 +1,248 @@
+"""Run a compiled call under the profiler and attribute what the device did.
+
+Order of work: trace, lower and compile the call (errors name the user's line), one
+warm-up call (compilation caches, allocator, thread pools; not profiled), then ``calls``
+calls under ``jax.profiler.trace`` into a fresh temporary directory, each followed by
+``block_until_ready`` on every output, so a call's device work ends inside its own step.
+The trace is read back with ``jax.profiler.ProfileData`` and the directory removed, the
+profiler stopped in every case (an error in a call, an interrupt).  A profiler that is
+already running (the user's own ``jax.profiler.trace``) is left alone and reported.
+Outputs are dropped after each call: nothing here keeps the user's arrays alive.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from workbench.engine import _jax_compat as compat
+from workbench.engine.bench.peaks import peak_for
+from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.hlo.model import HloModule
+from workbench.engine.hlo.parser import parse_hlo
+from workbench.engine.jaxpr.inspection import function_name
+from workbench.engine.profile.attribute import attribute
+from workbench.engine.profile.events import (
+    NoDeviceEvents,
+    ProfileEvents,
+    cpu_events,
+    gpu_events,
+    launch_schedule,
+)
+from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.store import module_key, remember
+
+DEFAULT_CALLS = 10
+MAX_CALLS = 1000
+
+
+class ProfileError(Exception):
+    """A profile that could not be taken; ``.report`` says why and where (front doors show it)."""
+
+    def __init__(self, rep: ErrorReport) -> None:
+        super().__init__(rep.summary)
+        self.report = rep
+
+
+def _fail(summary: str, kind: str = "ProfileError", phase: str = "profiling") -> ProfileError:
+    return ProfileError(ErrorReport(phase=phase, kind=kind, summary=summary))
+
+
+def check_calls(calls: object) -> int:
+    if isinstance(calls, bool) or not isinstance(calls, int) or not 1 <= calls <= MAX_CALLS:
+        raise ValueError(f"n (the number of profiled calls) must be an integer from 1 to "
+                         f"{MAX_CALLS}, got {calls!r}")
+    return calls
+
+
+@dataclass
+class PreparedCall:
+    """The compiled executable and the arguments it takes (static ones removed)."""
+
+    label: str
+    compiled: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    donated: tuple[int, ...]
+    compile_s: float
+    note: str = ""
+
+
+def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+            command_buffers: bool = True) -> PreparedCall:
+    """Trace, lower and compile ``fn(*args, **kwargs)`` as ``jax.jit`` would run it.
+
+    A ``jax.jit`` function keeps its own settings (static arguments, donation); anything
+    else is wrapped in ``jax.jit``.  ``command_buffers=False`` compiles for a GPU without
+    XLA's command buffers, so each kernel's event names its instruction.
+    """
+    if not callable(fn):
+        raise _fail(f"%jaxprof needs a call of a function, got a {type(fn).__name__}",
+                    "TypeError", "arguments")
+    label = compat.transform_label(fn, function_name(fn))
+    bound = compat.bound_jitted(fn)
+    if bound is not None:
+        fn, args = bound[0], (bound[1], *args)
+    jitted = fn if compat.is_jitted(fn) else jax.jit(fn)
+    settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
+    t0 = time.perf_counter()
+    try:
+        lowered = jitted.trace(*args, **kwargs).lower()
+    except Exception as exc:
+        raise ProfileError(report(exc, "trace")) from None
+    note = ""
+    try:
+        if command_buffers or jax.default_backend() != "gpu":
+            compiled = lowered.compile()
+        else:
+            compiled = lowered.compile({"xla_gpu_enable_command_buffer": ""})
+            note = ("profiled a copy compiled with XLA's command buffers off "
+                    "(--xla_gpu_enable_command_buffer=): kernel events name their instruction")
+    except Exception as exc:
+        raise ProfileError(report(exc, "compile")) from None
+    compile_s = time.perf_counter() - t0
+    n = len(args)
+    static = set()
+    names: set[str] = set()
+    if settings is not None:
+        static = {i + n if i < 0 else i for i in settings.static_argnums}
+        names = set(settings.static_argnames)
+    dyn = tuple(a for i, a in enumerate(args) if i not in static)
+    dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+    donated = tuple(getattr(compiled, "donate_argnums", ()) or ())
+    return PreparedCall(label, compiled, dyn, dyn_kw, donated, compile_s, note)
+
+
+def _fresh(call: PreparedCall) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Arguments for one call: donated ones copied, so the user's arrays are never consumed."""
+    if not call.donated:
+        return call.args, call.kwargs
+    args = list(call.args)
+    for i in call.donated:
+        if i < len(args):
+            args[i] = jax.tree.map(lambda x: x.copy() if isinstance(x, jax.Array) else x, args[i])
+    return tuple(args), call.kwargs
+
+
+def _run_once(call: PreparedCall, where: str) -> None:
+    args, kwargs = _fresh(call)
+    try:
+        out = call.compiled(*args, **kwargs)
+        leaves = jax.tree.leaves(out)
+        for leaf in leaves:
+            if not isinstance(leaf, jax.Array):
+                raise TypeError(f"the call returned a {type(leaf).__name__}, not an array")
+        jax.block_until_ready(leaves)
+    except Exception as exc:
+        rep = report(exc, "running the call")
+        rep.summary = f"{rep.summary} ({where})"
+        raise ProfileError(rep) from None
+    finally:
+        out = leaves = None  # noqa: F841 - drop the outputs now
+
+
+@contextmanager
+def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
+    """A running ``jax.profiler`` writing into a fresh directory, stopped and removed after.
+
+    Yields the directory; the caller reads the trace inside the ``with``.
+    """
+    try:
+        where = tempfile.mkdtemp(prefix="jaxprof-", dir=tmp_root)
+    except OSError as exc:
+        place = tmp_root or tempfile.gettempdir()
+        raise _fail(f"cannot create a temporary directory for the profile in {place} "
+                    f"({exc.strerror or exc}); set TMPDIR to a writable directory",
+                    type(exc).__name__) from None
+    try:
+        try:
+            jax.profiler.start_trace(where)
+        except RuntimeError as exc:
+            if "already" in str(exc).lower():
+                raise _fail("a profiler is already running (a jax.profiler.trace or "
+                            "start_trace of your own?); stop it first: only one profile may "
+                            "run at a time", "ProfilerBusy") from None
+            raise _fail(f"the profiler could not start: {exc}", type(exc).__name__) from None
+        try:
+            yield where
+        finally:
+            try:
+                jax.profiler.stop_trace()
+            except RuntimeError:  # stopped already (an error while stopping, below)
+                pass
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def read_trace(where: str) -> Any:
+    """The ``ProfileData`` of the trace written under ``where``."""
+    found = sorted(glob.glob(os.path.join(where, "**", "*.xplane.pb"), recursive=True))
+    if not found:
+        raise _fail(f"the profiler wrote no trace under {where} (disk full or not writable?)")
+    return jax.profiler.ProfileData.from_file(found[-1])
+
+
+def device_events(profile: Any, platform: str, module: HloModule, calls: int,
+                  device_id: int = 0) -> ProfileEvents:
+    """The steps of ``module`` in ``profile``, read the way ``platform`` records them."""
+    if platform == "cpu":
+        return cpu_events(profile, module.name, (i.name for i in module.instructions()))
+    if platform in ("gpu", "cuda", "rocm"):
+        schedule = launch_schedule((i.name, i.opcode) for i in module.entry.instructions)
+        return gpu_events(profile, module.name, schedule, calls, device_id)
+    raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
+
+
+def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                 calls: int = DEFAULT_CALLS, tmp_root: str | None = None,
+                 command_buffers: bool = True, label: str | None = None,
+                 costs: Callable[[HloModule], Any] | None = None) -> ProfileReport:
+    """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
+
+    ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns.
+    Raises :class:`ProfileError` with a short report for anything that goes wrong.
+    """
+    check_calls(calls)
+    call = prepare(fn, args, kwargs, command_buffers)
+    text = call.compiled.as_text()
+    module = parse_hlo(text)
+    _run_once(call, "the warm-up call")
+    t0 = time.perf_counter()
+    with profiler_session(tmp_root) as where:
+        for i in range(calls):
+            _run_once(call, f"profiled call {i + 1} of {calls}")
+        jax.profiler.stop_trace()
+        profile = read_trace(where)
+    devices = call.compiled.runtime_executable().local_devices() \
+        if hasattr(call.compiled.runtime_executable(), "local_devices") else jax.devices()
+    device = devices[0]
+    platform = device.platform
+    try:
+        events = device_events(profile, platform, module, calls, getattr(device, "id", 0))
+    except NoDeviceEvents as exc:
+        raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
+    finally:
+        del profile
+    rep = attribute(events, module, label=label or call.label, backend=platform,
+                    device_kind=device.device_kind, module_key=module_key(module.name, text),
+                    costs=costs(module) if costs is not None else None,
+                    peak=peak_for(device.device_kind))
+    rep.profile_s = time.perf_counter() - t0
+    rep.compile_s = call.compile_s
+    if call.note:
+        rep.notes.insert(0, call.note)
+    remember(rep)
+    return rep
+
+
+__all__ = ["DEFAULT_CALLS", "ProfileError", "check_calls", "prepare", "profile_call",
+           "profiler_session", "read_trace"]
