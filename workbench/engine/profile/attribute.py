@@ -26,6 +26,7 @@ from workbench.engine.profile.events import ProfileEvents, Step
 from workbench.engine.profile.record import (
     InstructionTime,
     LineTime,
+    Listing,
     PeakInfo,
     PrimitiveTime,
     ProfileReport,
@@ -38,6 +39,9 @@ from workbench.engine.profile.record import (
 RESOLUTION_S = 2e-6
 #: calls whose times differ by more than this fraction of the median are "noisy"
 NOISY_SPREAD = 0.5
+#: a listing shows the whole range of a file's attributed lines when it is at most this
+#: long, else the attributed lines alone
+LISTING_SPAN = 80
 #: the timeline keeps at most this many events of the median call
 TIMELINE_EVENTS = 4000
 
@@ -268,11 +272,35 @@ def attribute(
         attributed_s=attributed, coverage=coverage,
         busy_s=busy, step_source=events.step_source, attribution=events.attribution,
         instructions=rows, lines=lines, primitives=prims_out, notes=list(events.notes))
+    report.listings = listings(lines)
     _timeline(report, steps, step_times, step_s)
     report.peak = (PeakInfo(peak.name, dict(peak.flops), peak.bytes_per_s) if peak is not None
                    else PeakInfo(None))
     _notes(report, events)
     return report
+
+
+def listings(lines: list[LineTime]) -> list[Listing]:
+    """Per file (cells first, then the heaviest files), its lines with their device time."""
+    by_file: dict[str, list[LineTime]] = {}
+    for ln in lines:
+        if ln.file:
+            by_file.setdefault(ln.file, []).append(ln)
+    out = []
+    for file, rows in by_file.items():
+        timed = {r.line: r for r in rows}
+        lo, hi = min(timed), max(timed)
+        shown = range(lo, hi + 1) if hi - lo < LISTING_SPAN else sorted(timed)
+        listing = Listing(file, rows[0].cell, rows[0].in_cell)
+        for n in shown:
+            r = timed.get(n)
+            text = r.text if r is not None else _line_text(file, n)
+            listing.rows.append([n, text if text is not None else "",
+                                 r.seconds if r else None, r.share if r else None])
+        out.append(listing)
+    weight = {ls.file: sum(r[2] or 0.0 for r in ls.rows) for ls in out}
+    out.sort(key=lambda ls: (not ls.in_cell, -weight[ls.file]))
+    return out
 
 
 def _label(module: HloModule, ins: HloInstruction | None) -> str:

@@ -10,8 +10,10 @@ reading real traces:
   ``dot``, ``wrapped_reduce-window``) with stats ``hlo_op`` (the same name),
   ``hlo_module`` (``jit_loss``), ``program_id`` and ``run_id`` (one per call).  The same
   line has a ``ThunkExecutor::Execute`` event spanning the whole step (it carries no
-  ``run_id``; a zero-length ``ThunkExecutor::Execute (wait for completion)`` with the
-  ``run_id`` closes it), zero-length ``end: <name>`` markers and thread-pool bookkeeping
+  ``run_id``, and only programs run by the concurrent executor have it; a zero-length
+  ``ThunkExecutor::Execute (wait for completion)`` with the ``run_id`` closes every
+  step), the calling (``python``) thread has ``CommonPjRtLoadedExecutable::
+  ExecuteHelperOnSingleDevice`` where the call was dispatched, zero-length ``end: <name>`` markers and thread-pool bookkeeping
   (``ThreadpoolListener::*``, ``SlinkyThreadPool::Await``) that are not device work.
 - **GPU** (JAX 0.11.2, H100): plane ``/device:GPU:0``, lines ``Stream #N(Compute)`` (also
   ``(Compute,Memset)``): one event per kernel, named after the fusion with ``.`` turned
@@ -114,12 +116,16 @@ def _self_times(events: list[DeviceEvent]) -> None:
 def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> ProfileEvents:
     """The steps of ``module_name`` in a host trace: one per ``run_id``.
 
-    A step's time is its ``ThunkExecutor::Execute`` event (the executor running the whole
-    program) when one encloses the step's thunks, else the span of the thunks.
+    A step runs from the call's dispatch (``CommonPjRtLoadedExecutable::Execute...`` on
+    the calling thread, the latest one before the step's first thunk) to its completion
+    (``ThunkExecutor::Execute (wait for completion)``, else its last thunk's end): the
+    time the program took once called, so hand-off to the executor's threads and the gaps
+    between thunks count as overhead, not as attributed time.
     """
     known = set(instructions)
     by_run: dict[Any, list[DeviceEvent]] = {}
-    executes: list[tuple[float, float]] = []
+    dispatches: list[float] = []
+    done: dict[Any, float] = {}
     for plane in profile.planes:
         if not plane.name.startswith("/host:"):
             continue
@@ -127,10 +133,13 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> P
             line_events: list[DeviceEvent] = []
             for e in line.events:
                 name = e.name
-                if name == "ThunkExecutor::Execute":
-                    executes.append((e.start_ns, e.start_ns + e.duration_ns))
+                if name.startswith("CommonPjRtLoadedExecutable::Execute") and "Prepare" not in name:
+                    dispatches.append(e.start_ns)
                     continue
                 st = _stats(e)
+                if name.startswith("ThunkExecutor::Execute (wait"):
+                    done[st.get("run_id")] = e.start_ns + e.duration_ns
+                    continue
                 if st.get("hlo_module") != module_name or "hlo_op" not in st:
                     continue
                 op = str(st["hlo_op"])
@@ -141,20 +150,21 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> P
             _self_times(line_events)
     if not by_run:
         raise NoDeviceEvents(f"the trace has no events of {module_name} on the host plane")
+    dispatches.sort()
     steps = []
-    from_executor = 0
-    for evs in by_run.values():
+    dispatched = 0
+    for run, evs in by_run.items():
         evs.sort(key=lambda e: e.start_ns)
         lo, hi = evs[0].start_ns, max(e.end_ns for e in evs)
-        for s, t in executes:
-            if s <= lo and hi <= t:
-                lo, hi = s, t
-                from_executor += 1
-                break
+        before = [d for d in dispatches if d <= lo]
+        if before:
+            lo = before[-1]
+            dispatched += 1
+        hi = max(hi, done.get(run, hi))
         steps.append(Step(lo, hi, evs))
     steps.sort(key=lambda s: s.start_ns)
-    source = ("ThunkExecutor::Execute (the executor running the program)"
-              if from_executor == len(steps) else "first thunk start to last thunk end")
+    source = ("dispatch of the call to its completion on the host" if dispatched == len(steps)
+              else "first thunk start to completion")
     return ProfileEvents("cpu", module_name, steps, "thunks", source)
 
 

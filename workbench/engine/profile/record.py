@@ -66,6 +66,23 @@ class LineTime:
 
 
 @dataclass(slots=True)
+class Listing:
+    """A source file's lines around the attributed ones, for the line-profiler listing.
+
+    ``rows``: ``[line, text, seconds or None, share or None]``; lines with no device time
+    have None (a line in between, shown for context).
+    """
+
+    file: str
+    cell: int | None
+    in_cell: bool
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
 class PrimitiveTime:
     name: str  # jaxpr primitive from op_name, "" when the metadata names none
     seconds: float
@@ -115,6 +132,7 @@ class ProfileReport:
     attribution: str
     instructions: list[InstructionTime] = field(default_factory=list)
     lines: list[LineTime] = field(default_factory=list)
+    listings: list[Listing] = field(default_factory=list)
     primitives: list[PrimitiveTime] = field(default_factory=list)
     timeline: list[TimelineEvent] = field(default_factory=list)
     timeline_step_us: float = 0.0
@@ -142,6 +160,7 @@ class ProfileReport:
             "attribution": self.attribution,
             "instructions": [i.to_dict() for i in self.instructions],
             "lines": [ln.to_dict() for ln in self.lines],
+            "listings": [x.to_dict() for x in self.listings],
             "primitives": [p.to_dict() for p in self.primitives],
             "timeline": {"step_us": self.timeline_step_us,
                          "events": [e.to_dict() for e in self.timeline]},
@@ -150,5 +169,5 @@ class ProfileReport:
         }
 
 
-__all__ = ["SCHEMA_VERSION", "InstructionTime", "LineTime", "PeakInfo", "PrimitiveTime",
+__all__ = ["SCHEMA_VERSION", "InstructionTime", "LineTime", "Listing", "PeakInfo", "PrimitiveTime",
            "ProfileReport", "TimelineEvent"]
