@@ -219,11 +219,13 @@ def attribute(
     prim_acc: dict[str, float] = {}
     for name in names:
         times = [acc.get(name, [0.0, 0.0])[0] * ns for acc in per_step]
-        counts = [int(acc.get(name, [0.0, 0.0])[1]) for acc in per_step]
+        counts = [acc.get(name, [0.0, 0.0])[1] for acc in per_step]
         med = _median(times)
         medians[name] = med
         spread = _spread(times, med)
-        comp, ins = where.get(name, (None, None))
+        found = where.get(name)
+        comp: HloComputation | None = found[0] if found is not None else None
+        ins: HloInstruction | None = found[1] if found is not None else None
         row = InstructionTime(
             name=name, opcode=ins.opcode if ins else "?", label=_label(module, ins),
             computation=comp.name if comp else "", seconds=med,

@@ -13,7 +13,9 @@ Outputs are dropped after each call: nothing here keeps the user's arrays alive.
 from __future__ import annotations
 
 import glob
+import linecache
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -26,7 +28,8 @@ import jax
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.peaks import peak_for
-from workbench.engine.common.errors import ErrorReport, report
+from workbench.engine.common.errors import ErrorReport, is_user_file, report
+from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.jaxpr.inspection import function_name
@@ -92,7 +95,7 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     bound = compat.bound_jitted(fn)
     if bound is not None:
         fn, args = bound[0], (bound[1], *args)
-    jitted = fn if compat.is_jitted(fn) else jax.jit(fn)
+    jitted: Any = fn if compat.is_jitted(fn) else jax.jit(fn)
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
     try:
@@ -136,18 +139,39 @@ def _fresh(call: PreparedCall) -> tuple[tuple[Any, ...], dict[str, Any]]:
 def _run_once(call: PreparedCall, where: str) -> None:
     args, kwargs = _fresh(call)
     try:
-        out = call.compiled(*args, **kwargs)
-        leaves = jax.tree.leaves(out)
+        leaves: list[Any] = jax.tree.leaves(call.compiled(*args, **kwargs))
         for leaf in leaves:
             if not isinstance(leaf, jax.Array):
                 raise TypeError(f"the call returned a {type(leaf).__name__}, not an array")
         jax.block_until_ready(leaves)
+        leaves.clear()  # drop the outputs now: nothing keeps the user's arrays alive
     except Exception as exc:
-        rep = report(exc, "running the call")
+        rep = _runtime_report(exc)
         rep.summary = f"{rep.summary} ({where})"
         raise ProfileError(rep) from None
-    finally:
-        out = leaves = None  # noqa: F841 - drop the outputs now
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+_RAISED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.*)$")
+
+
+def _runtime_report(exc: Exception) -> ErrorReport:
+    """A failure while the compiled call ran.  A host callback's exception reaches us as an
+    XLA runtime error with the Python traceback inside its message: its last line (the
+    user's exception) and the user's innermost frame make the report, not XLA's wrapper."""
+    rep = report(exc, "running the call")
+    text = str(exc)
+    if "Traceback (most recent call last)" not in text:
+        return rep
+    lines = text.splitlines()
+    raised = [m for m in map(_RAISED.match, lines) if m]
+    if raised:
+        rep.kind, rep.summary = raised[-1].group(1).rsplit(".", 1)[-1], raised[-1].group(2)
+    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall(text) if is_user_file(f)]
+    if frames:
+        file, line, function = frames[-1]
+        rep.where = SourceLine(file, line, function, linecache.getline(file, line).strip())
+    return rep
 
 
 @contextmanager
