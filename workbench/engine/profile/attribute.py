@@ -207,11 +207,11 @@ def attribute(
     busy = _median([sum(e.self_ns for e in st.events) * ns for st in steps])
 
     where: dict[str, tuple[HloComputation, HloInstruction]] = {}
-    for comp in module.computations:
-        if comp.role == "fused":
+    for c in module.computations:
+        if c.role == "fused":
             continue
-        for ins in comp.instructions:
-            where[ins.name] = (comp, ins)
+        for i in c.instructions:
+            where[i.name] = (c, i)
     splitter = _Splitter(module)
     rows: list[InstructionTime] = []
     medians: dict[str, float] = {}
