@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { fmtBytes, fmtCount, fmtPercent, fmtSeconds, sig } from '../src/bench/format';
 import {
-  benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rowCells, rowWarnings,
+  benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rooflineSource, rowCells, rowWarnings,
   runOrder, scaleAt, sharedScale, sortRows, type BenchPayload
 } from '../src/bench/model';
 
@@ -114,5 +114,17 @@ describe('bench view model (payloads from workbench.bench)', () => {
     const eager = two.measurements[1];
     expect(rooflineLines(eager.roofline)).toEqual(eager.roofline ? [eager.roofline.note] : []);
     expect(rooflineLines(two.measurements[0].roofline)[1]).toMatch(/^achieved \S+ \S*FLOP\/s/);
+  });
+
+  it('says where the roofline figures came from: XLA, our count of the HLO, or both', () => {
+    const r = two.measurements[0].roofline!;
+    expect(r).not.toBeNull();
+    const { flops_source: _f, bytes_source: _b, ...old } = r;
+    expect(rooflineLines(old)[0]).toContain("per call (XLA's cost analysis)");
+    const counted = { ...r, flops_source: 'counted', bytes_source: 'counted' };
+    expect(rooflineSource(counted)).toBe('our count of the optimized HLO');
+    expect(rooflineLines(counted)[0]).toContain('per call (our count of the optimized HLO)');
+    expect(rooflineSource({ ...r, flops_source: 'counted', bytes_source: 'xla' }))
+      .toBe("FLOPs from our count of the optimized HLO, bytes from XLA's cost analysis");
   });
 });

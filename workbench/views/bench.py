@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.engine.bench.peaks import Roofline, counts_source_text
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, BenchProgress, Measurement
 from workbench.engine.bench.stats import PowerFit, SampleStats, quantile, summarize
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
@@ -152,6 +153,9 @@ def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
                      f"{fmt_percent(r.bytes_fraction)} of its bandwidth")
             if r.bound:
                 line += f"; {r.bound}-bound"
+        src = _roof_source(r)
+        if src:
+            line += f"; figures from {src}"
         if r.note:
             line += f"; {r.note}"
         out.append(line)
@@ -381,7 +385,7 @@ def _row(m: Measurement, param: str | None) -> str:
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-def _roof_cell(r: Any) -> str:
+def _roof_cell(r: Roofline | None) -> str:
     if r is None:
         return ""
     if r.flops_per_s is None and r.bytes_per_s is None:
@@ -389,7 +393,16 @@ def _roof_cell(r: Any) -> str:
     text = f"{fmt_count(r.flops_per_s, 'FLOP/s')} · {fmt_count(r.bytes_per_s, 'B/s')}"
     text += (f" · {fmt_percent(r.flops_fraction)} / {fmt_percent(r.bytes_fraction)} of peak"
              if r.peak_name else " · peak unknown")
-    return esc(text)
+    if "counted" in (r.flops_source, r.bytes_source):
+        text += " · our count"  # XLA gave no figure: say where the figures came from
+    src = _roof_source(r)
+    title = "; ".join(x for x in (f"figures from {src}" if src else "", r.note) if x)
+    return f'<span title="{esc(title)}">{esc(text)}</span>' if title else esc(text)
+
+
+def _roof_source(r: Roofline) -> str:
+    """Where the roofline's FLOPs and bytes came from, in words ("" when neither had one)."""
+    return counts_source_text(r.flops_source, r.bytes_source)
 
 
 def table_html(b: Benchmark) -> str:

@@ -23,6 +23,9 @@ export interface Roofline {
   intensity: number | null; peak_name: string | null; peak_source: string;
   peak_flops_per_s: number | null; peak_bytes_per_s: number | null;
   flops_fraction: number | null; bytes_fraction: number | null; bound: string | null; note: string;
+  /** where flops / bytes_accessed came from ("xla", "counted": ours from the optimized HLO,
+   *  "unknown"); absent in records older than our own count, whose figures were XLA's */
+  flops_source?: string; bytes_source?: string;
 }
 
 export interface BenchError {
@@ -283,12 +286,23 @@ export function rowWarnings(m: Measurement): string[] {
   return out;
 }
 
+/** Where a roofline's figures came from, in the Python view's words (`counts_source_text`). */
+export function rooflineSource(r: Roofline): string {
+  const words: Record<string, string> = { xla: "XLA's cost analysis", counted: 'our count of the optimized HLO' };
+  const f = r.flops_source ?? 'xla';
+  const b = r.bytes_source ?? 'xla';
+  if (f === b) return words[f] ?? '';
+  return ([['FLOPs', f], ['bytes', b]] as const).filter(([, src]) => src in words)
+    .map(([what, src]) => `${what} from ${words[src]}`).join(', ');
+}
+
 /** Roofline lines: achieved rates, fractions of the peak, the bound. */
 export function rooflineLines(r: Roofline | null): string[] {
   if (!r) return [];
   if (r.flops === null && r.bytes_accessed === null) return r.note ? [r.note] : [];
+  const src = rooflineSource(r);
   const out = [
-    `${fmtCount(r.flops, 'FLOP')} and ${fmtBytes(r.bytes_accessed)} per call (XLA cost analysis) · intensity ${r.intensity === null ? 'n/a' : sig(r.intensity)} FLOP/B`,
+    `${fmtCount(r.flops, 'FLOP')} and ${fmtBytes(r.bytes_accessed)} per call${src ? ` (${src})` : ''} · intensity ${r.intensity === null ? 'n/a' : sig(r.intensity)} FLOP/B`,
     `achieved ${fmtCount(r.flops_per_s, 'FLOP/s')} · ${fmtCount(r.bytes_per_s, 'B/s')}`
   ];
   if (r.peak_name) {

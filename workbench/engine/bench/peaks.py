@@ -1,8 +1,15 @@
 """Roofline: achieved FLOP/s and bytes/s against the device's peak.
 
 The work per call comes from XLA's own ``cost_analysis`` of the compiled program
-(FLOPs and bytes accessed, per device for SPMD programs); the time is the
-benchmark's median.  Peaks come from a small table of vendor datasheet figures
+(FLOPs and bytes accessed, per device for SPMD programs) where it gave real
+figures, and from our own count of the optimized HLO
+(:mod:`workbench.engine.hlo.costs`) where it did not: on GPUs XLA reports a
+negative "not counted" placeholder for programs whose work is in cuBLAS/cuDNN
+custom calls, exactly the programs where a roofline matters.  The record says
+which source each figure came from.  The FLOP peak is the one of the dtype doing
+most of the program's dot/convolution FLOPs in our count (a bf16 matmul with f32
+arguments elsewhere is held against the bf16 peak); the arguments' dtype only
+when nothing was counted.  The time is the benchmark's median.  Peaks come from a small table of vendor datasheet figures
 (dense, no sparsity) matched on ``device.device_kind``; anything not in the table
 is reported as "unknown peak" rather than guessed.  A user can pass their own
 peak (``peaks=DevicePeak(...)`` or a dict) or register a device for the session.
@@ -25,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from workbench.engine.common.analysis import CostAnalysis
+from workbench.engine.hlo.costs import ProgramCost
 
 T = 1e12
 
@@ -168,6 +176,15 @@ class Roofline:
     bytes_fraction: float | None
     bound: str | None  # "memory" or "compute" by the ridge point, when both peaks are known
     note: str = ""
+    #: where ``flops`` / ``bytes_accessed`` came from: "xla" (its cost analysis),
+    #: "counted" (ours, from the optimized HLO) or "unknown" (neither had a figure)
+    flops_source: str = "xla"
+    bytes_source: str = "xla"
+
+    @property
+    def source_text(self) -> str:
+        """The figures' origin in words, for the views."""
+        return counts_source_text(self.flops_source, self.bytes_source)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -177,14 +194,34 @@ class Roofline:
         return cls(**d)
 
 
+def counts_source_text(flops_source: str, bytes_source: str) -> str:
+    """"XLA's cost analysis", "our count of the optimized HLO", or both by figure."""
+    words = {"xla": "XLA's cost analysis", "counted": "our count of the optimized HLO"}
+    if flops_source == bytes_source:
+        return words.get(flops_source, "")
+    parts = [f"{what} from {words[src]}" for what, src in (("FLOPs", flops_source),
+                                                          ("bytes", bytes_source))
+             if src in words]
+    return ", ".join(parts)
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
 
 
-def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
-             override: DevicePeak | None = None, reason: str = "") -> Roofline:
-    """Throughput from XLA's cost analysis and a median time; peaks from table or override.
+def _positive_or_none(v: float | None) -> float | None:
+    return v if v is not None and v > 0 else None
 
+
+def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
+             override: DevicePeak | None = None, reason: str = "",
+             counts: ProgramCost | None = None) -> Roofline:
+    """Throughput from the program's FLOPs and bytes and a median time; peaks from table
+    or override.
+
+    ``counts`` (:func:`workbench.engine.hlo.costs.program_cost` of the compiled module
+    with ``cost``) supplies our figures where XLA gave none or a sentinel, and the
+    dtype whose peak applies; without it only XLA's figures and ``dtype`` are used.
     ``reason`` explains an empty ``cost`` (e.g. an eager function) instead of the
     generic "XLA reported no cost analysis".
     """
@@ -198,9 +235,22 @@ def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
     if peak is None:
         peak = peak_for(device_kind)
         source = "table" if peak is not None else "unknown"
-    flops = cost.flops if cost.flops is not None and cost.flops > 0 else None
-    nbytes = cost.bytes_accessed if cost.bytes_accessed is not None and cost.bytes_accessed > 0 \
-        else None
+    flops = _positive_or_none(cost.flops)
+    nbytes = _positive_or_none(cost.bytes_accessed)
+    fsrc = "xla" if flops is not None else "unknown"
+    bsrc = "xla" if nbytes is not None else "unknown"
+    notes: list[str] = []
+    if counts is not None and not reason:
+        flops = _positive_or_none(counts.flops)
+        nbytes = _positive_or_none(counts.bytes)
+        fsrc = counts.flops_source if flops is not None else "unknown"
+        bsrc = counts.bytes_source if nbytes is not None else "unknown"
+        if counts.dtype and counts.dtype.startswith(("float", "bfloat")):
+            dtype = counts.dtype
+        if "counted" in (fsrc, bsrc):
+            notes.extend(counts.notes)
+    elif cost.notes and not reason:
+        notes.extend(cost.notes)
     fps = _ratio(flops, seconds)
     bps = _ratio(nbytes, seconds)
     peak_f = None
@@ -211,10 +261,9 @@ def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
     bound = None
     if intensity is not None and peak_f and peak_b:
         bound = "compute" if intensity >= peak_f / peak_b else "memory"
-    notes = []
     if reason:
-        notes.append(reason)
-    elif not cost.reported:
+        notes.insert(0, reason)
+    elif not cost.reported and "counted" not in (fsrc, bsrc):
         notes.append("XLA reported no cost analysis for this program")
     if reason or (fps is None and bps is None):
         pass  # nothing to hold against a peak
@@ -227,4 +276,5 @@ def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
                     peak_name=None if peak is None else peak.name, peak_source=source,
                     peak_flops_per_s=peak_f, peak_bytes_per_s=peak_b,
                     flops_fraction=_ratio(fps, peak_f), bytes_fraction=_ratio(bps, peak_b),
-                    bound=bound, note="; ".join(notes))
+                    bound=bound, note="; ".join(dict.fromkeys(notes)), flops_source=fsrc,
+                    bytes_source=bsrc)

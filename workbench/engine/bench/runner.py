@@ -61,6 +61,8 @@ from workbench.engine.bench.sampler import (
 from workbench.engine.bench.stats import PowerFit, fit_power_law, paired_ratio, summarize
 from workbench.engine.common.analysis import CostAnalysis
 from workbench.engine.common.environment import environment
+from workbench.engine.hlo.costs import ProgramCost, program_cost
+from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.jaxpr.inspection import function_name, inspect
 
 DEFAULT_BUDGET_S = 3.0
@@ -595,7 +597,8 @@ def _precise(live: list[Measurement], precision: float) -> bool:
 
 def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               m: Measurement, peak_override: DevicePeak | None) -> Any:
-    """XLA's cost analysis of the jitted call (cached after the first call) at the median.
+    """XLA's cost analysis of the jitted call (cached after the first call) at the median,
+    with our own count of its optimized HLO where XLA did not count.
 
     Only for ``jax.jit`` functions: an eager function runs as many small programs,
     and analysing ``jax.jit(fn)`` instead would both describe a different program
@@ -613,7 +616,19 @@ def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         kind = ", ".join(ins.device_kinds)
     except Exception:
         return None
-    return roofline(cost, median, kind, dtype, peak_override)
+    return roofline(cost, median, kind, dtype, peak_override, counts=_counted(ins, cost))
+
+
+def _counted(ins: Any, cost: CostAnalysis) -> ProgramCost | None:
+    """Our FLOP/byte count of the optimized HLO, resolved against XLA's ``cost``.
+
+    Always asked, not only when XLA gave nothing: the dtype whose peak applies
+    comes from it.  A module text we cannot read leaves XLA's figures alone (None).
+    """
+    try:
+        return program_cost(parse_hlo(ins.hlo_text), cost)
+    except Exception:
+        return None
 
 
 def _fits(measurements: list[Measurement], names: list[str], sweep_param: str | None

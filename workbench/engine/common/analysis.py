@@ -3,6 +3,11 @@
 Across JAX versions and backends these return ``None``, a dict, a list of one
 dict, or a C++ stats object with more or fewer fields.  Views and the
 benchmark roofline need one schema with explicit "not reported" (``None``).
+
+XLA's GPU cost analysis also answers with negative numbers where it did not
+count (``flops: -1`` for a program whose work is in cuBLAS/cuDNN custom calls,
+``-2`` seen for a convolution gradient): placeholders, not measurements.  They
+become ``None`` with a note, so no view or roofline ever shows them as figures.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ class CostAnalysis:
     bytes_accessed: float | None = None
     optimal_seconds: float | None = None
     raw: dict[str, float] = field(default_factory=dict)
+    #: why a figure is None although XLA answered (its negative "not counted" sentinels)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def reported(self) -> bool:
-        return bool(self.raw)
+        return bool(self.raw) or bool(self.notes)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -48,11 +55,16 @@ def normalize_cost(raw: Any) -> CostAnalysis:
     if not isinstance(raw, dict):
         return CostAnalysis()
     flat: dict[str, float] = {}
+    sentinels: list[str] = []
     for k, v in raw.items():
         try:
-            flat[str(k)] = float(v)
+            value = float(v)
         except (TypeError, ValueError):
             continue
+        if value < 0:  # XLA's "did not count" placeholder: dropped, never shown
+            sentinels.append(str(k))
+            continue
+        flat[str(k)] = value
 
     def pick(*keys: str) -> float | None:
         for k in keys:
@@ -66,7 +78,20 @@ def normalize_cost(raw: Any) -> CostAnalysis:
         bytes_accessed=pick("bytes accessed", "bytes_accessed"),
         optimal_seconds=pick("optimal_seconds", "optimal seconds"),
         raw=flat,
+        notes=[_sentinel_note(sentinels)] if sentinels else [],
     )
+
+
+_HEADLINE_KEYS = ("flops", "transcendentals", "bytes accessed", "bytes_accessed",
+                  "optimal_seconds", "optimal seconds")
+
+
+def _sentinel_note(keys: list[str]) -> str:
+    """Names the headline figures XLA left uncounted (per-operand byte keys are many and
+    say nothing more)."""
+    named = [k for k in _HEADLINE_KEYS if k in keys] or sorted(keys)[:3]
+    return ("XLA did not count " + ", ".join(named)
+            + " (a negative placeholder: cuBLAS/cuDNN custom calls are not costed)")
 
 
 _MEMORY_FIELDS = {

@@ -8,6 +8,8 @@ are properties here, so every reader computes them the same way.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +70,31 @@ class HloInstruction:
     def fusion_kind(self) -> str:
         return self.attrs.get("kind", "")
 
+    def int_list(self, key: str) -> tuple[int, ...]:
+        """An attribute printed as ``{0,2}`` (dot dimension numbers, ``dimensions=``) as ints;
+        ``()`` when absent, so a dot without batch dimensions reads like one with none."""
+        return parse_int_list(self.attrs.get(key, ""))
+
+    @property
+    def window(self) -> list[WindowDim]:
+        """``window={size=3x3 stride=2x2 pad=1_1x1_1}`` (convolution, reduce-window), per
+        spatial dimension; ``[]`` when the instruction has none."""
+        return parse_window(self.attrs.get("window", ""))
+
+    @property
+    def backend_config(self) -> dict[str, Any]:
+        """The JSON ``backend_config`` (cuBLAS dot dimension numbers, fusion kinds, a while
+        loop's ``known_trip_count``); ``{}`` when absent or not JSON.  Parsed on each call:
+        only the cost counter asks, once per instruction."""
+        text = self.attrs.get("backend_config", "")
+        try:
+            value = json.loads(text) if text[:1] in ('{', '"') else None
+            if isinstance(value, str):  # older XLA printed the JSON as a quoted string
+                value = json.loads(value) if value.startswith("{") else None
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "opcode": self.opcode,
                              "shape": self.short_shape, "bytes": self.bytes,
@@ -84,6 +111,60 @@ class HloInstruction:
         if self.source is not None:
             d["source"] = self.source.to_dict()
         return d
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDim:
+    """One spatial dimension of an HLO ``window={...}`` attribute."""
+
+    size: int
+    stride: int = 1
+    pad_low: int = 0
+    pad_high: int = 0
+    lhs_dilate: int = 1  # "base dilation" in XLA's terms
+    rhs_dilate: int = 1  # "window dilation"
+
+
+_INT_RE = re.compile(r"-?\d+")
+
+
+def parse_int_list(text: str) -> tuple[int, ...]:
+    """``{0,2}`` -> ``(0, 2)``; anything without digits -> ``()``."""
+    return tuple(int(t) for t in _INT_RE.findall(text))
+
+
+def parse_window(text: str) -> list[WindowDim]:
+    """``{size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=1x2 rhs_dilate=1x1}`` per dimension.
+
+    XLA prints only the fields that differ from their defaults, ``x`` between
+    dimensions and ``low_high`` for padding; an unreadable field keeps its default."""
+    fields: dict[str, list[str]] = {}
+    for part in text.strip("{} ").split():
+        key, eq, value = part.partition("=")
+        if eq:
+            fields[key] = value.split("x")
+    sizes = fields.get("size", [])
+    out = []
+    for i, size in enumerate(sizes):
+        def get(key: str, default: int, i: int = i) -> int:
+            vals = fields.get(key)
+            try:
+                return int(vals[i]) if vals and i < len(vals) else default
+            except ValueError:
+                return default
+        low, _, high = (fields.get("pad", [])[i] if i < len(fields.get("pad", [])) else "0_0"
+                        ).partition("_")
+        try:
+            pad_low, pad_high = int(low), int(high or 0)
+        except ValueError:
+            pad_low = pad_high = 0
+        try:
+            n = int(size)
+        except ValueError:
+            n = 1
+        out.append(WindowDim(n, get("stride", 1), pad_low, pad_high,
+                             get("lhs_dilate", 1), get("rhs_dilate", 1)))
+    return out
 
 
 def primitive_of(op_name: str) -> str:
@@ -151,4 +232,4 @@ class HloModule:
 
 
 __all__ = ["CALL_ATTRS", "COLLECTIVE_OPCODES", "HloComputation", "HloInstruction", "HloModule",
-           "HloParseError", "primitive_of"]
+           "HloParseError", "WindowDim", "parse_int_list", "parse_window", "primitive_of"]
