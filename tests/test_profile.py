@@ -97,6 +97,16 @@ def test_two_matmuls_put_most_time_on_the_matmul_lines(mm_args):
     # coverage: attributed events over the measured step, a fraction
     assert 0.0 < rep.coverage <= 1.0 and rep.attributed_s <= rep.step_s
     assert rep.calls == 7 and len(rep.step_seconds) == 7
+    # FLOPs of the top table: our count of the optimized HLO; each dot is 2*M*N*K
+    m, k, n = mm_args[2].shape[0], mm_args[0].shape[0], mm_args[0].shape[1]
+    with_dots = [r for r in rep.instructions if "dot" in r.label]
+    assert len(with_dots) == 2
+    for r in with_dots:
+        assert r.flops == pytest.approx(2 * m * k * n, rel=0.01)  # + a fused max or add
+        assert r.cost_source == "counted" and r.dtype == "float32"
+        if r.seconds >= 2e-6:
+            assert r.flops_per_s == pytest.approx(r.flops / r.seconds)
+            assert r.bound is None  # CPU: no peak in the table
     # the listing shows this file's lines, the matmuls among them with their time
     (listing,) = [ls for ls in rep.listings if ls.file == file]
     timed = {n: sec for n, _, sec, _ in listing.rows if sec is not None}

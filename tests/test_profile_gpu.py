@@ -164,3 +164,25 @@ def test_gpu_attribution_lines_add_up_and_coverage_is_of_the_span():
     assert rep.busy_s > rep.step_s and any("overlapped" in n for n in rep.notes)
     gemms = [r for r in rep.instructions if r.name.startswith("gemm_fusion")]
     assert sum(r.share for r in gemms) > 0.5  # the matmuls dominate an MLP's gradient
+
+
+def test_bf16_matmul_roofline_from_our_counts_and_the_h100_peak():
+    """XLA's cost_analysis says -1 FLOPs for this program; our count of the cuBLAS call and
+    the measured kernel time give the roofline the issue asks for."""
+    from workbench.engine.bench.peaks import peak_for
+    from workbench.engine.hlo.costs import instruction_costs
+
+    module = _module("matmul8192_bf16")
+    fx = json.loads((DATA / "matmul8192_events.json").read_text())["nocb"]
+    ev = gpu_events(_from_fixture(fx), module.name, _schedule(module), calls=5)
+    peak = peak_for("NVIDIA H100 80GB HBM3")
+    rep = attribute(ev, module, label="matmul", backend="gpu",
+                    device_kind="NVIDIA H100 80GB HBM3", module_key="k",
+                    costs=instruction_costs(module), peak=peak)
+    row = rep.instructions[0]
+    assert row.opcode == "custom-call" and row.dtype == "bfloat16"
+    assert row.flops == 2 * 8192 ** 3
+    assert row.flops_per_s == pytest.approx(row.flops / row.seconds)
+    assert 500e12 < row.flops_per_s < peak.flops_for("bfloat16")  # ~900 TFLOP/s, under the peak
+    assert row.bound == "compute"
+    assert row.intensity == pytest.approx(row.flops / row.bytes)

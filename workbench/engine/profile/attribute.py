@@ -246,7 +246,9 @@ def attribute(
         else:
             line_acc[None] = line_acc.get(None, 0.0) + med
             prim_acc[""] = prim_acc.get("", 0.0) + med
-        _roofline(row, costs, peak)
+        # one event per execution on CPU; on a GPU an instruction may launch several
+        # kernels (a memset and a gemm), so it counts as one execution per call
+        _roofline(row, costs, peak, row.events_per_call if events.platform == "cpu" else 1)
         rows.append(row)
     rows.sort(key=lambda r: -r.seconds)
     total = sum(medians.values())
@@ -321,16 +323,24 @@ def _label(module: HloModule, ins: HloInstruction | None) -> str:
     return ins.opcode
 
 
-def _roofline(row: InstructionTime, costs: Mapping[str, Any] | None, peak: Any) -> None:
-    """FLOPs, bytes and achieved rates of one instruction; bound by the ridge point."""
+def _roofline(row: InstructionTime, costs: Mapping[str, Any] | None, peak: Any,
+              executions: int) -> None:
+    """FLOPs, bytes and achieved rates of one instruction; bound by the ridge point.
+
+    ``costs`` are per execution; ``executions`` is how many times the instruction ran per
+    call (a loop body's instructions run once per trip), so the figures are per call like
+    the time.  Control flow (``while``, ``conditional``, ``call``) gets none: its work is
+    in its body's rows, its own time is only the loop's overhead.
+    """
     cost = costs.get(row.name) if costs else None
-    if cost is None:
+    if cost is None or row.opcode in ("while", "conditional", "call"):
         return
-    row.flops = cost.flops
-    row.bytes = cost.bytes
+    k = max(executions, 1)
+    row.flops = None if cost.flops is None else cost.flops * k
+    row.bytes = None if cost.bytes is None else cost.bytes * k
     row.dtype = cost.dtype
     row.cost_source = cost.source
-    if row.seconds <= 0 or not row.resolved:
+    if row.seconds < RESOLUTION_S:  # a rate from a time at the profiler's resolution is noise
         return
     if row.flops is not None:
         row.flops_per_s = row.flops / row.seconds

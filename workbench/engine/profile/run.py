@@ -30,6 +30,7 @@ from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.peaks import peak_for
 from workbench.engine.common.errors import ErrorReport, is_user_file, report
 from workbench.engine.common.source import SourceLine
+from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.jaxpr.inspection import function_name
@@ -229,10 +230,12 @@ def device_events(profile: Any, platform: str, module: HloModule, calls: int,
 def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
                  calls: int = DEFAULT_CALLS, tmp_root: str | None = None,
                  command_buffers: bool = True, label: str | None = None,
-                 costs: Callable[[HloModule], Any] | None = None) -> ProfileReport:
+                 costs: Callable[[HloModule], Any] | None = instruction_costs,
+                 ) -> ProfileReport:
     """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
 
-    ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns.
+    ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns (our
+    counts of the optimized HLO, :func:`~workbench.engine.hlo.costs.instruction_costs`).
     Raises :class:`ProfileError` with a short report for anything that goes wrong.
     """
     check_calls(calls)
