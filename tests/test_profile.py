@@ -334,3 +334,22 @@ def test_coverage_of_the_24_layer_transformer_gradient():
     assert len(rep.instructions) > 500
     assert sum(ln.seconds for ln in rep.lines) == pytest.approx(rep.fusion_seconds, rel=1e-9)
     assert rep.coverage >= 0.9, rep.notes
+
+
+def test_no_user_array_is_kept_alive(tmp_path):
+    import gc
+    import weakref
+
+    x = jnp.ones((64, 64))
+    ref = weakref.ref(x)
+    rep = profile_call(lambda v: (v @ v).sum(), (x,), {}, calls=2)
+    with pytest.raises(ProfileError):
+        profile_call(lambda v: v, (x,), {}, calls=2, tmp_root=str(tmp_path / "missing" / "x"))
+    del x
+    gc.collect()
+    assert ref() is None and rep.calls == 2
+
+
+def test_command_buffer_flag_on_cpu_says_it_does_nothing():
+    rep = profile_call(lambda v: v * 2, (jnp.ones(16),), {}, calls=2, command_buffers=False)
+    assert "GPU feature" in rep.notes[0]

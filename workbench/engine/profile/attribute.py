@@ -258,11 +258,11 @@ def attribute(
     lines = []
     for key, sec in line_acc.items():
         if key is None:
-            lines.append(LineTime("", 0, "", None, sec, sec / total if total else 0.0, False))
+            lines.append(LineTime(None, sec, sec / total if total else 0.0, False))
             continue
         file, line, function = key
         lab = cell_label(file)
-        lines.append(LineTime(file, line, function, _line_text(file, line), sec,
+        lines.append(LineTime(SourceLine(file, line, function, _line_text(file, line)), sec,
                               sec / total if total else 0.0,
                               lab is not None or file.startswith("<"),
                               lab.number if lab is not None else None))

@@ -50,19 +50,36 @@ class InstructionTime:
 
 @dataclass(slots=True)
 class LineTime:
-    """Device time attributed to one source line (``file`` "" = instructions with no line)."""
+    """Device time attributed to one source line; ``source`` None = instructions with no line.
 
-    file: str
-    line: int
-    function: str
-    text: str | None
+    The JSON flattens the source (``file``, ``line``, ``function``, ``text``; ``""``/0/null
+    for the no-line row) so the payload reads like a line profiler's row.
+    """
+
+    source: SourceLine | None
     seconds: float
     share: float
-    in_cell: bool  # the line is in a notebook cell (or the profiled call's own file)
+    in_cell: bool  # the line is in a notebook cell
     cell: int | None = None  # the prompt number of that cell, when known
 
+    @property
+    def file(self) -> str:
+        return self.source.file if self.source is not None else ""
+
+    @property
+    def line(self) -> int:
+        return self.source.line if self.source is not None else 0
+
+    @property
+    def text(self) -> str | None:
+        return self.source.text if self.source is not None else None
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        src = self.source
+        return {"file": self.file, "line": self.line,
+                "function": src.function if src is not None else "", "text": self.text,
+                "seconds": self.seconds, "share": self.share, "in_cell": self.in_cell,
+                "cell": self.cell}
 
 
 @dataclass(slots=True)

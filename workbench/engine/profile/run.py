@@ -104,6 +104,9 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     except Exception as exc:
         raise ProfileError(report(exc, "trace")) from None
     note = ""
+    if not command_buffers and jax.default_backend() != "gpu":
+        note = (f"command buffers are a GPU feature: nothing to turn off on "
+                f"{jax.default_backend()}")
     try:
         if command_buffers or jax.default_backend() != "gpu":
             compiled = lowered.compile()
