@@ -144,7 +144,8 @@ def test_profile_twin_view_and_store(mm_args):
     assert measured(key) is d.report
     h = workbench.hlo(two_matmuls, *mm_args)
     assert h.report.module_key == key and h.report.measured == d.report.measured_by_instruction()
-    assert "<b>measured</b> device time" in h._repr_mimebundle_()["text/html"]
+    hlo_html = h._repr_mimebundle_()["text/html"]
+    assert "<b>measured</b> device time" in hlo_html and "per call (%%jaxprof)" in hlo_html
     other = workbench.hlo(lambda v: v * 3.0, mm_args[0])
     assert other.report.measured is None
     assert "<b>estimated</b> bytes moved" in other._repr_mimebundle_()["text/html"]

@@ -322,7 +322,10 @@ def diagram_svg(graph: DataflowGraph, layout: Layout,
         if line3:
             texts += (f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
                       f'{esc(_truncate(line3, 38))}</text>')
-        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(_node_tooltip(n))}</title>'
+        tip = _node_tooltip(n)
+        if measured is not None and n.id in measured:
+            tip += f"\nmeasured {fmt_seconds(measured[n.id])} per call (%%jaxprof)"
+        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(tip)}</title>'
                      f'{rect}{texts}</g>')
     W, H = layout.width + 8, layout.height + 8
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
