@@ -354,3 +354,19 @@ def test_no_user_array_is_kept_alive(tmp_path):
 def test_command_buffer_flag_on_cpu_says_it_does_nothing():
     rep = profile_call(lambda v: v * 2, (jnp.ones(16),), {}, calls=2, command_buffers=False)
     assert "GPU feature" in rep.notes[0]
+
+
+def test_an_spmd_program_is_timed_on_one_device():
+    """On the 8 fake CPU devices every device runs each instruction: the times are one
+    device's (events_per_call 1), not the sum over the eight."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("d",))
+    x = jax.device_put(jnp.ones((1024, 256)), NamedSharding(mesh, P("d")))
+    rep = profile_call(lambda a, w: jnp.tanh(a @ w).sum(), (x, jnp.ones((256, 256))), {},
+                       calls=3)
+    assert any("ran on 8 devices" in n for n in rep.notes)
+    assert all(r.events_per_call == 1 for r in rep.instructions)
+    assert any(r.opcode == "all-reduce" for r in rep.instructions)
+    assert rep.busy_s <= rep.step_s

@@ -399,7 +399,7 @@ def _notes(report: ProfileReport, events: ProfileEvents) -> None:
                             "module (counted in the step, not attributed)")
     if report.busy_s > report.attributed_s * 1.02 and report.busy_s > report.step_s:
         report.notes.append(
-            f"events overlapped (kernels ran concurrently): their times add up to "
+            f"events overlapped (ran concurrently): their times add up to "
             f"{report.busy_s / report.step_s:.0%} of the step, so shares add up to more "
             "than the coverage")
 

@@ -121,19 +121,23 @@ _NOT_WORK = ("end: ", "ThreadpoolListener::", "SlinkyThreadPool::", "$", "PjitFu
              "CommonPjRt", "Wait for", "Handle input", "ParseArguments", "PythonRefManager",
              "AllocateOutputBuffers")
 
-def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> ProfileEvents:
+def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
+               device: int = 0) -> ProfileEvents:
     """The steps of ``module_name`` in a host trace: one per ``run_id``.
 
     A step runs from the call's dispatch (``CommonPjRtLoadedExecutable::Execute...`` on
     the calling thread, the latest one before the step's first thunk) to its completion
     (``ThunkExecutor::Execute (wait for completion)``, else its last thunk's end): the
     time the program took once called, so hand-off to the executor's threads and the gaps
-    between thunks count as overhead, not as attributed time.
+    between thunks count as overhead, not as attributed time.  A program on several
+    devices (SPMD) runs the same steps on each: ``device``'s events are read (its
+    ``device_ordinal`` stat), so times are one device's, not the sum over devices.
     """
     known = set(instructions)
     by_run: dict[Any, list[DeviceEvent]] = {}
     dispatches: list[float] = []
     done: dict[Any, float] = {}
+    ordinals: set[Any] = set()
     for plane in profile.planes:
         if not plane.name.startswith("/host:"):
             continue
@@ -151,6 +155,10 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> P
                     done[st.get("run_id")] = e.start_ns + e.duration_ns
                     continue
                 if st.get("hlo_module") != module_name or "hlo_op" not in st:
+                    continue
+                ordinal = st.get("device_ordinal", device)
+                ordinals.add(ordinal)
+                if ordinal != device:
                     continue
                 op = str(st["hlo_op"])
                 ev = DeviceEvent(name, op if op in known else None, e.start_ns, e.duration_ns,
@@ -175,7 +183,11 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str]) -> P
     steps.sort(key=lambda s: s.start_ns)
     source = ("dispatch of the call to its completion on the host" if dispatched == len(steps)
               else "first thunk start to completion")
-    return ProfileEvents("cpu", module_name, steps, "thunks", source)
+    notes = []
+    if len(ordinals) > 1:
+        notes.append(f"the program ran on {len(ordinals)} devices: times are device "
+                     f"{device}'s")
+    return ProfileEvents("cpu", module_name, steps, "thunks", source, notes)
 
 
 # -- GPU -------------------------------------------------------------------------------------
@@ -261,13 +273,15 @@ def _split_steps(events: list[DeviceEvent], calls: int) -> list[list[DeviceEvent
 
 
 def gpu_events(profile: Any, module_name: str, schedule: Sequence[tuple[str, str]], calls: int,
-               device: int = 0) -> ProfileEvents:
+               device: int = 0, instructions: Iterable[str] | None = None) -> ProfileEvents:
     """The steps of ``module_name`` on ``/device:GPU:<device>``'s compute streams.
 
     A step's time is the span from its first kernel's start to its last kernel's end
     (what the device was given to do; gaps inside are launch/host overhead).
+    ``instructions``: every instruction name of the module (a loop body's too), for the
+    ``hlo_op`` stat; default: the schedule's.
     """
-    known = {n for n, _ in schedule}
+    known = set(instructions) if instructions is not None else {n for n, _ in schedule}
     plane_name = f"/device:GPU:{device}"
     raw: list[tuple[DeviceEvent, str]] = []
     for plane in profile.planes:

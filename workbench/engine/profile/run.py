@@ -223,10 +223,12 @@ def device_events(profile: Any, platform: str, module: HloModule, calls: int,
                   device_id: int = 0) -> ProfileEvents:
     """The steps of ``module`` in ``profile``, read the way ``platform`` records them."""
     if platform == "cpu":
-        return cpu_events(profile, module.name, (i.name for i in module.instructions()))
+        return cpu_events(profile, module.name, (i.name for i in module.instructions()),
+                          device_id)
     if platform in ("gpu", "cuda", "rocm"):
         schedule = launch_schedule((i.name, i.opcode) for i in module.entry.instructions)
-        return gpu_events(profile, module.name, schedule, calls, device_id)
+        return gpu_events(profile, module.name, schedule, calls, device_id,
+                          (i.name for i in module.instructions()))
     raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
 
 
