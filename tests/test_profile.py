@@ -291,8 +291,8 @@ def test_an_unwritable_temporary_directory(tmp_path, run, monkeypatch):
 def test_a_backend_without_device_events(tmp_path, monkeypatch):
     real = prun.device_events
 
-    def as_if_metal(profile, platform, module, calls, device_id=0):
-        return real(profile, "metal", module, calls, device_id)
+    def as_if_metal(profile, platform, module, calls, device_id=0, **kw):
+        return real(profile, "metal", module, calls, device_id, **kw)
 
     monkeypatch.setattr(prun, "device_events", as_if_metal)
     with pytest.raises(ProfileError, match="metal backend is not supported") as info:
@@ -370,3 +370,18 @@ def test_an_spmd_program_is_timed_on_one_device():
     assert all(r.events_per_call == 1 for r in rep.instructions)
     assert any(r.opcode == "all-reduce" for r in rep.instructions)
     assert rep.busy_s <= rep.step_s
+
+
+def test_steps_by_time_window_match_steps_by_run_id(mm_args):
+    """The fast path (a single-device program: steps by dispatch windows, names as hlo_op,
+    almost no stats read) finds exactly what reading every event's stats finds."""
+    pd, text = _trace(two_matmuls, mm_args, calls=4)
+    module = parse_hlo(text)
+    names = set(_NAME.findall(text))
+    slow = cpu_events(pd, module.name, names)
+    fast = cpu_events(pd, module.name, names, single_device=True)
+    assert len(fast.steps) == len(slow.steps) == 4
+    for a, b in zip(fast.steps, slow.steps, strict=True):
+        assert (a.start_ns, a.end_ns) == (b.start_ns, b.end_ns)
+        assert [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in a.events] == \
+            [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in b.events]

@@ -178,6 +178,17 @@ def _runtime_report(exc: Exception) -> ErrorReport:
     return rep
 
 
+def _options() -> Any:
+    """No Python tracer (every Python call of the calls would be recorded, then converted
+    and written: most of the profiler's cost, none of it device work) and no HLO protos in
+    the trace (we have the optimized text); the host tracer stays on: XLA:CPU's thunk events
+    and the dispatch events are host TraceMes."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.enable_hlo_proto = False
+    return options
+
+
 @contextmanager
 def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
     """A running ``jax.profiler`` writing into a fresh directory, stopped and removed after.
@@ -193,7 +204,7 @@ def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
                     type(exc).__name__) from None
     try:
         try:
-            jax.profiler.start_trace(where)
+            jax.profiler.start_trace(where, profiler_options=_options())
         except RuntimeError as exc:
             if "already" in str(exc).lower():
                 raise _fail("a profiler is already running (a jax.profiler.trace or "
@@ -220,11 +231,11 @@ def read_trace(where: str) -> Any:
 
 
 def device_events(profile: Any, platform: str, module: HloModule, calls: int,
-                  device_id: int = 0) -> ProfileEvents:
+                  device_id: int = 0, single_device: bool = False) -> ProfileEvents:
     """The steps of ``module`` in ``profile``, read the way ``platform`` records them."""
     if platform == "cpu":
         return cpu_events(profile, module.name, (i.name for i in module.instructions()),
-                          device_id)
+                          device_id, single_device=single_device)
     if platform in ("gpu", "cuda", "rocm"):
         schedule = launch_schedule((i.name, i.opcode) for i in module.entry.instructions)
         return gpu_events(profile, module.name, schedule, calls, device_id,
@@ -259,7 +270,8 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     device = devices[0]
     platform = device.platform
     try:
-        events = device_events(profile, platform, module, calls, getattr(device, "id", 0))
+        events = device_events(profile, platform, module, calls, getattr(device, "id", 0),
+                               single_device=len(devices) == 1)
     except NoDeviceEvents as exc:
         raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
     finally:
