@@ -155,7 +155,7 @@ class ProfileReport:
     timeline_step_us: float = 0.0
     peak: PeakInfo = field(default_factory=lambda: PeakInfo(None))
     notes: list[str] = field(default_factory=list)
-    profile_s: float = 0.0  # wall time of the profiled calls and of reading the trace
+    profile_s: float = 0.0  # wall time after the compile: parse, warm-up, calls, trace, attribution
     compile_s: float | None = None
 
     @property
