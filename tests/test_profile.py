@@ -385,3 +385,16 @@ def test_steps_by_time_window_match_steps_by_run_id(mm_args):
         assert (a.start_ns, a.end_ns) == (b.start_ns, b.end_ns)
         assert [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in a.events] == \
             [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in b.events]
+
+
+def test_html_reads_when_sanitised(mm_args):
+    """The checks every view's HTML passes (tests/test_fallback_html.py): essentials inline,
+    no SVG text left loose by a sanitizer, theme colours only."""
+    from tests.test_fallback_html import essentials_inline, sanitize, theme_colours_only
+
+    html = workbench.profile(two_matmuls, *mm_args, n=3)._repr_mimebundle_()["text/html"]
+    s = essentials_inline(html)
+    theme_colours_only(html)
+    clean = sanitize(html)
+    assert "<td" in clean and "coverage:" in clean and "y = jnp.maximum(h, 0.0) @ w2" in clean
+    assert any(tag == "svg" for tag, _ in s.tags)  # the timeline, shown with our stylesheet

@@ -18,7 +18,9 @@ from workbench.views._html import (
     CELL_STYLE,
     FG1,
     FG2,
+    STYLED_ONLY,
     TABLE_STYLE,
+    UNSTYLED_ONLY,
     cells_of,
     esc,
     source_label,
@@ -28,6 +30,8 @@ from workbench.views.display import Display, View
 
 DEFAULT_TOP = 10
 BAR = "var(--jp-brand-color2,#7aa6da)"
+TRACK = "var(--jp-layout-color2,#eeeeee)"
+WARN = "var(--jp-warn-color1,#bc4c00)"
 #: distinct fills for the heaviest instructions in the timeline; the rest are grey
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
@@ -171,7 +175,11 @@ def timeline_colors(rep: ProfileReport) -> dict[str, str]:
 
 
 def timeline_svg(rep: ProfileReport) -> str:
-    """The median call's events on one time axis: a bar per event, gaps are overhead."""
+    """The median call's events on one time axis: a bar per event, gaps are overhead.
+
+    Shown only with our stylesheet (like the HLO diagrams): a sanitizer unwraps SVG and
+    would leave every bar's tooltip as loose text.  Data colours are ``fill`` attributes.
+    """
     if not rep.timeline or rep.timeline_step_us <= 0:
         return ""
     colors = timeline_colors(rep)
@@ -186,18 +194,22 @@ def timeline_svg(rep: ProfileReport) -> str:
         if e.instruction and e.name != e.instruction:
             tip += f" (kernel {e.name})"
         bars.append(f'<rect x="{x:.2f}" y="2" width="{w:.2f}" height="{h - 4}" '
-                    f'style="fill:{fill}"><title>{esc(tip)}</title></rect>')
+                    f'fill="{fill}"><title>{esc(tip)}</title></rect>')
     legend = " ".join(
-        f'<span style="white-space:nowrap"><span style="display:inline-block;width:10px;'
-        f'height:10px;background:{c};vertical-align:middle"></span> {esc(n)}</span>'
+        f'<span style="white-space:nowrap"><svg width="10" height="10" role="img">'
+        f'<rect width="10" height="10" fill="{c}"></rect></svg> {esc(n)}</span>'
         for n, c in colors.items())
-    return (f'<div style="margin-top:8px;font-weight:600">timeline of the median call '
-            f'({esc(fmt_seconds(rep.timeline_step_us * 1e-6))}; gaps = host and launch '
-            f'overhead)</div>'
+    title = (f'timeline of the median call ({esc(fmt_seconds(rep.timeline_step_us * 1e-6))}; '
+             f'gaps = host and launch overhead)')
+    return (f'<div style="margin-top:8px;font-weight:600">{title}</div>'
+            f'<div {STYLED_ONLY}>'
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{TIMELINE_W + 2}" height="{h}" '
             f'viewBox="-1 0 {TIMELINE_W + 2} {h}" role="img" '
-            f'style="background:rgba(128,128,128,0.12);display:block">{"".join(bars)}</svg>'
-            f'<div style="font-size:11px;color:{FG2}">{legend} · grey: other instructions</div>')
+            f'style="background:{TRACK};display:block">{"".join(bars)}</svg>'
+            f'<div style="font-size:11px;color:{FG2}">{legend} · grey: other instructions</div>'
+            f'</div><div {UNSTYLED_ONLY}><i>The timeline is hidden: this page has no styles '
+            f'(an untrusted notebook). Trust the notebook or install the jax-workbench '
+            f'extension to see it; the instructions table above has the times.</i></div>')
 
 
 def profile_html(rep: ProfileReport, top: int = DEFAULT_TOP) -> str:
@@ -209,7 +221,7 @@ def profile_html(rep: ProfileReport, top: int = DEFAULT_TOP) -> str:
                  f'({esc(fmt_percent(lost[0].share))}) in instructions with no source line'
                  '</div>' if lost else "")
     prims = ", ".join(f"{p.name or '(none)'} {fmt_percent(p.share)}" for p in rep.primitives[:8])
-    notes = "".join(f'<div class="jwb-note" style="border-left:3px solid #bc4c00;'
+    notes = "".join(f'<div class="jwb-note" style="border-left:3px solid {WARN};'
                     f'padding-left:4px;margin:4px 0">{esc(n)}</div>' for n in rep.notes)
     return (f'<div class="jwb" style="color:{FG1}">{style_block()}'
             f'<div style="font-weight:600">{esc(headline(rep))}</div>'
