@@ -80,6 +80,7 @@ def main() -> None:
         comp: list[float] = []
         cov: list[float] = []
         step: list[float] = []
+        phases: dict[str, list[float]] = {}
         for _ in range(opts.rounds):
             ref.append(plain(fn, args, opts.calls))
             gc.collect()
@@ -89,6 +90,8 @@ def main() -> None:
             comp.append(rep.compile_s or 0.0)
             cov.append(rep.coverage)
             step.append(rep.step_s)
+            for k, v in rep.phases.items():
+                phases.setdefault(k, []).append(v)
         r, p = statistics.median(ref), statistics.median(prof)
         excess = p - 2 * r
         print(f"\n{name}")
@@ -96,6 +99,8 @@ def main() -> None:
         print(f"  profile (all but the compile)         {p * 1e3:9.1f} ms   ratio {p / r:6.2f}x"
               f"   excess over 2x: {excess:+.3f} s (target <= 1 s: "
               f"{'met' if excess <= 1.0 else 'NOT met'})")
+        print("  where it went: " + ", ".join(f"{k} {statistics.median(v) * 1e3:.0f} ms"
+                                             for k, v in phases.items()))
         print(f"  compile (apart)                      {statistics.median(comp) * 1e3:9.1f} ms")
         print(f"  median step under the profiler        {statistics.median(step) * 1e3:9.3f} ms"
               f"   vs plain {r / opts.calls * 1e3:.3f} ms per call")

@@ -39,7 +39,8 @@ export interface ProfilePayload {
   primitives: { name: string; seconds: number; share: number }[];
   timeline: { step_us: number; events: TimelineEvent[] };
   peak: { name: string | null; flops_per_s: Record<string, number>; bytes_per_s: number | null };
-  notes: string[]; profile_s: number; compile_s: number | null; top: number; cells: CellMap;
+  notes: string[]; profile_s: number; compile_s: number | null; phases: Record<string, number>;
+  top: number; cells: CellMap;
 }
 
 /** Distinct fills for the heaviest instructions (the Python view's palette); grey for the rest. */

@@ -157,6 +157,9 @@ class ProfileReport:
     notes: list[str] = field(default_factory=list)
     profile_s: float = 0.0  # wall time after the compile: parse, warm-up, calls, trace, attribution
     compile_s: float | None = None
+    #: where ``profile_s`` went: parse and count, warm-up call, profiled calls, stop and
+    #: read the trace, events, attribution (seconds)
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def fusion_seconds(self) -> float:
@@ -182,7 +185,7 @@ class ProfileReport:
             "timeline": {"step_us": self.timeline_step_us,
                          "events": [e.to_dict() for e in self.timeline]},
             "peak": self.peak.to_dict(), "notes": self.notes,
-            "profile_s": self.profile_s, "compile_s": self.compile_s,
+            "profile_s": self.profile_s, "compile_s": self.compile_s, "phases": self.phases,
         }
 
 

@@ -258,15 +258,28 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     check_calls(calls)
     call = prepare(fn, args, kwargs, command_buffers)
     t0 = time.perf_counter()  # profile_s: all but the compile (parse, warm-up included)
+    phases: dict[str, float] = {}
+    mark = t0
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        phases[name] = now - mark
+        mark = now
+
     text = call.compiled.as_text()
     with gc_paused():  # ~10^5 short-lived objects: the cyclic GC would rescan them all
         module, op_costs = parsed(text, parse_hlo, costs)
+    phase("parse and count")
     _run_once(call, "the warm-up call")
+    phase("warm-up call")
     with profiler_session(tmp_root) as where:
         for i in range(calls):
             _run_once(call, f"profiled call {i + 1} of {calls}")
+        phase("profiled calls")
         jax.profiler.stop_trace()
         profile = read_trace(where)
+    phase("stop and read the trace")
     devices = call.compiled.runtime_executable().local_devices() \
         if hasattr(call.compiled.runtime_executable(), "local_devices") else jax.devices()
     device = devices[0]
@@ -279,10 +292,13 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
     finally:
         del profile
+    phase("events")
     with gc_paused():
         rep = attribute(events, module, label=label or call.label, backend=platform,
                         device_kind=device.device_kind, module_key=text_key(text),
                         costs=op_costs, peak=peak_for(device.device_kind))
+    phase("attribution")
+    rep.phases = phases
     rep.profile_s = time.perf_counter() - t0
     rep.compile_s = call.compile_s
     if call.note:
