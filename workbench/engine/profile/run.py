@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -179,6 +180,31 @@ def _runtime_report(exc: Exception) -> ErrorReport:
     return rep
 
 
+class _Background:
+    """``fn()`` on a thread, the cyclic GC paused meanwhile (it builds ~10^5 short-lived
+    objects the GC would rescan again and again); ``result()`` joins and re-raises."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                with gc_paused():
+                    self._value = fn()
+            except BaseException as exc:  # handed to result(): never lost on the thread
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="jaxprof-parse", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def _options() -> Any:
     """No Python tracer (every Python call of the calls would be recorded, then converted
     and written: most of the profiler's cost, none of it device work) and no HLO protos in
@@ -268,18 +294,21 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         mark = now
 
     text = call.compiled.as_text()
-    with gc_paused():  # ~10^5 short-lived objects: the cyclic GC would rescan them all
-        module, op_costs = parsed(text, parse_hlo, costs)
-    phase("parse and count")
     _run_once(call, "the warm-up call")
     phase("warm-up call")
     with profiler_session(tmp_root) as where:
         for i in range(calls):
             _run_once(call, f"profiled call {i + 1} of {calls}")
         phase("profiled calls")
+        # the module is parsed and counted while the profiler converts its trace (C++,
+        # without the GIL): not before the calls, where it would only add to the wait,
+        # nor during them, where it would take the CPU the calls are measured on
+        reading = _Background(lambda: parsed(text, parse_hlo, costs))
         jax.profiler.stop_trace()
         profile = read_trace(where)
-    phase("stop and read the trace")
+        phase("stop and read the trace")
+        module, op_costs = reading.result()
+    phase("parse and count (rest)")
     devices = call.compiled.runtime_executable().local_devices() \
         if hasattr(call.compiled.runtime_executable(), "local_devices") else jax.devices()
     device = devices[0]
