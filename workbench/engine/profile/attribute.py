@@ -202,8 +202,10 @@ def attribute(
     names = sorted({k for acc in per_step for k in acc})
     step_times = [st.duration_ns * ns for st in steps]
     step_s = _median(step_times)
-    attributed = _median([_union(st) * ns for st in steps])
-    coverage = _median([_union(st) / st.duration_ns for st in steps if st.duration_ns > 0])
+    unions = [_union(st) for st in steps]
+    attributed = _median([u * ns for u in unions])
+    coverage = _median([u / st.duration_ns for u, st in zip(unions, steps, strict=True)
+                        if st.duration_ns > 0])
     busy = _median([sum(e.self_ns for e in st.events) * ns for st in steps])
 
     where: dict[str, tuple[HloComputation, HloInstruction]] = {}
@@ -213,6 +215,7 @@ def attribute(
         for i in c.instructions:
             where[i.name] = (c, i)
     splitter = _Splitter(module)
+    labels: dict[tuple[str, tuple[str, ...]], str] = {}
     rows: list[InstructionTime] = []
     medians: dict[str, float] = {}
     line_acc: dict[Any, float] = {}
@@ -227,7 +230,7 @@ def attribute(
         comp: HloComputation | None = found[0] if found is not None else None
         ins: HloInstruction | None = found[1] if found is not None else None
         row = InstructionTime(
-            name=name, opcode=ins.opcode if ins else "?", label=_label(module, ins),
+            name=name, opcode=ins.opcode if ins else "?", label=_label(module, ins, labels),
             computation=comp.name if comp else "", seconds=med,
             share=0.0, events_per_call=int(_median(counts)),
             spread=spread, resolved=med >= RESOLUTION_S and spread <= NOISY_SPREAD)
@@ -307,16 +310,20 @@ def listings(lines: list[LineTime]) -> list[Listing]:
     return out
 
 
-def _label(module: HloModule, ins: HloInstruction | None) -> str:
+def _label(module: HloModule, ins: HloInstruction | None,
+           labels: dict[tuple[str, tuple[str, ...]], str]) -> str:
     if ins is None:
         return "(not in the module)"
     if ins.opcode == "fusion":
-        ops: list[str] = []
-        for c in ins.called:
-            comp = module.by_name.get(c)
-            if comp is not None:
-                ops.extend(dict.fromkeys(i.opcode for i in comp.instructions))
-        return fusion_label(ins.fusion_kind, list(dict.fromkeys(ops)))
+        key = (ins.fusion_kind, tuple(ins.called))
+        if key not in labels:
+            ops: list[str] = []
+            for c in ins.called:
+                comp = module.by_name.get(c)
+                if comp is not None:
+                    ops.extend(dict.fromkeys(i.opcode for i in comp.instructions))
+            labels[key] = fusion_label(ins.fusion_kind, list(dict.fromkeys(ops)))
+        return labels[key]
     if ins.opcode == "custom-call":
         target = ins.attrs.get("custom_call_target", "").strip('"')
         return f"custom-call: {target}" if target else "custom-call"
