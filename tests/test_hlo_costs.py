@@ -86,6 +86,14 @@ PROGRAMS: dict[str, tuple[Any, tuple[Any, ...]]] = {
                                                      (1, 1, 2, 2), "SAME"))),
         (_r(2, 3, 16, 16),)),
     "2-layer MLP gradient": (jax.grad(_mlp_loss), ([_r(64, 64), _r(64, 64, seed=1)], _r(32, 64))),
+    # XLA counts the part of an operand a slice reads, not the whole operand
+    "slice": (lambda x: x[:10, :5] * 2, (_r(1000, 100),)),
+    "dynamic slice": (lambda x, i: lax.dynamic_slice(x, (i, 0), (10, 100)), (_r(1000, 100), 3)),
+    "dynamic-update-slice": (lambda x, u, i: lax.dynamic_update_slice(x, u, (i, 0)),
+                             (_r(1000, 100), _r(1, 100), 3)),
+    "gather rows": (lambda x, i: x[i] + 1, (_r(1000, 100), jnp.arange(5))),
+    "large constant": (lambda x: x * jnp.asarray(np.arange(400.0).reshape(20, 20), jnp.float32),
+                       (_r(20, 20),)),
 }
 
 
@@ -172,6 +180,33 @@ def test_while_loop_without_trip_count_is_counted_once_and_says_so() -> None:
     ours = program_cost(module, xla)
     assert ours.flops_source == "xla" and ours.counted_flops == pytest.approx(xla.flops, rel=REL)
     assert any("no known trip count" in n for n in ours.notes)
+
+
+def _without_trip_count(text: str) -> str:
+    return re.sub(r',?"known_trip_count":\{"n":"\d+"\}', "", text)
+
+
+SCANS: dict[str, tuple[Any, tuple[Any, ...]]] = {
+    "stacked outputs": (lambda x: lax.scan(lambda c, _: (jnp.sin(c), c * 2), x, None, length=50),
+                        (_r(100, 100),)),
+    "stacked inputs": (lambda xs: lax.scan(lambda c, x: (c + x, None), jnp.zeros(100), xs),
+                       (_r(500, 100),)),
+}
+
+
+@pytest.mark.parametrize("kind", list(SCANS))
+def test_scan_bytes_per_trip_match_xla(kind: str) -> None:
+    """A scan reads one slice of its stacked inputs and writes one slice of its stacked
+    outputs per trip (XLA counts the slice, not the buffer); with the trip count hidden
+    both count the body once and must agree, so ours x trips is not trips x the buffer."""
+    fn, args = SCANS[kind]
+    compiled = jax.jit(fn).lower(*args).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    text = compiled.as_text()
+    assert "known_trip_count" in text
+    once = program_cost(parse_hlo(_without_trip_count(text)), None)
+    assert once.counted_flops == pytest.approx(xla.flops, rel=REL)
+    assert once.counted_bytes == pytest.approx(xla.bytes_accessed, rel=REL)
 
 
 # -- GPU custom calls, on the optimized HLO recorded on an H100 -----------------------------
@@ -319,3 +354,124 @@ def test_hlo_view_with_a_sentinel_cost_validates_and_shows_no_negative_figure() 
     assert all(v >= 0 for v in _numbers(rec["cost"]))
     row = re.search(r"<dt>cost_analysis</dt><dd>(.*?)</dd>", hlo_html(rep))
     assert row is not None and not re.search(r"-\d", row.group(1)) and "n/a" in row.group(1)
+
+
+# -- custom calls on CPU: LAPACK, which XLA's cost analysis leaves out -------------------------
+def _custom_calls(module: HloModule) -> list[Any]:
+    return [i for c in module.computations for i in c.instructions if i.opcode == "custom-call"]
+
+
+def test_lapack_cholesky_xla_undercounts_by_one_per_call_and_ours_is_used() -> None:
+    a = _r(16, 16)
+    module, xla = _compiled(lambda a: jnp.linalg.cholesky(a @ a.T + 16 * jnp.eye(16)), a)
+    (call,) = _custom_calls(module)
+    assert "potrf" in call.attrs["custom_call_target"]
+    costs = instruction_costs(module)
+    rest = sum(c.flops or 0 for name, c in costs.items() if name != call.name)
+    rest_bytes = sum(c.bytes or 0 for name, c in costs.items() if name != call.name)
+    # XLA's generic cost analysis: everything else, less one per custom call
+    assert xla.flops == pytest.approx(rest - 1, rel=REL)
+    assert xla.bytes_accessed == pytest.approx(rest_bytes - 1, rel=REL)
+    n = a.shape[0]
+    assert costs[call.name].flops == n * n * n // 3  # XLA's rule for an HLO cholesky
+    total = program_cost(module, xla)
+    assert total.flops_source == "counted" and total.flops == rest + n * n * n // 3
+    assert any("XLA did not count custom calls (" + call.name in note for note in total.notes)
+
+
+def test_lapack_triangular_solve_gives_a_sentinel_and_our_count() -> None:
+    a, b = jnp.eye(24) + jnp.tril(_r(24, 24)) * 0.01, _r(24, 5)
+    module, xla = _compiled(lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True), a, b)
+    (call,) = _custom_calls(module)
+    assert "trsm" in call.attrs["custom_call_target"]
+    assert xla.flops is None and xla.notes  # XLA said -1: not counted
+    cost = instruction_costs(module)[call.name]
+    assert cost.flops == 2 * a.shape[0] * b.size  # XLA's rule for an HLO triangular-solve
+    total = program_cost(module, xla)
+    assert total.flops_source == "counted" and total.flops is not None
+    assert total.flops >= cost.flops
+
+
+def test_cublas_triangular_solve_is_a_solve_not_a_gemm() -> None:
+    """``__cublas$triangularSolve`` (XLA:GPU's triangular-solve) has no dot dimension
+    numbers: it must be counted by the solve rule, not dropped as a gemm without them."""
+    n, k = 24, 5
+    text = ("HloModule m\n\nENTRY %main (a: f32[24,24], b: f32[24,5]) -> f32[24,5] {\n"
+            "  %a = f32[24,24]{1,0} parameter(0)\n  %b = f32[24,5]{1,0} parameter(1)\n"
+            "  %ts = (f32[24,5]{1,0}, s8[1024]{0}) custom-call(%a, %b), "
+            'custom_call_target="__cublas$triangularSolve", '
+            'backend_config={"operation_queue_id":"0","triangular_solve_options":'
+            '{"left_side":true,"lower":true,"unit_diagonal":false,"transpose_a":"NO_TRANSPOSE"}}\n'
+            "  ROOT %r = f32[24,5]{1,0} get-tuple-element(%ts), index=0\n}\n")
+    cost = instruction_costs(parse_hlo(text))["ts"]
+    assert cost.source == "counted" and cost.flops == 2 * n * (n * k)  # XLA's triangular-solve rule
+
+
+def _async_forms(text: str, module: HloModule) -> tuple[str, str]:
+    """The module with its all-gathers as all-gather-start/-done pairs, and with them
+    wrapped in async-start/-done computations (XLA:GPU's asynchronous collectives)."""
+    line = re.compile(r"^  (ROOT )?(%[\w.-]+) = (\S+) all-gather\((%[\w.-]+)\)(.*)$", re.M)
+
+    def operand_shape(name: str) -> str:
+        return next(i.shape_text for c in module.computations for i in c.instructions
+                    if i.name == name.lstrip("%"))
+
+    def start_done(m: re.Match[str]) -> str:
+        root, name, shape, op, rest = m.groups()
+        return (f"  {name}.s = ({operand_shape(op)}, {shape}) all-gather-start({op}){rest}\n"
+                f"  {root or ''}{name} = {shape} all-gather-done({name}.s)")
+
+    wrapped: list[str] = []
+
+    def async_pair(m: re.Match[str]) -> str:
+        root, name, shape, op, rest = m.groups()
+        comp = f"%ag_{len(wrapped)}"
+        wrapped.append(f"{comp} (p: {operand_shape(op)}) -> {shape} {{\n"
+                       f"  %p = {operand_shape(op)} parameter(0)\n"
+                       f"  ROOT %ag = {shape} all-gather(%p){rest}\n}}\n\n")
+        return (f"  {name}.s = (({operand_shape(op)}), {shape}, s32[]) async-start({op}), "
+                f"calls={comp}\n  {root or ''}{name} = {shape} async-done({name}.s)")
+
+    split = line.sub(start_done, text)
+    wrapped_text = line.sub(async_pair, text)
+    entry = wrapped_text.index("ENTRY")
+    return split, wrapped_text[:entry] + "".join(wrapped) + wrapped_text[entry:]
+
+
+def test_asynchronous_collectives_count_their_traffic_once() -> None:
+    """XLA:GPU splits collectives into -start/-done pairs or async-start/-done wrappers
+    whose tuples carry the operand and the result again: the traffic is the
+    collective's, counted once (here: as XLA counts the synchronous all-gathers)."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("x",))
+    x = jax.device_put(_r(64, 128), NamedSharding(mesh, P("x", None)))
+    w = jax.device_put(_r(128, 32), NamedSharding(mesh, P("x", None)))
+    compiled = jax.jit(lambda x, w: x @ w, out_shardings=NamedSharding(mesh, P())).lower(
+        x, w).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    text = compiled.as_text()
+    module = parse_hlo(text)
+    assert " all-gather(" in text
+    assert program_cost(module, None).counted_bytes == pytest.approx(xla.bytes_accessed, rel=REL)
+    for form in _async_forms(text, module):
+        assert " all-gather(" not in form.split("ENTRY")[1]
+        ours = program_cost(parse_hlo(form), None)
+        assert ours.counted_bytes == pytest.approx(xla.bytes_accessed, rel=REL)
+        assert ours.counted_flops == pytest.approx(xla.flops, rel=REL)
+
+
+def test_custom_call_with_a_comparator_is_unknown_not_one_comparison() -> None:
+    """CPU's ``TopK`` custom call names its comparator in ``called_computations``: that
+    body runs once per comparison, as often as the library decides, so one run of it is
+    not the call's cost.  XLA says -1; ours must say unknown, not 7 FLOPs."""
+    x = _r(100, 300)
+    module, xla = _compiled(lambda x: lax.top_k(x, 5), x)
+    (call,) = _custom_calls(module)
+    assert call.called and xla.flops is None
+    cost = instruction_costs(module)[call.name]
+    assert cost.flops is None and cost.source == "unknown"
+    total = program_cost(module, xla)
+    assert total.flops is None and total.flops_source == "unknown" and call.name in total.uncounted

@@ -141,3 +141,100 @@ def test_jaxbench_on_cpu_keeps_xlas_figures_and_says_so(run, shell) -> None:
     assert (roof["flops"], roof["flops_source"]) == (xla.flops, "xla")
     assert "figures from XLA's cost analysis" in r.bundle["text/plain"]
     assert "figures from XLA's cost analysis" in bench_text(r.result.result.record)
+
+
+def test_jaxbench_on_cpu_with_a_lapack_call_uses_our_count(run, shell) -> None:
+    """A real sentinel on CPU: XLA reports -1 FLOPs for a program with a LAPACK
+    triangular solve; the roofline shows our count and says so."""
+    from jax import lax
+
+    f = jax.jit(lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True))
+    a, b = jnp.eye(64) + jnp.tril(jnp.ones((64, 64))) * 0.01, jnp.ones((64, 8))
+    compiled = f.lower(a, b).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    assert xla.flops is None and xla.notes
+    ours = program_cost(parse_hlo(compiled.as_text()), xla)
+    shell.user_ns.update(f=f, a=a, b=b)
+    r = run("%jaxbench --budget 0.2 f(a, b)")
+    assert r.error is None, r.stdout
+    rec = r.bundle[BENCH_MIME]
+    roof = rec["measurements"][0]["roofline"]
+    assert roof["flops"] == ours.flops and roof["flops_source"] == "counted"
+    assert roof["flops_per_s"] == pytest.approx(ours.flops / roof["seconds"])
+    assert not _negative_numbers(rec)
+    assert "figures from our count of the optimized HLO" in r.bundle["text/plain"]
+
+
+def test_schemas_refuse_a_negative_sentinel_as_a_figure() -> None:
+    """A record carrying XLA's -1 as a figure (an older writer, a hand-made payload) must
+    not validate: the extension would print it as a number."""
+    import jsonschema
+
+    import workbench
+    from workbench.engine.hlo.report import build_hlo_report
+    from workbench.views.hlo import hlo_record
+
+    rep = build_hlo_report(workbench.inspect(lambda a: a * 2, jnp.ones((4,))))
+    rec = hlo_record(rep)
+    schemas.validate(schemas.mime_type("hlo"), rec)
+    for key in ("flops", "transcendentals", "bytes_accessed", "optimal_seconds"):
+        bad = {**rec, "cost": {**rec["cost"], key: -1.0}}
+        with pytest.raises(jsonschema.ValidationError):
+            schemas.validate(schemas.mime_type("hlo"), bad)
+    module, xla, kind = _recorded("matmul8192_bf16")
+    roof = roofline(xla, H100_MATMUL_S, kind, "bfloat16",
+                    counts=program_cost(module, xla)).to_dict()
+    sub = json.loads((Path(schemas.__file__).parent / "bench.schema.json").read_text())
+    check = jsonschema.Draft202012Validator({**sub["$defs"]["roofline"], "$defs": sub["$defs"]})
+    assert not list(check.iter_errors(roof))
+    for key in ("flops", "bytes_accessed"):
+        assert list(check.iter_errors({**roof, key: -1.0})), key
+
+
+def test_fp8_matmul_on_hopper_is_held_against_the_fp8_peak() -> None:
+    """An f8 cuBLAS matmul's FLOPs are f8 FLOPs: on an H100 their peak is twice bf16's,
+    so a realistic 1.5 PFLOP/s must not read as 150% of the (bf16) peak."""
+    n = 8192
+    cfg = ('{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],'
+           '"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],'
+           '"rhs_batch_dimensions":[]}}}')
+    text = (f"HloModule m\n\nENTRY %main (a: f8e4m3fn[{n},{n}], b: f8e4m3fn[{n},{n}]) -> "
+            f"bf16[{n},{n}] {{\n  %a = f8e4m3fn[{n},{n}]{{1,0}} parameter(0)\n"
+            f"  %b = f8e4m3fn[{n},{n}]{{1,0}} parameter(1)\n"
+            f"  %s = f32[] constant(1)\n"
+            f"  %g = (bf16[{n},{n}]{{1,0}}, s8[33554432]{{0}}) custom-call(%a, %b, %s, %s), "
+            f'custom_call_target="__cublas$lt$matmul$f8", backend_config={cfg}\n'
+            f"  ROOT %r = bf16[{n},{n}]{{1,0}} get-tuple-element(%g), index=0\n}}\n")
+    module = parse_hlo(text)
+    xla = normalize_cost(SENTINEL)
+    counts = program_cost(module, xla)
+    assert counts.flops == 2 * n ** 3 and counts.dtype == "float8_e4m3fn"
+    seconds = 2 * n ** 3 / 1.5e15
+    r = roofline(xla, seconds, "NVIDIA H100 80GB HBM3", "bfloat16", counts=counts)
+    peak = peak_for("NVIDIA H100 80GB HBM3")
+    assert peak is not None and r.peak_flops_per_s is not None
+    assert r.peak_flops_per_s > peak.flops["bfloat16"]
+    assert r.flops_fraction is not None and r.flops_fraction < 1
+
+
+def test_jaxbench_with_only_bytes_counted_reads_plainly(run, shell) -> None:
+    """CPU's TopK custom call: XLA says -1 for everything, ours counts the bytes but not
+    the FLOPs.  The roofline says where the bytes came from without garbling it into
+    "figures from bytes from ...", and shows no FLOP figure."""
+    from jax import lax
+
+    f = jax.jit(lambda x: lax.top_k(x, 5))
+    x = jnp.ones((100, 300))
+    compiled = f.lower(x).compile()
+    xla = normalize_cost(compiled.cost_analysis())
+    ours = program_cost(parse_hlo(compiled.as_text()), xla)
+    assert xla.flops is None and ours.flops is None and ours.bytes_source == "counted"
+    shell.user_ns.update(f=f, x=x)
+    r = run("%jaxbench --budget 0.2 f(x)")
+    assert r.error is None, r.stdout
+    roof = r.bundle[BENCH_MIME]["measurements"][0]["roofline"]
+    assert (roof["flops"], roof["flops_source"]) == (None, "unknown")
+    assert roof["bytes_accessed"] == ours.bytes and roof["bytes_source"] == "counted"
+    for shown in (r.bundle["text/plain"], r.bundle["text/html"]):
+        assert "bytes from our count of the optimized HLO" in shown
+        assert "figures from bytes" not in shown and "figures from FLOPs" not in shown

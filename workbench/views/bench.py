@@ -155,7 +155,7 @@ def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
                 line += f"; {r.bound}-bound"
         src = _roof_source(r)
         if src:
-            line += f"; figures from {src}"
+            line += f"; {src}"
         if r.note:
             line += f"; {r.note}"
         out.append(line)
@@ -396,13 +396,18 @@ def _roof_cell(r: Roofline | None) -> str:
     if "counted" in (r.flops_source, r.bytes_source):
         text += " · our count"  # XLA gave no figure: say where the figures came from
     src = _roof_source(r)
-    title = "; ".join(x for x in (f"figures from {src}" if src else "", r.note) if x)
+    title = "; ".join(x for x in (src, r.note) if x)
     return f'<span title="{esc(title)}">{esc(text)}</span>' if title else esc(text)
 
 
 def _roof_source(r: Roofline) -> str:
-    """Where the roofline's FLOPs and bytes came from, in words ("" when neither had one)."""
-    return counts_source_text(r.flops_source, r.bytes_source)
+    """Where the roofline's FLOPs and bytes came from, as a phrase: "figures from X" when
+    both came from one place, "FLOPs from X, bytes from Y" (or one of them) otherwise,
+    "" when neither had one."""
+    src = counts_source_text(r.flops_source, r.bytes_source)
+    if src and r.flops_source == r.bytes_source:
+        return f"figures from {src}"
+    return src
 
 
 def table_html(b: Benchmark) -> str:

@@ -47,7 +47,10 @@ class DevicePeak:
     source: str = "table"
 
     def flops_for(self, dtype: str) -> float | None:
-        for key in (dtype, _FALLBACK_DTYPE.get(dtype, "")):
+        # every 8-bit float format runs at the part's FP8 rate ("float8"), else (no FP8
+        # units: XLA upcasts) at the 16-bit one
+        family = "float8" if dtype.startswith("float8") else ""
+        for key in (dtype, family, _FALLBACK_DTYPE.get(family or dtype, "")):
             if key in self.flops:
                 return self.flops[key]
         return None
@@ -56,12 +59,15 @@ class DevicePeak:
         return asdict(self)
 
 
-_FALLBACK_DTYPE = {"float16": "bfloat16", "bfloat16": "float16", "float8_e4m3fn": "bfloat16"}
+_FALLBACK_DTYPE = {"float16": "bfloat16", "bfloat16": "float16", "float8": "bfloat16"}
 
 
-def _gpu(name: str, f64: float, f32: float, bf16: float, tb_per_s: float) -> DevicePeak:
-    return DevicePeak(name, {"float64": f64 * T, "float32": f32 * T, "bfloat16": bf16 * T,
-                             "float16": bf16 * T}, tb_per_s * T)
+def _gpu(name: str, f64: float, f32: float, bf16: float, tb_per_s: float,
+         fp8: float | None = None) -> DevicePeak:
+    table = {"float64": f64 * T, "float32": f32 * T, "bfloat16": bf16 * T, "float16": bf16 * T}
+    if fp8 is not None:  # Hopper/Ada tensor cores: twice the 16-bit rate
+        table["float8"] = fp8 * T
+    return DevicePeak(name, table, tb_per_s * T)
 
 
 def _tpu(name: str, bf16: float, tb_per_s: float) -> DevicePeak:
@@ -75,10 +81,10 @@ def _tpu(name: str, bf16: float, tb_per_s: float) -> DevicePeak:
 #: lite, a bare "A100") falls through to "unknown peak" rather than borrowing a
 #: sibling's numbers.
 KNOWN_PEAKS: list[tuple[str, DevicePeak]] = [
-    (r"(?i)^NVIDIA H100 PCIe$", _gpu("NVIDIA H100 PCIe", 25.6, 378, 756, 2.0)),
+    (r"(?i)^NVIDIA H100 PCIe$", _gpu("NVIDIA H100 PCIe", 25.6, 378, 756, 2.0, 1513)),
     (r"(?i)^NVIDIA H100 80GB HBM3$|^NVIDIA H100[ -]SXM",
-     _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35)),
-    (r"(?i)^NVIDIA H200$|^NVIDIA H200[ -]SXM", _gpu("NVIDIA H200", 34, 494.5, 989.5, 4.8)),
+     _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35, 1979)),
+    (r"(?i)^NVIDIA H200$|^NVIDIA H200[ -]SXM", _gpu("NVIDIA H200", 34, 494.5, 989.5, 4.8, 1979)),
     (r"(?i)^NVIDIA A100\b.*\b40GB\b", _gpu("NVIDIA A100 40GB", 9.7, 156, 312, 1.555)),
     (r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bPCIe\b",
      _gpu("NVIDIA A100 PCIe 80GB", 9.7, 156, 312, 1.935)),
@@ -88,7 +94,7 @@ KNOWN_PEAKS: list[tuple[str, DevicePeak]] = [
         "float64": 7.8 * T, "float32": 15.7 * T, "float16": 125 * T}, 0.9 * T)),
     (r"(?i)^Tesla V100-PCIE\b", DevicePeak("NVIDIA V100 PCIe", {
         "float64": 7 * T, "float32": 14 * T, "float16": 112 * T}, 0.9 * T)),
-    (r"^NVIDIA L4$", _gpu("NVIDIA L4", 0.49, 60, 121, 0.3)),
+    (r"^NVIDIA L4$", _gpu("NVIDIA L4", 0.49, 60, 121, 0.3, 242.5)),
     (r"^(Tesla|NVIDIA) T4$", DevicePeak("NVIDIA T4", {"float32": 8.1 * T, "float16": 65 * T},
                                0.32 * T)),
     (r"^TPU v4$", _tpu("TPU v4", 275, 1.2)),

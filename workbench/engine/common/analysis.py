@@ -91,7 +91,8 @@ def _sentinel_note(keys: list[str]) -> str:
     say nothing more)."""
     named = [k for k in _HEADLINE_KEYS if k in keys] or sorted(keys)[:3]
     return ("XLA did not count " + ", ".join(named)
-            + " (a negative placeholder: cuBLAS/cuDNN custom calls are not costed)")
+            + " (a negative placeholder: its cost analysis does not cost custom calls such as "
+              "cuBLAS, cuDNN or LAPACK)")
 
 
 _MEMORY_FIELDS = {

@@ -29,12 +29,20 @@ The rules follow XLA's ``HloCostAnalysis`` so the two agree where XLA counts
   from the dot dimension numbers in ``backend_config``; cuDNN convolutions
   (``__cudnn$conv...``) from their window and ``dim_labels``, which describe the
   forward convolution whichever direction the call computes; oneDNN matmuls on
-  CPU; layout/sharding markers are free; anything else is *unknown* (None), never
-  a guess.
+  CPU; LAPACK / cuSOLVER factorizations and triangular solves (XLA's rule for the
+  HLO op they implement, textbook counts for LU and QR: XLA itself reports -1 for
+  a program with one, on CPU too); layout/sharding markers are free; anything else
+  is *unknown* (None), never a guess.
 
 Bytes are operand bytes + result bytes of each instruction as it runs (a
 fusion's parameters and outputs, not its internals; a cuBLAS/cuDNN call's
-scratch workspace excluded); a while loop's are its body's per trip.
+scratch workspace excluded); a while loop's are its body's per trip.  Where
+an instruction touches only part of a buffer we count the part, as XLA does:
+a slice, dynamic-slice or gather reads what it returns, an in-place
+dynamic-update-slice writes its update, a fusion parameter is read as its
+users inside read it.  Without this a ``lax.scan`` would be charged its whole
+stacked inputs and outputs on every trip.  Asynchronous pairs (``async-start``
+/ ``-done``, ``all-gather-start`` / ``-done``...) are counted once, at the start.
 
 The dtype that sets the FLOP peak is a dot's or convolution's operand dtype
 (bf16 × bf16 → f32 runs at the bf16 rate); for element-wise work, the result's.
@@ -43,6 +51,7 @@ The dtype that sets the FLOP peak is a dot's or convolution's operand dtype
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,7 +84,14 @@ _OPERAND_DTYPE_OPS = frozenset({"compare", "convert", "is-finite", "stochastic-c
 _FREE_BYTES = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast",
                          "after-all", "partition-id", "replica-id", "while", "conditional",
                          "call", "add-dependency", "opt-barrier", "optimization-barrier",
-                         "domain"})
+                         "domain", "async-start", "async-update", "async-done",
+                         "all-reduce-done", "all-gather-done", "collective-permute-done",
+                         "copy-done", "send-done", "recv-done"})
+
+#: asynchronous starts whose result tuple carries their operands again beside the
+#: output (and u32/s32 scalar contexts): the operands are read once, not twice
+_START_WITH_OPERANDS = frozenset({"all-gather-start", "collective-permute-start",
+                                  "copy-start"})
 
 #: custom-call targets that mark layouts, shardings or placements: no work
 _FREE_TARGETS = frozenset({
@@ -85,6 +101,11 @@ _FREE_TARGETS = frozenset({
     "xla.sdy.FuncResultSharding", "local_sharding_constraint"})
 
 SOURCES = ("xla", "counted", "unknown")
+
+#: dense linear-algebra library calls we count: LAPACK on CPU (``lapack_spotrf_ffi``),
+#: cuSOLVER / hipSOLVER (``cusolver_getrf_ffi``), cuBLAS's triangular solve
+_SOLVER_RE = re.compile(r"^(?:lapack_[sdcz]|blas_[sdcz]|cusolver_|hipsolver_|__cublas\$)"
+                        r"(trsm|triangularSolve|potrf|getrf|geqrf)(?:_ffi)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +198,8 @@ class _Tally:
     notes: list[str] = field(default_factory=list)
     #: while loops whose trip count XLA knew (and multiplied here), for ProgramCost's note
     known_trips: int = 0
+    #: custom calls that run (XLA's cost analysis leaves each out): their names
+    custom_calls: list[str] = field(default_factory=list)
 
     def add_flops(self, n: float, dtype: str | None, matmul: bool = False) -> None:
         if n:
@@ -197,6 +220,7 @@ class _Tally:
         self.unknown.extend(x for x in other.unknown if x not in self.unknown)
         self.notes.extend(n for n in other.notes if n not in self.notes)
         self.known_trips += other.known_trips
+        self.custom_calls.extend(c for c in other.custom_calls if c not in self.custom_calls)
 
     def without_bytes(self) -> _Tally:
         """The work of a body run inside its caller: its internal traffic is not memory
@@ -246,6 +270,8 @@ class _Counter:
         self._busy: set[str] = set()
         #: parsed shapes by instruction identity: the model re-reads shape text on each ask
         self._shapes: dict[int, list[ArrayShape]] = {}
+        #: users of each instruction by computation, built when a fusion's bytes are asked
+        self._user_maps: dict[str, dict[str, list[HloInstruction]]] = {}
 
     # -- helpers ---------------------------------------------------------------------
     def shape(self, ins: HloInstruction) -> list[ArrayShape]:
@@ -330,6 +356,7 @@ class _Counter:
             for name in ins.called:
                 t.add(self.computation(name))
         elif op == "custom-call":
+            t.custom_calls.append(ins.name)
             self._custom_call(ins, operands, out, t)
         elif op in ("rng", "rng-bit-generator"):
             t.transcendentals += sum(_elements(s) for s in out)  # XLA's convention
@@ -349,10 +376,115 @@ class _Counter:
 
     def _bytes(self, ins: HloInstruction, result: list[ArrayShape],
                operands: list[list[ArrayShape]]) -> int:
-        if ins.opcode == "custom-call" and _is_library_call(ins) and len(result) > 1 \
+        op = ins.opcode
+        if op == "custom-call" and _is_library_call(ins) and len(result) > 1 \
                 and result[-1].dtype in ("s8", "u8") and len(result[-1].dims) == 1:
             result = result[:-1]  # cuBLAS/cuDNN scratch workspace: allocated, not traffic
+        # XLA's rules for ops that touch part of an operand: a slice reads what it
+        # returns, an in-place dynamic-update-slice writes only its update (the scan's
+        # stacked inputs and outputs: counting whole buffers per trip overcounts by the
+        # trip count)
+        if op in ("slice", "dynamic-slice", "gather"):
+            out_bytes = sum(s.bytes for s in result)
+            return 2 * out_bytes + sum(s.bytes for shp in operands[1:] for s in shp)
+        if op == "dynamic-update-slice" and len(operands) > 1:
+            return 2 * sum(s.bytes for s in operands[1]) + \
+                sum(s.bytes for shp in operands[2:] for s in shp)
+        if op in _START_WITH_OPERANDS:
+            result = list(result)
+            for shp in operands:
+                for s in shp:
+                    if s in result:
+                        result.remove(s)
+            result = [s for s in result if s.dims or s.dtype not in ("u32", "s32")]
+        if op == "fusion":
+            body = self._fused_body(ins)
+            if body is not None:
+                return self._fusion_bytes(ins, body, result, operands)
         return sum(s.bytes for s in result) + sum(s.bytes for shp in operands for s in shp)
+
+    def _fused_body(self, ins: HloInstruction) -> HloComputation | None:
+        names = ins.called or self._called(ins, "calls")
+        return self.comps.get(names[0]) if names else None
+
+    def _users(self, comp: HloComputation) -> dict[str, list[HloInstruction]]:
+        got = self._user_maps.get(comp.name)
+        if got is None:
+            got = {}
+            for i in comp.instructions:
+                for o in dict.fromkeys(i.operands):
+                    got.setdefault(o, []).append(i)
+            self._user_maps[comp.name] = got
+        return got
+
+    def _fusion_bytes(self, ins: HloInstruction, body: HloComputation,
+                      result: list[ArrayShape], operands: list[list[ArrayShape]]) -> int:
+        """A fusion's memory traffic the way XLA's ``HloCostAnalysis::HandleFusion``
+        counts it: each output (only the update of an output computed by a
+        dynamic-update-slice, which writes in place), each parameter by what its users
+        inside read (a slice of it: the slice), and large constants."""
+        root = body.root
+        roots: list[HloInstruction | None]
+        if root is not None and root.opcode == "tuple" and len(root.operands) == len(result):
+            roots = [body.by_name.get(o) for o in root.operands]
+        else:
+            roots = [root] * len(result) if len(result) == 1 else [None] * len(result)
+        total = 0
+        for shape, r in zip(result, roots, strict=True):
+            if r is not None and r.opcode == "dynamic-update-slice" and len(r.operands) > 1 \
+                    and r.operands[1] in body.by_name:
+                total += sum(s.bytes for s in self.shape(body.by_name[r.operands[1]]))
+            else:
+                total += shape.bytes
+        params = {}
+        for p in body.instructions:
+            if p.opcode == "parameter":
+                try:
+                    params[int(p.literal)] = p
+                except (TypeError, ValueError):
+                    pass
+            elif p.opcode == "constant":
+                shp = self.shape(p)
+                if sum(_elements(s) for s in shp) > 1:
+                    total += sum(s.bytes for s in shp)
+        for i, shp in enumerate(operands):
+            param = params.get(i)
+            if param is None or len(self.shape(param)) != 1:
+                total += sum(s.bytes for s in shp)  # a tuple parameter: read whole
+            else:
+                total += self._param_read_bytes(param, body)
+        return total
+
+    def _param_read_bytes(self, param: HloInstruction, body: HloComputation) -> int:
+        """XLA's ``FusionParameterReadBytes``: a slice or dynamic-slice of the parameter
+        reads its result's bytes, a dynamic-update-slice into it reads nothing (aliased
+        to the output), broadcasts and reshapes read it each, any other users share one
+        read of the whole."""
+        size = 0
+        whole = sum(s.bytes for s in self.shape(param))
+        shared = False
+        for user in self._users(body).get(param.name, []):
+            op = user.opcode
+            if op == "slice" or (op == "dynamic-slice" and user.operands[0] == param.name):
+                size += sum(s.bytes for s in self.shape(user))
+            elif op == "dynamic-update-slice" and user.operands[0] == param.name:
+                continue
+            elif op == "fusion":
+                nested = self._fused_body(user)
+                nested_params = {} if nested is None else {
+                    int(p.literal): p for p in nested.instructions
+                    if p.opcode == "parameter" and (p.literal or "").isdigit()}
+                for idx, name in enumerate(user.operands):
+                    if name == param.name:
+                        inner = nested_params.get(idx)
+                        size += whole if inner is None or nested is None else \
+                            self._param_read_bytes(inner, nested)
+            elif op in ("broadcast", "reshape"):
+                size += whole
+            elif not shared:
+                shared = True
+                size += whole
+        return size
 
     def _dot(self, ins: HloInstruction, operands: list[list[ArrayShape]],
              res: ArrayShape | None, t: _Tally) -> None:
@@ -448,7 +580,11 @@ class _Counter:
         res = _first(out)
         if target in _FREE_TARGETS:
             return
-        if target.startswith("__cublas$") or target == "__cublas$gemm":
+        solver = _SOLVER_RE.match(target)
+        if solver:  # before the gemm rule: ``__cublas$triangularSolve`` is a cuBLAS call too
+            self._solver(ins, solver.group(1), operands, t)
+            return
+        if target.startswith("__cublas$"):
             cfg = ins.backend_config
             gemm = cfg.get("gemm_backend_config", cfg)
             dnums = gemm.get("dot_dimension_numbers") if isinstance(gemm, dict) else None
@@ -477,10 +613,41 @@ class _Counter:
             # a library convolution (oneDNN...) printed like an HLO convolution
             self._conv(ins, _first(operands[0]), _first(operands[1]), res, t)
             return
-        for name in ins.called:  # a custom call with a body we can read
-            t.add(self.computation(name))
-        if not ins.called:
-            t.unknown.append((ins.name, f"custom call {target or '(no target)'}"))
+        # a computation a custom call names (TopK's comparator...) runs as often as the
+        # library decides: one run of it is not the call's cost
+        t.unknown.append((ins.name, f"custom call {target or '(no target)'}"))
+
+    def _solver(self, ins: HloInstruction, routine: str, operands: list[list[ArrayShape]],
+                t: _Tally) -> None:
+        """Dense factorizations and solves in LAPACK (CPU) / cuSOLVER / cuBLAS calls.
+
+        ``trsm`` and ``potrf`` are counted the way XLA counts the HLO ops they implement
+        (``triangular-solve``: 2 × n × elements of b; ``cholesky``: n × elements of a / 3);
+        ``getrf`` (LU) and ``geqrf`` (QR) by the textbook FLOP counts per matrix
+        (2n³/3; 2mn² − 2n³/3 with m ≥ n)."""
+        a = _first(operands[0]) if operands else None
+        if a is None or len(a.dims) < 2:
+            t.unknown.append((ins.name, f"{routine} operand shape unknown"))
+            return
+        m, n = a.dims[-2], a.dims[-1]
+        batch = math.prod(a.dims[:-2])
+        dtype = numpy_dtype(a.dtype)
+        if routine in ("trsm", "triangularSolve"):
+            b = _first(operands[1]) if len(operands) > 1 else None
+            if b is None:
+                t.unknown.append((ins.name, f"{routine} operand shape unknown"))
+                return
+            t.add_flops(2.0 * n * _elements(b), dtype, matmul=True)
+        elif routine == "potrf":
+            t.add_flops(float(n * _elements(a) // 3), dtype, matmul=True)
+        elif routine == "getrf":
+            k = min(m, n)
+            t.add_flops(batch * (m * n * k - (m + n) * k * k / 2 + k ** 3 / 3) * 2, dtype,
+                        matmul=True)
+        else:  # geqrf
+            big, small = max(m, n), min(m, n)
+            t.add_flops(batch * (2.0 * big * small ** 2 - 2.0 * small ** 3 / 3), dtype,
+                        matmul=True)
 
     def _cudnn_conv(self, ins: HloInstruction, target: str, operands: list[list[ArrayShape]],
                     res: ArrayShape | None, t: _Tally) -> None:
@@ -640,13 +807,19 @@ def count_module(module: HloModule) -> ProgramCost:
 
 
 def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
-    """The program's FLOPs and bytes: XLA's own figure where it is a real count (>= 0),
+    """The program's FLOPs and bytes: XLA's own figure where it is a real count,
     ours where XLA reported nothing or a negative "not counted" sentinel.
 
-    Two cases where a non-negative XLA figure is still not the program's: XLA counts
-    a while loop's body once (we multiply by ``known_trip_count``), and it leaves
-    custom calls at zero (a program whose FLOPs XLA puts at 0 while ours counts a
-    cuBLAS/cuDNN call).  There ours is used, and ``notes`` says why.
+    Two cases where a non-negative XLA figure is still not the program's, and ours
+    is used with a note saying why:
+
+    - custom calls: XLA's generic cost analysis (the one ``Compiled.cost_analysis()``
+      runs) counts each custom call as -1 FLOPs and -1 bytes, so the total is the
+      rest of the program less one per call: a negative sentinel when the calls are
+      all there is (a cuBLAS matmul), a plausible-looking undercount otherwise (a
+      LAPACK Cholesky among fusions on CPU);
+    - while loops: XLA counts the body once; ours multiplies it by
+      ``known_trip_count``.
     """
     counter = _Counter(module)
     total = counter.computation(module.entry.name)
@@ -655,23 +828,26 @@ def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
     if uncounted:
         notes.append("our count leaves out " + ", ".join(
             f"{n} ({why})" for n, why in dict.fromkeys(total.unknown)))
-    if xla is not None:
-        notes.extend(getattr(xla, "notes", ()) or ())
     xf = xla.flops if xla is not None and xla.flops is not None and xla.flops >= 0 else None
     xb = xla.bytes_accessed if xla is not None and xla.bytes_accessed is not None \
         and xla.bytes_accessed >= 0 else None
     xt = xla.transcendentals if xla is not None and xla.transcendentals is not None \
         and xla.transcendentals >= 0 else None
     ours_flops_ok = not uncounted or total.flops > 0
-    if xf is not None and total.known_trips:
+    xla_notes = list(getattr(xla, "notes", ()) or ()) if xla is not None else []
+    if xla is not None and xla.reported and total.custom_calls:
+        n = len(total.custom_calls)
+        shown = ", ".join(total.custom_calls[:3]) + (", ..." if n > 3 else "")
+        notes.append(f"XLA did not count custom calls ({shown}): ours is used"
+                     + ("" if xla_notes else
+                        f"; XLA's figures are the rest of the program less {n}"))
+        xf = xb = xt = None
+    else:
+        notes.extend(xla_notes)
+    if (xf is not None or xb is not None) and total.known_trips:
         notes.append("XLA counts a while loop's body once; ours multiplies it by the "
                      "known trip count, so ours is used")
         xf = xb = xt = None
-    elif xf == 0 and total.flops > 0:
-        notes.append("XLA counted no FLOPs (custom calls are not costed); ours is used")
-        xf = None
-        if xb == 0:
-            xb = None
     flops: float | None
     if xf is not None:
         flops, fsrc = xf, "xla"
