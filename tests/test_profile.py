@@ -257,7 +257,13 @@ def test_an_output_that_is_not_an_array(run):
     assert "str" in text and "g(jnp.ones(3))" in text
 
 
-def test_a_profiler_already_running(run, tmp_path):
+@pytest.fixture
+def dbl(shell):
+    """``_dbl(_v)`` in the shell: these tests must not lean on test_line_magic having run."""
+    shell.run_cell("def _dbl(v):\n    return v * 2.0\n_v = jnp.ones(4096)", store_history=False)
+
+
+def test_a_profiler_already_running(run, tmp_path, dbl):
     jax.profiler.start_trace(str(tmp_path / "users"))
     try:
         r = run("%jaxprof -n 2 _dbl(_v)")
@@ -274,7 +280,7 @@ def test_a_profiler_already_running(run, tmp_path):
             jax.profiler.stop_trace()
 
 
-def test_an_unwritable_temporary_directory(tmp_path, run, monkeypatch):
+def test_an_unwritable_temporary_directory(tmp_path, run, monkeypatch, dbl):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     with pytest.raises(WorkbenchError, match="cannot create a temporary directory") as info:
@@ -399,3 +405,67 @@ def test_html_reads_when_sanitised(mm_args):
     clean = sanitize(html)
     assert "<td" in clean and "coverage:" in clean and "y = jnp.maximum(h, 0.0) @ w2" in clean
     assert any(tag == "svg" for tag, _ in s.tags)  # the timeline, shown with our stylesheet
+
+
+def test_arguments_donated_by_name_are_not_consumed():
+    """``donate_argnames``: a keyword argument donated is copied too (Compiled.args_info
+    says which leaves are donated), so the user's array survives every call."""
+    f = jax.jit(lambda v, w: v * 2.0 + w, donate_argnames="w")
+    x, w = jnp.ones(1024), jnp.ones(1024)
+    rep = profile_call(f, (x,), {"w": w}, calls=2)
+    assert not w.is_deleted() and float(w.sum()) == 1024.0
+    assert rep.calls == 2
+    g = jax.jit(lambda k, v, u: v * k + u, static_argnums=0, donate_argnums=2)
+    y, u = jnp.ones(64), jnp.ones(64)
+    assert profile_call(g, (3, y, u), {}, calls=2).calls == 2
+    assert not u.is_deleted() and not y.is_deleted()
+
+
+@pytest.mark.parametrize("cell", ["%jaxprof -n 2 _str16(_big16)",
+                                  "%%jaxprof -n 2\n_str16(_big16)",
+                                  "workbench.profile(_str16, _big16, n=2)",
+                                  "%jaxprof -n 2 _raise16(_big16)",
+                                  "%jaxprof -n 2 _trace16(_big16)"])
+def test_a_failed_profile_does_not_keep_the_array_alive(run, shell, cell, monkeypatch):
+    """IPython keeps the last error (sys.last_value) until the next one: neither its
+    traceback's frames nor its chained exceptions may hold the user's arrays."""
+    import logging
+
+    # JAX logs a failed callback with its traceback (whose frames reach the executing
+    # call's); pytest's log capture keeps that record, a notebook's handler does not
+    monkeypatch.setattr(logging.getLogger("jax._src.callback"), "disabled", True)
+    run("import gc, weakref, workbench\ndef _str16(x):\n    return 'done'\n"
+        "def _boom16(v):\n    raise ValueError('nope')\n"
+        "def _trace16(x):\n    raise ValueError('at trace time')\n"
+        "def _raise16(x):\n    return jax.pure_callback(_boom16, jax.ShapeDtypeStruct(x.shape, x.dtype), x)\n"
+        "_big16 = jnp.ones((64, 64))\n_big16_ref = weakref.ref(_big16)")
+    out = run(cell)
+    assert out.error is not None
+    run("del _big16\ngc.collect()")
+    assert shell.user_ns["_big16_ref"]() is None, f"{cell} kept the argument alive"
+
+
+def test_an_interrupt_while_profiled(run, shell, dbl, tmp_path, monkeypatch):
+    """Ctrl-C during the profiled calls: one line, Run All stops (still a KeyboardInterrupt),
+    the profiler stopped, its files removed, the namespace kept."""
+    import tempfile
+
+    from workbench.ipython.cell import CellInterrupted
+
+    real, seen = prun._run_once, []
+
+    def interrupted(call, where):
+        seen.append(where)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        return real(call, where)
+
+    monkeypatch.setattr(prun, "_run_once", interrupted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shell.user_ns["kept"] = 7
+    r = run("%jaxprof -n 4 _dbl(_v)")
+    assert isinstance(r.error, CellInterrupted) and isinstance(r.error, KeyboardInterrupt)
+    assert "interrupted while profiling _dbl(_v)" in str(r.error)
+    assert shell.user_ns["kept"] == 7 and seen[-1] == "profiled call 2 of 4"
+    monkeypatch.undo()
+    _no_profile_left(tmp_path)

@@ -55,11 +55,18 @@ def profile(
             raise TypeError(f"profile() needs a function, got a {type(fn).__name__}")
     except (TypeError, ValueError) as exc:
         raise short_input_error(exc) from None
+    failure: WorkbenchError | None = None
     try:
         rep = profile_call(fn, tuple(args), dict(kwargs), calls=n, tmp_root=tmp_dir,
                            command_buffers=command_buffers)
     except ProfileError as exc:
-        raise WorkbenchError(exc.report).located(caller_line()) from None
+        failure = WorkbenchError(exc.report).located(caller_line())
+    if failure is not None:
+        # a notebook keeps the last error until the next one: raised outside the except
+        # clause it chains nothing (the engine's frames hold the arguments), and this
+        # frame, which its traceback keeps, lets go of them first
+        del fn, args, kwargs
+        raise failure
     return profile_display(rep, text_only=text, top=top)
 
 

@@ -16,7 +16,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from workbench.engine.profile.record import ProfileReport
 from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, _at_call, capture_call, interruptible
+from workbench.ipython.cell import CellError, CellInterrupted, _at_call, capture_call
 from workbench.views.display import Display
 from workbench.views.profile import DEFAULT_TOP, profile_display
 
@@ -53,13 +53,21 @@ class ProfileMagics(Magics):
         if args.top < 1:
             raise UsageError(f"--top must be a positive integer, got {args.top}")
         captured = capture_call(self.shell, line, cell, expr, "jaxprof")
+        failure: BaseException | None = None
         try:
-            with interruptible(f"while profiling {captured.call_text}"):
-                rep = profile_call(captured.fn, captured.args, captured.kwargs, calls=args.n,
-                                   command_buffers=not args.no_command_buffer,
-                                   label=captured.call_text)
+            rep = profile_call(captured.fn, captured.args, captured.kwargs, calls=args.n,
+                               command_buffers=not args.no_command_buffer,
+                               label=captured.call_text)
         except ProfileError as exc:
-            raise CellError(_at_call(exc.report, captured)) from None
+            failure = CellError(_at_call(exc.report, captured))
+        except KeyboardInterrupt:
+            failure = CellInterrupted(f"interrupted while profiling {captured.call_text}")
+        if failure is not None:
+            # IPython keeps the last error (sys.last_value) until the next one: raised here,
+            # outside the except clauses, it chains nothing (the engine's frames hold the
+            # arguments), and this frame, which its traceback keeps, no longer holds them
+            del captured
+            raise failure
         return profile_display(rep, text_only=args.text, top=args.top)
 
 

@@ -78,7 +78,9 @@ class PreparedCall:
     compiled: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    donated: tuple[int, ...]
+    #: per leaf of ``(args, kwargs)`` flattened: whether the executable donates it
+    #: (``donate_argnums`` and ``donate_argnames`` alike, from ``Compiled.args_info``)
+    donated: tuple[bool, ...]
     compile_s: float
     note: str = ""
 
@@ -127,19 +129,37 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         names = set(settings.static_argnames)
     dyn = tuple(a for i, a in enumerate(args) if i not in static)
     dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
-    donated = tuple(getattr(compiled, "donate_argnums", ()) or ())
-    return PreparedCall(label, compiled, dyn, dyn_kw, donated, compile_s, note)
+    return PreparedCall(label, compiled, dyn, dyn_kw, _donated_leaves(compiled), compile_s, note)
+
+
+def _donated_leaves(compiled: Any) -> tuple[bool, ...]:
+    """Which leaves of the call's ``(args, kwargs)`` the executable donates.
+
+    ``Compiled.donate_argnums`` counts keyword arguments as positions after the positional
+    ones (a ``donate_argnames`` argument shows up as its index there), so it cannot be
+    mapped onto ``args`` alone; ``args_info`` has one ``ArgInfo`` per leaf of
+    ``(args, kwargs)`` in the pytree order the call flattens them in.
+    """
+    try:
+        info = compiled.args_info
+    except Exception:  # no per-leaf info: when it donates anything, every array is copied
+        return (True,) if getattr(compiled, "donate_argnums", ()) else ()  # (length mismatch)
+    leaves = jax.tree.leaves(info, is_leaf=lambda x: hasattr(x, "donated"))
+    flags = tuple(bool(getattr(leaf, "donated", False)) for leaf in leaves)
+    return flags if any(flags) else ()
 
 
 def _fresh(call: PreparedCall) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Arguments for one call: donated ones copied, so the user's arrays are never consumed."""
     if not call.donated:
         return call.args, call.kwargs
-    args = list(call.args)
-    for i in call.donated:
-        if i < len(args):
-            args[i] = jax.tree.map(lambda x: x.copy() if isinstance(x, jax.Array) else x, args[i])
-    return tuple(args), call.kwargs
+    leaves, tree = jax.tree.flatten((call.args, call.kwargs))
+    every = len(leaves) != len(call.donated)  # cannot tell which: copy every array
+    leaves = [x.copy() if isinstance(x, jax.Array) and (every or d) else x
+              for x, d in zip(leaves, call.donated if not every else [True] * len(leaves),
+                              strict=True)]
+    args, kwargs = jax.tree.unflatten(tree, leaves)
+    return tuple(args), dict(kwargs)
 
 
 def _run_once(call: PreparedCall, where: str) -> None:
