@@ -186,3 +186,36 @@ def test_bf16_matmul_roofline_from_our_counts_and_the_h100_peak():
     assert 500e12 < row.flops_per_s < peak.flops_for("bfloat16")  # ~900 TFLOP/s, under the peak
     assert row.bound == "compute"
     assert row.intensity == pytest.approx(row.flops / row.bytes)
+
+
+def test_command_buffer_kernels_of_a_while_body_are_matched_to_the_body():
+    """A scan's body runs inside the entry's ``while``: its kernels must be matched to the
+    body's instructions by exact name, not by family to a later entry fusion (which would
+    also skip the schedule past everything in between).  The module is a real compiled scan
+    (CPU names, same naming rules); the kernel sequence follows its schedule: entry
+    instructions in order, the loop's condition and body instructions trip after trip."""
+    import jax.numpy as jnp
+
+    def f(w, x):
+        def body(c, wi):
+            return jnp.tanh(c @ wi), None
+        y, _ = jax.lax.scan(body, x, w)
+        return jnp.sin(y).sum()
+
+    text = jax.jit(f).lower(jnp.ones((3, 32, 32)), jnp.ones((8, 32))).compile().as_text()
+    module = parse_hlo(text)
+    schedule = _schedule(module)
+    truth: list[str] = []
+    for name, op in schedule:
+        if op != "while":
+            truth.append(name)
+            continue
+        loop = module.entry.by_name[name]
+        for _ in range(3):
+            for comp in loop.called:
+                truth.extend(n for n, _ in launch_schedule(
+                    (i.name, i.opcode) for i in module.by_name[comp].instructions))
+    assert len(truth) > len(schedule)  # the loop's instructions ran in the sequence
+    kernels = [kernel_name(n) for n in truth]
+    matched = match_kernels(kernels, schedule, (i.name for i in module.instructions()))
+    assert [m[0] for m in matched] == truth

@@ -278,13 +278,17 @@ def _base(name: str) -> str:
     return _TRAILING_NUMBER.sub("", name)
 
 
-def match_kernels(kernels: Sequence[str],
-                  schedule: Sequence[tuple[str, str]]) -> list[tuple[str | None, str]]:
+def match_kernels(kernels: Sequence[str], schedule: Sequence[tuple[str, str]],
+                  elsewhere: Iterable[str] = ()) -> list[tuple[str | None, str]]:
     """The instruction each kernel of one step ran for, walking ``schedule`` in order.
 
     ``schedule``: ``(name, opcode)`` of the instructions that launch work, in the module's
     schedule order (``is_scheduled=true`` modules list them in execution order).  For each
-    kernel: the next instruction whose kernel name is exactly the kernel's; else the next
+    kernel: the next instruction whose kernel name is exactly the kernel's; else an
+    instruction of ``elsewhere`` (a ``while`` body's or a branch's: they run, trip after
+    trip, inside the schedule's ``while``) whose kernel name is exactly the kernel's, the
+    position in the schedule kept (a body's ``loop_fusion.3`` must not be taken for the
+    entry's ``loop_fusion.7`` by family, which would skip everything between); else the next
     one of the same family (XLA reuses one kernel for identical fusions, named after the
     first: ``loop_reduce_fusion`` runs for ``loop_reduce_fusion.1`` too); else, for a
     library kernel (cuBLAS's ``nvjet_...``, cuDNN's), the next custom call; a ``Memset``
@@ -297,8 +301,11 @@ def match_kernels(kernels: Sequence[str],
     mangled = [kernel_name(n) for n in names]
     bases = [_base(m) for m in mangled]
     calls = [op == "custom-call" for _, op in schedule]
+    scheduled = set(names)
+    inner = {kernel_name(n): n for n in elsewhere if n not in scheduled}
     pos = 0
     last: str | None = None
+    last_call = False  # the instruction matched last is a custom call
     out: list[tuple[str | None, str]] = []
     memsets: list[int] = []
     for k in kernels:
@@ -308,17 +315,21 @@ def match_kernels(kernels: Sequence[str],
             continue
         hit = next((i for i in range(pos, len(names)) if mangled[i] == k), None)
         how = "kernel name"
+        if hit is None and k in inner:
+            last, last_call = inner[k], False
+            out.append((last, "kernel name"))
+            continue
         if hit is None:
             b = _base(k)
             hit = next((i for i in range(pos, len(names)) if bases[i] == b), None)
             how = "kernel family"
-        if hit is None and not (last is not None and calls[names.index(last)]):
+        if hit is None and not last_call:
             hit = next((i for i in range(pos, len(names)) if calls[i]), None)
             how = "library kernel"
         if hit is None:
             out.append((last, "order") if last is not None else (None, "unmatched"))
             continue
-        last = names[hit]
+        last, last_call = names[hit], calls[hit]
         pos = hit + 1
         out.append((last, how))
     for i in memsets:  # a memset prepares the kernel after it (cuBLAS workspace, output zeroing)
@@ -389,8 +400,8 @@ def gpu_events(profile: Any, module_name: str, schedule: Sequence[tuple[str, str
         by_name += len(pending)
         # command buffers: the kernels hlo_op does not name are matched by name, in order,
         # against the schedule of what the step ran (those hlo_op named are known already)
-        for ev, (ins, how) in zip(pending, match_kernels([e.name for e in pending], schedule),
-                                  strict=True):
+        matched = match_kernels([e.name for e in pending], schedule, known)
+        for ev, (ins, how) in zip(pending, matched, strict=True):
             ev.instruction, ev.how = ins, how
     steps = [Step(c[0].start_ns, max(e.end_ns for e in c), c) for c in chunks]
     attribution = "kernel names" if by_name else "hlo_op"
