@@ -397,6 +397,13 @@ def _notes(report: ProfileReport, events: ProfileEvents) -> None:
             f"{small} of {len(report.instructions)} instructions took under "
             f"{RESOLUTION_S * 1e6:.0f} µs or varied by more than {NOISY_SPREAD:.0%} (interquartile "
             "range) between calls: too short or noisy to resolve one by one (marked ~)")
+    leads = [s.dispatch_ns * 1e-9 for s in events.steps]
+    lead = _median(leads)
+    if lead > 0 and report.step_s > 0:
+        report.notes.append(
+            f"before each step the host dispatched the call (arguments, output buffers, "
+            f"waking an executor thread) for a median {lead * 1e6:.0f} µs "
+            f"({lead / report.step_s:.0%} of the step): host time, not in the step")
     if report.step_s and report.step_s < 50e-6:
         report.notes.append("the step is shorter than 50 µs: per-instruction figures are at "
                             "the profiler's resolution")

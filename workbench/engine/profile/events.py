@@ -69,6 +69,9 @@ class Step:
     start_ns: float
     end_ns: float
     events: list[DeviceEvent] = field(default_factory=list)
+    #: XLA:CPU: host time from the call's dispatch to the executor's start (argument
+    #: handling, output buffers, the hand-off to the executor's threads): not in the step
+    dispatch_ns: float = 0.0
 
     @property
     def duration_ns(self) -> float:
@@ -131,11 +134,15 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
     event to read (most of our share of the profiling cost: a 24-layer gradient has
     1,140 thunks a call).
 
-    A step runs from the call's dispatch (``CommonPjRtLoadedExecutable::Execute...`` on
-    the calling thread, the latest one before the step's first thunk) to its completion
-    (``ThunkExecutor::Execute (wait for completion)``, else its last thunk's end): the
-    time the program took once called, so hand-off to the executor's threads and the gaps
-    between thunks count as overhead, not as attributed time.  A program on several
+    A step runs from the executor's start (the ``ThunkExecutor::Execute`` event opening the
+    run, the latest one between the call's dispatch and its first thunk; the dispatch
+    itself, ``CommonPjRtLoadedExecutable::Execute...`` on the calling thread, when the
+    program has none) to its completion (``ThunkExecutor::Execute (wait for completion)``,
+    else its last thunk's end): the gaps between thunks count as overhead, not as
+    attributed time.  The host's dispatch before the executor starts (argument handling,
+    output buffers, waking an executor thread: ~0.3 ms for a 24-layer gradient's hundreds
+    of buffers, several ms on a loaded machine) is kept apart as ``Step.dispatch_ns``, as
+    a GPU step does not include the host's launch of its first kernel either.  A program on several
     devices (SPMD) runs the same steps on each: ``device``'s events are read (its
     ``device_ordinal`` stat), so times are one device's, not the sum over devices.
     """
@@ -146,6 +153,7 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
             return found
     by_run: dict[Any, list[DeviceEvent]] = {}
     dispatches: list[float] = []
+    execs: list[float] = []
     done: dict[Any, float] = {}
     ordinals: set[Any] = set()
     for plane in profile.planes:
@@ -157,6 +165,9 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
                 name = e.name
                 if name.startswith("CommonPjRtLoadedExecutable::Execute") and "Prepare" not in name:
                     dispatches.append(e.start_ns)
+                    continue
+                if name == "ThunkExecutor::Execute":
+                    execs.append(e.start_ns)
                     continue
                 if name.startswith(_NOT_WORK):
                     continue  # reading stats is most of the cost: skip what cannot be work
@@ -179,25 +190,43 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
     if not by_run:
         raise NoDeviceEvents(f"the trace has no events of {module_name} on the host plane")
     dispatches.sort()
+    execs.sort()
     steps = []
-    dispatched = 0
+    dispatched = started = 0
     for run, evs in by_run.items():
         evs.sort(key=lambda e: e.start_ns)
-        lo, hi = evs[0].start_ns, max(e.end_ns for e in evs)
-        before = [d for d in dispatches if d <= lo]
+        first, hi = evs[0].start_ns, max(e.end_ns for e in evs)
+        lo, lead = first, 0.0
+        before = [d for d in dispatches if d <= first]
         if before:
-            lo = before[-1]
+            lo, by_executor = _executor_start(execs, before[-1], first)
+            lead = lo - before[-1]
             dispatched += 1
+            started += by_executor
         hi = max(hi, done.get(run, hi))
-        steps.append(Step(lo, hi, evs))
+        steps.append(Step(lo, hi, evs, dispatch_ns=lead))
     steps.sort(key=lambda s: s.start_ns)
-    source = ("dispatch of the call to its completion on the host" if dispatched == len(steps)
-              else "first thunk start to completion")
+    source = (_SOURCE_EXECUTOR if started == len(steps) else
+              _SOURCE_DISPATCH if dispatched == len(steps) else "first thunk start to completion")
     notes = []
     if len(ordinals) > 1:
         notes.append(f"the program ran on {len(ordinals)} devices: times are device "
                      f"{device}'s")
     return ProfileEvents("cpu", module_name, steps, "thunks", source, notes)
+
+
+_SOURCE_EXECUTOR = ("the executor's run of the call (ThunkExecutor::Execute) to its completion "
+                    "on the host")
+_SOURCE_DISPATCH = "dispatch of the call to its completion on the host"
+
+
+def _executor_start(execs: list[float], dispatch: float, first: float) -> tuple[float, bool]:
+    """Where a step starts: the latest executor start in ``[dispatch, first thunk]``, else
+    the dispatch; and whether it was an executor's start."""
+    i = bisect.bisect_right(execs, first) - 1
+    if i >= 0 and execs[i] >= dispatch:
+        return execs[i], True
+    return dispatch, False
 
 
 def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEvents | None:
@@ -212,6 +241,7 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
     then reads every event's stats.
     """
     dispatches: list[float] = []
+    execs: list[float] = []
     done: list[float] = []
     candidates: list[tuple[DeviceEvent, Any]] = []  # (ours, the profiler's)
     lines: list[list[DeviceEvent]] = []
@@ -230,11 +260,14 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
                 elif name.startswith("CommonPjRtLoadedExecutable::Execute") \
                         and "Prepare" not in name:
                     dispatches.append(e.start_ns)
+                elif name == "ThunkExecutor::Execute":
+                    execs.append(e.start_ns)
                 elif name.startswith("ThunkExecutor::Execute (wait"):
                     done.append(e.start_ns + e.duration_ns)
     if not dispatches:
         return None
     dispatches.sort()
+    execs.sort()
     done.sort()
     edges = [*dispatches[1:], float("inf")]
     windows: list[list[DeviceEvent]] = [[] for _ in dispatches]
@@ -248,6 +281,7 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
         if ev.start_ns < first_start[i]:
             first_start[i], firsts[i] = ev.start_ns, raw
     steps = []
+    started = 0
     for i, evs in enumerate(windows):
         if not evs or _stats(firsts[i]).get("hlo_module") != module_name:
             continue
@@ -256,13 +290,15 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
         j = bisect.bisect_left(done, hi)
         if j < len(done) and done[j] < edges[i]:
             hi = done[j]
-        steps.append(Step(dispatches[i], hi, evs))
+        lo, by_executor = _executor_start(execs, dispatches[i], evs[0].start_ns)
+        started += by_executor
+        steps.append(Step(lo, hi, evs, dispatch_ns=lo - dispatches[i]))
     if not steps:
         raise NoDeviceEvents(f"the trace has no events of {module_name} on the host plane")
     for line_events in lines:
         _self_times(line_events)
     return ProfileEvents("cpu", module_name, steps, "thunks",
-                         "dispatch of the call to its completion on the host")
+                         _SOURCE_EXECUTOR if started == len(steps) else _SOURCE_DISPATCH)
 
 
 # -- GPU -------------------------------------------------------------------------------------
