@@ -153,6 +153,7 @@ NESTED = [
     ("profile", "seconds", "1 ms"),
     ("profile", "bound", "latency"),
     ("profile", "coverage", "95%"),
+    ("profile", "coverage", 1.5),  # a fraction of the step: never over 1
 ]
 
 
