@@ -291,7 +291,8 @@ def test_an_unwritable_temporary_directory(tmp_path, run, monkeypatch, dbl):
     r = run("%jaxprof -n 2 _dbl(_v)")
     assert r.error is not None and "cannot create a temporary directory" in r.short_error()
     monkeypatch.undo()
-    _no_profile_left(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
+    (tmp_path / "empty").mkdir()
+    _no_profile_left(tmp_path / "empty")  # no profiler left running
 
 
 def test_a_backend_without_device_events(tmp_path, monkeypatch):
@@ -507,3 +508,35 @@ def test_a_cpu_step_starts_when_the_executor_starts():
         assert a.start_ns <= min(e.start_ns for e in a.events)
     rep = profile_call(_many, (ws, jnp.ones((64, 128))), {}, calls=3)
     assert 0 < rep.coverage <= 1 and any("host dispatched the call" in n for n in rep.notes)
+
+
+def test_a_trace_that_cannot_be_written_or_read(tmp_path, monkeypatch):
+    """The profiler failing while it stops (disk full) or its file unreadable: a short
+    ProfileError, not the profiler's own exception; the profiler stopped, its files removed."""
+    real_stop = jax.profiler.stop_trace
+    fails = []
+
+    def stop_badly():
+        if not fails:
+            fails.append(1)
+            real_stop()
+            raise OSError(28, "No space left on device")
+        real_stop()
+
+    monkeypatch.setattr(jax.profiler, "stop_trace", stop_badly)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with pytest.raises(ProfileError, match="No space left on device") as info:
+        profile_call(lambda v: v * 2, (jnp.ones(8),), {}, calls=2, tmp_root=str(tmp_path / "a"))
+    assert "trace" in str(info.value)
+    monkeypatch.undo()
+    _no_profile_left(tmp_path / "a")
+
+    def unreadable(path):
+        raise RuntimeError(f"could not parse {path}")
+
+    monkeypatch.setattr(jax.profiler.ProfileData, "from_file", unreadable)
+    with pytest.raises(ProfileError, match="could not parse"):
+        profile_call(lambda v: v * 2, (jnp.ones(8),), {}, calls=2, tmp_root=str(tmp_path / "b"))
+    monkeypatch.undo()
+    _no_profile_left(tmp_path / "b")

@@ -263,8 +263,8 @@ def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
         finally:
             try:
                 jax.profiler.stop_trace()
-            except RuntimeError:  # stopped already (an error while stopping, below)
-                pass
+            except Exception:  # stopped already, or failing to stop: the error that
+                pass  # brought us here is the one to report
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -324,8 +324,14 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         # without the GIL): not before the calls, where it would only add to the wait,
         # nor during them, where it would take the CPU the calls are measured on
         reading = _Background(lambda: parsed(text, parse_hlo, costs))
-        jax.profiler.stop_trace()
-        profile = read_trace(where)
+        try:
+            jax.profiler.stop_trace()
+            profile = read_trace(where)
+        except ProfileError:
+            raise
+        except Exception as exc:  # disk full while writing, a file the reader rejects
+            raise _fail(f"the profiler's trace could not be written or read: "
+                        f"{type(exc).__name__}: {exc}", "ProfileError") from None
         phase("stop and read the trace")
         module, op_costs = reading.result()
     phase("parse and count (rest)")
