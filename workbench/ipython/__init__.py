@@ -16,11 +16,13 @@ from workbench.engine.cache.records import CacheSnapshot, CellSummary, Persisten
 from workbench.engine.common.source import set_cell_resolver
 from workbench.engine.hlo.report import HloReport
 from workbench.engine.jaxpr.inspection import Inspection
+from workbench.engine.profile.record import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.ipython import cache_magics
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
+from workbench.ipython.profile_magics import ProfileMagics
 from workbench.ipython.prompt import CellIds, shell_cell_labels
 from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.views.bench import BENCH_VIEW
@@ -29,15 +31,16 @@ from workbench.views.display import Display, View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
+from workbench.views.profile import PROFILE_VIEW
 
-_MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics)
+_MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics, ProfileMagics)
 
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
 #: ``workbench.inspect(...)``) draw through the same view as their front door's display
 _RECORD_VIEWS: dict[type, View[Any]] = {
     Inspection: JAXPR_VIEW, HloReport: HLO_VIEW, Benchmark: BENCH_VIEW,
     ExplorerResult: MESH_EXPLORER_VIEW, CacheSnapshot: CACHE_VIEW, CellSummary: CELL_VIEW,
-    PersistentCacheStatus: PERSISTENT_VIEW,
+    PersistentCacheStatus: PERSISTENT_VIEW, ProfileReport: PROFILE_VIEW,
 }
 
 

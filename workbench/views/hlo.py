@@ -257,11 +257,19 @@ def _node_tooltip(n: GraphNode) -> str:
     return "\n".join(lines)
 
 
-def diagram_svg(graph: DataflowGraph, layout: Layout) -> str:
+def diagram_svg(graph: DataflowGraph, layout: Layout,
+                measured: dict[str, float] | None = None) -> str:
     """The fusion diagram as inline SVG: no links (``<a>`` inside SVG throws in JupyterLab's
     and Notebook 7's HTML renderer), tooltips as ``<title>``, colours from the theme's
-    variables set inline (the ``<style>`` block may be stripped)."""
+    variables set inline (the ``<style>`` block may be stripped).  With ``measured``
+    (seconds by instruction, from a profile of this module) the fill is measured time,
+    else estimated bytes moved."""
     peak = max((n.bytes_moved for n in graph.nodes), default=0)
+    # measured time on the same log scale, in nanoseconds (integers like bytes)
+    timed = ({n.id: int(measured.get(n.id, 0.0) * 1e9) for n in graph.nodes}
+             if measured is not None else None)
+    if timed is not None:
+        peak = max(timed.values(), default=0)
     boxes = layout.boxes
     w, h = layout.node_w, layout.node_h
     parts: list[str] = []
@@ -302,7 +310,8 @@ def diagram_svg(graph: DataflowGraph, layout: Layout) -> str:
             line3 = ""
         if n.called:
             line3 = "runs " + ", ".join(n.called) + " (below)"
-        heat = 0.0 if small else _heat(n.bytes_moved, peak)
+        heat = 0.0 if small else _heat(timed[n.id] if timed is not None else n.bytes_moved,
+                                       peak)
         rect = (f'<rect x="{bx.x:.0f}" y="{bx.y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="5" '
                 f'style="fill:{HEAT};fill-opacity:{heat};stroke:{stroke}" '
                 f'stroke-width="{sw}"{dash}/>')
@@ -313,7 +322,10 @@ def diagram_svg(graph: DataflowGraph, layout: Layout) -> str:
         if line3:
             texts += (f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
                       f'{esc(_truncate(line3, 38))}</text>')
-        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(_node_tooltip(n))}</title>'
+        tip = _node_tooltip(n)
+        if measured is not None and n.id in measured:
+            tip += f"\nmeasured {fmt_seconds(measured[n.id])} per call (%%jaxprof)"
+        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(tip)}</title>'
                      f'{rect}{texts}</g>')
     W, H = layout.width + 8, layout.height + 8
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
@@ -370,13 +382,18 @@ def overview_html(rep: HloReport) -> str:
             f'</summary>{table}</details>')
 
 
-def _legend() -> str:
+def _legend(rep: HloReport | None = None) -> str:
     sw = "".join(f'<span style="display:inline-block;width:14px;height:10px;'
                  f'vertical-align:middle;background:{HEAT};opacity:{o}"></span>'
                  for o in HEAT_OPACITY[1:])
-    return ('<div class="jwb-legend">Fill: <b>estimated</b> bytes moved (operands read + result '
-            f'written, from shapes; not a measurement), light → heavy {sw}. '
-            'Border: dashed blue = parameter, thick = output, purple = library call, '
+    if rep is not None and rep.measured is not None:
+        fill = (f'Fill: <b>measured</b> device time per call (%%jaxprof of this module: '
+                f'{esc(rep.measured_note)}), light → heavy {sw}. ')
+    else:
+        fill = ('Fill: <b>estimated</b> bytes moved (operands read + result written, from '
+                f'shapes; not a measurement), light → heavy {sw}. ')
+    return ('<div class="jwb-legend">' + fill
+            + 'Border: dashed blue = parameter, thick = output, purple = library call, '
             'red = collective, green = control flow (its body is drawn below), '
             'red dashed = no source link. Hover a node or edge for details.</div>')
 
@@ -394,7 +411,7 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
         out.append(f'<div class="jwb-legend">Control-flow bodies (while/cond/call), each '
                    f'drawn below: <ul style="margin:2px 0">{items}</ul></div>')
     if any(name in layouts for name in names):
-        out.insert(0, f'<div {STYLED_ONLY}>{_legend()}</div>'
+        out.insert(0, f'<div {STYLED_ONLY}>{_legend(rep)}</div>'
                       f'<div {UNSTYLED_ONLY}><i>The diagrams are hidden: this page has no '
                       f'styles (an untrusted notebook, whose styles JupyterLab strips). Trust '
                       f'the notebook or install the jax-workbench extension to see them; the '
@@ -408,7 +425,7 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
             # would turn into loose text
             inner = (f'<div class="jwb-diagram jwb-styled" style="display:none;'
                      f'max-height:640px;overflow:auto;border:1px solid {NEUTRAL_BORDER}">'
-                     f'{diagram_svg(graph, layouts[name])}</div>')
+                     f'{diagram_svg(graph, layouts[name], rep.measured)}</div>')
         else:
             inner = (f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here '
                      f'(the JupyterLab extension draws the interactive graph from the JSON '

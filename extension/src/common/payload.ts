@@ -14,7 +14,7 @@ export const MIME_SUFFIX = '+json';
 /** Every kind the kernel emits (one schema file each). */
 export const KINDS = [
   'jaxpr', 'jaxpr-compare', 'hlo', 'bench', 'sharding', 'mesh-explorer',
-  'cache', 'cache-cell', 'cache-persistent'
+  'cache', 'cache-cell', 'cache-persistent', 'profile'
 ] as const;
 export type Kind = (typeof KINDS)[number];
 

@@ -5,6 +5,7 @@ import { cacheCellView, cachePersistentView, cacheView } from '../cache/view';
 import { hloView } from '../hlo/view';
 import { jaxprCompareView, jaxprView } from '../jaxpr/view';
 import { meshExplorerView } from '../mesh/view';
+import { profileView } from '../profile/view';
 import { shardingView } from '../sharding/view';
 import type { Kind } from './payload';
 import type { FeatureViewFactory } from './view';
@@ -18,5 +19,6 @@ export const VIEWS: Record<Kind, FeatureViewFactory> = {
   'mesh-explorer': meshExplorerView,
   'cache': cacheView,
   'cache-cell': cacheCellView,
-  'cache-persistent': cachePersistentView
+  'cache-persistent': cachePersistentView,
+  'profile': profileView
 };

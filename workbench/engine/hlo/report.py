@@ -21,6 +21,7 @@ from workbench.engine.hlo.model import HloModule, HloParseError
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.hlo.stablehlo import StableHloText, parse_stablehlo
 from workbench.engine.jaxpr.inspection import Inspection
+from workbench.engine.profile.store import measured, module_key
 
 SCHEMA_VERSION = 2
 STAGES = ("compiled", "lowered")
@@ -45,6 +46,12 @@ class HloReport:
     cost: CostAnalysis = field(default_factory=CostAnalysis)
     memory: MemoryAnalysis = field(default_factory=MemoryAnalysis)
     fusion: bool = True
+    #: the compiled module's key in the profile store (name + hash of the optimized HLO)
+    module_key: str = ""
+    #: measured device time (seconds per call) by instruction, when ``%%jaxprof`` profiled
+    #: this very module in this session; the diagram is then coloured by it
+    measured: dict[str, float] | None = None
+    measured_note: str = ""
 
     # -- derived counts ----------------------------------------------------------------
     @property
@@ -168,6 +175,12 @@ def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
     except Exception as exc:  # never into the user's cell
         report.parse_error = f"{type(exc).__name__}: {exc}"
         return report
+    report.module_key = module_key(report.module.name, report.text)
+    prof = measured(report.module_key)
+    if prof is not None:
+        report.measured = prof.measured_by_instruction()
+        report.measured_note = (f"{prof.calls} profiled calls on {prof.device_kind}, median "
+                                f"step {prof.step_s * 1e3:.3g} ms")
     try:
         report.collectives = find_collectives(report.module)
         if fusion:

@@ -1,0 +1,1 @@
+"""Measured device time: the profiler behind ``%%jaxprof`` and ``workbench.profile``."""

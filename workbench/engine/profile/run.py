@@ -1,0 +1,366 @@
+"""Run a compiled call under the profiler and attribute what the device did.
+
+Order of work: trace, lower and compile the call (errors name the user's line), one
+warm-up call (compilation caches, allocator, thread pools; not profiled), then ``calls``
+calls under ``jax.profiler.trace`` into a fresh temporary directory, each followed by
+``block_until_ready`` on every output, so a call's device work ends inside its own step.
+The trace is read back with ``jax.profiler.ProfileData`` and the directory removed, the
+profiler stopped in every case (an error in a call, an interrupt).  A profiler that is
+already running (the user's own ``jax.profiler.trace``) is left alone and reported.
+Outputs are dropped after each call: nothing here keeps the user's arrays alive.
+"""
+
+from __future__ import annotations
+
+import glob
+import linecache
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from workbench.engine import _jax_compat as compat
+from workbench.engine.bench.peaks import peak_for
+from workbench.engine.common.errors import ErrorReport, is_user_file, report
+from workbench.engine.common.gcpause import gc_paused
+from workbench.engine.common.source import SourceLine
+from workbench.engine.hlo.costs import instruction_costs
+from workbench.engine.hlo.model import HloModule
+from workbench.engine.hlo.parser import parse_hlo
+from workbench.engine.jaxpr.inspection import function_name
+from workbench.engine.profile.attribute import attribute
+from workbench.engine.profile.events import (
+    NoDeviceEvents,
+    ProfileEvents,
+    cpu_events,
+    gpu_events,
+    launch_schedule,
+)
+from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.store import parsed, remember, text_key
+
+DEFAULT_CALLS = 10
+MAX_CALLS = 1000
+
+
+class ProfileError(Exception):
+    """A profile that could not be taken; ``.report`` says why and where (front doors show it)."""
+
+    def __init__(self, rep: ErrorReport) -> None:
+        super().__init__(rep.summary)
+        self.report = rep
+
+
+def _fail(summary: str, kind: str = "ProfileError", phase: str = "profiling") -> ProfileError:
+    return ProfileError(ErrorReport(phase=phase, kind=kind, summary=summary))
+
+
+def check_calls(calls: object) -> int:
+    if isinstance(calls, bool) or not isinstance(calls, int) or not 1 <= calls <= MAX_CALLS:
+        raise ValueError(f"n (the number of profiled calls) must be an integer from 1 to "
+                         f"{MAX_CALLS}, got {calls!r}")
+    return calls
+
+
+@dataclass
+class PreparedCall:
+    """The compiled executable and the arguments it takes (static ones removed)."""
+
+    label: str
+    compiled: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    #: per leaf of ``(args, kwargs)`` flattened: whether the executable donates it
+    #: (``donate_argnums`` and ``donate_argnames`` alike, from ``Compiled.args_info``)
+    donated: tuple[bool, ...]
+    compile_s: float
+    note: str = ""
+
+
+def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+            command_buffers: bool = True) -> PreparedCall:
+    """Trace, lower and compile ``fn(*args, **kwargs)`` as ``jax.jit`` would run it.
+
+    A ``jax.jit`` function keeps its own settings (static arguments, donation); anything
+    else is wrapped in ``jax.jit``.  ``command_buffers=False`` compiles for a GPU without
+    XLA's command buffers, so each kernel's event names its instruction.
+    """
+    if not callable(fn):
+        raise _fail(f"%jaxprof needs a call of a function, got a {type(fn).__name__}",
+                    "TypeError", "arguments")
+    label = compat.transform_label(fn, function_name(fn))
+    bound = compat.bound_jitted(fn)
+    if bound is not None:
+        fn, args = bound[0], (bound[1], *args)
+    jitted: Any = fn if compat.is_jitted(fn) else jax.jit(fn)
+    settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
+    t0 = time.perf_counter()
+    try:
+        lowered = jitted.trace(*args, **kwargs).lower()
+    except Exception as exc:
+        raise ProfileError(report(exc, "trace")) from None
+    note = ""
+    if not command_buffers and jax.default_backend() != "gpu":
+        note = (f"command buffers are a GPU feature: nothing to turn off on "
+                f"{jax.default_backend()}")
+    try:
+        if command_buffers or jax.default_backend() != "gpu":
+            compiled = lowered.compile()
+        else:
+            compiled = lowered.compile({"xla_gpu_enable_command_buffer": ""})
+            note = ("profiled a copy compiled with XLA's command buffers off "
+                    "(--xla_gpu_enable_command_buffer=): kernel events name their instruction")
+    except Exception as exc:
+        raise ProfileError(report(exc, "compile")) from None
+    compile_s = time.perf_counter() - t0
+    n = len(args)
+    static = set()
+    names: set[str] = set()
+    if settings is not None:
+        static = {i + n if i < 0 else i for i in settings.static_argnums}
+        names = set(settings.static_argnames)
+    dyn = tuple(a for i, a in enumerate(args) if i not in static)
+    dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+    return PreparedCall(label, compiled, dyn, dyn_kw, _donated_leaves(compiled), compile_s, note)
+
+
+def _donated_leaves(compiled: Any) -> tuple[bool, ...]:
+    """Which leaves of the call's ``(args, kwargs)`` the executable donates.
+
+    ``Compiled.donate_argnums`` counts keyword arguments as positions after the positional
+    ones (a ``donate_argnames`` argument shows up as its index there), so it cannot be
+    mapped onto ``args`` alone; ``args_info`` has one ``ArgInfo`` per leaf of
+    ``(args, kwargs)`` in the pytree order the call flattens them in.
+    """
+    try:
+        info = compiled.args_info
+    except Exception:  # no per-leaf info: when it donates anything, every array is copied
+        return (True,) if getattr(compiled, "donate_argnums", ()) else ()  # (length mismatch)
+    leaves = jax.tree.leaves(info, is_leaf=lambda x: hasattr(x, "donated"))
+    flags = tuple(bool(getattr(leaf, "donated", False)) for leaf in leaves)
+    return flags if any(flags) else ()
+
+
+def _fresh(call: PreparedCall) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Arguments for one call: donated ones copied, so the user's arrays are never consumed."""
+    if not call.donated:
+        return call.args, call.kwargs
+    leaves, tree = jax.tree.flatten((call.args, call.kwargs))
+    every = len(leaves) != len(call.donated)  # cannot tell which: copy every array
+    leaves = [x.copy() if isinstance(x, jax.Array) and (every or d) else x
+              for x, d in zip(leaves, call.donated if not every else [True] * len(leaves),
+                              strict=True)]
+    args, kwargs = jax.tree.unflatten(tree, leaves)
+    return tuple(args), dict(kwargs)
+
+
+def _run_once(call: PreparedCall, where: str) -> None:
+    args, kwargs = _fresh(call)
+    try:
+        leaves: list[Any] = jax.tree.leaves(call.compiled(*args, **kwargs))
+        for leaf in leaves:
+            if not isinstance(leaf, jax.Array):
+                raise TypeError(f"the call returned a {type(leaf).__name__}, not an array")
+        jax.block_until_ready(leaves)
+        leaves.clear()  # drop the outputs now: nothing keeps the user's arrays alive
+    except Exception as exc:
+        rep = _runtime_report(exc)
+        rep.summary = f"{rep.summary} ({where})"
+        raise ProfileError(rep) from None
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+_RAISED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.*)$")
+
+
+def _runtime_report(exc: Exception) -> ErrorReport:
+    """A failure while the compiled call ran.  A host callback's exception reaches us as an
+    XLA runtime error with the Python traceback inside its message: its last line (the
+    user's exception) and the user's innermost frame make the report, not XLA's wrapper."""
+    rep = report(exc, "running the call")
+    text = str(exc)
+    if "Traceback (most recent call last)" not in text:
+        return rep
+    lines = text.splitlines()
+    raised = [m for m in map(_RAISED.match, lines) if m]
+    if raised:
+        rep.kind, rep.summary = raised[-1].group(1).rsplit(".", 1)[-1], raised[-1].group(2)
+    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall(text) if is_user_file(f)]
+    if frames:
+        file, line, function = frames[-1]
+        rep.where = SourceLine(file, line, function, linecache.getline(file, line).strip())
+    return rep
+
+
+class _Background:
+    """``fn()`` on a thread, the cyclic GC paused meanwhile (it builds ~10^5 short-lived
+    objects the GC would rescan again and again); ``result()`` joins and re-raises."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                with gc_paused():
+                    self._value = fn()
+            except BaseException as exc:  # handed to result(): never lost on the thread
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="jaxprof-parse", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _options() -> Any:
+    """No Python tracer (every Python call of the calls would be recorded, then converted
+    and written: most of the profiler's cost, none of it device work) and no HLO protos in
+    the trace (we have the optimized text); the host tracer stays on: XLA:CPU's thunk events
+    and the dispatch events are host TraceMes."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.enable_hlo_proto = False
+    return options
+
+
+@contextmanager
+def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
+    """A running ``jax.profiler`` writing into a fresh directory, stopped and removed after.
+
+    Yields the directory; the caller reads the trace inside the ``with``.
+    """
+    try:
+        where = tempfile.mkdtemp(prefix="jaxprof-", dir=tmp_root)
+    except OSError as exc:
+        place = tmp_root or tempfile.gettempdir()
+        raise _fail(f"cannot create a temporary directory for the profile in {place} "
+                    f"({exc.strerror or exc}); set TMPDIR to a writable directory",
+                    type(exc).__name__) from None
+    try:
+        try:
+            jax.profiler.start_trace(where, profiler_options=_options())
+        except RuntimeError as exc:
+            if "already" in str(exc).lower():
+                raise _fail("a profiler is already running (a jax.profiler.trace or "
+                            "start_trace of your own?); stop it first: only one profile may "
+                            "run at a time", "ProfilerBusy") from None
+            raise _fail(f"the profiler could not start: {exc}", type(exc).__name__) from None
+        try:
+            yield where
+        finally:
+            try:
+                jax.profiler.stop_trace()
+            except Exception:  # stopped already, or failing to stop: the error that
+                pass  # brought us here is the one to report
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def read_trace(where: str) -> Any:
+    """The ``ProfileData`` of the trace written under ``where``."""
+    found = sorted(glob.glob(os.path.join(where, "**", "*.xplane.pb"), recursive=True))
+    if not found:
+        raise _fail(f"the profiler wrote no trace under {where} (disk full or not writable?)")
+    return jax.profiler.ProfileData.from_file(found[-1])
+
+
+def device_events(profile: Any, platform: str, module: HloModule, calls: int,
+                  device_id: int = 0, single_device: bool = False) -> ProfileEvents:
+    """The steps of ``module`` in ``profile``, read the way ``platform`` records them."""
+    if platform == "cpu":
+        return cpu_events(profile, module.name, (i.name for i in module.instructions()),
+                          device_id, single_device=single_device)
+    if platform in ("gpu", "cuda", "rocm"):
+        schedule = launch_schedule((i.name, i.opcode) for i in module.entry.instructions)
+        return gpu_events(profile, module.name, schedule, calls, device_id,
+                          (i.name for i in module.instructions()))
+    raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
+
+
+def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                 calls: int = DEFAULT_CALLS, tmp_root: str | None = None,
+                 command_buffers: bool = True, label: str | None = None,
+                 costs: Callable[[HloModule], Any] | None = instruction_costs,
+                 ) -> ProfileReport:
+    """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
+
+    ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns (our
+    counts of the optimized HLO, :func:`~workbench.engine.hlo.costs.instruction_costs`).
+    Raises :class:`ProfileError` with a short report for anything that goes wrong.
+    """
+    check_calls(calls)
+    call = prepare(fn, args, kwargs, command_buffers)
+    t0 = time.perf_counter()  # profile_s: all but the compile (parse, warm-up included)
+    phases: dict[str, float] = {}
+    mark = t0
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        phases[name] = now - mark
+        mark = now
+
+    text = call.compiled.as_text()
+    _run_once(call, "the warm-up call")
+    phase("warm-up call")
+    with profiler_session(tmp_root) as where:
+        for i in range(calls):
+            _run_once(call, f"profiled call {i + 1} of {calls}")
+        phase("profiled calls")
+        # the module is parsed and counted while the profiler converts its trace (C++,
+        # without the GIL): not before the calls, where it would only add to the wait,
+        # nor during them, where it would take the CPU the calls are measured on
+        reading = _Background(lambda: parsed(text, parse_hlo, costs))
+        try:
+            jax.profiler.stop_trace()
+            profile = read_trace(where)
+        except ProfileError:
+            raise
+        except Exception as exc:  # disk full while writing, a file the reader rejects
+            raise _fail(f"the profiler's trace could not be written or read: "
+                        f"{type(exc).__name__}: {exc}", "ProfileError") from None
+        phase("stop and read the trace")
+        module, op_costs = reading.result()
+    phase("parse and count (rest)")
+    devices = call.compiled.runtime_executable().local_devices() \
+        if hasattr(call.compiled.runtime_executable(), "local_devices") else jax.devices()
+    device = devices[0]
+    platform = device.platform
+    try:
+        with gc_paused():
+            events = device_events(profile, platform, module, calls, getattr(device, "id", 0),
+                                   single_device=len(devices) == 1)
+    except NoDeviceEvents as exc:
+        raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
+    finally:
+        del profile
+    phase("events")
+    with gc_paused():
+        rep = attribute(events, module, label=label or call.label, backend=platform,
+                        device_kind=device.device_kind, module_key=text_key(text),
+                        costs=op_costs, peak=peak_for(device.device_kind))
+    phase("attribution")
+    rep.phases = phases
+    rep.profile_s = time.perf_counter() - t0
+    rep.compile_s = call.compile_s
+    if call.note:
+        rep.notes.insert(0, call.note)
+    remember(rep)
+    return rep
+
+
+__all__ = ["DEFAULT_CALLS", "ProfileError", "check_calls", "prepare", "profile_call",
+           "profiler_session", "read_trace"]

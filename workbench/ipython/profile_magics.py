@@ -1,0 +1,74 @@
+"""``%%jaxprof`` and ``%jaxprof``: measured device time of a call, line by line.
+
+Thin by design: parse flags, capture the call (:mod:`workbench.ipython.cell`: set-up lines
+run, the last line's function and arguments are evaluated), hand it to the engine's
+profiler and the result to the view.  A failure is a short
+:class:`~workbench.ipython.cell.CellError` pointing at the user's line; the namespace the
+set-up lines built is kept, the profiler is stopped and its files removed.
+"""
+
+from __future__ import annotations
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
+from workbench.ipython.args import parse_magic_line
+from workbench.ipython.cell import CellError, CellInterrupted, _at_call, capture_call
+from workbench.views.display import Display
+from workbench.views.profile import DEFAULT_TOP, profile_display
+
+
+@magics_class
+class ProfileMagics(Magics):
+    """``%%jaxprof`` / ``%jaxprof``: where a compiled call spends its device time."""
+
+    @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
+    @magic_arguments()
+    @argument("-n", type=int, default=DEFAULT_CALLS, metavar="N",
+              help=f"profiled calls after one warm-up call (default {DEFAULT_CALLS}); "
+                   "figures are medians over them")
+    @argument("--top", type=int, default=DEFAULT_TOP, metavar="K",
+              help=f"rows of the instructions table (default {DEFAULT_TOP})")
+    @argument("--no-command-buffer", action="store_true",
+              help="GPU: profile a copy compiled without XLA's command buffers (CUDA "
+                   "graphs), so every kernel event names its instruction")
+    @argument("--text", action="store_true", help="plain text output only")
+    @line_cell_magic
+    def jaxprof(self, line: str = "", cell: str | None = None) -> Display[ProfileReport]:
+        """Profile a call: ``%jaxprof f(x)`` or a cell whose last line is the call.
+
+        The call is compiled, run once to warm up, then ``-n`` times under
+        ``jax.profiler`` (each blocking on all its outputs); device time is attributed to
+        HLO instructions, fusions, jaxpr primitives and the cell's lines.
+        """
+        args, expr = parse_magic_line(
+            self.jaxprof, line, needs=None if cell is not None else "a call, e.g. %jaxprof f(x)")
+        try:  # settings are checked before the cell runs
+            check_calls(args.n)
+        except ValueError as exc:
+            raise UsageError(f"-n: {exc}") from None
+        if args.top < 1:
+            raise UsageError(f"--top must be a positive integer, got {args.top}")
+        captured = capture_call(self.shell, line, cell, expr, "jaxprof")
+        failure: BaseException | None = None
+        try:
+            rep = profile_call(captured.fn, captured.args, captured.kwargs, calls=args.n,
+                               command_buffers=not args.no_command_buffer,
+                               label=captured.call_text)
+        except ProfileError as exc:
+            failure = CellError(_at_call(exc.report, captured))
+        except KeyboardInterrupt:
+            failure = CellInterrupted(f"interrupted while profiling {captured.call_text}")
+        if failure is not None:
+            # IPython keeps the last error (sys.last_value) until the next one: raised here,
+            # outside the except clauses, it chains nothing (the engine's frames hold the
+            # arguments), and this frame, which its traceback keeps, no longer holds them
+            del captured
+            raise failure
+        return profile_display(rep, text_only=args.text, top=args.top)
+
+
+__all__ = ["ProfileMagics"]
