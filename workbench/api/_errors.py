@@ -9,6 +9,10 @@ the engine's message; only IPython's rendering (``_render_traceback_``) is added
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from workbench.engine.common.errors import ErrorReport
 from workbench.views.errors import error_text
 
@@ -65,3 +69,40 @@ def check_backend(backend: object) -> None:
 
 __all__ = ["ArgumentTypeError", "ArgumentValueError", "check_backend", "check_static",
            "short_input_error"]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: the short, user-facing errors of the twins (``WorkbenchError`` and the argument errors)
+_SHORT: tuple[type[BaseException], ...] = (_ShortRendering,)
+
+
+def releases_arguments(*short: type[BaseException]) -> Callable[[_F], _F]:
+    """Raise the short errors ``short`` of the decorated front door (a magic, a twin)
+    without the frames and chained exceptions that hold the user's arrays.
+
+    Why: IPython keeps the last error (``sys.last_value``) until the next one.  A short
+    error raised inside the engine's frames, or chaining the user's exception (``raise ...
+    from None`` only hides the context, it still references it), keeps every frame's locals
+    alive through its traceback: the call's arguments, possibly gigabytes of device memory,
+    outlive the user's ``del``.  The short error needs neither: IPython renders it from its
+    report, not from the traceback.  Other exceptions (bugs) keep their traceback.
+    """
+    caught = short + _SHORT
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            failure: BaseException | None = None
+            try:
+                return fn(*args, **kwargs)
+            except caught as exc:
+                failure = exc
+            # outside the ``except``: nothing is chained implicitly, and this frame (which
+            # the raised error's traceback keeps) holds only the error
+            del args, kwargs
+            failure.__context__ = None
+            failure.__cause__ = None
+            raise failure.with_traceback(None)
+        return wrapper  # type: ignore[return-value]
+    return decorate

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import check_backend, short_input_error
+from workbench.api._errors import check_backend, releases_arguments, short_input_error
 from workbench.api._trace import caller_line, compile_report, trace_stages
 from workbench.engine.hlo.report import HloOptionError, HloReport, fusion_for
 from workbench.engine.jaxpr.inspection import BackendUnavailable, resolve_backend
@@ -15,6 +15,7 @@ from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
 
 
+@releases_arguments(WorkbenchError)
 def hlo(
     fn: Callable[..., Any],
     *args: Any,

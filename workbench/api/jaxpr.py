@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workbench.api._errors import releases_arguments
 from workbench.api._trace import caller_line, trace_stages
 from workbench.engine.jaxpr.transforms import TransformSpec
 from workbench.views.display import Display
@@ -12,6 +13,7 @@ from workbench.views.errors import WorkbenchError
 from workbench.views.jaxpr import jaxpr_display
 
 
+@releases_arguments(WorkbenchError)
 def jaxpr(
     fn: Callable[..., Any],
     *args: Any,

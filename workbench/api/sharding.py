@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.api._errors import releases_arguments
 from workbench.api._trace import caller_line
 from workbench.engine.common.errors import ErrorReport
 from workbench.engine.sharding.layout import Layout, ShardingInputError, layouts_of_tree
@@ -12,6 +13,7 @@ from workbench.views.errors import WorkbenchError
 from workbench.views.sharding import sharding_display
 
 
+@releases_arguments(WorkbenchError)
 def sharding(x: Any, text: bool = False) -> Display[list[Layout]]:
     """The layout of ``x`` (a ``jax.Array`` or a pytree of them), as a displayable object.
 

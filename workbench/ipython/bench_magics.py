@@ -14,6 +14,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from workbench.api._errors import releases_arguments
 from workbench.api.bench import bench_call, hide_in_execution
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
@@ -21,6 +22,7 @@ from workbench.engine.bench.sampler import BenchInputError
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError, CellInterrupted, capture_call
 from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 
 
 @magics_class
@@ -45,6 +47,7 @@ class BenchMagics(Magics):
     @argument("-q", "--quiet", action="store_true",
               help="return the result without displaying it (like %%timeit -o -q)")
     @line_cell_magic
+    @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def jaxbench(self, line: str = "", cell: str | None = None) -> Display[Benchmark] | None:
         """Benchmark a call: ``%jaxbench f(x)`` or a cell whose last line is the call.
 

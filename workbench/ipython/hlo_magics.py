@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.api._errors import releases_arguments
 from workbench.api._trace import compile_report
 from workbench.engine.hlo.report import (
     STAGES,
@@ -27,6 +28,7 @@ from workbench.ipython.args import (
 )
 from workbench.ipython.cell import (
     CellError,
+    CellInterrupted,
     _at_call,
     capture_call,
     interruptible,
@@ -55,6 +57,7 @@ class HloMagics(Magics):
               help="text and summary only, no diagram")
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
     @line_cell_magic
+    @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def hlo(self, line: str = "", cell: str | None = None) -> Display[HloReport] | None:
         """Show what XLA made of a call instead of running it.
 

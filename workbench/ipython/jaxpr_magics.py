@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.api._errors import releases_arguments
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -21,8 +22,9 @@ from workbench.ipython.args import (
     parse_magic_line,
     trace_arguments,
 )
-from workbench.ipython.cell import capture_call, trace_captured
+from workbench.ipython.cell import CellInterrupted, capture_call, trace_captured
 from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 from workbench.views.jaxpr import jaxpr_display
 
 
@@ -39,6 +41,7 @@ class JaxprMagics(Magics):
     @argument("--depth", type=int, default=1, metavar="N",
               help="how many levels of nested jaxprs start open (default 1)")
     @line_cell_magic
+    @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def jaxpr(self, line: str = "", cell: str | None = None) -> Display[Any] | None:
         """Show the jaxpr of a call instead of running it.
 

@@ -8,15 +8,17 @@ engine for the layouts, hand them to the view.  Bad input is one short
 
 from __future__ import annotations
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.api._errors import releases_arguments
 from workbench.api.sharding import sharding
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.sharding.layout import Layout
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, interruptible, register_cell_source
+from workbench.ipython.cell import CellError, CellInterrupted, interruptible, register_cell_source
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 
@@ -29,6 +31,7 @@ class ShardingMagics(Magics):
     @magic_arguments()
     @argument("--text", action="store_true", help="plain text only (no picture)")
     @line_magic
+    @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def sharding(self, line: str = "") -> Display[list[Layout]]:
         """Show how EXPR (a jax.Array or a pytree of them) is sharded: ``%sharding [--text] EXPR``.
 
