@@ -11,8 +11,9 @@ messages are built by :mod:`workbench.views.panel_messages` and described by
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
 thousand messages.  News (records, cell badges, memory samples, benchmarks, live
 diffs) accumulates and goes out as one ``update`` per open comm at most every
-:data:`FLUSH_INTERVAL_S` (a ``threading.Timer`` while a cell runs), at the end of each
-cell as soon as that interval allows, and a batch carries at most
+:data:`FLUSH_INTERVAL_S` (a ``threading.Timer`` while a cell runs; the gap doubles while
+news keeps streaming, up to :data:`MAX_FLUSH_INTERVAL_S`), at the end of each cell as
+soon as :data:`FLUSH_INTERVAL_S` allows, and a batch carries at most
 :data:`MAX_BATCH_RECORDS` records (the rest are counted as ``dropped``; they stay in the
 ledger, where a later ``hello`` finds them).
 
@@ -52,6 +53,21 @@ _log = logging.getLogger(__name__)
 
 #: least time between two flushes (so at most 4 updates a second per front end)
 FLUSH_INTERVAL_S = 0.25
+#: while news keeps coming (a long loop compiling), each timed flush doubles the gap to
+#: the next, up to this: a 1,000-compile loop sends a couple of dozen updates, not 400;
+#: the end of a cell brings the gap back to FLUSH_INTERVAL_S
+MAX_FLUSH_INTERVAL_S = 5.0
+
+
+def flush_times(seconds: float) -> list[float]:
+    """When timed flushes happen during ``seconds`` of steady news (the schedule above,
+    from the first piece of news): what a test or a benchmark may expect at most."""
+    out, t, gap = [0.0], 0.0, FLUSH_INTERVAL_S
+    while t + gap <= seconds:
+        t += gap
+        out.append(t)
+        gap = min(gap * 2, MAX_FLUSH_INTERVAL_S)
+    return out
 #: records one update carries at most; more are counted as ``dropped``
 MAX_BATCH_RECORDS = 2_000
 MAX_MEMORY_SAMPLES = 2_000
@@ -106,7 +122,9 @@ class PanelHub:
         self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
         self._benched: deque[weakref.ref[Benchmark]] = deque(maxlen=8)
         self._timer: threading.Timer | None = None
+        self._due = 0.0  # when the pending timer fires (monotonic)
         self._last_flush = -float("inf")
+        self._gap = FLUSH_INTERVAL_S
         self._cell: _Cell | None = None
         self._closed = False
         #: messages sent (every comm), and updates among them: for tests and benchmarks
@@ -135,14 +153,25 @@ class PanelHub:
         return recs, dropped
 
     # -- scheduling ----------------------------------------------------------------------
-    def _schedule(self, delay_only: bool = False) -> None:
-        """Flush now if the interval allows (and ``delay_only`` is False), else make sure a
-        timer will; ``delay_only``: never flush on this thread (the tracker's callback)."""
+    def _schedule(self, delay_only: bool = False, cell_end: bool = False) -> None:
+        """Flush now if the gap since the last flush allows (and ``delay_only`` is False),
+        else make sure a timer will; ``delay_only``: never flush on this thread (the
+        tracker's callback).  ``cell_end``: the gap goes back to its least, and a timer
+        waiting longer than that is brought forward."""
         with self._timer_lock:
-            if self._closed or self._timer is not None:
+            if self._closed:
                 return
-            delay = self._last_flush + FLUSH_INTERVAL_S - time.monotonic()
+            now = time.monotonic()
+            if cell_end:
+                self._gap = FLUSH_INTERVAL_S
+            delay = self._last_flush + self._gap - now
+            if self._timer is not None:
+                if not cell_end or self._due <= now + max(delay, 0.0):
+                    return
+                self._timer.cancel()  # a long wait of a busy cell: the cell has ended
+                self._timer = None
             if delay > 0 or delay_only:
+                self._due = now + max(delay, 0.0)
                 timer = self._timer = threading.Timer(max(delay, 0.0), self._on_timer)
                 timer.daemon = True
                 timer.start()
@@ -152,8 +181,12 @@ class PanelHub:
     def _on_timer(self) -> None:
         with self._timer_lock:
             self._timer = None
+            if time.monotonic() - self._last_flush > 2 * MAX_FLUSH_INTERVAL_S:
+                self._gap = FLUSH_INTERVAL_S  # news after a quiet spell: quick again
         try:
-            self.flush()
+            if self.flush():
+                with self._timer_lock:  # news is streaming in: wait longer next time
+                    self._gap = min(self._gap * 2, MAX_FLUSH_INTERVAL_S)
         except Exception:
             _log.debug("panel: flush failed", exc_info=True)
 
@@ -250,16 +283,16 @@ class PanelHub:
                 self._add("cells", badge)
         if self._listening():
             self.take_sample("end", label, cell_id)
-        self._schedule()
+        self._schedule(cell_end=True)
 
     # -- sending ---------------------------------------------------------------------------
-    def flush(self) -> None:
-        """Send what accumulated, one update per ready comm (none if nothing is new)."""
+    def flush(self) -> bool:
+        """Send what accumulated, one update per ready comm; False if nothing was new."""
         with self._lock:
             recs, dropped = self._drain()
             items, self._pending = self._pending, []
             if not recs and not dropped and not items:
-                return
+                return False
             self._last_flush = time.monotonic()
             built: dict[tuple[int, int], dict[str, Any] | None] = {}
             for cid, peer in list(self._peers.items()):
@@ -272,6 +305,7 @@ class PanelHub:
                 if msg is not None:
                     self._send(cid, peer, msg)
                     self.updates_sent += 1
+            return True
 
     def _update_for(self, peer: _Peer, recs: list[CompileRecord], dropped: int,
                     items: list[tuple[int, str, dict[str, Any]]]) -> dict[str, Any] | None:
@@ -500,5 +534,5 @@ def unload(shell: Any) -> None:
         manager.targets.pop(pm.COMM_TARGET, None)
 
 
-__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "PanelHub", "hub_for", "load",
+__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "MAX_FLUSH_INTERVAL_S", "flush_times", "PanelHub", "hub_for", "load",
            "note_benchmark", "note_result", "unload"]
