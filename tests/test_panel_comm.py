@@ -118,11 +118,10 @@ def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
                 ["not", "an", "object"], {"protocol": 1}, {"protocol": 1, "type": 7},
                 "hello"):
         k.send(comm_id, bad)
-    errors = []
-    while len(errors) < 7:
-        k.wait_for(lambda e: e.comm_id == comm_id and len(k.messages(comm_id, "error", seen))
-                   > len(errors), timeout=30)
-        errors = k.messages(comm_id, "error", seen)
+    # one error per message: 1 sample before hello + 6 malformed
+    k.wait_for(lambda e: len(k.messages(comm_id, "error", seen)) >= 7, timeout=30)
+    errors = k.messages(comm_id, "error", seen)
+    assert len(errors) == 7
     assert all(e["message"] for e in errors)
     assert any("dance" in e["message"] for e in errors)
     assert any("protocol 2" in e["message"] for e in errors)
