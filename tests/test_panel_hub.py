@@ -49,7 +49,8 @@ def hub(shell):
     assert h is not None
     yield h
     for comm_id in list(h._peers):  # no comm of one test outlives it
-        h._peers.pop(comm_id, None)
+        h._on_close({"content": {"comm_id": comm_id}})
+    assert not h._listening()
     h.flush()
 
 
@@ -121,9 +122,11 @@ def test_a_batch_holds_at_most_max_records_and_counts_the_rest(hub, run, monkeyp
     assert any(u.get("dropped") for u in ups)
 
 
-def test_bad_messages_are_answered_with_error(hub):
+def test_bad_messages_are_answered_with_error(hub, run):
     comm = FakeComm()
     hub.attach(comm)
+    run("@jax.jit\ndef hub_nobody(x):\n    return x - 7\nhub_nobody(jnp.ones(2))")
+    assert not hub._incoming and hub._pending == []  # open but silent: not listening
     for bad in (None, 3, {"type": "hello"}, {"protocol": 1, "type": "nope"},
                 {"protocol": 1, "type": "sample"}):
         hub.handle(comm, bad)

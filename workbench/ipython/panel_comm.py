@@ -108,6 +108,9 @@ class PanelHub:
         self._in_lock = threading.Lock()
         self._timer_lock = threading.Lock()
         self._peers: dict[str, _Peer] = {}
+        # a comm said hello: read without a lock by the tracker's subscriber, so a plain
+        # bool kept up to date under ``_lock`` (see _peers_changed)
+        self._listening_now = False
         # records from the tracker's subscriber, not yet sent (bounded: the rest counted)
         self._incoming: deque[CompileRecord] = deque()
         self._incoming_dropped = 0
@@ -136,7 +139,7 @@ class PanelHub:
         if rec is None:
             self._on_cleared()
             return
-        if not self._peers:  # nobody listens: the ledger keeps it for a later hello
+        if not self._listening_now:  # nobody listens: the ledger keeps it for a later hello
             return
         with self._in_lock:
             self._incoming.append(rec)
@@ -201,11 +204,15 @@ class PanelHub:
         """Number ``item`` and queue it for the next update (only while someone listens)."""
         with self._lock:
             n = self._last_n = next(self._n)
-            if self._peers:
+            if self._listening_now:
                 self._pending.append((n, category, item))
 
     def _listening(self) -> bool:
-        return any(p.ready for p in self._peers.values())
+        return self._listening_now
+
+    def _peers_changed(self) -> None:
+        with self._lock:
+            self._listening_now = any(p.ready for p in self._peers.values())
 
     def take_sample(self, when: str, cell: str | None = None,
                     cell_id: str | None = None) -> dict[str, Any]:
@@ -330,6 +337,7 @@ class PanelHub:
         except Exception:  # a comm that went away: forget it
             _log.debug("panel: send failed", exc_info=True)
             self._peers.pop(cid, None)
+            self._peers_changed()
 
     def _on_cleared(self) -> None:
         """``%jaxcache clear``: what is queued goes first (without records), then
@@ -374,6 +382,7 @@ class PanelHub:
             if isinstance(comm_id, str):
                 with self._lock:
                     self._peers.pop(comm_id, None)
+                    self._peers_changed()
         except Exception:
             _log.debug("panel: close failed", exc_info=True)
 
@@ -402,6 +411,10 @@ class PanelHub:
         kind = data["type"]
         if kind == "hello":
             with self._lock:
+                # listening first, then the snapshot: a record made in between is in both,
+                # and the marks keep the next update from repeating it
+                peer.ready = False
+                self._listening_now = True
                 msg = self.snapshot()
                 peer.mark_seq = max((r["seq"] for r in msg["records"]), default=0)
                 peer.mark_n = self._last_n
@@ -432,6 +445,7 @@ class PanelHub:
             self._closed = True
             self._cancel_timer()
             peers, self._peers = list(self._peers.values()), {}
+            self._listening_now = False
             for peer in peers:
                 try:
                     peer.comm.send(pm.bye())
