@@ -8,7 +8,10 @@ come from the tracker's own records and from JAX.
 
 from __future__ import annotations
 
+import json
+import math
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import jax
@@ -16,6 +19,8 @@ import pytest
 
 from workbench import schemas
 from workbench.engine.cache import CACHE
+from workbench.engine.live import LiveDiff, TotalChange
+from workbench.engine.monitor import memory
 from workbench.ipython import cache_magics, panel_comm
 from workbench.views import panel_messages as pm
 
@@ -28,6 +33,8 @@ class FakeComm:
 
     def send(self, data: Any) -> None:
         schemas.validate_message(data)
+        # what jupyter_client's packer does: NaN / Infinity are not JSON
+        json.dumps(data, allow_nan=False)
         self.sent.append(data)
 
     def on_msg(self, callback: Any) -> None:
@@ -112,6 +119,9 @@ def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatc
 
 def test_a_batch_holds_at_most_max_records_and_counts_the_rest(hub, run, monkeypatch):
     monkeypatch.setattr(panel_comm, "MAX_BATCH_RECORDS", 5)
+    # no timed or end-of-cell flush: the whole cell's records meet in one batch, however
+    # slowly the machine compiles (a timer flushing every few records never drops any)
+    monkeypatch.setattr(hub, "_schedule", lambda *a, **k: None)
     comm = _connect(hub)
     run("for i in range(12):\n    jax.jit(lambda x, i=i: x + i)(1.0)")
     ups = _updates(comm, hub)
@@ -219,3 +229,63 @@ def test_a_rerun_that_compiles_nothing_replaces_the_badge(hub, shell, run, monke
                         lambda self: {"metadata": {"cellId": "quiet-cell"}})
     run("1 + 1")
     assert "quiet-cell" not in hub._cells
+
+
+def test_an_error_never_echoes_a_huge_value(hub):
+    comm = FakeComm()
+    hub.attach(comm)
+    huge = "x" * 1_000_000
+    hub.handle(comm, {"protocol": huge, "type": "hello"})
+    hub.handle(comm, {"protocol": 1, "type": huge})
+    assert [m["type"] for m in comm.sent] == ["error", "error"]
+    assert all(len(m["message"]) < 300 for m in comm.sent)
+
+
+def test_non_finite_numbers_go_out_as_null(monkeypatch):
+    nan, inf = float("nan"), float("inf")
+    diff = LiveDiff(kind="hlo", function="f", added=[], removed=[],
+                    totals=[TotalChange("estimated flops", nan, inf, "count"),
+                            TotalChange("compile time", 0.5, -inf, "s")], t=1.0)
+    msg = pm.live_diff(diff, "3", "cell-nan")
+    assert [(t["before"], t["after"]) for t in msg["totals"]] == [(None, None), (0.5, None)]
+    stats = SimpleNamespace(min=nan, median=nan)
+    bench = SimpleNamespace(label="f(x)", measurements=[SimpleNamespace(
+        stats=stats, samples=[1.0], number=1)], median=nan, variants=["f"],
+        interrupted=False)
+    summary = pm.bench_summary(bench, "3", None, 1.0)  # type: ignore[arg-type]
+    assert summary["median_s"] is None and summary["best_s"] is None
+    # an allocator that reports odd floats: no exception, None where not a byte count
+    monkeypatch.setattr(memory, "_stats", lambda d: {
+        "bytes_in_use": nan, "peak_bytes_in_use": inf, "bytes_limit": 2.0 ** 40})
+    sample = memory.sample_memory("request")
+    assert all(d.bytes_in_use is None and d.peak_bytes_in_use is None
+               and d.bytes_limit == 2 ** 40 for d in sample.devices)
+    comm = FakeComm()
+    comm.send(pm.update(diffs=[msg], benchmarks=[summary],
+                        memory=[pm.memory_sample(sample)]))
+    assert not any(isinstance(v, float) and not math.isfinite(v)
+                   for v in json.loads(json.dumps(comm.sent[0]))["diffs"][0]["totals"])
+
+
+def test_two_shells_unloading_one_leaves_the_others_target(shell):
+    import comm as comm_pkg
+
+    manager = comm_pkg.get_comm_manager()
+    first = panel_comm.hub_for(shell)
+    other = SimpleNamespace()  # a second shell in the process (no cell hooks, no kernel)
+    second = panel_comm.load(other)
+    try:
+        opened = FakeComm()
+        manager.targets[pm.COMM_TARGET](opened, {"content": {"data": {
+            "protocol": 1, "type": "hello"}}})
+        assert opened.comm_id in second._peers  # the newest load answers
+    finally:
+        panel_comm.unload(other)
+    # the shell still loaded answers again, and unloading the other removed nothing of it
+    assert pm.COMM_TARGET in manager.targets
+    again = FakeComm()
+    manager.targets[pm.COMM_TARGET](again, {"content": {"data": {
+        "protocol": 1, "type": "hello"}}})
+    assert first is not None and again.comm_id in first._peers
+    first._on_close({"content": {"comm_id": again.comm_id}})
+    assert first.on_record in CACHE._subscribers and second.on_record not in CACHE._subscribers

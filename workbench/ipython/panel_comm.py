@@ -130,6 +130,8 @@ class PanelHub:
         self._gap = FLUSH_INTERVAL_S
         self._cell: _Cell | None = None
         self._closed = False
+        #: the comm target function registered for this hub (set by :func:`load`)
+        self.target: Any = None
         #: messages sent (every comm), and updates among them: for tests and benchmarks
         self.messages_sent = 0
         self.updates_sent = 0
@@ -407,7 +409,8 @@ class PanelHub:
             return
         if data.get("protocol") != pm.PROTOCOL:
             self._send(comm.comm_id, peer, pm.error(
-                f"protocol {data.get('protocol')!r} is not {pm.PROTOCOL}: nothing done"))
+                f"protocol {pm.quoted(data.get('protocol'))} is not {pm.PROTOCOL}: "
+                "nothing done"))
             return
         kind = data["type"]
         if kind == "hello":
@@ -430,7 +433,7 @@ class PanelHub:
                              cell.cell_id if cell else None)
             self._schedule()
         else:
-            self._send(comm.comm_id, peer, pm.error(f"unknown message type {kind[:80]!r}"))
+            self._send(comm.comm_id, peer, pm.error(f"unknown message type {pm.quoted(kind)}"))
 
     def announce(self) -> None:
         """Open a comm to the front end with ``announce``: a panel already open answers
@@ -502,7 +505,8 @@ def load(shell: Any) -> PanelHub:
 
     unload(shell)  # loaded twice: one of everything
     hub = _HUBS[id(shell)] = PanelHub(shell, __version__)
-    _comm_manager().register_target(pm.COMM_TARGET, _target(hub))
+    hub.target = _target(hub)
+    _comm_manager().register_target(pm.COMM_TARGET, hub.target)
     CACHE.subscribe(hub.on_record)
     hooks = cache_magics.hooks_for(shell)
     if hooks is not None:
@@ -542,11 +546,14 @@ def unload(shell: Any) -> None:
         hooks.on_start[:] = [cb for cb in hooks.on_start if cb != hub.cell_started]
         hooks.on_end[:] = [cb for cb in hooks.on_end if cb != hub.cell_ended]
     hub.close()
+    # The comm manager is the process's: one target for every shell in it.  Remove it only
+    # if it is this hub's (another shell loaded later owns it now), and hand it back to a
+    # shell still loaded, so unloading one shell never leaves another one deaf.
     manager = _comm_manager()
-    try:
-        manager.unregister_target(pm.COMM_TARGET, manager.targets.get(pm.COMM_TARGET))
-    except Exception:
+    if manager.targets.get(pm.COMM_TARGET) is hub.target:
         manager.targets.pop(pm.COMM_TARGET, None)
+        if _HUBS:
+            manager.register_target(pm.COMM_TARGET, list(_HUBS.values())[-1].target)
 
 
 __all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "MAX_FLUSH_INTERVAL_S", "flush_times", "PanelHub", "hub_for", "load",

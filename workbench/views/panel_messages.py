@@ -8,6 +8,7 @@ keeps state: :mod:`workbench.ipython.panel_comm` does that.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,6 +24,22 @@ PROTOCOL = 1
 COMM_TARGET = "jax-workbench"
 
 Message = dict[str, Any]
+
+
+def _number(value: float | None) -> float | None:
+    """A figure from JAX or XLA (a cost estimate, a timing) as the schema's nullable
+    number: NaN and infinities become None.  Why: Jupyter's packer refuses them (and
+    then sends them as strings with a warning into the running cell's output), and no
+    front end could draw them anyway."""
+    if value is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def quoted(value: Any, limit: int = 80) -> str:
+    """A front end's value quoted in an ``error`` (bounded: a bad message may be huge)."""
+    text = repr(value) if not isinstance(value, str) else repr(value[:limit + 1])
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _message(kind: str, **fields: Any) -> Message:
@@ -104,7 +121,7 @@ def bench_summary(bench: Benchmark, cell: str | None, cell_id: str | None,
     best = first.stats.min if first is not None and first.stats is not None else None
     runs = sum(len(m.samples) * max(m.number, 1) for m in bench.measurements)
     return {"label": bench.label, "cell": cell, "cell_id": cell_id, "t": t,
-            "median_s": bench.median, "best_s": best, "runs": runs,
+            "median_s": _number(bench.median), "best_s": _number(best), "runs": runs,
             "variants": list(bench.variants), "interrupted": bool(bench.interrupted)}
 
 
@@ -125,8 +142,8 @@ def live_diff(diff: LiveDiff, cell: str | None, cell_id: str | None) -> dict[str
     return {"cell": cell, "cell_id": cell_id, "kind": diff.kind, "t": diff.t,
             "function": diff.function, "added": [_group(g) for g in diff.added],
             "removed": [_group(g) for g in diff.removed],
-            "totals": [{"name": c.name, "before": c.before, "after": c.after, "unit": c.unit}
-                       for c in diff.totals]}
+            "totals": [{"name": c.name, "before": _number(c.before),
+                        "after": _number(c.after), "unit": c.unit} for c in diff.totals]}
 
 
 def snapshot(version: str, info: KernelInfo, recs: Iterable[CompileRecord], dropped: int,
@@ -158,4 +175,4 @@ def update(recs: Sequence[CompileRecord] = (), dropped: int = 0,
 
 __all__ = ["COMM_TARGET", "PROTOCOL", "Message", "announce", "bench_summary", "bye",
            "cell_badge", "cleared", "error", "kernel_info", "live_diff", "memory_sample",
-           "records", "snapshot", "update"]
+           "quoted", "records", "snapshot", "update"]

@@ -100,7 +100,11 @@ def _stats(device: Any) -> dict[str, Any] | None:
 
 
 def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A byte count from ``memory_stats()``; None for anything else (a NaN or an infinity
+    from an odd backend must not make the whole sample fail)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) else None
 
 
 def device_info() -> list[DeviceInfo]:
