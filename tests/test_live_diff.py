@@ -110,3 +110,20 @@ def test_fingerprints_stay_small():
     assert totals["equations"] == 600  # every equation is counted, kept or not
     d = diff_fingerprints(fp, fp)
     assert d.added == [] and d.removed == [] and d.unchanged
+
+
+def test_lines_that_only_moved_or_changed_function_are_not_a_change(in_cell):
+    first = "%%jaxpr\ndef lvm(x):\n    y = jnp.sin(x)\n    return y * 2\nlvm(jnp.ones(3))"
+    # a comment line pushes every line down one, and the function is renamed: the same
+    # equations come from the same source text
+    second = ("%%jaxpr\n# a note\ndef lvm_renamed(x):\n    y = jnp.sin(x)\n    return y * 2\n"
+              "lvm_renamed(jnp.ones(3))")
+    in_cell("live-moved", first)
+    (diff,) = in_cell("live-moved", second)
+    assert diff["added"] == [] and diff["removed"] == []
+    # a real change in the moved cell is still one: cos added, at its new line and text
+    third = second.replace("    return y * 2", "    return jnp.cos(y) * 2")
+    (diff,) = in_cell("live-moved", third)
+    assert [(g["what"], g["line"]["line"], g["line"]["text"]) for g in diff["added"]] == [
+        ("cos", _line_of(third, "    return jnp.cos(y) * 2"), "return jnp.cos(y) * 2")]
+    assert diff["removed"] == []

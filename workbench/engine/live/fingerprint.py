@@ -5,7 +5,11 @@ Items are grouped by (what, source line): the jaxpr primitive, or the HLO opcode
 (``fusion:kLoop`` for a fusion, by its kind), and the user's line it came from.  Two
 runs of one cell are compiled under different file names (IPython names a cell's file
 after its number and contents), so a line inside any notebook cell is keyed by its line
-number and function only: the same line of the re-run cell lines up with itself.
+number and function only: the same line of the re-run cell lines up with itself, and an
+edited line keeps its place.  A cell line's text is kept too (read from
+:mod:`linecache`, where IPython and the magics put cell sources): what a diff would
+call removed at one line and added at another with the same primitive and the same text
+only moved (a line inserted above it, the function renamed) and is no change.
 
 Sizes are bounded: at most :data:`MAX_GROUPS` groups, :data:`MAX_EXAMPLES` examples of
 :data:`MAX_EXAMPLE_CHARS` characters each, whatever the size of the program.
@@ -13,6 +17,7 @@ Sizes are bounded: at most :data:`MAX_GROUPS` groups, :data:`MAX_EXAMPLES` examp
 
 from __future__ import annotations
 
+import linecache
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -105,6 +110,21 @@ def _file_key(source: SourceLine) -> str:
     return file
 
 
+def _is_cell(file: str) -> bool:
+    return _file_key(SourceLine(file, 0)) == "<cell>"
+
+
+def _with_text(source: SourceLine | None) -> SourceLine | None:
+    """A notebook cell's line with its text (stripped, bounded), for moved-line matching
+    and for the front end to show; other files' lines as they are."""
+    if source is None or source.text or not _is_cell(source.file):
+        return source
+    text = linecache.getline(source.file, source.line).strip()
+    if len(text) > MAX_EXAMPLE_CHARS:
+        text = text[:MAX_EXAMPLE_CHARS - 1] + "…"
+    return SourceLine(source.file, source.line, source.function, text, column=source.column)
+
+
 def _key(what: str, source: SourceLine | None) -> GroupKey:
     if source is None:
         return (what, "", 0, "")
@@ -123,7 +143,7 @@ class _Builder:
             if len(self.groups) >= MAX_GROUPS:
                 self.truncated += 1
                 return
-            group = self.groups[key] = Group(what, source)
+            group = self.groups[key] = Group(what, _with_text(source))
         group.add(example)
 
 
@@ -216,6 +236,42 @@ def _side(groups: Iterable[tuple[Group, int]]) -> list[Group]:
     return [Group(g.what, g.line, n, list(g.examples)) for g, n in groups]
 
 
+def _moved_key(g: Group) -> tuple[str, str] | None:
+    if g.line is None or not g.line.text or not _is_cell(g.line.file):
+        return None
+    return (g.what, g.line.text)
+
+
+def _cancel_moved(added: list[tuple[Group, int]], removed: list[tuple[Group, int]]) -> None:
+    """Take out of both sides what only moved: the same primitive from the same cell
+    text, at another line number or in a renamed function (in place)."""
+    left: dict[tuple[str, str], int] = {}
+    for g, n in removed:
+        key = _moved_key(g)
+        if key is not None:
+            left[key] = left.get(key, 0) + n
+    if not left:
+        return
+    moved: dict[tuple[str, str], int] = {}
+    for i, (g, n) in enumerate(added):
+        key = _moved_key(g)
+        if key is None or not left.get(key):
+            continue
+        take = min(n, left[key])
+        left[key] -= take
+        moved[key] = moved.get(key, 0) + take
+        added[i] = (g, n - take)
+    for i, (g, n) in enumerate(removed):
+        key = _moved_key(g)
+        if key is None or not moved.get(key):
+            continue
+        take = min(n, moved[key])
+        moved[key] -= take
+        removed[i] = (g, n - take)
+    added[:] = [(g, n) for g, n in added if n > 0]
+    removed[:] = [(g, n) for g, n in removed if n > 0]
+
+
 def diff_fingerprints(before: Fingerprint, after: Fingerprint,
                       now: float | None = None) -> LiveDiff:
     """Groups added (new, or more items than before) and removed (gone, or fewer), in
@@ -232,6 +288,7 @@ def diff_fingerprints(before: Fingerprint, after: Fingerprint,
         n = g.count - (new.count if new is not None else 0)
         if n > 0:
             removed.append((g, n))
+    _cancel_moved(added, removed)
     names: dict[str, str] = {}
     for t in (*after.totals, *before.totals):
         names.setdefault(t.name, t.unit)
