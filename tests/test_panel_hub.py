@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import uuid
 from types import SimpleNamespace
 from typing import Any
@@ -289,3 +290,20 @@ def test_two_shells_unloading_one_leaves_the_others_target(shell):
     assert first is not None and again.comm_id in first._peers
     first._on_close({"content": {"comm_id": again.comm_id}})
     assert first.on_record in CACHE._subscribers and second.on_record not in CACHE._subscribers
+
+
+def test_a_timer_that_fired_after_being_replaced_leaves_the_new_one_alone(hub):
+    """The end of a cell cancels a long timer and sets a short one; if the long one had
+    already fired (its thread waiting for the lock), it must neither forget the new
+    timer (close() could not cancel it) nor flush out of schedule."""
+    comm = _connect(hub)
+    hub.take_sample("request")
+    current = threading.Timer(60.0, lambda: None)  # the hub's timer now (never started)
+    hub._timer = current
+    try:
+        hub._on_timer()  # the replaced timer's callback, on a thread that is not `current`
+        assert hub._timer is current
+        assert comm.of("update") == []  # the current timer sends the news, once
+    finally:
+        hub._cancel_timer()
+    assert hub.flush() and len(comm.of("update")) == 1

@@ -185,6 +185,10 @@ class PanelHub:
 
     def _on_timer(self) -> None:
         with self._timer_lock:
+            if self._timer is not threading.current_thread():
+                # cancelled after it fired (a cell's end replaced it with a shorter one):
+                # the current timer flushes; clearing it here would orphan it
+                return
             self._timer = None
             if time.monotonic() - self._last_flush > 2 * MAX_FLUSH_INTERVAL_S:
                 self._gap = FLUSH_INTERVAL_S  # news after a quiet spell: quick again
