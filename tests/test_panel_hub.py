@@ -307,3 +307,12 @@ def test_a_timer_that_fired_after_being_replaced_leaves_the_new_one_alone(hub):
     finally:
         hub._cancel_timer()
     assert hub.flush() and len(comm.of("update")) == 1
+
+
+def test_protocol_true_is_not_protocol_1(hub):
+    comm = FakeComm()
+    hub.attach(comm)
+    hub.handle(comm, {"protocol": True, "type": "hello"})  # Python: True == 1; JSON: not
+    assert [m["type"] for m in comm.sent] == ["error"]
+    with pytest.raises(Exception):
+        schemas.validate_message({"protocol": True, "type": "hello"})

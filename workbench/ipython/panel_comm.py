@@ -411,7 +411,8 @@ class PanelHub:
         if not isinstance(data, dict) or not isinstance(data.get("type"), str):
             self._send(comm.comm_id, peer, pm.error("a message must be an object with a type"))
             return
-        if data.get("protocol") != pm.PROTOCOL:
+        protocol = data.get("protocol")
+        if isinstance(protocol, bool) or protocol != pm.PROTOCOL:  # JSON true is not 1
             self._send(comm.comm_id, peer, pm.error(
                 f"protocol {pm.quoted(data.get('protocol'))} is not {pm.PROTOCOL}: "
                 "nothing done"))
