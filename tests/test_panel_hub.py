@@ -173,7 +173,7 @@ def test_subscribers_run_only_on_compiles_and_never_break_a_call(shell, run):
     CACHE.subscribe(bad)
     try:
         c = run("@jax.jit\ndef hub_sub(x):\n    return x / 2\ny = hub_sub(jnp.ones(4))\n"
-                "for _ in range(200):\n    y = hub_sub(y)")
+                "for _i in range(200):\n    y = hub_sub(y)")
         assert c.error is None
         compiled = [r for r in seen if r is not None]
         assert compiled and all(r in CACHE.records() for r in compiled)
