@@ -314,5 +314,7 @@ def test_protocol_true_is_not_protocol_1(hub):
     hub.attach(comm)
     hub.handle(comm, {"protocol": True, "type": "hello"})  # Python: True == 1; JSON: not
     assert [m["type"] for m in comm.sent] == ["error"]
-    with pytest.raises(Exception):
+    from jsonschema import ValidationError
+
+    with pytest.raises(ValidationError):
         schemas.validate_message({"protocol": True, "type": "hello"})
