@@ -53,12 +53,27 @@ def test_no_workbench_closes_the_comm_then_load_announces(kernel):
     k.send(announce[0].comm_id, {"protocol": 1, "type": "hello"})
     snap = k.wait_for(lambda e: e.comm_id == announce[0].comm_id
                       and e.data.get("type") == "snapshot").data
-    assert snap["kernel"]["devices"] == _value(
+    # JAX has not started its backends yet: neither the load nor the hello starts them
+    # (jax.distributed.initialize() may still come), so no devices and no memory sample
+    assert snap["kernel"]["devices"] == [] and snap["kernel"]["backend"] == ""
+    assert snap["memory"] == []
+    assert _value(k, "__import__('jax._src.xla_bridge', fromlist=['x'])"
+                     ".backends_are_initialized()") is False
+    # the first cell that uses JAX brings the devices in an update, and memory samples
+    seen = len(k.events)
+    k.run_ok("import jax.numpy as jnp\n_ = jnp.zeros(1)", cell_id="first-jax")
+    kernel = k.wait_for(lambda e: e.comm_id == announce[0].comm_id
+                        and "kernel" in e.data).data["kernel"]
+    assert kernel["devices"] == _value(
         k, "[dict(id=d.id, platform=d.platform, kind=d.device_kind, "
            "process_index=d.process_index, memory_stats=d.memory_stats() is not None) "
            "for d in __import__('jax').devices()]")
-    assert len(snap["kernel"]["devices"]) == 8
-    assert [m["when"] for m in snap["memory"]] == ["load"]
+    assert kernel["backend"] == _value(k, "__import__('jax').default_backend()")
+    assert len(kernel["devices"]) == 8
+    k.pump(0.6)
+    whens = [(m["when"], m["cell_id"]) for m in _all(_updates(k, announce[0].comm_id, seen),
+                                                     "memory")]
+    assert ("end", "first-jax") in whens
 
 
 def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
@@ -247,4 +262,5 @@ def test_unload_says_bye_and_restart_forgets_until_load(kernel):
     k.run_ok("%load_ext workbench")
     k.wait_for(lambda e: e.kind == "open" and sum(x.kind == "open" for x in k.events) > opened)
     _, snap = k.hello()
-    assert snap["records"] == [] and [m["when"] for m in snap["memory"]] == ["load"]
+    assert snap["records"] == [] and snap["memory"] == []  # a new process: JAX not started
+    assert snap["kernel"]["devices"] == []

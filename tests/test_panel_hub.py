@@ -318,3 +318,52 @@ def test_protocol_true_is_not_protocol_1(hub):
 
     with pytest.raises(ValidationError):
         schemas.validate_message({"protocol": True, "type": "hello"})
+
+
+_LAZY = '''
+import json, uuid
+from IPython.core.interactiveshell import InteractiveShell
+from jax._src import xla_bridge
+from workbench import schemas
+from workbench.ipython import panel_comm
+
+class Comm:
+    comm_id = uuid.uuid4().hex
+    sent = []
+    def send(self, data):
+        schemas.validate_message(data)
+        self.sent.append(json.loads(json.dumps(data, allow_nan=False)))
+    def on_msg(self, cb): pass
+    def on_close(self, cb): pass
+    def close(self): pass
+
+sh = InteractiveShell.instance()
+sh.run_cell("%load_ext workbench")
+hub = panel_comm.hub_for(sh)
+comm = Comm()
+hub.attach(comm, {"protocol": 1, "type": "hello"})
+sh.run_cell("x = 1")
+hub.flush()
+before = xla_bridge.backends_are_initialized()
+sh.run_cell("import jax, jax.numpy as jnp\\ny = jnp.ones(3)")
+hub.flush()
+print(json.dumps({"before": before, "sent": comm.sent,
+                  "devices": [d.id for d in __import__("jax").devices()]}))
+'''
+
+
+def test_loading_and_a_panel_leave_jax_uninitialised_until_the_user_uses_it():
+    """``jax.distributed.initialize()``, ``jax_platforms`` or ``jax_num_cpu_devices`` must
+    come before JAX's backends start: neither ``%load_ext workbench`` nor a panel's hello
+    nor a cell's memory sample may start them; the devices follow once the user did."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _LAZY], capture_output=True, text=True,
+                         timeout=240, check=True).stdout
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["before"] is False
+    snap = got["sent"][0]
+    assert snap["type"] == "snapshot" and snap["kernel"]["devices"] == []
+    kernels = [u["kernel"] for u in got["sent"] if u["type"] == "update" and "kernel" in u]
+    assert [[d["id"] for d in k["devices"]] for k in kernels] == [got["devices"]]

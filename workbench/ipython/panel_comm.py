@@ -44,7 +44,7 @@ from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache import CACHE
 from workbench.engine.cache.records import CompileRecord
 from workbench.engine.live import Fingerprint, diff_fingerprints, hlo_fingerprint, jaxpr_fingerprint
-from workbench.engine.monitor import kernel_info, sample_memory
+from workbench.engine.monitor import KernelInfo, jax_started, kernel_info, sample_memory
 from workbench.ipython import cache_magics
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views import panel_messages as pm
@@ -130,6 +130,8 @@ class PanelHub:
         self._gap = FLUSH_INTERVAL_S
         self._cell: _Cell | None = None
         self._closed = False
+        #: the devices once JAX started (None until then: a snapshot lists none)
+        self._kernel: KernelInfo | None = None
         #: the comm target function registered for this hub (set by :func:`load`)
         self.target: Any = None
         #: messages sent (every comm), and updates among them: for tests and benchmarks
@@ -221,12 +223,28 @@ class PanelHub:
             self._listening_now = any(p.ready for p in self._peers.values())
 
     def take_sample(self, when: str, cell: str | None = None,
-                    cell_id: str | None = None) -> dict[str, Any]:
+                    cell_id: str | None = None) -> dict[str, Any] | None:
+        """A memory sample, kept and queued; None before JAX started its backends (a
+        sample would start them: too early for the user's ``jax.distributed`` or
+        platform settings, and there is no array to count yet)."""
+        if not jax_started():
+            return None
+        self._note_kernel()
         sample = pm.memory_sample(sample_memory(when, cell, cell_id))
         with self._lock:
             self._memory.append(sample)
             self._add("memory", sample)
         return sample
+
+    def _note_kernel(self) -> None:
+        """The devices, once JAX is up, for front ends whose snapshot had none."""
+        if self._kernel is not None or not jax_started():
+            return
+        info = kernel_info()
+        with self._lock:
+            if self._kernel is None:
+                self._kernel = info
+                self._add("kernel", {})
 
     def note_benchmark(self, bench: Benchmark) -> None:
         """A finished benchmark (``%jaxbench``, ``workbench.bench``): once each, however
@@ -295,7 +313,7 @@ class PanelHub:
                     self._cells.popitem(last=False)
                 self._add("cells", badge)
         if self._listening():
-            self.take_sample("end", label, cell_id)
+            self.take_sample("end", label, cell_id)  # also notes the devices once JAX is up
         self._schedule(cell_end=True)
 
     # -- sending ---------------------------------------------------------------------------
@@ -328,12 +346,17 @@ class PanelHub:
             mine = mine[-MAX_BATCH_RECORDS:]
         lists: dict[str, list[dict[str, Any]]] = {
             "cells": [], "memory": [], "benchmarks": [], "diffs": []}
+        kernel = None
         for n, category, item in items:
-            if n > peer.mark_n:
+            if n <= peer.mark_n:
+                continue
+            if category == "kernel":
+                kernel = self._kernel
+            else:
                 lists[category].append(item)
-        if not mine and not dropped and not any(lists.values()):
+        if not mine and not dropped and not any(lists.values()) and kernel is None:
             return None
-        return pm.update(mine, dropped, **lists)
+        return pm.update(mine, dropped, **lists, kernel=kernel)
 
     def _send(self, cid: str, peer: _Peer, msg: dict[str, Any]) -> None:
         try:
@@ -362,7 +385,10 @@ class PanelHub:
         """The snapshot message (call with ``_lock`` held to mark a peer consistently)."""
         with self._lock:
             recs = CACHE.records()
-            return pm.snapshot(self.version, kernel_info(), recs, CACHE.evicted(),
+            info = kernel_info()  # starts nothing: no devices before JAX is up
+            if info.devices and self._kernel is None:
+                self._kernel = info  # later updates need not send it
+            return pm.snapshot(self.version, info, recs, CACHE.evicted(),
                                list(self._cells.values()), list(self._memory),
                                list(self._benchmarks), list(self._diffs.values()))
 

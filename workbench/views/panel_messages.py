@@ -159,9 +159,13 @@ def snapshot(version: str, info: KernelInfo, recs: Iterable[CompileRecord], drop
 def update(recs: Sequence[CompileRecord] = (), dropped: int = 0,
            cells: Sequence[dict[str, Any]] = (), memory: Sequence[dict[str, Any]] = (),
            benchmarks: Sequence[dict[str, Any]] = (),
-           diffs: Sequence[dict[str, Any]] = ()) -> Message:
-    """A batch of news; empty lists are left out (the schema allows any to be absent)."""
+           diffs: Sequence[dict[str, Any]] = (),
+           kernel: KernelInfo | None = None) -> Message:
+    """A batch of news; empty lists are left out (the schema allows any to be absent).
+    ``kernel``: the devices, once JAX started after the snapshot."""
     msg = _message("update")
+    if kernel is not None:
+        msg["kernel"] = kernel_info(kernel)
     if recs:
         msg["records"] = records(recs)
     if dropped:

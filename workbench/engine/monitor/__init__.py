@@ -12,9 +12,10 @@ from workbench.engine.monitor.memory import (
     KernelInfo,
     MemorySample,
     device_info,
+    jax_started,
     kernel_info,
     sample_memory,
 )
 
 __all__ = ["DeviceInfo", "DeviceMemory", "KernelInfo", "MemorySample", "device_info",
-           "kernel_info", "sample_memory"]
+           "jax_started", "kernel_info", "sample_memory"]

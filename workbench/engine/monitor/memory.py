@@ -22,6 +22,8 @@ from typing import Any
 
 import jax
 
+from workbench.engine._jax_compat import backends_initialized
+
 #: what a sample's ``when`` may be: %load_ext, before a cell, after it, asked for
 WHEN = ("load", "start", "end", "request")
 
@@ -118,8 +120,19 @@ def device_info() -> list[DeviceInfo]:
     return out
 
 
+def jax_started() -> bool:
+    """Whether JAX's backends are up: until then nothing here may read devices or arrays
+    (that would start them, too early for ``jax.distributed.initialize()`` and the
+    platform settings a user may still make)."""
+    return backends_initialized()
+
+
 def kernel_info() -> KernelInfo:
-    """Version, default backend, processes and devices of this JAX process."""
+    """Version, default backend, processes and devices of this JAX process; before JAX
+    started its backends, the version only (no backend, no devices), starting nothing."""
+    if not jax_started():
+        return KernelInfo(jax_version=jax.__version__, backend="", process_index=0,
+                          process_count=1, devices=())
     return KernelInfo(jax_version=jax.__version__, backend=jax.default_backend(),
                       process_index=jax.process_index(), process_count=jax.process_count(),
                       devices=tuple(device_info()))
@@ -176,4 +189,4 @@ def sample_memory(when: str, cell: str | None = None, cell_id: str | None = None
 
 
 __all__ = ["WHEN", "DeviceInfo", "DeviceMemory", "KernelInfo", "MemorySample", "device_info",
-           "kernel_info", "live_bytes_by_device", "sample_memory"]
+           "jax_started", "kernel_info", "live_bytes_by_device", "sample_memory"]
