@@ -63,7 +63,8 @@ def test_no_workbench_closes_the_comm_then_load_announces(kernel):
     seen = len(k.events)
     k.run_ok("import jax.numpy as jnp\n_ = jnp.zeros(1)", cell_id="first-jax")
     kernel = k.wait_for(lambda e: e.comm_id == announce[0].comm_id
-                        and "kernel" in e.data).data["kernel"]
+                        and e.data.get("type") == "update" and "kernel" in e.data
+                        ).data["kernel"]
     assert kernel["devices"] == _value(
         k, "[dict(id=d.id, platform=d.platform, kind=d.device_kind, "
            "process_index=d.process_index, memory_stats=d.memory_stats() is not None) "
