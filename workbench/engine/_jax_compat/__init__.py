@@ -27,7 +27,7 @@ One module per concern, each naming the internals it wraps:
 from __future__ import annotations
 
 from workbench.engine._jax_compat._modules import FEATURES
-from workbench.engine._jax_compat.backends import available_backends
+from workbench.engine._jax_compat.backends import available_backends, backends_initialized
 from workbench.engine._jax_compat.jaxpr import (
     JAXPR_TYPES_MERGED,
     ClosedJaxpr,
@@ -148,4 +148,5 @@ __all__ = [
     # sharding, backends
     "GSPMDSharding",
     "available_backends",
+    "backends_initialized",
 ]

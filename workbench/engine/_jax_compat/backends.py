@@ -33,3 +33,17 @@ def available_backends() -> list[str]:
             continue
     return found or [jax.default_backend()]
 
+
+
+def backends_initialized() -> bool:
+    """Whether JAX has started its backends (``xla_bridge.backends_are_initialized()``,
+    private).  Why ask: reading devices or live arrays starts them, after which
+    ``jax.distributed.initialize()``, ``jax_platforms`` or ``jax_num_cpu_devices`` can no
+    longer be set; a tool that only watches must not do that.  False where the JAX in use
+    cannot say (a watcher then waits rather than start them)."""
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except Exception:
+        return False
