@@ -184,7 +184,8 @@ export class WorkbenchLink implements IWorkbenchLink {
   }
 
   private _attach(kernel: Kernel_ | null): void {
-    this._detach(false);
+    // the old kernel may live on (another notebook uses it): tell it to stop pushing to us
+    this._detach(true);
     this.store.reset();
     this._kernel = kernel;
     if (!kernel) {
