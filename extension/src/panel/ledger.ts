@@ -180,20 +180,22 @@ export class LedgerView {
         const r = row.record;
         node.classList.add('jwb-panel-entry', `jwb-origin-${r.origin}`);
         node.setAttribute('data-jwb-seq', String(r.seq));
-        add(node, el('span', `jwb-panel-kind jwb-kind-${r.kind}`, r.kind));
+        const kind = add(node, el('span', `jwb-panel-kind jwb-kind-${r.kind}`, r.reasons.length ? `re${r.kind}` : r.kind));
+        if (r.reasons.length) kind.classList.add('jwb-panel-miss');
         add(node, el('span', 'jwb-panel-fn', r.function));
-        if (r.reasons.length) add(node, el('span', 'jwb-panel-tag jwb-panel-miss', 'recompile'));
+        add(node, el('span', 'jwb-panel-tag jwb-panel-origin-tag', r.origin));
         node.title = r.call_site ? `${r.function} — ${r.call_site.file}:${r.call_site.line}` : r.function;
         break;
       }
       case 'times': {
         const r = row.record;
         node.classList.add('jwb-panel-times');
-        add(node, el('span', 'jwb-panel-dim', times(r)));
+        add(node, el('span', 'jwb-panel-dim jwb-panel-times-text', times(r)));
         const pc = persistent(r);
         if (pc) add(node, el('span', `jwb-panel-tag jwb-pcache-${r.persistent_cache}`, pc));
-        add(node, el('span', 'jwb-panel-tag jwb-panel-origin-tag', r.origin));
         if (r.inspected_by) add(node, el('span', 'jwb-panel-dim', r.inspected_by));
+        node.title = [times(r), pc, r.inspected_by ? `inspected by ${r.inspected_by}` : null,
+          r.persistent_note].filter(Boolean).join(' · ');
         break;
       }
       case 'reason': {

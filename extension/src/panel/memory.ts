@@ -70,7 +70,7 @@ function signed(n: number): string {
 export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
   const root = svg('svg', {
     class: 'jwb-panel-chart', viewBox: `0 0 ${CHART_W} ${CHART_H}`, role: 'img',
-    preserveAspectRatio: 'none', 'data-jwb-samples': samples.length
+    'data-jwb-samples': samples.length
   });
   add(root, svg('rect', { class: 'jwb-panel-chart-bg', x: 0, y: 0, width: CHART_W, height: CHART_H }));
   if (!samples.length) return root;
