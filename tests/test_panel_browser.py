@@ -26,6 +26,7 @@ import pytest
 
 from tests.browser import (
     CHROMIUM_ARGS,
+    CONTRAST_JS,
     JupyterServer,
     PageWatch,
     artifacts_dir,
@@ -262,7 +263,22 @@ def test_panel_follows_the_active_notebook_and_opens_in_notebook7(browser, lab):
         "() => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === 'panel.ipynb'",
         timeout=30_000)
     _state(page, "connected")
-    page.wait_for_timeout(500)
+    # text contrast >= 4.5:1 in Light and Dark, with ledger entries, reasons and memory drawn
+    for index in (DEVICES, COMPILE, RECOMPILE, ALLOC):
+        _run_cell(page, index)
+    page.wait_for_selector(f"{PANEL} .jwb-panel-reason", timeout=30_000)
+    for theme in ("JupyterLab Dark", "JupyterLab Light"):
+        page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})",
+                      theme)
+        light = "true" if "Light" in theme else "false"
+        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached",
+                               timeout=30_000)
+        page.wait_for_timeout(1000)
+        _shot(page, f"theme-{theme.split()[-1].lower()}")
+        res = page.evaluate(CONTRAST_JS, PANEL)
+        assert res["n"] > 20, res
+        assert not res["unparsed"], res["unparsed"]
+        assert res["min"] >= 4.5, f"{theme}: contrast below 4.5:1: {res['worst']}"
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
     page.close()
