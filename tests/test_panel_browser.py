@@ -51,6 +51,38 @@ CELLS = [
 ]
 DEVICES, LOAD, COMPILE, RECOMPILE, ALLOC, DEL = range(6)
 
+N_BIG = 10_000
+XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
+#: A stand-in kernel side speaking the protocol (no workbench loaded): it announces itself,
+#: answers hello with a 10,000-record snapshot built from the workbench's own message
+#: builders, then sends what a broken or foreign kernel might: unknown types, wrong types,
+#: unknown fields, HTML in every string.
+FAKE_KERNEL_SIDE = f"""
+import time
+from comm import create_comm
+from workbench.engine.cache.records import CompileRecord
+from workbench.views import panel_messages as pm
+from workbench.engine.monitor import kernel_info, sample_memory
+XSS = {XSS!r}
+def rec(i):
+    return CompileRecord(function=XSS if i == 5 else f"fn_{{i}}", trace_s=0.001, lower_s=0.002,
+                         compile_s=0.003, kind="compile", origin="user", cell=str(i % 7),
+                         cell_id=None, reasons=[], started=time.time(), seq=i)
+def on_msg(msg):
+    if msg["content"]["data"].get("type") != "hello":
+        return
+    snap = pm.snapshot("fake", kernel_info(), [rec(i) for i in range({N_BIG})], 0, [],
+                       [pm.memory_sample(sample_memory("load"))], [], [])
+    c.send(snap)
+    for junk in [{{"protocol": 1, "type": "update", "records": "x", "cells": [None, 3],
+                   "memory": [{{"t": "now"}}], "extra": {{"a": 1}}}}, [1, 2], "text",
+                 {{"protocol": 1, "type": "update", "records": [dict(pm.records([rec({N_BIG})])[0], novel=XSS)]}},
+                 {{"protocol": 1, "type": "telemetry"}}]:
+        c.send(junk)
+c = create_comm(target_name="jax-workbench", data={{"protocol": 1, "type": "announce", "version": "fake"}})
+c.on_msg(on_msg)
+"""
+
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
@@ -64,6 +96,10 @@ def lab(tmp_path_factory):
     plain.cells = [nbformat.v4.new_code_cell("x = 1")]
     plain.metadata["kernelspec"] = nb.metadata["kernelspec"]
     nbformat.write(plain, server.root / "plain.ipynb")
+    fake = nbformat.v4.new_notebook()
+    fake.cells = [nbformat.v4.new_code_cell(FAKE_KERNEL_SIDE)]
+    fake.metadata["kernelspec"] = nb.metadata["kernelspec"]
+    nbformat.write(fake, server.root / "fake.ipynb")
     # Notebook 7 exposes its app (window.jupyterapp) only with its own flag (JupyterLab's
     # is given by JupyterServer): the test drives both through their commands
     (server.config_dir / "jupyter_server_config.json").write_text(
@@ -292,4 +328,61 @@ def test_panel_follows_the_active_notebook_and_opens_in_notebook7(browser, lab):
     assert watch.external == [], watch.external
     ours = [e for e in watch.errors if "jax-workbench" in e or "jwb" in e]
     assert ours == [], watch.errors
+    page.close()
+
+
+def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, lab):
+    page, watch = _open(browser, lab.lab_url("fake.ipynb"), lab.base)
+    _state(page, "not-loaded")
+    _run_cell(page, 0)
+    _state(page, "connected")
+    try:
+        page.wait_for_function(
+            "(n) => document.querySelector('[data-jwb=\"ledger-count\"]')?.getAttribute('data-jwb-shown')"
+            " === String(n)", arg=N_BIG, timeout=30_000)
+    except playwright_api.TimeoutError:
+        _shot(page, "10000-entries-failed")
+        raise AssertionError((page.inner_text(f'{PANEL} [data-jwb="ledger-count"]'),
+                              page.inner_text(f'{PANEL} [data-jwb="message"]'))) from None
+    # the panel keeps the newest 10,000 of the 10,001 and says so
+    assert "1 older not kept" in page.inner_text(f'{PANEL} [data-jwb="ledger-count"]')
+    # malformed messages did not disconnect it; the panel says what it ignored last
+    _state(page, "connected")
+    page.wait_for_function("() => document.querySelector('[data-jwb=\"message\"]')"
+                           ".textContent.includes('unknown type (telemetry)')", timeout=10_000)
+    # kernel strings are text: the function named like an <img> is shown, no <img> exists
+    page.fill(f"{PANEL} input.jwb-panel-filter", "onerror")
+    page.wait_for_function("() => document.querySelector('[data-jwb=\"ledger-count\"]')"
+                           ".getAttribute('data-jwb-shown') === '1'", timeout=10_000)
+    assert page.inner_text(f"{PANEL} .jwb-panel-fn") == XSS
+    assert page.locator(f"{PANEL} img").count() == 0
+    assert page.get_attribute("body", "data-pwned") is None
+    # filtering 10,000 entries and scrolling them: only the rows in view exist
+    timing = page.evaluate(
+        """() => { const i = document.querySelector('[data-jwb="panel"] input.jwb-panel-filter');
+          const t0 = performance.now(); i.value = 'fn_9'; i.dispatchEvent(new Event('input'));
+          const filter_ms = performance.now() - t0;
+          const t1 = performance.now(); i.value = ''; i.dispatchEvent(new Event('input'));
+          const all_ms = performance.now() - t1;
+          return {filter_ms, all_ms,
+                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }""")
+    assert timing["rows"] < 200, timing
+    assert timing["filter_ms"] < 500 and timing["all_ms"] < 500, timing
+    scroll = page.evaluate(
+        """async () => { const sc = document.querySelector('[data-jwb="ledger-rows"]');
+          const t0 = performance.now(); let frames = 0; const step = Math.ceil(sc.scrollHeight / 150);
+          await new Promise(done => { const tick = () => { frames++; sc.scrollTop += step;
+            if (sc.scrollTop + sc.clientHeight < sc.scrollHeight - 5 && performance.now() - t0 < 5000)
+              requestAnimationFrame(tick); else done(); }; requestAnimationFrame(tick); });
+          await new Promise(r => requestAnimationFrame(r));
+          const ms = performance.now() - t0;
+          return {frames, ms, fps: frames * 1000 / ms, height: sc.scrollHeight, at_end: sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 5,
+                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }""")
+    print("10,000 entries:", timing, scroll)
+    assert scroll["at_end"] and scroll["rows"] < 200, scroll
+    assert scroll["fps"] >= 20, scroll
+    _shot(page, "10000-entries")
+    page.wait_for_timeout(500)
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
     page.close()

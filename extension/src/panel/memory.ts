@@ -77,7 +77,8 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
   const live = samples.map(s => s.live_bytes);
   const used = samples.map(inUse);
   const hasUsed = used.some(v => v !== null);
-  const max = Math.max(1, ...live, ...(hasUsed ? used.map(v => v ?? 0) : []));
+  const top = Math.max(...live, ...(hasUsed ? used.map(v => v ?? 0) : []));
+  const max = Math.max(1, top);
   if (hasUsed) {
     add(root, svg('path', { class: 'jwb-panel-chart-inuse', d: stepPath(chartPoints(used.map(v => v ?? 0), max)) }));
   }
@@ -105,7 +106,7 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
   }
   // the scale's top at the top left (the newest steps, drawn right, are what users look at)
   const maxText = add(root, svg('text', { class: 'jwb-panel-chart-axis', x: PAD.l + 2, y: 10 }));
-  maxText.textContent = formatBytes(max);
+  maxText.textContent = formatBytes(top);
   return root;
 }
 
