@@ -226,8 +226,13 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _shot(page, "ledger")
 
     # memory grows by the array's bytes after the allocating cell and falls after `del`
+    # (the panel collapsed meanwhile: it catches up when shown again)
     before = _live_bytes(page)
+    page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+    page.wait_for_selector(PANEL, state="hidden", timeout=10_000)
     nbytes = int(re.search(r"nbytes (\d+)", _run_cell(page, ALLOC)).group(1))
+    page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
+    page.wait_for_selector(PANEL, state="visible", timeout=10_000)
     grown = _wait_live_bytes(page, f"v >= {before + nbytes}")
     assert grown - before >= nbytes
     _shot(page, "memory-grown")

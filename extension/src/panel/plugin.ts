@@ -6,7 +6,7 @@
  * the per-cell badges and live diffs.
  */
 
-import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILabShell, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { showCell } from './cellnav';
@@ -21,28 +21,39 @@ const plugin: JupyterFrontEndPlugin<IWorkbenchLinks> = {
   description: 'The JAX Workbench side panel: devices, memory, the compile ledger, timings.',
   autoStart: true,
   provides: IWorkbenchLinks,
-  optional: [INotebookTracker],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker | null): IWorkbenchLinks => {
+  optional: [INotebookTracker, ILabShell],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker | null, labShell: ILabShell | null): IWorkbenchLinks => {
     const links = new WorkbenchLinks();
-    const sidebar = new WorkbenchSidebar({
-      showCell: async (link, cellId) => {
-        const found = await showCell(link.notebook, cellId);
-        if (found) app.shell.activateById(link.notebook.id);
-        return found;
-      },
-      liveMode: () => links.liveMode,
-      setLiveMode: on => {
-        links.liveMode = on;
-      }
+    const makeSidebar = (): WorkbenchSidebar => {
+      const w = new WorkbenchSidebar({
+        showCell: async (link, cellId) => {
+          const found = await showCell(link.notebook, cellId);
+          if (found) app.shell.activateById(link.notebook.id);
+          return found;
+        },
+        liveMode: () => links.liveMode,
+        setLiveMode: on => {
+          links.liveMode = on;
+        }
+      });
+      // JupyterLab's sidebar tabs are icons (a label would be drawn vertically beside them);
+      // Notebook 7 names its side panels by label (View > Right Sidebar, the panel header)
+      if (!labShell) w.title.label = 'JAX Workbench';
+      app.shell.add(w, 'right', { rank: 650 });
+      return w;
+    };
+    let sidebar = makeSidebar();
+    links.liveModeChanged.connect((_, on) => {
+      if (!sidebar.isDisposed) sidebar.setLiveMode(on);
     });
-    links.liveModeChanged.connect((_, on) => sidebar.setLiveMode(on));
-    app.shell.add(sidebar, 'right', { rank: 650 });
 
     const follow = (): void => {
+      if (sidebar.isDisposed) return;
       const nb = tracker?.currentWidget ?? null;
       sidebar.setLink(nb && !nb.isDisposed ? links.linkFor(nb) : null);
     };
     links.onOpenPanel = cellId => {
+      if (sidebar.isDisposed) sidebar = makeSidebar(); // closed by some other extension
       follow();
       sidebar.filterCell(cellId);
       app.shell.activateById(PANEL_ID);
