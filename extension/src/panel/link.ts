@@ -48,7 +48,6 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _snapshot = false;
   /** a hello is owed to the kernel as soon as it is idle */
   private _needHello = false;
-  /** the kernel asked for `not-loaded` after a close: wait for announce, a click or a restart */
   private _disposed = false;
   private readonly _target: CommTarget = (comm, msg) => this._onAnnounce(comm, msg);
 
