@@ -400,3 +400,103 @@ def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, 
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
     page.close()
+
+
+def _post_json(url: str, body: dict) -> dict:
+    import urllib.request
+
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def _activate(page, name: str) -> None:
+    page.evaluate("(p) => window.jupyterapp.commands.execute('docmanager:open', {path: p})", name)
+    page.wait_for_function(
+        "(p) => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === p"
+        " && window.jupyterapp.shell.currentWidget?.context?.path === p", arg=name, timeout=60_000)
+
+
+def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(browser, lab):
+    """b.ipynb joins a.ipynb's kernel (a session made through the REST API with a's kernel
+    id): one `%load_ext` reaches both panels, a compile in a shows in both, closing b leaves a
+    connected and updating, `%unload_ext` says so in both, and no comm of one notebook's link
+    makes the other's kernel connection log an error."""
+    token = lab.lab_url("x").split("token=")[1]
+    for name in ("a.ipynb", "b.ipynb"):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:4], CELLS[UNLOAD]]]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nbformat.write(nb, lab.root / name)
+    page, watch = _open(browser, lab.lab_url("a.ipynb"), lab.base)
+    _state(page, "not-loaded")
+    kernel_id = page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
+    _post_json(f"{lab.base}/api/sessions?token={token}",
+               {"path": "b.ipynb", "type": "notebook", "name": "", "kernel": {"id": kernel_id}})
+    _activate(page, "b.ipynb")
+    assert page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id") == kernel_id
+    _state(page, "not-loaded")
+    page.wait_for_timeout(1000)
+    assert watch.errors == [], watch.errors
+
+    # %load_ext in b announces to both notebooks' kernel connections
+    _run_cell(page, DEVICES)
+    _run_cell(page, LOAD)
+    _state(page, "connected")
+    _activate(page, "a.ipynb")
+    _state(page, "connected")
+    _run_cell(page, COMPILE)
+    compile_id = _cell_id(page, COMPILE)
+    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]',
+                           timeout=30_000)
+    _activate(page, "b.ipynb")
+    _state(page, "connected")
+    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]',
+                           timeout=30_000)
+    # the badge went into a's compiling cell only: no cell of b has one
+    assert page.evaluate(
+        "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+        " const out = []; for (let i = 0; i < cells.length; i++)"
+        " out.push(cells.get(i).getMetadata('jax-workbench') ?? null); return out; }"
+    ) == [None] * 5
+
+    # b closes: a stays connected and still hears about compiles
+    page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
+                  " await w.context.save(); w.close(); }")
+    _activate(page, "a.ipynb")
+    _run_cell(page, RECOMPILE)
+    recompile_id = _cell_id(page, RECOMPILE)
+    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{recompile_id}"]',
+                           timeout=30_000)
+    _state(page, "connected")
+
+    # b again (its session still on the kernel): connects without a click
+    _activate(page, "b.ipynb")
+    _state(page, "connected")
+    _activate(page, "a.ipynb")
+    _run_cell(page, 4)  # %unload_ext workbench
+    _state(page, "not-loaded")
+    _activate(page, "b.ipynb")
+    _state(page, "not-loaded")
+
+    # a, whose connection carried the comms, closes: b gets a connection of its own and
+    # %load_ext in b connects it again
+    _activate(page, "a.ipynb")
+    page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
+                  " await w.context.save(); w.close(); }")
+    _activate(page, "b.ipynb")
+    _state(page, "not-loaded")
+    _run_cell(page, LOAD)
+    _state(page, "connected")
+    _run_cell(page, COMPILE)
+    b_compile = _cell_id(page, COMPILE)
+    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{b_compile}"]',
+                           timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
+    page.close()

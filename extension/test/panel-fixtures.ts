@@ -77,18 +77,27 @@ export class FakeComm {
 let nComms = 0;
 
 export class FakeKernel {
+  /** JupyterLab gives comms to one connection per kernel in a page; others have this false */
+  constructor(readonly id = `kernel-${++nComms}`, public handleComms = true) {}
   status = 'idle';
   connectionStatus = 'connected';
   isDisposed = false;
+  connectionStatusChanged = new Signal<any, any>(this);
+  dispose(): void {
+    this.isDisposed = true;
+    Signal.clearData(this);
+  }
   comms: FakeComm[] = [];
   targets = new Map<string, (comm: any, msg: any) => void>();
   executed: any[] = [];
   createComm(target: string): FakeComm {
+    if (!this.handleComms) throw new Error('Comms are disabled on this kernel connection');
     const c = new FakeComm(target, `c${++nComms}`);
     this.comms.push(c);
     return c;
   }
   registerCommTarget(target: string, cb: (comm: any, msg: any) => void): void {
+    if (!this.handleComms) return; // JupyterLab registers it, but the connection never calls it
     this.targets.set(target, cb);
   }
   removeCommTarget(target: string, cb: unknown): void {

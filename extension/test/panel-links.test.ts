@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { LIVE_MODE_KEY, WorkbenchLinks } from '../src/panel/links';
-import { FakeKernel, FakePanel } from './panel-fixtures';
+import { BADGE_METADATA_KEY } from '../src/panel/link';
+import { FakeKernel, FakePanel, badge, record, snapshot } from './panel-fixtures';
 
 describe('WorkbenchLinks', () => {
   it('gives one link per notebook, a fresh one after the notebook closed', () => {
@@ -41,5 +42,59 @@ describe('WorkbenchLinks', () => {
     links.openPanel('cell-a');
     links.openPanel(null);
     expect(asked).toEqual(['cell-a', null]);
+  });
+});
+
+describe('two notebooks on one kernel in one page', () => {
+  // JupyterLab lets only the first connection to a kernel handle comms (`handleComms`):
+  // the second notebook's connection can neither open a comm nor hear the kernel's
+  it("the second notebook's link follows the first's comm, and its own cells get badges", () => {
+    const links = new WorkbenchLinks();
+    const ka = new FakeKernel('shared');
+    const kb = new FakeKernel('shared', false);
+    const a = new FakePanel(ka, ['a1', 'a2']);
+    const b = new FakePanel(kb, ['b1']);
+    const la = links.linkFor(a as any);
+    const lb = links.linkFor(b as any);
+    expect(kb.comms).toHaveLength(0);
+    expect(lb.state).toBe('connecting');
+    let bChanges = 0;
+    lb.changed.connect(() => bChanges++);
+    ka.lastComm!.receive(snapshot());
+    expect(la.state).toBe('connected');
+    expect(lb.state).toBe('connected');
+    expect(bChanges).toBeGreaterThan(0);
+    ka.lastComm!.receive({ protocol: 1, type: 'update', records: [record(1, { cell_id: 'a1' })], cells: [badge('a1'), badge('b1')] });
+    expect(lb.store.records.map(r => r.seq)).toEqual([0, 1]);
+    expect(lb.badge('b1')?.cell_id).toBe('b1');
+    expect(b.content.model.cells[0].getMetadata(BADGE_METADATA_KEY)).toEqual({ badge: badge('b1') });
+    expect(a.content.model.cells[1].getMetadata(BADGE_METADATA_KEY)).toBeUndefined();
+    // the kernel unloads: both say so
+    ka.lastComm!.kernelClose();
+    expect(lb.state).toBe('not-loaded');
+    // a notebook closes: the other keeps its own state, no errors
+    b.disposed.emit();
+    expect(la.state).toBe('not-loaded');
+  });
+
+  it('a follower whose leader closes takes a comm-handling connection of its own', () => {
+    const ka = new FakeKernel('shared');
+    const kb = new FakeKernel('shared', false);
+    const spare = new FakeKernel('shared');
+    const links = new WorkbenchLinks({ connect: k => (k.id === 'shared' ? (spare as any) : null) });
+    const a = new FakePanel(ka);
+    const b = new FakePanel(kb);
+    links.linkFor(a as any);
+    const lb = links.linkFor(b as any);
+    ka.lastComm!.receive(snapshot());
+    expect(lb.state).toBe('connected');
+    a.disposed.emit();
+    // b now speaks to the kernel over the spare connection
+    expect(spare.comms).toHaveLength(1);
+    expect(lb.state).toBe('connecting');
+    spare.lastComm!.receive(snapshot());
+    expect(lb.state).toBe('connected');
+    lb.dispose();
+    expect(spare.isDisposed).toBe(true);
   });
 });

@@ -8,6 +8,14 @@
  * link learns the kernel has no workbench (`not-loaded`).  It sends only while the kernel
  * is idle (status signals, never polling), except what a user's click asks for.
  *
+ * A second notebook on the same kernel in one page: JupyterLab lets only the first
+ * connection to a kernel handle comms (`handleComms`), so the second notebook's connection
+ * can neither open a comm nor hear the kernel's.  Its link *follows* a link whose
+ * connection does (the `LinkHub` finds it): it shows that link's state and store (the kernel
+ * pushes the same news to every comm) and writes the badges of its own cells.  When no such
+ * link is left (the leader's notebook closed), it asks the hub for a connection of its own,
+ * made the way JupyterLab makes them so comms stay with one connection per kernel.
+ *
  * Everything received goes through `parseKernelMessage` (tolerant) into a `WorkbenchStore`;
  * each cell badge is also written into its cell's metadata (`jax-workbench`) so the badge
  * survives windowed detach and a reload of the saved notebook.
@@ -30,6 +38,14 @@ const HELLO = { protocol: PROTOCOL, type: 'hello', client: 'panel' };
 type Kernel_ = Kernel.IKernelConnection;
 type CommTarget = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => void;
 
+/** What a link needs from the other links of the page (see `WorkbenchLinks`). */
+export interface LinkHub {
+  /** another live link whose own connection to kernel `kernelId` handles comms */
+  leaderFor(link: WorkbenchLink, kernelId: string): WorkbenchLink | null;
+  /** a new connection to the kernel, handling comms if no other connection in the page does */
+  connect(kernel: Kernel_): Kernel_ | null;
+}
+
 /** The cell models of a notebook, the way the link looks for a badge's cell. */
 interface MetadataCell {
   readonly id: string;
@@ -38,11 +54,18 @@ interface MetadataCell {
 }
 
 export class WorkbenchLink implements IWorkbenchLink {
-  readonly store = new WorkbenchStore();
+  private readonly _store = new WorkbenchStore();
   private readonly _changed = new Signal<IWorkbenchLink, void>(this);
   private _state: LinkState = 'no-kernel';
   private _message = 'No kernel.';
+  /** the notebook's connection (status signals) */
   private _kernel: Kernel_ | null = null;
+  /** the connection comms go over: the notebook's, a spare one, or none (following) */
+  private _commKernel: Kernel_ | null = null;
+  /** a connection this link made for itself (disposed with it) */
+  private _spare: Kernel_ | null = null;
+  /** the link this one follows (its notebook's connection does not handle comms) */
+  private _leader: WorkbenchLink | null = null;
   private _comm: Kernel.IComm | null = null;
   /** a snapshot arrived on the current comm */
   private _snapshot = false;
@@ -51,13 +74,28 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _disposed = false;
   private readonly _target: CommTarget = (comm, msg) => this._onAnnounce(comm, msg);
 
-  constructor(readonly notebook: NotebookPanel) {
+  constructor(readonly notebook: NotebookPanel, private readonly _hub: LinkHub | null = null) {
     const sc = notebook.sessionContext;
     sc.kernelChanged.connect(this._onKernelChanged, this);
     sc.statusChanged.connect(this._onStatus, this);
     sc.connectionStatusChanged.connect(this._onConnection, this);
     notebook.disposed.connect(() => this.dispose());
     this._attach(sc.session?.kernel ?? null);
+  }
+
+  /** what the link knows (its leader's, while following) */
+  get store(): WorkbenchStore {
+    return this._leader ? this._leader.store : this._store;
+  }
+
+  /** whether this link speaks to the kernel itself (another link may follow it) */
+  get leads(): boolean {
+    return !this._disposed && !this._leader && this._commKernel !== null;
+  }
+
+  /** the kernel id its comms go to */
+  get commKernelId(): string | null {
+    return this._commKernel?.id ?? null;
   }
 
   get state(): LinkState {
@@ -90,6 +128,7 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   /** The "Load workbench" button: a user's click, so it may run while the kernel is busy. */
   async loadWorkbench(): Promise<void> {
+    if (this._leader) return this._leader.loadWorkbench();
     const kernel = this._kernel;
     if (!kernel || this._disposed) return;
     this._setState('connecting', 'Loading the workbench (%load_ext workbench)…');
@@ -127,6 +166,7 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   /** Ask the kernel for a memory sample now (a click, or the panel when idle). */
   requestSample(userClick = false): boolean {
+    if (this._leader) return this._leader.requestSample(userClick);
     const kernel = this._kernel;
     if (!kernel || !this._comm || this._state !== 'connected') return false;
     if (!userClick && kernel.status !== 'idle') return false;
@@ -152,11 +192,11 @@ export class WorkbenchLink implements IWorkbenchLink {
   }
 
   private _onStatus(_: ISessionContext, status: Kernel.Status): void {
-    if (this._disposed) return;
+    if (this._disposed || this._leader) return;
     if (status === 'restarting' || status === 'autorestarting') {
       // the connection disposes its comms itself; the target registry survives
       this._dropComm(false);
-      this.store.reset();
+      this._store.reset();
       this._needHello = true;
       this._setState('connecting', status === 'autorestarting'
         ? 'The kernel died and is restarting…' : 'The kernel is restarting…');
@@ -164,7 +204,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     }
     if (status === 'dead') {
       this._dropComm(false);
-      this.store.reset();
+      this._store.reset();
       this._needHello = true;
       this._setState('no-kernel', 'The kernel is dead.');
       return;
@@ -173,7 +213,7 @@ export class WorkbenchLink implements IWorkbenchLink {
   }
 
   private _onConnection(_: ISessionContext, status: Kernel.ConnectionStatus): void {
-    if (this._disposed) return;
+    if (this._disposed || this._leader) return;
     if (status === 'disconnected' || status === 'connecting') {
       // messages may be lost while the socket is down: ask again afterwards
       if (this._state === 'connected' || this._comm) this._needHello = true;
@@ -185,15 +225,25 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _attach(kernel: Kernel_ | null): void {
     // the old kernel may live on (another notebook uses it): tell it to stop pushing to us
     this._detach(true);
-    this.store.reset();
+    this._store.reset();
     this._kernel = kernel;
     if (!kernel) {
       this._needHello = false;
       this._setState('no-kernel', 'No kernel.');
       return;
     }
+    if (kernel.handleComms === false) {
+      this._follow();
+      return;
+    }
+    this._speakOver(kernel);
+  }
+
+  /** Comms over `conn` (the notebook's connection or a spare one to the same kernel). */
+  private _speakOver(conn: Kernel_): void {
+    this._commKernel = conn;
     try {
-      kernel.registerCommTarget(COMM_TARGET, this._target);
+      conn.registerCommTarget(COMM_TARGET, this._target);
     } catch {
       // a kernel connection that does not handle comms: hello still works
     }
@@ -202,17 +252,78 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._maybeHello();
   }
 
-  private _detach(closeComm: boolean): void {
+  /** This notebook's connection does not handle comms: follow a link whose does. */
+  private _follow(): void {
     const kernel = this._kernel;
+    if (!kernel || this._disposed) return;
+    const leader = this._hub?.leaderFor(this, kernel.id) ?? null;
+    if (leader) {
+      this._leader = leader;
+      leader.changed.connect(this._onLeaderChanged, this);
+      this._onLeaderChanged();
+      return;
+    }
+    let spare: Kernel_ | null = null;
+    try {
+      spare = this._hub?.connect(kernel) ?? null;
+    } catch {
+      spare = null;
+    }
+    if (spare && spare.handleComms !== false) {
+      this._spare = spare;
+      // a new connection opens its socket after this: say hello once it has
+      spare.connectionStatusChanged.connect(() => this._maybeHello(), this);
+      this._speakOver(spare);
+      return;
+    }
+    spare?.dispose();
+    this._setState('error', 'Another connection to this kernel (another page or extension) handles its comms: ' +
+      'this notebook cannot reach the workbench. Open the panel from a notebook of that connection.');
+  }
+
+  /** Called by the hub when links come and go: a follower without a live leader looks again. */
+  relink(): void {
+    if (this._disposed || !this._kernel || this._kernel.handleComms !== false || this._spare) return;
+    const leader = this._leader;
+    if (leader && leader.leads && leader.commKernelId === this._kernel.id) return;
+    this._unfollow();
+    this._follow();
+  }
+
+  private _unfollow(): void {
+    this._leader?.changed.disconnect(this._onLeaderChanged, this);
+    this._leader = null;
+  }
+
+  private _onLeaderChanged(): void {
+    const leader = this._leader;
+    if (!leader || this._disposed) return;
+    if (!leader.leads || leader.commKernelId !== this._kernel?.id) {
+      this.relink();
+      return;
+    }
+    this._state = leader.state;
+    this._message = leader.message;
+    if (leader.state === 'connected') this._writeBadges([...leader.store.badges.values()]);
+    this._changed.emit();
+  }
+
+  private _detach(closeComm: boolean): void {
+    const conn = this._commKernel;
+    this._unfollow();
     this._dropComm(closeComm);
-    if (kernel) {
+    if (conn) {
       try {
-        kernel.removeCommTarget(COMM_TARGET, this._target);
+        conn.removeCommTarget(COMM_TARGET, this._target);
       } catch {
         // disposed already
       }
     }
+    this._commKernel = null;
     this._kernel = null;
+    const spare = this._spare;
+    this._spare = null;
+    if (spare && !spare.isDisposed) spare.dispose();
   }
 
   /** Forget the comm; `close`: tell the kernel (it lives on, e.g. the notebook closed). */
@@ -224,8 +335,8 @@ export class WorkbenchLink implements IWorkbenchLink {
     comm.onMsg = () => undefined;
     comm.onClose = () => undefined;
     try {
-      if (close && !comm.isDisposed && this._kernel && !this._kernel.isDisposed
-          && this._kernel.connectionStatus === 'connected') {
+      const conn = this._commKernel;
+      if (close && !comm.isDisposed && conn && !conn.isDisposed && conn.connectionStatus === 'connected') {
         comm.close();
       } else if (!comm.isDisposed) {
         comm.dispose();
@@ -237,15 +348,16 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   private _maybeHello(): void {
     const kernel = this._kernel;
-    if (!this._needHello || !kernel || this._disposed) return;
-    if (kernel.status !== 'idle' || kernel.connectionStatus !== 'connected') return;
+    const conn = this._commKernel;
+    if (!this._needHello || !kernel || !conn || this._disposed) return;
+    if (kernel.status !== 'idle' || conn.connectionStatus !== 'connected') return;
     this._needHello = false;
     try {
       if (this._comm) {
         this._snapshot = false;
         this._comm.send(HELLO);
       } else {
-        const comm = kernel.createComm(COMM_TARGET);
+        const comm = conn.createComm(COMM_TARGET);
         this._bind(comm);
         comm.open(HELLO);
       }
@@ -277,7 +389,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       }
       return;
     }
-    this.store.reset();
+    this._store.reset();
     this._bind(comm);
     this._needHello = true;
     this._setState('connecting', `The workbench ${parsed.version} was loaded; connecting…`);
@@ -289,7 +401,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     const hadSnapshot = this._snapshot;
     this._comm = null;
     this._snapshot = false;
-    this.store.reset();
+    this._store.reset();
     if (this._state === 'error') {
       this._changed.emit();
       return;
@@ -305,19 +417,19 @@ export class WorkbenchLink implements IWorkbenchLink {
     switch (msg.type) {
       case 'snapshot':
         this._snapshot = true;
-        this.store.applySnapshot(msg.kernel, msg.version, msg.batch);
+        this._store.applySnapshot(msg.kernel, msg.version, msg.batch);
         this._writeBadges(msg.batch.cells);
         this._setState('connected', this._connectedMessage());
         return;
       case 'update':
         if (!this._snapshot) return; // a push before our snapshot: the snapshot will hold it
-        this.store.apply(msg.batch);
+        this._store.apply(msg.batch);
         this._writeBadges(msg.batch.cells);
         if (msg.batch.rejected) this._message = this._connectedMessage();
         this._changed.emit();
         return;
       case 'cleared':
-        this.store.clearLedger();
+        this._store.clearLedger();
         this._changed.emit();
         return;
       case 'bye':
@@ -332,10 +444,10 @@ export class WorkbenchLink implements IWorkbenchLink {
         return;
       case 'invalid':
         if (msg.fatal) {
-          this.store.reset();
+          this._store.reset();
           this._setState('error', msg.message);
         } else {
-          this.store.rejected++;
+          this._store.rejected++;
           this._message = msg.message;
           this._changed.emit();
         }
@@ -344,8 +456,8 @@ export class WorkbenchLink implements IWorkbenchLink {
   }
 
   private _connectedMessage(): string {
-    const v = this.store.workbenchVersion;
-    const bad = this.store.rejected;
+    const v = this._store.workbenchVersion;
+    const bad = this._store.rejected;
     return `Connected to jax-workbench ${v ?? ''}`.trim() +
       (bad ? ` (${bad} malformed item${bad === 1 ? '' : 's'} ignored)` : '') + '.';
   }

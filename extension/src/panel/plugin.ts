@@ -23,7 +23,11 @@ const plugin: JupyterFrontEndPlugin<IWorkbenchLinks> = {
   provides: IWorkbenchLinks,
   optional: [INotebookTracker, ILabShell],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker | null, labShell: ILabShell | null): IWorkbenchLinks => {
-    const links = new WorkbenchLinks();
+    // a second notebook on a kernel gets a connection without comms; if the notebook whose
+    // connection had them closes, its link asks JupyterLab's kernel manager for a new one
+    const links = new WorkbenchLinks({
+      connect: kernel => app.serviceManager.kernels.connectTo({ model: { id: kernel.id, name: kernel.name } })
+    });
     const makeSidebar = (): WorkbenchSidebar => {
       const w = new WorkbenchSidebar({
         showCell: async (link, cellId) => {
