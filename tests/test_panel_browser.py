@@ -477,6 +477,18 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     # b again (its session still on the kernel): connects without a click
     _activate(page, "b.ipynb")
     _state(page, "connected")
+    # a restart from b (whose connection has no comms): both panels clear, the button in b
+    # loads the workbench again and both connect
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+    _state(page, "not-loaded", timeout=120_000)
+    assert page.locator(f"{PANEL} .jwb-panel-row").count() == 0
+    _activate(page, "a.ipynb")
+    _state(page, "not-loaded", timeout=120_000)
+    _activate(page, "b.ipynb")
+    page.click(f'{PANEL} [data-jwb="load"]')
+    _state(page, "connected", timeout=120_000)
+    _activate(page, "a.ipynb")
+    _state(page, "connected")
     _activate(page, "a.ipynb")
     _run_cell(page, 4)  # %unload_ext workbench
     _state(page, "not-loaded")
@@ -492,6 +504,7 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     _state(page, "not-loaded")
     _run_cell(page, LOAD)
     _state(page, "connected")
+    _run_cell(page, DEVICES)  # the restart forgot the imports
     _run_cell(page, COMPILE)
     b_compile = _cell_id(page, COMPILE)
     page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{b_compile}"]',

@@ -179,3 +179,19 @@ describe('WorkbenchLink', () => {
     expect(k.targets.has(COMM_TARGET)).toBe(false);
   });
 });
+
+describe('WorkbenchLink and a restart it did not ask for', () => {
+  it("a kernel restarted through another connection (only 'starting' seen) clears and says hello again", () => {
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    k.lastComm!.receive(snapshot());
+    expect(link.state).toBe('connected');
+    panel.sessionContext.setStatus('starting'); // the new process announces itself
+    expect(link.state).toBe('connecting');
+    expect(link.store.records).toEqual([]);
+    panel.sessionContext.setStatus('idle');
+    expect(k.comms).toHaveLength(2);
+    expect(k.lastComm!.opened).toEqual(HELLO);
+  });
+});

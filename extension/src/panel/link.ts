@@ -193,7 +193,9 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   private _onStatus(_: ISessionContext, status: Kernel.Status): void {
     if (this._disposed || this._leader) return;
-    if (status === 'restarting' || status === 'autorestarting') {
+    // 'starting' alone: another connection (a second notebook, another tab) restarted it
+    if (status === 'restarting' || status === 'autorestarting'
+        || (status === 'starting' && (this._comm !== null || this._state === 'connected'))) {
       // the connection disposes its comms itself; the target registry survives
       this._dropComm(false);
       this._store.reset();
