@@ -65,8 +65,8 @@ export class FakeComm {
     this.isDisposed = true;
   }
   /** the kernel sends `data` on this comm */
-  receive(data: unknown): void {
-    this.onMsg({ content: { comm_id: this.commId, data } });
+  receive(data: unknown, session = 'kernel-session-1'): void {
+    this.onMsg({ header: { session, msg_type: 'comm_msg' }, content: { comm_id: this.commId, data } });
   }
   /** the kernel closes this comm */
   kernelClose(): void {
@@ -83,6 +83,7 @@ export class FakeKernel {
   connectionStatus = 'connected';
   isDisposed = false;
   connectionStatusChanged = new Signal<any, any>(this);
+  iopubMessage = new Signal<any, any>(this);
   dispose(): void {
     this.isDisposed = true;
     Signal.clearData(this);
@@ -133,6 +134,7 @@ export class FakeSession {
   kernelChanged = new Signal<any, any>(this);
   statusChanged = new Signal<any, any>(this);
   connectionStatusChanged = new Signal<any, any>(this);
+  iopubMessage = new Signal<any, any>(this);
   session: { kernel: FakeKernel | null } = { kernel: null };
   constructor(kernel: FakeKernel | null) {
     this.session.kernel = kernel;

@@ -195,3 +195,19 @@ describe('WorkbenchLink and a restart it did not ask for', () => {
     expect(k.lastComm!.opened).toEqual(HELLO);
   });
 });
+
+describe('WorkbenchLink and a restart whose status messages it missed', () => {
+  it('a message from a new kernel process (another session id) clears it and says hello again', () => {
+    const k = new FakeKernel();
+    const link = linkOf(new FakePanel(k));
+    k.lastComm!.receive(snapshot(), 'process-1');
+    expect(link.state).toBe('connected');
+    k.iopubMessage.emit({ header: { session: 'process-1', msg_type: 'status' }, content: { execution_state: 'idle' } });
+    expect(link.state).toBe('connected');
+    k.iopubMessage.emit({ header: { session: 'process-2', msg_type: 'status' }, content: { execution_state: 'idle' } });
+    expect(link.store.records).toEqual([]);
+    expect(k.comms).toHaveLength(2);
+    expect(k.lastComm!.opened).toEqual(HELLO);
+    expect(link.state).toBe('connecting');
+  });
+});

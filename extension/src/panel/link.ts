@@ -69,6 +69,9 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _comm: Kernel.IComm | null = null;
   /** a snapshot arrived on the current comm */
   private _snapshot = false;
+  /** the kernel process's message session id, from the snapshot: another one means a restart
+   * (a restart asked for by another connection may reach us with no status we can see) */
+  private _kernelSession: string | null = null;
   /** a hello is owed to the kernel as soon as it is idle */
   private _needHello = false;
   private _disposed = false;
@@ -244,6 +247,7 @@ export class WorkbenchLink implements IWorkbenchLink {
   /** Comms over `conn` (the notebook's connection or a spare one to the same kernel). */
   private _speakOver(conn: Kernel_): void {
     this._commKernel = conn;
+    conn.iopubMessage.connect(this._onIopub, this);
     try {
       conn.registerCommTarget(COMM_TARGET, this._target);
     } catch {
@@ -312,6 +316,8 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   private _detach(closeComm: boolean): void {
     const conn = this._commKernel;
+    conn?.iopubMessage.disconnect(this._onIopub, this);
+    this._kernelSession = null;
     this._unfollow();
     this._dropComm(closeComm);
     if (conn) {
@@ -374,7 +380,10 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._dropComm(true);
     this._comm = comm;
     this._snapshot = false;
-    comm.onMsg = msg => this._onMessage(comm, msg?.content?.data);
+    comm.onMsg = msg => {
+      const session = msg?.header?.session;
+      this._onMessage(comm, msg?.content?.data, typeof session === 'string' ? session : null);
+    };
     comm.onClose = () => this._onClose(comm);
   }
 
@@ -413,12 +422,28 @@ export class WorkbenchLink implements IWorkbenchLink {
       : 'The workbench is not loaded in this kernel.');
   }
 
-  private _onMessage(comm: Kernel.IComm, data: unknown): void {
+  /** A message from another kernel process than the snapshot's: the kernel restarted. */
+  private _onIopub(_: Kernel_, msg: KernelMessage.IIOPubMessage): void {
+    // status messages only: the server writes some messages itself (an output rate limit
+    // warning) under its own session id
+    if (msg?.header?.msg_type !== 'status') return;
+    const session = msg?.header?.session;
+    if (this._disposed || this._leader || !this._kernelSession || !session || session === this._kernelSession) return;
+    this._kernelSession = null;
+    this._dropComm(false);
+    this._store.reset();
+    this._needHello = true;
+    this._setState('connecting', 'The kernel was restarted…');
+    this._maybeHello();
+  }
+
+  private _onMessage(comm: Kernel.IComm, data: unknown, session: string | null = null): void {
     if (comm !== this._comm || this._disposed) return;
     const msg = parseKernelMessage(data);
     switch (msg.type) {
       case 'snapshot':
         this._snapshot = true;
+        this._kernelSession = session;
         this._store.applySnapshot(msg.kernel, msg.version, msg.batch);
         this._writeBadges(msg.batch.cells);
         this._setState('connected', this._connectedMessage());
