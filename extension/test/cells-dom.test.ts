@@ -78,7 +78,7 @@ class FakeCell {
   input!: HTMLElement;
   output!: HTMLElement;
   footer!: HTMLElement;
-  constructor(readonly model: FakeModel) {}
+  constructor(public model: FakeModel) {}
   /** initializeDOM: a placeholder becomes a rendered cell */
   render(): void {
     this.header = this.node.appendChild(part('jp-CellHeader'));
@@ -102,6 +102,7 @@ class FakeCell {
   dispose(): void {
     this.isDisposed = true;
     this.node.remove();
+    (this as { model: FakeModel | null }).model = null; // as Cell.dispose does
     this.disposed.emit();
   }
 }

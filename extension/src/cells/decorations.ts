@@ -88,19 +88,22 @@ export class CellStrip {
   private _open = true;
   private _ready = false;
   private _disposed = false;
+  /** the cell's model, kept: a disposed cell widget's `model` is null */
+  private readonly _model: CellModelLike;
 
   constructor(readonly cell: CellLike, private readonly _source: StripSource) {
+    this._model = cell.model;
     this._button.type = 'button';
     this._button.addEventListener('click', ev => {
       ev.stopPropagation();
-      this._source.openPanel(this.cell.model.id);
+      this._source.openPanel(this._model.id);
     });
     this._details.open = true;
     this._details.addEventListener('toggle', () => {
       this._open = this._details.open;
     });
-    cell.model.metadataChanged.connect(this._onMetadata, this);
-    cell.model.stateChanged.connect(this._onState, this);
+    this._model.metadataChanged.connect(this._onMetadata, this);
+    this._model.stateChanged.connect(this._onState, this);
     void cell.ready.then(() => {
       this._ready = true;
       this.refresh();
@@ -109,7 +112,7 @@ export class CellStrip {
 
   /** The badge and diff shown now (null: none). */
   current(): { badge: CellBadge | null; diff: LiveDiff | null } {
-    const model = this.cell.model;
+    const model = this._model;
     const count = executionCount(model);
     let stored: CellBadge | null = null;
     let live: CellBadge | null = null;
@@ -186,15 +189,15 @@ export class CellStrip {
   }
 
   private _onState(_model: unknown, change: { name?: string; newValue?: unknown }): void {
-    if (change?.name === 'executionState' && change.newValue === 'running') dropStoredBadge(this.cell.model);
+    if (change?.name === 'executionState' && change.newValue === 'running') dropStoredBadge(this._model);
     if (change?.name === 'executionCount' || change?.name === 'executionState') this.refresh();
   }
 
   dispose(): void {
     if (this._disposed) return;
     this._disposed = true;
-    this.cell.model.metadataChanged.disconnect(this._onMetadata, this);
-    this.cell.model.stateChanged.disconnect(this._onState, this);
+    this._model.metadataChanged.disconnect(this._onMetadata, this);
+    this._model.stateChanged.disconnect(this._onState, this);
     this.unplace();
   }
 }
