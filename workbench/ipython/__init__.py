@@ -17,7 +17,7 @@ from workbench.engine.common.source import set_cell_resolver
 from workbench.engine.hlo.report import HloReport
 from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
-from workbench.ipython import cache_magics
+from workbench.ipython import cache_magics, panel_comm
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
@@ -64,10 +64,13 @@ def load(shell: Any) -> None:
     shell.events.register("pre_run_cell", ids.pre_run_cell)
     ids.record_running()
     set_cell_resolver(shell_cell_labels(shell, ids))
+    # after cache_magics: the panel's post_run_cell reads the cell's final label from it
+    panel_comm.load(shell)
 
 
 def unload(shell: Any) -> None:
     """Remove what :func:`load` installed."""
+    panel_comm.unload(shell)  # first: its bye goes out while everything else still stands
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
         # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}

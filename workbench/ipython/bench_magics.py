@@ -18,6 +18,7 @@ from workbench.api.bench import bench_call, hide_in_execution
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
+from workbench.ipython import panel_comm
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError, CellInterrupted, capture_call
 from workbench.views.display import Display
@@ -63,6 +64,7 @@ class BenchMagics(Magics):
                             number=args.n, repeat=args.r, precision=args.precision,
                             roofline=not args.no_roofline, text=args.text,
                             label=captured.call_text, live=False if args.quiet else None)
+        panel_comm.note_benchmark(result.record)  # the side panel's latest timings
         shown = "_ipython_display_" in vars(result)  # the live output ended showing it
         if args.quiet:
             shell = self.shell

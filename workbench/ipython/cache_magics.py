@@ -11,6 +11,8 @@ the user's: if they turn it on, they see JAX's messages).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any, cast
 
 from IPython.core.error import UsageError
@@ -28,6 +30,8 @@ from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.cache import cache_display, cell_line_display, persistent_display
 
+_log = logging.getLogger(__name__)
+
 
 class CellHooks:
     """The per-shell state: hooks, the timings switch, the JAX config to restore."""
@@ -38,6 +42,12 @@ class CellHooks:
         self._explain_token: tuple[Any] | None = None
         self._run: int | None = None
         self._label = ""
+        #: told of each cell: ``(label, cell_id)`` when it starts, ``(run, label,
+        #: cell_id)`` when it ended (final label, records complete); the side panel's
+        #: hooks, called from these so %unload_ext has one set of IPython hooks to remove
+        self.on_start: list[Callable[[str, str | None], None]] = []
+        self.on_end: list[Callable[[int, str, str | None], None]] = []
+        self._cell_id: str | None = None
 
     def load(self) -> None:
         CACHE.install()
@@ -61,7 +71,9 @@ class CellHooks:
 
     def pre_run_cell(self, info: Any = None) -> None:
         self._label = str(prompt_number(self.shell, before_run=True))
-        self._run = CACHE.begin_cell(self._label, current_cell_id(self.shell))
+        self._cell_id = current_cell_id(self.shell)
+        self._run = CACHE.begin_cell(self._label, self._cell_id)
+        _tell(self.on_start, self._label, self._cell_id)
         # JAX's own explanations, read from its logger, refine our reasons (e.g. a
         # changed tracing context); printed only if the user asked for them globally.
         if self._explain_token is None:
@@ -78,11 +90,20 @@ class CellHooks:
         if count is not None and str(count) != self._label:
             self._label = str(count)
             CACHE.relabel_cell(run, self._label)
+        _tell(self.on_end, run, self._label, self._cell_id)
         if not self.timings:
             return
         summary = CACHE.cell_summary(run, self._label)
         if not summary.empty:
             display(cell_line_display(summary))
+
+
+def _tell(callbacks: list[Callable[..., None]], *args: Any) -> None:
+    for cb in callbacks:
+        try:
+            cb(*args)
+        except Exception:  # a listener's bug never breaks the user's cell
+            _log.debug("cell hook listener failed", exc_info=True)
 
 
 @magics_class
@@ -158,6 +179,12 @@ class CacheMagics(Magics):
 _LOADED: dict[int, tuple[CellHooks, CacheMagics]] = {}
 
 
+def hooks_for(shell: Any) -> CellHooks | None:
+    """The shell's cell hooks while the cache feature is loaded."""
+    entry = _LOADED.get(id(shell))
+    return entry[0] if entry is not None else None
+
+
 def load(shell: Any) -> CellHooks:
     """Install the cache feature's hooks and magics in ``shell`` (idempotent)."""
     if id(shell) in _LOADED:
@@ -184,4 +211,4 @@ def unload(shell: Any) -> None:
             registered.pop(name, None)
 
 
-__all__ = ["CellHooks", "CacheMagics", "load", "unload"]
+__all__ = ["CellHooks", "CacheMagics", "hooks_for", "load", "unload"]

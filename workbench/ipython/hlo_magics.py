@@ -17,6 +17,7 @@ from workbench.engine.hlo.report import (
     HloReport,
     fusion_for,
 )
+from workbench.ipython import panel_comm
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -79,6 +80,8 @@ class HloMagics(Magics):
                 rep = compile_report(ins, args.stage, args.fusion)
         except WorkbenchError as exc:
             raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
+        if cell is not None:  # live mode: diff against this cell's last run
+            panel_comm.note_result(self.shell, "hlo", rep)
         return hlo_display(rep, text_only=args.text)
 
 

@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.ipython import panel_comm
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -55,6 +56,8 @@ class JaxprMagics(Magics):
         captured = capture_call(self.shell, line, cell, expr, "jaxpr")
         stages = trace_captured(captured, args.transform, argnums(args.static_argnums),
                                 argnames(args.static_argnames), compare=args.compare)
+        if cell is not None and stages:  # live mode: diff against this cell's last run
+            panel_comm.note_result(self.shell, "jaxpr", stages[-1])
         return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 

@@ -86,6 +86,50 @@ def _validator(mime: str) -> Any:
     return Draft202012Validator(schema_for(mime), registry=_registry())
 
 
+#: the comm schemas (``comm/<name>.schema.json``): messages, not MIME payloads, so they are
+#: not :func:`kinds` and have no MIME type
+COMM_DIR = "comm"
+
+
+@cache
+def comm_schema(name: str = "panel") -> dict[str, Any]:
+    """The JSON Schema of the messages on comm ``name`` (``panel``: the side panel's)."""
+    path = resources.files(__name__) / COMM_DIR / f"{name}.schema.json"
+    if not path.is_file():
+        raise UnknownPayload(f"no comm schema {name!r}")
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
+
+
+@cache
+def _message_validator(name: str, kind: str | None) -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Resource
+
+    schema = comm_schema(name)
+    # the payload schemas are in the registry so the message schema's $refs into them
+    # (urn:jax-workbench:schema:cache#/$defs/compile_record) resolve
+    registry = _registry().with_resource(schema["$id"], Resource.from_contents(schema))
+    if kind is not None:  # one message type: errors name the field, not "no oneOf matched"
+        schema = {"$ref": f"{schema['$id']}#/$defs/{kind}"}
+    return Draft202012Validator(schema, registry=registry)
+
+
+def validate_message(msg: Any, comm: str = "panel") -> None:
+    """Check one comm message (the ``data`` of a comm_open / comm_msg) against the comm's
+    schema; raises ``jsonschema.ValidationError`` with the offending field's path.  Needs
+    ``jsonschema``."""
+    from jsonschema.exceptions import best_match
+
+    kinds_of_messages = {r["$ref"].rsplit("/", 1)[-1] for r in comm_schema(comm)["oneOf"]}
+    kind = msg.get("type") if isinstance(msg, dict) else None
+    for validator in (_message_validator(comm, kind if kind in kinds_of_messages else None),
+                      _message_validator(comm, None)):
+        error = best_match(validator.iter_errors(msg))
+        if error is not None:
+            raise error
+
+
 def unpack(payload: Any) -> Any:
     """A payload with its ``packed`` field (if any) restored into the fields it holds.
 
@@ -129,5 +173,6 @@ def unpack(payload: Any) -> Any:
     return out
 
 
-__all__ = ["MIME_PREFIX", "PACKED_ENCODING", "UnknownPayload", "kind_of", "kinds", "mime_type", "schema_for",
-           "unpack", "validate"]
+__all__ = ["COMM_DIR", "MIME_PREFIX", "PACKED_ENCODING", "UnknownPayload", "comm_schema",
+           "kind_of", "kinds", "mime_type", "schema_for", "unpack", "validate",
+           "validate_message"]

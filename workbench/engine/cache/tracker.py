@@ -135,6 +135,10 @@ class CacheTracker:
         self._explaining: set[int] = set()
         # threads inside ``inspecting()``: what is inspecting ("%%hlo", ...)
         self._inspecting: dict[int, str] = {}
+        # who hears of each finished record and of clear() (the side panel's hub); a
+        # tuple, replaced whole, so _finish reads it without copying
+        self._subscribers: tuple[Callable[[CompileRecord | None], None], ...] = ()
+        self._evicted = 0  # records pushed out of the store since the last clear()
 
     # -- installation -------------------------------------------------------------------
     def install(self) -> None:
@@ -178,6 +182,40 @@ class CacheTracker:
             compat.restore_explain(token)
             with self._lock:
                 self._explaining.discard(threading.get_ident())
+
+    # -- subscribers --------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[CompileRecord | None], None]) -> None:
+        """Call ``callback(record)`` with every finished record, and ``callback(None)``
+        after :meth:`clear`.
+
+        Why a push and not polling: a subscriber (the side panel) learns of a compile
+        when it happens, and a cached call still runs none of our code, since records
+        are made only when JAX traces, lowers or compiles.  The callback runs on the
+        compiling thread with the tracker's lock held: it must be quick (append and
+        return) and must not call back into the tracker.  Its exceptions are logged,
+        never raised into the user's call.  Subscribing twice is one subscription.
+        """
+        with self._lock:
+            if callback not in self._subscribers:
+                self._subscribers = (*self._subscribers, callback)
+
+    def unsubscribe(self, callback: Callable[[CompileRecord | None], None]) -> None:
+        """Stop calling ``callback`` (a callback never subscribed is ignored)."""
+        with self._lock:
+            self._subscribers = tuple(c for c in self._subscribers if c != callback)
+
+    def evicted(self) -> int:
+        """Records made since the last :meth:`clear` that the store no longer holds (it
+        keeps the newest :data:`MAX_RECORDS`)."""
+        with self._lock:
+            return self._evicted
+
+    def _notify(self, rec: CompileRecord | None) -> None:
+        for callback in self._subscribers:
+            try:
+                callback(rec)
+            except Exception:  # a subscriber's bug must never break the user's JAX call
+                _log.debug("cache tracker: subscriber failed", exc_info=True)
 
     def listeners(self) -> tuple[object, object, logging.Filter]:
         """(duration listener, event listener, log filter), for tests of a clean unload."""
@@ -440,12 +478,16 @@ class CacheTracker:
 
     def _finish(self, rec: CompileRecord, traced: TracedObject | None) -> None:
         rec.seq = next(self._seq)
+        if len(self._records) == MAX_RECORDS:
+            self._evicted += 1
         self._records.append(rec)
         self._attribution.credit(rec, traced)
         tid = threading.get_ident()
         for ctid, sink, partial in self._captures:
             if ctid == tid and (partial or rec.kind == "compile"):
                 sink.append(rec)
+        if self._subscribers:
+            self._notify(rec)
 
     # -- queries ------------------------------------------------------------------------
     def records(self, cell_run: int | None = None) -> list[CompileRecord]:
@@ -491,6 +533,10 @@ class CacheTracker:
             self._explanations.clear()
             self._lowered.clear()
             self._pcache = PersistentCounts()
+            self._evicted = 0
+            subscribers = self._subscribers
+        if subscribers:  # outside the lock: a subscriber may send its news right away
+            self._notify(None)
 
     # -- capture ------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -1,0 +1,175 @@
+"""What this process's JAX devices are and how much memory live arrays hold on them.
+
+Two sources, because each backend tells a different amount:
+
+- ``jax.live_arrays()`` works everywhere (CPU included): each live array's bytes per
+  device, from its sharding (the shard's shape times the item size, on each
+  addressable device that holds a shard; a replicated array counts once per copy).
+  Deleted (donated) arrays hold nothing and are skipped.
+- ``Device.memory_stats()`` is the allocator's own view (GPU, TPU): bytes in use, the
+  peak and the limit.  CPU returns None; the fields are then None ("not reported").
+
+The walk keeps no array: it reads numbers off each array and drops the list before
+returning, so a sample can be taken at any time without changing what it measures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+#: what a sample's ``when`` may be: %load_ext, before a cell, after it, asked for
+WHEN = ("load", "start", "end", "request")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """One device as the panel lists it."""
+
+    id: int
+    platform: str
+    kind: str
+    process_index: int
+    memory_stats: bool  # the device reports memory_stats() (GPU, TPU), not CPU
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "platform": self.platform, "kind": self.kind,
+                "process_index": self.process_index, "memory_stats": self.memory_stats}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelInfo:
+    """The JAX process the panel follows: version, backend and its devices."""
+
+    jax_version: str
+    backend: str
+    process_index: int
+    process_count: int
+    devices: tuple[DeviceInfo, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"jax_version": self.jax_version, "backend": self.backend,
+                "process_index": self.process_index, "process_count": self.process_count,
+                "devices": [d.to_dict() for d in self.devices]}
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceMemory:
+    """One device in one sample; the allocator's figures are None where not reported."""
+
+    id: int
+    live_bytes: int
+    bytes_in_use: int | None = None
+    peak_bytes_in_use: int | None = None
+    bytes_limit: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "live_bytes": self.live_bytes,
+                "bytes_in_use": self.bytes_in_use,
+                "peak_bytes_in_use": self.peak_bytes_in_use, "bytes_limit": self.bytes_limit}
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySample:
+    """One reading of memory, with when it was taken and which cell it belongs to."""
+
+    t: float
+    when: str
+    cell: str | None
+    cell_id: str | None
+    live_bytes: int
+    live_arrays: int
+    devices: tuple[DeviceMemory, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"t": self.t, "when": self.when, "cell": self.cell, "cell_id": self.cell_id,
+                "live_bytes": self.live_bytes, "live_arrays": self.live_arrays,
+                "devices": [d.to_dict() for d in self.devices]}
+
+
+def _stats(device: Any) -> dict[str, Any] | None:
+    try:
+        stats = device.memory_stats()
+    except Exception:  # a backend that does not implement it at all
+        return None
+    return stats if isinstance(stats, dict) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def device_info() -> list[DeviceInfo]:
+    """This process's view of every device (all processes' devices, as jax.devices())."""
+    out = []
+    for d in jax.devices():
+        local = d.process_index == jax.process_index()
+        out.append(DeviceInfo(id=int(d.id), platform=str(d.platform),
+                              kind=str(d.device_kind), process_index=int(d.process_index),
+                              memory_stats=local and _stats(d) is not None))
+    return out
+
+
+def kernel_info() -> KernelInfo:
+    """Version, default backend, processes and devices of this JAX process."""
+    return KernelInfo(jax_version=jax.__version__, backend=jax.default_backend(),
+                      process_index=jax.process_index(), process_count=jax.process_count(),
+                      devices=tuple(device_info()))
+
+
+def _array_bytes(a: Any, per_device: dict[int, int]) -> bool:
+    """Add ``a``'s bytes to ``per_device`` (device id -> bytes); False if it holds none."""
+    try:
+        if a.is_deleted():
+            return False
+        sharding = a.sharding
+        itemsize = int(a.dtype.itemsize)
+        shard = math.prod(sharding.shard_shape(a.shape)) * itemsize
+        for d in sharding.addressable_devices:
+            per_device[d.id] = per_device.get(d.id, 0) + shard
+    except Exception:  # an array deleted meanwhile, or an exotic sharding: skip it
+        return False
+    return True
+
+
+def live_bytes_by_device() -> tuple[dict[int, int], int]:
+    """(device id -> bytes of live arrays, number of live arrays), no reference kept."""
+    per_device: dict[int, int] = {}
+    count = 0
+    arrays = jax.live_arrays()
+    try:
+        for a in arrays:
+            if _array_bytes(a, per_device):
+                count += 1
+    finally:
+        arrays.clear()  # the walk's list is the only reference we ever held
+        del arrays
+    return per_device, count
+
+
+def sample_memory(when: str, cell: str | None = None, cell_id: str | None = None,
+                  now: float | None = None) -> MemorySample:
+    """Read memory now: live arrays on every local device, plus the allocator's figures
+    where the backend reports them."""
+    if when not in WHEN:
+        raise ValueError(f"when must be one of {', '.join(WHEN)}, got {when!r}")
+    per_device, count = live_bytes_by_device()
+    devices = []
+    for d in jax.local_devices():
+        stats = _stats(d) or {}
+        devices.append(DeviceMemory(
+            id=int(d.id), live_bytes=per_device.get(d.id, 0),
+            bytes_in_use=_int_or_none(stats.get("bytes_in_use")),
+            peak_bytes_in_use=_int_or_none(stats.get("peak_bytes_in_use")),
+            bytes_limit=_int_or_none(stats.get("bytes_limit"))))
+    return MemorySample(t=time.time() if now is None else now, when=when, cell=cell,
+                        cell_id=cell_id, live_bytes=sum(per_device.values()),
+                        live_arrays=count, devices=tuple(devices))
+
+
+__all__ = ["WHEN", "DeviceInfo", "DeviceMemory", "KernelInfo", "MemorySample", "device_info",
+           "kernel_info", "live_bytes_by_device", "sample_memory"]

@@ -1,0 +1,504 @@
+"""The kernel side of the JAX Workbench side panel: the ``jax-workbench`` comm target.
+
+``%load_ext workbench`` calls :func:`load`: it registers the comm target (so a panel's
+``hello`` is answered with a ``snapshot``), opens one comm towards the front end with
+``announce`` data (a panel already open connects without asking), subscribes to the
+cache tracker's records and adds cell hooks.  ``%unload_ext`` calls :func:`unload`:
+``bye`` on every comm, comms closed, subscription, hooks and target removed.  The
+messages are built by :mod:`workbench.views.panel_messages` and described by
+``workbench/schemas/comm/panel.schema.json`` (prose in ``docs/panel-protocol.md``).
+
+Why a hub that batches: a loop compiling a thousand times would otherwise send a
+thousand messages.  News (records, cell badges, memory samples, benchmarks, live
+diffs) accumulates and goes out as one ``update`` per open comm at most every
+:data:`FLUSH_INTERVAL_S` (a ``threading.Timer`` while a cell runs), at the end of each
+cell as soon as that interval allows, and a batch carries at most
+:data:`MAX_BATCH_RECORDS` records (the rest are counted as ``dropped``; they stay in the
+ledger, where a later ``hello`` finds them).
+
+Cost: on cached dispatch nothing here runs (the tracker calls us only when JAX traces,
+lowers or compiles); per cell, with no panel connected, only the cell's badge is made
+(it walks that cell's records); memory is sampled (a ``jax.live_arrays()`` walk) only
+while a panel listens.  Every callback catches its errors: bookkeeping never breaks a
+user's cell, and a bad message from a front end is answered with ``error``.
+
+Locks: ``_lock`` (the hub's state, held while sending so messages keep their order)
+may take ``_in_lock`` (the incoming records) and ``_timer_lock``; the tracker's
+subscriber, which runs with the tracker's lock held, takes only ``_in_lock`` and
+``_timer_lock`` and never ``_lock``, so no two threads can wait on each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+import weakref
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.bench.result import Benchmark
+from workbench.engine.cache import CACHE
+from workbench.engine.cache.records import CompileRecord
+from workbench.engine.live import Fingerprint, diff_fingerprints, hlo_fingerprint, jaxpr_fingerprint
+from workbench.engine.monitor import kernel_info, sample_memory
+from workbench.ipython import cache_magics
+from workbench.ipython.prompt import current_cell_id, prompt_number
+from workbench.views import panel_messages as pm
+
+_log = logging.getLogger(__name__)
+
+#: least time between two flushes (so at most 4 updates a second per front end)
+FLUSH_INTERVAL_S = 0.25
+#: records one update carries at most; more are counted as ``dropped``
+MAX_BATCH_RECORDS = 2_000
+MAX_MEMORY_SAMPLES = 2_000
+MAX_BENCHMARKS = 50
+#: cells whose latest badge, live diff and fingerprint are kept (the oldest go first)
+MAX_CELLS = 10_000
+MAX_FINGERPRINTS = 500
+
+
+@dataclass
+class _Peer:
+    """One open comm (one front end).  ``ready`` once it said hello and got its snapshot;
+    the marks say what that snapshot held, so no update repeats it."""
+
+    comm: Any
+    ready: bool = False
+    mark_seq: int = 0  # records with seq <= this were in the snapshot
+    mark_n: int = 0  # items numbered <= this were in the snapshot
+    sent: int = 0
+
+
+@dataclass
+class _Cell:
+    """The cell running now, as the pre_run_cell hook saw it."""
+
+    label: str
+    cell_id: str | None
+    started: float = field(default_factory=time.time)
+
+
+class PanelHub:
+    """Everything the panel is told, for one shell: history, pending news and the comms."""
+
+    def __init__(self, shell: Any, version: str) -> None:
+        self.shell = shell
+        self.version = version
+        self._lock = threading.RLock()
+        self._in_lock = threading.Lock()
+        self._timer_lock = threading.Lock()
+        self._peers: dict[str, _Peer] = {}
+        # records from the tracker's subscriber, not yet sent (bounded: the rest counted)
+        self._incoming: deque[CompileRecord] = deque()
+        self._incoming_dropped = 0
+        # numbered news (category, dict) not yet sent, and the history a snapshot sends
+        self._n = itertools.count(1)
+        self._last_n = 0
+        self._pending: list[tuple[int, str, dict[str, Any]]] = []
+        self._cells: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._memory: deque[dict[str, Any]] = deque(maxlen=MAX_MEMORY_SAMPLES)
+        self._benchmarks: deque[dict[str, Any]] = deque(maxlen=MAX_BENCHMARKS)
+        self._diffs: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
+        self._benched: deque[weakref.ref[Benchmark]] = deque(maxlen=8)
+        self._timer: threading.Timer | None = None
+        self._last_flush = -float("inf")
+        self._cell: _Cell | None = None
+        self._closed = False
+        #: messages sent (every comm), and updates among them: for tests and benchmarks
+        self.messages_sent = 0
+        self.updates_sent = 0
+
+    # -- the tracker's subscriber (compiling thread, tracker lock held) ----------------
+    def on_record(self, rec: CompileRecord | None) -> None:
+        if rec is None:
+            self._on_cleared()
+            return
+        if not self._peers:  # nobody listens: the ledger keeps it for a later hello
+            return
+        with self._in_lock:
+            self._incoming.append(rec)
+            if len(self._incoming) > MAX_BATCH_RECORDS:
+                self._incoming.popleft()
+                self._incoming_dropped += 1
+        self._schedule(delay_only=True)
+
+    def _drain(self) -> tuple[list[CompileRecord], int]:
+        with self._in_lock:
+            recs = list(self._incoming)
+            self._incoming.clear()
+            dropped, self._incoming_dropped = self._incoming_dropped, 0
+        return recs, dropped
+
+    # -- scheduling ----------------------------------------------------------------------
+    def _schedule(self, delay_only: bool = False) -> None:
+        """Flush now if the interval allows (and ``delay_only`` is False), else make sure a
+        timer will; ``delay_only``: never flush on this thread (the tracker's callback)."""
+        with self._timer_lock:
+            if self._closed or self._timer is not None:
+                return
+            delay = self._last_flush + FLUSH_INTERVAL_S - time.monotonic()
+            if delay > 0 or delay_only:
+                timer = self._timer = threading.Timer(max(delay, 0.0), self._on_timer)
+                timer.daemon = True
+                timer.start()
+                return
+        self.flush()
+
+    def _on_timer(self) -> None:
+        with self._timer_lock:
+            self._timer = None
+        try:
+            self.flush()
+        except Exception:
+            _log.debug("panel: flush failed", exc_info=True)
+
+    def _cancel_timer(self) -> None:
+        with self._timer_lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+    # -- news ----------------------------------------------------------------------------
+    def _add(self, category: str, item: dict[str, Any]) -> None:
+        """Number ``item`` and queue it for the next update (only while someone listens)."""
+        with self._lock:
+            n = self._last_n = next(self._n)
+            if self._peers:
+                self._pending.append((n, category, item))
+
+    def _listening(self) -> bool:
+        return any(p.ready for p in self._peers.values())
+
+    def take_sample(self, when: str, cell: str | None = None,
+                    cell_id: str | None = None) -> dict[str, Any]:
+        sample = pm.memory_sample(sample_memory(when, cell, cell_id))
+        with self._lock:
+            self._memory.append(sample)
+            self._add("memory", sample)
+        return sample
+
+    def note_benchmark(self, bench: Benchmark) -> None:
+        """A finished benchmark (``%jaxbench``, ``workbench.bench``): once each, however
+        many front doors report it."""
+        try:
+            if any(r() is bench for r in self._benched):
+                return
+            self._benched.append(weakref.ref(bench))
+            cell = self._cell
+            summary = pm.bench_summary(bench, cell.label if cell else None,
+                                       cell.cell_id if cell else None, time.time())
+            with self._lock:
+                self._benchmarks.append(summary)
+                self._add("benchmarks", summary)
+            self._schedule(delay_only=True)
+        except Exception:
+            _log.debug("panel: benchmark not noted", exc_info=True)
+
+    def note_result(self, kind: str, result: Any) -> None:
+        """A ``%%jaxpr`` (an Inspection) or ``%%hlo`` (an HloReport) cell finished: keep its
+        fingerprint by cell id and, if the cell ran before, queue the live diff."""
+        try:
+            cell_id = current_cell_id(self.shell)
+            if cell_id is None:  # no notebook cell to attach a diff to
+                return
+            fp = jaxpr_fingerprint(result) if kind == "jaxpr" else hlo_fingerprint(result)
+            with self._lock:
+                before = self._fingerprints.pop(cell_id, None)
+                self._fingerprints[cell_id] = fp
+                while len(self._fingerprints) > MAX_FINGERPRINTS:
+                    self._fingerprints.popitem(last=False)
+            if before is None or before.kind != fp.kind:
+                return
+            number = prompt_number(self.shell)
+            msg = pm.live_diff(diff_fingerprints(before, fp),
+                               None if number is None else str(number), cell_id)
+            with self._lock:
+                self._diffs.pop(cell_id, None)
+                self._diffs[cell_id] = msg
+                while len(self._diffs) > MAX_CELLS:
+                    self._diffs.popitem(last=False)
+                self._add("diffs", msg)
+        except Exception:
+            _log.debug("panel: live diff not made", exc_info=True)
+
+    # -- cell hooks (called by the cache feature's pre/post_run_cell) -------------------
+    def cell_started(self, label: str, cell_id: str | None) -> None:
+        self._cell = _Cell(label, cell_id)
+        if self._listening():
+            self.take_sample("start", label, cell_id)
+
+    def cell_ended(self, run: int, label: str, cell_id: str | None) -> None:
+        """The cell's badge (when it compiled, or replaces an earlier badge of the same
+        cell), the end memory sample while a panel listens, and a flush."""
+        self._cell = None
+        recs = CACHE.records(run)
+        key = cell_id or label
+        with self._lock:
+            known = key in self._cells
+        if recs or known:  # a re-run that compiled nothing replaces an older badge
+            badge = pm.cell_badge(recs, label, cell_id, run, time.time())
+            with self._lock:
+                self._cells.pop(key, None)
+                self._cells[key] = badge
+                while len(self._cells) > MAX_CELLS:
+                    self._cells.popitem(last=False)
+                self._add("cells", badge)
+        if self._listening():
+            self.take_sample("end", label, cell_id)
+        self._schedule()
+
+    # -- sending ---------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Send what accumulated, one update per ready comm (none if nothing is new)."""
+        with self._lock:
+            recs, dropped = self._drain()
+            items, self._pending = self._pending, []
+            if not recs and not dropped and not items:
+                return
+            self._last_flush = time.monotonic()
+            built: dict[tuple[int, int], dict[str, Any] | None] = {}
+            for cid, peer in list(self._peers.items()):
+                if not peer.ready:
+                    continue
+                mark = (peer.mark_seq, peer.mark_n)
+                if mark not in built:
+                    built[mark] = self._update_for(peer, recs, dropped, items)
+                msg = built[mark]
+                if msg is not None:
+                    self._send(cid, peer, msg)
+                    self.updates_sent += 1
+
+    def _update_for(self, peer: _Peer, recs: list[CompileRecord], dropped: int,
+                    items: list[tuple[int, str, dict[str, Any]]]) -> dict[str, Any] | None:
+        mine = [r for r in recs if r.seq > peer.mark_seq]
+        if len(mine) > MAX_BATCH_RECORDS:
+            dropped += len(mine) - MAX_BATCH_RECORDS
+            mine = mine[-MAX_BATCH_RECORDS:]
+        lists: dict[str, list[dict[str, Any]]] = {
+            "cells": [], "memory": [], "benchmarks": [], "diffs": []}
+        for n, category, item in items:
+            if n > peer.mark_n:
+                lists[category].append(item)
+        if not mine and not dropped and not any(lists.values()):
+            return None
+        return pm.update(mine, dropped, **lists)
+
+    def _send(self, cid: str, peer: _Peer, msg: dict[str, Any]) -> None:
+        try:
+            peer.comm.send(msg)
+            peer.sent += 1
+            self.messages_sent += 1
+        except Exception:  # a comm that went away: forget it
+            _log.debug("panel: send failed", exc_info=True)
+            self._peers.pop(cid, None)
+
+    def _on_cleared(self) -> None:
+        """``%jaxcache clear``: what is queued goes first (without records), then
+        ``cleared``; the badges described records that no longer exist."""
+        with self._lock:
+            self._drain()
+            self._cells.clear()
+            self.flush()
+            for cid, peer in list(self._peers.items()):
+                if peer.ready:
+                    self._send(cid, peer, pm.cleared())
+
+    # -- comms -------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot message (call with ``_lock`` held to mark a peer consistently)."""
+        with self._lock:
+            recs = CACHE.records()
+            return pm.snapshot(self.version, kernel_info(), recs, CACHE.evicted(),
+                               list(self._cells.values()), list(self._memory),
+                               list(self._benchmarks), list(self._diffs.values()))
+
+    def attach(self, comm: Any, data: Any = None) -> None:
+        """A comm to the target: the front end's (data: hello) or our announce comm."""
+        with self._lock:
+            self._peers[comm.comm_id] = _Peer(comm)
+        comm.on_msg(self._on_msg)
+        comm.on_close(self._on_close)
+        if data is not None and data != {}:
+            self.handle(comm, data)
+
+    def _on_msg(self, msg: Any) -> None:
+        comm_id = msg.get("content", {}).get("comm_id") if isinstance(msg, dict) else None
+        peer = self._peers.get(comm_id) if isinstance(comm_id, str) else None
+        if peer is None:
+            return
+        data = msg.get("content", {}).get("data")
+        self.handle(peer.comm, data)
+
+    def _on_close(self, msg: Any = None) -> None:
+        try:
+            comm_id = msg.get("content", {}).get("comm_id") if isinstance(msg, dict) else None
+            if isinstance(comm_id, str):
+                with self._lock:
+                    self._peers.pop(comm_id, None)
+        except Exception:
+            _log.debug("panel: close failed", exc_info=True)
+
+    def handle(self, comm: Any, data: Any) -> None:
+        """Answer one message from a front end; anything unexpected gets ``error``."""
+        try:
+            self._handle(comm, data)
+        except Exception as exc:
+            _log.debug("panel: message failed", exc_info=True)
+            try:
+                comm.send(pm.error(f"the kernel could not answer: {type(exc).__name__}"))
+            except Exception:
+                pass
+
+    def _handle(self, comm: Any, data: Any) -> None:
+        peer = self._peers.get(comm.comm_id)
+        if peer is None:
+            return
+        if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+            self._send(comm.comm_id, peer, pm.error("a message must be an object with a type"))
+            return
+        if data.get("protocol") != pm.PROTOCOL:
+            self._send(comm.comm_id, peer, pm.error(
+                f"protocol {data.get('protocol')!r} is not {pm.PROTOCOL}: nothing done"))
+            return
+        kind = data["type"]
+        if kind == "hello":
+            with self._lock:
+                msg = self.snapshot()
+                peer.mark_seq = max((r["seq"] for r in msg["records"]), default=0)
+                peer.mark_n = self._last_n
+                peer.ready = True
+                self._send(comm.comm_id, peer, msg)
+        elif kind == "sample":
+            if not peer.ready:
+                self._send(comm.comm_id, peer, pm.error("say hello before asking for a sample"))
+                return
+            cell = self._cell
+            self.take_sample("request", cell.label if cell else None,
+                             cell.cell_id if cell else None)
+            self._schedule()
+        else:
+            self._send(comm.comm_id, peer, pm.error(f"unknown message type {kind[:80]!r}"))
+
+    def announce(self) -> None:
+        """Open a comm to the front end with ``announce``: a panel already open answers
+        hello on it; a front end without the extension closes it."""
+        import comm as comm_pkg
+
+        c = comm_pkg.create_comm(target_name=pm.COMM_TARGET, data=pm.announce(self.version))
+        self.attach(c)
+
+    def close(self) -> None:
+        """``bye`` and close every comm; no timer left running."""
+        with self._lock:
+            self._closed = True
+            self._cancel_timer()
+            peers, self._peers = list(self._peers.values()), {}
+            for peer in peers:
+                try:
+                    peer.comm.send(pm.bye())
+                    self.messages_sent += 1
+                except Exception:
+                    pass
+                try:
+                    peer.comm.close()
+                except Exception:
+                    pass
+
+    @property
+    def comms(self) -> int:
+        """Open comms (ready or not)."""
+        return len(self._peers)
+
+
+#: id(shell) -> its hub, while loaded
+_HUBS: dict[int, PanelHub] = {}
+
+
+def hub_for(shell: Any) -> PanelHub | None:
+    """The shell's hub while ``%load_ext workbench`` is in effect, else None."""
+    hub = _HUBS.get(id(shell))
+    return hub if hub is not None and hub.shell is shell else None
+
+
+def note_result(shell: Any, kind: str, result: Any) -> None:
+    """For ``%%jaxpr`` / ``%%hlo``: the cell's result, for live diffs (no-op if not loaded)."""
+    hub = hub_for(shell)
+    if hub is not None:
+        hub.note_result(kind, result)
+
+
+def note_benchmark(bench: Benchmark) -> None:
+    """For ``%jaxbench`` and ``workbench.bench``: a finished benchmark (no-op if not loaded)."""
+    from IPython import get_ipython
+
+    hub = hub_for(get_ipython())
+    if hub is not None:
+        hub.note_benchmark(bench)
+
+
+def _comm_manager() -> Any:
+    import comm as comm_pkg
+
+    return comm_pkg.get_comm_manager()
+
+
+def load(shell: Any) -> PanelHub:
+    """Register the comm target, the tracker subscription and the cell hooks; announce."""
+    from workbench import __version__
+
+    unload(shell)  # loaded twice: one of everything
+    hub = _HUBS[id(shell)] = PanelHub(shell, __version__)
+    _comm_manager().register_target(pm.COMM_TARGET, _target(hub))
+    CACHE.subscribe(hub.on_record)
+    hooks = cache_magics.hooks_for(shell)
+    if hooks is not None:
+        hooks.on_start.append(hub.cell_started)
+        hooks.on_end.append(hub.cell_ended)
+    try:
+        hub.take_sample("load")
+    except Exception:
+        _log.debug("panel: first sample failed", exc_info=True)
+    if getattr(shell, "kernel", None) is not None:  # a Jupyter kernel: tell the front end
+        try:
+            hub.announce()
+        except Exception:
+            _log.debug("panel: announce failed", exc_info=True)
+    return hub
+
+
+def _target(hub: PanelHub) -> Any:
+    def open_comm(comm: Any, open_msg: Any) -> None:
+        try:
+            data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) \
+                else None
+            hub.attach(comm, data)
+        except Exception:
+            _log.debug("panel: comm open failed", exc_info=True)
+    return open_comm
+
+
+def unload(shell: Any) -> None:
+    """Say ``bye``, close the comms and remove everything :func:`load` installed."""
+    hub = _HUBS.pop(id(shell), None)
+    if hub is None:
+        return
+    CACHE.unsubscribe(hub.on_record)
+    hooks = cache_magics.hooks_for(shell)
+    if hooks is not None:
+        hooks.on_start[:] = [cb for cb in hooks.on_start if cb != hub.cell_started]
+        hooks.on_end[:] = [cb for cb in hooks.on_end if cb != hub.cell_ended]
+    hub.close()
+    manager = _comm_manager()
+    try:
+        manager.unregister_target(pm.COMM_TARGET, manager.targets.get(pm.COMM_TARGET))
+    except Exception:
+        manager.targets.pop(pm.COMM_TARGET, None)
+
+
+__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "PanelHub", "hub_for", "load",
+           "note_benchmark", "note_result", "unload"]
