@@ -1,0 +1,318 @@
+"""Per-cell compile badges and live diffs in a real ``jupyter lab`` (Debian chromium).
+
+A 60-cell notebook is run in the browser (the badges come from the kernel's workbench through
+the panel's comm link, which writes them into the cells' metadata), in both of JupyterLab 4's
+windowing modes that matter: ``full`` (off-screen cells are hidden and their parts taken out
+of the DOM) and the default (``contentVisibility``).  The badge must appear under the cells
+that compiled, survive scrolling far away and back, survive a reload of the saved notebook
+(with a kernel that has no workbench: the badge then comes from the metadata alone), and open
+the panel filtered to its cell; in live mode a re-run ``%%jaxpr`` cell with an op added and a
+changed input shape shows the diff beside its output, with the counts JAX gives.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections import Counter
+
+import jax
+import jax.numpy as jnp
+import nbformat
+
+# a hard import: a missing Playwright fails the run (it is a test dependency), never skips
+import playwright.sync_api as playwright_api
+import pytest
+
+from tests.browser import (
+    CHROMIUM_ARGS,
+    CONTRAST_JS,
+    TOKEN,
+    JupyterServer,
+    PageWatch,
+    artifacts_dir,
+    chromium_path,
+    wait_for_notebook,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+N_CELLS = 60
+LOAD, COMPILE, MISS, JAXPR = 0, 1, 2, 3
+# the %%jaxpr cell before and after the edit: one op added, the input shape changed
+JAXPR_BEFORE = "%%jaxpr\ndef g(x):\n    return jnp.sin(x) + 1.0\ng(jnp.ones(3))"
+JAXPR_AFTER = "%%jaxpr\ndef g(x):\n    return jnp.sin(x) * 2.0 + 1.0\ng(jnp.ones((2, 3)))"
+CELLS = [
+    "%load_ext workbench\nimport jax, jax.numpy as jnp",
+    "f = jax.jit(lambda v: jnp.sin(v) * 2)\ny = f(jnp.ones(3))",
+    "y = f(jnp.ones(4))",
+    JAXPR_BEFORE,
+] + [f"print({i})\n" + "\n".join(f"# filler line {k}" for k in range(5)) for i in range(4, N_CELLS)]
+
+PANEL_ID = "jax-workbench-panel"
+
+
+def _primitives(src_fn, arg) -> Counter:
+    return Counter(e.primitive.name for e in jax.make_jaxpr(src_fn)(arg).jaxpr.eqns)
+
+
+def _expected_diff() -> tuple[Counter, Counter, int, int]:
+    """Added and removed primitives of the %%jaxpr cell's edit, and its equation counts."""
+    before = _primitives(lambda x: jnp.sin(x) + 1.0, jnp.ones(3))
+    after = _primitives(lambda x: jnp.sin(x) * 2.0 + 1.0, jnp.ones((2, 3)))
+    return after - before, before - after, sum(before.values()), sum(after.values())
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    server = JupyterServer(tmp_path_factory.mktemp("lab-cells"))
+    server.start()
+    server.assert_serves_checkout_build()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _api(server, method: str, path: str, body: dict | None = None) -> dict | list | None:
+    req = urllib.request.Request(
+        f"{server.base}{path}", method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        data = r.read()
+    return json.loads(data) if data else None
+
+
+def _set_windowing(server, mode: str | None) -> None:
+    """The notebook tracker's windowingMode through the settings API (None: the default)."""
+    raw = json.dumps({} if mode is None else {"windowingMode": mode})
+    _api(server, "PUT", "/lab/api/settings/@jupyterlab/notebook-extension:tracker", {"raw": raw})
+
+
+def _shutdown_kernels(server) -> None:
+    for s in _api(server, "GET", "/api/sessions") or []:
+        _api(server, "DELETE", f"/api/sessions/{s['id']}")
+
+
+def _open(browser, server, name: str):
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = PageWatch(page, server.base)
+    page.goto(server.lab_url(name))
+    wait_for_notebook(page)
+    page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
+                           timeout=60_000)
+    return page, watch
+
+
+NB = "window.jupyterapp.shell.currentWidget"
+
+
+def _wait_idle(page, timeout: float = 120_000) -> None:
+    page.wait_for_function(
+        f"() => {NB}.sessionContext.session?.kernel?.status === 'idle' && "
+        f"{NB}.content.widgets.every(c => c.model.type !== 'code' || "
+        "c.model.executionState !== 'running')", timeout=timeout)
+
+
+def _cell(page, i: int):
+    return page.locator(".jp-Notebook .jp-Cell").nth(i)
+
+
+def _badge_state(page, i: int) -> dict:
+    """What cell i shows: its badges (count, visible, text, title) and where the strip is."""
+    return page.evaluate(
+        f"""(i) => {{
+          const c = {NB}.content.widgets[i];
+          const badges = [...c.node.querySelectorAll('.jwb-cell-badge')].filter(b => !b.hidden);
+          const b = badges[0];
+          const r = b ? b.getBoundingClientRect() : null;
+          return {{
+            n: badges.length, strips: c.node.querySelectorAll('.jwb-cell-strip').length,
+            text: b ? b.textContent : null, title: b ? b.title : null,
+            compiles: b ? b.dataset.jwbCompiles : null, misses: b ? b.dataset.jwbMisses : null,
+            cell: b ? b.dataset.jwbCell : null, count: c.model.executionCount,
+            visible: !!r && r.width > 0 && r.height > 0, inViewport: c.inViewport,
+            display: c.node.style.display, id: c.model.id,
+            inFooter: !!b && !!b.closest('.jp-CellFooter'),
+            meta: c.model.getMetadata('jax-workbench') ?? null,
+          }};
+        }}""", i)
+
+
+def _scroll_to(page, index: int) -> None:
+    page.evaluate(f"(i) => {NB}.content.scrollToItem(i, 'start')", index)
+    page.wait_for_timeout(600)
+
+
+def _shot(page, name: str) -> None:
+    page.screenshot(path=str(artifacts_dir() / f"cells-{name}.png"))
+
+
+def _run_all(page) -> None:
+    _wait_idle(page)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    _wait_idle(page)
+
+
+def _wait_badges(page, cells: list[int], timeout: float = 60_000) -> None:
+    try:
+        page.wait_for_function(
+            f"(cells) => cells.every(i => [...{NB}.content.widgets[i].node"
+            ".querySelectorAll('.jwb-cell-badge')].some(b => !b.hidden))", arg=cells,
+            timeout=timeout)
+    except playwright_api.TimeoutError:
+        raise AssertionError(f"no badge: {[_badge_state(page, i) for i in cells]}") from None
+
+
+@pytest.mark.parametrize("mode", ["full", None], ids=["windowing-full", "windowing-default"])
+def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
+    name = f"cells-{mode or 'default'}.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / name)
+    _set_windowing(lab, mode)
+
+    page, watch = _open(browser, lab, name)
+    assert page.evaluate(f"() => {NB}.content.notebookConfig.windowingMode") == (mode or "contentVisibility")
+    _run_all(page)
+    _scroll_to(page, 0)  # run-all left the notebook at its end
+    _wait_badges(page, [COMPILE, MISS])
+    first = _badge_state(page, COMPILE)
+    miss = _badge_state(page, MISS)
+    _shot(page, f"{mode or 'default'}-badges")
+    # the kernel's own numbers, as the link stored them in the cell's metadata
+    for st in (first, miss):
+        b = st["meta"]["badge"]
+        assert st["cell"] == b["cell"] == str(st["count"])
+        assert st["compiles"] == str(b["compiles"]) and b["compiles"] >= 1
+        assert st["inFooter"] and st["n"] == 1 and st["strips"] == 1
+    assert miss["misses"] == "1" and "1 miss: " in miss["text"]
+    reason = miss["meta"]["badge"]["first_reason"]
+    assert reason and reason in miss["title"]  # the full reason, as text
+    # cells that compiled nothing have no badge
+    for i in (LOAD, 10, 30):
+        assert _badge_state(page, i)["n"] == 0
+
+    # far away and back
+    _scroll_to(page, N_CELLS - 1)
+    away = _badge_state(page, COMPILE)
+    assert not away["inViewport"]
+    if mode == "full":
+        assert away["display"] == "none"  # windowed out: hidden, its parts out of the DOM
+        assert page.evaluate(f"() => {NB}.content.widgets[{COMPILE}].node.children.length") == 1
+    _scroll_to(page, 0)
+    page.wait_for_function(f"() => {NB}.content.widgets[{COMPILE}].inViewport")
+    _wait_badges(page, [COMPILE, MISS])
+    for i, before in ((COMPILE, first), (MISS, miss)):
+        back = _badge_state(page, i)
+        assert back["visible"] and back["inFooter"] and back["n"] == 1 and back["strips"] == 1, back
+        assert back["text"] == before["text"]
+    _shot(page, f"{mode or 'default'}-back")
+
+    # the badge opens the panel filtered to its cell
+    _cell(page, MISS).locator(".jwb-cell-badge").click()
+    chip = page.locator(f"#{PANEL_ID} [data-jwb='cell-filter']")
+    chip.wait_for(state="visible", timeout=15_000)
+    assert chip.get_attribute("data-jwb-cell-id") == miss["id"]
+    _shot(page, f"{mode or 'default'}-panel")
+
+    # save, stop the kernel, reload: the badges come back from the saved metadata alone
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(f"() => !{NB}.context.model.dirty", timeout=30_000)
+    saved = nbformat.read(lab.root / name, as_version=4)
+    for i in (COMPILE, MISS):
+        assert saved.cells[i].metadata["jax-workbench"]["badge"]["cell"] == str(saved.cells[i].execution_count)
+    assert "jax-workbench" not in saved.cells[LOAD].metadata
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
+    page.close()
+    _shutdown_kernels(lab)
+
+    page, watch = _open(browser, lab, name)
+    _wait_badges(page, [COMPILE, MISS])
+    for i, before in ((COMPILE, first), (MISS, miss)):
+        again = _badge_state(page, i)
+        assert again["text"] == before["text"] and again["visible"], again
+    _scroll_to(page, N_CELLS - 1)
+    _scroll_to(page, 0)
+    _wait_badges(page, [COMPILE, MISS])
+    _shot(page, f"{mode or 'default'}-reloaded")
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
+    page.close()
+    _shutdown_kernels(lab)
+
+
+def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
+    name = "cells-live.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS[:JAXPR + 1]]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / name)
+    _set_windowing(lab, None)
+    page, watch = _open(browser, lab, name)
+    _run_all(page)
+    page.wait_for_selector(f".jp-Notebook .jp-Cell >> nth={JAXPR} >> .jwb-ext-jaxpr", timeout=60_000)
+    # live mode on, through the panel's toggle
+    page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
+    toggle = page.locator(f"#{PANEL_ID} input[data-jwb='live-mode']")
+    toggle.wait_for(state="visible", timeout=15_000)
+    if not toggle.is_checked():
+        toggle.check()
+    assert _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])").count() == 0  # first run: nothing to diff
+
+    page.evaluate(f"""(src) => {{
+        const nb = {NB}.content;
+        nb.widgets[{JAXPR}].model.sharedModel.setSource(src);
+        nb.activeCellIndex = {JAXPR};
+        return window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""", JAXPR_AFTER)
+    _wait_idle(page)
+    diff = _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])")
+    diff.wait_for(state="visible", timeout=30_000)
+    added, removed, eq_before, eq_after = _expected_diff()
+    got_added: Counter = Counter()
+    for row in diff.locator(".jwb-live-added .jwb-live-group").all():
+        got_added[row.locator(".jwb-live-what").inner_text()] += int(
+            row.locator(".jwb-live-count").inner_text().lstrip("+"))
+    got_removed: Counter = Counter()
+    for row in diff.locator(".jwb-live-removed .jwb-live-group").all():
+        got_removed[row.locator(".jwb-live-what").inner_text()] += int(
+            row.locator(".jwb-live-count").inner_text().lstrip("−"))
+    assert got_added == added, (got_added, added)
+    assert got_removed == removed, (got_removed, removed)
+    summary = diff.locator(".jwb-live-summary").inner_text()
+    assert f"equations {eq_before} → {eq_after}" in summary, summary
+    # beside the new output, in the same cell, after it
+    assert page.evaluate(
+        f"""() => {{ const c = {NB}.content.widgets[{JAXPR}].node;
+        const out = c.querySelector('.jp-Cell-outputWrapper'), d = c.querySelector('.jwb-live-diff');
+        return !!(out.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING); }}""")
+    _shot(page, "live-diff")
+    for theme in ("JupyterLab Dark", "JupyterLab Light"):
+        page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+        light = "true" if "Light" in theme else "false"
+        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached", timeout=30_000)
+        page.wait_for_timeout(800)
+        _shot(page, f"live-diff-{theme.split()[-1].lower()}")
+        res = page.evaluate(CONTRAST_JS, ".jwb-cell-strip")
+        assert res["n"] > 0 and not res["unparsed"], res
+        assert res["min"] >= 4.5, f"{theme}: {res['worst']}"
+
+    # live mode off: the diff goes
+    toggle.uncheck()
+    page.wait_for_function(
+        f"() => ![...{NB}.content.widgets[{JAXPR}].node.querySelectorAll('.jwb-live-diff')]"
+        ".some(d => !d.hidden)", timeout=10_000)
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
+    page.close()
+    _shutdown_kernels(lab)
