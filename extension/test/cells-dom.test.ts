@@ -353,6 +353,35 @@ describe('strips in a windowed notebook', () => {
     expect(stripIn(cell)).toBeNull();
   });
 
+  it('follows link changes (batched), re-deriving only cells whose link data changed', async () => {
+    const nb = new FakeNotebook();
+    const cells = [new FakeCell(new FakeModel('a', 1)), new FakeCell(new FakeModel('b', 2))];
+    cells.forEach(c => nb.add(c));
+    const source = new FakeSource();
+    const strips = new NotebookStrips(nb, source);
+    cells.forEach(c => c.render());
+    await tick();
+    source.badges.set('b', badge({ cell: '2', cell_id: 'b' }));
+    let lookups = 0;
+    const get = source.badge.bind(source);
+    source.badge = id => {
+      lookups++;
+      return get(id);
+    };
+    strips.scheduleRefresh();
+    strips.scheduleRefresh(); // one pass for both
+    await new Promise(r => setTimeout(r, 30));
+    expect(badgeIn(cells[0])).toBeNull();
+    expect(badgeIn(cells[1])?.textContent).toContain('2 compiles');
+    // one lookup per cell to see what changed, one more to re-derive the changed one
+    expect(lookups).toBe(3);
+    source.live = true;
+    source.diffs.set('a', diff({ cell: '1', cell_id: 'a' }));
+    strips.scheduleRefresh();
+    await new Promise(r => setTimeout(r, 30));
+    expect(cells[0].node.querySelector('details.jwb-live-diff:not([hidden])')).not.toBeNull();
+  });
+
   it('never throws on a broken link or junk metadata', async () => {
     const nb = new FakeNotebook();
     const model = new FakeModel('c-1', 5);

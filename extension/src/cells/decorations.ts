@@ -88,6 +88,8 @@ export class CellStrip {
   private _open = true;
   private _ready = false;
   private _disposed = false;
+  /** what the link gave last (to skip link changes that are not about this cell) */
+  private _seen: { live: unknown; diff: unknown; mode: boolean } = { live: null, diff: null, mode: false };
   /** the cell's model, kept: a disposed cell widget's `model` is null */
   private readonly _model: CellModelLike;
 
@@ -124,11 +126,33 @@ export class CellStrip {
     }
     try {
       live = this._source.badge(model.id);
-      diff = this._source.liveMode() ? parseDiff(this._source.diff(model.id)) : null;
+      const mode = this._source.liveMode();
+      const raw = mode ? this._source.diff(model.id) : null;
+      this._seen = { live, diff: raw, mode };
+      diff = parseDiff(raw);
     } catch {
       /* a link in trouble shows what the notebook stored */
     }
     return { badge: currentBadge(stored, live, count), diff: currentDiff(diff, count) };
+  }
+
+  /**
+   * After a link change: re-derive only if the link's badge or diff for this cell (or the
+   * live mode) changed, so that a busy kernel's many updates cost a few lookups per cell.
+   */
+  refreshFromLink(): void {
+    let live: unknown = null;
+    let diff: unknown = null;
+    let mode = false;
+    try {
+      live = this._source.badge(this._model.id);
+      mode = this._source.liveMode();
+      diff = mode ? this._source.diff(this._model.id) : null;
+    } catch {
+      /* refresh() says what a link in trouble means */
+    }
+    if (live === this._seen.live && diff === this._seen.diff && mode === this._seen.mode) return;
+    this.refresh();
   }
 
   /** Re-derive what to show and make sure the strip is in the cell's footer. */
@@ -271,11 +295,15 @@ export class NotebookStrips {
     for (const strip of this._strips.values()) strip.refresh();
   }
 
-  /** Refresh every strip once, soon (the link changes many times a second while cells run). */
+  /** Refresh, soon, the strips whose link data changed (the link changes many times a second while cells run). */
   scheduleRefresh(): void {
     if (this._refreshPending || this._disposed) return;
     this._refreshPending = true;
-    const run = (): void => this.refreshAll();
+    const run = (): void => {
+      this._refreshPending = false;
+      if (this._disposed) return;
+      for (const strip of this._strips.values()) strip.refreshFromLink();
+    };
     if (typeof requestAnimationFrame === 'function') requestAnimationFrame(run);
     else setTimeout(run, 0);
   }
