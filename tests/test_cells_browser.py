@@ -258,16 +258,42 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     _shutdown_kernels(lab)
 
 
+EVIL = "<img src=x onerror=alert(1)>"
+# a recompile whose reason quotes a static argument's value: kernel text with HTML in it
+EVIL_CELL = f"h = jax.jit(lambda v, s: v, static_argnums=1)\nh(1.0, 'a')\nh(1.0, {EVIL!r})"
+
+
 def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     name = "cells-live.ipynb"
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS[:JAXPR + 1]]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:JAXPR + 1], EVIL_CELL]]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
     page, watch = _open(browser, lab, name)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     _run_all(page)
     page.wait_for_selector(f".jp-Notebook .jp-Cell >> nth={JAXPR} >> .jwb-ext-jaxpr", timeout=60_000)
+
+    # kernel text is text: the reason quoting the static argument shows its markup as characters
+    _wait_badges(page, [JAXPR + 1])
+    evil = _badge_state(page, JAXPR + 1)
+    assert EVIL in evil["title"] and evil["misses"] == "1", evil
+    assert _cell(page, JAXPR + 1).locator(".jwb-cell-strip img").count() == 0
+
+    # a re-run that compiles nothing (f is cached for f32[4]) clears the cell's badge
+    assert _badge_state(page, MISS)["n"] == 1
+    page.evaluate(f"""() => {{ {NB}.content.activeCellIndex = {MISS};
+        return window.jupyterapp.commands.execute('notebook:run-cell'); }}""")
+    _wait_idle(page)
+    page.wait_for_timeout(1000)  # the kernel's end-of-cell flush has come and gone
+    cached = _badge_state(page, MISS)
+    assert cached["n"] == 0 and cached["strips"] == 0, cached
+    # what the cell stores for that run: nothing, or the kernel's all-zero badge of it
+    stored = (cached["meta"] or {}).get("badge")
+    assert stored is None or (stored["cell"] == str(cached["count"]) and stored["compiles"] == 0
+                              and stored["traces"] == 0 and stored["lowers"] == 0), cached
     # live mode on, through the panel's toggle
     page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
     toggle = page.locator(f"#{PANEL_ID} input[data-jwb='live-mode']")
@@ -326,5 +352,6 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
         ".some(d => !d.hidden)", timeout=10_000)
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
+    assert dialogs == []  # no onerror=alert ran
     page.close()
     _shutdown_kernels(lab)

@@ -80,6 +80,13 @@ describe('which badge a cell shows', () => {
     expect(currentBadge(badge({ cell: '5' }), null, null)).toBeNull();
   });
 
+  it('shows nothing for a run that did no JAX work (the kernel\'s all-zero badge of a cached re-run)', () => {
+    const empty = badge({ cell: '6', t: 2000, compiles: 0, traces: 0, lowers: 0, compile_s: 0 });
+    expect(currentBadge(badge({ cell: '5' }), empty, 6)).toBeNull();
+    expect(currentBadge(empty, null, 6)).toBeNull();
+    expect(currentBadge(badge({ cell: '6', compiles: 0, traces: 0, lowers: 0, inspections: 1 }), null, 6)).not.toBeNull();
+  });
+
   it('prefers the newer of stored and live', () => {
     const stored = badge({ cell: '5', t: 10, compiles: 1 });
     const live = badge({ cell: '7', t: 20, compiles: 4 });

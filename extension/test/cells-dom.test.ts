@@ -295,9 +295,15 @@ describe('strips in a windowed notebook', () => {
     model.setMetadata(METADATA_KEY, { badge: badge({ cell: '6', t: 2000, compiles: 1, misses: 0 }) });
     model.executionCount = 6;
     expect(badgeIn(cell)?.textContent).toBe('JAX1 compile · 1.2 s');
-    // a re-run that compiles nothing: no badge for count 7
+    // a re-run that compiles nothing: the kernel's all-zero badge for count 7, or none at all
     model.run();
+    const empty = badge({ cell: '7', t: 3000, compiles: 0, traces: 0, lowers: 0, misses: 0, first_reason: null, compile_s: 0 });
+    source.badges.set('c-1', empty);
+    model.setMetadata(METADATA_KEY, { badge: empty });
     model.executionCount = 7;
+    expect(badgeIn(cell)).toBeNull();
+    source.badges.delete('c-1');
+    model.deleteMetadata(METADATA_KEY);
     strips.refreshAll();
     expect(badgeIn(cell)).toBeNull();
     expect(stripIn(cell)).toBeNull();

@@ -10,11 +10,14 @@
  * hold anything under that key, so `parseBadge` checks every field and everything from the
  * kernel reaches the page through `textContent` / `title` only.
  *
- * Which run a badge describes matters: the kernel sends a badge only for runs that traced,
- * lowered or compiled, so a re-run that compiled nothing sends none and the previous badge
- * would otherwise stay, describing outputs that are gone.  A badge is shown only while its
- * `cell` (the execution count of its run) is the cell's current execution count
- * (`currentBadge`); the cell plugin also drops the stored badge when the cell starts running.
+ * Which run a badge describes matters: a badge describes one run of the cell, and the
+ * outputs on screen belong to the latest.  A badge is shown only while its `cell` (the
+ * execution count of its run) is the cell's current execution count (`currentBadge`), so a
+ * re-run that sends no badge (the kernel has no workbench, or an older one) does not leave
+ * the previous run's badge under new outputs; the cell plugin also drops the stored badge
+ * when the cell starts running (a restarted kernel reuses execution counts).  A re-run that
+ * compiled nothing gets an all-zero badge from the kernel (replacing the earlier one), shown
+ * as no badge at all.
  */
 
 import type { CellBadge } from '../panel/protocol';
@@ -134,7 +137,17 @@ export function currentBadge(
   let best = stored;
   if (live && (!best || live.t > best.t || (live.t === best.t && live.run >= best.run))) best = live;
   if (!best || executionCount === null || executionCount === undefined) return null;
-  return best.cell === String(executionCount) ? best : null;
+  if (best.cell !== String(executionCount)) return null;
+  return isEmptyBadge(best) ? null : best;
+}
+
+/**
+ * A run that did no JAX work: the kernel sends such a badge for a re-run that compiled
+ * nothing, to replace the cell's earlier badge.  It shows as no badge: under a cell,
+ * silence means cached dispatch (the panel's ledger still lists the run's cell).
+ */
+export function isEmptyBadge(b: CellBadge): boolean {
+  return b.compiles + b.traces + b.lowers + b.misses + b.persistent_hits + b.inspections === 0;
 }
 
 /** A stable key of what a badge shows (to skip re-rendering an unchanged one). */
