@@ -257,6 +257,30 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     page.close()
     _shutdown_kernels(lab)
 
+    if mode is None:  # Notebook 7's notebook page: the same cells, the same badges
+        # the page errors Notebook 7 reports by itself, on a notebook without outputs
+        nbformat.write(nbformat.v4.new_notebook(), lab.root / "empty.ipynb")
+        page = browser.new_page()
+        base_watch = PageWatch(page, lab.base)
+        page.goto(lab.notebook7_url("empty.ipynb"))
+        wait_for_notebook(page)
+        page.wait_for_timeout(3000)
+        page.close()
+        _shutdown_kernels(lab)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        watch = PageWatch(page, lab.base)
+        page.goto(lab.notebook7_url(name))
+        wait_for_notebook(page)
+        for i, before in ((COMPILE, first), (MISS, miss)):  # (no window.jupyterapp there)
+            badge = _cell(page, i).locator(".jwb-cell-badge:not([hidden])")
+            badge.wait_for(state="visible", timeout=30_000)
+            assert badge.text_content() == before["text"]
+        _shot(page, "notebook7")
+        assert set(watch.errors) <= set(base_watch.errors), watch.errors
+        assert watch.external == [], watch.external
+        page.close()
+        _shutdown_kernels(lab)
+
 
 EVIL = "<img src=x onerror=alert(1)>"
 # a recompile whose reason quotes a static argument's value: kernel text with HTML in it
