@@ -11,8 +11,9 @@ messages are built by :mod:`workbench.views.panel_messages` and described by
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
 thousand messages.  News (records, cell badges, memory samples, benchmarks, live
 diffs) accumulates and goes out as one ``update`` per open comm at most every
-:data:`FLUSH_INTERVAL_S` (a ``threading.Timer`` while a cell runs), at the end of each
-cell as soon as that interval allows, and a batch carries at most
+:data:`FLUSH_INTERVAL_S` (a ``threading.Timer`` while a cell runs; the gap doubles while
+news keeps streaming, up to :data:`MAX_FLUSH_INTERVAL_S`), at the end of each cell as
+soon as :data:`FLUSH_INTERVAL_S` allows, and a batch carries at most
 :data:`MAX_BATCH_RECORDS` records (the rest are counted as ``dropped``; they stay in the
 ledger, where a later ``hello`` finds them).
 
@@ -52,6 +53,21 @@ _log = logging.getLogger(__name__)
 
 #: least time between two flushes (so at most 4 updates a second per front end)
 FLUSH_INTERVAL_S = 0.25
+#: while news keeps coming (a long loop compiling), each timed flush doubles the gap to
+#: the next, up to this: a 1,000-compile loop sends a couple of dozen updates, not 400;
+#: the end of a cell brings the gap back to FLUSH_INTERVAL_S
+MAX_FLUSH_INTERVAL_S = 5.0
+
+
+def flush_times(seconds: float) -> list[float]:
+    """When timed flushes happen during ``seconds`` of steady news (the schedule above,
+    from the first piece of news): what a test or a benchmark may expect at most."""
+    out, t, gap = [0.0], 0.0, FLUSH_INTERVAL_S
+    while t + gap <= seconds:
+        t += gap
+        out.append(t)
+        gap = min(gap * 2, MAX_FLUSH_INTERVAL_S)
+    return out
 #: records one update carries at most; more are counted as ``dropped``
 MAX_BATCH_RECORDS = 2_000
 MAX_MEMORY_SAMPLES = 2_000
@@ -92,6 +108,9 @@ class PanelHub:
         self._in_lock = threading.Lock()
         self._timer_lock = threading.Lock()
         self._peers: dict[str, _Peer] = {}
+        # a comm said hello: read without a lock by the tracker's subscriber, so a plain
+        # bool kept up to date under ``_lock`` (see _peers_changed)
+        self._listening_now = False
         # records from the tracker's subscriber, not yet sent (bounded: the rest counted)
         self._incoming: deque[CompileRecord] = deque()
         self._incoming_dropped = 0
@@ -106,7 +125,9 @@ class PanelHub:
         self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
         self._benched: deque[weakref.ref[Benchmark]] = deque(maxlen=8)
         self._timer: threading.Timer | None = None
+        self._due = 0.0  # when the pending timer fires (monotonic)
         self._last_flush = -float("inf")
+        self._gap = FLUSH_INTERVAL_S
         self._cell: _Cell | None = None
         self._closed = False
         #: messages sent (every comm), and updates among them: for tests and benchmarks
@@ -118,7 +139,7 @@ class PanelHub:
         if rec is None:
             self._on_cleared()
             return
-        if not self._peers:  # nobody listens: the ledger keeps it for a later hello
+        if not self._listening_now:  # nobody listens: the ledger keeps it for a later hello
             return
         with self._in_lock:
             self._incoming.append(rec)
@@ -135,14 +156,25 @@ class PanelHub:
         return recs, dropped
 
     # -- scheduling ----------------------------------------------------------------------
-    def _schedule(self, delay_only: bool = False) -> None:
-        """Flush now if the interval allows (and ``delay_only`` is False), else make sure a
-        timer will; ``delay_only``: never flush on this thread (the tracker's callback)."""
+    def _schedule(self, delay_only: bool = False, cell_end: bool = False) -> None:
+        """Flush now if the gap since the last flush allows (and ``delay_only`` is False),
+        else make sure a timer will; ``delay_only``: never flush on this thread (the
+        tracker's callback).  ``cell_end``: the gap goes back to its least, and a timer
+        waiting longer than that is brought forward."""
         with self._timer_lock:
-            if self._closed or self._timer is not None:
+            if self._closed:
                 return
-            delay = self._last_flush + FLUSH_INTERVAL_S - time.monotonic()
+            now = time.monotonic()
+            if cell_end:
+                self._gap = FLUSH_INTERVAL_S
+            delay = self._last_flush + self._gap - now
+            if self._timer is not None:
+                if not cell_end or self._due <= now + max(delay, 0.0):
+                    return
+                self._timer.cancel()  # a long wait of a busy cell: the cell has ended
+                self._timer = None
             if delay > 0 or delay_only:
+                self._due = now + max(delay, 0.0)
                 timer = self._timer = threading.Timer(max(delay, 0.0), self._on_timer)
                 timer.daemon = True
                 timer.start()
@@ -152,8 +184,12 @@ class PanelHub:
     def _on_timer(self) -> None:
         with self._timer_lock:
             self._timer = None
+            if time.monotonic() - self._last_flush > 2 * MAX_FLUSH_INTERVAL_S:
+                self._gap = FLUSH_INTERVAL_S  # news after a quiet spell: quick again
         try:
-            self.flush()
+            if self.flush():
+                with self._timer_lock:  # news is streaming in: wait longer next time
+                    self._gap = min(self._gap * 2, MAX_FLUSH_INTERVAL_S)
         except Exception:
             _log.debug("panel: flush failed", exc_info=True)
 
@@ -168,11 +204,15 @@ class PanelHub:
         """Number ``item`` and queue it for the next update (only while someone listens)."""
         with self._lock:
             n = self._last_n = next(self._n)
-            if self._peers:
+            if self._listening_now:
                 self._pending.append((n, category, item))
 
     def _listening(self) -> bool:
-        return any(p.ready for p in self._peers.values())
+        return self._listening_now
+
+    def _peers_changed(self) -> None:
+        with self._lock:
+            self._listening_now = any(p.ready for p in self._peers.values())
 
     def take_sample(self, when: str, cell: str | None = None,
                     cell_id: str | None = None) -> dict[str, Any]:
@@ -250,16 +290,16 @@ class PanelHub:
                 self._add("cells", badge)
         if self._listening():
             self.take_sample("end", label, cell_id)
-        self._schedule()
+        self._schedule(cell_end=True)
 
     # -- sending ---------------------------------------------------------------------------
-    def flush(self) -> None:
-        """Send what accumulated, one update per ready comm (none if nothing is new)."""
+    def flush(self) -> bool:
+        """Send what accumulated, one update per ready comm; False if nothing was new."""
         with self._lock:
             recs, dropped = self._drain()
             items, self._pending = self._pending, []
             if not recs and not dropped and not items:
-                return
+                return False
             self._last_flush = time.monotonic()
             built: dict[tuple[int, int], dict[str, Any] | None] = {}
             for cid, peer in list(self._peers.items()):
@@ -272,6 +312,7 @@ class PanelHub:
                 if msg is not None:
                     self._send(cid, peer, msg)
                     self.updates_sent += 1
+            return True
 
     def _update_for(self, peer: _Peer, recs: list[CompileRecord], dropped: int,
                     items: list[tuple[int, str, dict[str, Any]]]) -> dict[str, Any] | None:
@@ -296,6 +337,7 @@ class PanelHub:
         except Exception:  # a comm that went away: forget it
             _log.debug("panel: send failed", exc_info=True)
             self._peers.pop(cid, None)
+            self._peers_changed()
 
     def _on_cleared(self) -> None:
         """``%jaxcache clear``: what is queued goes first (without records), then
@@ -340,6 +382,7 @@ class PanelHub:
             if isinstance(comm_id, str):
                 with self._lock:
                     self._peers.pop(comm_id, None)
+                    self._peers_changed()
         except Exception:
             _log.debug("panel: close failed", exc_info=True)
 
@@ -368,6 +411,10 @@ class PanelHub:
         kind = data["type"]
         if kind == "hello":
             with self._lock:
+                # listening first, then the snapshot: a record made in between is in both,
+                # and the marks keep the next update from repeating it
+                peer.ready = False
+                self._listening_now = True
                 msg = self.snapshot()
                 peer.mark_seq = max((r["seq"] for r in msg["records"]), default=0)
                 peer.mark_n = self._last_n
@@ -398,6 +445,7 @@ class PanelHub:
             self._closed = True
             self._cancel_timer()
             peers, self._peers = list(self._peers.values()), {}
+            self._listening_now = False
             for peer in peers:
                 try:
                     peer.comm.send(pm.bye())
@@ -500,5 +548,5 @@ def unload(shell: Any) -> None:
         manager.targets.pop(pm.COMM_TARGET, None)
 
 
-__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "PanelHub", "hub_for", "load",
+__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "MAX_FLUSH_INTERVAL_S", "flush_times", "PanelHub", "hub_for", "load",
            "note_benchmark", "note_result", "unload"]

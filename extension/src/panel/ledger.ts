@@ -180,8 +180,13 @@ export class LedgerView {
         const r = row.record;
         node.classList.add('jwb-panel-entry', `jwb-origin-${r.origin}`);
         node.setAttribute('data-jwb-seq', String(r.seq));
-        const kind = add(node, el('span', `jwb-panel-kind jwb-kind-${r.kind}`, r.reasons.length ? `re${r.kind}` : r.kind));
-        if (r.reasons.length) kind.classList.add('jwb-panel-miss');
+        // a miss of a function seen before (the first call's reason is `new_function`)
+        const again = r.reasons.some(x => x.kind !== 'new_function');
+        const kind = add(node, el('span', `jwb-panel-kind jwb-kind-${r.kind}`, again ? `re${r.kind}` : r.kind));
+        if (again) {
+          kind.classList.add('jwb-panel-miss');
+          node.classList.add('jwb-panel-recompile');
+        }
         add(node, el('span', 'jwb-panel-fn', r.function));
         add(node, el('span', 'jwb-panel-tag jwb-panel-origin-tag', r.origin));
         node.title = r.call_site ? `${r.function} — ${r.call_site.file}:${r.call_site.line}` : r.function;

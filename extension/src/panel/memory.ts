@@ -77,7 +77,8 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
   const live = samples.map(s => s.live_bytes);
   const used = samples.map(inUse);
   const hasUsed = used.some(v => v !== null);
-  const max = Math.max(1, ...live, ...(hasUsed ? used.map(v => v ?? 0) : []));
+  const top = Math.max(...live, ...(hasUsed ? used.map(v => v ?? 0) : []));
+  const max = Math.max(1, top);
   if (hasUsed) {
     add(root, svg('path', { class: 'jwb-panel-chart-inuse', d: stepPath(chartPoints(used.map(v => v ?? 0), max)) }));
   }
@@ -97,14 +98,15 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
     tip.textContent = `${cellLabel(step.sample.cell)}: ${signed(step.delta)} (live ${formatBytes(step.sample.live_bytes)})`;
     if (labelled.has(step.index)) {
       const text = add(root, svg('text', {
-        class: 'jwb-panel-chart-label', x: Math.min(CHART_W - 30, Math.max(2, x - 8)).toFixed(1),
+        class: 'jwb-panel-chart-label', x: Math.min(CHART_W - 24, Math.max(60, x - 8)).toFixed(1),
         y: Math.max(10, y - 4).toFixed(1)
       }));
       text.textContent = cellLabel(step.sample.cell);
     }
   }
-  const maxText = add(root, svg('text', { class: 'jwb-panel-chart-axis', x: CHART_W - PAD.r, y: 10, 'text-anchor': 'end' }));
-  maxText.textContent = formatBytes(max);
+  // the scale's top at the top left (the newest steps, drawn right, are what users look at)
+  const maxText = add(root, svg('text', { class: 'jwb-panel-chart-axis', x: PAD.l + 2, y: 10 }));
+  maxText.textContent = formatBytes(top);
   return root;
 }
 

@@ -1,0 +1,199 @@
+"""The side panel's hub in a real ``InteractiveShell`` (quick; the kernel tests in
+test_panel_comm.py drive the same code through a real ipykernel).
+
+A :class:`FakeComm` stands in for the comm ipykernel would give the target: it records
+what the hub sends and validates every message against the comm schema.  Expected values
+come from the tracker's own records and from JAX.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import jax
+import pytest
+
+from workbench import schemas
+from workbench.engine.cache import CACHE
+from workbench.ipython import cache_magics, panel_comm
+from workbench.views import panel_messages as pm
+
+
+class FakeComm:
+    def __init__(self) -> None:
+        self.comm_id = uuid.uuid4().hex
+        self.sent: list[dict[str, Any]] = []
+        self.closed = False
+
+    def send(self, data: Any) -> None:
+        schemas.validate_message(data)
+        self.sent.append(data)
+
+    def on_msg(self, callback: Any) -> None:
+        self.msg_callback = callback
+
+    def on_close(self, callback: Any) -> None:
+        self.close_callback = callback
+
+    def close(self) -> None:
+        self.closed = True
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [m for m in self.sent if m["type"] == kind]
+
+
+@pytest.fixture
+def hub(shell):
+    h = panel_comm.hub_for(shell)
+    assert h is not None
+    yield h
+    for comm_id in list(h._peers):  # no comm of one test outlives it
+        h._on_close({"content": {"comm_id": comm_id}})
+    assert not h._listening()
+    h.flush()
+
+
+def _connect(hub: panel_comm.PanelHub) -> FakeComm:
+    comm = FakeComm()
+    hub.attach(comm, {"protocol": 1, "type": "hello"})
+    assert comm.sent[-1]["type"] == "snapshot"
+    return comm
+
+
+def _updates(comm: FakeComm, hub: panel_comm.PanelHub) -> list[dict[str, Any]]:
+    hub.flush()  # what a timer would send a moment later
+    return comm.of("update")
+
+
+def test_snapshot_lists_jax_devices_and_the_ledger(hub, run):
+    run("@jax.jit\ndef hub_f(x):\n    return x - 1\nhub_f(jnp.ones(2))")
+    comm = _connect(hub)
+    snap = comm.sent[0]
+    assert [d["id"] for d in snap["kernel"]["devices"]] == [d.id for d in jax.devices()]
+    assert snap["kernel"]["backend"] == jax.default_backend()
+    assert [r["seq"] for r in snap["records"]] == [r.seq for r in CACHE.records()]
+    assert snap["dropped"] == CACHE.evicted()
+
+
+def test_updates_carry_the_cells_records_and_badge(hub, run):
+    comm = _connect(hub)
+    c = run("@jax.jit\ndef hub_g(x):\n    return x * 3\nhub_g(jnp.ones(2))\nhub_g(jnp.ones(3))")
+    assert c.error is None
+    ups = _updates(comm, hub)
+    recs = [r for u in ups for r in u.get("records", [])]
+    ledger = [r for r in CACHE.records() if r.seq in {x["seq"] for x in recs}]
+    assert [r["seq"] for r in recs] == [r.seq for r in ledger]
+    cell_run = ledger[-1].cell_run
+    badge = [b for u in ups for b in u.get("cells", []) if b["run"] == cell_run][0]
+    mine = [r for r in CACHE.records(cell_run) if r.origin != "workbench"]
+    assert badge["compiles"] == sum(r.kind == "compile" for r in mine)
+    assert badge["misses"] == sum(r.is_recompile for r in mine) == 1
+    assert badge["first_reason"] == next(r for r in mine if r.is_recompile).reasons[0].text()
+    # memory was sampled at the cell's start and end (a panel listens)
+    whens = [m["when"] for u in ups for m in u.get("memory", [])]
+    assert whens[-2:] == ["start", "end"]
+
+
+def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatch):
+    calls = []
+    real = panel_comm.sample_memory
+    monkeypatch.setattr(panel_comm, "sample_memory",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert hub.comms == 0
+    run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
+    assert calls == []
+    assert hub._pending == [] and not hub._incoming  # nothing queued for nobody
+    comm = _connect(hub)
+    badge = comm.sent[0]["cells"][-1]
+    last_run = max(r.cell_run or 0 for r in CACHE.records())
+    assert badge["run"] == last_run and badge["compiles"] >= 1
+
+
+def test_a_batch_holds_at_most_max_records_and_counts_the_rest(hub, run, monkeypatch):
+    monkeypatch.setattr(panel_comm, "MAX_BATCH_RECORDS", 5)
+    comm = _connect(hub)
+    run("for i in range(12):\n    jax.jit(lambda x, i=i: x + i)(1.0)")
+    ups = _updates(comm, hub)
+    made = len(CACHE.records(max(r.cell_run or 0 for r in CACHE.records())))
+    sent = sum(len(u.get("records", [])) for u in ups)
+    assert all(len(u.get("records", [])) <= 5 for u in ups)
+    assert sent + sum(u.get("dropped", 0) for u in ups) == made
+    assert any(u.get("dropped") for u in ups)
+
+
+def test_bad_messages_are_answered_with_error(hub, run):
+    comm = FakeComm()
+    hub.attach(comm)
+    run("@jax.jit\ndef hub_nobody(x):\n    return x - 7\nhub_nobody(jnp.ones(2))")
+    assert not hub._incoming and hub._pending == []  # open but silent: not listening
+    for bad in (None, 3, {"type": "hello"}, {"protocol": 1, "type": "nope"},
+                {"protocol": 1, "type": "sample"}):
+        hub.handle(comm, bad)
+    assert [m["type"] for m in comm.sent] == ["error"] * 5
+    hub.handle(comm, {"protocol": 1, "type": "hello"})
+    hub.handle(comm, {"protocol": 1, "type": "sample"})
+    assert comm.sent[5]["type"] == "snapshot"
+    assert [m["when"] for u in _updates(comm, hub) for m in u.get("memory", [])] == ["request"]
+
+
+def test_clear_sends_cleared_after_what_was_queued(hub, run):
+    comm = _connect(hub)
+    run("@jax.jit\ndef hub_c(x):\n    return x + 5\nhub_c(jnp.ones(2))")
+    run("%jaxcache clear")
+    types = [m["type"] for m in comm.sent]
+    assert types.count("cleared") == 1
+    # the badge of the cell before was sent before cleared; no badge after it (the cell
+    # that cleared compiled nothing that is still in the ledger)
+    before = [b for m in comm.sent[:types.index("cleared")] for b in m.get("cells", [])]
+    after = [b for m in comm.sent[types.index("cleared"):] for b in m.get("cells", [])]
+    assert before and not after
+    assert hub._cells == {}
+    assert CACHE.records() == []
+
+
+def test_subscribers_run_only_on_compiles_and_never_break_a_call(shell, run):
+    seen: list[object] = []
+
+    def bad(rec: object) -> None:
+        seen.append(rec)
+        raise RuntimeError("a subscriber's bug")
+
+    CACHE.subscribe(bad)
+    try:
+        c = run("@jax.jit\ndef hub_sub(x):\n    return x / 2\ny = hub_sub(jnp.ones(4))\n"
+                "for _ in range(200):\n    y = hub_sub(y)")
+        assert c.error is None
+        compiled = [r for r in seen if r is not None]
+        assert compiled and all(r in CACHE.records() for r in compiled)
+        # cached dispatch: the 200 calls added nothing
+        assert len(compiled) == len([r for r in CACHE.records()
+                                     if r.cell_run == compiled[-1].cell_run])
+        CACHE.clear()
+        assert seen[-1] is None
+    finally:
+        CACHE.unsubscribe(bad)
+    assert bad not in CACHE._subscribers
+
+
+def test_unload_says_bye_and_removes_everything(shell, run):
+    hub = panel_comm.hub_for(shell)
+    comm = _connect(hub)
+    import comm as comm_pkg
+
+    manager = comm_pkg.get_comm_manager()
+    assert pm.COMM_TARGET in manager.targets
+    try:
+        run("%unload_ext workbench")
+        assert comm.sent[-1] == pm.bye() and comm.closed
+        assert pm.COMM_TARGET not in manager.targets
+        assert hub.on_record not in CACHE._subscribers
+        assert panel_comm.hub_for(shell) is None
+        assert hub._timer is None
+    finally:
+        run("%load_ext workbench")
+    hooks = cache_magics.hooks_for(shell)
+    new = panel_comm.hub_for(shell)
+    assert new is not None and new is not hub
+    assert hooks.on_end == [new.cell_ended]  # reloaded: one of each, not two
+    assert list(CACHE._subscribers).count(new.on_record) == 1
