@@ -13,6 +13,7 @@ changed input shape shows the diff beside its output, with the counts JAX gives.
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from collections import Counter
 
@@ -61,6 +62,19 @@ def _expected_diff() -> tuple[Counter, Counter, int, int]:
     before = _primitives(lambda x: jnp.sin(x) + 1.0, jnp.ones(3))
     after = _primitives(lambda x: jnp.sin(x) * 2.0 + 1.0, jnp.ones((2, 3)))
     return after - before, before - after, sum(before.values()), sum(after.values())
+
+
+def _hlo_counts() -> list[tuple[int, int]]:
+    """StableHLO ops and fusions (in the compiled entry computation) of the %%hlo cell's
+    function before and after the edit, as JAX lowers and compiles them here."""
+    x = jnp.ones((4, 8))
+    out = []
+    for fn in (lambda x: jnp.sin(x) + 1.0, lambda x: (jnp.sin(x) + 1.0) @ x.T):
+        lowered = jax.jit(fn).lower(x)
+        ops = len(re.findall(r"\bstablehlo\.\w+", lowered.as_text()))
+        text = lowered.compile().as_text()
+        out.append((ops, text[text.index("ENTRY"):].count(" fusion(")))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -282,6 +296,8 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
         _shutdown_kernels(lab)
 
 
+HLO_BEFORE = "%%hlo\ndef k(x):\n    return jnp.sin(x) + 1.0\nk(jnp.ones((4, 8)))"
+HLO_AFTER = "%%hlo\ndef k(x):\n    return (jnp.sin(x) + 1.0) @ x.T\nk(jnp.ones((4, 8)))"
 EVIL = "<img src=x onerror=alert(1)>"
 # a recompile whose reason quotes a static argument's value: kernel text with HTML in it
 EVIL_CELL = f"h = jax.jit(lambda v, s: v, static_argnums=1)\nh(1.0, 'a')\nh(1.0, {EVIL!r})"
@@ -290,7 +306,8 @@ EVIL_CELL = f"h = jax.jit(lambda v, s: v, static_argnums=1)\nh(1.0, 'a')\nh(1.0,
 def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     name = "cells-live.ipynb"
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:JAXPR + 1], EVIL_CELL]]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:JAXPR + 1], EVIL_CELL, HLO_BEFORE]]
+    hlo = JAXPR + 2
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
@@ -354,6 +371,26 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
         const out = c.querySelector('.jp-Cell-outputWrapper'), d = c.querySelector('.jwb-live-diff');
         return !!(out.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING); }}""")
     _shot(page, "live-diff")
+
+    # an %%hlo cell too: its diff is of instructions and fusions
+    page.evaluate(f"""(src) => {{
+        const nb = {NB}.content;
+        nb.widgets[{hlo}].model.sharedModel.setSource(src);
+        nb.activeCellIndex = {hlo};
+        return window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""", HLO_AFTER)
+    _wait_idle(page)
+    hdiff = _cell(page, hlo).locator(".jwb-live-diff:not([hidden])")
+    hdiff.wait_for(state="visible", timeout=60_000)
+    assert hdiff.get_attribute("data-jwb-kind") == "hlo"
+    rows = {r.locator("th").inner_text(): (r.locator(".jwb-live-before").inner_text(),
+                                            r.locator(".jwb-live-after").inner_text())
+            for r in hdiff.locator(".jwb-live-totals tr").all()}
+    (ops_before, fus_before), (ops_after, fus_after) = _hlo_counts()
+    assert rows["StableHLO ops"] == (str(ops_before), str(ops_after)), rows
+    assert rows["fusions"] == (str(fus_before), str(fus_after)), rows
+    assert hdiff.locator(".jwb-live-added .jwb-live-group").count() >= 1  # the dot's fusion
+    _shot(page, "live-diff-hlo")
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
         page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
         light = "true" if "Light" in theme else "false"

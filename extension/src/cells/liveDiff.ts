@@ -194,7 +194,9 @@ export function renderDiff(details: HTMLDetailsElement, d: LiveDiff): void {
     groupRows(body, d.removed, '−', 'jwb-live-removed');
   }
   if (!d.added.length && !d.removed.length) {
-    body.appendChild(el('div', 'jwb-live-none', d.kind === 'hlo' ? 'Same instructions and fusions as the previous run.' : 'Same equations as the previous run.'));
+    body.appendChild(el('div', 'jwb-live-none', d.kind === 'hlo'
+      ? 'No instruction or fusion kind added or removed at any source line.'
+      : 'No equation added or removed at any source line.'));
   }
 }
 
