@@ -390,6 +390,7 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert rows["StableHLO ops"] == (str(ops_before), str(ops_after)), rows
     assert rows["fusions"] == (str(fus_before), str(fus_after)), rows
     assert hdiff.locator(".jwb-live-added .jwb-live-group").count() >= 1  # the dot's fusion
+    hdiff.scroll_into_view_if_needed()
     _shot(page, "live-diff-hlo")
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
         page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
