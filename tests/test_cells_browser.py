@@ -322,6 +322,13 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     evil = _badge_state(page, JAXPR + 1)
     assert EVIL in evil["title"] and evil["misses"] == "1", evil
     assert _cell(page, JAXPR + 1).locator(".jwb-cell-strip img").count() == 0
+    # the badge works from the keyboard too (a button: Enter presses it)
+    _cell(page, JAXPR + 1).locator(".jwb-cell-badge").focus()
+    page.keyboard.press("Enter")
+    chip = page.locator(f"#{PANEL_ID} [data-jwb='cell-filter']")
+    chip.wait_for(state="visible", timeout=15_000)
+    assert chip.get_attribute("data-jwb-cell-id") == evil["id"]
+    assert page.evaluate(f"() => {NB}.content.mode") == "command"
 
     # a re-run that compiles nothing (f is cached for f32[4]) clears the cell's badge
     assert _badge_state(page, MISS)["n"] == 1
