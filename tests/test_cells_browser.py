@@ -414,11 +414,21 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
         assert res["n"] > 0 and not res["unparsed"], res
         assert res["min"] >= 4.5, f"{theme}: {res['worst']}"
 
+    # a moved cell (the notebook re-creates or re-inserts its widget) keeps its badge
+    before = _badge_state(page, JAXPR + 1)
+    page.evaluate(f"""() => {{ {NB}.content.activeCellIndex = {JAXPR + 1};
+        return window.jupyterapp.commands.execute('notebook:move-cell-up'); }}""")
+    page.wait_for_function(f"(id) => {NB}.content.widgets[{JAXPR}].model.id === id", arg=before["id"])
+    _wait_badges(page, [JAXPR])
+    moved = _badge_state(page, JAXPR)
+    assert moved["text"] == before["text"] and moved["strips"] == 1 and moved["inFooter"], moved
+
     # live mode off: the diff goes
+    assert page.locator(".jwb-live-diff:not([hidden])").count() == 2  # the %%jaxpr and %%hlo cells
     toggle.uncheck()
     page.wait_for_function(
-        f"() => ![...{NB}.content.widgets[{JAXPR}].node.querySelectorAll('.jwb-live-diff')]"
-        ".some(d => !d.hidden)", timeout=10_000)
+        "() => ![...document.querySelectorAll('.jwb-live-diff')].some(d => !d.hidden)",
+        timeout=10_000)
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
     assert dialogs == []  # no onerror=alert ran
