@@ -18,6 +18,10 @@ only when JAX compiles, and the panel adds nothing to a cached call).
 (b) *Messages during a compile loop*: ``--compiles`` fresh functions compiled in one
 cell of the panel kernel; the updates the connected front end receives during and
 right after the cell, their rate, sizes and the records they carry (plus ``dropped``).
+(a') The same in one kernel, alternating round by round between ``%load_ext
+workbench`` with a panel connected and ``%unload_ext workbench`` (two processes are
+scheduled differently on a loaded machine; one process drifts less).
+
 With ``--loop-reference`` the same loop also runs in the bare kernel (the loop's time
 with the workbench and a panel vs without; slow on a loaded machine).
 
@@ -99,6 +103,36 @@ def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> 
           f"per-round ratios min {min(ratios):.3f} max {max(ratios):.3f}")
 
 
+def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
+    """One kernel, alternating: workbench loaded with a panel connected, then unloaded
+    (``%unload_ext``: no listener, no hook, no comm), then unloaded again (A/A)."""
+    ratios, aa, on_s, off_s = [], [], [], []
+    for r in range(rounds):
+        got: dict[str, float] = {}
+        order = ["on", "off", "off2"]
+        order = order[r % 3:] + order[:r % 3]
+        for name in order:
+            if name == "on":
+                k.run_ok("%load_ext workbench")
+                comm_id = k.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
+                k.wait_for(lambda e, c=comm_id: e.comm_id == c
+                           and e.data.get("type") == "snapshot")
+                got[name] = _sample(k, calls)
+                k.run_ok("%unload_ext workbench")
+            else:
+                got[name] = _sample(k, calls)
+        base = (got["off"] + got["off2"]) / 2
+        ratios.append(got["on"] / base)
+        aa.append(got["off2"] / got["off"])
+        on_s.append(got["on"])
+        off_s.append(base)
+    print(f"(a') same kernel, alternating, {rounds} rounds: loaded+panel "
+          f"{statistics.median(on_s) * 1e6:.2f} us, unloaded {statistics.median(off_s) * 1e6:.2f}"
+          f" us; loaded/unloaded = {statistics.median(ratios):.3f}x; "
+          f"A/A = {statistics.median(aa):.3f}x; per-round min {min(ratios):.3f} "
+          f"max {max(ratios):.3f}")
+
+
 def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int,
                  reference: bool) -> None:
     comm_id = panel.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
@@ -145,6 +179,7 @@ def main() -> None:
         comm_id = panel.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
         panel.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "snapshot")
         dispatch(panel, bare, args.rounds, args.calls)
+        dispatch_same_kernel(bare, args.rounds, args.calls)
         compile_loop(panel, bare, args.compiles, args.loop_reference)
     finally:
         panel.shutdown()

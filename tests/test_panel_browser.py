@@ -47,9 +47,10 @@ CELLS = [
     "big = jnp.ones((16 * 1024 * 1024,), jnp.float32).block_until_ready()\n"
     "print('nbytes', big.nbytes)",
     "del big",
+    "%unload_ext workbench",
     *[f"# filler {i}\npass" for i in range(N_FILLER)],
 ]
-DEVICES, LOAD, COMPILE, RECOMPILE, ALLOC, DEL = range(6)
+DEVICES, LOAD, COMPILE, RECOMPILE, ALLOC, DEL, UNLOAD = range(7)
 
 N_BIG = 10_000
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -225,8 +226,13 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _shot(page, "ledger")
 
     # memory grows by the array's bytes after the allocating cell and falls after `del`
+    # (the panel collapsed meanwhile: it catches up when shown again)
     before = _live_bytes(page)
+    page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+    page.wait_for_selector(PANEL, state="hidden", timeout=10_000)
     nbytes = int(re.search(r"nbytes (\d+)", _run_cell(page, ALLOC)).group(1))
+    page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
+    page.wait_for_selector(PANEL, state="visible", timeout=10_000)
     grown = _wait_live_bytes(page, f"v >= {before + nbytes}")
     assert grown - before >= nbytes
     _shot(page, "memory-grown")
@@ -260,6 +266,14 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     page.wait_for_function("() => document.querySelector('[data-jwb=\"ledger-count\"]')"
                            ".getAttribute('data-jwb-shown') === '0'", timeout=10_000)
     page.fill(f"{PANEL} input.jwb-panel-filter", "")
+
+    # %unload_ext: bye, the comm closes, the panel says so; %load_ext again reconnects it
+    _run_cell(page, UNLOAD)
+    _state(page, "not-loaded")
+    assert "unloaded" in page.inner_text(f'{PANEL} [data-jwb="message"]')
+    assert page.locator(f"{PANEL} .jwb-panel-row").count() == 0
+    _run_cell(page, LOAD)
+    _state(page, "connected")
 
     # restart: everything cleared, then not-loaded (a fresh kernel), the button loads it
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")

@@ -197,3 +197,25 @@ def test_unload_says_bye_and_removes_everything(shell, run):
     assert new is not None and new is not hub
     assert hooks.on_end == [new.cell_ended]  # reloaded: one of each, not two
     assert list(CACHE._subscribers).count(new.on_record) == 1
+
+
+def test_a_rerun_that_compiles_nothing_replaces_the_badge(hub, shell, run, monkeypatch):
+    class _Kernel:  # the execute request's metadata.cellId, as ipykernel gives it
+        def get_parent(self) -> dict[str, Any]:
+            return {"metadata": {"cellId": "rerun-cell"}}
+
+    monkeypatch.setattr(shell, "kernel", _Kernel(), raising=False)
+    comm = _connect(hub)
+    code = "@jax.jit\ndef hub_rerun(x):\n    return x * 11\nhub_rerun(jnp.ones(2))"
+    run(code)
+    run("hub_rerun(jnp.ones(2))")  # same cell id, cached: compiles nothing
+    badges = [b for u in _updates(comm, hub) for b in u.get("cells", [])
+              if b["cell_id"] == "rerun-cell"]
+    assert [b["compiles"] > 0 for b in badges] == [True, False]
+    assert badges[1]["run"] > badges[0]["run"]
+    assert list(hub._cells.values())[-1] == badges[1]
+    # a cell that never compiled gets no badge at all
+    monkeypatch.setattr(_Kernel, "get_parent",
+                        lambda self: {"metadata": {"cellId": "quiet-cell"}})
+    run("1 + 1")
+    assert "quiet-cell" not in hub._cells

@@ -336,8 +336,9 @@ class PanelHub:
             self.messages_sent += 1
         except Exception:  # a comm that went away: forget it
             _log.debug("panel: send failed", exc_info=True)
-            self._peers.pop(cid, None)
-            self._peers_changed()
+            with self._lock:
+                self._peers.pop(cid, None)
+                self._peers_changed()
 
     def _on_cleared(self) -> None:
         """``%jaxcache clear``: what is queued goes first (without records), then

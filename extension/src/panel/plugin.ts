@@ -6,100 +6,54 @@
  * the per-cell badges and live diffs.
  */
 
-import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
-import { Signal, type ISignal } from '@lumino/signaling';
+import { ILabShell, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { showCell } from './cellnav';
-import { WorkbenchLink } from './link';
+import { WorkbenchLinks } from './links';
 import { PANEL_ID, WorkbenchSidebar } from './sidebar';
-import { IWorkbenchLinks, type IWorkbenchLink } from './tokens';
+import { IWorkbenchLinks } from './tokens';
 
-export const LIVE_MODE_KEY = 'jax-workbench:live-mode';
 export const OPEN_PANEL_COMMAND = 'jax-workbench:open-panel';
-
-function readLiveMode(): boolean {
-  try {
-    return globalThis.localStorage?.getItem(LIVE_MODE_KEY) === 'true';
-  } catch {
-    return false;
-  }
-}
-
-/** The links of open notebooks and the live-mode toggle. */
-export class WorkbenchLinks implements IWorkbenchLinks {
-  private readonly _links = new Map<NotebookPanel, WorkbenchLink>();
-  private readonly _liveModeChanged = new Signal<IWorkbenchLinks, boolean>(this);
-  private _liveMode = readLiveMode();
-  /** set by the plugin: shows the sidebar filtered to a cell */
-  onOpenPanel: (cellId: string | null) => void = () => undefined;
-
-  linkFor(notebook: NotebookPanel): WorkbenchLink {
-    let link = this._links.get(notebook);
-    if (!link || link.isDisposed) {
-      link = new WorkbenchLink(notebook);
-      this._links.set(notebook, link);
-      notebook.disposed.connect(() => this._links.delete(notebook));
-    }
-    return link;
-  }
-
-  openPanel(cellId: string | null): void {
-    this.onOpenPanel(cellId);
-  }
-
-  get liveMode(): boolean {
-    return this._liveMode;
-  }
-
-  set liveMode(on: boolean) {
-    if (on === this._liveMode) return;
-    this._liveMode = on;
-    try {
-      globalThis.localStorage?.setItem(LIVE_MODE_KEY, String(on));
-    } catch {
-      // private mode: the toggle holds for this page only
-    }
-    this._liveModeChanged.emit(on);
-  }
-
-  get liveModeChanged(): ISignal<IWorkbenchLinks, boolean> {
-    return this._liveModeChanged;
-  }
-
-  /** every live link (tests, the sidebar) */
-  links(): IWorkbenchLink[] {
-    return [...this._links.values()];
-  }
-}
 
 const plugin: JupyterFrontEndPlugin<IWorkbenchLinks> = {
   id: 'jax-workbench:panel',
   description: 'The JAX Workbench side panel: devices, memory, the compile ledger, timings.',
   autoStart: true,
   provides: IWorkbenchLinks,
-  optional: [INotebookTracker],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker | null): IWorkbenchLinks => {
+  optional: [INotebookTracker, ILabShell],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker | null, labShell: ILabShell | null): IWorkbenchLinks => {
     const links = new WorkbenchLinks();
-    const sidebar = new WorkbenchSidebar({
-      showCell: async (link, cellId) => {
-        const found = await showCell(link.notebook, cellId);
-        if (found) app.shell.activateById(link.notebook.id);
-        return found;
-      },
-      liveMode: () => links.liveMode,
-      setLiveMode: on => {
-        links.liveMode = on;
-      }
+    const makeSidebar = (): WorkbenchSidebar => {
+      const w = new WorkbenchSidebar({
+        showCell: async (link, cellId) => {
+          const found = await showCell(link.notebook, cellId);
+          if (found) app.shell.activateById(link.notebook.id);
+          return found;
+        },
+        liveMode: () => links.liveMode,
+        setLiveMode: on => {
+          links.liveMode = on;
+        }
+      });
+      // JupyterLab's sidebar tabs are icons (a label would be drawn vertically beside them);
+      // Notebook 7 names its side panels by label (View > Right Sidebar, the panel header)
+      if (!labShell) w.title.label = 'JAX Workbench';
+      app.shell.add(w, 'right', { rank: 650 });
+      return w;
+    };
+    let sidebar = makeSidebar();
+    links.liveModeChanged.connect((_, on) => {
+      if (!sidebar.isDisposed) sidebar.setLiveMode(on);
     });
-    links.liveModeChanged.connect((_, on) => sidebar.setLiveMode(on));
-    app.shell.add(sidebar, 'right', { rank: 650 });
 
     const follow = (): void => {
+      if (sidebar.isDisposed) return;
       const nb = tracker?.currentWidget ?? null;
       sidebar.setLink(nb && !nb.isDisposed ? links.linkFor(nb) : null);
     };
     links.onOpenPanel = cellId => {
+      if (sidebar.isDisposed) sidebar = makeSidebar(); // closed by some other extension
       follow();
       sidebar.filterCell(cellId);
       app.shell.activateById(PANEL_ID);

@@ -65,6 +65,7 @@ export class WorkbenchSidebar extends Widget {
   private _link: SidebarLink | null = null;
   private _frame = 0;
   private _drawnKey = '';
+  private _dirty = false;
   private readonly _name: HTMLDivElement;
   private readonly _state: HTMLSpanElement;
   private readonly _message: HTMLDivElement;
@@ -148,6 +149,11 @@ export class WorkbenchSidebar extends Widget {
   }
 
   private _schedule(): void {
+    // a collapsed panel costs nothing: it redraws when shown
+    if (this.isAttached && !this.isVisible) {
+      this._dirty = true;
+      return;
+    }
     if (this._frame) return;
     if (typeof requestAnimationFrame === 'undefined') {
       this._draw();
@@ -167,6 +173,10 @@ export class WorkbenchSidebar extends Widget {
   }
 
   protected onAfterShow(): void {
+    if (this._dirty) {
+      this._dirty = false;
+      this._draw();
+    }
     this.ledger.list.update();
   }
 

@@ -1,0 +1,68 @@
+/**
+ * `IWorkbenchLinks`: one `WorkbenchLink` per open notebook (made on first ask, forgotten
+ * when the notebook closes) and the panel's live-mode toggle, kept in localStorage so it
+ * holds across reloads (the cells' live diffs read it).
+ */
+
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import { Signal, type ISignal } from '@lumino/signaling';
+
+import { WorkbenchLink } from './link';
+import type { IWorkbenchLink, IWorkbenchLinks } from './tokens';
+
+export const LIVE_MODE_KEY = 'jax-workbench:live-mode';
+
+function readLiveMode(): boolean {
+  try {
+    return globalThis.localStorage?.getItem(LIVE_MODE_KEY) === 'true';
+  } catch {
+    return false;
+  }
+}
+
+/** The links of open notebooks and the live-mode toggle. */
+export class WorkbenchLinks implements IWorkbenchLinks {
+  private readonly _links = new Map<NotebookPanel, WorkbenchLink>();
+  private readonly _liveModeChanged = new Signal<IWorkbenchLinks, boolean>(this);
+  private _liveMode = readLiveMode();
+  /** set by the plugin: shows the sidebar filtered to a cell */
+  onOpenPanel: (cellId: string | null) => void = () => undefined;
+
+  linkFor(notebook: NotebookPanel): WorkbenchLink {
+    let link = this._links.get(notebook);
+    if (!link || link.isDisposed) {
+      link = new WorkbenchLink(notebook);
+      this._links.set(notebook, link);
+      notebook.disposed.connect(() => this._links.delete(notebook));
+    }
+    return link;
+  }
+
+  openPanel(cellId: string | null): void {
+    this.onOpenPanel(cellId);
+  }
+
+  get liveMode(): boolean {
+    return this._liveMode;
+  }
+
+  set liveMode(on: boolean) {
+    if (on === this._liveMode) return;
+    this._liveMode = on;
+    try {
+      globalThis.localStorage?.setItem(LIVE_MODE_KEY, String(on));
+    } catch {
+      // private mode: the toggle holds for this page only
+    }
+    this._liveModeChanged.emit(on);
+  }
+
+  get liveModeChanged(): ISignal<IWorkbenchLinks, boolean> {
+    return this._liveModeChanged;
+  }
+
+  /** every live link (tests, the sidebar) */
+  links(): IWorkbenchLink[] {
+    return [...this._links.values()];
+  }
+}
