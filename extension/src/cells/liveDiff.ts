@@ -160,8 +160,8 @@ function groupRows(host: HTMLElement, groups: DiffGroup[], sign: '+' | '−', cl
 }
 
 /**
- * Render a diff into `details` (a `<details class="jwb-live-diff">`), keeping its open
- * state; `onToggle` hears the user's open/close.
+ * Render a diff into `details` (a `<details class="jwb-live-diff">`): the summary line and
+ * the body.  Its open state is the caller's (the strip remembers the user's choice).
  */
 export function renderDiff(details: HTMLDetailsElement, d: LiveDiff): void {
   details.textContent = '';
