@@ -121,6 +121,9 @@ export class CellStrip {
     let diff: LiveDiff | null = null;
     try {
       stored = badgeFromMetadata(model.getMetadata(METADATA_KEY));
+      // a copied / pasted / duplicated cell keeps the original's metadata (and, by default,
+      // its outputs and execution count) under a new id: that badge is another cell's run
+      if (stored && stored.cell_id !== model.id) stored = null;
     } catch {
       stored = null;
     }
