@@ -423,6 +423,19 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     moved = _badge_state(page, JAXPR)
     assert moved["text"] == before["text"] and moved["strips"] == 1 and moved["inFooter"], moved
 
+    # a copy pasted below keeps the original's outputs, count and metadata (its badge included)
+    # under a new id: that badge is the original's run, so the copy shows none
+    page.evaluate(f"""async () => {{ {NB}.content.activeCellIndex = {JAXPR};
+        await window.jupyterapp.commands.execute('notebook:copy-cell');
+        return window.jupyterapp.commands.execute('notebook:paste-cell-below'); }}""")
+    page.wait_for_function(f"() => {NB}.content.widgets.length === {hlo + 2}")
+    page.wait_for_timeout(500)
+    pasted = _badge_state(page, JAXPR + 1)
+    assert pasted["id"] != before["id"] and pasted["count"] == before["count"], pasted
+    assert pasted["meta"]["badge"]["cell_id"] == before["id"], pasted  # what made it stale
+    assert pasted["n"] == 0 and pasted["strips"] == 0, pasted
+    assert _badge_state(page, JAXPR)["text"] == before["text"]
+
     # live mode off: the diff goes
     assert page.locator(".jwb-live-diff:not([hidden])").count() == 2  # the %%jaxpr and %%hlo cells
     toggle.uncheck()
