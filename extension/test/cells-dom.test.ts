@@ -162,6 +162,17 @@ describe('badge and diff rendering', () => {
     expect(button.title).toContain(evil);
   });
 
+  it('names the badge button with its visible text first (WCAG 2.5.3, label in name), then the details', () => {
+    const button = document.createElement('button');
+    renderBadge(button, badge());
+    const label = button.getAttribute('aria-label') ?? '';
+    const visible = [...button.children].map(c => c.textContent).join(' ');
+    expect(visible).toBe('JAX 2 compiles · 1.2 s · 1 miss: w: shape (3,) → (4,)');
+    expect(label.startsWith(visible)).toBe(true);
+    expect(label).toContain('first reason: w: shape (3,) → (4,)');
+    expect(label).not.toContain('Click');
+  });
+
   it('renders the diff groups and totals as text, collapsible', () => {
     const details = document.createElement('details');
     const evil = '<img src=x onerror=alert(1)>';

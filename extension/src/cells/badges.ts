@@ -15,7 +15,9 @@
  * execution count of its run) is the cell's current execution count (`currentBadge`), so a
  * re-run that sends no badge (the kernel has no workbench, or an older one) does not leave
  * the previous run's badge under new outputs; the cell plugin also drops the stored badge
- * when the cell starts running (a restarted kernel reuses execution counts).  A re-run that
+ * when the cell starts running (a restarted kernel reuses execution counts), and shows a
+ * stored badge only under the cell whose id it names (a copied or pasted cell keeps the
+ * original's metadata, outputs and count under a new id).  A re-run that
  * compiled nothing gets an all-zero badge from the kernel (replacing the earlier one), shown
  * as no badge at all.
  */
@@ -162,7 +164,9 @@ export function renderBadge(button: HTMLElement, b: CellBadge): void {
   button.appendChild(el('span', 'jwb-cell-badge-icon', 'JAX'));
   button.appendChild(el('span', 'jwb-cell-badge-text', short));
   button.title = full;
-  button.setAttribute('aria-label', full.split('\n').slice(0, -1).join('. '));
+  // the accessible name starts with the visible text (WCAG 2.5.3: speech users say what they
+  // see), then the details of the title; not its last line (what a click does)
+  button.setAttribute('aria-label', [`JAX ${short}`, ...full.split('\n').slice(0, -1)].join('. '));
   button.dataset.jwbCompiles = String(b.compiles);
   button.dataset.jwbMisses = String(b.misses);
   button.dataset.jwbCell = b.cell;
