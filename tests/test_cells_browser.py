@@ -447,3 +447,81 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert dialogs == []  # no onerror=alert ran
     page.close()
     _shutdown_kernels(lab)
+
+
+def _stored_badge(cell_id: str, count: int, compiles: int) -> dict:
+    """A badge as the link stores it (the kernel's `cell_badge`), for a notebook written here."""
+    return {"cell": str(count), "cell_id": cell_id, "run": count, "t": 1.7e9 + count,
+            "compiles": compiles, "traces": compiles, "lowers": compiles, "compile_s": 0.25,
+            "misses": 0, "first_reason": None, "persistent_hits": 0, "inspections": 0}
+
+
+def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
+    """Two views of one notebook share its cells' models: each view has its own strips, one per
+    cell; a cell turned markdown and back (no outputs, no count) shows none; a deleted cell
+    brought back by undo shows its badge again; closing one view leaves the other intact.
+    The badges come from saved metadata (no kernel work needed)."""
+    name = "cells-views.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"x{i} = {i}") for i in range(3)]
+    for i, c in enumerate(nb.cells[:2]):
+        c.execution_count = 5 + i
+        c.metadata["jax-workbench"] = {"badge": _stored_badge(c.id, 5 + i, 1 + i)}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / name)
+    _set_windowing(lab, None)
+    page, watch = _open(browser, lab, name)
+    _wait_badges(page, [0, 1])
+    first = page.evaluate(f"() => {NB}.id")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:clone')")
+    page.wait_for_function(f"(id) => {NB}.id !== id && {NB}.content.widgets.length === 3", arg=first)
+    _wait_badges(page, [0, 1])
+
+    views_js = """() => {
+        const views = [...window.jupyterapp.shell.widgets('main')].filter(w => w.content?.widgets);
+        return views.map(v => v.content.widgets.map(c => ({
+            strips: c.node.querySelectorAll('.jwb-cell-strip').length,
+            shown: [...c.node.querySelectorAll('.jwb-cell-badge')].filter(b => !b.hidden).length,
+            compiles: c.node.querySelector('.jwb-cell-badge:not([hidden])')?.dataset.jwbCompiles ?? null,
+            type: c.model.type, id: c.model.id, count: c.model.executionCount ?? null,
+            meta: c.model.getMetadata('jax-workbench')?.badge?.cell_id ?? null })));
+    }"""
+    views = page.evaluate(views_js)
+    assert len(views) == 2, views
+    for v in views:
+        assert [c["shown"] for c in v] == [1, 1, 0] and [c["strips"] for c in v] == [1, 1, 0], views
+        assert [c["compiles"] for c in v] == ["1", "2", None], views
+    # showing badges writes nothing (the notebook's own metadata gains language_info from the
+    # kernel, so compare the cells)
+    cells_now = page.evaluate(f"""() => {NB}.context.model.toJSON().cells.map(c => {{
+        const {{ trusted, ...rest }} = c.metadata; return [c.id, rest]; }})""")  # trusted: the session's
+    assert cells_now == [[c.id, dict(c.metadata)] for c in nb.cells], cells_now
+
+    # cell 1 deleted, then brought back by undo
+    page.evaluate(f"""() => {{ {NB}.content.activeCellIndex = 1;
+        return window.jupyterapp.commands.execute('notebook:delete-cell'); }}""")
+    page.wait_for_function(f"() => {NB}.content.widgets.length === 2")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:undo-cell-action')")
+    page.wait_for_function(f"() => {NB}.content.widgets.length === 3")
+    page.wait_for_timeout(500)
+    # cell 0 to markdown and back: a new code cell with no outputs and no count shows no badge
+    for cmd, kind in (("notebook:change-cell-to-markdown", "markdown"), ("notebook:change-cell-to-code", "code")):
+        page.evaluate(f"""(cmd) => {{ {NB}.content.activeCellIndex = 0; {NB}.content.mode = 'command';
+            return window.jupyterapp.commands.execute(cmd); }}""", cmd)
+        page.wait_for_function(f"(t) => {NB}.content.widgets[0].model.type === t", arg=kind)
+        page.wait_for_timeout(300)
+    views = page.evaluate(views_js)
+    for v in views:
+        assert [c["type"] for c in v] == ["code"] * 3, views
+        assert [c["shown"] for c in v] == [0, 1, 0] and [c["strips"] for c in v] == [0, 1, 0], views
+        assert v[1]["compiles"] == "2", views
+
+    # the clone closed: the first view keeps its strips
+    page.evaluate(f"() => {NB}.dispose()")
+    page.wait_for_function(f"(id) => {NB}?.id === id", arg=first)
+    views = page.evaluate(views_js)
+    assert len(views) == 1 and [c["shown"] for c in views[0]] == [0, 1, 0], views
+    assert watch.errors == [], watch.errors
+    assert watch.external == [], watch.external
+    page.close()
+    _shutdown_kernels(lab)
