@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { LIVE_MODE_KEY, WorkbenchLinks } from '../src/panel/links';
 import { BADGE_METADATA_KEY } from '../src/panel/link';
-import { FakeKernel, FakePanel, badge, record, snapshot } from './panel-fixtures';
+import { FakeKernel, FakePanel, KERNEL, badge, record, snapshot } from './panel-fixtures';
 
 describe('WorkbenchLinks', () => {
   it('gives one link per notebook, a fresh one after the notebook closed', () => {
@@ -33,6 +33,32 @@ describe('WorkbenchLinks', () => {
     expect(new WorkbenchLinks().liveMode).toBe(true); // a reload reads it back
     links.liveMode = false;
     expect(new WorkbenchLinks().liveMode).toBe(false);
+  });
+
+  it('closeAll (the page going away) closes every comm, so the kernel stops pushing to it', () => {
+    const links = new WorkbenchLinks();
+    const ka = new FakeKernel();
+    const a = new FakePanel(ka) as any;
+    links.linkFor(a);
+    const comm = ka.comms[ka.comms.length - 1];
+    comm.receive(snapshot());
+    expect(comm.closed).toBe(false);
+    links.closeAll();
+    expect(comm.closed).toBe(true);
+    expect(links.links()).toHaveLength(0);
+  });
+
+  it('an update carrying kernel info (JAX started after the snapshot) shows the devices', () => {
+    const links = new WorkbenchLinks();
+    const ka = new FakeKernel();
+    const link = links.linkFor(new FakePanel(ka) as any);
+    const comm = ka.comms[ka.comms.length - 1];
+    const notStarted = { jax_version: '0.10.2', backend: '', process_index: 0, process_count: 1, devices: [] };
+    comm.receive(snapshot({ kernel: notStarted }));
+    expect(link.kernel?.devices).toHaveLength(0);
+    comm.receive({ protocol: 1, type: 'update', kernel: KERNEL, records: [record(1)] });
+    expect(link.kernel?.backend).toBe('cpu');
+    expect(link.kernel?.devices).toHaveLength(KERNEL.devices.length);
   });
 
   it('openPanel goes to whoever shows the panel', () => {

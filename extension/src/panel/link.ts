@@ -450,7 +450,7 @@ export class WorkbenchLink implements IWorkbenchLink {
         return;
       case 'update':
         if (!this._snapshot) return; // a push before our snapshot: the snapshot will hold it
-        this._store.apply(msg.batch);
+        this._store.apply(msg.batch, msg.kernel);
         this._writeBadges(msg.batch.cells);
         if (msg.batch.rejected) this._message = this._connectedMessage();
         this._changed.emit();

@@ -91,6 +91,14 @@ export class WorkbenchLinks implements IWorkbenchLinks {
     for (const link of [...this._links.values()]) link.relink();
   }
 
+  /** The page is going away (reload, tab closed): close every comm now.  A closing page
+   * sends no `comm_close` by itself, so the kernel would keep pushing every update to a comm
+   * nobody reads, one more per reload. */
+  closeAll(): void {
+    for (const link of [...this._links.values()]) link.dispose();
+    this._links.clear();
+  }
+
   /** every live link (tests, the sidebar) */
   links(): IWorkbenchLink[] {
     return [...this._links.values()];

@@ -43,7 +43,7 @@ export interface Batch {
 export type ParsedMessage =
   | { type: 'announce'; version: string }
   | { type: 'snapshot'; version: string; kernel: KernelInfo | null; batch: Batch }
-  | { type: 'update'; batch: Batch }
+  | { type: 'update'; kernel: KernelInfo | null; batch: Batch }
   | { type: 'cleared' }
   | { type: 'bye' }
   | { type: 'error'; message: string }
@@ -323,7 +323,9 @@ export function parseKernelMessage(data: unknown): ParsedMessage {
       case 'snapshot':
         return { type: 'snapshot', version: str(data.version) ?? '?', kernel: readKernelInfo(data.kernel), batch: readBatch(data) };
       case 'update':
-        return { type: 'update', batch: readBatch(data) };
+        // `kernel` only once JAX started its backends after the snapshot (the kernel never
+        // starts them itself): absent otherwise
+        return { type: 'update', kernel: readKernelInfo(data.kernel), batch: readBatch(data) };
       case 'cleared':
         return { type: 'cleared' };
       case 'bye':

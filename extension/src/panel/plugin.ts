@@ -47,6 +47,7 @@ const plugin: JupyterFrontEndPlugin<IWorkbenchLinks> = {
       return w;
     };
     let sidebar = makeSidebar();
+    window.addEventListener('pagehide', () => links.closeAll());
     links.liveModeChanged.connect((_, on) => {
       if (!sidebar.isDisposed) sidebar.setLiveMode(on);
     });

@@ -154,6 +154,8 @@ export interface Snapshot {
 export interface Update {
   protocol: 1;
   type: 'update';
+  /** once JAX started its backends after the snapshot (which then listed no devices) */
+  kernel?: KernelInfo;
   records?: CompileRecord[];
   dropped?: number;
   cells?: CellBadge[];

@@ -214,6 +214,15 @@ export class WorkbenchSidebar extends Widget {
       add(box, el('div', 'jwb-panel-empty', '–'));
       return;
     }
+    if (!k.backend && !k.devices.length) {
+      // the kernel never starts JAX's backends itself (that would fix the platform and device
+      // count before the user's code could choose them)
+      box.removeAttribute('data-jwb-count');
+      add(box, el('div', 'jwb-panel-empty',
+        `JAX ${k.jax_version} has not started its backends yet: the devices appear after the first JAX computation.`))
+        .setAttribute('data-jwb', 'devices-not-started');
+      return;
+    }
     box.setAttribute('data-jwb-count', String(k.devices.length));
     const dl = add(box, el('dl', 'jwb-panel-facts'));
     const fact = (name: string, value: string, key: string): void => {

@@ -129,8 +129,13 @@ export class WorkbenchStore {
     this.apply(batch);
   }
 
-  /** Add a batch (an update, or a snapshot's lists after reset). */
-  apply(batch: Batch): void {
+  /** Add a batch (an update, or a snapshot's lists after reset); `kernel`: the devices an
+   * update brings once JAX started its backends after the snapshot. */
+  apply(batch: Batch, kernel: KernelInfo | null = null): void {
+    if (kernel) {
+      this.kernel = kernel;
+      this.version++;
+    }
     this.rejected += batch.rejected;
     this.dropped += batch.dropped;
     if (batch.records.length) {
