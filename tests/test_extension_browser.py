@@ -44,7 +44,7 @@ from tests.browser import (
 pytestmark = pytest.mark.browser
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
-KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache")
+KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile")
 
 WB_CELLS = [
     "%load_ext workbench\nimport jax, jax.numpy as jnp\nfrom jax import lax",
@@ -63,6 +63,8 @@ WB_CELLS = [
     "    return lax.while_loop(lambda s: s[1] < 20, body, (a, 0))[0]\n"
     "newton(jnp.float32(2.0))",
     "%jaxcache",
+    # measured: device time per instruction, line and fusion (issue 14)
+    "%jaxprof -n 3 loss(w, x)",
 ]
 DEF_CELL, JAXPR_CELL, HLO_CELL = 1, 2, 3
 

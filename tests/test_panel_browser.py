@@ -282,6 +282,11 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _shot(page, "after-restart")
     page.click(f'{PANEL} [data-jwb="load"]')
     _state(page, "connected", timeout=120_000)
+    # the workbench never starts JAX's backends itself (the user's code may still choose the
+    # platform or the device count): no devices until the first JAX computation ...
+    page.wait_for_selector(f'{PANEL} [data-jwb="devices-not-started"]', timeout=30_000)
+    # ... whose cell end brings them
+    _run_cell(page, DEVICES)
     page.wait_for_function(
         "(n) => document.querySelector('[data-jwb=\"device-count\"]')?.textContent === String(n)",
         arg=devices, timeout=30_000)
