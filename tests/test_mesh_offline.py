@@ -113,5 +113,9 @@ def test_server_extension_check_agrees_with_jupyter(monkeypatch, tmp_path):
     (tmp_path / "jupyter_server_config.json").write_text(json.dumps(
         {"ServerApp": {"jpserver_extensions": {nr.PANEL_SERVER_EXTENSION: False}}}))
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    # in a virtualenv Jupyter ranks the environment's config above the user's
+    # (JUPYTER_PREFER_ENV_PATH defaults to true there), so Panel's own "enabled" would win:
+    # the user's setting decides where the user's directory comes first
+    monkeypatch.setenv("JUPYTER_PREFER_ENV_PATH", "0")
     assert nr.panel_server_extension_enabled() is False
     assert _jupyter_lists_panel_extension(dict(os.environ)) is False
