@@ -108,3 +108,17 @@ def validate_every_payload(monkeypatch):
     monkeypatch.setattr(View, "payload", checked_payload)
     yield
     assert not failures, "payloads that do not match their schema:\n" + "\n".join(failures)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (never a downloaded browser), one per module:
+    the browser tests' shared way in (``tests/browser.py`` has the servers and page helpers)."""
+    from playwright import sync_api as playwright_api
+
+    from tests.browser import CHROMIUM_ARGS, chromium_path
+
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -11,19 +11,11 @@ import playwright.sync_api as playwright_api
 import pytest
 
 import workbench
-from tests.browser import CHROMIUM_ARGS, TOKEN, JupyterServer, artifacts_dir, chromium_path
+from tests.browser import TOKEN, JupyterServer, artifacts_dir
 from tests.programs import count_equations
 from workbench.views.jaxpr import jaxpr_html
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _loss(w, x):

@@ -26,13 +26,11 @@ import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     CONTRAST_JS,
     TOKEN,
     JupyterServer,
     PageWatch,
     artifacts_dir,
-    chromium_path,
     wait_for_notebook,
 )
 
@@ -84,14 +82,6 @@ def lab(tmp_path_factory):
     server.assert_serves_checkout_build()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _api(server, method: str, path: str, body: dict | None = None) -> dict | list | None:

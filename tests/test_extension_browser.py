@@ -26,7 +26,6 @@ import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     CONTRAST_JS,
     HLO24_CELLS,
     JAXPR12K_CELLS,
@@ -35,7 +34,6 @@ from tests.browser import (
     JupyterServer,
     PageWatch,
     artifacts_dir,
-    chromium_path,
     execute_notebook,
     wait_for_notebook,
     workbench_outputs,
@@ -117,14 +115,6 @@ def lab_off(tmp_path_factory, notebooks):
     server = _server(tmp_path_factory, notebooks, enabled=False)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser, url: str, base: str):

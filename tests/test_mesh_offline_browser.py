@@ -29,12 +29,10 @@ import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     TOKEN,
     JupyterServer,
     PageWatch,
     artifacts_dir,
-    chromium_path,
     execute_notebook,
     free_port,
     kernel_env,
@@ -177,14 +175,6 @@ def lab_under_base_url(tmp_path_factory, saved):
     server = _serve(BaseUrlServer(tmp_path_factory.mktemp("lab-base-url")), saved)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 OUT = ".jp-OutputArea-output"

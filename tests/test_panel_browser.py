@@ -25,12 +25,10 @@ import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     CONTRAST_JS,
     JupyterServer,
     PageWatch,
     artifacts_dir,
-    chromium_path,
     wait_for_notebook,
 )
 
@@ -113,14 +111,6 @@ def lab(tmp_path_factory):
         raise
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _shot(page, name: str) -> None:
