@@ -540,3 +540,20 @@ def test_a_trace_that_cannot_be_written_or_read(tmp_path, monkeypatch):
         profile_call(lambda v: v * 2, (jnp.ones(8),), {}, calls=2, tmp_root=str(tmp_path / "b"))
     monkeypatch.undo()
     _no_profile_left(tmp_path / "b")
+
+
+def test_flax_nnx_and_equinox_calls_profile(run, shell):
+    """Real ecosystem code: an ``nnx.jit`` function of an NNX module, and an
+    ``eqx.filter_jit`` function of an Equinox MLP (whose activation functions are leaves,
+    which plain ``jax.jit`` refuses) are profiled over their array leaves."""
+    run("import jax, jax.numpy as jnp, equinox as eqx\nfrom flax import nnx\n"
+        "_m18 = nnx.Linear(64, 32, rngs=nnx.Rngs(0))\n_x18 = jnp.ones((16, 64))\n"
+        "@nnx.jit\ndef _nloss18(m, x):\n    return jnp.mean(m(x) ** 2)\n"
+        "_mlp18 = eqx.nn.MLP(64, 8, 32, 2, key=jax.random.PRNGKey(0))\n"
+        "@eqx.filter_jit\ndef _eloss18(m, x):\n    return jnp.mean(jax.vmap(m)(x) ** 2)")
+    for cell in ("%jaxprof -n 2 --text _nloss18(_m18, _x18)",
+                 "%jaxprof -n 2 --text _eloss18(_mlp18, _x18)"):
+        out = run(cell)
+        assert out.error is None, (cell, out.error)
+        text = shell.display_formatter.format(out.result.result)[0]["text/plain"]
+        assert "coverage" in text, (cell, text)

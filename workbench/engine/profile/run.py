@@ -35,6 +35,7 @@ from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
+from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering
 from workbench.engine.jaxpr.inspection import function_name
 from workbench.engine.profile.attribute import attribute
 from workbench.engine.profile.events import (
@@ -100,6 +101,11 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     bound = compat.bound_jitted(fn)
     if bound is not None:
         fn, args = bound[0], (bound[1], *args)
+    if not compat.is_jitted(fn) and needs_filtering(args, kwargs):
+        # an Equinox module (its activation functions are leaves) or any argument with
+        # non-array leaves: compiled over its array leaves, as %%hlo and
+        # eqx.filter_jit do
+        fn, args, kwargs = filter_arrays(fn, args, kwargs)
     jitted: Any = fn if compat.is_jitted(fn) else jax.jit(fn)
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
