@@ -90,7 +90,7 @@ def test_lab_command_opens_the_tour():
     cmd = cli.lab_command(8899, cli.notebooks_dir(), ["--no-browser"])
     assert cmd[1:3] == ["-m", "jupyterlab"]
     assert "--port=8899" in cmd and cmd[-1] == "--no-browser"
-    assert any(c.endswith("tour.ipynb") for c in cmd)
+    assert any(c.endswith("00_tour.ipynb") for c in cmd)
 
 
 @pytest.mark.slow  # starts a JupyterLab server
@@ -106,7 +106,7 @@ def test_lab_really_starts_on_the_notebooks(tmp_path):
         data = None
         while time.time() < deadline and data is None:
             try:
-                url = f"http://127.0.0.1:{port}/api/contents/tour.ipynb?token={token}&content=0"
+                url = f"http://127.0.0.1:{port}/api/contents/00_tour.ipynb?token={token}&content=0"
                 with urllib.request.urlopen(url, timeout=2) as r:
                     data = json.load(r)
             except OSError:

@@ -25,4 +25,4 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_tour_notebook_exists():
-    assert (ROOT / "notebooks" / "tour.ipynb").exists()
+    assert (ROOT / "notebooks" / "00_tour.ipynb").exists()

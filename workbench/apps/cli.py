@@ -26,7 +26,7 @@ from workbench.engine.common.environment import (
     doctor_report,
 )
 
-TOUR = "tour.ipynb"
+TOUR = "00_tour.ipynb"
 
 
 

@@ -1,0 +1,197 @@
+"""Run the tutorial notebooks the way a learner does, once per test session.
+
+Conventions every notebook in ``notebooks/`` follows (``docs/tutorials.md`` says them for
+authors):
+
+- Exercises come last, under a ``## Exercises`` heading. Each is three code cells, in this
+  order: the learner's cell (tag ``exercise``: a stub the learner replaces), the check
+  (tag ``check``: ``assert`` statements on what the learner's cell defines) and the worked
+  solution (tag ``solution``, collapsed with ``jupyter.source_hidden``).
+- A cell that shows an error on purpose carries ``raises-exception`` (Jupyter's own tag).
+- Notebooks are committed without outputs.
+
+``run(name)`` executes a notebook top to bottom in a fresh kernel with 8 fake CPU devices,
+with each exercise cell holding its solution (the learner's finished notebook) and the
+solution cells left out. Then, in the same kernel, it runs each exercise's *stub* followed by
+its check, which must fail: a check that passes on the stub checks nothing. Last, it reads
+the kernel's peak resident memory (Binder gives a notebook 1-2 GB).
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from tests.browser import kernel_env
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+TOUR = "00_tour"
+TOPICS = [
+    "01_tracing_and_jit",
+    "02_autodiff",
+    "03_vmap",
+    "04_control_flow",
+    "05_parallelism",
+    "06_xla_fusion_and_memory",
+    "07_benchmarking",
+    "08_random_numbers",
+]
+ALL = [TOUR, *TOPICS]
+TIME_LIMIT_S = 120.0  # per notebook, on CI's 2 cores
+WORKBENCH_MIME = "application/vnd.jax-workbench."
+_PEAK_RSS_CODE = ("import resource as _r; "
+                  "print('peak-rss-kib', _r.getrusage(_r.RUSAGE_SELF).ru_maxrss)")
+
+
+@dataclass
+class Exercise:
+    """The cell indices (in the committed notebook) of one exercise's three cells."""
+
+    exercise: int
+    check: int
+    solution: int
+
+
+@dataclass
+class Run:
+    name: str
+    committed: Any  # the notebook as committed (no outputs)
+    nb: Any  # executed: exercise cells hold their solutions, solution cells left out
+    seconds: float  # kernel start to the last cell's reply
+    exercises: list[Exercise]
+    stub_errors: list[str | None] = field(default_factory=list)  # ename of each stub's check
+    peak_rss_bytes: int = 0
+
+    def code_cells(self) -> list[Any]:
+        return [c for c in self.nb.cells if c.cell_type == "code"]
+
+    def cells_starting(self, prefix: str) -> list[Any]:
+        return [c for c in self.code_cells() if c.source.startswith(prefix)]
+
+    def cell(self, prefix: str) -> Any:
+        """The one executed code cell whose source starts with ``prefix``."""
+        found = self.cells_starting(prefix)
+        assert len(found) == 1, f"{self.name}: {len(found)} cells start with {prefix!r}"
+        return found[0]
+
+    def errors(self) -> list[tuple[Any, dict]]:
+        return [(c, o) for c in self.code_cells() for o in c.outputs
+                if o.output_type == "error"]
+
+    def stderr(self) -> list[tuple[Any, str]]:
+        return [(c, o.text) for c in self.code_cells() for o in c.outputs
+                if o.output_type == "stream" and o.name == "stderr"]
+
+
+def path(name: str) -> Path:
+    return NOTEBOOKS / f"{name}.ipynb"
+
+
+def tags(cell: Any) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def data_of(cell: Any, mime: str) -> list[Any]:
+    """Every payload of type ``mime`` among the cell's outputs (displays and results)."""
+    return [o["data"][mime] for o in cell.outputs if mime in o.get("data", {})]
+
+
+def printed(cell: Any) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs
+                   if o.output_type == "stream" and o.name == "stdout")
+
+
+def find_exercises(nb: Any) -> list[Exercise]:
+    """Pair the ``exercise``, ``check`` and ``solution`` cells, checking their order."""
+    marks = [(i, t) for i, c in enumerate(nb.cells)
+             for t in tags(c) if t in ("exercise", "check", "solution")]
+    found: list[Exercise] = []
+    for k in range(0, len(marks), 3):
+        group = marks[k:k + 3]
+        assert [t for _, t in group] == ["exercise", "check", "solution"], (
+            f"exercise cells out of order: {marks}")
+        found.append(Exercise(*(i for i, _ in group)))
+    return found
+
+
+_cache: dict[str, Run] = {}
+
+
+def run(name: str) -> Run:
+    """Execute ``notebooks/<name>.ipynb`` (memoised for the test session)."""
+    if name in _cache:
+        return _cache[name]
+    from nbclient import NotebookClient
+
+    committed = nbformat.read(path(name), as_version=4)
+    exercises = find_exercises(committed)
+    solutions = {e.exercise: committed.cells[e.solution].source for e in exercises}
+    dropped = {e.solution for e in exercises}
+    nb = copy.deepcopy(committed)
+    cells = []
+    for i, c in enumerate(nb.cells):
+        if i in dropped:
+            continue
+        if i in solutions:
+            c.source = solutions[i]
+        cells.append(c)
+    main_count = len(cells)
+    extra = []
+    for e in exercises:  # the stub, then its check: the check must fail
+        for src in (committed.cells[e.exercise].source, committed.cells[e.check].source):
+            extra.append(nbformat.v4.new_code_cell(src, metadata={"tags": ["raises-exception"]}))
+    extra.append(nbformat.v4.new_code_cell(_PEAK_RSS_CODE))
+    nb.cells = cells + extra
+    with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
+        env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
+        client = NotebookClient(nb, timeout=int(TIME_LIMIT_S), kernel_name="python3",
+                                resources={"metadata": {"path": str(NOTEBOOKS)}})
+        start = time.monotonic()
+        finished: list[float] = []
+        client.on_cell_executed = lambda **kw: (  # type: ignore[assignment]
+            finished.append(time.monotonic()) if kw["cell_index"] == main_count - 1 else None)
+        client.execute(env=env)
+    stub_errors: list[str | None] = []
+    for k in range(len(exercises)):
+        check = extra[2 * k + 1]
+        errs = [o for o in check.outputs if o.output_type == "error"]
+        stub_errors.append(errs[0]["ename"] if errs else None)
+    rss_text = printed(extra[-1])
+    peak = int(rss_text.split()[-1]) * 1024 if "peak-rss-kib" in rss_text else 0
+    nb.cells = cells
+    result = Run(name=name, committed=committed, nb=nb,
+                 seconds=(finished[0] if finished else time.monotonic()) - start,
+                 exercises=exercises, stub_errors=stub_errors, peak_rss_bytes=peak)
+    _cache[name] = result
+    return result
+
+
+def sections(nb: Any) -> list[tuple[str, list[Any]]]:
+    """The notebook cut at its ``## `` headings: (heading, cells) in order."""
+    out: list[tuple[str, list[Any]]] = [("(intro)", [])]
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            for line in c.source.splitlines():
+                if line.startswith("## "):
+                    out.append((line[3:].strip(), []))
+                    break
+        out[-1][1].append(c)
+    return out
+
+
+def shows_workbench(cell: Any) -> bool:
+    """Whether a code cell's outputs carry a workbench view (any of our MIME kinds) or one
+    of the workbench's short errors."""
+    for o in cell.get("outputs", []):
+        if any(k.startswith(WORKBENCH_MIME) for k in o.get("data", {})):
+            return True
+        if o.output_type == "error" and o.get("ename") == "CellError":
+            return True
+    return False
