@@ -90,7 +90,10 @@ def test_profile_attributes_time_to_the_cells_lines(r):
     text = "".join(o["data"]["text/plain"] for o in r.cell("%%jaxprof -n 20").outputs
                    if PROFILE in o.get("data", {}))
     assert "h = jax.nn.gelu(x @ w1 + b1)" in text and "return x + h @ w2" in text
-    assert "dot_general" in text.split("by jaxpr primitive:")[1]
+    # "puts dot_general far ahead of the elementwise work"
+    by_primitive = text.split("by jaxpr primitive:")[1].split("\n")[0]
+    assert by_primitive.split()[0] == "dot_general", by_primitive
+    assert "custom fusion: dot" in text  # the matmuls are kernels of their own
     assert prof
 
 
