@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import workbench
 from tests import tutorials
 
 pytestmark = pytest.mark.notebook
@@ -128,23 +129,89 @@ def test_donation_aliases_deletes_and_jaxbench_keeps_the_array(r):
     assert "after %jaxbench: False" in tutorials.printed(r.cell('print("new_params deleted'))
 
 
+def _prose(r, start: str) -> str:
+    return next(c.source for c in r.nb.cells if c.cell_type == "markdown"
+                and c.source.startswith(start))
+
+
 def test_recorded_h100_section(r):
     meta = json.loads((REC / "meta.json").read_text())
     assert "H100" in meta["device_kind"] and meta["jax"] == "0.11.2"
-    heading = next(c.source for c in r.nb.cells if c.cell_type == "markdown"
-                   and c.source.startswith("## Recorded"))
+    heading = _prose(r, "## Recorded")
     assert "NVIDIA H100" in heading and meta["jax"] in heading  # labelled as recorded
-    prof = _one(r.cell("# the workbench's profile engine"), PROFILE)
-    text = "".join(o["data"]["text/plain"] for o in r.cell("# the workbench's profile engine").outputs
-                   if PROFILE in o.get("data", {}))
-    assert "recorded on an NVIDIA H100" in text and "gpu" in text
+    assert "recorded on an nvidia h100" in heading.lower().replace("\n", " ")
+    cell = r.cell("REC = Path(")
+    prof = _one(cell, PROFILE)
+    text = "".join(o["data"]["text/plain"] for o in cell.outputs if PROFILE in o.get("data", {}))
+    assert "recorded on NVIDIA H100" in text and f"with JAX {meta['jax']}" in text
     assert "custom fusion: tanh, dot" in text  # the GEMM fusion the prose points at
-    assert prof
-    out = tutorials.printed(r.cell("from workbench.engine.bench.peaks import roofline"))
+    # what the notebook shows is what the public front door gives here
+    here = workbench.profile_from_trace(REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt",
+                                        calls=5, top=6)
+    assert prof == here._repr_mimebundle_()[PROFILE]
+
+
+def test_recorded_cells_use_the_public_api(r):
+    """A tutorial shows how to use the workbench: no reaching into its internals."""
+    for c in r.code_cells():
+        assert "workbench.engine" not in c.source and "workbench.views" not in c.source, c.source
+
+
+def test_gemm_fusion_computes_tanh_on_its_operand_and_is_far_below_both_roofs(r):
+    prose = _prose(r, "Two things differ from the CPU above").replace("\n", " ")
+    hlo = (REC / "mlp4_grad.hlo.txt").read_text()
+    # "the kernel applies tanh to an operand as it loads it": a tanh of a parameter, feeding
+    # the dot, inside the GEMM fusion's computation (the CPU materialized tanh(a) instead)
+    bodies = re.findall(r"^%gemm_fusion\S* \(.*?^}", hlo, re.M | re.S)
+    with_tanh = [b for b in bodies if " tanh(%parameter" in b]
+    assert with_tanh and all(" dot(" in b for b in with_tanh)
+    rep = workbench.profile_from_trace(REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt",
+                                       calls=5, top=6).report
+    gemms = [i for i in rep.instructions if i.label == "custom fusion: tanh, dot"]
+    assert len(gemms) >= 6
+    peak = rep.peak
+    ridge = peak.flops_per_s["float32"] / peak.bytes_per_s
+    assert "148 FLOP per byte" in prose and round(ridge) == 148
+    assert "under a quarter of that bandwidth" in prose
+    for g in gemms[:6]:  # the rows the notebook shows
+        assert g.bound == "memory" and g.intensity < ridge  # what the roofline says...
+        assert g.bytes_per_s < peak.bytes_per_s / 4  # ...but not at the memory roof either
+        assert 20e12 <= g.flops_per_s <= 28e12  # "20 to 27 TFLOP/s"
+        assert 4.5e-6 < g.seconds < 7.5e-6  # "5 to 7 µs"
+    lo, hi = (float(v) for v in re.search(r"at (\d+) to (\d+) FLOP per byte", prose).groups())
+    assert {round(g.intensity) for g in gemms[:6]} <= set(range(int(lo), int(hi) + 1))
+
+
+def test_recorded_matmul_flops_and_roofline(r):
+    meta = json.loads((REC / "meta.json").read_text())
     assert meta["programs"]["matmul8192_bf16"]["cost_analysis"]["flops"] == -1.0
+    prose = _prose(r, "The second recording").replace("\n", " ")
+    # a multiply-add is 2 FLOPs: the prose's multiply-add count is half the FLOP count
+    (madds,) = re.findall(r"(\S+) multiply-adds", prose)
+    assert madds == "8192³" and "2 x 8192³" in prose
+    cell = r.cell("meta = json.loads(")
+    out = tutorials.printed(cell)
     assert "(recorded): -1.0 FLOPs" in out
     assert f"{2 * 8192 ** 3:.4g} FLOPs (counted)" in out
-    assert "compute-bound" in out
+    # the figures follow from the recorded trace: time of the call, FLOPs / time / peak
+    rep = workbench.profile_from_trace(REC / "matmul8192_bf16.xplane.pb",
+                                       REC / "matmul8192_bf16.hlo.txt", calls=5).report
+    (call,) = rep.instructions
+    assert call.opcode == "custom-call" and call.flops == 2 * 8192 ** 3
+    peak = rep.peak.flops_per_s["bfloat16"]
+    assert 985e12 < peak < 995e12  # "about 989 TFLOP/s"
+    assert f"recorded time per call {call.seconds * 1e3:.2f} ms" in out
+    assert f"{call.flops_per_s / 1e12:.0f} TFLOP/s, {call.flops_per_s / peak:.0%} of" in out
+    assert f"({peak / 1e12:.1f} TFLOP/s)" in out
+    assert 1.1e-3 < call.seconds < 1.3e-3  # "about 1.2 ms"
+    assert call.bound == "compute" and "compute-bound" in out
+    assert _one(cell, PROFILE)  # the profile itself is shown too
+
+
+def test_memory_prose_says_materializing_is_the_cpus_choice(r):
+    prose = _prose(r, "## Memory analysis").replace("\n", " ")
+    assert "on this CPU is a library kernel" in prose
+    assert "the last section shows a GPU computing the `tanh` inside" in prose
 
 
 def test_recorded_data_is_small():
