@@ -199,3 +199,11 @@ def test_mesh_explorer_and_its_engine(r):
 def test_exercises_ran_on_the_solutions(r):
     for n in (1, 2, 3):
         assert any(f"Exercise {n}: correct" in tutorials.printed(c) for c in r.code_cells()), n
+
+
+def test_auto_axes_prose_names_the_partitioner_this_jax_uses(r):
+    prose = next(c.source for c in r.nb.cells if c.cell_type == "markdown"
+                 and c.source.startswith("## Auto axes")).replace("\n", " ")
+    # Shardy is JAX's default partitioner (jax_use_shardy_partitioner); GSPMD was before it
+    assert jax.config.jax_use_shardy_partitioner
+    assert "Shardy, which replaced GSPMD as JAX's default" in prose
