@@ -78,6 +78,9 @@ def test_pmap_psum_pmean_and_its_compile_line(r):
     lay = _one(r.cell("%sharding fractions"), SHARDING)["layouts"][0]
     assert lay["shape"] == [8, 4] and lay["mesh"]["axis_names"] == ["i"]
     assert lay["spec_text"] == "P('i')" and len(lay["shards"]) == 8
+    # "Its sharding is a NamedSharding on a one-axis mesh named after axis_name"
+    out = jax.pmap(lambda r: r / lax.psum(r.sum(), "i"), axis_name="i")(x)
+    assert isinstance(out.sharding, NamedSharding) and out.sharding.mesh.axis_names == ("i",)
 
 
 def test_pmap_jaxpr_is_a_jit_of_a_shard_map_as_the_prose_says(r):

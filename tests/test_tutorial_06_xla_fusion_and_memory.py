@@ -125,6 +125,11 @@ def test_donation_aliases_deletes_and_jaxbench_keeps_the_array(r):
     out = tutorials.printed(r.cell("new_params = sgd_step(params, grads)"))
     assert "params deleted: True | new_params deleted: False" in out
     assert "RuntimeError: Array has been deleted" in out
+    # "Its buffer now holds the result": the output reuses the donated buffer here
+    params, grads = jnp.ones((512, 512)), jnp.full((512, 512), 0.5)
+    before = params.unsafe_buffer_pointer()
+    new = jax.jit(lambda p, g: p - 0.01 * g, donate_argnums=0)(params, grads)
+    assert params.is_deleted() and new.unsafe_buffer_pointer() == before
     assert _one(r.cell("%jaxbench --budget 0.3 sgd_step"), BENCH)
     assert "after %jaxbench: False" in tutorials.printed(r.cell('print("new_params deleted'))
 
