@@ -172,7 +172,10 @@ def test_fori_loop_is_a_scan_with_int_bounds_and_a_while_with_traced_ones(run):
 def test_scan_threads_a_carry_and_stacks_the_outputs(run):
     shown = shown_jaxpr(run, "%%jaxpr\ndef running_max(xs):")
     (scan,) = [e for e in eqns(shown) if e["primitive"] == "scan"]
-    assert scan["params"]["num_carry"] == "1" and scan["params"]["length"] == "5"
+    assert scan["params"]["length"] == "5"
+    (body,) = scan["subjaxprs"]
+    assert len(body["jaxpr"]["invars"]) == 2 and len(body["jaxpr"]["outvars"]) == 2
+    assert [e["primitive"] for e in body["jaxpr"]["eqns"]] == ["max"]  # once, used twice
     assert shown["out_avals"] == ["f32[]", "f32[5]"]
 
 
