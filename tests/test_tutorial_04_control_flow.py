@@ -6,6 +6,7 @@ scanned program is smaller and compiles faster than the unrolled one."""
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -202,51 +203,52 @@ def test_grad_through_while_fails_jvp_works_and_a_static_trip_count_scans_back(r
 
 # -- unrolled vs scan ------------------------------------------------------------------------
 
-W = jnp.eye(16) * 0.5
+@pytest.fixture(scope="module")
+def loops():
+    """The notebook's recurrence, unrolled and scanned (built here, not at import: collecting
+    the tests must not start JAX)."""
+    w = jnp.eye(16) * 0.5
+
+    def step(h, x):
+        h = jnp.tanh(w @ h + x)
+        return h, h.sum()
+
+    def unrolled(h, xs):
+        outs = []
+        for x in xs:
+            h, o = step(h, x)
+            outs.append(o)
+        return h, jnp.stack(outs)
+
+    def scanned(h, xs):
+        return lax.scan(step, h, xs)
+
+    return SimpleNamespace(unrolled=unrolled, scanned=scanned,
+                           h0=jnp.zeros(16), xs=jnp.ones((50, 16)))
 
 
-def step(h, x):
-    h = jnp.tanh(W @ h + x)
-    return h, h.sum()
-
-
-def unrolled(h, xs):
-    outs = []
-    for x in xs:
-        h, o = step(h, x)
-        outs.append(o)
-    return h, jnp.stack(outs)
-
-
-def scanned(h, xs):
-    return lax.scan(step, h, xs)
-
-
-H0, XS = jnp.zeros(16), jnp.ones((50, 16))
-
-
-def test_the_unrolled_jaxpr_repeats_the_body_and_the_scanned_one_nests_it_once(run):
+def test_the_unrolled_jaxpr_repeats_the_body_and_the_scanned_one_nests_it_once(run, loops):
     u = shown_jaxpr(run, "%jaxpr unrolled(h0, xs)")
     s = shown_jaxpr(run, "%jaxpr scanned(h0, xs)")
-    want_u = jax.make_jaxpr(unrolled)(H0, XS)
-    want_s = jax.make_jaxpr(scanned)(H0, XS)
+    want_u = jax.make_jaxpr(loops.unrolled)(loops.h0, loops.xs)
+    want_s = jax.make_jaxpr(loops.scanned)(loops.h0, loops.xs)
     assert u["stats"]["top_level_equations"] == len(want_u.eqns)
     assert u["stats"]["histogram"] == dict(histogram(want_u))
     assert s["stats"]["histogram"] == dict(histogram(want_s))
     assert [e["primitive"] for e in eqns(s)] == ["scan"]
-    assert u["stats"]["histogram"]["tanh"] == XS.shape[0]  # one copy of the body per step
+    assert u["stats"]["histogram"]["tanh"] == loops.xs.shape[0]  # one copy of the body per step
     assert s["stats"]["histogram"]["tanh"] == 1
     assert u["stats"]["equations"] > 10 * s["stats"]["equations"]
 
 
-def test_the_scanned_program_is_smaller_and_compiles_faster_in_xla(run):
+def test_the_scanned_program_is_smaller_and_compiles_faster_in_xla(run, loops):
     u = tutorials.data_of(run.cell("u_hlo = %hlo unrolled"), HLO)[0]
     s = tutorials.data_of(run.cell("s_hlo = %hlo scanned"), HLO)[0]
     for key in ("stablehlo_ops", "hlo_instructions"):
         assert u["counts"][key] > 5 * s["counts"][key], key
     assert u["timings"]["compile_s"] > s["timings"]["compile_s"]
     # the counts are XLA's for the same program here
-    assert s["counts"]["hlo_instructions"] == workbench.hlo(scanned, H0, XS).report.hlo_op_count
+    assert s["counts"]["hlo_instructions"] == workbench.hlo(loops.scanned, loops.h0, loops.xs).report.hlo_op_count
     # the scanned diagram has the while body and condition as sub-diagrams; the unrolled one
     # is one flat entry computation
     assert len(s["graphs"]) > 1 and len(u["graphs"]) == 1

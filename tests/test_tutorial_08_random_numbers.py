@@ -71,21 +71,23 @@ def sample(key):
     return jax.random.normal(key, (3,))
 
 
-KEY = jax.random.key(0)
+@pytest.fixture(scope="module")
+def key():
+    return jax.random.key(0)  # the notebook's key (made here, not at import: no JAX at collection)
 
 
-def test_a_key_is_a_value_and_the_same_key_gives_the_same_numbers(run):
+def test_a_key_is_a_value_and_the_same_key_gives_the_same_numbers(run, key):
     out = tutorials.printed(run.cell("key = jax.random.key(0)")).splitlines()
-    assert out[0] == f"key<fry> () {jax.random.key_data(KEY)}"
+    assert out[0] == f"key<fry> () {jax.random.key_data(key)}"
     assert out[1] == out[2].split(" equal:")[0] and out[2].endswith("equal: True")
     np.testing.assert_allclose(np.array(out[1].strip("[]").split(), dtype=np.float32),
-                               np.asarray(sample(KEY)), rtol=1e-6)
+                               np.asarray(sample(key)), rtol=1e-6)
 
 
-def test_the_sampler_jaxpr_takes_a_typed_key_and_draws_bits_with_random_bits(run):
+def test_the_sampler_jaxpr_takes_a_typed_key_and_draws_bits_with_random_bits(run, key):
     shown = shown_jaxpr(run, "%%jaxpr\ndef sample(key):")
     assert shown["in_avals"] == ["key<fry>[]"]
-    expected = histogram(jax.make_jaxpr(sample)(KEY))
+    expected = histogram(jax.make_jaxpr(sample)(key))
     assert shown["stats"]["histogram"] == dict(expected)
     assert {"random_bits", "shift_right_logical", "or", "bitcast_convert_type",
             "erf_inv"} <= set(expected)
@@ -105,7 +107,7 @@ def test_the_legacy_key_is_raw_uint32_wrapped_in_the_jaxpr(run):
     assert shown["stats"]["histogram"] == dict(histogram(jax.make_jaxpr(sample)(old)))
 
 
-def test_split_and_fold_in_are_the_primitives_named(run):
+def test_split_and_fold_in_are_the_primitives_named(run, key):
     two = shown_jaxpr(run, "%%jaxpr\ndef two_draws(key):")
     (split,) = [e for e in two["jaxpr"]["eqns"] if e["primitive"] == "random_split"]
     assert aval_texts(two, split["outvars"]) == ["key<fry>[2]"]
@@ -113,8 +115,8 @@ def test_split_and_fold_in_are_the_primitives_named(run):
     assert [e["primitive"] for e in fold["jaxpr"]["eqns"]] == ["convert_element_type",
                                                                 "random_fold_in"]
     lines = tutorials.printed(run.cell("k3, k3_again, k4 =")).splitlines()
-    k3 = str(jax.random.key_data(jax.random.fold_in(KEY, 3)))
-    k4 = str(jax.random.key_data(jax.random.fold_in(KEY, 4)))
+    k3 = str(jax.random.key_data(jax.random.fold_in(key, 3)))
+    k4 = str(jax.random.key_data(jax.random.fold_in(key, 4)))
     assert lines[0] == f"step 3 twice: {k3} {k3}"
     assert lines[1].split(":", 1)[1].strip() == k4 and k3 != k4
 
@@ -140,8 +142,8 @@ def test_key_reuse_is_caught_then_the_checker_is_turned_off(run):
     assert sources.index(off.source) > on_at
 
 
-def test_under_vmap_random_bits_takes_a_batch_of_keys(run):
-    keys = jax.random.split(KEY, 4)
+def test_under_vmap_random_bits_takes_a_batch_of_keys(run, key):
+    keys = jax.random.split(key, 4)
     shown = shown_jaxpr(run, "%jaxpr -t vmap sample(keys)")
     assert shown["in_avals"] == ["key<fry>[4]"]
     (bits,) = [e for e in all_eqns(shown) if e["primitive"] == "random_bits"]
@@ -166,7 +168,7 @@ def test_under_jit_a_captured_key_is_a_constant_and_an_argument_is_not(run):
     assert len(lines) == 2 and lines[0] != lines[1]
 
 
-def test_the_compiled_sampler_takes_u32_2_and_computes_threefry_with_integer_ops(run):
+def test_the_compiled_sampler_takes_u32_2_and_computes_threefry_with_integer_ops(run, key):
     (payload,) = tutorials.data_of(run.cell("compiled = %hlo sample(key)"), HLO)
     comps = payload["module"]["computations"]
     (entry,) = [c for c in comps if c["entry"]]
@@ -184,7 +186,7 @@ def test_the_compiled_sampler_takes_u32_2_and_computes_threefry_with_integer_ops
     assert printed[1] == str({op: ops[op] for op in (*THREEFRY_OPS, "while")})
     assert ops["while"] >= 1  # the rounds are a loop on the CPU, as the prose says
     # XLA compiles the same in this process
-    text = jax.jit(sample).lower(KEY).compile().as_text()
+    text = jax.jit(sample).lower(key).compile().as_text()
     assert "entry_computation_layout={(u32[2]{0})->f32[3]{0}}" in text
     assert all(f" {op}(" in text for op in THREEFRY_OPS)
     assert payload["counts"]["hlo_instructions"] == sum(len(c["instructions"]) for c in comps)
