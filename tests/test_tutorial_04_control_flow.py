@@ -5,6 +5,7 @@ scanned program is smaller and compiles faster than the unrolled one."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from types import SimpleNamespace
 
@@ -143,12 +144,17 @@ def test_cond_under_vmap_with_a_batched_predicate_becomes_a_select(run):
     expected = histogram(jax.make_jaxpr(jax.vmap(rect_sqrt_cond))(xs))
     assert shown["stats"]["histogram"] == dict(expected)
     assert "cond" not in expected and {"select_n", "sqrt"} <= set(expected)
-    # ... and the gradient at 0 stays 0, as the prose says
-    grads = jax.vmap(jax.grad(rect_sqrt_cond))(xs)
-    assert not jnp.isnan(grads).any() and float(grads[0]) == 0.0
-    (out,) = [o for o in run.cell("jax.jit(jax.vmap(jax.grad(rect_sqrt_cond)))").outputs
-              if o.output_type == "execute_result"]
-    assert "nan" not in out["data"]["text/plain"]
+    # each branch's input is selected against a stop_gradient copy (the prose's explanation)
+    assert expected["stop_gradient"] == 2  # one per branch (each takes one operand)
+    # differentiating the *vmapped* function (where the stop_gradients act) gives 0 at 0 and
+    # -1, where the same sum through jnp.where gives nan: as printed
+    through_cond = jax.grad(lambda v: jax.vmap(rect_sqrt_cond)(v).sum())(xs)
+    through_where = jax.grad(lambda v: jnp.where(v > 0, jnp.sqrt(v), 0.0).sum())(xs)
+    assert through_cond.tolist() == [0.0, 0.25, 0.0]
+    assert jnp.isnan(through_where[0]) and jnp.isnan(through_where[2])
+    printed = tutorials.printed(run.cell("def total_cond(xs):")).splitlines()
+    assert printed == [f"grad through vmap(cond): {through_cond}",
+                       f"grad through jnp.where:  {through_where}"]
 
 
 # -- loops -----------------------------------------------------------------------------------
@@ -265,3 +271,32 @@ def test_the_scanned_program_is_smaller_and_compiles_faster_in_xla(run, loops):
 def test_the_benchmark_times_both_variants(run):
     (bench,) = tutorials.data_of(run.cell('workbench.bench({"scan"'), BENCH)
     assert bench["variants"] == ["scan", "unrolled"]
+
+
+# -- the exercises' checks ------------------------------------------------------------------
+
+def check_of(run, n: int) -> str:
+    """The committed check cell of exercise ``n`` (from 1)."""
+    return run.committed.cells[run.exercises[n - 1].check].source
+
+
+WRONG_ANSWERS = {
+    # the trap the prose shows: a single where, whose discarded sqrt branch poisons the gradient
+    1: ("def rect_sqrt_safe(x):\n    return jnp.where(x > 0, jnp.sqrt(x), 0.0)",
+        "the sqrt branch still sees x <= 0"),
+    # a scan started from 0 instead of xs[0]: the check's data must not start at 0
+    2: ("def ema(xs, alpha):\n    def step(m, x):\n        m = alpha * m + (1 - alpha) * x\n"
+        "        return m, m\n    return lax.scan(step, 0.0, xs)[1]", "m[0] is xs[0]"),
+    # the section "Reverse mode needs a known trip count"
+    3: ("def logistic(r, x0, n):\n    return lax.while_loop(lambda c: c[0] < n, "
+        "lambda c: (c[0] + 1, r * c[1] * (1 - c[1])), (0, x0))[1]", "grad failed"),
+}
+
+
+@pytest.mark.parametrize("n", sorted(WRONG_ANSWERS))
+def test_each_check_rejects_the_plausible_wrong_answer_with_its_hint(run, n):
+    wrong, hint = WRONG_ANSWERS[n]
+    ns = {"jax": jax, "jnp": jnp, "lax": lax}
+    exec(wrong, ns)
+    with pytest.raises(AssertionError, match=re.escape(hint)):
+        exec(check_of(run, n), ns)

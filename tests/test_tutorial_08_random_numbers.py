@@ -111,6 +111,16 @@ def test_split_and_fold_in_are_the_primitives_named(run, key):
     two = shown_jaxpr(run, "%%jaxpr\ndef two_draws(key):")
     (split,) = [e for e in two["jaxpr"]["eqns"] if e["primitive"] == "random_split"]
     assert aval_texts(two, split["outvars"]) == ["key<fry>[2]"]
+
+    def two_draws(k):
+        k1, k2 = jax.random.split(k)
+        return jax.random.normal(k1, (2,)), jax.random.normal(k2, (2,))
+
+    expected = histogram(jax.make_jaxpr(two_draws)(key))
+    assert two["stats"]["histogram"] == dict(expected)
+    # the prose: unpacking takes the key<fry>[2] apart with slices or one unstack (0.10 slices,
+    # 0.12 unstacks: this process's JAX made the shown jaxpr, so the histograms match above)
+    assert ("unstack" in expected) != ("slice" in expected)
     fold = shown_jaxpr(run, "%%jaxpr\ndef key_for_step(key, step):")
     assert [e["primitive"] for e in fold["jaxpr"]["eqns"]] == ["convert_element_type",
                                                                 "random_fold_in"]
@@ -131,6 +141,17 @@ def test_key_reuse_is_caught_then_the_checker_is_turned_off(run):
     assert "w2 = jax.random.normal(key, (2, 2))" in err["evalue"]  # the second use
     fixed = shown_jaxpr(run, "%%jaxpr\ndef init(key):\n    k1, k2 = jax.random.split(key)")
     assert "random_split" in fixed["stats"]["histogram"]
+    # the prose: samplers and split consume a key, fold_in does not
+    with jax.debug_key_reuse(True):
+        base = jax.random.key(1)
+        jax.random.fold_in(base, 1), jax.random.fold_in(base, 2)
+        jax.random.split(base)
+        with pytest.raises(jax.errors.KeyReuseError):
+            jax.random.split(base)
+        drawn = jax.random.key(2)
+        jax.random.normal(drawn)
+        with pytest.raises(jax.errors.KeyReuseError):
+            jax.random.normal(drawn)
     eager = tutorials.printed(run.cell("fresh = jax.random.key(7)")).splitlines()
     assert eager[0].startswith("KeyReuseError:")
     assert eager[1] == "clone gives the same numbers: True"
@@ -190,3 +211,16 @@ def test_the_compiled_sampler_takes_u32_2_and_computes_threefry_with_integer_ops
     assert "entry_computation_layout={(u32[2]{0})->f32[3]{0}}" in text
     assert all(f" {op}(" in text for op in THREEFRY_OPS)
     assert payload["counts"]["hlo_instructions"] == sum(len(c["instructions"]) for c in comps)
+
+
+def test_the_walk_check_tells_an_exclusive_sum_what_position_t_is(run):
+    """A walk that returns the position *before* each step fails with a hint that says
+    what position t is and how step t is drawn."""
+    wrong = ("def random_walk(key, n):\n"
+             "    s = jax.vmap(lambda t: jax.random.normal(jax.random.fold_in(key, t)))(jnp.arange(n))\n"
+             "    return jnp.cumsum(s) - s")
+    ns = {"jax": jax, "jnp": jax.numpy}
+    exec(wrong, ns)
+    check = run.committed.cells[run.exercises[2].check].source
+    with pytest.raises(AssertionError, match=r"step t included.*fold_in\(key, t\)"):
+        exec(check, ns)
