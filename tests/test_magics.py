@@ -102,11 +102,42 @@ def test_compare_shows_each_stage(run):
     assert rec["kind"] == "jaxpr-compare" and JAXPR_MIME not in r.bundle
     labels = [s["label"] for s in rec["stages"]]
     assert labels == ["loss", "grad(loss)", "vmap(grad(loss), in_axes=(None, 0))"]
+    # the stages inside vmap see one example, as vmap traces them
+    assert [s["in_avals"][1] for s in rec["stages"]] == ["f32[2,4]", "f32[2,4]", "f32[3,2,4]"]
     counts = [s["stats"]["equations"] for s in rec["stages"]]
     assert counts[0] < counts[1]
     html = r.bundle["text/html"]
     assert html.count('class="jwb-col"') == 3
     assert "== grad(loss):" in r.bundle["text/plain"]
+
+
+def test_compare_traces_the_stages_inside_vmap_at_one_example(run):
+    """A stage inside ``vmap`` is what one call of the vmapped function traces: before, every
+    stage was traced at the batched arguments, so a function written for one example failed
+    (``dot_general requires contracting dimensions to have the same shape``) and one that
+    happened to broadcast showed a batched program under the per-example label."""
+    r = run("%%jaxpr --compare -t grad -t \"vmap(in_axes=(None, 0))\"\n"
+            "def layer(w, x):\n    return jnp.sum(jnp.tanh(w @ x))\n"
+            "layer(jnp.ones((2, 3)), jnp.ones((8, 3)))")
+    assert r.error is None, r.stdout
+    stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
+    assert [s["in_avals"] for s in stages] == [["f32[2,3]", "f32[3]"]] * 2 + [
+        ["f32[2,3]", "f32[8,3]"]]
+    assert [s["out_avals"] for s in stages] == [["f32[]"], ["f32[2,3]"], ["f32[8,2,3]"]]
+    w, x = jnp.ones((2, 3)), jnp.ones(3)
+    assert stages[1]["stats"]["histogram"] == primitive_counts(
+        jax.make_jaxpr(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w @ x))))(w, x))
+    # nested vmaps peel off one batch axis each, outermost first; in_axes as pytrees
+    r = run('%jaxpr --compare -t "vmap(in_axes=(None, 0))" -t "vmap(in_axes=(0, None))" '
+            "jnp.subtract(jnp.ones((5, 3)), jnp.ones((7, 3)))")
+    assert r.error is None, r.stdout
+    assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
+        ["f32[3]", "f32[3]"], ["f32[3]", "f32[7,3]"], ["f32[5,3]", "f32[7,3]"]]
+    r = run("%jaxpr --compare -t \"vmap(in_axes=({'a': 1},))\" "
+            "(lambda d: d['a'] * 2)({'a': jnp.ones((4, 3))})")
+    assert r.error is None, r.stdout
+    assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
+        ["f32[4]"], ["f32[4,3]"]]
 
 
 def test_static_argnums_flag(run):
