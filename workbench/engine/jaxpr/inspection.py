@@ -468,8 +468,8 @@ def inspect_chain(
     ``vmap`` itself would trace it, not at the batched arrays.
     """
     specs = normalize(transforms)
-    nargs = len(args)
-    static = {i + nargs if i < 0 else i for i in static_argnums}
+    static = _static_call_positions(fn, args, kwargs, static_argnums, static_argnames) \
+        if any(s.name == "vmap" for s in specs) else set()
     stages = []
     for k in range(len(specs) + 1):
         a, kw = args, kwargs
@@ -479,6 +479,23 @@ def inspect_chain(
         stages.append(Inspection(fn, a, kw, specs[:k], static_argnums, static_argnames,
                                  backend=backend))
     return stages
+
+
+def _static_call_positions(fn: Callable[..., Any], args: tuple[Any, ...],
+                           kwargs: dict[str, Any], static_argnums: Sequence[int],
+                           static_argnames: Sequence[str]) -> set[int]:
+    """The positions of the call that a transformed stage closes over, as
+    ``Inspection._prepare`` finds them: ``static_argnums``, the ``static_argnames`` passed
+    positionally, and the static arguments of the user's own ``jax.jit``."""
+    nargs = len(args)
+    static = {i + nargs if i < 0 else i for i in static_argnums}
+    if static_argnames:
+        static |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
+    settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
+    if settings is not None:
+        static |= {i + nargs if i < 0 else i for i in settings.static_argnums
+                   if -nargs <= i < nargs}
+    return static
 
 
 def unbatched(args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec,
@@ -503,14 +520,22 @@ def unbatched(args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec
             return leaf
         shape = tuple(np.shape(leaf))
         axis = axis + len(shape) if axis < 0 else axis
-        return jax.ShapeDtypeStruct(shape[:axis] + shape[axis + 1:], leaf.dtype)
+        return jax.ShapeDtypeStruct(shape[:axis] + shape[axis + 1:], leaf.dtype,
+                                    weak_type=bool(getattr(leaf, "weak_type", False)))
 
     def drop_tree(axes: Any, tree: Any) -> Any:
         return jax.tree.map(lambda ax, sub: jax.tree.map(lambda leaf: drop(ax, leaf), sub),
                             axes, tree, is_leaf=lambda x: x is None)
 
-    return (tuple(drop_tree(ax, a) for ax, a in zip(in_axes, args, strict=True)),
-            {k: drop_tree(0, v) for k, v in kwargs.items()})
+    try:
+        return (tuple(drop_tree(ax, a) for ax, a in zip(in_axes, args, strict=True)),
+                {k: drop_tree(0, v) for k, v in kwargs.items()})
+    except (ValueError, TypeError):
+        # in_axes does not fit the arguments: let jax.vmap say how, in its own words
+        dyn = [i for i in range(len(args)) if i not in static]
+        jax.eval_shape(jax.vmap(lambda *_: 0, in_axes=tuple(in_axes[i] for i in dyn)),
+                       *(args[i] for i in dyn))
+        raise
 
 
 def inspect_stages(
