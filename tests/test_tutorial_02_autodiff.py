@@ -225,6 +225,11 @@ def test_custom_vjp_clips_the_cotangent_and_refuses_forward_mode(r):
     (err,) = [o for o in r.cell("%hlo -t jvp scaled(x)").outputs if o.output_type == "error"]
     assert err["ename"] == "CellError"
     assert "forward-mode autodiff (jvp) to a custom_vjp" in "\n".join(err["traceback"])
+    # tracing succeeds (above); evaluating the custom_lin equation eagerly fails at once
+    with pytest.raises(TypeError) as eager:
+        jax.jvp(ident, (XV,), (XV,))
+    printed = tutorials.printed(r.cell("try:\n    jax.jvp(scaled"))
+    assert printed.strip() == "eager jax.jvp: TypeError " + str(eager.value).splitlines()[0]
 
 
 def mlp(W1, W2, x):
@@ -236,18 +241,23 @@ W1, W2 = jnp.ones((4, 3)) / 3, jnp.ones((2, 4)) / 4
 
 
 def test_checkpoint_policies_save_what_the_prose_says(r):
-    printed = tutorials.printed(r.cell("from jax.ad_checkpoint import print_saved_residuals"))
+    printed = tutorials.printed(r.cell("import contextlib, io, re\nfrom jax.ad_checkpoint"))
     _, default, nothing, dots = printed.split("--- ")
     assert "output of sin" in default and "output of cos" in default
+    # the kernel's temporary file name became the line of the cell (mlp's two lines)
+    assert "ipykernel" not in printed and "from cell line" in printed
+    # what the prose lists: h = sin(W1 @ x) (for W2's gradient) and the cos of both layers
+    assert default.count("output of sin") == 1 and default.count("output of cos") == 2
     assert all("from the argument" in line for line in nothing.splitlines()[1:] if line)
     saved = [line for line in dots.splitlines()[1:] if line and "from the argument" not in line]
     assert len(saved) == 2 and all("output of dot_general" in line for line in saved)
     # the same lists as print_saved_residuals gives in this process
-    for section, policy in ((nothing, "nothing_saveable"), (dots, "dots_saveable")):
+    for section, policy in ((default, None), (nothing, "nothing_saveable"),
+                            (dots, "dots_saveable")):
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            print_saved_residuals(
-                jax.checkpoint(mlp, policy=getattr(jax.checkpoint_policies, policy)), W1, W2, XV)
+            print_saved_residuals(mlp if policy is None else jax.checkpoint(
+                mlp, policy=getattr(jax.checkpoint_policies, policy)), W1, W2, XV)
         assert [ln.split(" from")[0] for ln in buf.getvalue().splitlines()] == [
             ln.split(" from")[0] for ln in section.splitlines()[1:] if ln]
 
