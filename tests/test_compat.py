@@ -138,6 +138,24 @@ def test_event_names_and_explain_logger_exist():
     assert not compat.is_jax_internal(test_event_names_and_explain_logger_exist)
 
 
+def test_a_jax_primitives_bound_method_is_jax_internal():
+    """JAX 0.12's key-reuse checker jits ``partial(Primitive.bind, axis=0)``: one of JAX's
+    own helpers, which the compile line showed as the user's ``jit(bind)``."""
+    import functools
+
+    prim = jax.extend.core.Primitive("workbench_test_prim")
+    assert compat.is_jax_internal(prim.bind)
+    assert compat.is_jax_internal(functools.partial(prim.bind, axis=0))
+
+    class Model:
+        def apply(self, x):
+            return x
+
+    # a method of the user's own object, bare or partially applied, stays the user's
+    assert not compat.is_jax_internal(Model().apply)
+    assert not compat.is_jax_internal(functools.partial(Model().apply))
+
+
 def test_available_backends_names_cpu():
     from workbench.engine import _jax_compat as compat
 

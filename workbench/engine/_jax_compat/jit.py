@@ -139,9 +139,14 @@ def is_jax_internal(fun: Any) -> bool:
     function of theirs, a transform of one (``jax.grad(loss)`` wraps ``loss``), or a
     JAX object they chose (``jax.jit(jax.nn.relu)`` jits a ``custom_jvp``).
     """
+    layers, inner = unwrap_chain(fun)
+    if isinstance(inner, types.MethodType):
+        # a JAX object's method, e.g. ``partial(Primitive.bind, axis=0)`` that JAX 0.12's
+        # key-reuse checker jits; a method of the user's own object is theirs
+        return _in_jax(function_code(inner.__func__)) and all(
+            isinstance(f, functools.partial) or _in_jax(function_code(f)) for f in layers)
     if not isinstance(fun, types.FunctionType):
         return False
-    layers, inner = unwrap_chain(fun)
     return all(_in_jax(function_code(f)) for f in (*layers, inner))
 
 
