@@ -8,6 +8,8 @@ import re
 import jax
 import jax.numpy as jnp
 import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from tests import tutorials
 
@@ -99,6 +101,10 @@ def test_compare_shows_per_example_gradients_from_about_as_many_equations(r):
     # "about as many equations": vmap rewrote the primitives, it added no loop
     assert stages[2]["stats"]["equations"] <= stages[1]["stats"]["equations"] + 3
     assert not {"scan", "while"} & set(stages[2]["stats"]["histogram"])
+    # the gradient's dot_general keeps the batch axis (a batch dimension) instead of summing it
+    dots = [e for e in batched.jaxpr.eqns if e.primitive.name == "dot_general"]
+    assert any(e.params["dimension_numbers"][1][0] for e in dots)
+    assert dots[-1].outvars[0].aval.shape == (8, 4, 4)
 
 
 def test_xla_fused_the_softmax_into_fewer_kernels_than_equations(r):
@@ -143,10 +149,30 @@ def test_sharding_picture_matches_jax_placement(r):
     assert layout["spec_text"] == "P('data', 'model')" and len(layout["shards"]) == 8
     assert layout["mesh"]["axis_names"] == ["data", "model"]
     assert layout["mesh"]["axis_sizes"] == [4, 2]
-    # the prose's point about the default axis types, as this JAX makes them
-    mesh = jax.make_mesh((4, 2), ("data", "model"))
-    assert layout["mesh"]["axis_types"] == [str(t).split(".")[-1] for t in mesh.axis_types]
-    assert all(s["shape"] == [4, 4] for s in layout["shards"])
+    assert layout["mesh"]["axis_types"] == ["Auto", "Auto"]
+    mesh = jax.make_mesh((4, 2), ("data", "model"),
+                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.zeros((16, 8)), NamedSharding(mesh, P("data", "model")))
+    placed = {d.id: tuple((s.start, s.stop) for s in idx)
+              for d, idx in x.sharding.devices_indices_map(x.shape).items()}
+    drawn = {s["devices"][0]: tuple(zip(s["start"], s["stop"], strict=True))
+             for s in layout["shards"]}
+    assert drawn == placed
+
+
+def test_hlo_shows_the_all_reduce_over_model_that_xla_inserts(r):
+    report = only(r.cell("%%hlo\ndef layer"), HLO)
+    shown = [(c["kind"], sorted(map(sorted, c["replica_groups"]))) for c in report["collectives"]]
+    # the same program compiled here: its collectives and their device groups
+    mesh = jax.make_mesh((4, 2), ("data", "model"),
+                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x = jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=NamedSharding(mesh, P("data", "model")))
+    w = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("model", None)))
+    text = jax.jit(lambda x, w: jnp.tanh(x @ w)).lower(x, w).compile().as_text()
+    kinds = re.findall(r"= \S+ (all-reduce|all-gather|reduce-scatter|all-to-all)\(", text)
+    assert [k for k, _ in shown] == kinds == ["all-reduce"]
+    model_groups = sorted(sorted(d.id for d in row) for row in mesh.devices)
+    assert shown[0][1] == model_groups  # pairs: the devices of each 'model' group
 
 
 def test_mesh_explorer_compiles_and_needs_the_all_reduce_the_prose_names(r):
