@@ -252,6 +252,13 @@ class Attribution:
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
         else:
             rec.reasons = self._diff_reasons(sig, obj, parsed)
+            if rec.reasons and rec.reasons[0].kind == "cache_cleared" \
+                    and state.stats.compiles == 0:
+                # the same call was only traced before (jax.make_jaxpr, jax.eval_shape,
+                # jit(f).trace): nothing was compiled that could have been dropped
+                rec.reasons = [MissReason("new_function", detail=(
+                    f"first compile of {fun_name} (traced before by jax.make_jaxpr, "
+                    "jax.eval_shape or .trace, never compiled)"))]
         if obj is not None and not site.failed:
             # a trace that raised compiled nothing: the next good call is not a "change"
             obj.signatures.append(sig)
