@@ -50,7 +50,7 @@ def test_a_tracer_is_an_abstract_value_and_cached_calls_skip_python(r):
     first = r.cell("@jax.jit\ndef normalize")
     text = tutorials.printed(first)
     assert text.count("normalize got") == 1 and "float32[4]" in text
-    assert "shape (4,) dtype float32" in text
+    assert "jax.typeof(x): float32[4] | shape (4,) | dtype float32" in text
     assert "[0." not in text  # no data in the tracer
     (g,) = groups(first, "jit(normalize)")
     assert g["compiles"] == 1 and g["reasons"] == []
@@ -132,8 +132,10 @@ def test_each_recompile_has_the_reason_the_prose_gives(r):
     shape = r.cell("normalize(jnp.arange(5.0))")
     assert reasons(shape, "jit(normalize)") == [("shape", "f32[4]", "f32[5]")]
     assert "normalize got" in tutorials.printed(shape)  # a new program: traced again
-    assert reasons(r.cell("@jax.jit\ndef scale_by"), "jit(scale_by)") == [
-        ("weak_type", "f32[]", "weak f32[]")]
+    weak = r.cell("@jax.jit\ndef scale_by")
+    assert reasons(weak, "jit(scale_by)") == [("weak_type", "f32[]", "weak f32[]")]
+    assert tutorials.printed(weak) == f"{jax.typeof(jnp.float32(2.0))} vs {jax.typeof(2.0)}\n"
+    assert str(jax.typeof(2.0)).startswith("~")  # the prose: weak types are marked with ~
     # the weak type the prose describes, as JAX computes it here
     assert (jnp.ones(3, jnp.bfloat16) * 2.0).dtype == jnp.bfloat16
     closure = groups(r.cell("def make_update"))
