@@ -155,6 +155,8 @@ def test_untrusted_tour_renders_every_output_and_connects_the_panel(browser, lab
     page.wait_for_selector(PANEL, state="visible", timeout=30_000)
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
                            timeout=60_000)
+    page.wait_for_selector(f'{PANEL}[data-jwb-state="not-loaded"]', state="attached",
+                           timeout=90_000)
     first = _index(executed, "import workbench")
     _run_cell(page, first)  # import workbench; fake_devices(8); %load_ext workbench
     try:
@@ -169,7 +171,7 @@ def test_untrusted_tour_renders_every_output_and_connects_the_panel(browser, lab
             f"() => {{ const m = {NB}.content.model.cells.get({first}); const out = [];"
             " for (let k = 0; k < m.outputs.length; k++) out.push(JSON.stringify("
             "m.outputs.get(k).toJSON()).slice(0, 300)); return out; }")
-        raise AssertionError(f"panel not connected: {state}; cell 0 outputs {outputs}; "
+        raise AssertionError(f"panel not connected: {state}; first cell's outputs {outputs}; "
                              f"console {watch.errors}") from None
     # the prose's ledger: loss defined, then step compiled and recompiled for a new batch size
     for prefix in ("%%jaxpr\ndef loss", "@jax.jit\ndef step", "w = step(w, jnp.ones((3, 4)))"):
