@@ -41,3 +41,20 @@ def test_clear_caches_after_a_compile_is_still_a_recompile(run):
         "_again = [r for r in _c2 if r.function == 'jit(compiled_then_cleared)']")
     (rec,) = run("_again").result.result
     assert rec.is_recompile and [m.kind for m in rec.reasons] == ["cache_cleared"]
+
+
+@pytest.mark.parametrize("how", sorted(TRACES))
+def test_a_shape_only_traced_before_is_compared_with_the_compiled_ones(run, how):
+    """Compiled for f32[3], only traced for f32[5], then compiled for f32[5]: a recompile
+    (the function had compiled), because the shape changed, not because caches were
+    cleared (nothing for f32[5] was ever compiled that could have been dropped)."""
+    f = f"traced_new_shape_{how}"
+    run(f"def {f}(x):\n    return jnp.cos(x) * 3\n_g = jax.jit({f})\n_g(jnp.ones(3))\n"
+        "_ = " + TRACES[how].replace("jnp.ones(3)", "jnp.ones(5)").format(f=f))
+    run("import workbench\n"
+        "with workbench.capture_compiles() as _c3:\n"
+        "    _g(jnp.ones(5))\n"
+        f"_mine3 = [r for r in _c3 if r.function == 'jit({f})']")
+    (rec,) = run("_mine3").result.result
+    assert rec.kind == "compile" and rec.is_recompile
+    assert [(m.kind, m.before, m.after) for m in rec.reasons] == [("shape", "f32[3]", "f32[5]")]
