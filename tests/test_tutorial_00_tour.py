@@ -186,6 +186,17 @@ def test_mesh_explorer_compiles_and_needs_the_all_reduce_the_prose_names(r):
                                  rhs_spec="model, None"))
     assert any(c.kind == "all-reduce" and c.axes == ["model"] for c in res.collectives), [
         c.description for c in res.collectives]
+    # the prose's change: rows over data, columns over model, nothing summed is split
+    blocks = explore(ExplorerConfig(operation="matmul", shape="256, 256", mesh_shape="4, 2",
+                                    axis_names="data, model", spec="data, None",
+                                    rhs_spec="None, model"))
+    assert blocks.collectives == [], [c.description for c in blocks.collectives]
+    # ... while changing only the second operand's spec brings other collectives
+    other = explore(ExplorerConfig(operation="matmul", shape="256, 256", mesh_shape="4, 2",
+                                   axis_names="data, model", spec="None, model",
+                                   rhs_spec="None, model"))
+    assert other.collectives and not any(
+        c.kind == "all-reduce" and c.axes == ["model"] for c in other.collectives)
 
 
 def test_profile_attributes_time_to_the_cells_lines(r):
