@@ -90,6 +90,8 @@ export class HloView implements FeatureView {
     this._root = root;
     host.appendChild(root);
     root.appendChild(this._summary());
+    const collectives = this._collectivesTable();
+    if (collectives) root.appendChild(collectives);
     const names = Object.keys(this._payload.graphs ?? {});
     if (this._payload.parse_error || names.length === 0) {
       const note = el('div', 'jwb-hlo-note', this._payload.parse_error
@@ -177,6 +179,37 @@ export class HloView implements FeatureView {
     }
     if (p.timings?.compile_s !== null && p.timings?.compile_s !== undefined) add('compile', `${p.timings.compile_s.toFixed(2)} s`);
     return box;
+  }
+
+  /** The collectives XLA inserted (the text/html fallback's table): kind, instruction, shape,
+   *  bytes, device groups (or source -> target pairs), source line; null when there are none. */
+  private _collectivesTable(): HTMLElement | null {
+    const list = this._payload.collectives ?? [];
+    if (list.length === 0) return null;
+    const wrap = el('div', 'jwb-hlo-collectives');
+    wrap.appendChild(el('div', 'jwb-hlo-top-title', `${list.length} collective${list.length === 1 ? '' : 's'} inserted by XLA`));
+    const table = el('table', 'jwb-hlo-top jwb-hlo-coll');
+    const head = el('tr');
+    for (const h of ['kind', 'instruction', 'shape', 'bytes', 'replica groups / pairs', 'source']) head.appendChild(el('th', undefined, h));
+    const thead = el('thead');
+    thead.appendChild(head);
+    const tbody = el('tbody');
+    for (const c of list) {
+      const tr = el('tr');
+      tr.dataset.kind = c.kind;
+      const groups = c.kind === 'collective-permute' && c.source_target_pairs
+        ? c.source_target_pairs.map(([a, b]) => `${a}→${b}`).join(' ')
+        : c.replica_groups === null || c.replica_groups === undefined
+          ? (c.groups_text || 'n/a')
+          : c.replica_groups.length === 0 ? 'all devices'
+            : c.replica_groups.map(g => `{${g.join(',')}}`).join(' ');
+      const src = c.source ? formatSource(this._cells, c.source) : 'no source';
+      for (const v of [c.kind, c.name, c.shape, formatBytes(c.bytes), groups, src]) tr.appendChild(el('td', undefined, v));
+      tbody.appendChild(tr);
+    }
+    table.append(thead, tbody);
+    wrap.appendChild(table);
+    return wrap;
   }
 
   private _toolbar(names: string[]): HTMLElement {

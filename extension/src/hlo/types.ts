@@ -67,6 +67,19 @@ export interface HloComputation {
   instructions: Array<HloInstruction | CompactInstruction>;
 }
 
+/** A collective XLA inserted (all-reduce, all-gather, ...), as the engine reports it. */
+export interface HloCollective {
+  name: string;
+  kind: string;
+  computation: string;
+  shape: string;
+  bytes: number;
+  replica_groups: number[][] | null;
+  groups_text: string;
+  source_target_pairs: number[][] | null;
+  source: HloSource | null;
+}
+
 export interface HloPayload {
   version: number;
   kind: 'hlo';
@@ -86,6 +99,7 @@ export interface HloPayload {
   };
   memory: Record<string, number | boolean | null>;
   parse_error: string | null;
+  collectives?: HloCollective[];
   graphs: Record<string, HloGraph>;
   module?: { name: string; problems: string[]; computations: HloComputation[] };
   cells?: Record<string, { number: number | null; cell_id: string | null }>;

@@ -22,6 +22,7 @@ from workbench.engine.cache.reasons import (
     MissReason,
     Signature,
     closest_diff,
+    diff_signatures,
     parse_jax_explanation,
 )
 from workbench.engine.cache.records import CompileRecord, FunctionStats
@@ -62,6 +63,11 @@ class TracedObject:
     signatures: list[Signature] = field(default_factory=list)
     #: executables compiled for this object since its cache was last seen emptied
     entries: int = 0
+    #: the signatures whose traces reached an XLA compile: a trace alone (``jax.make_jaxpr``,
+    #: ``jax.eval_shape``, ``jit(f).trace``) leaves no executable that a cache could drop
+    compiled: list[Signature] = field(default_factory=list)
+    #: the signature of the latest trace, until its compile credits it to ``compiled``
+    pending: Signature | None = None
 
     def alive(self) -> bool:
         return self.ref() is not None
@@ -251,11 +257,12 @@ class Attribution:
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
         else:
-            rec.reasons = self._diff_reasons(sig, obj, parsed)
+            rec.reasons = self._miss_reasons(sig, obj, parsed, fun_name)
         if obj is not None and not site.failed:
             # a trace that raised compiled nothing: the next good call is not a "change"
             obj.signatures.append(sig)
             del obj.signatures[:-MAX_SIGNATURES]
+            obj.pending = sig
         if rec.origin == "user":
             # only the user's functions: a user's ``relu`` is not JAX's ``relu`` redefined
             self.by_name[rec.function] = key
@@ -312,6 +319,21 @@ class Attribution:
                     and (st.stats.compiles or st.stats.traces):
                 return f"[{o['count']}]"
         return None
+
+    def _miss_reasons(self, sig: Signature, obj: TracedObject, parsed: Any,
+                      fun_name: str) -> list[MissReason]:
+        """Why a function object traced before was traced again.  Argument types that
+        were only traced (``jax.make_jaxpr``, ``jax.eval_shape``, ``jit(f).trace``) and
+        never compiled left no executable that a cleared cache could have dropped: the
+        call is compared with the compiled ones, or is the first compile."""
+        if any(not diff_signatures(sig, s) for s in obj.signatures) \
+                and not any(not diff_signatures(sig, s) for s in obj.compiled):
+            if not obj.compiled:
+                return [MissReason("new_function", detail=(
+                    f"first compile of {fun_name} (traced before by jax.make_jaxpr, "
+                    "jax.eval_shape or .trace, never compiled)"))]
+            return closest_diff(sig, obj.compiled)
+        return self._diff_reasons(sig, obj, parsed)
 
     @staticmethod
     def _diff_reasons(sig: Signature, obj: TracedObject, parsed: Any) -> list[MissReason]:
@@ -451,6 +473,7 @@ class Attribution:
         if obj is not None:
             obj.signatures.append(sig)
             del obj.signatures[:-MAX_SIGNATURES]
+            obj.pending = sig
         self.by_name[rec.function] = key
         return obj
 
@@ -518,6 +541,10 @@ class Attribution:
         st.add(rec)
         if rec.kind == "compile" and obj is not None and obj.alive():
             obj.entries += 1  # the traced object owns the new executable
+            if obj.pending is not None:  # its argument types now have an executable
+                obj.compiled.append(obj.pending)
+                del obj.compiled[:-MAX_SIGNATURES]
+                obj.pending = None
         if rec.reasons:
             st.misses.append(rec)
             del st.misses[:-MAX_SIGNATURES]
