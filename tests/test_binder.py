@@ -140,24 +140,56 @@ def _tracked_copy(dest: Path) -> None:
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest / rel)
         return
-    patterns = [ln.strip() for ln in (ROOT / ".gitignore").read_text().splitlines()
-                if ln.strip() and not ln.startswith("#")]
+    _copy_without_ignored(ROOT, dest)
 
-    def ignored(rel: str, name: str) -> bool:
-        for p in patterns:
-            if "/" in p.rstrip("/"):  # anchored at the root
-                if fnmatch.fnmatch(rel, p.strip("/")):
+
+def _copy_without_ignored(src: Path, dest: Path) -> None:
+    """Copy ``src`` to ``dest`` leaving out .git and what the .gitignore files (the root's
+    and nested ones, each anchored at its folder) name."""
+    rules: list[tuple[str, str]] = []  # (folder relative to src, pattern)
+
+    def ignored(rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        if name == ".git":
+            return True
+        for base, pat in rules:
+            if base and not rel.startswith(base + "/"):
+                continue
+            inner = rel[len(base) + 1:] if base else rel
+            if "/" in pat.rstrip("/"):  # anchored at the .gitignore's folder
+                if fnmatch.fnmatch(inner, pat.strip("/")):
                     return True
-            elif fnmatch.fnmatch(name, p.rstrip("/")):
+            elif fnmatch.fnmatch(name, pat.rstrip("/")):
                 return True
-        return name == ".git"
+        return False
 
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        base = Path(directory).relative_to(ROOT).as_posix()
-        return {n for n in names
-                if ignored(n if base == "." else f"{base}/{n}", n)}
+    for folder, dirs, files in os.walk(src):
+        base = Path(folder).relative_to(src).as_posix()
+        base = "" if base == "." else base
+        gi = Path(folder) / ".gitignore"
+        if gi.is_file():
+            rules.extend((base, ln.strip()) for ln in gi.read_text().splitlines()
+                         if ln.strip() and not ln.startswith(("#", "!")))
+        dirs[:] = [d for d in dirs if not ignored(f"{base}/{d}" if base else d)]
+        for f in files:
+            rel = f"{base}/{f}" if base else f
+            if not ignored(rel):
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(folder) / f, dest / rel)
 
-    shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
+
+def test_copy_without_git_leaves_out_ignored_build_outputs(tmp_path):
+    """Without .git the simulation copies the checkout minus what the .gitignore files name,
+    compared here with git's own answer for this checkout."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("no git metadata to compare with")
+    dest = tmp_path / "copy"
+    _copy_without_ignored(ROOT, dest)
+    copied = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
+    git = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    expected = {f for f in git.split("\0") if f and (ROOT / f).is_file()}
+    assert copied == expected, (sorted(copied - expected)[:10], sorted(expected - copied)[:10])
 
 
 def _runtime_python() -> tuple[str, str]:

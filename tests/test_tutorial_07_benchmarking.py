@@ -124,6 +124,7 @@ def test_roofline_intensities_are_xlas_and_far_apart(r):
         assert roof[name]["peak_source"] == "override"
     # "tens of FLOPs per byte" against "a fraction of one"
     assert roof["matmul"]["intensity"] > 10 > 1 > roof["elementwise"]["intensity"]
+    assert roof["matmul"]["intensity"] == pytest.approx(256 / 4)  # the prose's n/4 for a @ a
     assert roof["matmul"]["bound"] == "compute" and roof["elementwise"]["bound"] == "memory"
 
 
