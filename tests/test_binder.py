@@ -42,10 +42,11 @@ BINDER = ROOT / "binder"
 BRANCH = "main"  # the branch the README's Binder link builds
 TOUR_PATH = "notebooks/00_tour.ipynb"
 INSTALL_TIMEOUT_S = 900
-# The whole simulation (install, tour, topic notebooks) should take at most this long on
-# CI's 2 cores; a topic notebook that would start after it is spent is skipped, saying so,
-# unless WORKBENCH_BINDER_ALL=1 (the tour always runs).
-BUDGET_S = 330.0
+# The whole simulation (install, tour, topic notebooks) should take about 6 minutes on CI's
+# 2 cores (measured with all nine notebooks: 354 s, of which the install 196 s, on a shared
+# 2-core machine); a topic notebook that would start after this budget is spent is skipped,
+# saying so, unless WORKBENCH_BINDER_ALL=1 (the tour always runs).
+BUDGET_S = 360.0
 NOTEBOOK_TIMEOUT_S = int(tutorials.TIME_LIMIT_S)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -76,6 +77,13 @@ def test_readme_binder_link_is_built_from_the_repository_url():
     assert "mybinder.org/v2/gh/" in setup
     # binder/README.md says which repository location the link assumes
     assert _repository_url() in (BINDER / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_tutorials_section_links_every_notebook_once():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Tutorials\n", 1)[1].split("\n## ", 1)[0]
+    linked = re.findall(r"\]\(notebooks/([\w.]+)\.ipynb\)", section)
+    assert linked == tutorials.ALL, linked  # in order, each once
 
 
 def test_binder_files_follow_repo2docker_rules():

@@ -93,16 +93,14 @@ def test_sweep_fits_a_growth_exponent(r):
     rec = _bench(r, "matmul = jax.jit")
     assert rec["sweep_param"] == "n" and rec["sweep_values"] == [64, 128, 256, 512]
     (fit,) = rec["fits"]
-    assert fit["points"] == 4 and fit["exponent"] > 1, fit  # superlinear
-    # "at small sizes fixed costs flatten it": the slope between the two largest sizes is
-    # steeper than between the two smallest
+    assert fit["points"] == 4 and 1 < fit["exponent"] < 3, fit  # "lower than 3"
+    # "the line bends": flat between the small sizes, steeper between the large ones
     t = {m["params"]["n"]: m["stats"]["median"] for m in rec["measurements"]}
 
     def slope(a, b):
         return math.log(t[b] / t[a]) / math.log(b / a)
 
     assert slope(256, 512) > slope(64, 128), t
-    assert slope(256, 512) > 2, t
 
 
 def _xla_counts(fn, *args) -> tuple[float, float]:
