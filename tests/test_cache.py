@@ -133,6 +133,32 @@ def test_static_argument_reason(cell):
         ("static_arg", "n", "2", "3")
 
 
+
+def test_a_retrace_beside_a_compile_is_called_retraced_not_recompiled(cell):
+    """One jit call compiles; two ``make_jaxpr`` traces of the same function in the same
+    cell only trace: their reasons are retraces, whatever else the cell compiled (the line
+    used to say ``compiled 1x · recompiled: xs changed f32[20] -> f32[10]; ...``)."""
+    cell("def ema_rt(xs, alpha):\n    return xs * alpha")
+    c = cell("got_rt = jax.jit(ema_rt)(jnp.ones(20), 0.9)\n"
+             "short_rt = jax.make_jaxpr(ema_rt)(jnp.ones(10), 0.9)\n"
+             "long_rt = jax.make_jaxpr(ema_rt)(jnp.ones(1000), 0.9)")
+    g = c.group("jit(ema_rt)")
+    assert (g["compiles"], g["traces"]) == (1, 3)
+    assert [(r["path"], r["before"], r["after"]) for r in g["reasons"]] == [
+        ("xs", "f32[20]", "f32[10]"), ("xs", "f32[10]", "f32[1000]")]
+    assert g["reasons_from"] == ["trace", "trace"]
+    text = c.lines[0]["text/plain"]
+    assert "recompiled" not in text, text
+    assert "retraced: xs changed f32[20] -> f32[10]; xs changed f32[10] -> f32[1000]" in text
+    assert "recompiled" not in c.lines[0]["text/html"]
+    # a recompile and a retrace in one cell: each reason under its own word
+    cell("f_rt2 = jax.jit(lambda x: x * 2)\nf_rt2(jnp.ones(2))")
+    c = cell("f_rt2(jnp.ones(3))\nj_rt2 = jax.make_jaxpr(f_rt2)(jnp.ones(4))")
+    g = c.group("jit(<lambda>)")
+    assert g["reasons_from"] == ["compile", "trace"]
+    assert ("recompiled: x changed f32[2] -> f32[3] · retraced: x changed f32[3] -> f32[4]"
+            in c.lines[0]["text/plain"])
+
 def test_pytree_reason_names_the_argument_path(cell):
     cell("@jax.jit\ndef f_tree(params):\n    return params['w1'].sum()\n"
          "f_tree({'w1': jnp.ones(2)})")

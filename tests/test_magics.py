@@ -102,11 +102,89 @@ def test_compare_shows_each_stage(run):
     assert rec["kind"] == "jaxpr-compare" and JAXPR_MIME not in r.bundle
     labels = [s["label"] for s in rec["stages"]]
     assert labels == ["loss", "grad(loss)", "vmap(grad(loss), in_axes=(None, 0))"]
+    # the stages inside vmap see one example, as vmap traces them
+    assert [s["in_avals"][1] for s in rec["stages"]] == ["f32[2,4]", "f32[2,4]", "f32[3,2,4]"]
     counts = [s["stats"]["equations"] for s in rec["stages"]]
     assert counts[0] < counts[1]
     html = r.bundle["text/html"]
     assert html.count('class="jwb-col"') == 3
     assert "== grad(loss):" in r.bundle["text/plain"]
+
+
+def test_compare_traces_the_stages_inside_vmap_at_one_example(run):
+    """A stage inside ``vmap`` is what one call of the vmapped function traces: before, every
+    stage was traced at the batched arguments, so a function written for one example failed
+    (``dot_general requires contracting dimensions to have the same shape``) and one that
+    happened to broadcast showed a batched program under the per-example label."""
+    r = run("%%jaxpr --compare -t grad -t \"vmap(in_axes=(None, 0))\"\n"
+            "def layer(w, x):\n    return jnp.sum(jnp.tanh(w @ x))\n"
+            "layer(jnp.ones((2, 3)), jnp.ones((8, 3)))")
+    assert r.error is None, r.stdout
+    stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
+    assert [s["in_avals"] for s in stages] == [["f32[2,3]", "f32[3]"]] * 2 + [
+        ["f32[2,3]", "f32[8,3]"]]
+    assert [s["out_avals"] for s in stages] == [["f32[]"], ["f32[2,3]"], ["f32[8,2,3]"]]
+    w, x = jnp.ones((2, 3)), jnp.ones(3)
+    assert stages[1]["stats"]["histogram"] == primitive_counts(
+        jax.make_jaxpr(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w @ x))))(w, x))
+    # nested vmaps peel off one batch axis each, outermost first; in_axes as pytrees
+    r = run('%jaxpr --compare -t "vmap(in_axes=(None, 0))" -t "vmap(in_axes=(0, None))" '
+            "jnp.subtract(jnp.ones((5, 3)), jnp.ones((7, 3)))")
+    assert r.error is None, r.stdout
+    assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
+        ["f32[3]", "f32[3]"], ["f32[3]", "f32[7,3]"], ["f32[5,3]", "f32[7,3]"]]
+    r = run("%jaxpr --compare -t \"vmap(in_axes=({'a': 1},))\" "
+            "(lambda d: d['a'] * 2)({'a': jnp.ones((4, 3))})")
+    assert r.error is None, r.stdout
+    assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
+        ["f32[4]"], ["f32[4,3]"]]
+
+
+def test_compare_inside_vmap_knows_every_static_argument(run, shell):
+    """``in_axes`` written over the traced arguments skips *every* static one: those named by
+    ``--static-argnames`` but passed positionally and those the ``jax.jit`` declares itself,
+    not only ``--static-argnums``.  Before, the per-example stage of such a call kept the
+    batch axis (``f32[8,3]`` where vmap passes ``f32[3]``)."""
+    shell.user_ns["pw"] = lambda n, x: jnp.sum(x ** n)
+    shell.user_ns["jpw"] = jax.jit(shell.user_ns["pw"], static_argnums=0)
+    for cell in ('%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnames n '
+                 "pw(2, jnp.ones((8, 3)))",
+                 '%jaxpr --compare -t "vmap(in_axes=(0,))" jpw(2, jnp.ones((8, 3)))',
+                 '%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnums 0 '
+                 "pw(2, jnp.ones((8, 3)))"):
+        r = run(cell)
+        assert r.error is None, (cell, r.stdout)
+        stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
+        assert [s["in_avals"] for s in stages] == [["f32[3]"], ["f32[8,3]"]], cell
+        assert [s["out_avals"] for s in stages] == [["f32[]"], ["f32[8]"]], cell
+
+
+def test_compare_inside_vmap_reports_a_wrong_in_axes_in_jax_words(run):
+    """An ``in_axes`` that does not fit the arguments is JAX's error about ``in_axes``, as
+    without ``--compare``, not a ``tree_map`` failure of the workbench's own bookkeeping."""
+    cell = ("%jaxpr {}-t \"vmap(in_axes=({{'b': 0}},))\" "
+            "(lambda d: d['a'] * 2)({{'a': jnp.ones((4, 3))}})")
+    with pytest.raises(ValueError) as jax_says:
+        jax.vmap(lambda d: d["a"] * 2, in_axes=({"b": 0},))({"a": jnp.ones((4, 3))})
+    first = str(jax_says.value).splitlines()[0][:60]
+    for flags in ("", "--compare "):
+        r = run(cell.format(flags))
+        assert r.error is not None, flags
+        assert first in r.short_error() and "tree_map" not in r.short_error(), (flags, r.stdout)
+
+
+def test_compare_inside_vmap_keeps_weak_types(run, shell):
+    """One example of a weakly typed array is weakly typed (as vmap traces it): ``f16 + weak
+    f32`` stays ``f16``, in the per-example stage as in the batched one."""
+    shell.user_ns["a16"] = jnp.ones(8, jnp.float16)
+    shell.user_ns["weak"] = jnp.broadcast_to(jnp.asarray(2.0), (8,))
+    assert shell.user_ns["weak"].weak_type  # the premise
+    r = run("%jaxpr --compare -t vmap jnp.add(a16, weak)")
+    assert r.error is None, r.stdout
+    stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
+    one = jax.eval_shape(jnp.add, jnp.ones((), jnp.float16), jnp.asarray(2.0))
+    assert one.dtype == jnp.float16  # what JAX does with one weak example
+    assert [s["out_avals"] for s in stages] == [["f16[]"], ["f16[8]"]]
 
 
 def test_static_argnums_flag(run):

@@ -314,3 +314,31 @@ def test_compile_line_gives_the_stages_in_the_totals_unit():
     g.compile_s = 1.93
     assert cell_text(CellSummary("3", [g], None)) == \
         "jit(loss): compiled 1x in 2 s (trace 0.02 · lower 0.05 · XLA 1.9)"
+
+
+def test_compile_line_words_each_reason_by_the_stage_its_call_reached():
+    """Reasons from a trace-only record (``jax.make_jaxpr``) say "retraced" even when the
+    cell also compiled the function; one reason seen first in a trace and then in a
+    compile is a recompile, shown once."""
+    from workbench.engine.cache.queries import cell_summary
+    from workbench.engine.cache.reasons import MissReason
+    from workbench.engine.cache.records import CompileRecord
+    from workbench.views.cache import cell_html, cell_text
+
+    def rec(kind: str, before: str, after: str) -> CompileRecord:
+        return CompileRecord("jit(f)", trace_s=0.001, lower_s=0.002 if kind != "trace" else None,
+                             compile_s=0.003 if kind == "compile" else None, kind=kind,
+                             key="k", reasons=[MissReason("shape", "x", before, after)])
+
+    summary = cell_summary([rec("compile", "f32[1]", "f32[2]"), rec("trace", "f32[2]", "f32[3]"),
+                            rec("trace", "f32[2]", "f32[4]"), rec("compile", "f32[2]", "f32[4]")],
+                           "5")
+    (g,) = summary.groups
+    assert g.reasons_from == ["compile", "trace", "compile"]
+    assert g.to_dict()["reasons_from"] == ["compile", "trace", "compile"]
+    assert cell_text(summary).endswith(
+        " · recompiled: x changed f32[1] -> f32[2]; x changed f32[2] -> f32[4]"
+        " · retraced: x changed f32[2] -> f32[3]")
+    assert "retraced: x changed f32[2] -&gt; f32[3]" in cell_html(summary)
+    from workbench.views.cache import CACHE_CELL_MIME, cell_line_display
+    schemas.validate(CACHE_CELL_MIME, cell_line_display(summary)._repr_mimebundle_()[CACHE_CELL_MIME])

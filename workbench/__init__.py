@@ -28,7 +28,7 @@ from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
 from workbench.api.jaxpr import jaxpr
 from workbench.api.mesh_explorer import mesh_explorer
-from workbench.api.profile import profile
+from workbench.api.profile import profile, profile_from_trace
 from workbench.api.sharding import sharding
 from workbench.engine import Inspection, TransformSpec, inspect_chain
 from workbench.engine.cache import CacheSnapshot, CompileRecord, cache, capture_compiles
@@ -61,4 +61,4 @@ def unload_ipython_extension(ipython: Any) -> None:
 __all__ = ["CacheSnapshot", "CompileRecord", "Inspection", "RecompileError", "TransformSpec",
            "__version__", "bench", "cache", "capture_compiles", "fake_devices", "hlo", "inspect",
            "inspect_chain", "jaxpr", "load_ipython_extension", "mesh_explorer", "no_recompiles",
-           "profile", "sharding", "unload_ipython_extension"]
+           "profile", "profile_from_trace", "sharding", "unload_ipython_extension"]

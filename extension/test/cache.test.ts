@@ -19,6 +19,26 @@ describe('the compile line (cache-cell payloads from real cells)', () => {
       expect(lines.join('\n')).toBe(texts[name]);
     });
   }
+  it('says retraced for a reason whose call only traced, recompiled for one that compiled', () => {
+    // one cell: loss(x) recompiled for f32[5,8], then jax.make_jaxpr(loss) traced f32[7,8];
+    // the expected lines are the Python group_line's for the same group
+    const p = read<CacheCellPayload>('cache-cell-recompile');
+    const g = {
+      ...p.functions[0], traces: 2,
+      reasons: [
+        { kind: 'shape', path: 'x', before: 'f32[3,8]', after: 'f32[5,8]', detail: '', text: 'x changed f32[3,8] -> f32[5,8]' },
+        { kind: 'shape', path: 'x', before: 'f32[5,8]', after: 'f32[7,8]', detail: '', text: 'x changed f32[5,8] -> f32[7,8]' }
+      ]
+    };
+    const head = 'jit(loss): compiled 1x in 69 ms (trace 7.6 · lower 12 · XLA 50)';
+    expect(groupLine({ ...g, reasons_from: ['compile', 'trace'] })).toBe(
+      `${head} · recompiled: x changed f32[3,8] -> f32[5,8] · retraced: x changed f32[5,8] -> f32[7,8]`);
+    expect(groupLine({ ...g, reasons_from: ['trace', 'trace'] })).toBe(
+      `${head} · retraced: x changed f32[3,8] -> f32[5,8]; x changed f32[5,8] -> f32[7,8]`);
+    // a payload from before reasons_from: the group's furthest stage, as before
+    expect(groupLine(g)).toBe(
+      `${head} · recompiled: x changed f32[3,8] -> f32[5,8]; x changed f32[5,8] -> f32[7,8]`);
+  });
   it('names cells and dedupes call sites', () => {
     const p = read<CacheCellPayload>('cache-cell-static');
     const sites = distinctSites(p.functions[0].call_sites);

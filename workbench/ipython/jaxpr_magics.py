@@ -38,7 +38,8 @@ class JaxprMagics(Magics):
     @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
     @argument("--compare", action="store_true",
-              help="show the function and each successive transform side by side")
+              help="show the function and each successive transform side by side "
+                   "(a stage inside vmap at one example)")
     @argument("--depth", type=int, default=1, metavar="N",
               help="how many levels of nested jaxprs start open (default 1)")
     @line_cell_magic

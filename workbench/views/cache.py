@@ -84,8 +84,26 @@ def _stages(g: FunctionGroup) -> str:
     return " · ".join(parts)
 
 
-def _again(g: FunctionGroup) -> str:
-    return "recompiled" if g.compiles else "relowered" if g.lowers else "retraced"
+#: the word before a reason, by the kind of record it came from
+AGAIN = {"compile": "recompiled", "lower": "relowered", "trace": "retraced"}
+
+
+def again_parts(g: FunctionGroup, limit: int) -> list[tuple[str, list[str]]]:
+    """The first ``limit`` reasons as ``[(word, texts)]``, one part per word in the order
+    the words first appear: ``recompiled: x changed ... · retraced: x changed ...``.  A
+    cell that compiled a function once and traced it again (``jax.make_jaxpr``) says
+    "retraced" for the trace's reasons."""
+    parts: dict[str, list[str]] = {}
+    for i, r in enumerate(g.reasons[:limit]):
+        parts.setdefault(AGAIN.get(g.reason_from(i), "recompiled"), []).append(r.text())
+    return list(parts.items())
+
+
+def again_text(g: FunctionGroup, limit: int = MAX_REASONS_IN_LINE) -> str:
+    """``recompiled: a; b · retraced: c; +2 more``."""
+    more = len(g.reasons) - limit
+    return (" · ".join(f"{word}: " + "; ".join(texts) for word, texts in again_parts(g, limit))
+            + (f"; +{more} more" if more > 0 else ""))
 
 
 def _inspected(g: FunctionGroup) -> str:
@@ -106,9 +124,7 @@ def group_line(g: FunctionGroup) -> str:
     if g.origin == "workbench":
         out.append(_inspected(g))
     if g.reasons:
-        texts = [r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]]
-        more = len(g.reasons) - MAX_REASONS_IN_LINE
-        out.append(f"{_again(g)}: " + "; ".join(texts) + (f"; +{more} more" if more > 0 else ""))
+        out.append(again_text(g))
     return " · ".join(out)
 
 
@@ -137,8 +153,8 @@ def _group_html(g: FunctionGroup) -> str:
     where = "".join(
         f"<li>called at {esc(source_label(f, ln)[0])}: <code>{esc(t)}</code></li>"
         for f, ln, t in sorted(sites)[:3])
-    first = esc("; ".join(r.text() for r in g.reasons[:MAX_REASONS_IN_LINE]))
-    return (f"<details><summary>{head} · <span class=\"miss\">{_again(g)}: {first}</span>"
+    first = esc(again_text(g))
+    return (f"<details><summary>{head} · <span class=\"miss\">{first}</span>"
             f"</summary><ul>{''.join(items)}{where}</ul></details>")
 
 

@@ -18,6 +18,9 @@ export interface FunctionGroup {
   trace_s: number; lower_s: number; compile_s: number; total_s: number;
   persistent_hits: number; persistent_written: number; time_saved_s: number;
   reasons: MissReason[]; call_sites: CallSite[]; names: string[]; inspected_by: string[];
+  /** per reason, the kind of record it came from ('compile' | 'lower' | 'trace'); absent in
+   * payloads written before it existed */
+  reasons_from?: string[];
 }
 
 export interface CacheCellPayload {
@@ -75,8 +78,31 @@ export function stagesText(g: FunctionGroup): string {
   return parts.join(' · ');
 }
 
-export function againText(g: FunctionGroup): string {
-  return g.compiles ? 'recompiled' : g.lowers ? 'relowered' : 'retraced';
+const AGAIN: Record<string, string> = { compile: 'recompiled', lower: 'relowered', trace: 'retraced' };
+
+/** The word before reason `i`: the stage its call reached (a cell can compile a function
+ * once and only trace it again with `jax.make_jaxpr`: those reasons are retraces). */
+export function againWord(g: FunctionGroup, i: number): string {
+  const from = g.reasons_from?.[i] ?? (g.compiles ? 'compile' : g.lowers ? 'lower' : 'trace');
+  return AGAIN[from] ?? 'recompiled';
+}
+
+/** The first `limit` reasons as `recompiled: a; b · retraced: c; +2 more` (one part per
+ * word, in the order the words first appear), as the Python `again_text`. */
+export function againText(g: FunctionGroup, limit: number = MAX_REASONS_IN_LINE): string {
+  const more = g.reasons.length - limit;
+  return againParts(g, limit).map(([word, texts]) => `${word}: ${texts.join('; ')}`).join(' · ') +
+    (more > 0 ? `; +${more} more` : '');
+}
+
+/** The first `limit` reasons grouped by their word: `[['recompiled', [a, b]], ['retraced', [c]]]`. */
+export function againParts(g: FunctionGroup, limit: number): [string, string[]][] {
+  const parts = new Map<string, string[]>();
+  g.reasons.slice(0, limit).forEach((r, i) => {
+    const word = againWord(g, i);
+    parts.set(word, [...(parts.get(word) ?? []), r.text]);
+  });
+  return [...parts];
 }
 
 /** The head of a group's line (without the reasons). */
@@ -98,9 +124,7 @@ export function groupHead(g: FunctionGroup): string {
 export function groupLine(g: FunctionGroup): string {
   const head = groupHead(g);
   if (!g.reasons.length || g.origin === 'jax') return head;
-  const texts = g.reasons.slice(0, MAX_REASONS_IN_LINE).map(r => r.text);
-  const more = g.reasons.length - MAX_REASONS_IN_LINE;
-  return `${head} · ${againText(g)}: ${texts.join('; ')}${more > 0 ? `; +${more} more` : ''}`;
+  return `${head} · ${againText(g)}`;
 }
 
 /** Distinct call sites (file, line, text), at most `limit`. */

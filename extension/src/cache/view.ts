@@ -8,7 +8,7 @@
 import { add, el } from '../common/dom';
 import type { FeatureViewFactory } from '../common/view';
 import {
-  againText, distinctSites, groupHead, LEDGER_COLUMNS, ledgerCell, ledgerView, persistentLine,
+  againParts, distinctSites, groupHead, LEDGER_COLUMNS, ledgerCell, ledgerView, persistentLine,
   persistentRows, recordLine, recordMatches, siteLabel, type CacheCellPayload, type CachePayload,
   type CompileRecord, type FunctionGroup, type MissReason, type PersistentStatus
 } from './model';
@@ -28,11 +28,15 @@ function groupNode(g: FunctionGroup): HTMLElement {
   toggle.setAttribute('aria-label', 'details');
   add(line, el('span', 'jwb-cache-head', groupHead(g)));
   if (g.reasons.length && g.origin !== 'jax') {
-    const first = g.reasons.slice(0, 2).map(r => r.text).join('; ');
-    const more = g.reasons.length - 2;
-    add(line, el('span', undefined, ' · '));
-    add(line, el('span', 'jwb-cache-again', `${againText(g)}:`));
-    add(line, el('span', 'jwb-cache-miss', ` ${first}${more > 0 ? `; +${more} more` : ''}`));
+    const shown = 2;
+    const more = g.reasons.length - shown;
+    const parts = againParts(g, shown);
+    parts.forEach(([word, texts], k) => {
+      const last = k === parts.length - 1 && more > 0 ? `; +${more} more` : '';
+      add(line, el('span', undefined, ' · '));
+      add(line, el('span', 'jwb-cache-again', `${word}:`));
+      add(line, el('span', 'jwb-cache-miss', ` ${texts.join('; ')}${last}`));
+    });
   }
   if (hasMore) {
     const det = add(box, el('div', 'jwb-cache-more'));

@@ -74,9 +74,7 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
         if rec.persistent_cache == "written":
             g.persistent_written += 1
         if rec.origin != "jax":
-            seen = {r.text() for r in g.reasons}
-            g.reasons.extend(r for r in rec.reasons
-                             if r.kind != "new_function" and r.text() not in seen)
+            g.add_reasons(rec)
             if rec.call_site is not None:
                 g.call_sites.append(rec.call_site)
     if helpers is not None and helpers.total_s < HELPERS_SHOWN_FROM_S:

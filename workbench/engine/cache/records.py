@@ -19,6 +19,13 @@ SCHEMA_VERSION = 1
 #: The cell of a compile made outside any cell (a thread started before the cell ran).
 BACKGROUND = "background"
 
+#: A :class:`CompileRecord`'s ``kind``s, in the order the stages run.
+STAGES = ("trace", "lower", "compile")
+
+
+def _stage(kind: str) -> int:
+    return STAGES.index(kind) if kind in STAGES else len(STAGES) - 1
+
 
 @dataclass
 class CompileRecord:
@@ -179,6 +186,10 @@ class FunctionGroup(CompileTotals):
     origin: str
     persistent_written: int = 0
     reasons: list[MissReason] = field(default_factory=list)
+    #: for each reason, the ``kind`` of the record it came from (``"compile"``, ``"lower"``
+    #: or ``"trace"``): a cell can compile a function once and only trace it again
+    #: (``jax.make_jaxpr``), and those reasons are retraces, not recompiles
+    reasons_from: list[str] = field(default_factory=list)
     call_sites: list[SourceLine] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # for the grouped JAX helpers
     #: for a workbench group: what inspected the call ("%%jaxpr", "%%hlo" ...)
@@ -188,10 +199,32 @@ class FunctionGroup(CompileTotals):
     def total_s(self) -> float:
         return self.trace_s + self.lower_s + self.compile_s
 
+    def reason_from(self, i: int) -> str:
+        """The kind of record reason ``i`` came from; a group built without
+        ``reasons_from`` falls back to the furthest stage the group reached."""
+        if i < len(self.reasons_from):
+            return self.reasons_from[i]
+        return "compile" if self.compiles else "lower" if self.lowers else "trace"
+
+    def add_reasons(self, rec: CompileRecord) -> None:
+        """Add ``rec``'s recompile reasons (not a first compile's), each once: a reason
+        seen again from a further stage (traced, then compiled) takes that stage."""
+        for r in rec.reasons:
+            if r.kind == "new_function":
+                continue
+            text = r.text()
+            at = next((i for i, old in enumerate(self.reasons) if old.text() == text), None)
+            if at is None:
+                self.reasons.append(r)
+                self.reasons_from.append(rec.kind)
+            elif _stage(rec.kind) > _stage(self.reason_from(at)):
+                self.reasons_from[at] = rec.kind
+
     def to_dict(self) -> dict[str, Any]:
         return {"function": self.function, "origin": self.origin, **self.totals_dict(),
                 "total_s": self.total_s, "persistent_written": self.persistent_written,
                 "reasons": [r.to_dict() for r in self.reasons],
+                "reasons_from": self.reasons_from,
                 "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names,
                 "inspected_by": self.inspected_by}
 

@@ -458,14 +458,84 @@ def inspect_chain(
     transforms: Sequence[str | TransformSpec] | str | None = (),
     static_argnums: Sequence[int] = (),
     static_argnames: Sequence[str] = (),
+    backend: str | None = None,
 ) -> list[Inspection]:
     """The function and each successive transform: ``[f, t1(f), t2(t1(f)), ...]``.
 
-    This is what ``--compare`` shows, so a user sees what each transform did.
+    This is what ``--compare`` shows, so a user sees what each transform did.  The call's
+    arguments are those of the outermost stage; a stage inside a ``vmap`` is traced at what
+    one call of it receives (each ``vmap``'s batch axis removed, per its ``in_axes``), as
+    ``vmap`` itself would trace it, not at the batched arrays.
     """
     specs = normalize(transforms)
-    return [Inspection(fn, args, kwargs, specs[:k], static_argnums, static_argnames)
-            for k in range(len(specs) + 1)]
+    static = _static_call_positions(fn, args, kwargs, static_argnums, static_argnames) \
+        if any(s.name == "vmap" for s in specs) else set()
+    stages = []
+    for k in range(len(specs) + 1):
+        a, kw = args, kwargs
+        for spec in reversed(specs[k:]):  # outermost vmap first
+            if spec.name == "vmap":
+                a, kw = unbatched(a, kw, spec, static)
+        stages.append(Inspection(fn, a, kw, specs[:k], static_argnums, static_argnames,
+                                 backend=backend))
+    return stages
+
+
+def _static_call_positions(fn: Callable[..., Any], args: tuple[Any, ...],
+                           kwargs: dict[str, Any], static_argnums: Sequence[int],
+                           static_argnames: Sequence[str]) -> set[int]:
+    """The positions of the call that a transformed stage closes over, as
+    ``Inspection._prepare`` finds them: ``static_argnums``, the ``static_argnames`` passed
+    positionally, and the static arguments of the user's own ``jax.jit``."""
+    nargs = len(args)
+    static = {i + nargs if i < 0 else i for i in static_argnums}
+    if static_argnames:
+        static |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
+    settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
+    if settings is not None:
+        static |= {i + nargs if i < 0 else i for i in settings.static_argnums
+                   if -nargs <= i < nargs}
+    return static
+
+
+def unbatched(args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec,
+              static: set[int]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What the function inside ``vmap`` (``spec``) receives for a call with ``args``:
+    abstract arrays without the mapped axis; unmapped and non-array leaves as they are.
+    ``in_axes`` is read as ``remap_for_statics`` reads it (over the whole call, or over
+    the non-static arguments); keyword arguments are mapped over axis 0, as ``jax.vmap``
+    maps them."""
+    in_axes = spec.kwargs.get("in_axes", 0)
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if isinstance(in_axes, tuple):
+        if len(in_axes) != len(args):  # given over the dynamic arguments only
+            it = iter(in_axes)
+            in_axes = tuple(None if i in static else next(it, None) for i in range(len(args)))
+    else:
+        in_axes = tuple(None if i in static else in_axes for i in range(len(args)))
+
+    def drop(axis: Any, leaf: Any) -> Any:
+        if axis is None or not is_array(leaf):
+            return leaf
+        shape = tuple(np.shape(leaf))
+        axis = axis + len(shape) if axis < 0 else axis
+        return jax.ShapeDtypeStruct(shape[:axis] + shape[axis + 1:], leaf.dtype,
+                                    weak_type=bool(getattr(leaf, "weak_type", False)))
+
+    def drop_tree(axes: Any, tree: Any) -> Any:
+        return jax.tree.map(lambda ax, sub: jax.tree.map(lambda leaf: drop(ax, leaf), sub),
+                            axes, tree, is_leaf=lambda x: x is None)
+
+    try:
+        return (tuple(drop_tree(ax, a) for ax, a in zip(in_axes, args, strict=True)),
+                {k: drop_tree(0, v) for k, v in kwargs.items()})
+    except (ValueError, TypeError):
+        # in_axes does not fit the arguments: let jax.vmap say how, in its own words
+        dyn = [i for i in range(len(args)) if i not in static]
+        jax.eval_shape(jax.vmap(lambda *_: 0, in_axes=tuple(in_axes[i] for i in dyn)),
+                       *(args[i] for i in dyn))
+        raise
 
 
 def inspect_stages(
@@ -484,10 +554,7 @@ def inspect_stages(
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if compare:
-        return [Inspection(fn, args, kwargs, list(c.transforms), tuple(static_argnums),
-                           tuple(static_argnames), backend=backend)
-                for c in inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
-                                       tuple(static_argnames))] if backend else inspect_chain(
-            fn, args, kwargs, transforms, tuple(static_argnums), tuple(static_argnames))
+        return inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
+                             tuple(static_argnames), backend=backend)
     return [Inspection(fn, args, kwargs, normalize(transforms), tuple(static_argnums),
                        tuple(static_argnames), backend=backend)]
