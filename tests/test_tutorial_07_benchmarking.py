@@ -63,7 +63,10 @@ def test_first_call_compiles_and_a_new_shape_compiles_again(r):
     assert g["trace_s"] > 0 and g["compile_s"] > 0
     text = tutorials.printed(first)
     first_ms, second_ms = (float(s) for s in re.findall(r"call\s+([\d.]+) ms", text))
-    assert second_ms < first_ms, text
+    # the first call's timer held the trace, lowering and compile the compile line reports
+    stages_ms = 1e3 * (g["trace_s"] + g["lower_s"] + g["compile_s"])
+    assert first_ms >= 0.95 * stages_ms, (text, g)
+    assert second_ms < first_ms, text  # "run only": no compile in it (one compile above)
     again = _groups(r.cell("shorter = timed_once"))
     assert [gr["function"] for gr in again] == ["jit(softplus_sum)"]
     (reason,) = again[0]["reasons"]
@@ -93,14 +96,19 @@ def test_sweep_fits_a_growth_exponent(r):
     rec = _bench(r, "matmul = jax.jit")
     assert rec["sweep_param"] == "n" and rec["sweep_values"] == [64, 128, 256, 512]
     (fit,) = rec["fits"]
-    assert fit["points"] == 4 and 1 < fit["exponent"] < 3, fit  # "lower than 3"
-    # "the line bends": flat between the small sizes, steeper between the large ones
+    # "lower than 3" (the textbook's exponent, which fixed costs and threads pull down)
+    assert fit["points"] == 4 and 0 < fit["exponent"] < 3, fit
+    # "the line bends": nearly flat between the two small sizes, steep from 128 on. Each
+    # point is a median with its own noise and the machine is shared, so the comparison
+    # spans the wide end (128 to 512: slope about 2.3 here, against about 0.7 for 64 to 128)
+    # rather than one pair of neighbours, whose slope threads and load move.
     t = {m["params"]["n"]: m["stats"]["median"] for m in rec["measurements"]}
 
     def slope(a, b):
         return math.log(t[b] / t[a]) / math.log(b / a)
 
-    assert slope(256, 512) > slope(64, 128), t
+    assert slope(128, 512) > slope(64, 128) + 0.5, t
+    assert t[512] > 8 * t[64], t  # 512x the arithmetic: more time, whatever the load
 
 
 def _xla_counts(fn, *args) -> tuple[float, float]:
