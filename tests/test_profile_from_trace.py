@@ -113,3 +113,13 @@ def test_bad_input_is_a_short_clear_error(tmp_path):
 def test_calls_must_be_a_positive_count(calls):
     with pytest.raises((TypeError, ValueError), match="calls"):
         workbench.profile_from_trace(TRACE, HLO, calls=calls)
+
+
+def test_readme_documents_profile_from_trace_in_the_profile_row():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (row,) = [ln for ln in readme.splitlines() if ln.startswith("| `workbench.profile(fn")]
+    assert "`workbench.profile_from_trace(trace, hlo, calls=N)`" in row
+    for words in ("`.xplane.pb`", "`jax.profiler.trace`", "optimized HLO",
+                  "`jax.jit(f).lower(...).compile().as_text()`",
+                  "the backend, device kind and JAX version come from the trace"):
+        assert words in row, words
