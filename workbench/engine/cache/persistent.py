@@ -32,7 +32,8 @@ class PersistentCounts:
     hits: int = 0
     misses: int = 0
     written: int = 0
-    #: compile time saved by hits, less reading time (negative when reading cost more)
+    #: compile time saved by hits, less reading time: JAX stores the original compile time in
+    #: whole seconds, so a program that compiled in under a second shows minus the read time
     saved_s: float = 0.0
 
 
