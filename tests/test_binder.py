@@ -249,7 +249,7 @@ _PROBE = ("import json as _j, os as _o, resource as _r, sys as _s, jax as _jax, 
           "print('binder-probe', _j.dumps({'executable': _s.executable, "
           "'workbench': _wb.__file__, 'jax': _jax.__version__, "
           "'devices': _jax.device_count(), 'platform': _jax.default_backend(), "
-          "'peak_rss_kib': _r.getrusage(_r.RUSAGE_SELF).ru_maxrss}))")
+          "'peak_rss_kib': " + tutorials.PEAK_RSS_KIB_EXPR + "}))")
 
 
 def _processes_under(path: Path) -> list[int]:
