@@ -19,7 +19,6 @@ the repository URL recorded in ``pyproject.toml`` and opens the tour.
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import glob
 import inspect
@@ -369,19 +368,7 @@ def test_binder_installs_the_extension_enabled_and_ok(binder_env):
 
 def _solved(committed):
     """What tutorials.run executes: each exercise cell holding its solution, solutions out."""
-    nb = copy.deepcopy(committed)
-    found = tutorials.find_exercises(committed)
-    solutions = {e.exercise: committed.cells[e.solution].source for e in found}
-    dropped = {e.solution for e in found}
-    cells = []
-    for i, c in enumerate(nb.cells):
-        if i in dropped:
-            continue
-        if i in solutions:
-            c.source = solutions[i]
-        cells.append(c)
-    nb.cells = cells
-    return nb
+    return tutorials.solved(committed)
 
 
 def _run_in_binder(binder_env, name: str):

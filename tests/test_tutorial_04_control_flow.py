@@ -16,6 +16,7 @@ from jax import lax
 
 import workbench
 from tests import tutorials
+from tests.programs import primitive_counts
 from workbench import schemas
 
 pytestmark = pytest.mark.notebook
@@ -43,19 +44,7 @@ def eqns(payload: dict) -> list[dict]:
 
 def histogram(closed) -> Counter:
     """Primitive counts of a jaxpr, nested jaxprs included (as the view's histogram)."""
-    out: Counter = Counter()
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            out[e.primitive.name] += 1
-            for v in e.params.values():
-                for j in (v if isinstance(v, tuple | list) else (v,)):
-                    inner = getattr(j, "jaxpr", j)
-                    if hasattr(inner, "eqns"):
-                        walk(inner)
-
-    walk(closed.jaxpr)
-    return out
+    return Counter(primitive_counts(closed.jaxpr))
 
 
 def error_of(run, prefix: str) -> dict:

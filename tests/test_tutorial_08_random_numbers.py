@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests import tutorials
+from tests.programs import primitive_counts
 from workbench import schemas
 
 pytestmark = pytest.mark.notebook
@@ -35,19 +36,8 @@ def shown_jaxpr(run, prefix: str) -> dict:
 
 
 def histogram(closed) -> Counter:
-    out: Counter = Counter()
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            out[e.primitive.name] += 1
-            for v in e.params.values():
-                for j in (v if isinstance(v, tuple | list) else (v,)):
-                    inner = getattr(j, "jaxpr", j)
-                    if hasattr(inner, "eqns"):
-                        walk(inner)
-
-    walk(closed.jaxpr)
-    return out
+    """Primitive counts of a jaxpr, nested jaxprs included (as the view's histogram)."""
+    return Counter(primitive_counts(closed.jaxpr))
 
 
 def all_eqns(payload: dict) -> list[dict]:

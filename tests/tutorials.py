@@ -127,6 +127,31 @@ def find_exercises(nb: Any) -> list[Exercise]:
     return found
 
 
+def solved(committed: Any) -> Any:
+    """A copy of the notebook as a learner finishes it: each exercise cell holding its
+    solution, the solution cells left out."""
+    found = find_exercises(committed)
+    solutions = {e.exercise: committed.cells[e.solution].source for e in found}
+    dropped = {e.solution for e in found}
+    nb = copy.deepcopy(committed)
+    cells = []
+    for i, c in enumerate(nb.cells):
+        if i in dropped:
+            continue
+        if i in solutions:
+            c.source = solutions[i]
+        cells.append(c)
+    nb.cells = cells
+    return nb
+
+
+def one(cell: Any, mime: str) -> Any:
+    """The one payload of type ``mime`` among the cell's outputs."""
+    found = data_of(cell, mime)
+    assert len(found) == 1, (cell.source[:60], len(found))
+    return found[0]
+
+
 _cache: dict[str, Run] = {}
 
 
@@ -138,16 +163,8 @@ def run(name: str) -> Run:
 
     committed = nbformat.read(path(name), as_version=4)
     exercises = find_exercises(committed)
-    solutions = {e.exercise: committed.cells[e.solution].source for e in exercises}
-    dropped = {e.solution for e in exercises}
-    nb = copy.deepcopy(committed)
-    cells = []
-    for i, c in enumerate(nb.cells):
-        if i in dropped:
-            continue
-        if i in solutions:
-            c.source = solutions[i]
-        cells.append(c)
+    nb = solved(committed)
+    cells = list(nb.cells)
     main_count = len(cells)
     extra = []
     for e in exercises:  # the stub, then its check: the check must fail
