@@ -86,7 +86,7 @@ def main() -> None:
     comp: dict[str, list[float]] = {s: [] for s in states}
     ratios, aa, c_ratios = [], [], []
     for r in range(args.rounds):
-        order = states[r % 3:] + states[:r % 3]
+        order = states[r % 3 :] + states[: r % 3]
         sample: dict[str, float] = {}
         for state in order:
             if state == "on":
@@ -102,15 +102,25 @@ def main() -> None:
 
     med = statistics.median
     ratio = med(ratios)
-    print(f"jax {jax.__version__}, {args.rounds} rounds x {args.calls} calls, "
-          f"backend {jax.default_backend()}")
+    print(
+        f"jax {jax.__version__}, {args.rounds} rounds x {args.calls} calls, "
+        f"backend {jax.default_backend()}"
+    )
     print(f"{'case':<30}{'off':>11}{'on':>11}{'on/off':>9}{'A/A':>8}{'target':>9}")
-    print(f"{'cached dispatch (per call)':<30}{med(disp['off']) * 1e6:>9.2f}us"
-          f"{med(disp['on']) * 1e6:>9.2f}us{ratio:>9.3f}{med(aa):>8.3f}{'<= 1.03':>9}")
-    print(f"{'first call (compile)':<30}{med(comp['off']) * 1e3:>9.2f}ms"
-          f"{med(comp['on']) * 1e3:>9.2f}ms{med(c_ratios):>9.3f}{'':>8}{'info':>9}")
-    print("PASS" if ratio <= 1.03 else "FAIL", f"(cached dispatch on/off {ratio:.3f}; "
-          f"A/A off/off {med(aa):.3f} is this run's noise floor)")
+    print(
+        f"{'cached dispatch (per call)':<30}{med(disp['off']) * 1e6:>9.2f}us"
+        f"{med(disp['on']) * 1e6:>9.2f}us{ratio:>9.3f}{med(aa):>8.3f}{'<= 1.03':>9}"
+    )
+    print(
+        f"{'first call (compile)':<30}{med(comp['off']) * 1e3:>9.2f}ms"
+        f"{med(comp['on']) * 1e3:>9.2f}ms{med(c_ratios):>9.3f}{'':>8}{'info':>9}"
+    )
+    print(
+        "PASS" if ratio <= 1.03 else "FAIL",
+        f"(cached dispatch on/off {ratio:.3f}; "
+        f"A/A off/off {med(aa):.3f} is this run's noise floor)",
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -74,12 +74,13 @@ def main() -> None:
     big = time_jaxcache(shell, args.rounds)
     stored = len(CACHE.records())
     rows = len(CACHE.functions())
-    print(f"filled {args.records} cells in {fill_s:.2f} s "
-          f"({fill_s / args.records * 1e6:.0f} µs per cell): "
-          f"{stored} records stored, {rows} function rows")
+    print(
+        f"filled {args.records} cells in {fill_s:.2f} s "
+        f"({fill_s / args.records * 1e6:.0f} µs per cell): "
+        f"{stored} records stored, {rows} function rows"
+    )
     print(f"%jaxcache at 100 records:        {small * 1e3:7.2f} ms")
-    print(f"%jaxcache at {args.records:>6} records:     {big * 1e3:7.2f} ms  "
-          f"(target < 10 ms)")
+    print(f"%jaxcache at {args.records:>6} records:     {big * 1e3:7.2f} ms  (target < 10 ms)")
     print(f"ratio: {big / small:.2f}")
 
 

@@ -62,17 +62,19 @@ def _row(name: str, text: str, raw: Any) -> None:
     pc = program_cost(parse_hlo(text), None)
     xf = "not counted" if xla.flops is None else f"{xla.flops:.4g}"
     xb = "not counted" if xla.bytes_accessed is None else f"{xla.bytes_accessed:.4g}"
-    print(f"{name:<34}{pc.counted_flops:>12.4g}{xf:>13}{_ratio(pc.counted_flops, xla.flops):>8}"
-          f"{pc.counted_bytes:>12.4g}{xb:>13}{_ratio(pc.counted_bytes, xla.bytes_accessed):>8}"
-          f"  {pc.dtype or '-'}" + (f"  uncounted: {', '.join(pc.uncounted)}" if pc.uncounted
-                                    else ""))
+    print(
+        f"{name:<34}{pc.counted_flops:>12.4g}{xf:>13}{_ratio(pc.counted_flops, xla.flops):>8}"
+        f"{pc.counted_bytes:>12.4g}{xb:>13}{_ratio(pc.counted_bytes, xla.bytes_accessed):>8}"
+        f"  {pc.dtype or '-'}" + (f"  uncounted: {', '.join(pc.uncounted)}" if pc.uncounted else "")
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--data", type=Path,
-                    default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    ap.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
     opts = ap.parse_args()
     params, x = init_params()
     rows: dict[str, list[float]] = {"compile": [], "parse": [], "count": []}
@@ -87,13 +89,20 @@ def main() -> None:
         t_count, _ = timed(lambda: program_cost(module, normalize_cost(raw)))  # noqa: B023
         for k, v in zip(rows, (t_compile, t_parse, t_count), strict=True):
             rows[k].append(v)
-        print(f"round {r + 1}/{opts.rounds}: compile {t_compile:.2f} s, parse + count "
-              f"{t_parse + t_count:.3f} s", file=sys.stderr)
-    print(f"\njax {jax.__version__}, backend {jax.default_backend()}, {os.cpu_count()} CPUs, "
-          f"{opts.rounds} rounds (medians)\n")
+        print(
+            f"round {r + 1}/{opts.rounds}: compile {t_compile:.2f} s, parse + count "
+            f"{t_parse + t_count:.3f} s",
+            file=sys.stderr,
+        )
+    print(
+        f"\njax {jax.__version__}, backend {jax.default_backend()}, {os.cpu_count()} CPUs, "
+        f"{opts.rounds} rounds (medians)\n"
+    )
     print("accuracy: our count / XLA's cost_analysis of the same compiled program")
-    print(f"{'program':<34}{'our FLOPs':>12}{'XLA FLOPs':>13}{'ratio':>8}{'our bytes':>12}"
-          f"{'XLA bytes':>13}{'ratio':>8}  peak dtype")
+    print(
+        f"{'program':<34}{'our FLOPs':>12}{'XLA FLOPs':>13}{'ratio':>8}{'our bytes':>12}"
+        f"{'XLA bytes':>13}{'ratio':>8}  peak dtype"
+    )
     _row("transformer24 grad (CPU, here)", text, raw)
     gpu = opts.data / "gpu-profiles-cb"
     if (gpu / "meta.json").exists():
@@ -108,12 +117,17 @@ def main() -> None:
     ours = [p + c for p, c in zip(rows["parse"], rows["count"], strict=True)]
     ratio = statistics.median(o / c for o, c in zip(ours, rows["compile"], strict=True))
     print(f"\n{'section':<34}{'median s':>10}{'x compile':>11}")
-    for k, label in (("compile", "XLA compile (reference)"), ("parse", "parse_hlo"),
-                     ("count", "program_cost")):
+    for k, label in (
+        ("compile", "XLA compile (reference)"),
+        ("parse", "parse_hlo"),
+        ("count", "program_cost"),
+    ):
         m = statistics.median(rows[k])
         print(f"{label:<34}{m:>10.3f}{m / med_c:>11.3f}")
-    print(f"\nparse + count vs compile (paired median): {ratio:.3f}x, "
-          f"{len(text) / 1e6:.2f} MB of HLO text")
+    print(
+        f"\nparse + count vs compile (paired median): {ratio:.3f}x, "
+        f"{len(text) / 1e6:.2f} MB of HLO text"
+    )
 
 
 if __name__ == "__main__":

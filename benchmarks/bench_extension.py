@@ -66,7 +66,6 @@ HLO_MIME = "application/vnd.jax-workbench.hlo+json"
 READY = '[data-jwb-ready="1"]'
 
 
-
 def synthetic_hlo_payload(n_layers: int = 100, width: int = 100, seed: int = 0) -> dict:
     """A schema-valid hlo payload whose entry graph has n_layers * width nodes."""
     import jax.numpy as jnp
@@ -83,21 +82,44 @@ def synthetic_hlo_payload(n_layers: int = 100, width: int = 100, seed: int = 0) 
         for i in range(width):
             nid = f"n{layer}_{i}"
             if layer == 0:
-                nodes.append({"id": nid, "kind": "parameter", "opcode": "parameter",
-                              "label": f"parameter {i}", "shape": "f32[128,128]",
-                              "bytes": 65536, "bytes_moved": 0, "param_index": i})
+                nodes.append(
+                    {
+                        "id": nid,
+                        "kind": "parameter",
+                        "opcode": "parameter",
+                        "label": f"parameter {i}",
+                        "shape": "f32[128,128]",
+                        "bytes": 65536,
+                        "bytes_moved": 0,
+                        "param_index": i,
+                    }
+                )
                 continue
             size = rng.choice([64, 128, 256, 512])
             nbytes = size * size * 4
-            nodes.append({"id": nid, "kind": "fusion", "opcode": "fusion",
-                          "label": f"loop fusion {layer}.{i}: multiply, add",
-                          "shape": f"f32[{size},{size}]", "bytes": nbytes,
-                          "bytes_moved": nbytes * rng.randint(1, 40), "fusion_kind": "kLoop",
-                          "fused_ops": ["parameter", "multiply", "add"],
-                          "primitives": ["mul", "add"]})
+            nodes.append(
+                {
+                    "id": nid,
+                    "kind": "fusion",
+                    "opcode": "fusion",
+                    "label": f"loop fusion {layer}.{i}: multiply, add",
+                    "shape": f"f32[{size},{size}]",
+                    "bytes": nbytes,
+                    "bytes_moved": nbytes * rng.randint(1, 40),
+                    "fusion_kind": "kLoop",
+                    "fused_ops": ["parameter", "multiply", "add"],
+                    "primitives": ["mul", "add"],
+                }
+            )
             for j in rng.sample(range(width), rng.randint(1, 3)):
-                edges.append({"src": f"n{layer - 1}_{j}", "dst": nid, "shape": "f32[128,128]",
-                              "bytes": 65536})
+                edges.append(
+                    {
+                        "src": f"n{layer - 1}_{j}",
+                        "dst": nid,
+                        "shape": "f32[128,128]",
+                        "bytes": 65536,
+                    }
+                )
     nodes[-1]["output"] = True
     entry = "synthetic.10k"
     payload["graphs"] = {entry: {"computation": entry, "nodes": nodes, "edges": edges}}
@@ -125,12 +147,16 @@ def open_and_time(browser, server: JupyterServer, name: str, ext: bool, count_ht
     page.goto(server.lab_url(name))
     wait_for_notebook(page)
     if ext:
-        page.wait_for_selector(f".jwb-ext-hlo{READY}, .jwb-ext-jaxpr{READY}", state="attached",
-                               timeout=120_000)
+        page.wait_for_selector(
+            f".jwb-ext-hlo{READY}, .jwb-ext-jaxpr{READY}", state="attached", timeout=120_000
+        )
     else:
         page.wait_for_function(
             "(n) => document.querySelectorAll('.jp-OutputArea-output.jp-RenderedHTMLCommon')"
-            ".length >= n", arg=count_html, timeout=120_000)
+            ".length >= n",
+            arg=count_html,
+            timeout=120_000,
+        )
     return page, page.evaluate("() => performance.now()")
 
 
@@ -156,16 +182,21 @@ def _run(args: argparse.Namespace, work: Path) -> int:
     if not args.skip_10k:
         payload_path = work / "synthetic.json"
         payload_path.write_text(json.dumps(synthetic_hlo_payload()))
-        execute_notebook([
-            "import json\nfrom IPython.display import display\n"
-            f"payload = json.load(open({str(payload_path)!r}))\n"
-            f"display({{{HLO_MIME!r}: payload, 'text/plain': payload['label']}}, raw=True)"],
-            work / "synthetic10k.ipynb")
+        execute_notebook(
+            [
+                "import json\nfrom IPython.display import display\n"
+                f"payload = json.load(open({str(payload_path)!r}))\n"
+                f"display({{{HLO_MIME!r}: payload, 'text/plain': payload['label']}}, raw=True)"
+            ],
+            work / "synthetic10k.ipynb",
+        )
         nbs["synthetic10k.ipynb"] = []
     print(f"notebooks executed in {time.perf_counter() - t0:.1f} s")
 
-    servers = {True: JupyterServer(work / "on"), False: JupyterServer(work / "off",
-                                                                       extension_enabled=False)}
+    servers = {
+        True: JupyterServer(work / "on"),
+        False: JupyterServer(work / "off", extension_enabled=False),
+    }
     for s in servers.values():
         for name in nbs:
             shutil.copy(work / name, s.root / name)
@@ -184,7 +215,7 @@ def _run(args: argparse.Namespace, work: Path) -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             for r in range(args.rounds):
-                for ext in ((True, False) if r % 2 == 0 else (False, True)):
+                for ext in (True, False) if r % 2 == 0 else (False, True):
                     tag = "ext" if ext else "html"
                     page, ms = open_and_time(browser, servers[ext], "hlo24.ipynb", ext)
                     add(f"hlo24 reopen {tag}", ms)
@@ -193,11 +224,16 @@ def _run(args: argparse.Namespace, work: Path) -> int:
                         add("hlo24 received->interactive ext", marks[0]["ms"] if marks else None)
                     # the %hlo output itself (the only execute_result; the compile lines
                     # above it are display_data)
-                    sel = (".jwb-ext-hlo" if ext else
-                           ".jp-OutputArea-executeResult .jp-RenderedHTMLCommon")
+                    sel = (
+                        ".jwb-ext-hlo"
+                        if ext
+                        else ".jp-OutputArea-executeResult .jp-RenderedHTMLCommon"
+                    )
                     fps = page.evaluate(SCROLL_FPS_JS, [sel, 2000, 40])
                     if not fps.get("onscreen") or not fps.get("moved"):
-                        print(f"warning: scrolling ({tag}) did not keep the output on screen: {fps}")
+                        print(
+                            f"warning: scrolling ({tag}) did not keep the output on screen: {fps}"
+                        )
                     add(f"hlo24 scroll fps {tag}", fps.get("fps"))
                     add(f"hlo24 worst frame {tag}", fps.get("worst_ms"))
                     page.close()
@@ -210,16 +246,19 @@ def _run(args: argparse.Namespace, work: Path) -> int:
                         if search.count():
                             search.fill("sin")
                             page.wait_for_timeout(1000)
-                            d = page.evaluate("() => performance.getEntriesByName("
-                                              "'jwb:jaxpr:search').map(m => m.duration)")
+                            d = page.evaluate(
+                                "() => performance.getEntriesByName("
+                                "'jwb:jaxpr:search').map(m => m.duration)"
+                            )
                             add("jaxpr12k search ext", max(d) if d else None)
                     page.close()
             if not args.skip_10k:
                 page, ms = open_and_time(browser, servers[True], "synthetic10k.ipynb", True)
                 add("10k reopen ext", ms)
                 page.wait_for_timeout(500)
-                layout = page.evaluate("() => performance.getEntriesByName('jwb:hlo:layout')"
-                                       ".map(m => m.duration)")
+                layout = page.evaluate(
+                    "() => performance.getEntriesByName('jwb:hlo:layout').map(m => m.duration)"
+                )
                 add("10k layout", max(layout) if layout else None)
                 canvas = page.locator("canvas.jwb-hlo-canvas")
                 if canvas.count():
@@ -241,8 +280,9 @@ def _run(args: argparse.Namespace, work: Path) -> int:
                         page.wait_for_timeout(16)
                     page.mouse.up()
                     page.wait_for_timeout(300)
-                    frames = page.evaluate("() => performance.getEntriesByName('jwb:hlo:frame')"
-                                           ".map(m => m.duration)")
+                    frames = page.evaluate(
+                        "() => performance.getEntriesByName('jwb:hlo:frame').map(m => m.duration)"
+                    )
                     for f in frames:
                         add("10k frame", f)
                 page.close()
@@ -251,22 +291,36 @@ def _run(args: argparse.Namespace, work: Path) -> int:
         for s in servers.values():
             s.stop()
 
-    def row(label: str, key: str, ref: str | None = None, unit: str = "ms",
-            target: str = "") -> None:
+    def row(
+        label: str, key: str, ref: str | None = None, unit: str = "ms", target: str = ""
+    ) -> None:
         v, rv = median(res.get(key, [])), median(res.get(ref, [])) if ref else None
         ratio = f"{v / rv:.2f}x" if v is not None and rv else ""
         refs = fmt(rv, unit) if ref else ""
         print(f"{label:<42} {fmt(v, unit):>12} {refs:>12} {ratio:>8}  {target}")
 
-    print(f"\n{'median of ' + str(args.rounds) + ' rounds':<42} {'extension':>12} "
-          f"{'text/html':>12} {'ratio':>8}  target")
+    print(
+        f"\n{'median of ' + str(args.rounds) + ' rounds':<42} {'extension':>12} "
+        f"{'text/html':>12} {'ratio':>8}  target"
+    )
     row("24-layer %hlo: reopen (nav -> drawn)", "hlo24 reopen ext", "hlo24 reopen html")
-    row("24-layer %hlo: received -> interactive", "hlo24 received->interactive ext",
-        target="<= 1,000 ms")
-    row("24-layer %hlo: scrolling", "hlo24 scroll fps ext", "hlo24 scroll fps html", "fps",
-        ">= 30 fps")
-    row("24-layer %hlo: worst frame while scrolling", "hlo24 worst frame ext",
-        "hlo24 worst frame html")
+    row(
+        "24-layer %hlo: received -> interactive",
+        "hlo24 received->interactive ext",
+        target="<= 1,000 ms",
+    )
+    row(
+        "24-layer %hlo: scrolling",
+        "hlo24 scroll fps ext",
+        "hlo24 scroll fps html",
+        "fps",
+        ">= 30 fps",
+    )
+    row(
+        "24-layer %hlo: worst frame while scrolling",
+        "hlo24 worst frame ext",
+        "hlo24 worst frame html",
+    )
     row("12k-eqn %jaxpr: reopen (nav -> drawn)", "jaxpr12k reopen ext", "jaxpr12k reopen html")
     row("12k-eqn %jaxpr: first paint", "jaxpr12k first paint ext", target="<= 1,000 ms")
     row("12k-eqn %jaxpr: search", "jaxpr12k search ext", target="<= 200 ms")
@@ -275,12 +329,15 @@ def _run(args: argparse.Namespace, work: Path) -> int:
         row("10k-node graph: layout (worker)", "10k layout", target="<= 5,000 ms")
         frames = res.get("10k frame", [])
         if frames:
-            print(f"{'10k-node graph: zoom/drag frames':<42} median {median(frames):.1f} ms, "
-                  f"max {max(frames):.1f} ms over {len(frames)} frames  target <= 50 ms")
+            print(
+                f"{'10k-node graph: zoom/drag frames':<42} median {median(frames):.1f} ms, "
+                f"max {max(frames):.1f} ms over {len(frames)} frames  target <= 50 ms"
+            )
         else:
             print(f"{'10k-node graph: zoom/drag frames':<42} n/a (no jwb:hlo:frame measures)")
 
     import nbformat
+
     nb = nbformat.read(work / "hlo24.ipynb", 4)
     sizes: dict[str, int] = {}
     for cell in nb.cells:
@@ -289,9 +346,11 @@ def _run(args: argparse.Namespace, work: Path) -> int:
                 for mime, data in out["data"].items():
                     sizes[mime] = len(json.dumps(data)) if not isinstance(data, str) else len(data)
     total = sum(sizes.values())
-    print(f"\nsaved hlo24.ipynb: {(work / 'hlo24.ipynb').stat().st_size / 1e6:.2f} MB; the %hlo "
-          f"output: {total / 1e6:.2f} MB (target <= 1.5 MB): "
-          + ", ".join(f"{m} {n / 1e6:.2f} MB" for m, n in sizes.items()))
+    print(
+        f"\nsaved hlo24.ipynb: {(work / 'hlo24.ipynb').stat().st_size / 1e6:.2f} MB; the %hlo "
+        f"output: {total / 1e6:.2f} MB (target <= 1.5 MB): "
+        + ", ".join(f"{m} {n / 1e6:.2f} MB" for m, n in sizes.items())
+    )
     return 0
 
 

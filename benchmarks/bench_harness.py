@@ -89,8 +89,9 @@ def bare_batch(g: Callable[[], Any], n: int) -> float:
     return (pc() - t0) * 1e-9 / n
 
 
-def accuracy(f: Callable[..., Any], x: Any, rounds: int, ref_calls: int,
-             budget: float) -> tuple[float, float, float]:
+def accuracy(
+    f: Callable[..., Any], x: Any, rounds: int, ref_calls: int, budget: float
+) -> tuple[float, float, float]:
     """(reference median, harness median, ratio harness/reference), pooled over rounds.
 
     Rounds alternate which side goes first, and all reference call times and all
@@ -100,7 +101,7 @@ def accuracy(f: Callable[..., Any], x: Any, rounds: int, ref_calls: int,
     refs: list[float] = []
     ours: list[float] = []
     for i in range(rounds):
-        for side in (("ref", "ours") if i % 2 == 0 else ("ours", "ref")):
+        for side in ("ref", "ours") if i % 2 == 0 else ("ours", "ref"):
             gc.collect()
             if side == "ref":
                 refs.extend(reference_times(f, x, ref_calls))
@@ -109,8 +110,10 @@ def accuracy(f: Callable[..., Any], x: Any, rounds: int, ref_calls: int,
                 ours.extend(b.measurements[0].samples)
     r, m = statistics.median(refs), statistics.median(ours)
     ci_r, ci_m = summarize(refs).ci_halfwidth_rel, summarize(ours).ci_halfwidth_rel
-    print(f"  ({len(refs)} reference calls, 95% CI of their median ±{100 * ci_r:.2f}%; "
-          f"{len(ours)} harness samples, ±{100 * ci_m:.2f}%)")
+    print(
+        f"  ({len(refs)} reference calls, 95% CI of their median ±{100 * ci_r:.2f}%; "
+        f"{len(ours)} harness samples, ±{100 * ci_m:.2f}%)"
+    )
     return r, m, m / r
 
 
@@ -159,6 +162,7 @@ def time_to_precise(f: Callable[..., Any], x: Any, rounds: int) -> tuple[float, 
 
 def fifty_ms_function() -> tuple[Callable[..., Any], Any, float]:
     """A jitted matmul chain whose size is picked so one call takes about 50 ms."""
+
     def chain(x: Any) -> Any:
         for _ in range(4):
             x = jnp.tanh(x @ x)
@@ -178,15 +182,20 @@ def fifty_ms_function() -> tuple[Callable[..., Any], Any, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--keep-async-dispatch", action="store_true",
-                    help="leave JAX's asynchronous CPU dispatch on (noisier on few cores)")
+    ap.add_argument(
+        "--keep-async-dispatch",
+        action="store_true",
+        help="leave JAX's asynchronous CPU dispatch on (noisier on few cores)",
+    )
     args = ap.parse_args()
     async_dispatch = "on"
     if jax.default_backend() == "cpu" and not args.keep_async_dispatch:
         jax.config.update("jax_cpu_enable_async_dispatch", False)
         async_dispatch = "off"
-    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-          f"{os.cpu_count()} CPUs; rounds={args.rounds}; async dispatch {async_dispatch}")
+    print(
+        f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
+        f"{os.cpu_count()} CPUs; rounds={args.rounds}; async dispatch {async_dispatch}"
+    )
 
     tiny = jax.jit(lambda x: x * 2 + 1)
     xt = jnp.ones(1000)
@@ -195,26 +204,62 @@ def main() -> None:
     # the tiny-call measurements come first: after big matmuls XLA's CPU thread pool
     # keeps threads busy for a while, which would disturb microsecond timings
     ref, ours, ratio = accuracy(tiny, xt, args.rounds, ref_calls=20_000, budget=0.6)
-    rows.append(("tiny jit: median vs reference", format_seconds(ref), format_seconds(ours),
-                 f"{ratio:.4f}", "within 3%", abs(ratio - 1) <= 0.03))
+    rows.append(
+        (
+            "tiny jit: median vs reference",
+            format_seconds(ref),
+            format_seconds(ours),
+            f"{ratio:.4f}",
+            "within 3%",
+            abs(ratio - 1) <= 0.03,
+        )
+    )
     bare, harness, diff = overhead(args.rounds)
-    rows.append(("harness overhead per call", format_seconds(bare), format_seconds(harness),
-                 f"{diff * 1e6:+.3f} µs", "<= 0.3 µs", diff <= 0.3e-6))
+    rows.append(
+        (
+            "harness overhead per call",
+            format_seconds(bare),
+            format_seconds(harness),
+            f"{diff * 1e6:+.3f} µs",
+            "<= 0.3 µs",
+            diff <= 0.3e-6,
+        )
+    )
     w_ours, ci, w_timeit = time_to_precise(tiny, xt, max(1, args.rounds // 2))
-    tiny_precise = ("tiny: time to ±1% CI vs %timeit", format_seconds(w_timeit),
-                    f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)", f"{w_ours / w_timeit:.3f}",
-                    "<= 1, CI <= 1%", w_ours <= w_timeit and ci <= 0.01)
+    tiny_precise = (
+        "tiny: time to ±1% CI vs %timeit",
+        format_seconds(w_timeit),
+        f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)",
+        f"{w_ours / w_timeit:.3f}",
+        "<= 1, CI <= 1%",
+        w_ours <= w_timeit and ci <= 0.01,
+    )
 
     big, xb, t_big = fifty_ms_function()
     print(f"50 ms function: 4 x (matmul + tanh) at {xb.shape}, {format_seconds(t_big)} per call")
     ref, ours, ratio = accuracy(big, xb, 4 * args.rounds, ref_calls=8, budget=0.5)
-    rows.append(("50 ms jit: median vs reference", format_seconds(ref), format_seconds(ours),
-                 f"{ratio:.4f}", "within 1%", abs(ratio - 1) <= 0.01))
+    rows.append(
+        (
+            "50 ms jit: median vs reference",
+            format_seconds(ref),
+            format_seconds(ours),
+            f"{ratio:.4f}",
+            "within 1%",
+            abs(ratio - 1) <= 0.01,
+        )
+    )
     rows.append(tiny_precise)
     w_ours, ci, w_timeit = time_to_precise(big, xb, max(1, args.rounds // 2))
-    rows.append(("50 ms: time to ±1% CI vs %timeit", format_seconds(w_timeit),
-                 f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)", f"{w_ours / w_timeit:.3f}",
-                 "<= 1, CI <= 1%", w_ours <= w_timeit and ci <= 0.01))
+    rows.append(
+        (
+            "50 ms: time to ±1% CI vs %timeit",
+            format_seconds(w_timeit),
+            f"{format_seconds(w_ours)} (CI ±{100 * ci:.2f}%)",
+            f"{w_ours / w_timeit:.3f}",
+            "<= 1, CI <= 1%",
+            w_ours <= w_timeit and ci <= 0.01,
+        )
+    )
 
     head = ("case", "reference", "harness", "ratio", "target", "ok")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(6)]

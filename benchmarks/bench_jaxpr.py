@@ -80,13 +80,18 @@ LossFn = Callable[[Params, jax.Array], jax.Array]
 
 # -- the subject: a transformer-block stack in plain jax.numpy -----------------------------
 
+
 def init_params(seed: int = 0) -> tuple[Params, jax.Array]:
     keys = jax.random.split(jax.random.key(seed), LAYERS * len(WEIGHTS) + 1)
-    scale = D_MODEL ** -0.5
+    scale = D_MODEL**-0.5
     params: Params = []
     for i in range(LAYERS):
-        params.append({name: jax.random.normal(keys[len(WEIGHTS) * i + j], (D_MODEL, D_MODEL))
-                       * scale for j, name in enumerate(WEIGHTS)})
+        params.append(
+            {
+                name: jax.random.normal(keys[len(WEIGHTS) * i + j], (D_MODEL, D_MODEL)) * scale
+                for j, name in enumerate(WEIGHTS)
+            }
+        )
     x = jax.random.normal(keys[-1], (TOKENS, D_MODEL))
     return params, x
 
@@ -103,7 +108,7 @@ def make_loss() -> LossFn:
     def block(p: dict[str, jax.Array], h: jax.Array) -> jax.Array:
         a = layer_norm(h)
         q, k, v = a @ p["wq"], a @ p["wk"], a @ p["wv"]
-        s = (q @ k.T) * (D_MODEL ** -0.5)
+        s = (q @ k.T) * (D_MODEL**-0.5)
         s = s - jax.lax.stop_gradient(jnp.max(s, axis=-1, keepdims=True))
         e = jnp.exp(s)
         attn = e / jnp.sum(e, axis=-1, keepdims=True)
@@ -134,6 +139,7 @@ def count_equations(jaxpr: Any) -> int:
 
 
 # -- timing helpers ------------------------------------------------------------------------
+
 
 class GcClock:
     """Wall time spent inside the cyclic garbage collector (via ``gc.callbacks``)."""
@@ -178,8 +184,9 @@ class Samples:
         return statistics.median(self.gc_times[name])
 
     def paired_ratio(self, name: str, ref: str) -> float:
-        return statistics.median(m / r for m, r in zip(self.times[name], self.times[ref],
-                                                        strict=True))
+        return statistics.median(
+            m / r for m, r in zip(self.times[name], self.times[ref], strict=True)
+        )
 
 
 CELL = "%%jaxpr -t grad\nloss = make_loss()\nloss(params, x)\n"
@@ -255,18 +262,21 @@ def _traced_inspection(params: Params, x: jax.Array) -> Any:
 # -- import time in fresh subprocesses -----------------------------------------------------
 
 IMPORT_JAX = "import time; t=time.perf_counter(); import jax; print(time.perf_counter()-t)"
-IMPORT_WB = ("import jax, time; t=time.perf_counter(); import workbench; "
-             "print(time.perf_counter()-t)")
+IMPORT_WB = (
+    "import jax, time; t=time.perf_counter(); import workbench; print(time.perf_counter()-t)"
+)
 
 
 def subprocess_seconds(code: str) -> float:
     env = dict(os.environ)
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return float(out.strip().splitlines()[-1])
 
 
 # -- report --------------------------------------------------------------------------------
+
 
 def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1e3:9.1f} ms"
@@ -281,8 +291,12 @@ def table(rows: Iterable[Row]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for k, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -301,13 +315,18 @@ def main(argv: list[str] | None = None) -> int:
     warm = one_round(sh, params, x, None)  # warm-up: JAX internals, IPython, workbench views
     n_ref = count_equations(warm["ref_jaxpr"])
     model = warm["model"]
-    print(f"subject: {LAYERS}-layer transformer stack, d={D_MODEL}, {TOKENS} tokens, "
-          f"{len(WEIGHTS)} weights/layer; jax {jax.__version__}, {os.cpu_count()} CPUs")
-    print(f"grad jaxpr equations: reference {n_ref}, workbench model {model.total_equations} "
-          f"({len(model.eqns)} top level)")
+    print(
+        f"subject: {LAYERS}-layer transformer stack, d={D_MODEL}, {TOKENS} tokens, "
+        f"{len(WEIGHTS)} weights/layer; jax {jax.__version__}, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"grad jaxpr equations: reference {n_ref}, workbench model {model.total_equations} "
+        f"({len(model.eqns)} top level)"
+    )
     bundle = warm["bundle"]
-    print("bundle sizes: " + ", ".join(f"{k} {len(str(v)) / 1e3:.0f} kB"
-                                       for k, v in bundle.items()))
+    print(
+        "bundle sizes: " + ", ".join(f"{k} {len(str(v)) / 1e3:.0f} kB" for k, v in bundle.items())
+    )
 
     samples = Samples()
     for _ in range(opts.rounds):
@@ -321,31 +340,68 @@ def main(argv: list[str] | None = None) -> int:
 
     ref = samples.median("reference")
     targets = {"A notebook": 1.3, "A + format": 1.3, "B html (jaxpr_html)": 0.3}
-    rows: list[Row] = [("reference: make_jaxpr(grad(loss))", fmt_ms(ref),
-                        fmt_ms(samples.median_gc("reference")), "1.00x", "1.00x", "", "")]
-    for name in ("A notebook", "A + format", "B html (jaxpr_html)", "trace (inspect + .traced)",
-                 "model (ins.model)", "text (ins.jaxpr_text)", "JSON record (jaxpr_record)",
-                 "sum of the 5 pieces"):
+    rows: list[Row] = [
+        (
+            "reference: make_jaxpr(grad(loss))",
+            fmt_ms(ref),
+            fmt_ms(samples.median_gc("reference")),
+            "1.00x",
+            "1.00x",
+            "",
+            "",
+        )
+    ]
+    for name in (
+        "A notebook",
+        "A + format",
+        "B html (jaxpr_html)",
+        "trace (inspect + .traced)",
+        "model (ins.model)",
+        "text (ins.jaxpr_text)",
+        "JSON record (jaxpr_record)",
+        "sum of the 5 pieces",
+    ):
         med = samples.median(name)
         ratio = med / ref
         target = targets.get(name)
-        rows.append((name, fmt_ms(med), fmt_ms(samples.median_gc(name)), f"{ratio:.2f}x",
-                     f"{samples.paired_ratio(name, 'reference'):.2f}x",
-                     "" if target is None else f"<= {target:.1f}x",
-                     "" if target is None else ("PASS" if ratio <= target else "FAIL")))
+        rows.append(
+            (
+                name,
+                fmt_ms(med),
+                fmt_ms(samples.median_gc(name)),
+                f"{ratio:.2f}x",
+                f"{samples.paired_ratio(name, 'reference'):.2f}x",
+                "" if target is None else f"<= {target:.1f}x",
+                "" if target is None else ("PASS" if ratio <= target else "FAIL"),
+            )
+        )
     wb_import = import_times.median("workbench")
-    rows.append(("import jax (fresh process)", fmt_ms(import_times.median("jax")), "", "", "",
-                 "", ""))
-    rows.append(("import workbench after jax", fmt_ms(wb_import), "", "", "", "<= 200 ms",
-                 "PASS" if wb_import <= 0.2 else "FAIL"))
+    rows.append(
+        ("import jax (fresh process)", fmt_ms(import_times.median("jax")), "", "", "", "", "")
+    )
+    rows.append(
+        (
+            "import workbench after jax",
+            fmt_ms(wb_import),
+            "",
+            "",
+            "",
+            "<= 200 ms",
+            "PASS" if wb_import <= 0.2 else "FAIL",
+        )
+    )
 
-    print(f"\n{opts.rounds} rounds (after 1 warm-up), {opts.import_runs} import runs each; "
-          f"medians; ratio = median / reference median, paired = median of per-round ratios;\n"
-          f"'of it GC' = median time inside the garbage collector during that measurement; "
-          f"the pieces are timed one by one, after a gc.collect() each\n")
+    print(
+        f"\n{opts.rounds} rounds (after 1 warm-up), {opts.import_runs} import runs each; "
+        f"medians; ratio = median / reference median, paired = median of per-round ratios;\n"
+        f"'of it GC' = median time inside the garbage collector during that measurement; "
+        f"the pieces are timed one by one, after a gc.collect() each\n"
+    )
     print(table(rows))
-    print(f"\nruntime: {time.perf_counter() - t_start:.1f} s "
-          f"(rounds {t_rounds:.1f} s, imports {time.perf_counter() - t_start - t_rounds:.1f} s)")
+    print(
+        f"\nruntime: {time.perf_counter() - t_start:.1f} s "
+        f"(rounds {t_rounds:.1f} s, imports {time.perf_counter() - t_start - t_rounds:.1f} s)"
+    )
     return 0
 
 

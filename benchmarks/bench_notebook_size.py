@@ -42,8 +42,11 @@ from bench_jaxpr import init_params, make_loss  # noqa: E402
 import workbench  # noqa: E402
 
 BUDGET = 1_500_000
-BASELINE_HLO = {"text/plain": 1_005_000, "text/html": 3_433_000,
-                "application/vnd.jax-workbench.hlo+json": 1_956_000}
+BASELINE_HLO = {
+    "text/plain": 1_005_000,
+    "text/html": 3_433_000,
+    "application/vnd.jax-workbench.hlo+json": 1_956_000,
+}
 
 
 def stored_sizes(bundle: dict) -> dict[str, int]:
@@ -73,29 +76,37 @@ def report(name: str, bundle: dict, baseline: dict[str, int] | None) -> dict[str
         print(f"  {mime:42s} {n / 1e6:8.3f} MB{base}{extra}")
     verdict = "within" if total <= BUDGET else "OVER"
     base_total = f" (was {sum(baseline.values()) / 1e6:.2f} MB)" if baseline else ""
-    print(f"  {'total':42s} {total / 1e6:8.3f} MB{base_total}: {verdict} the "
-          f"{BUDGET / 1e6:.1f} MB budget")
+    print(
+        f"  {'total':42s} {total / 1e6:8.3f} MB{base_total}: {verdict} the "
+        f"{BUDGET / 1e6:.1f} MB budget"
+    )
     return sizes
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--layers-jaxpr", type=int, default=125,
-                    help="layers of the big jaxpr (125: about 12,000 equations)")
+    ap.add_argument(
+        "--layers-jaxpr",
+        type=int,
+        default=125,
+        help="layers of the big jaxpr (125: about 12,000 equations)",
+    )
     ap.add_argument("--json", action="store_true", help="print the sizes as JSON at the end")
     opts = ap.parse_args()
 
     params, x = init_params()
     hlo = workbench.hlo(jax.grad(make_loss()), params, x)
-    hlo_sizes = report("24-layer %%hlo (gradient of the transformer stack)",
-                       hlo._repr_mimebundle_(), BASELINE_HLO)
+    hlo_sizes = report(
+        "24-layer %%hlo (gradient of the transformer stack)", hlo._repr_mimebundle_(), BASELINE_HLO
+    )
 
     bench_jaxpr.LAYERS = opts.layers_jaxpr
     big_params, big_x = init_params()
     jx = workbench.jaxpr(jax.grad(make_loss()), big_params, big_x)
     eqns = jx.inspection.model.total_equations
-    jaxpr_sizes = report(f"{opts.layers_jaxpr}-layer %%jaxpr ({eqns:,} equations)",
-                         jx._repr_mimebundle_(), None)
+    jaxpr_sizes = report(
+        f"{opts.layers_jaxpr}-layer %%jaxpr ({eqns:,} equations)", jx._repr_mimebundle_(), None
+    )
     if opts.json:
         print(json.dumps({"hlo": hlo_sizes, "jaxpr": jaxpr_sizes, "jaxpr_equations": eqns}))
     return 0 if sum(hlo_sizes.values()) <= BUDGET else 1

@@ -52,24 +52,28 @@ sys.path.insert(0, str(ROOT))
 
 from tests.panel_kernel import PanelKernel  # noqa: E402
 
-SETUP = ("import time, jax, jax.numpy as jnp\n"
-         "f = jax.jit(lambda x: x * 2 + 1)\nx = jnp.arange(4, dtype=jnp.float32)\n"
-         "jax.block_until_ready(f(x))\n"
-         "def _dispatch(calls, repeats):\n"
-         "    best = float('inf')\n"
-         "    for _ in range(repeats):\n"
-         "        outs = [None] * calls\n"
-         "        t0 = time.perf_counter()\n"
-         "        for i in range(calls):\n"
-         "            outs[i] = f(x)\n"
-         "        t1 = time.perf_counter()\n"
-         "        jax.block_until_ready(outs)\n"
-         "        best = min(best, (t1 - t0) / calls)\n"
-         "    return best\n")
+SETUP = (
+    "import time, jax, jax.numpy as jnp\n"
+    "f = jax.jit(lambda x: x * 2 + 1)\nx = jnp.arange(4, dtype=jnp.float32)\n"
+    "jax.block_until_ready(f(x))\n"
+    "def _dispatch(calls, repeats):\n"
+    "    best = float('inf')\n"
+    "    for _ in range(repeats):\n"
+    "        outs = [None] * calls\n"
+    "        t0 = time.perf_counter()\n"
+    "        for i in range(calls):\n"
+    "            outs[i] = f(x)\n"
+    "        t1 = time.perf_counter()\n"
+    "        jax.block_until_ready(outs)\n"
+    "        best = min(best, (t1 - t0) / calls)\n"
+    "    return best\n"
+)
 
-LOOP = ("import time, jax\n_t0 = time.perf_counter()\n"
-        "for _i in range({n}):\n    jax.jit(lambda x, i=_i: x + i)(1.0)\n"
-        "print(time.perf_counter() - _t0)")
+LOOP = (
+    "import time, jax\n_t0 = time.perf_counter()\n"
+    "for _i in range({n}):\n    jax.jit(lambda x, i=_i: x + i)(1.0)\n"
+    "print(time.perf_counter() - _t0)"
+)
 
 
 def _sample(k: PanelKernel, calls: int, repeats: int = 5) -> float:
@@ -86,7 +90,7 @@ def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> 
     ratios, aa, p_s, b_s = [], [], [], []
     for r in range(rounds):
         order = ["bare", "panel", "bare2"]
-        order = order[r % 3:] + order[:r % 3]
+        order = order[r % 3 :] + order[: r % 3]
         got = {}
         for name in order:
             got[name] = _sample(panel if name == "panel" else bare, calls)
@@ -95,12 +99,16 @@ def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> 
         aa.append(got["bare2"] / got["bare"])
         p_s.append(got["panel"])
         b_s.append(base)
-    print(f"(a) cached dispatch, {rounds} rounds x 5 batches of {calls} calls "
-          f"(median of the rounds' least per-call means): panel {statistics.median(p_s) * 1e6:.2f} us, "
-          f"bare {statistics.median(b_s) * 1e6:.2f} us")
-    print(f"    panel/bare = {statistics.median(ratios):.3f}x (target <= 1.03x); "
-          f"A/A bare/bare = {statistics.median(aa):.3f}x; "
-          f"per-round ratios min {min(ratios):.3f} max {max(ratios):.3f}")
+    print(
+        f"(a) cached dispatch, {rounds} rounds x 5 batches of {calls} calls "
+        f"(median of the rounds' least per-call means): panel {statistics.median(p_s) * 1e6:.2f} us, "
+        f"bare {statistics.median(b_s) * 1e6:.2f} us"
+    )
+    print(
+        f"    panel/bare = {statistics.median(ratios):.3f}x (target <= 1.03x); "
+        f"A/A bare/bare = {statistics.median(aa):.3f}x; "
+        f"per-round ratios min {min(ratios):.3f} max {max(ratios):.3f}"
+    )
 
 
 def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
@@ -110,13 +118,12 @@ def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
     for r in range(rounds):
         got: dict[str, float] = {}
         order = ["on", "off", "off2"]
-        order = order[r % 3:] + order[:r % 3]
+        order = order[r % 3 :] + order[: r % 3]
         for name in order:
             if name == "on":
                 k.run_ok("%load_ext workbench")
                 comm_id = k.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
-                k.wait_for(lambda e, c=comm_id: e.comm_id == c
-                           and e.data.get("type") == "snapshot")
+                k.wait_for(lambda e, c=comm_id: e.comm_id == c and e.data.get("type") == "snapshot")
                 got[name] = _sample(k, calls)
                 k.run_ok("%unload_ext workbench")
             else:
@@ -126,15 +133,16 @@ def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
         aa.append(got["off2"] / got["off"])
         on_s.append(got["on"])
         off_s.append(base)
-    print(f"(a') same kernel, alternating, {rounds} rounds: loaded+panel "
-          f"{statistics.median(on_s) * 1e6:.2f} us, unloaded {statistics.median(off_s) * 1e6:.2f}"
-          f" us; loaded/unloaded = {statistics.median(ratios):.3f}x; "
-          f"A/A = {statistics.median(aa):.3f}x; per-round min {min(ratios):.3f} "
-          f"max {max(ratios):.3f}")
+    print(
+        f"(a') same kernel, alternating, {rounds} rounds: loaded+panel "
+        f"{statistics.median(on_s) * 1e6:.2f} us, unloaded {statistics.median(off_s) * 1e6:.2f}"
+        f" us; loaded/unloaded = {statistics.median(ratios):.3f}x; "
+        f"A/A = {statistics.median(aa):.3f}x; per-round min {min(ratios):.3f} "
+        f"max {max(ratios):.3f}"
+    )
 
 
-def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int,
-                 reference: bool) -> None:
+def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int, reference: bool) -> None:
     comm_id = panel.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
     panel.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "snapshot")
     seen = len(panel.events)
@@ -150,19 +158,25 @@ def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int,
     dropped = sum(e.data.get("dropped", 0) for e in ups)
     sizes = [len(json.dumps(e.data)) for e in ups]
     gaps = [b.t - a.t for a, b in zip(ups, ups[1:], strict=False)]
-    print(f"(b) {compiles}-compile loop in one cell: {loop_s:.1f} s; "
-          f"{len(ups)} updates in all ({len(during)} while the cell ran), "
-          f"{len(ups) / max(loop_s, 1e-9):.2f} updates/s; {records} records sent, "
-          f"{dropped} dropped")
+    print(
+        f"(b) {compiles}-compile loop in one cell: {loop_s:.1f} s; "
+        f"{len(ups)} updates in all ({len(during)} while the cell ran), "
+        f"{len(ups) / max(loop_s, 1e-9):.2f} updates/s; {records} records sent, "
+        f"{dropped} dropped"
+    )
     if ups:
-        print(f"    update sizes: median {statistics.median(sizes) / 1024:.1f} KiB, "
-              f"max {max(sizes) / 1024:.1f} KiB; least gap between updates "
-              f"{min(gaps, default=float('nan')):.2f} s")
+        print(
+            f"    update sizes: median {statistics.median(sizes) / 1024:.1f} KiB, "
+            f"max {max(sizes) / 1024:.1f} KiB; least gap between updates "
+            f"{min(gaps, default=float('nan')):.2f} s"
+        )
     if reference:
         ref = bare.run_ok(LOOP.format(n=compiles), timeout=3600)
         ref_s = float(ref.stdout.strip().splitlines()[-1])
-        print(f"    the same loop without the workbench: {ref_s:.1f} s "
-              f"(panel/bare {loop_s / ref_s:.3f}x)")
+        print(
+            f"    the same loop without the workbench: {ref_s:.1f} s "
+            f"(panel/bare {loop_s / ref_s:.3f}x)"
+        )
 
 
 def main() -> None:
@@ -170,8 +184,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--calls", type=int, default=4_000)
     ap.add_argument("--compiles", type=int, default=1_000)
-    ap.add_argument("--loop-reference", action="store_true",
-                    help="also time the compile loop in the kernel without the workbench")
+    ap.add_argument(
+        "--loop-reference",
+        action="store_true",
+        help="also time the compile loop in the kernel without the workbench",
+    )
     args = ap.parse_args()
     panel, bare = PanelKernel(), PanelKernel()
     try:

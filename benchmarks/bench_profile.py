@@ -66,14 +66,19 @@ def main() -> None:
     opts = ap.parse_args()
     params, x = init_params()
     k = jax.random.split(jax.random.key(0), 3)
-    mm = (jax.random.normal(k[0], (512, 512)), jax.random.normal(k[1], (512, 512)),
-          jax.random.normal(k[2], (256, 512)))
+    mm = (
+        jax.random.normal(k[0], (512, 512)),
+        jax.random.normal(k[1], (512, 512)),
+        jax.random.normal(k[2], (256, 512)),
+    )
     subjects: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
         ("transformer24 grad", jax.grad(make_loss()), (params, x)),
         ("two matmuls 256x512x512", two_matmuls, mm),
     ]
-    print(f"backend {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-          f"{opts.calls} calls per measurement, {opts.rounds} rounds")
+    print(
+        f"backend {jax.default_backend()} ({jax.devices()[0].device_kind}), "
+        f"{opts.calls} calls per measurement, {opts.rounds} rounds"
+    )
     for name, fn, args in subjects:
         ref: list[float] = []
         prof: list[float] = []
@@ -96,16 +101,24 @@ def main() -> None:
         excess = p - 2 * r
         print(f"\n{name}")
         print(f"  reference ({opts.calls} plain calls)   {r * 1e3:9.1f} ms")
-        print(f"  profile (all but the compile)         {p * 1e3:9.1f} ms   ratio {p / r:6.2f}x"
-              f"   excess over 2x: {excess:+.3f} s (target <= 1 s: "
-              f"{'met' if excess <= 1.0 else 'NOT met'})")
-        print("  where it went: " + ", ".join(f"{k} {statistics.median(v) * 1e3:.0f} ms"
-                                             for k, v in phases.items()))
+        print(
+            f"  profile (all but the compile)         {p * 1e3:9.1f} ms   ratio {p / r:6.2f}x"
+            f"   excess over 2x: {excess:+.3f} s (target <= 1 s: "
+            f"{'met' if excess <= 1.0 else 'NOT met'})"
+        )
+        print(
+            "  where it went: "
+            + ", ".join(f"{k} {statistics.median(v) * 1e3:.0f} ms" for k, v in phases.items())
+        )
         print(f"  compile (apart)                      {statistics.median(comp) * 1e3:9.1f} ms")
-        print(f"  median step under the profiler        {statistics.median(step) * 1e3:9.3f} ms"
-              f"   vs plain {r / opts.calls * 1e3:.3f} ms per call")
-        print(f"  coverage                              {statistics.median(cov):9.1%}"
-              f"   (rounds: {', '.join(f'{c:.1%}' for c in cov)})")
+        print(
+            f"  median step under the profiler        {statistics.median(step) * 1e3:9.3f} ms"
+            f"   vs plain {r / opts.calls * 1e3:.3f} ms per call"
+        )
+        print(
+            f"  coverage                              {statistics.median(cov):9.1%}"
+            f"   (rounds: {', '.join(f'{c:.1%}' for c in cov)})"
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = (("data, model", "model, None"), ("data, None", "None, model"),
-         ("None, model", "model, None"), ("model, data", "data, None"))
+SPECS = (
+    ("data, model", "model, None"),
+    ("data, None", "None, model"),
+    ("None, model", "model, None"),
+    ("model, data", "data, None"),
+)
 
 
 def child(devices: int, rounds: int) -> dict[str, float]:
@@ -53,8 +57,11 @@ def child(devices: int, rounds: int) -> dict[str, float]:
     app = MeshExplorer(operation="matmul", shape="1024, 1024")
     assert app.result is not None, app.message.object
     assert app.result.device_count == devices == len(jax.devices())
-    mesh = jax.make_mesh(tuple(app.result.mesh.axis_sizes), tuple(names),
-                         axis_types=(jax.sharding.AxisType.Auto,) * len(names))
+    mesh = jax.make_mesh(
+        tuple(app.result.mesh.axis_sizes),
+        tuple(names),
+        axis_types=(jax.sharding.AxisType.Auto,) * len(names),
+    )
 
     def spec(text: str) -> P:
         return P(*[tuple(e) if len(e) > 1 else (e[0] if e else None) for e in parse_spec(text)])
@@ -65,6 +72,7 @@ def child(devices: int, rounds: int) -> dict[str, float]:
 
         def matmul(x, y):  # a fresh function per call: no cache hit
             return x @ y
+
         t0 = time.perf_counter()
         jax.jit(matmul).lower(a, b).compile()
         return time.perf_counter() - t0
@@ -81,10 +89,13 @@ def child(devices: int, rounds: int) -> dict[str, float]:
         explorer.append(dt)
         kinds.update(c.description for c in app.result.collectives)
         ref.append(reference(lhs, rhs))
-    return {"devices": devices, "explorer_ms": 1e3 * statistics.median(explorer),
-            "jax_compile_ms": 1e3 * statistics.median(ref),
-            "ratio": statistics.median(e / c for e, c in zip(explorer, ref, strict=True)),
-            "collectives": sorted(kinds)}
+    return {
+        "devices": devices,
+        "explorer_ms": 1e3 * statistics.median(explorer),
+        "jax_compile_ms": 1e3 * statistics.median(ref),
+        "ratio": statistics.median(e / c for e, c in zip(explorer, ref, strict=True)),
+        "collectives": sorted(kinds),
+    }
 
 
 def svg_bench(rounds: int) -> list[tuple[str, float, int]]:
@@ -92,10 +103,11 @@ def svg_bench(rounds: int) -> list[tuple[str, float, int]]:
     from workbench.views.sharding import layout_svg, layouts_html
 
     mesh = MeshInfo(["data", "model"], [8, 64], ["Auto", "Auto"], list(range(512)))
-    cases = [("2-D, 512 shards", plan_layout(mesh, [["data"], ["model"]], [4096, 4096])),
-             ("3-D facets, 512 devices", plan_layout(mesh, [["data"], [], ["model"]],
-                                                     [8, 1024, 1024])),
-             ("1-D strip, 512 shards", plan_layout(mesh, [["data", "model"]], [1 << 20]))]
+    cases = [
+        ("2-D, 512 shards", plan_layout(mesh, [["data"], ["model"]], [4096, 4096])),
+        ("3-D facets, 512 devices", plan_layout(mesh, [["data"], [], ["model"]], [8, 1024, 1024])),
+        ("1-D strip, 512 shards", plan_layout(mesh, [["data", "model"]], [1 << 20])),
+    ]
     out = []
     for label, lay in cases:
         svg_t, html_t = [], []
@@ -107,8 +119,9 @@ def svg_bench(rounds: int) -> list[tuple[str, float, int]]:
             page = layouts_html([lay])
             html_t.append(time.perf_counter() - t0)
         out.append((f"{label}: SVG", 1e3 * statistics.median(svg_t), len(svg)))
-        out.append((f"{label}: full HTML (SVG + device table)",
-                    1e3 * statistics.median(html_t), len(page)))
+        out.append(
+            (f"{label}: full HTML (SVG + device table)", 1e3 * statistics.median(html_t), len(page))
+        )
     return out
 
 
@@ -124,22 +137,33 @@ def main() -> None:
     os.environ["JAX_PLATFORMS"] = "cpu"
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     targets = {8: 300.0, 64: 1000.0}
-    print(f"explorer: spec change -> updated view, sharded 1024x1024 f32 matmul "
-          f"(median of {opts.rounds} rounds)")
-    print(f"{'devices':>8} {'explorer ms':>12} {'JAX compile ms':>15} {'ratio':>6} "
-          f"{'target ms':>10}  ok")
+    print(
+        f"explorer: spec change -> updated view, sharded 1024x1024 f32 matmul "
+        f"(median of {opts.rounds} rounds)"
+    )
+    print(
+        f"{'devices':>8} {'explorer ms':>12} {'JAX compile ms':>15} {'ratio':>6} "
+        f"{'target ms':>10}  ok"
+    )
     for n in [int(x) for x in opts.devices.split(",")]:
-        proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--rounds",
-                               str(opts.rounds)], env=env, cwd=ROOT, capture_output=True,
-                              text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), "--rounds", str(opts.rounds)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode != 0:
             print(f"{n:>8} failed: {proc.stderr.strip().splitlines()[-1:]}")
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         target = targets.get(n, float("nan"))
         ok = "yes" if r["explorer_ms"] <= target else "NO"
-        print(f"{n:>8} {r['explorer_ms']:>12.1f} {r['jax_compile_ms']:>15.1f} "
-              f"{r['ratio']:>6.2f} {target:>10.0f}  {ok}")
+        print(
+            f"{n:>8} {r['explorer_ms']:>12.1f} {r['jax_compile_ms']:>15.1f} "
+            f"{r['ratio']:>6.2f} {target:>10.0f}  {ok}"
+        )
         print(f"{'':>8} collectives seen: {'; '.join(r['collectives'])}")
     print()
     print(f"layout picture, 512 devices (median of {opts.rounds} rounds; target: SVG <= 200 ms)")

@@ -15,14 +15,22 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium_path() -> str:
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():
-        raise RuntimeError("Debian's chromium is required for browser tests: apt-get install chromium")
+        raise RuntimeError(
+            "Debian's chromium is required for browser tests: apt-get install chromium"
+        )
     return path
 
 
@@ -33,7 +41,9 @@ def free_port() -> int:
 
 
 def artifacts_dir() -> Path:
-    d = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts"))
+    d = Path(
+        os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-artifacts")
+    )
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -60,7 +70,8 @@ WORKBENCH_MIME_PREFIX = "application/vnd.jax-workbench."
 def ensure_extension_built() -> Path:
     """The checkout's built extension (workbench/labextension), built now if missing."""
     if not (LABEXTENSION / "package.json").exists() or not list(
-            (LABEXTENSION / "static").glob("remoteEntry.*.js")):
+        (LABEXTENSION / "static").glob("remoteEntry.*.js")
+    ):
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError("workbench/labextension is not built and npm is not on PATH")
@@ -96,8 +107,13 @@ class JupyterServer:
             link.symlink_to(ensure_extension_built(), target_is_directory=True)
         self.config_dir = workdir / "config"
         self.data_dir = workdir / "data"
-        for d in (self.config_dir / "labconfig", self.data_dir, workdir / "settings",
-                  workdir / "workspaces", workdir / "runtime"):
+        for d in (
+            self.config_dir / "labconfig",
+            self.data_dir,
+            workdir / "settings",
+            workdir / "workspaces",
+            workdir / "runtime",
+        ):
             d.mkdir(parents=True, exist_ok=True)
         # no "get notified about Jupyter news?" toast over the outputs in screenshots
         news = workdir / "settings" / "@jupyterlab" / "apputils-extension"
@@ -105,7 +121,8 @@ class JupyterServer:
         (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
         if not extension_enabled:
             (self.config_dir / "labconfig" / "page_config.json").write_text(
-                json.dumps({"disabledExtensions": {EXTENSION_NAME: True}}))
+                json.dumps({"disabledExtensions": {EXTENSION_NAME: True}})
+            )
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
         self.env.update(
             JUPYTER_PATH=str(workdir / "jupyter-path"),
@@ -130,8 +147,9 @@ class JupyterServer:
                 return self._start_once(timeout)
             except _PortTaken:
                 if attempt == attempts - 1:
-                    raise RuntimeError("jupyter lab found no free port:\n"
-                                       + self.log_path.read_text()[-3000:]) from None
+                    raise RuntimeError(
+                        "jupyter lab found no free port:\n" + self.log_path.read_text()[-3000:]
+                    ) from None
         raise AssertionError("unreachable")
 
     def _start_once(self, timeout: float) -> JupyterServer:
@@ -139,21 +157,32 @@ class JupyterServer:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
         # port_retries=0: on a port taken between free_port() and the bind, fail (and retry
         # here) rather than silently serve on port+1 while the test polls `port`
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={TOKEN}",
-               f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               "--LabApp.expose_app_in_browser=True"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",
+        ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=self.env, cwd=self.workdir)
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir
+        )
         self.base = f"http://127.0.0.1:{port}"
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
-                with urllib.request.urlopen(f"{self.base}/api/status?token={TOKEN}", timeout=5) as r:
+                with urllib.request.urlopen(
+                    f"{self.base}/api/status?token={TOKEN}", timeout=5
+                ) as r:
                     json.load(r)
                     return self
             except OSError:
@@ -176,12 +205,15 @@ class JupyterServer:
         """The jax-workbench entry of the federated extensions /lab's page config lists."""
         with urllib.request.urlopen(f"{self.base}/lab?token={TOKEN}", timeout=30) as r:
             html = r.read().decode()
-        m = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                      html, re.S)
+        m = re.search(
+            r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', html, re.S
+        )
         assert m, "no jupyter-config-data in /lab"
         config = json.loads(m.group(1))
-        return next((e for e in config.get("federated_extensions", [])
-                     if e.get("name") == EXTENSION_NAME), None)
+        return next(
+            (e for e in config.get("federated_extensions", []) if e.get("name") == EXTENSION_NAME),
+            None,
+        )
 
     def assert_serves_checkout_build(self) -> None:
         """The server loads this checkout's build, not a copy installed in share/."""
@@ -190,7 +222,8 @@ class JupyterServer:
         assert ext is not None, "the server does not list the jax-workbench extension"
         assert ext["load"] == built["jupyterlab"]["_build"]["load"], (
             f"the server loads {ext['load']}, this checkout's build is "
-            f"{built['jupyterlab']['_build']['load']} (the JUPYTER_PATH link is not in effect?)")
+            f"{built['jupyterlab']['_build']['load']} (the JUPYTER_PATH link is not in effect?)"
+        )
 
     def lab_url(self, name: str) -> str:
         """A fresh workspace each time, so no page inherits another's open tabs."""
@@ -202,15 +235,28 @@ class JupyterServer:
 
     def trust(self, path: Path) -> None:
         """Sign ``path`` with this server's notary secret (``jupyter trust``)."""
-        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(path)], env=self.env,
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "jupyter", "trust", str(path)],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
 
     def is_trusted(self, path: Path) -> bool:
-        code = ("import sys, nbformat; from nbformat.sign import NotebookNotary; "
-                "nb = nbformat.read(sys.argv[1], 4); "
-                "print(NotebookNotary().check_signature(nb))")
-        out = subprocess.run([sys.executable, "-c", code, str(path)], env=self.env, check=True,
-                             capture_output=True, text=True, timeout=120).stdout
+        code = (
+            "import sys, nbformat; from nbformat.sign import NotebookNotary; "
+            "nb = nbformat.read(sys.argv[1], 4); "
+            "print(NotebookNotary().check_signature(nb))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(path)],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
         return out.strip() == "True"
 
 
@@ -218,9 +264,13 @@ def kernel_env() -> dict[str, str]:
     """A kernel with 8 fake CPU devices that imports this checkout's workbench."""
     env = dict(os.environ)
     env["XLA_FLAGS"] = " ".join(
-        [f for f in env.get("XLA_FLAGS", "").split()
-         if not f.startswith("--xla_force_host_platform_device_count")]
-        + ["--xla_force_host_platform_device_count=8"])
+        [
+            f
+            for f in env.get("XLA_FLAGS", "").split()
+            if not f.startswith("--xla_force_host_platform_device_count")
+        ]
+        + ["--xla_force_host_platform_device_count=8"]
+    )
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     return env
@@ -233,12 +283,19 @@ def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
         env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute(env=env)
     nbformat.write(nb, path)
     return nb
 
@@ -250,7 +307,7 @@ def workbench_outputs(nb: Any) -> list[tuple[int, str]]:
         for out in cell.get("outputs", []):
             for mime in out.get("data", {}):
                 if mime.startswith(WORKBENCH_MIME_PREFIX):
-                    found.append((i, mime[len(WORKBENCH_MIME_PREFIX):].split("+", 1)[0]))
+                    found.append((i, mime[len(WORKBENCH_MIME_PREFIX) :].split("+", 1)[0]))
     return found
 
 
@@ -260,14 +317,19 @@ class PageWatch:
     def __init__(self, page: Any, base: str) -> None:
         self.errors: list[str] = []
         self.external: list[str] = []
-        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}")
-                if m.type == "error" else None)
+        page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None
+            ),
+        )
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
 
         def request(r: Any) -> None:
             url = r.url
             if not (url.startswith(base + "/") or url.startswith(("data:", "blob:", "about:"))):
                 self.external.append(url)
+
         page.on("request", request)
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 
 os.environ["XLA_FLAGS"] = " ".join(
-    [f for f in os.environ.get("XLA_FLAGS", "").split()
-     if not f.startswith("--xla_force_host_platform_device_count")]
-    + ["--xla_force_host_platform_device_count=8"])
+    [
+        f
+        for f in os.environ.get("XLA_FLAGS", "").split()
+        if not f.startswith("--xla_force_host_platform_device_count")
+    ]
+    + ["--xla_force_host_platform_device_count=8"]
+)
 os.environ["JAX_PLATFORMS"] = "cpu"
 
 import pytest  # noqa: E402
@@ -61,6 +65,7 @@ class CellRun:
 def run(shell: InteractiveShell):
     def _run(code: str) -> CellRun:
         return CellRun(shell, code)
+
     return _run
 
 

@@ -118,8 +118,11 @@ class PrivateImportsContract(Contract):
                     line = str(detail["line_contents"])
                     for name in imported_names(line):
                         if is_private(name, patterns):
-                            found.append(PrivateImport(importer, int(detail["line_number"]),
-                                                       line.strip(), name))
+                            found.append(
+                                PrivateImport(
+                                    importer, int(detail["line_number"]), line.strip(), name
+                                )
+                            )
                             break
         return ContractCheck(kept=not found, metadata={"found": found})
 

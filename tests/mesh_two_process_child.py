@@ -22,8 +22,12 @@ jax.config.update("jax_cpu_collectives_implementation", "gloo")
 
 def main() -> None:
     pid, port, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=2,
-                               process_id=pid, initialization_timeout=60)
+    jax.distributed.initialize(
+        coordinator_address=f"127.0.0.1:{port}",
+        num_processes=2,
+        process_id=pid,
+        initialization_timeout=60,
+    )
     import numpy as np
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
@@ -37,14 +41,28 @@ def main() -> None:
     sharding = NamedSharding(mesh, P("hosts", "local"))
     x = jax.make_array_from_callback(data.shape, sharding, lambda idx: data[idx])
     bundle = workbench.sharding(x)._repr_mimebundle_()
-    res = explore(ExplorerConfig(mesh_shape="2, 4", axis_names="hosts, local", shape="64, 64",
-                                 spec="None, local", rhs_spec="local, None",
-                                 operation="matmul"))
+    res = explore(
+        ExplorerConfig(
+            mesh_shape="2, 4",
+            axis_names="hosts, local",
+            shape="64, 64",
+            spec="None, local",
+            rhs_spec="local, None",
+            operation="matmul",
+        )
+    )
     with open(out, "w") as f:
-        json.dump({"process_index": jax.process_index(), "process_count": jax.process_count(),
-                   "layout": bundle[MIME]["layouts"][0], "text": bundle["text/plain"],
-                   "html_has_remote": "jwb-sh-remote" in bundle["text/html"],
-                   "explorer": res.to_dict()}, f)
+        json.dump(
+            {
+                "process_index": jax.process_index(),
+                "process_count": jax.process_count(),
+                "layout": bundle[MIME]["layouts"][0],
+                "text": bundle["text/plain"],
+                "html_has_remote": "jwb-sh-remote" in bundle["text/html"],
+                "explorer": res.to_dict(),
+            },
+            f,
+        )
     jax.distributed.shutdown()
 
 

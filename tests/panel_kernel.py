@@ -70,20 +70,21 @@ class PanelKernel:
             self.statuses.append((content["execution_state"], now))
         elif kind == "comm_open" and content.get("target_name") == TARGET:
             schemas.validate_message(content["data"])
-            self.events.append(CommEvent("open", content["comm_id"], content["data"], now,
-                                         TARGET))
+            self.events.append(CommEvent("open", content["comm_id"], content["data"], now, TARGET))
         elif kind == "comm_msg":
             if self._ours(content["comm_id"]):
                 schemas.validate_message(content["data"])
                 self.events.append(CommEvent("msg", content["comm_id"], content["data"], now))
         elif kind == "comm_close":
             if self._ours(content["comm_id"]):
-                self.events.append(CommEvent("close", content["comm_id"],
-                                             content.get("data") or {}, now))
+                self.events.append(
+                    CommEvent("close", content["comm_id"], content.get("data") or {}, now)
+                )
 
     def _ours(self, comm_id: str) -> bool:
         return comm_id in self._client_comms or any(
-            e.comm_id == comm_id for e in self.events if e.kind == "open")
+            e.comm_id == comm_id for e in self.events if e.kind == "open"
+        )
 
     def pump(self, seconds: float) -> None:
         """Read IOPub for ``seconds`` (messages keep arriving from timers)."""
@@ -116,14 +117,22 @@ class PanelKernel:
             self._take(msg)
 
     # -- shell ---------------------------------------------------------------------------
-    def execute(self, code: str, cell_id: str | None = None, timeout: float = 300.0,
-                silent: bool = False) -> CellResult:
+    def execute(
+        self, code: str, cell_id: str | None = None, timeout: float = 300.0, silent: bool = False
+    ) -> CellResult:
         """Run a cell as JupyterLab does (its ``cellId`` in the request's metadata) and read
         IOPub until the kernel is idle again."""
-        content = {"code": code, "silent": silent, "store_history": not silent,
-                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
-        msg = self.kc.session.msg("execute_request", content,
-                                  metadata={"cellId": cell_id} if cell_id else {})
+        content = {
+            "code": code,
+            "silent": silent,
+            "store_history": not silent,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        msg = self.kc.session.msg(
+            "execute_request", content, metadata={"cellId": cell_id} if cell_id else {}
+        )
         self.kc.shell_channel.send(msg)
         msg_id = msg["header"]["msg_id"]
         out = CellResult(reply={})
@@ -165,28 +174,41 @@ class PanelKernel:
         """Open a comm to the target from the client, as the panel does (data: hello)."""
         comm_id = uuid.uuid4().hex
         self._client_comms.add(comm_id)
-        msg = self.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": TARGET,
-                                                "data": data if data is not None else {}})
+        msg = self.kc.session.msg(
+            "comm_open",
+            {"comm_id": comm_id, "target_name": TARGET, "data": data if data is not None else {}},
+        )
         self.kc.shell_channel.send(msg)
         return comm_id
 
     def send(self, comm_id: str, data: Any) -> None:
-        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
-                                                                    "data": data}))
+        self.kc.shell_channel.send(
+            self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        )
 
     def hello(self, timeout: float = 60.0) -> tuple[str, dict[str, Any]]:
         """Open a comm with hello; return its id and the snapshot it got."""
         comm_id = self.open_comm({"protocol": 1, "type": "hello", "client": "test"})
-        e = self.wait_for(lambda e: e.comm_id == comm_id
-                          and (e.kind == "close" or e.data.get("type") == "snapshot"), timeout)
+        e = self.wait_for(
+            lambda e: (
+                e.comm_id == comm_id and (e.kind == "close" or e.data.get("type") == "snapshot")
+            ),
+            timeout,
+        )
         assert e.kind == "msg", "the kernel closed the comm instead of answering hello"
         return comm_id, e.data
 
-    def messages(self, comm_id: str, kind: str | None = None,
-                 since: int = 0) -> list[dict[str, Any]]:
+    def messages(
+        self, comm_id: str, kind: str | None = None, since: int = 0
+    ) -> list[dict[str, Any]]:
         """Data of the comm_msgs on ``comm_id`` (of type ``kind``), from event ``since``."""
-        return [e.data for e in self.events[since:] if e.kind == "msg" and e.comm_id == comm_id
-                and (kind is None or e.data.get("type") == kind)]
+        return [
+            e.data
+            for e in self.events[since:]
+            if e.kind == "msg"
+            and e.comm_id == comm_id
+            and (kind is None or e.data.get("type") == kind)
+        ]
 
     def closed(self, comm_id: str) -> bool:
         return any(e.kind == "close" and e.comm_id == comm_id for e in self.events)

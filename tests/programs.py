@@ -11,8 +11,10 @@ from jax.sharding import PartitionSpec as P
 
 def mlp_params(sizes=(8, 16, 4), seed=0):
     keys = jax.random.split(jax.random.key(seed), len(sizes) - 1)
-    return [{"w": jax.random.normal(k, (m, n)) / np.sqrt(m), "b": jnp.zeros(n)}
-            for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)]
+    return [
+        {"w": jax.random.normal(k, (m, n)) / np.sqrt(m), "b": jnp.zeros(n)}
+        for k, m, n in zip(keys, sizes[:-1], sizes[1:], strict=True)
+    ]
 
 
 def mlp_loss(params, x, y):
@@ -27,6 +29,7 @@ def rnn(params, xs):
     def step(h, x):
         h = jnp.tanh(h @ params["wh"] + x @ params["wx"])
         return h, h.sum()
+
     h, sums = jax.lax.scan(step, jnp.zeros(params["wh"].shape[0]), xs)
     return h.sum() + sums.sum()
 
@@ -37,10 +40,12 @@ def rnn_params(d=6, k=3):
 
 def newton_sqrt(a):
     """cond + while: a tiny solver."""
+
     def body(state):
         x, i = state
         x = jax.lax.cond(x > 0, lambda v: 0.5 * (v + a / v), lambda v: v + 1.0, x)
         return x, i + 1
+
     x, _ = jax.lax.while_loop(lambda s: s[1] < 20, body, (a, 0))
     return x
 
@@ -95,7 +100,6 @@ def shard_mapped_sum(x):
         return jax.lax.psum(block.sum(keepdims=True), ("data", "model"))
 
     return jax.shard_map(local, mesh=mesh, in_specs=P("data", "model"), out_specs=P())(x)
-
 
 
 def primitive_counts(jaxpr) -> dict[str, int]:

@@ -99,8 +99,9 @@ def test_first_call_is_apart_and_split_by_the_compile_records():
 def test_saved_results_whose_first_call_says_ledger_read_as_cache():
     # "ledger" was the payload's name for a first call split from the compile records
     # before the feature was called "cache": results saved then still load as split
-    b = run_benchmark(jax.jit(lambda x: jnp.cos(x) - 2), (jnp.ones(8),), budget=0.1,
-                      with_roofline=False)
+    b = run_benchmark(
+        jax.jit(lambda x: jnp.cos(x) - 2), (jnp.ones(8),), budget=0.1, with_roofline=False
+    )
     d = json.loads(b.to_json())
     assert d["measurements"][0]["first_call"]["source"] == "cache"
     d["measurements"][0]["first_call"]["source"] = "ledger"
@@ -126,11 +127,13 @@ def test_variants_run_interleaved():
         def fn(x):
             log.append(name)
             return ready
+
         fn.__name__ = name
         return fn
 
-    b = run_benchmark({"A": make("A"), "B": make("B")}, (1,), number=3, repeat=4,
-                      budget=0.1, with_roofline=False)
+    b = run_benchmark(
+        {"A": make("A"), "B": make("B")}, (1,), number=3, repeat=4, budget=0.1, with_roofline=False
+    )
     sampling = log[-24:]
     assert sampling == (["A"] * 3 + ["B"] * 3) * 4
     # both first calls happened before any sample
@@ -169,8 +172,9 @@ def test_interrupt_stops_cleanly_and_keeps_samples():
             threading.Timer(0.01, _thread.interrupt_main).start()
 
     t0 = time.perf_counter()
-    b = run_benchmark(busy, (1,), budget=30, precision=0, number=20, with_roofline=False,
-                      observer=observer)
+    b = run_benchmark(
+        busy, (1,), budget=30, precision=0, number=20, with_roofline=False, observer=observer
+    )
     assert time.perf_counter() - t0 < 10
     assert b.interrupted
     m = b.measurements[0]
@@ -183,9 +187,17 @@ def test_failures_are_reported_and_the_others_go_on():
     def boom(x):
         return x / undefined_name  # noqa: F821 - the user's bug
 
-    b = run_benchmark({"ok": jax.jit(lambda x: x * 2), "boom": boom,
-                       "none": lambda x: None, "text": lambda x: "done"},
-                      (jnp.ones(4),), budget=0.2, with_roofline=False)
+    b = run_benchmark(
+        {
+            "ok": jax.jit(lambda x: x * 2),
+            "boom": boom,
+            "none": lambda x: None,
+            "text": lambda x: "done",
+        },
+        (jnp.ones(4),),
+        budget=0.2,
+        with_roofline=False,
+    )
     ok, boom_m, none_m, text_m = b.measurements
     assert ok.ok and ok.stats is not None
     assert boom_m.error.kind == "NameError" and boom_m.error.phase == "first call"
@@ -196,14 +208,17 @@ def test_failures_are_reported_and_the_others_go_on():
     assert [c.ratio.variant for c in b.comparisons] == []  # no samples for the others
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"budget": 0}, "budget must be a positive"),
-    ({"budget": float("nan")}, "budget must be a positive"),
-    ({"number": 0}, "number must be"),
-    ({"repeat": 2.5}, "repeat must be"),
-    ({"sweep": {"n": [1]}}, "make_args"),
-    ({"sweep": {"n": [1], "m": [2]}, "make_args": lambda n: n}, "one parameter"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"budget": 0}, "budget must be a positive"),
+        ({"budget": float("nan")}, "budget must be a positive"),
+        ({"number": 0}, "number must be"),
+        ({"repeat": 2.5}, "repeat must be"),
+        ({"sweep": {"n": [1]}}, "make_args"),
+        ({"sweep": {"n": [1], "m": [2]}, "make_args": lambda n: n}, "one parameter"),
+    ],
+)
 def test_bad_settings_are_one_clear_message(kwargs, needle):
     with pytest.raises(BenchInputError, match=needle) as info:
         run_benchmark(jax.jit(lambda x: x), (), **kwargs)
@@ -229,8 +244,9 @@ def test_sweep_fits_exponent_and_survives_a_failing_size():
 
     sizes = [100, 200, 300, 400, 800]
     # one call per sample: a descheduled spin (a busy machine) spoils a few samples, not all
-    b = run_benchmark(spin, sweep={"n": sizes}, make_args=make_args, number=1, repeat=15,
-                      with_roofline=False)
+    b = run_benchmark(
+        spin, sweep={"n": sizes}, make_args=make_args, number=1, repeat=15, with_roofline=False
+    )
     assert b.sweep_param == "n" and b.sweep_values == sizes
     bad = b.measurement(n=300)
     assert bad.error.kind == "ValueError" and bad.error.phase == "make_args"
@@ -252,8 +268,12 @@ def test_no_device_arrays_are_kept():
 
     gc.collect()
     before = len(jax.live_arrays())
-    b = run_benchmark({"f": f, "raises": raises}, sweep={"n": [128, 256, 512]},
-                      make_args=lambda n: (jnp.ones((n, 4)),), budget=0.3)
+    b = run_benchmark(
+        {"f": f, "raises": raises},
+        sweep={"n": [128, 256, 512]},
+        make_args=lambda n: (jnp.ones((n, 4)),),
+        budget=0.3,
+    )
     ok = run_benchmark(f, (jnp.arange(8.0),), budget=0.1)
     gc.collect()
     assert len(jax.live_arrays()) == before
@@ -264,8 +284,9 @@ def test_no_device_arrays_are_kept():
 def test_roofline_with_table_override_and_unknown_peak():
     x = jnp.ones((128, 128))
     f = jax.jit(lambda x: x @ x)
-    b = run_benchmark(f, (x,), budget=0.2,
-                      peaks=DevicePeak("my cpu", {"float32": 1e11}, 2e10, "override"))
+    b = run_benchmark(
+        f, (x,), budget=0.2, peaks=DevicePeak("my cpu", {"float32": 1e11}, 2e10, "override")
+    )
     r = b.measurements[0].roofline
     assert r.flops == pytest.approx(2 * 128**3, rel=0.05)
     assert r.flops_per_s == pytest.approx(r.flops / b.measurements[0].median)
@@ -290,16 +311,24 @@ def test_peak_table_matches_device_kinds():
     assert peak_for("Tesla V100-PCIE-16GB").name == "NVIDIA V100 PCIe"
     assert peak_for("TPU v5 lite").name == "TPU v5e"
     # parts with their own (unlisted) figures are unknown, not a sibling's numbers
-    for kind in ("NVIDIA GH200 480GB", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100",
-                 "Tesla V100S-PCIE-32GB", "TPU v4 lite", "cpu"):
+    for kind in (
+        "NVIDIA GH200 480GB",
+        "NVIDIA H100 NVL",
+        "NVIDIA H200 NVL",
+        "NVIDIA A100",
+        "Tesla V100S-PCIE-32GB",
+        "TPU v4 lite",
+        "cpu",
+    ):
         assert peak_for(kind) is None, kind
     register_peak(r"^my-test-accelerator$", DevicePeak("mine", {"float32": 1.0}, 1.0))
     assert peak_for("my-test-accelerator").name == "mine"
 
 
 def test_result_as_data_roundtrips_with_environment():
-    b = run_benchmark({"a": jax.jit(lambda x: x + 1), "b": jax.jit(lambda x: x - 1)},
-                      (jnp.ones(16),), budget=0.2)
+    b = run_benchmark(
+        {"a": jax.jit(lambda x: x + 1), "b": jax.jit(lambda x: x - 1)}, (jnp.ones(16),), budget=0.2
+    )
     d = json.loads(b.to_json())
     assert d["version"] == 1 and d["kind"] == "bench"
     env = d["env"]
@@ -345,8 +374,7 @@ def test_compile_time_is_not_charged_to_the_budget():
             time.sleep(0.2)
         return x + 1
 
-    b = run_benchmark(slow_first, (jnp.ones(4),), budget=0.15, precision=0,
-                      with_roofline=False)
+    b = run_benchmark(slow_first, (jnp.ones(4),), budget=0.15, precision=0, with_roofline=False)
     m = b.measurements[0]
     assert m.first_call.total_s >= 0.2
     # warm-up and sampling still had the budget after the first call
@@ -362,13 +390,21 @@ def test_compiles_in_the_steady_state_are_detected_and_flagged():
 
     x = jnp.ones(8)
     # the budget bounds the wall time, repeat included: room for 3 rounds of compiles
-    b = run_benchmark({"g": g, "steady": jax.jit(lambda y: y * 3)}, (x,), budget=2.0,
-                      repeat=3, number=1, with_roofline=False)
+    b = run_benchmark(
+        {"g": g, "steady": jax.jit(lambda y: y * 3)},
+        (x,),
+        budget=2.0,
+        repeat=3,
+        number=1,
+        with_roofline=False,
+    )
     g_m, steady = b.measurement("g"), b.measurement("steady")
     assert g_m.warmup_compiles >= 1 and g_m.sampling_compiles >= 3
     assert steady.warmup_compiles == 0 and steady.sampling_compiles == 0
-    warning = f"recompiled {g_m.sampling_compiles} times during sampling: the steady state " \
-              "includes compiles"
+    warning = (
+        f"recompiled {g_m.sampling_compiles} times during sampling: the steady state "
+        "includes compiles"
+    )
     assert warning in g_m.warnings and warning in bench_text(b)
     assert not any("recompiled" in w for w in steady.warnings)
     back = Benchmark.from_json(b.to_json())
@@ -399,20 +435,35 @@ def test_json_part_is_strict_json_for_any_sweep_values():
     from workbench.views.bench import BENCH_MIME, bench_bundle
 
     f = jax.jit(lambda v: v * 2)
-    b = run_benchmark(f, sweep={"dtype": [jnp.float32, jnp.bfloat16]},
-                      make_args=lambda d: jnp.ones(8, d), budget=0.05, with_roofline=False)
+    b = run_benchmark(
+        f,
+        sweep={"dtype": [jnp.float32, jnp.bfloat16]},
+        make_args=lambda d: jnp.ones(8, d),
+        budget=0.05,
+        with_roofline=False,
+    )
     payload = bench_bundle(b)[BENCH_MIME]
     json.dumps(payload, allow_nan=False)  # what Jupyter's session serialiser requires
     assert payload["sweep_values"] == ["float32", "bfloat16"]
-    nan = run_benchmark(f, sweep={"n": [8, float("nan")]},
-                        make_args=lambda n: jnp.ones(8), budget=0.05, with_roofline=False)
+    nan = run_benchmark(
+        f,
+        sweep={"n": [8, float("nan")]},
+        make_args=lambda n: jnp.ones(8),
+        budget=0.05,
+        with_roofline=False,
+    )
     json.loads(nan.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
 
 
 def test_tuple_sweep_values_survive_the_json_round_trip():
     f = jax.jit(lambda v: v.sum())
-    b = run_benchmark(f, sweep={"shape": [(8, 8), (16, 16)]}, make_args=lambda s: jnp.ones(s),
-                      budget=0.05, with_roofline=False)
+    b = run_benchmark(
+        f,
+        sweep={"shape": [(8, 8), (16, 16)]},
+        make_args=lambda s: jnp.ones(s),
+        budget=0.05,
+        with_roofline=False,
+    )
     back = Benchmark.from_json(b.to_json())
     assert back.sweep_values == [(8, 8), (16, 16)]
     assert back.measurement(shape=(8, 8)).params == {"shape": (8, 8)}
@@ -420,13 +471,16 @@ def test_tuple_sweep_values_survive_the_json_round_trip():
     assert back.to_dict() == b.to_dict()
 
 
-@pytest.mark.parametrize("peaks, needle", [
-    ("h100", "peaks= takes a DevicePeak or a dict"),
-    ({"flops": "1e12"}, "peaks['flops'] must be a positive number"),
-    ({"flops": {"float32": "x"}}, "peaks['flops']['float32'] must be a positive number"),
-    ({"bytes_per_s": -1}, "peaks['bytes_per_s'] must be a positive number"),
-    ({"flop": 1e12}, "unknown key 'flop'"),
-])
+@pytest.mark.parametrize(
+    "peaks, needle",
+    [
+        ("h100", "peaks= takes a DevicePeak or a dict"),
+        ({"flops": "1e12"}, "peaks['flops'] must be a positive number"),
+        ({"flops": {"float32": "x"}}, "peaks['flops']['float32'] must be a positive number"),
+        ({"bytes_per_s": -1}, "peaks['bytes_per_s'] must be a positive number"),
+        ({"flop": 1e12}, "unknown key 'flop'"),
+    ],
+)
 def test_bad_peaks_are_refused_before_anything_runs(peaks, needle):
     ran = []
     with pytest.raises(BenchInputError, match=re.escape(needle)):
@@ -463,8 +517,13 @@ def test_autorange_sizes_samples_from_the_fastest_batch_at_the_final_size(monkey
     import workbench.engine.bench.sampler as sampler
 
     clock = types.SimpleNamespace(t=0.0)
-    monkeypatch.setattr(sampler, "time", types.SimpleNamespace(
-        perf_counter=lambda: clock.t, perf_counter_ns=lambda: int(clock.t * 1e9)))
+    monkeypatch.setattr(
+        sampler,
+        "time",
+        types.SimpleNamespace(
+            perf_counter=lambda: clock.t, perf_counter_ns=lambda: int(clock.t * 1e9)
+        ),
+    )
 
     class Scripted(sampler.CallTimer):
         """10 µs per call, except that every batch of 100 after the first is slowed 5x."""

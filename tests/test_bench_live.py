@@ -44,8 +44,13 @@ class FakePublisher(DisplayPublisher):
         super().__init__()
 
     def publish(self, data, metadata=None, source=None, *, transient=None, update=False):
-        self.messages.append(Message("update_display_data" if update else "display_data",
-                                     (transient or {}).get("display_id"), dict(data)))
+        self.messages.append(
+            Message(
+                "update_display_data" if update else "display_data",
+                (transient or {}).get("display_id"),
+                dict(data),
+            )
+        )
 
 
 @pytest.fixture
@@ -64,6 +69,7 @@ def _slow(ms: float):
     def f(x):
         time.sleep(ms / 1000)
         return ready
+
     return f
 
 
@@ -72,8 +78,9 @@ def _one_output(messages: list[Message]) -> str:
     assert messages, "nothing was displayed"
     first, *rest = messages
     assert first.msg_type == "display_data" and first.display_id
-    assert all(m.msg_type == "update_display_data" and m.display_id == first.display_id
-               for m in rest), [(m.msg_type, m.display_id) for m in rest]
+    assert all(
+        m.msg_type == "update_display_data" and m.display_id == first.display_id for m in rest
+    ), [(m.msg_type, m.display_id) for m in rest]
     return first.display_id
 
 
@@ -81,21 +88,26 @@ def test_magic_updates_one_output_live_then_shows_the_result(shell, published, m
     monkeypatch.setattr("workbench.api.bench.in_kernel", lambda: True)
     shell.user_ns["slow"] = _slow(4)
     shell.user_ns["x"] = jnp.ones(4)
-    res = shell.run_cell("%jaxbench -n 1 -r 40 --budget 20 --no-roofline slow(x)",
-                         store_history=True)
+    res = shell.run_cell(
+        "%jaxbench -n 1 -r 40 --budget 20 --no-roofline slow(x)", store_history=True
+    )
     assert res.error_in_exec is None
     _one_output(published)
     partial = [m for m in published if m.payload is not None and "progress" in m.payload]
     final = published[-1]
-    assert len(partial) >= 3, [(m.msg_type, list(m.data), m.data.get("text/plain", "")[:50]) for m in published]
+    assert len(partial) >= 3, [
+        (m.msg_type, list(m.data), m.data.get("text/plain", "")[:50]) for m in published
+    ]
     assert final not in partial and final.payload is not None
     # the plots grow: samples so far never shrink, and the payload carries them
     (name,) = final.payload["variants"]
     counts = [m.payload["progress"]["samples"][name] for m in partial]
     assert counts == sorted(counts) and counts[-1] > counts[0] >= 0
     sampled = [m for m in partial if m.payload["progress"]["phase"] == "sampling"]
-    assert sampled and all(len(m.payload["measurements"][0]["samples"]) ==
-                           m.payload["progress"]["samples"][name] for m in sampled)
+    assert sampled and all(
+        len(m.payload["measurements"][0]["samples"]) == m.payload["progress"]["samples"][name]
+        for m in sampled
+    )
     last = sampled[-1].payload["measurements"][0]
     assert last["stats"]["n"] == len(last["samples"])  # statistics of the samples so far
     fractions = [m.payload["progress"]["fraction"] for m in partial]
@@ -105,7 +117,7 @@ def test_magic_updates_one_output_live_then_shows_the_result(shell, published, m
     # the end: the finished result, no progress, every sample, shown once
     assert len(final.payload["measurements"][0]["samples"]) == 40
     assert not final.data["text/plain"].startswith("running")
-    assert "class=\"jwb-progress" not in final.data["text/html"]
+    assert 'class="jwb-progress' not in final.data["text/html"]
     assert res.result is not None and "_ipython_display_" in vars(res.result)
 
 
@@ -170,8 +182,16 @@ def test_updates_are_spaced_by_their_cost(shell, published, monkeypatch):
 
     monkeypatch.setattr(bench_live.LiveBench, "__init__", init)
     t = time.perf_counter()
-    r = workbench.bench(jax.jit(lambda x: x + 1), jnp.ones(8), number=5, repeat=3000,
-                        budget=50, precision=0, roofline=False, live=True)
+    r = workbench.bench(
+        jax.jit(lambda x: x + 1),
+        jnp.ones(8),
+        number=5,
+        repeat=3000,
+        budget=50,
+        precision=0,
+        roofline=False,
+        live=True,
+    )
     wall = time.perf_counter() - t
     (live,) = seen
     assert len(r.measurements[0].samples) == 3000
@@ -186,8 +206,14 @@ def test_snapshot_is_the_run_so_far_and_matches_the_schema():
         if p.benchmark is None and p.phase == "sampling":
             snaps.append(p.snapshot())
 
-    b = run_benchmark({"a": jax.jit(lambda x: x * 2), "b": jax.jit(lambda x: x + 1)},
-                      (jnp.ones(8),), number=2, repeat=6, budget=5, observer=observer)
+    b = run_benchmark(
+        {"a": jax.jit(lambda x: x * 2), "b": jax.jit(lambda x: x + 1)},
+        (jnp.ones(8),),
+        number=2,
+        repeat=6,
+        budget=5,
+        observer=observer,
+    )
     assert b.progress is None and "progress" not in b.to_dict()
     assert [s.progress.samples for s in snaps] == [{"a": i, "b": i} for i in range(1, 7)]
     mid = snaps[2]
@@ -209,8 +235,9 @@ def test_a_shell_without_display_updates_gets_no_live_output(shell, capsys):
     assert "running:" not in out and "stopped before the end" not in out
 
 
-def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(shell, published,
-                                                                      monkeypatch):
+def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(
+    shell, published, monkeypatch
+):
     from workbench.api import bench as api
 
     def interrupted(*args, **kwargs):

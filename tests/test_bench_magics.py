@@ -15,8 +15,10 @@ from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
 from workbench.views.bench import BENCH_MIME, bench_bundle
 
-TIMEIT_LINE = re.compile(r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
-                         r"(compile|first call) ")
+TIMEIT_LINE = re.compile(
+    r"^\S+ \S*s ± \S+ \S*s \(median ± IQR/2 of \d+ runs, \d+ loops? each\); "
+    r"(compile|first call) "
+)
 
 
 def test_line_magic_times_the_call(run, shell):
@@ -38,10 +40,12 @@ def test_line_magic_times_the_call(run, shell):
 
 def test_cell_magic_runs_setup_and_honours_n_and_r(run, shell):
     shell.user_ns.pop("g", None)
-    r = run("%%jaxbench -n 3 -r 4 --no-roofline\n"
-            "g = jax.jit(lambda d: {'s': d['a'] * 2, 't': d['b'].sum()})\n"
-            "d = {'a': jnp.ones(5), 'b': jnp.ones(7)}\n"
-            "g(d)")
+    r = run(
+        "%%jaxbench -n 3 -r 4 --no-roofline\n"
+        "g = jax.jit(lambda d: {'s': d['a'] * 2, 't': d['b'].sum()})\n"
+        "d = {'a': jnp.ones(5), 'b': jnp.ones(7)}\n"
+        "g(d)"
+    )
     assert r.error is None, r.stdout
     assert "g" in shell.user_ns and "d" in shell.user_ns  # the set-up ran in the namespace
     (m,) = r.bundle[BENCH_MIME]["measurements"]
@@ -61,12 +65,15 @@ def test_assignment_text_and_quiet(run, shell):
     assert isinstance(q.result.result.record, Benchmark) and q.result.result.ok
 
 
-@pytest.mark.parametrize("line,needle", [
-    ("%jaxbench --budget 0 f(x)", "budget must be a positive"),
-    ("%jaxbench -n 0 f(x)", "number must be"),
-    ("%jaxbench --bogus f(x)", "unknown flag"),
-    ("%jaxbench", "needs a call"),
-])
+@pytest.mark.parametrize(
+    "line,needle",
+    [
+        ("%jaxbench --budget 0 f(x)", "budget must be a positive"),
+        ("%jaxbench -n 0 f(x)", "number must be"),
+        ("%jaxbench --bogus f(x)", "unknown flag"),
+        ("%jaxbench", "needs a call"),
+    ],
+)
 def test_bad_flags_are_usage_errors(run, line, needle):
     r = run(line)
     assert isinstance(r.error, UsageError) and needle in str(r.error)
@@ -95,20 +102,31 @@ def test_function_that_raises_fails_the_cell_with_a_short_report(run, shell):
 
 def test_html_escapes_user_strings_and_is_self_contained():
     evil = "<img src=x onerror=alert(1)>"
-    b = run_benchmark({evil: jax.jit(lambda x: x + 1), "two": jax.jit(lambda x: x - 1)},
-                      (jnp.ones(3),), budget=0.1, label=evil)
+    b = run_benchmark(
+        {evil: jax.jit(lambda x: x + 1), "two": jax.jit(lambda x: x - 1)},
+        (jnp.ones(3),),
+        budget=0.1,
+        label=evil,
+    )
     html = bench_bundle(b)["text/html"]
     assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<svg" in html and html.count('class="jwb-pt"') == sum(
-        len(m.samples) for m in b.measurements)
+        len(m.samples) for m in b.measurements
+    )
     assert "two / &lt;img" in html  # the comparison line
 
 
 def test_sweep_view_draws_loglog_with_exponent():
     f = jax.jit(lambda x: x @ x)
-    b = workbench.bench(f, sweep={"n": [16, 32, 64]}, make_args=lambda n: jnp.ones((n, n)),
-                        budget=0.3, roofline=False, live=False)
+    b = workbench.bench(
+        f,
+        sweep={"n": [16, 32, 64]},
+        make_args=lambda n: jnp.ones((n, n)),
+        budget=0.3,
+        roofline=False,
+        live=False,
+    )
     bundle = b._repr_mimebundle_()
     assert "time vs n, log-log" in bundle["text/html"]
     assert re.search(r"∝ n\^-?\d+\.\d\d", bundle["text/html"])
@@ -130,10 +148,13 @@ def test_line_flags_stop_before_negative_literals_in_the_call(run, shell):
     assert isinstance(r.error, UsageError) and "unknown flag '--nope'" in str(r.error)
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"budget": 0}, "budget must be a positive"),
-    ({"sweep": {"n": [1]}}, "make_args"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"budget": 0}, "budget must be a positive"),
+        ({"sweep": {"n": [1]}}, "make_args"),
+    ],
+)
 def test_python_twin_bad_settings_stay_benchinputerror_and_render_short(kwargs, needle):
     """A script's ``except ValueError`` / ``except BenchInputError`` keeps working, and a
     notebook still shows the error view's line instead of a traceback (as the magics do)."""

@@ -38,7 +38,9 @@ def _equinox_step_namespace(shell) -> None:
         "        return jnp.mean((jax.vmap(m)(x) - y) ** 2)\n"
         "    l, g = eqx.filter_value_and_grad(loss)(m)\n"
         "    u, s = opt.update(g, s, eqx.filter(m, eqx.is_array))\n"
-        "    return eqx.apply_updates(m, u), s, l\n", store_history=False)
+        "    return eqx.apply_updates(m, u), s, l\n",
+        store_history=False,
+    )
 
 
 def test_equinox_train_step_returning_the_model_is_timed(run, shell):
@@ -69,8 +71,12 @@ def test_non_array_leaves_are_ignored_and_the_arrays_waited_for():
 
 
 def test_outputs_without_arrays_are_still_refused_clearly():
-    b = run_benchmark({"fn": lambda x: jax.nn.relu, "none": lambda x: None},
-                      (jnp.ones(4),), budget=0.05, with_roofline=False)
+    b = run_benchmark(
+        {"fn": lambda x: jax.nn.relu, "none": lambda x: None},
+        (jnp.ones(4),),
+        budget=0.05,
+        with_roofline=False,
+    )
     for m in b.measurements:
         assert m.error is not None and m.error.kind == "OutputError"
         assert "no arrays" in m.error.summary
@@ -87,7 +93,9 @@ def test_flax_nnx_train_step_is_timed(run, shell):
         "        return jnp.mean(model(x) ** 2)\n"
         "    l, g = nnx.value_and_grad(loss)(model)\n"
         "    o.update(model, g)\n"
-        "    return l\n", store_history=False)
+        "    return l\n",
+        store_history=False,
+    )
     r = run("%jaxbench --budget 0.2 nstep(lin, nopt, jnp.ones((3, 4)))")
     assert r.error is None, r.stdout + r.stderr
     (m,) = r.bundle[BENCH_MIME]["measurements"]
@@ -101,7 +109,9 @@ def test_donating_function_is_timed_on_copies_and_p_survives(run, shell):
         "@partial(jax.jit, donate_argnums=0)\n"
         "def upd(p, g):\n"
         "    return p - 0.1 * g\n"
-        "p = jnp.arange(256.0)\ng = jnp.ones(256)\n", store_history=False)
+        "p = jnp.arange(256.0)\ng = jnp.ones(256)\n",
+        store_history=False,
+    )
     r = run("%jaxbench --budget 0.2 upd(p, g)")
     assert r.error is None, r.stdout + r.stderr
     (m,) = r.bundle[BENCH_MIME]["measurements"]
@@ -115,8 +125,12 @@ def test_donating_function_is_timed_on_copies_and_p_survives(run, shell):
 def test_donation_is_read_from_the_jit_settings_not_found_by_calling():
     upd = jax.jit(lambda p, g: p - g, donate_argnames="p")
     p, g = jnp.ones(64), jnp.ones(64)
-    b = run_benchmark({"donating": upd, "plain": jax.jit(lambda p, g: p + g)}, (p, g),
-                      budget=0.1, with_roofline=True)
+    b = run_benchmark(
+        {"donating": upd, "plain": jax.jit(lambda p, g: p + g)},
+        (p, g),
+        budget=0.1,
+        with_roofline=True,
+    )
     assert all(m.ok for m in b.measurements), [m.error for m in b.measurements]
     assert not p.is_deleted() and not g.is_deleted()
     # passed by keyword, the donated parameter is copied too
@@ -129,8 +143,9 @@ def test_donated_copies_are_made_outside_the_clock():
     # with donation the update is in place; without, XLA copies the argument first
     donating = jax.jit(lambda p: p.at[0, 0].add(1.0), donate_argnums=0)
     plain = jax.jit(lambda p: p.at[0, 0].add(1.0))
-    b = run_benchmark({"plain": plain, "donating": donating}, (big,), budget=0.4,
-                      with_roofline=False)
+    b = run_benchmark(
+        {"plain": plain, "donating": donating}, (big,), budget=0.4, with_roofline=False
+    )
     copy = run_benchmark(lambda p: p.copy(), (big,), budget=0.2, with_roofline=False)
     d = b.measurement("donating")
     assert d.ok and not big.is_deleted()
@@ -145,6 +160,7 @@ def _sleepy(seconds: float):
     def slow(x):  # a Python function: time.sleep runs on every call
         time.sleep(seconds)
         return x + 1
+
     return slow
 
 
@@ -161,8 +177,11 @@ def test_budget_is_an_upper_bound_for_a_slow_call():
 
 
 def test_budget_bounds_a_slow_jitted_call_through_the_magic(run, shell):
-    shell.user_ns["slow_cb"] = jax.jit(lambda x: jax.pure_callback(
-        lambda v: (time.sleep(0.15), v)[1], jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+    shell.user_ns["slow_cb"] = jax.jit(
+        lambda x: jax.pure_callback(
+            lambda v: (time.sleep(0.15), v)[1], jax.ShapeDtypeStruct(x.shape, x.dtype), x
+        )
+    )
     shell.user_ns["xs"] = jnp.ones(3)
     t0 = time.perf_counter()
     r = run("%jaxbench --budget 0.2 --no-roofline slow_cb(xs)")
@@ -180,26 +199,30 @@ def test_budget_bounds_a_slow_jitted_call_through_the_magic(run, shell):
 
 def test_fixed_number_is_lowered_to_fit_the_budget():
     t0 = time.perf_counter()
-    b = run_benchmark(_sleepy(0.002), (jnp.ones(4),), number=1000, budget=0.2,
-                      with_roofline=False)
+    b = run_benchmark(_sleepy(0.002), (jnp.ones(4),), number=1000, budget=0.2, with_roofline=False)
     wall = time.perf_counter() - t0
     m = b.measurements[0]
     assert wall < 0.2 + m.first_call.total_s + 0.5, wall  # before: 7 samples of 2 s each
     assert m.samples and m.number < 1000
     from workbench.views.bench import bench_text
+
     assert f"{m.number} calls per sample, not the 1000 asked" in bench_text(b)
 
 
 def test_a_fast_call_is_not_marked_as_stopped_by_the_budget():
     # budgets far above a sample (µs) so that one scheduler stall on a busy machine
     # (hundreds of ms were seen with other test runs beside this one) cannot spend them
-    b = run_benchmark(jax.jit(lambda x: x + 1), (jnp.ones(4),), budget=0.5, precision=0,
-                      with_roofline=False)
+    b = run_benchmark(
+        jax.jit(lambda x: x + 1), (jnp.ones(4),), budget=0.5, precision=0, with_roofline=False
+    )
     m = b.measurements[0]
     assert len(m.samples) >= 7 and not m.stopped_by_budget
-    assert "budget reached" not in workbench.bench(
-        jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.5, live=False)._repr_mimebundle_()[
-            "text/plain"]
+    assert (
+        "budget reached"
+        not in workbench.bench(
+            jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.5, live=False
+        )._repr_mimebundle_()["text/plain"]
+    )
     back = Benchmark.from_json(b.to_json())
     assert back.measurements[0].stopped_by_budget is False
 
@@ -212,8 +235,7 @@ def test_bad_precision_is_refused_before_anything_runs(run, shell, value):
     assert r.error is not None and type(r.error).__name__ == "UsageError"
     assert "precision" in r.message and calls == []
     with pytest.raises(ValueError, match="precision"):
-        workbench.bench(shell.user_ns["counted"], jnp.ones(2), precision=float(value),
-                        live=False)
+        workbench.bench(shell.user_ns["counted"], jnp.ones(2), precision=float(value), live=False)
     assert calls == []
 
 
@@ -226,8 +248,12 @@ def test_a_slow_first_call_of_a_fast_function_still_gets_warm_up_and_autoranging
             time.sleep(0.2)
         return x + 1
 
-    b = run_benchmark({"slow_first": slow_first, "jit": jax.jit(lambda x: x * 2)},
-                      (jnp.ones(4),), budget=0.3, with_roofline=False)
+    b = run_benchmark(
+        {"slow_first": slow_first, "jit": jax.jit(lambda x: x * 2)},
+        (jnp.ones(4),),
+        budget=0.3,
+        with_roofline=False,
+    )
     m = b.measurement("slow_first")
     assert m.ok and not m.stopped_by_budget
     assert m.warmup_calls > 0 and m.number > 1 and len(m.samples) >= 7
@@ -242,8 +268,9 @@ def test_equinox_filter_jit_donation_keeps_the_users_arrays(run, shell):
     it is no ``jax.jit`` wrapper, so the settings say nothing: the first call must not
     be given the user's arrays either."""
     _equinox_step_namespace(shell)
-    shell.run_cell("dstep = eqx.filter_jit(estep.__wrapped__, donate='all-except-first')",
-                   store_history=False)
+    shell.run_cell(
+        "dstep = eqx.filter_jit(estep.__wrapped__, donate='all-except-first')", store_history=False
+    )
     r = run("%jaxbench --budget 0.2 --no-roofline dstep(model, opt_state, xb, yb)")
     state = shell.user_ns["opt_state"]
     leaves = [a for a in jax.tree.leaves(state) if isinstance(a, jax.Array)]

@@ -55,8 +55,7 @@ def test_noisy_samples_are_flagged():
     assert any("9.0 times longer" in w for w in s.warnings)
 
 
-@pytest.mark.parametrize("n,lo,hi", [(6, 0, 5), (7, 0, 6), (10, 1, 8), (20, 5, 14),
-                                     (100, 39, 60)])
+@pytest.mark.parametrize("n,lo,hi", [(6, 0, 5), (7, 0, 6), (10, 1, 8), (20, 5, 14), (100, 39, 60)])
 def test_median_ci_ranks_match_binomial_tables(n, lo, hi):
     r_lo, r_hi, coverage = median_ci_ranks(n)
     assert (r_lo, r_hi) == (lo, hi)
@@ -73,8 +72,10 @@ def test_few_samples_report_their_true_coverage():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(1e-9, 1e3, allow_nan=False), min_size=1, max_size=60),
-       st.sampled_from([0.1, 0.25, 0.5, 0.75, 0.9]))
+@given(
+    st.lists(st.floats(1e-9, 1e3, allow_nan=False), min_size=1, max_size=60),
+    st.sampled_from([0.1, 0.25, 0.5, 0.75, 0.9]),
+)
 def test_quantile_agrees_with_numpy(xs, q):
     assert quantile(sorted(xs), q) == pytest.approx(float(np.quantile(xs, q)), rel=1e-12)
 
@@ -115,8 +116,16 @@ def test_power_law_fit_recovers_exponent():
 
 def test_loop_counts_round_up_to_1_2_5():
     # (seconds are formatted by the views: tests/test_views.py::test_seconds_like_timeit)
-    assert [round_up_125(x) for x in (0.3, 1, 1.5, 3, 7, 11, 100, 101)] == \
-        [1, 1, 2, 5, 10, 20, 100, 200]
+    assert [round_up_125(x) for x in (0.3, 1, 1.5, 3, 7, 11, 100, 101)] == [
+        1,
+        1,
+        2,
+        5,
+        10,
+        20,
+        100,
+        200,
+    ]
 
 
 def test_ratio_of_unpaired_medians_is_bounded_by_both_cis():
@@ -124,8 +133,10 @@ def test_ratio_of_unpaired_medians_is_bounded_by_both_cis():
     r = ratio_of_medians(a, b, "this", "other")
     assert r.median == pytest.approx(0.5)
     # conservative: lowest over highest and highest over lowest of the medians' CIs
-    assert (r.ci_low, r.ci_high) == (pytest.approx(a.ci_low / b.ci_high),
-                                     pytest.approx(a.ci_high / b.ci_low))
+    assert (r.ci_low, r.ci_high) == (
+        pytest.approx(a.ci_low / b.ci_high),
+        pytest.approx(a.ci_high / b.ci_low),
+    )
     assert r.ci_low < 0.5 < r.ci_high
     assert r.ci_coverage is None and r.pairs == 0  # no confidence level claimed
     assert ratio_of_medians(a, summarize([0.0] * 7)) is None

@@ -95,8 +95,11 @@ def test_binder_simulation_runs_every_notebook_with_no_budget():
 
 
 def test_binder_files_follow_repo2docker_rules():
-    reqs = [ln.strip() for ln in (BINDER / "requirements.txt").read_text().splitlines()
-            if ln.strip() and not ln.strip().startswith("#")]
+    reqs = [
+        ln.strip()
+        for ln in (BINDER / "requirements.txt").read_text().splitlines()
+        if ln.strip() and not ln.strip().startswith("#")
+    ]
     assert reqs == ["."], reqs  # the package itself (repo2docker installs nothing by itself)
     runtime = (BINDER / "runtime.txt").read_text().strip()
     assert re.fullmatch(r"python-3\.\d+", runtime), runtime
@@ -109,8 +112,13 @@ def test_binder_files_follow_repo2docker_rules():
     assert start.rstrip().splitlines()[-1] == 'exec "$@"'
     assert os.access(BINDER / "start", os.X_OK)
     if (ROOT / ".git").exists():  # the mode the clone gets is the index's
-        mode = subprocess.run(["git", "ls-files", "-s", "binder/start"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.split()[0]
+        mode = subprocess.run(
+            ["git", "ls-files", "-s", "binder/start"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()[0]
         assert mode == "100755", mode
     post = BINDER / "postBuild"
     if post.exists():
@@ -121,15 +129,32 @@ def test_binder_files_follow_repo2docker_rules():
         assert not (ROOT / name).exists(), name
 
 
-@pytest.mark.parametrize("before", [None, "", "--xla_cpu_enable_fast_math=false",
-                                    "--xla_force_host_platform_device_count=2 --foo=1"])
+@pytest.mark.parametrize(
+    "before",
+    [
+        None,
+        "",
+        "--xla_cpu_enable_fast_math=false",
+        "--xla_force_host_platform_device_count=2 --foo=1",
+    ],
+)
 def test_binder_start_sets_eight_cpu_devices(before):
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
     if before is not None:
         env["XLA_FLAGS"] = before
-    out = subprocess.run([str(BINDER / "start"), sys.executable, "-c",
-                          "import json, os; print(json.dumps(dict(os.environ)))"],
-                         env=env, capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [
+            str(BINDER / "start"),
+            sys.executable,
+            "-c",
+            "import json, os; print(json.dumps(dict(os.environ)))",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     got = json.loads(out.stdout)
     flags = got["XLA_FLAGS"].split()
     assert flags[-1] == "--xla_force_host_platform_device_count=8"
@@ -147,9 +172,12 @@ def _tracked_copy(dest: Path) -> None:
     which the next commit would add), or without .git the checkout minus what .gitignore
     names (build outputs, node_modules)."""
     if (ROOT / ".git").exists():
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                              "--exclude-standard"], cwd=ROOT, capture_output=True,
-                             check=True).stdout.decode()
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
         for rel in filter(None, out.split("\0")):
             src = ROOT / rel
             if src.is_file():  # a tracked file deleted in the working tree is not copied
@@ -171,7 +199,7 @@ def _copy_without_ignored(src: Path, dest: Path) -> None:
         for base, pat in rules:
             if base and not rel.startswith(base + "/"):
                 continue
-            inner = rel[len(base) + 1:] if base else rel
+            inner = rel[len(base) + 1 :] if base else rel
             if "/" in pat.rstrip("/"):  # anchored at the .gitignore's folder
                 if fnmatch.fnmatch(inner, pat.strip("/")):
                     return True
@@ -184,8 +212,11 @@ def _copy_without_ignored(src: Path, dest: Path) -> None:
         base = "" if base == "." else base
         gi = Path(folder) / ".gitignore"
         if gi.is_file():
-            rules.extend((base, ln.strip()) for ln in gi.read_text().splitlines()
-                         if ln.strip() and not ln.startswith(("#", "!")))
+            rules.extend(
+                (base, ln.strip())
+                for ln in gi.read_text().splitlines()
+                if ln.strip() and not ln.startswith(("#", "!"))
+            )
         dirs[:] = [d for d in dirs if not ignored(f"{base}/{d}" if base else d)]
         for f in files:
             rel = f"{base}/{f}" if base else f
@@ -202,8 +233,12 @@ def test_copy_without_git_leaves_out_ignored_build_outputs(tmp_path):
     dest = tmp_path / "copy"
     _copy_without_ignored(ROOT, dest)
     copied = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
-    git = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    git = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
     expected = {f for f in git.split("\0") if f and (ROOT / f).is_file()}
     assert copied == expected, (sorted(copied - expected)[:10], sorted(expected - copied)[:10])
 
@@ -212,25 +247,36 @@ def _runtime_python() -> tuple[str, str]:
     """The interpreter binder/runtime.txt names, and the version it reports."""
     version = (BINDER / "runtime.txt").read_text().strip().removeprefix("python-")
     home = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    candidates = [shutil.which(f"python{version}"), f"/usr/bin/python{version}",
-                  f"/usr/local/bin/python{version}",
-                  *sorted(glob.glob(str(home / "versions" / f"{version}*" / "bin" / "python3")),
-                          reverse=True)]
+    candidates = [
+        shutil.which(f"python{version}"),
+        f"/usr/bin/python{version}",
+        f"/usr/local/bin/python{version}",
+        *sorted(
+            glob.glob(str(home / "versions" / f"{version}*" / "bin" / "python3")), reverse=True
+        ),
+    ]
     for c in filter(None, candidates):
         try:  # a pyenv shim exists even where the version is not selected: ask it
-            got = subprocess.run([c, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                 capture_output=True, text=True, timeout=60).stdout.strip()
+            got = subprocess.run(
+                [c, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout.strip()
         except OSError:
             continue
         if got == version:
             return c, version
-    warnings.warn(f"binder/runtime.txt asks for Python {version}, not found on this machine: "
-                  f"the Binder simulation uses this interpreter ({sys.version.split()[0]}) "
-                  "instead", stacklevel=2)
+    warnings.warn(
+        f"binder/runtime.txt asks for Python {version}, not found on this machine: "
+        f"the Binder simulation uses this interpreter ({sys.version.split()[0]}) "
+        "instead",
+        stacklevel=2,
+    )
     return sys.executable, f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-_RUNNER = r'''
+_RUNNER = r"""
 import json, sys, time
 import nbformat
 from nbclient import NotebookClient
@@ -241,14 +287,16 @@ NotebookClient(nb, timeout=int(sys.argv[4]), kernel_name="python3",
                resources={"metadata": {"path": cwd}}, allow_errors=True).execute()
 nb.metadata["binder_seconds"] = time.monotonic() - start
 nbformat.write(nb, out)
-'''
+"""
 
-_PROBE = ("import json as _j, os as _o, resource as _r, sys as _s, jax as _jax, "
-          "workbench as _wb\n"
-          "print('binder-probe', _j.dumps({'executable': _s.executable, "
-          "'workbench': _wb.__file__, 'jax': _jax.__version__, "
-          "'devices': _jax.device_count(), 'platform': _jax.default_backend(), "
-          "'peak_rss_kib': " + tutorials.PEAK_RSS_KIB_EXPR + "}))")
+_PROBE = (
+    "import json as _j, os as _o, resource as _r, sys as _s, jax as _jax, "
+    "workbench as _wb\n"
+    "print('binder-probe', _j.dumps({'executable': _s.executable, "
+    "'workbench': _wb.__file__, 'jax': _jax.__version__, "
+    "'devices': _jax.device_count(), 'platform': _jax.default_backend(), "
+    "'peak_rss_kib': " + tutorials.PEAK_RSS_KIB_EXPR + "}))"
+)
 
 
 def _processes_under(path: Path) -> list[int]:
@@ -303,51 +351,102 @@ def _build(base: Path, t0: float) -> dict:
     venv = base / "venv"
     subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
     home = base / "home"
-    dirs = {k: home / k.lower() for k in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR",
-                                          "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")}
+    dirs = {
+        k: home / k.lower()
+        for k in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")
+    }
     for d in dirs.values():
         d.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("JUPYTER", "JAX_", "XLA_", "PYTEST", "COV_"))
-           and k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUPYTER", "JAX_", "XLA_", "PYTEST", "COV_"))
+        and k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")
+    }
     env.update({k: str(v) for k, v in dirs.items()})
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
-               JUPYTER_PLATFORM_DIRS="1", PYTHONNOUSERSITE="1")
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(venv),
+        JUPYTER_PLATFORM_DIRS="1",
+        PYTHONNOUSERSITE="1",
+    )
     lock = (repo / "extension" / "package-lock.json").read_bytes()
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install",
-                          "--disable-pip-version-check", "-r", "binder/requirements.txt"],
-                         cwd=repo, env=env, capture_output=True, text=True,
-                         timeout=INSTALL_TIMEOUT_S)
+    pip = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-r",
+            "binder/requirements.txt",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
     assert pip.returncode == 0, (pip.stdout + pip.stderr)[-6000:]
     # npm installed what the lock file pins; it did not re-resolve it
     assert (repo / "extension" / "package-lock.json").read_bytes() == lock
     post = repo / "binder" / "postBuild"
     if post.exists():
-        proc = subprocess.run([str(post)], cwd=repo, env=env, capture_output=True, text=True,
-                              timeout=INSTALL_TIMEOUT_S)
+        proc = subprocess.run(
+            [str(post)],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+        )
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     installed = time.monotonic() - t0
     # the environment binder/start gives the server, and so every kernel
-    proc = subprocess.run([str(repo / "binder" / "start"), str(venv / "bin" / "python"), "-c",
-                           "import json, os; print(json.dumps(dict(os.environ)))"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            str(repo / "binder" / "start"),
+            str(venv / "bin" / "python"),
+            "-c",
+            "import json, os; print(json.dumps(dict(os.environ)))",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     started = json.loads(proc.stdout)
     assert "PYTHONPATH" not in started
-    return {"repo": repo, "venv": venv, "python": venv / "bin" / "python", "env": started,
-            "version": version, "base": base, "install_s": installed, "t0": t0}
+    return {
+        "repo": repo,
+        "venv": venv,
+        "python": venv / "bin" / "python",
+        "env": started,
+        "version": version,
+        "base": base,
+        "install_s": installed,
+        "t0": t0,
+    }
 
 
 @pytest.mark.slow
 @pytest.mark.notebook
 def test_binder_installs_the_extension_enabled_and_ok(binder_env):
     print(f"binder: Python {binder_env['version']}, installed in {binder_env['install_s']:.0f} s")
-    missing = [b for b in ("jupyter", "jupyter-lab")
-               if not (binder_env["venv"] / "bin" / b).exists()]
+    missing = [
+        b for b in ("jupyter", "jupyter-lab") if not (binder_env["venv"] / "bin" / b).exists()
+    ]
     assert not missing, f"pip install -r binder/requirements.txt installed no {missing}"
-    proc = subprocess.run([str(binder_env["venv"] / "bin" / "jupyter"), "labextension", "list"],
-                          cwd=binder_env["repo"], env=binder_env["env"], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [str(binder_env["venv"] / "bin" / "jupyter"), "labextension", "list"],
+        cwd=binder_env["repo"],
+        env=binder_env["env"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = _ANSI.sub("", proc.stdout + proc.stderr)
     assert proc.returncode == 0, out
     ours = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("jax-workbench ")]
@@ -356,13 +455,20 @@ def test_binder_installs_the_extension_enabled_and_ok(binder_env):
     # listed under the virtualenv's share/, the copy pip installed there
     section = out.split(ours[0])[0].strip().splitlines()
     heads = [ln for ln in section if ln.strip().endswith("labextensions")]
-    assert heads and Path(heads[-1].strip().split()[0]).resolve() == (
-        binder_env["venv"] / "share" / "jupyter" / "labextensions").resolve(), out
+    assert (
+        heads
+        and Path(heads[-1].strip().split()[0]).resolve()
+        == (binder_env["venv"] / "share" / "jupyter" / "labextensions").resolve()
+    ), out
     # python -c from the repository root imports the installed package, not the copy
-    proc = subprocess.run([str(binder_env["python"]), "-c",
-                           "import sys, workbench; print(workbench.__file__)"],
-                          cwd=binder_env["base"], env=binder_env["env"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [str(binder_env["python"]), "-c", "import sys, workbench; print(workbench.__file__)"],
+        cwd=binder_env["base"],
+        env=binder_env["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert Path(proc.stdout.strip()).is_relative_to(binder_env["venv"]), proc
 
 
@@ -383,11 +489,22 @@ def _run_in_binder(binder_env, name: str):
     runner.write_text(_RUNNER)
     # nbclient of the virtualenv, its python3 kernel (ipykernel installed by binder/); the
     # runner in a session of its own, so that a timeout ends it and its children
-    proc = subprocess.Popen([str(binder_env["python"]), str(runner), str(todo), str(done),
-                             str(repo / "notebooks"), str(NOTEBOOK_TIMEOUT_S)],
-                            cwd=repo / "notebooks", env=binder_env["env"], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            str(binder_env["python"]),
+            str(runner),
+            str(todo),
+            str(done),
+            str(repo / "notebooks"),
+            str(NOTEBOOK_TIMEOUT_S),
+        ],
+        cwd=repo / "notebooks",
+        env=binder_env["env"],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         output, _ = proc.communicate(timeout=NOTEBOOK_TIMEOUT_S + 120)
     except subprocess.TimeoutExpired:
@@ -408,23 +525,24 @@ def _run_in_binder(binder_env, name: str):
         for o in c.outputs:
             if o.output_type == "error" and "raises-exception" not in tags:
                 problems.append((c.source[:80], o["ename"], o["evalue"][:500]))
-            if (o.output_type == "stream" and o.name == "stderr"
-                    and "stderr-expected" not in tags):
+            if o.output_type == "stream" and o.name == "stderr" and "stderr-expected" not in tags:
                 problems.append((c.source[:80], "stderr", o.text[:500]))
-        if "raises-exception" in tags and not [o for o in c.outputs
-                                                if o.output_type == "error"]:
+        if "raises-exception" in tags and not [o for o in c.outputs if o.output_type == "error"]:
             problems.append((c.source[:80], "expected an error", ""))
     probe_text = tutorials.printed(code[-1])
     assert "binder-probe" in probe_text, code[-1].outputs
     probe = json.loads(probe_text.split("binder-probe", 1)[1])
     probe["seconds"] = ran.metadata["binder_seconds"]
-    print(f"binder {name}: {probe['seconds']:.0f} s, JAX {probe['jax']}, "
-          f"peak RSS {probe['peak_rss_kib'] / 1024:.0f} MiB")
+    print(
+        f"binder {name}: {probe['seconds']:.0f} s, JAX {probe['jax']}, "
+        f"peak RSS {probe['peak_rss_kib'] / 1024:.0f} MiB"
+    )
     assert not problems, f"{name} on Binder (JAX {probe['jax']}): {problems}"
     # the kernel was the virtualenv's, and imported the workbench pip installed there
     venv = binder_env["venv"].resolve()
     assert Path(probe["executable"]).resolve().is_relative_to(venv) or Path(
-        probe["executable"]).parent.resolve() == (venv / "bin"), probe
+        probe["executable"]
+    ).parent.resolve() == (venv / "bin"), probe
     assert Path(probe["workbench"]).resolve().is_relative_to(venv), probe
     assert not Path(probe["workbench"]).resolve().is_relative_to(ROOT), probe
     assert probe["devices"] == 8 and probe["platform"] == "cpu", probe

@@ -57,11 +57,17 @@ def jupyter_lab(tmp_path_factory):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
-        nbformat.v4.new_code_cell("%%jaxpr -t grad\ndef loss(w, x):\n"
-                                  "    return jnp.sum(jnp.tanh(x @ w) ** 2)\n"
-                                  "loss(jnp.ones((4, 4)), jnp.ones((2, 4)))"),
+        nbformat.v4.new_code_cell(
+            "%%jaxpr -t grad\ndef loss(w, x):\n"
+            "    return jnp.sum(jnp.tanh(x @ w) ** 2)\n"
+            "loss(jnp.ones((4, 4)), jnp.ones((2, 4)))"
+        ),
     ]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, server.root / "demo.ipynb")
     server.start()
     yield server.base, TOKEN

@@ -55,24 +55,29 @@ def cell(shell):
         c = Cell(shell, code)
         assert c.error is None, c.error
         return c
+
     yield _cell
     # the shell is the session's: a cell assigning ``_`` stops IPython updating it for
     # good, and later tests (``%jaxbench`` results read back as ``_``) would fail
     # (IPython's own rule: it updates ``_`` while it is absent or still its value)
-    assert shell.user_ns.get("_", shell.displayhook._) is shell.displayhook._, \
+    assert shell.user_ns.get("_", shell.displayhook._) is shell.displayhook._, (
         "a cell here assigned `_`"
+    )
 
 
 def test_first_compile_line_then_quiet(cell):
-    c = cell("@jax.jit\ndef loss_a(x):\n    return jnp.sum(jnp.tanh(x) ** 2)\n"
-             "loss_a(jnp.ones(3))")
+    c = cell("@jax.jit\ndef loss_a(x):\n    return jnp.sum(jnp.tanh(x) ** 2)\nloss_a(jnp.ones(3))")
     g = c.group("jit(loss_a)")
     assert g["compiles"] == 1 and g["traces"] == 1 and g["lowers"] == 1
     assert g["trace_s"] > 0 and g["lower_s"] > 0 and g["compile_s"] > 0
     assert g["reasons"] == []  # a first compile is not a recompile
     text = c.lines[0]["text/plain"]
-    assert re.search(r"^jit\(loss_a\): compiled 1x in [\d.]+ m?s \(trace [\d.]+( ms)? · "
-                     r"lower [\d.]+( ms)? · XLA [\d.]+( ms)?\)", text, re.M), text
+    assert re.search(
+        r"^jit\(loss_a\): compiled 1x in [\d.]+ m?s \(trace [\d.]+( ms)? · "
+        r"lower [\d.]+( ms)? · XLA [\d.]+( ms)?\)",
+        text,
+        re.M,
+    ), text
     assert c.summary["version"] == 1 and c.summary["cell"] == str(c.result.execution_count)
     assert "<style>" in c.lines[0]["text/html"] and "jit(loss_a)" in c.lines[0]["text/html"]
     # cached calls: the cell stays quiet; plain cells too
@@ -82,10 +87,8 @@ def test_first_compile_line_then_quiet(cell):
 
 REASON_CASES = {
     "shape": ("f_shape(jnp.ones(3))", "f_shape(jnp.ones(4))", "x", "f32[3]", "f32[4]"),
-    "dtype": ("f_dtype(jnp.ones(3))", "f_dtype(jnp.ones(3, jnp.int32))", "x", "f32[3]",
-              "i32[3]"),
-    "weak_type": ("f_weak_type(jnp.float32(2.0))", "f_weak_type(2.0)", "x", "f32[]",
-                  "weak f32[]"),
+    "dtype": ("f_dtype(jnp.ones(3))", "f_dtype(jnp.ones(3, jnp.int32))", "x", "f32[3]", "i32[3]"),
+    "weak_type": ("f_weak_type(jnp.float32(2.0))", "f_weak_type(2.0)", "x", "f32[]", "weak f32[]"),
 }
 
 
@@ -97,8 +100,12 @@ def test_type_change_reasons(cell, kind):
     g = c.group(f"jit(f_{kind})")
     assert g["compiles"] == 1
     (reason,) = g["reasons"]
-    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
-        (kind, path, before, after)
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == (
+        kind,
+        path,
+        before,
+        after,
+    )
     assert f"recompiled: {path} changed {before} -> {after}" in c.lines[0]["text/plain"]
     # the user's line that made the call
     assert g["call_sites"][0]["text"] == second
@@ -111,13 +118,18 @@ def test_type_change_reasons(cell, kind):
 def test_call_site_names_the_calling_function(cell):
     """A call made inside a user function is attributed to that function's line, with the
     function's name (the cache's call sites are the package's one SourceLine record)."""
-    cell("@jax.jit\ndef f_site(x):\n    return x + 1\n"
-         "def caller_of_f_site(v):\n    return f_site(v)\n"
-         "caller_of_f_site(jnp.ones(2))")
+    cell(
+        "@jax.jit\ndef f_site(x):\n    return x + 1\n"
+        "def caller_of_f_site(v):\n    return f_site(v)\n"
+        "caller_of_f_site(jnp.ones(2))"
+    )
     c = cell("caller_of_f_site(jnp.ones(5))")
     (site,) = c.group("jit(f_site)")["call_sites"]
     assert (site["function"], site["line"], site["text"]) == (
-        "caller_of_f_site", 5, "return f_site(v)")
+        "caller_of_f_site",
+        5,
+        "return f_site(v)",
+    )
     rec = [r for r in CACHE.records() if r.function == "jit(f_site)"][-1]
     assert rec.call_site is not None and rec.call_site.to_dict() == site
     top = cell("f_site(jnp.ones(7))").group("jit(f_site)")["call_sites"][0]
@@ -125,13 +137,18 @@ def test_call_site_names_the_calling_function(cell):
 
 
 def test_static_argument_reason(cell):
-    cell("from functools import partial\n"
-         "@partial(jax.jit, static_argnames='n')\ndef f_static(x, n):\n    return x * n\n"
-         "f_static(jnp.ones(2), n=2)")
+    cell(
+        "from functools import partial\n"
+        "@partial(jax.jit, static_argnames='n')\ndef f_static(x, n):\n    return x * n\n"
+        "f_static(jnp.ones(2), n=2)"
+    )
     (reason,) = cell("f_static(jnp.ones(2), n=3)").group("jit(f_static)")["reasons"]
-    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
-        ("static_arg", "n", "2", "3")
-
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == (
+        "static_arg",
+        "n",
+        "2",
+        "3",
+    )
 
 
 def test_a_retrace_beside_a_compile_is_called_retraced_not_recompiled(cell):
@@ -139,13 +156,17 @@ def test_a_retrace_beside_a_compile_is_called_retraced_not_recompiled(cell):
     cell only trace: their reasons are retraces, whatever else the cell compiled (the line
     used to say ``compiled 1x · recompiled: xs changed f32[20] -> f32[10]; ...``)."""
     cell("def ema_rt(xs, alpha):\n    return xs * alpha")
-    c = cell("got_rt = jax.jit(ema_rt)(jnp.ones(20), 0.9)\n"
-             "short_rt = jax.make_jaxpr(ema_rt)(jnp.ones(10), 0.9)\n"
-             "long_rt = jax.make_jaxpr(ema_rt)(jnp.ones(1000), 0.9)")
+    c = cell(
+        "got_rt = jax.jit(ema_rt)(jnp.ones(20), 0.9)\n"
+        "short_rt = jax.make_jaxpr(ema_rt)(jnp.ones(10), 0.9)\n"
+        "long_rt = jax.make_jaxpr(ema_rt)(jnp.ones(1000), 0.9)"
+    )
     g = c.group("jit(ema_rt)")
     assert (g["compiles"], g["traces"]) == (1, 3)
     assert [(r["path"], r["before"], r["after"]) for r in g["reasons"]] == [
-        ("xs", "f32[20]", "f32[10]"), ("xs", "f32[10]", "f32[1000]")]
+        ("xs", "f32[20]", "f32[10]"),
+        ("xs", "f32[10]", "f32[1000]"),
+    ]
     assert g["reasons_from"] == ["trace", "trace"]
     text = c.lines[0]["text/plain"]
     assert "recompiled" not in text, text
@@ -156,24 +177,31 @@ def test_a_retrace_beside_a_compile_is_called_retraced_not_recompiled(cell):
     c = cell("f_rt2(jnp.ones(3))\nj_rt2 = jax.make_jaxpr(f_rt2)(jnp.ones(4))")
     g = c.group("jit(<lambda>)")
     assert g["reasons_from"] == ["compile", "trace"]
-    assert ("recompiled: x changed f32[2] -> f32[3] · retraced: x changed f32[3] -> f32[4]"
-            in c.lines[0]["text/plain"])
+    assert (
+        "recompiled: x changed f32[2] -> f32[3] · retraced: x changed f32[3] -> f32[4]"
+        in c.lines[0]["text/plain"]
+    )
+
 
 def test_pytree_reason_names_the_argument_path(cell):
-    cell("@jax.jit\ndef f_tree(params):\n    return params['w1'].sum()\n"
-         "f_tree({'w1': jnp.ones(2)})")
+    cell(
+        "@jax.jit\ndef f_tree(params):\n    return params['w1'].sum()\nf_tree({'w1': jnp.ones(2)})"
+    )
     c = cell("f_tree({'w1': jnp.ones(2), 'b1': jnp.zeros(2)})")
     (reason,) = c.group("jit(f_tree)")["reasons"]
-    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == \
-        ("pytree", "params['b1']", None, "f32[2]")
+    assert (reason["kind"], reason["path"], reason["before"], reason["after"]) == (
+        "pytree",
+        "params['b1']",
+        None,
+        "f32[2]",
+    )
     c = cell("f_tree({'w1': jnp.ones(5)})")
     (reason,) = c.group("jit(f_tree)")["reasons"]
     assert (reason["kind"], reason["path"]) == ("shape", "params['w1']")
 
 
 def test_new_closure_reason(cell):
-    cell("def make_scaled(k):\n    return jax.jit(lambda x: x * k)\n"
-         "make_scaled(2.0)(jnp.ones(3))")
+    cell("def make_scaled(k):\n    return jax.jit(lambda x: x * k)\nmake_scaled(2.0)(jnp.ones(3))")
     c = cell("make_scaled(3.0)(jnp.ones(3))")
     (reason,) = c.group("jit(<lambda>)")["reasons"]
     assert reason["kind"] == "closure"
@@ -181,10 +209,12 @@ def test_new_closure_reason(cell):
 
 
 def test_sharding_reason(cell):
-    cell("from jax.sharding import NamedSharding, PartitionSpec as P\n"
-         "mesh_s = jax.make_mesh((8,), ('d',), axis_types=(jax.sharding.AxisType.Explicit,))\n"
-         "@jax.jit\ndef f_shard(x):\n    return x * 2\n"
-         "f_shard(jnp.ones(8))")
+    cell(
+        "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "mesh_s = jax.make_mesh((8,), ('d',), axis_types=(jax.sharding.AxisType.Explicit,))\n"
+        "@jax.jit\ndef f_shard(x):\n    return x * 2\n"
+        "f_shard(jnp.ones(8))"
+    )
     c = cell("f_shard(jax.device_put(jnp.ones(8), NamedSharding(mesh_s, P('d'))))")
     (reason,) = c.group("jit(f_shard)")["reasons"]
     assert reason["kind"] == "sharding" and reason["path"] == "x"
@@ -200,22 +230,26 @@ def test_redefined_function_and_new_function(cell):
 
 
 def test_counts_and_attribution_per_cell(cell):
-    c1 = cell("@jax.jit\ndef f_cnt(x):\n    return x - 1\n"
-              "@jax.jit\ndef g_cnt(x):\n    return x + 1\n"
-              "for n in (2, 3, 3, 2):\n    f_cnt(jnp.ones(n))\n"
-              "g_cnt(jnp.ones(2))")
+    c1 = cell(
+        "@jax.jit\ndef f_cnt(x):\n    return x - 1\n"
+        "@jax.jit\ndef g_cnt(x):\n    return x + 1\n"
+        "for n in (2, 3, 3, 2):\n    f_cnt(jnp.ones(n))\n"
+        "g_cnt(jnp.ones(2))"
+    )
     assert c1.group("jit(f_cnt)")["compiles"] == 2
     assert c1.group("jit(g_cnt)")["compiles"] == 1
     c2 = cell("f_cnt(jnp.ones(4)); g_cnt(jnp.ones(2))")
     assert [g["function"] for g in c2.summary["functions"]] == ["jit(f_cnt)"]
     recs = [r for r in CACHE.records() if r.function == "jit(f_cnt)" and r.kind == "compile"]
-    assert [r.cell for r in recs] == [str(c1.result.execution_count)] * 2 + \
-        [str(c2.result.execution_count)]
+    assert [r.cell for r in recs] == [str(c1.result.execution_count)] * 2 + [
+        str(c2.result.execution_count)
+    ]
     assert recs[0].thread == threading.main_thread().name
 
 
 def test_jax_helpers_grouped_apart(cell, monkeypatch):
     from workbench.engine.cache import queries
+
     monkeypatch.setattr(queries, "HELPERS_SHOWN_FROM_S", 0.0)  # shown whatever they cost
     c = cell("_h = jnp.arange(13, dtype=jnp.int16).astype(jnp.uint8)")
     assert c.summary is not None
@@ -230,6 +264,7 @@ def test_background_thread_is_recorded(shell):
 
     def work():
         f(jnp.ones(11)).block_until_ready()
+
     with capture_compiles() as mine:
         t = threading.Thread(target=work, name="bg-compiler")
         t.start()
@@ -240,17 +275,21 @@ def test_background_thread_is_recorded(shell):
 
 
 def test_thread_started_by_a_cell_is_attributed_to_it(cell):
-    c = cell("import threading\n@jax.jit\ndef f_thr(x):\n    return x * 3\n"
-             "t_ = threading.Thread(target=lambda: f_thr(jnp.ones(6)), name='cell-worker')\n"
-             "t_.start(); t_.join()")
+    c = cell(
+        "import threading\n@jax.jit\ndef f_thr(x):\n    return x * 3\n"
+        "t_ = threading.Thread(target=lambda: f_thr(jnp.ones(6)), name='cell-worker')\n"
+        "t_.start(); t_.join()"
+    )
     assert c.group("jit(f_thr)")["compiles"] == 1
     rec = [r for r in CACHE.records() if r.function == "jit(f_thr)"][-1]
     assert rec.thread == "cell-worker" and rec.cell == str(c.result.execution_count)
 
 
 def test_no_strong_references(cell, shell):
-    cell("@jax.jit\ndef f_leak(x):\n    return x * 5\n"
-         "arr_leak = jnp.ones(17)\nf_leak(arr_leak); f_leak(jnp.ones(18))")
+    cell(
+        "@jax.jit\ndef f_leak(x):\n    return x * 5\n"
+        "arr_leak = jnp.ones(17)\nf_leak(arr_leak); f_leak(jnp.ones(18))"
+    )
     ref_fn = weakref.ref(shell.user_ns["f_leak"])
     ref_inner = weakref.ref(shell.user_ns["f_leak"].__wrapped__)
     ref_arr = weakref.ref(shell.user_ns["arr_leak"])
@@ -286,9 +325,11 @@ def test_jaxcache_table_and_clear(cell, shell):
 
 
 def test_html_escapes_user_strings(cell):
-    c = cell("def _mk():\n    def f_esc(x, tag):\n        return x\n"
-             "    return jax.jit(f_esc, static_argnames='tag')\nf_esc = _mk()\n"
-             "f_esc(jnp.ones(2), tag='<b>x</b>')")
+    c = cell(
+        "def _mk():\n    def f_esc(x, tag):\n        return x\n"
+        "    return jax.jit(f_esc, static_argnames='tag')\nf_esc = _mk()\n"
+        "f_esc(jnp.ones(2), tag='<b>x</b>')"
+    )
     c = cell("f_esc(jnp.ones(2), tag='<script>alert(1)</script>')")
     html = c.lines[0]["text/html"]
     assert "<script>alert" not in html and "&lt;script&gt;" in html
@@ -305,12 +346,17 @@ def test_timings_switch(cell, shell):
     assert cell("f_off(jnp.ones(9))").group("jit(f_off)")["compiles"] == 1
     bad = Cell(shell, "%workbench timings maybe")
     assert bad.error is not None and "invalid choice: 'maybe'" in str(bad.error)
-    assert "'on', 'off'" in str(bad.error) and "usage: %workbench [timings] [on|off]" in str(bad.error)
+    assert "'on', 'off'" in str(bad.error) and "usage: %workbench [timings] [on|off]" in str(
+        bad.error
+    )
 
 
 def test_jaxcache_bad_input_is_short(shell):
-    for line in ("%jaxcache frobnicate", "%jaxcache persist --min-compile-time",
-                 "%jaxcache persist /tmp/x --min-compile-time soon"):
+    for line in (
+        "%jaxcache frobnicate",
+        "%jaxcache persist --min-compile-time",
+        "%jaxcache persist /tmp/x --min-compile-time soon",
+    ):
         c = Cell(shell, line)
         assert c.error is not None
         assert len(str(c.error).splitlines()) <= 2
@@ -355,6 +401,7 @@ def test_unload_removes_everything_and_restores_config(shell):
         assert "workbench" not in shell.magics_manager.magics["line"]
         from workbench.engine.cache import CacheSnapshot
         from workbench.ipython import _RECORD_VIEWS  # the records' displays go too
+
         printers = shell.display_formatter.mimebundle_formatter.type_printers
         assert CacheSnapshot in _RECORD_VIEWS and not set(_RECORD_VIEWS) & set(printers)
         c = Cell(shell, "@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
@@ -426,8 +473,13 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
 
     def run_child() -> dict:
-        out = subprocess.run([sys.executable, str(child), str(tmp_path / "cache")],
-                             capture_output=True, text=True, env=env, timeout=120)
+        out = subprocess.run(
+            [sys.executable, str(child), str(tmp_path / "cache")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -446,8 +498,7 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
 
 def test_jaxpr_magic_traces_are_the_workbenchs_work(cell):
     # issue 11 item 6: the magic's own trace is recorded as such, never as the user's
-    c = cell("%%jaxpr -t grad\ndef f_mag(w):\n    return jnp.sum(jnp.sin(w))\n"
-             "f_mag(jnp.ones(3))")
+    c = cell("%%jaxpr -t grad\ndef f_mag(w):\n    return jnp.sum(jnp.sin(w))\nf_mag(jnp.ones(3))")
     g = c.group("jit(grad(f_mag))")
     assert g["origin"] == "workbench" and g["traces"] == 1 and g["compiles"] == 0
     assert g["inspected_by"] == ["%%jaxpr"]
@@ -456,6 +507,7 @@ def test_jaxpr_magic_traces_are_the_workbenchs_work(cell):
 
 
 # -- review fixes: each test failed before its fix ------------------------------------------
+
 
 def _user_groups(c: Cell) -> list[str]:
     return [g["function"] for g in c.summary["functions"]] if c.summary else []
@@ -476,11 +528,14 @@ def test_keyword_call_and_container_change_are_structure_reasons(cell):
 
 
 def test_static_values_compared_by_value_not_by_repr(cell):
-    cell("from functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f_srep(x, cfg):\n    return x\n"
-         "class CfgRep:\n    def __repr__(self):\n        return 'CfgRep()'\n"
-         "f_srep(jnp.ones(2), tuple(range(40)))")
-    (reason,) = cell("f_srep(jnp.ones(2), tuple(range(39)) + (99,))").group(
-        "jit(f_srep)")["reasons"]
+    cell(
+        "from functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f_srep(x, cfg):\n    return x\n"
+        "class CfgRep:\n    def __repr__(self):\n        return 'CfgRep()'\n"
+        "f_srep(jnp.ones(2), tuple(range(40)))"
+    )
+    (reason,) = cell("f_srep(jnp.ones(2), tuple(range(39)) + (99,))").group("jit(f_srep)")[
+        "reasons"
+    ]
     assert (reason["kind"], reason["path"]) == ("static_arg", "cfg")  # reprs truncated alike
     cell("f_srep(jnp.ones(2), CfgRep())")
     (reason,) = cell("f_srep(jnp.ones(2), CfgRep())").group("jit(f_srep)")["reasons"]
@@ -506,16 +561,20 @@ def test_compiles_of_user_code_without_a_trace_are_user_work(cell):
     for call in ("jax.vmap(fv_u)(jnp.ones((4, 3)))", "jax.grad(fv_u)(jnp.ones(3))"):
         c = cell(call)
         assert "jit(fv_u)" in _user_groups(c) and "fv_u" not in _helpers(c), call
-    cell("@jax.jit\ndef in_u(x):\n    return x + 1\n@jax.jit\ndef out_u(x):\n"
-         "    return in_u(x) * 2\nout_u(jnp.ones(3))")
+    cell(
+        "@jax.jit\ndef in_u(x):\n    return x + 1\n@jax.jit\ndef out_u(x):\n"
+        "    return in_u(x) * 2\nout_u(jnp.ones(3))"
+    )
     c = cell("in_u(jnp.ones(3))")  # traced inside out_u, compiled now from JAX's cache
     assert _user_groups(c) == ["jit(in_u)"] and c.group("jit(in_u)")["reasons"] == []
     (reason,) = cell("in_u(jnp.ones(4))").group("jit(in_u)")["reasons"]  # first own trace
     assert reason["kind"] == "shape", reason
     c = cell("relu_u = jax.jit(jax.nn.relu)\nrelu_u(jnp.ones(3))")
     assert "jit(relu)" in _user_groups(c) and "relu" not in _helpers(c)
-    c = cell("def body_u(c, x):\n    return c + jnp.sin(x), c\n"
-             "scan_u = jax.lax.scan(body_u, 0.0, jnp.ones(5))")
+    c = cell(
+        "def body_u(c, x):\n    return c + jnp.sin(x), c\n"
+        "scan_u = jax.lax.scan(body_u, 0.0, jnp.ones(5))"
+    )
     assert "jit(scan)" in _user_groups(c)
     c = cell("scan_u = jax.lax.scan(body_u, 0.0, jnp.ones(6))")
     assert c.group("jit(scan)")["reasons"] == []  # not a "new closure"
@@ -538,9 +597,11 @@ def test_transforms_and_callable_instances_get_their_own_rows(cell):
     assert [r["kind"] for r in c.group("jit(loss_t)")["reasons"]] == []
     keys = {r.key for r in CACHE.records() if r.function == "jit(loss_t)"}
     assert len(keys) == 3
-    cell("class CallA:\n    def __call__(self, x):\n        return x + 1\n"
-         "class CallB:\n    def __call__(self, x):\n        return x * 3\n"
-         "ja_t = jax.jit(CallA()); ja_t(jnp.ones(2))")
+    cell(
+        "class CallA:\n    def __call__(self, x):\n        return x + 1\n"
+        "class CallB:\n    def __call__(self, x):\n        return x * 3\n"
+        "ja_t = jax.jit(CallA()); ja_t(jnp.ones(2))"
+    )
     c = cell("jb_t = jax.jit(CallB()); jb_t(jnp.ones(2))")
     (g,) = c.summary["functions"]
     assert g["reasons"] == []
@@ -566,9 +627,11 @@ def test_ahead_of_time_compile_is_not_a_recompile(cell):
 
 
 def test_entries_credit_the_traced_object_and_reset_when_cleared(cell, shell):
-    cell("def make_e(k):\n    return jax.jit(lambda x: x * k)\n"
-         "a_e = make_e(2.0); b_e = make_e(3.0)\n"
-         "a_e(jnp.ones(29)); b_e(jnp.ones(29)); a_e(jnp.ones(30))")
+    cell(
+        "def make_e(k):\n    return jax.jit(lambda x: x * k)\n"
+        "a_e = make_e(2.0); b_e = make_e(3.0)\n"
+        "a_e(jnp.ones(29)); b_e(jnp.ones(29)); a_e(jnp.ones(30))"
+    )
     key = [r.key for r in CACHE.records() if r.cell_run is not None][-1]
     cell("del b_e")
     gc.collect()
@@ -583,12 +646,17 @@ def test_recompile_count_is_not_capped(cell, monkeypatch):
     from workbench.engine.cache import attribution
 
     monkeypatch.setattr(attribution, "MAX_SIGNATURES", 2)
-    cell("@jax.jit\ndef f_many(x):\n    return x - 3\n"
-         "for n in range(31, 36):\n    f_many(jnp.ones(n))")
+    cell(
+        "@jax.jit\ndef f_many(x):\n    return x - 3\n"
+        "for n in range(31, 36):\n    f_many(jnp.ones(n))"
+    )
     (st,) = [f for f in CACHE.functions() if f.function == "jit(f_many)"]
     assert st.recompiles == 4 and len(st.misses) == 2
-    row = [r for r in cell("%jaxcache").bundle["text/plain"].splitlines()
-           if r.startswith("jit(f_many) ")][0]
+    row = [
+        r
+        for r in cell("%jaxcache").bundle["text/plain"].splitlines()
+        if r.startswith("jit(f_many) ")
+    ][0]
     assert row.split()[-1] == "4"
 
 
@@ -597,6 +665,7 @@ def test_log_filter_holds_back_only_our_explanations(shell):
 
     def rec(msg: str, level: int = logging.WARNING) -> logging.LogRecord:
         return logging.LogRecord(compat.EXPLAIN_LOGGERS[1], level, __file__, 1, msg, None, None)
+
     assert log_filter.filter(rec("Persistent cache directory is not writable: fix it"))
     assert log_filter.filter(rec("TRACING CACHE MISS at x\n  for f defined at y:1"))  # not ours
     token = CACHE.explain_on_this_thread()
@@ -628,18 +697,22 @@ def test_explanation_for_another_function_is_not_attached():
     tracker = CacheTracker()
     f_stale = jax.jit(lambda x: x + 31)
     with tracker.capture() as recs:
-        tracker._on_explanation("TRACING CACHE MISS at a:1 (<module>):\n"
-                            "  for <lambda>x defined at /elsewhere.py:3\n  never seen")
+        tracker._on_explanation(
+            "TRACING CACHE MISS at a:1 (<module>):\n"
+            "  for <lambda>x defined at /elsewhere.py:3\n  never seen"
+        )
         f_stale(jnp.ones(31))
     (rec,) = [r for r in recs if r.origin == "user"]
     assert rec.jax_explanation is None and tracker._explanations == {}
 
 
 def test_thread_from_an_earlier_cell_is_background(cell):
-    cell("import threading\n@jax.jit\ndef f_late(x):\n    return x * 9\n"
-         "go_late = threading.Event()\n"
-         "th_late = threading.Thread(target=lambda: (go_late.wait(5), f_late(jnp.ones(37))))\n"
-         "th_late.start()")
+    cell(
+        "import threading\n@jax.jit\ndef f_late(x):\n    return x * 9\n"
+        "go_late = threading.Event()\n"
+        "th_late = threading.Thread(target=lambda: (go_late.wait(5), f_late(jnp.ones(37))))\n"
+        "th_late.start()"
+    )
     cell("go_late.set(); th_late.join()")
     (rec,) = [r for r in CACHE.records() if r.function == "jit(f_late)"]
     assert rec.cell == "background" and rec.cell_run is None
@@ -660,6 +733,7 @@ def test_listeners_registered_under_the_lock(monkeypatch):
     def spy(cb):
         held.append(tracker._lock._is_owned())
         real(cb)
+
     monkeypatch.setattr(jax.monitoring, "register_event_duration_secs_listener", spy)
     tracker.install()
     tracker.uninstall()
@@ -668,14 +742,16 @@ def test_listeners_registered_under_the_lock(monkeypatch):
 
 
 def _listener_parameters(fn) -> list[tuple[str, object]]:
-    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()
-            if p.name != "self"]
+    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values() if p.name != "self"]
 
 
-@pytest.mark.parametrize("register, ours", [
-    (jax.monitoring.register_event_duration_secs_listener, 0),
-    (jax.monitoring.register_event_listener, 1),
-])
+@pytest.mark.parametrize(
+    "register, ours",
+    [
+        (jax.monitoring.register_event_duration_secs_listener, 0),
+        (jax.monitoring.register_event_listener, 1),
+    ],
+)
 def test_listeners_have_the_signatures_jax_declares(register, ours):
     # JAX types a listener as a protocol with named parameters; a listener whose names
     # differ is called correctly only as long as JAX passes them by position

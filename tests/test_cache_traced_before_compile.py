@@ -21,11 +21,13 @@ TRACES = {
 def test_first_compile_after_a_trace_is_not_a_recompile(run, how):
     f = f"traced_first_{how}"
     run(f"def {f}(x):\n    return jnp.cos(x) * 3\n_ = " + TRACES[how].format(f=f))
-    guarded = run("import workbench\n"
-                  "with workbench.capture_compiles() as _c:\n"
-                  "    with workbench.no_recompiles():\n"
-                  f"        jax.jit({f})(jnp.ones(3))\n"
-                  f"_mine = [r for r in _c if r.function == 'jit({f})']")
+    guarded = run(
+        "import workbench\n"
+        "with workbench.capture_compiles() as _c:\n"
+        "    with workbench.no_recompiles():\n"
+        f"        jax.jit({f})(jnp.ones(3))\n"
+        f"_mine = [r for r in _c if r.function == 'jit({f})']"
+    )
     assert guarded.error is None, guarded.message  # no RecompileError
     (rec,) = run("_mine").result.result
     assert rec.kind == "compile" and not rec.is_recompile
@@ -34,11 +36,15 @@ def test_first_compile_after_a_trace_is_not_a_recompile(run, how):
 
 
 def test_clear_caches_after_a_compile_is_still_a_recompile(run):
-    run("def compiled_then_cleared(x):\n    return jnp.sin(x) + 1\n"
-        "g = jax.jit(compiled_then_cleared)\ng(jnp.ones(3))")
-    run("import workbench\njax.clear_caches()\n"
+    run(
+        "def compiled_then_cleared(x):\n    return jnp.sin(x) + 1\n"
+        "g = jax.jit(compiled_then_cleared)\ng(jnp.ones(3))"
+    )
+    run(
+        "import workbench\njax.clear_caches()\n"
         "with workbench.capture_compiles() as _c2:\n    g(jnp.ones(3))\n"
-        "_again = [r for r in _c2 if r.function == 'jit(compiled_then_cleared)']")
+        "_again = [r for r in _c2 if r.function == 'jit(compiled_then_cleared)']"
+    )
     (rec,) = run("_again").result.result
     assert rec.is_recompile and [m.kind for m in rec.reasons] == ["cache_cleared"]
 
@@ -49,12 +55,16 @@ def test_a_shape_only_traced_before_is_compared_with_the_compiled_ones(run, how)
     (the function had compiled), because the shape changed, not because caches were
     cleared (nothing for f32[5] was ever compiled that could have been dropped)."""
     f = f"traced_new_shape_{how}"
-    run(f"def {f}(x):\n    return jnp.cos(x) * 3\n_g = jax.jit({f})\n_g(jnp.ones(3))\n"
-        "_ = " + TRACES[how].replace("jnp.ones(3)", "jnp.ones(5)").format(f=f))
-    run("import workbench\n"
+    run(
+        f"def {f}(x):\n    return jnp.cos(x) * 3\n_g = jax.jit({f})\n_g(jnp.ones(3))\n"
+        "_ = " + TRACES[how].replace("jnp.ones(3)", "jnp.ones(5)").format(f=f)
+    )
+    run(
+        "import workbench\n"
         "with workbench.capture_compiles() as _c3:\n"
         "    _g(jnp.ones(5))\n"
-        f"_mine3 = [r for r in _c3 if r.function == 'jit({f})']")
+        f"_mine3 = [r for r in _c3 if r.function == 'jit({f})']"
+    )
     (rec,) = run("_mine3").result.result
     assert rec.kind == "compile" and rec.is_recompile
     assert [(m.kind, m.before, m.after) for m in rec.reasons] == [("shape", "f32[3]", "f32[5]")]

@@ -35,8 +35,11 @@ class Cell(test_cache.Cell):
         return self.lines[0]["text/plain"] if self.lines else ""
 
     def groups(self, function: str, origin: str | None = None) -> list[dict]:
-        found = [g for g in (self.summary or {}).get("functions", [])
-                 if g["function"] == function and (origin is None or g["origin"] == origin)]
+        found = [
+            g
+            for g in (self.summary or {}).get("functions", [])
+            if g["function"] == function and (origin is None or g["origin"] == origin)
+        ]
         return found
 
     def reasons(self, function: str) -> list[dict]:
@@ -50,6 +53,7 @@ def cell(shell):
         c = Cell(shell, code)
         assert c.error is None, c.error
         return c
+
     shell.run_cell("from functools import partial", store_history=False)
     return _cell
 
@@ -63,6 +67,7 @@ def _no_user_blame(c: Cell) -> None:
 
 # -- item 6: the workbench's own work ---------------------------------------------------------
 
+
 def test_jaxpr_grad_twice_is_inspection_not_a_new_closure(cell):
     cell("def loss_i6(w):\n    return jnp.sum(jnp.sin(w))\nw_i6 = jnp.ones(3)")
     for _ in range(2):
@@ -71,8 +76,10 @@ def test_jaxpr_grad_twice_is_inspection_not_a_new_closure(cell):
         (g,) = c.groups("jit(grad(loss_i6))")
         assert g["origin"] == "workbench" and g["inspected_by"] == ["%%jaxpr"]
         assert "inspected by %%jaxpr" in c.text
-    c = cell("import workbench\n_ins_i6 = workbench.inspect(loss_i6, w_i6, transforms='grad')\n"
-             "_ins_i6.jaxpr;")
+    c = cell(
+        "import workbench\n_ins_i6 = workbench.inspect(loss_i6, w_i6, transforms='grad')\n"
+        "_ins_i6.jaxpr;"
+    )
     _no_user_blame(c)
     assert "inspected by workbench.inspect" in c.text
     rec = CACHE.records()[-1]
@@ -121,8 +128,9 @@ def test_cheap_jax_helpers_stay_out_of_the_cell_line(cell, monkeypatch):
         assert c.summary["jax_helpers"]["total_s"] >= queries.HELPERS_SHOWN_FROM_S
     # always in %jaxcache
     names = {f["function"] for f in cell("%jaxcache").bundle[CACHE_MIME]["functions"]}
-    assert {r.function for r in helpers} <= names or \
-        cell("%jaxcache").bundle[CACHE_MIME]["functions_total"] > MAX_FUNCTIONS_SHOWN
+    assert {r.function for r in helpers} <= names or cell("%jaxcache").bundle[CACHE_MIME][
+        "functions_total"
+    ] > MAX_FUNCTIONS_SHOWN
     monkeypatch.setattr(queries, "HELPERS_SHOWN_FROM_S", math.inf)
     c = cell("_h_i6b = jnp.arange(9, dtype=jnp.int16).astype(jnp.uint16) * 3")
     assert c.summary is None
@@ -130,10 +138,13 @@ def test_cheap_jax_helpers_stay_out_of_the_cell_line(cell, monkeypatch):
 
 # -- item 7: pmap -----------------------------------------------------------------------------
 
+
 def test_pmap_function_is_the_users_with_a_shape_reason(cell):
     n = jax.local_device_count()
-    c = cell("@partial(jax.pmap, axis_name='i')\ndef pm_i7(x):\n    return jax.lax.psum(x, 'i')\n"
-             f"pm_i7(jnp.ones(({n}, 3)))")
+    c = cell(
+        "@partial(jax.pmap, axis_name='i')\ndef pm_i7(x):\n    return jax.lax.psum(x, 'i')\n"
+        f"pm_i7(jnp.ones(({n}, 3)))"
+    )
     assert c.groups("pmap(pm_i7)", "user"), c.summary
     assert "_fun" not in c.text
     c = cell(f"pm_i7(jnp.ones(({n}, 4)))")
@@ -144,10 +155,13 @@ def test_pmap_function_is_the_users_with_a_shape_reason(cell):
 
 # -- item 8: static keyword arguments with defaults -------------------------------------------
 
+
 def test_static_keyword_with_default_reasons_say_what_jax_compares(cell):
-    cell("@partial(jax.jit, static_argnames=('mode',))\ndef layer_i8(x, mode='train'):\n"
-         "    return x * 2 if mode == 'train' else x\nx_i8 = jnp.ones(3)\n"
-         "layer_i8(x_i8, mode='eval')")
+    cell(
+        "@partial(jax.jit, static_argnames=('mode',))\ndef layer_i8(x, mode='train'):\n"
+        "    return x * 2 if mode == 'train' else x\nx_i8 = jnp.ones(3)\n"
+        "layer_i8(x_i8, mode='eval')"
+    )
     (r,) = cell("layer_i8(x_i8)").reasons("jit(layer_i8)")
     assert r["kind"] == "static_arg" and r["path"] == "mode"
     assert "None" not in r["text"]
@@ -160,30 +174,37 @@ def test_static_keyword_with_default_reasons_say_what_jax_compares(cell):
 
 # -- item 9: after make_jaxpr -----------------------------------------------------------------
 
+
 def test_after_make_jaxpr_a_new_shape_has_its_reason(cell):
-    cell("@jax.jit\ndef f_i9(x):\n    return x + 1\nx3_i9 = jnp.ones(3)\n"
-         "print(jax.make_jaxpr(f_i9)(x3_i9))")
+    cell(
+        "@jax.jit\ndef f_i9(x):\n    return x + 1\nx3_i9 = jnp.ones(3)\n"
+        "print(jax.make_jaxpr(f_i9)(x3_i9))"
+    )
     cell("f_i9(x3_i9)")
     (r,) = cell("f_i9(jnp.ones(4))").reasons("jit(f_i9)")
     assert r["text"] == "x changed f32[3] -> f32[4]"
 
 
 def test_after_make_jaxpr_a_new_static_self_has_its_reason(cell):
-    cell("class D_i9:\n    def __init__(self, k):\n        self.k = k\n"
-         "    def __hash__(self):\n        return hash(self.k)\n"
-         "    def __eq__(self, o):\n        return isinstance(o, D_i9) and o.k == self.k\n"
-         "    def __repr__(self):\n        return f'D_i9({self.k})'\n"
-         "    @partial(jax.jit, static_argnums=0)\n    def apply(self, x):\n"
-         "        return x * self.k\n"
-         "d_i9 = D_i9(2.0)\nprint(jax.make_jaxpr(d_i9.apply)(jnp.ones(3)))")
+    cell(
+        "class D_i9:\n    def __init__(self, k):\n        self.k = k\n"
+        "    def __hash__(self):\n        return hash(self.k)\n"
+        "    def __eq__(self, o):\n        return isinstance(o, D_i9) and o.k == self.k\n"
+        "    def __repr__(self):\n        return f'D_i9({self.k})'\n"
+        "    @partial(jax.jit, static_argnums=0)\n    def apply(self, x):\n"
+        "        return x * self.k\n"
+        "d_i9 = D_i9(2.0)\nprint(jax.make_jaxpr(d_i9.apply)(jnp.ones(3)))"
+    )
     cell("d_i9.apply(jnp.ones(3))")
     (r,) = cell("D_i9(3.0).apply(jnp.ones(3))").reasons("jit(apply)")
     assert r["text"] == "static self changed D_i9(2.0) -> D_i9(3.0)"
 
 
 def test_jit_lambda_recreated_by_a_rerun_cell(cell):
-    code = "f_i9l = jax.jit(lambda x: x * 2)\nprint(jax.make_jaxpr(f_i9l)(jnp.ones(3)))\n" \
-           "f_i9l(jnp.ones(3))"
+    code = (
+        "f_i9l = jax.jit(lambda x: x * 2)\nprint(jax.make_jaxpr(f_i9l)(jnp.ones(3)))\n"
+        "f_i9l(jnp.ones(3))"
+    )
     first = cell(code)
     c = cell(code)
     (r,) = c.reasons("jit(<lambda>)")
@@ -193,9 +214,12 @@ def test_jit_lambda_recreated_by_a_rerun_cell(cell):
 
 # -- item 10: after %%jaxpr traced a new static value -----------------------------------------
 
+
 def test_call_after_jaxpr_of_a_new_static_is_explained_as_the_users(cell):
-    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10(x, n):\n    return x * n\n"
-         "x_i10 = jnp.ones(3)\nh_i10(x_i10, 2)")
+    cell(
+        "@partial(jax.jit, static_argnums=1)\ndef h_i10(x, n):\n    return x * n\n"
+        "x_i10 = jnp.ones(3)\nh_i10(x_i10, 2)"
+    )
     c = cell("%%jaxpr\nh_i10(x_i10, 3)")
     _no_user_blame(c)
     c = cell("h_i10(x_i10, 3)")
@@ -206,6 +230,7 @@ def test_call_after_jaxpr_of_a_new_static_is_explained_as_the_users(cell):
 
 # -- item 17: the persistent cache -------------------------------------------------------------
 
+
 def test_persistent_cache_write_log_stays_out_of_the_cell(cell, tmp_path, caplog):
     # JAX's own log handler writes to the process's stderr (a notebook shows it in the
     # cell); caplog sees every record that reaches a handler
@@ -213,8 +238,9 @@ def test_persistent_cache_write_log_stays_out_of_the_cell(cell, tmp_path, caplog
         cell(f"%jaxcache persist {tmp_path} --min-compile-time 0")
         with caplog.at_level(logging.DEBUG, logger="jax"):
             c = cell("@jax.jit\ndef f_i17(x):\n    return jnp.sin(x) * 5\nf_i17(jnp.ones(4))")
-        assert [r.persistent_cache for r in CACHE.records()
-                if r.function == "jit(f_i17)"] == ["written"]
+        assert [r.persistent_cache for r in CACHE.records() if r.function == "jit(f_i17)"] == [
+            "written"
+        ]
         shown = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
         assert not [m for m in shown if "persistent compilation cache" in m], shown
         assert "Writing" not in c.stdout + c.stderr
@@ -222,13 +248,16 @@ def test_persistent_cache_write_log_stays_out_of_the_cell(cell, tmp_path, caplog
         cell("%jaxcache persist off")
 
 
-@pytest.mark.parametrize("line, says", [
-    ("/proc", "cannot write"),
-    ("''", "directory is empty"),
-    ("DIR --min-compile-time nan", "--min-compile-time"),
-    ("DIR --min-compile-time -1", "--min-compile-time"),
-    ("DIR --min-entry-size -5", "--min-entry-size"),
-])
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("/proc", "cannot write"),
+        ("''", "directory is empty"),
+        ("DIR --min-compile-time nan", "--min-compile-time"),
+        ("DIR --min-compile-time -1", "--min-compile-time"),
+        ("DIR --min-entry-size -5", "--min-entry-size"),
+    ],
+)
 def test_persist_refuses_settings_that_cannot_work(shell, tmp_path, line, says):
     before = Cell(shell, "%jaxcache persist").bundle[CACHE_PERSISTENT_MIME]
     c = Cell(shell, "%jaxcache persist " + line.replace("DIR", str(tmp_path / "pc")))
@@ -239,6 +268,7 @@ def test_persist_refuses_settings_that_cannot_work(shell, tmp_path, line, says):
 
 
 # -- item 18: bounded records ------------------------------------------------------------------
+
 
 def _drive(t: CacheTracker, cells: int) -> None:
     """``cells`` cells each compiling a function, through the tracker's JAX listeners."""
@@ -289,8 +319,10 @@ def test_inspected_traces_hold_functions_weakly(cell):
 def test_call_after_jaxpr_with_a_redundant_static_flag_is_explained(cell):
     # --static-argnums naming what the jit already declares static changes nothing: the
     # function is traced through its own jit, so the next call reuses that trace
-    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10r(x, n):\n    return x * n\n"
-         "x_i10r = jnp.ones(3)\nh_i10r(x_i10r, 2)")
+    cell(
+        "@partial(jax.jit, static_argnums=1)\ndef h_i10r(x, n):\n    return x * n\n"
+        "x_i10r = jnp.ones(3)\nh_i10r(x_i10r, 2)"
+    )
     flagged = cell("%%jaxpr --static-argnums 1\nh_i10r(x_i10r, 3)")
     _no_user_blame(flagged)
     (r,) = cell("h_i10r(x_i10r, 3)").reasons("jit(h_i10r)")
@@ -302,8 +334,10 @@ def test_call_after_jaxpr_with_a_redundant_static_flag_is_explained(cell):
 def test_call_after_two_jaxpr_inspections_is_matched_to_its_own_trace(cell):
     # two inspections with the same array types: the call's compile comes from the trace
     # of its own static value, not from the latest inspection
-    cell("@partial(jax.jit, static_argnums=1)\ndef h_i10m(x, n):\n    return x * n\n"
-         "x_i10m = jnp.ones(3)\nh_i10m(x_i10m, 2)")
+    cell(
+        "@partial(jax.jit, static_argnums=1)\ndef h_i10m(x, n):\n    return x * n\n"
+        "x_i10m = jnp.ones(3)\nh_i10m(x_i10m, 2)"
+    )
     cell("%%jaxpr\nh_i10m(x_i10m, 3)")
     cell("%%jaxpr\nh_i10m(x_i10m, 4)")
     (r,) = cell("h_i10m(x_i10m, 3)").reasons("jit(h_i10m)")

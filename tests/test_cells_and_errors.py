@@ -83,8 +83,11 @@ def test_error_and_jaxpr_labels_are_the_prompt_number(run, counting):
 def test_cache_records_carry_the_prompt_number(run, counting):
     r = run("lab_jit = jax.jit(lambda v: v + 1)\nlab_jit(jnp.ones(97)).block_until_ready()")
     assert r.error is None
-    mine = [rec for rec in CACHE.records() if rec.cell_run is not None
-            and rec.function == "jit(<lambda>)"]
+    mine = [
+        rec
+        for rec in CACHE.records()
+        if rec.cell_run is not None and rec.function == "jit(<lambda>)"
+    ]
     assert mine and mine[-1].cell == str(r.result.execution_count)
 
 
@@ -102,6 +105,7 @@ def test_prompt_number_outside_a_shell():
 
     class Bare:
         execution_count = 4
+
     assert prompt_number(Bare()) == 4
 
 
@@ -168,13 +172,13 @@ def test_cell_id_is_on_every_compile_record_and_the_cell_line(run, shell):
 FAILING_CELLS = {
     "grad of a non-scalar": "%%jaxpr -t grad\ndef fe1(x):\n    return x * 2\nfe1(jnp.ones(3))",
     "shape error while tracing": "%%jaxpr\ndef fe2(x):\n    return x @ jnp.ones((4, 2))\n"
-                                 "fe2(jnp.ones(3))",
+    "fe2(jnp.ones(3))",
     "hlo of a failing trace": "%%hlo\ndef fe3(x):\n    return x @ jnp.ones((4, 2))\n"
-                              "fe3(jnp.ones(3))",
+    "fe3(jnp.ones(3))",
     "jaxbench of a failing call": "def fe4(x):\n    return x @ jnp.ones((4, 2))\n"
-                                  "%jaxbench -n 1 -r 1 fe4(jnp.ones(3))",
+    "%jaxbench -n 1 -r 1 fe4(jnp.ones(3))",
     "jaxbench cell of a failing call": "%%jaxbench -n 1 -r 1\ndef fe5(x):\n"
-                                       "    return x @ jnp.ones((4, 2))\nfe5(jnp.ones(3))",
+    "    return x @ jnp.ones((4, 2))\nfe5(jnp.ones(3))",
     "last line not a call": "%%jaxpr\nx5 = 1",
     "sharding of no array": "%sharding None",
 }
@@ -198,12 +202,14 @@ def test_jaxbench_failure_names_the_error(run):
 def test_nbclient_fails_on_a_failing_magic_cell(tmp_path: Path):
     """Run All stops and CI running the notebook fails, as for any failing cell."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
-                nbformat.v4.new_code_cell("%%jaxpr -t grad\ndef v(x):\n    return x * 2\n"
-                                          "v(jnp.ones(3))"),
-                nbformat.v4.new_code_cell("reached = True")]
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}})
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
+        nbformat.v4.new_code_cell("%%jaxpr -t grad\ndef v(x):\n    return x * 2\nv(jnp.ones(3))"),
+        nbformat.v4.new_code_cell("reached = True"),
+    ]
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     with pytest.raises(CellExecutionError) as info:
         client.execute()
     assert "Gradient only defined for scalar-output functions" in str(info.value)
@@ -231,8 +237,9 @@ def test_keyboard_interrupt_in_the_cell_body_is_one_line(run):
 
 def test_jaxbench_interrupted_before_any_sample_fails_the_cell_in_one_line(run):
     """Nothing was measured, so the interruption stands (Run All stops), in one line."""
-    r = run("def kb_first(x):\n    raise KeyboardInterrupt\n"
-            "%jaxbench -n 1 -r 1 kb_first(jnp.ones(3))")
+    r = run(
+        "def kb_first(x):\n    raise KeyboardInterrupt\n%jaxbench -n 1 -r 1 kb_first(jnp.ones(3))"
+    )
     assert isinstance(r.error, KeyboardInterrupt)
     out = _plain(r.stdout + r.stderr)
     assert "Traceback" not in out
@@ -268,20 +275,27 @@ def test_python_api_bad_arguments_are_short(run, shell, code):
 
 @pytest.mark.slow  # a fresh interpreter
 def test_doctor_refuses_zero_fake_devices_in_one_line():
-    p = subprocess.run([sys.executable, "-m", "workbench.apps.cli", "doctor",
-                        "--fake-devices", "0"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "workbench.apps.cli", "doctor", "--fake-devices", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
     assert "--fake-devices must be at least 1" in p.stderr.strip().splitlines()[-1]
 
 
 # -- item 23: messages -------------------------------------------------------------------
-@pytest.mark.parametrize("line, words", [
-    ("%jaxbench -n sq23(x23)", "-n needs an integer N, got 'sq23(x23)'"),
-    ("%jaxbench -n", "-n needs a value (an integer N)"),
-    ("%%jaxbench -n\nsq23(x23)", "-n needs a value (an integer N)"),
-    ("%jaxbench --budget soon sq23(x23)", "--budget needs a number SECONDS, got 'soon'"),
-])
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("%jaxbench -n sq23(x23)", "-n needs an integer N, got 'sq23(x23)'"),
+        ("%jaxbench -n", "-n needs a value (an integer N)"),
+        ("%%jaxbench -n\nsq23(x23)", "-n needs a value (an integer N)"),
+        ("%jaxbench --budget soon sq23(x23)", "--budget needs a number SECONDS, got 'soon'"),
+    ],
+)
 def test_numeric_flag_messages(run, shell, line, words):
     shell.user_ns.update(sq23=lambda v: v * v, x23=jnp.ones(3))
     r = run(line)
@@ -291,7 +305,7 @@ def test_numeric_flag_messages(run, shell, line, words):
 
 
 def test_argnums_that_is_not_an_integer_is_named(run, shell):
-    shell.user_ns.update(fa=lambda v: (v ** 2).sum(), xa=jnp.ones(3))
+    shell.user_ns.update(fa=lambda v: (v**2).sum(), xa=jnp.ones(3))
     r = run("%jaxpr -t \"grad(argnums='a')\" fa(xa)")
     assert r.error is not None
     assert "argnums" in r.message and "'a'" in r.message
@@ -308,17 +322,19 @@ def test_checkpoint_policy_must_be_a_real_policy(run, shell):
     for name in names:  # every name offered is one jax.checkpoint accepts
         policy = getattr(jax.checkpoint_policies, name)
         jax.make_jaxpr(jax.grad(jax.checkpoint(lambda v: jnp.sin(v).sum(), policy=policy)))(
-            jnp.ones(3))
+            jnp.ones(3)
+        )
         r = run(f"%jaxpr -t \"checkpoint(policy='{name}')\" fc(xc)")
         assert r.error is None, (name, r.message)
 
 
 # -- item 20: no variable expansion in the flags either ----------------------------------
-@pytest.mark.parametrize("cell", ["%jaxpr -t \"{t20}\" f20(x20)", "%%jaxpr -t {t20}\nf20(x20)",
-                                  "%hlo -t \"{t20}\" f20(x20)"])
+@pytest.mark.parametrize(
+    "cell", ['%jaxpr -t "{t20}" f20(x20)', "%%jaxpr -t {t20}\nf20(x20)", '%hlo -t "{t20}" f20(x20)']
+)
 def test_flags_are_not_var_expanded(run, shell, cell):
     """With expansion, ``{t20}`` would become ``grad`` and the cell would succeed."""
-    shell.user_ns.update(t20="grad", f20=lambda v: (v ** 2).sum(), x20=jnp.ones(3))
+    shell.user_ns.update(t20="grad", f20=lambda v: (v**2).sum(), x20=jnp.ones(3))
     r = run(cell)
     assert r.error is not None
     assert "{t20}" in r.message
@@ -348,8 +364,7 @@ def test_sharding_json_is_bounded_by_shards_on_a_mesh():
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("data", "model"))
     x = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, PartitionSpec("data", "model")))
     xs = [x] * 3000
-    data = workbench.sharding(xs)._repr_mimebundle_()[
-        "application/vnd.jax-workbench.sharding+json"]
+    data = workbench.sharding(xs)._repr_mimebundle_()["application/vnd.jax-workbench.sharding+json"]
     shards = sum(len(lay["shards"]) for lay in data["layouts"])
     assert shards <= MAX_JSON_SHARDS and data["total_layouts"] == len(xs)
     assert len(data["layouts"]) == MAX_JSON_SHARDS // 8
@@ -370,6 +385,7 @@ def test_stablehlo_text_view_is_bounded():
         for i in range(4000):
             x = jnp.sin(x) * 1.0001 + i
         return x
+
     shown = workbench.hlo(big, jnp.ones(3), stage="lowered")
     bundle = shown._repr_mimebundle_()
     text = shown.report.stablehlo.text

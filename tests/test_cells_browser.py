@@ -71,7 +71,7 @@ def _hlo_counts() -> list[tuple[int, int]]:
         lowered = jax.jit(fn).lower(x)
         ops = len(re.findall(r"\bstablehlo\.\w+", lowered.as_text()))
         text = lowered.compile().as_text()
-        out.append((ops, text[text.index("ENTRY"):].count(" fusion(")))
+        out.append((ops, text[text.index("ENTRY") :].count(" fusion(")))
     return out
 
 
@@ -86,9 +86,11 @@ def lab(tmp_path_factory):
 
 def _api(server, method: str, path: str, body: dict | None = None) -> dict | list | None:
     req = urllib.request.Request(
-        f"{server.base}{path}", method=method,
+        f"{server.base}{path}",
+        method=method,
         data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"})
+        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         data = r.read()
     return json.loads(data) if data else None
@@ -110,8 +112,10 @@ def _open(browser, server, name: str):
     watch = PageWatch(page, server.base)
     page.goto(server.lab_url(name))
     wait_for_notebook(page)
-    page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
+        timeout=60_000,
+    )
     return page, watch
 
 
@@ -122,7 +126,9 @@ def _wait_idle(page, timeout: float = 120_000) -> None:
     page.wait_for_function(
         f"() => {NB}.sessionContext.session?.kernel?.status === 'idle' && "
         f"{NB}.content.widgets.every(c => c.model.type !== 'code' || "
-        "c.model.executionState !== 'running')", timeout=timeout)
+        "c.model.executionState !== 'running')",
+        timeout=timeout,
+    )
 
 
 def _cell(page, i: int):
@@ -153,7 +159,9 @@ def _badge_state(page, i: int) -> dict:
             inFooter: !!b && !!b.closest('.jp-CellFooter'),
             meta: c.model.getMetadata('jax-workbench') ?? null,
           }};
-        }}""", i)
+        }}""",
+        i,
+    )
 
 
 def _scroll_to(page, index: int) -> None:
@@ -175,8 +183,10 @@ def _wait_badges(page, cells: list[int], timeout: float = 60_000) -> None:
     try:
         page.wait_for_function(
             f"(cells) => cells.every(i => [...{NB}.content.widgets[i].node"
-            ".querySelectorAll('.jwb-cell-badge')].some(b => !b.hidden))", arg=cells,
-            timeout=timeout)
+            ".querySelectorAll('.jwb-cell-badge')].some(b => !b.hidden))",
+            arg=cells,
+            timeout=timeout,
+        )
     except playwright_api.TimeoutError:
         raise AssertionError(f"no badge: {[_badge_state(page, i) for i in cells]}") from None
 
@@ -186,12 +196,18 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     name = f"cells-{mode or 'default'}.ipynb"
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, mode)
 
     page, watch = _open(browser, lab, name)
-    assert page.evaluate(f"() => {NB}.content.notebookConfig.windowingMode") == (mode or "contentVisibility")
+    assert page.evaluate(f"() => {NB}.content.notebookConfig.windowingMode") == (
+        mode or "contentVisibility"
+    )
     _run_all(page)
     _scroll_to(page, 0)  # run-all left the notebook at its end
     _wait_badges(page, [COMPILE, MISS])
@@ -240,7 +256,9 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     page.wait_for_function(f"() => !{NB}.context.model.dirty", timeout=30_000)
     saved = nbformat.read(lab.root / name, as_version=4)
     for i in (COMPILE, MISS):
-        assert saved.cells[i].metadata["jax-workbench"]["badge"]["cell"] == str(saved.cells[i].execution_count)
+        assert saved.cells[i].metadata["jax-workbench"]["badge"]["cell"] == str(
+            saved.cells[i].execution_count
+        )
     assert "jax-workbench" not in saved.cells[LOAD].metadata
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
@@ -296,16 +314,22 @@ EVIL_CELL = f"h = jax.jit(lambda v, s: v, static_argnums=1)\nh(1.0, 'a')\nh(1.0,
 def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     name = "cells-live.ipynb"
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:JAXPR + 1], EVIL_CELL, HLO_BEFORE]]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[: JAXPR + 1], EVIL_CELL, HLO_BEFORE]]
     hlo = JAXPR + 2
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
     page, watch = _open(browser, lab, name)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     _run_all(page)
-    page.wait_for_selector(f".jp-Notebook .jp-Cell >> nth={JAXPR} >> .jwb-ext-jaxpr", timeout=60_000)
+    page.wait_for_selector(
+        f".jp-Notebook .jp-Cell >> nth={JAXPR} >> .jwb-ext-jaxpr", timeout=60_000
+    )
 
     # kernel text is text: the reason quoting the static argument shows its markup as characters
     _wait_badges(page, [JAXPR + 1])
@@ -330,22 +354,31 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert cached["n"] == 0 and cached["strips"] == 0, cached
     # what the cell stores for that run: nothing, or the kernel's all-zero badge of it
     stored = (cached["meta"] or {}).get("badge")
-    assert stored is None or (stored["cell"] == str(cached["count"]) and stored["compiles"] == 0
-                              and stored["traces"] == 0 and stored["lowers"] == 0), cached
+    assert stored is None or (
+        stored["cell"] == str(cached["count"])
+        and stored["compiles"] == 0
+        and stored["traces"] == 0
+        and stored["lowers"] == 0
+    ), cached
     # live mode on, through the panel's toggle
     page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
     toggle = page.locator(f"#{PANEL_ID} input[data-jwb='live-mode']")
     toggle.wait_for(state="visible", timeout=15_000)
     if not toggle.is_checked():
         toggle.check()
-    assert _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])").count() == 0  # first run: nothing to diff
+    assert (
+        _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])").count() == 0
+    )  # first run: nothing to diff
 
-    page.evaluate(f"""(src) => {{
+    page.evaluate(
+        f"""(src) => {{
         const nb = {NB}.content;
         nb.widgets[{JAXPR}].model.sharedModel.setSource(src);
         nb.activeCellIndex = {JAXPR};
         return window.jupyterapp.commands.execute('notebook:run-cell');
-    }}""", JAXPR_AFTER)
+    }}""",
+        JAXPR_AFTER,
+    )
     _wait_idle(page)
     diff = _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])")
     diff.wait_for(state="visible", timeout=30_000)
@@ -353,11 +386,13 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     got_added: Counter = Counter()
     for row in diff.locator(".jwb-live-added .jwb-live-group").all():
         got_added[row.locator(".jwb-live-what").inner_text()] += int(
-            row.locator(".jwb-live-count").inner_text().lstrip("+"))
+            row.locator(".jwb-live-count").inner_text().lstrip("+")
+        )
     got_removed: Counter = Counter()
     for row in diff.locator(".jwb-live-removed .jwb-live-group").all():
         got_removed[row.locator(".jwb-live-what").inner_text()] += int(
-            row.locator(".jwb-live-count").inner_text().lstrip("−"))
+            row.locator(".jwb-live-count").inner_text().lstrip("−")
+        )
     assert got_added == added, (got_added, added)
     assert got_removed == removed, (got_removed, removed)
     summary = diff.locator(".jwb-live-summary").inner_text()
@@ -366,23 +401,31 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert page.evaluate(
         f"""() => {{ const c = {NB}.content.widgets[{JAXPR}].node;
         const out = c.querySelector('.jp-Cell-outputWrapper'), d = c.querySelector('.jwb-live-diff');
-        return !!(out.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING); }}""")
+        return !!(out.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING); }}"""
+    )
     _shot(page, "live-diff")
 
     # an %%hlo cell too: its diff is of instructions and fusions
-    page.evaluate(f"""(src) => {{
+    page.evaluate(
+        f"""(src) => {{
         const nb = {NB}.content;
         nb.widgets[{hlo}].model.sharedModel.setSource(src);
         nb.activeCellIndex = {hlo};
         return window.jupyterapp.commands.execute('notebook:run-cell');
-    }}""", HLO_AFTER)
+    }}""",
+        HLO_AFTER,
+    )
     _wait_idle(page)
     hdiff = _cell(page, hlo).locator(".jwb-live-diff:not([hidden])")
     hdiff.wait_for(state="visible", timeout=60_000)
     assert hdiff.get_attribute("data-jwb-kind") == "hlo"
-    rows = {r.locator("th").inner_text(): (r.locator(".jwb-live-before").inner_text(),
-                                            r.locator(".jwb-live-after").inner_text())
-            for r in hdiff.locator(".jwb-live-totals tr").all()}
+    rows = {
+        r.locator("th").inner_text(): (
+            r.locator(".jwb-live-before").inner_text(),
+            r.locator(".jwb-live-after").inner_text(),
+        )
+        for r in hdiff.locator(".jwb-live-totals tr").all()
+    }
     (ops_before, fus_before), (ops_after, fus_after) = _hlo_counts()
     assert rows["StableHLO ops"] == (str(ops_before), str(ops_after)), rows
     assert rows["fusions"] == (str(fus_before), str(fus_after)), rows
@@ -390,14 +433,20 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     hdiff.scroll_into_view_if_needed()
     _shot(page, "live-diff-hlo")
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
-        page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+        page.evaluate(
+            "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme
+        )
         light = "true" if "Light" in theme else "false"
-        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached", timeout=30_000)
+        page.wait_for_selector(
+            f'body[data-jp-theme-light="{light}"]', state="attached", timeout=30_000
+        )
         # the theme's stylesheet is in force (the attribute changes before it loads)
         page.wait_for_function(
             "(bg) => getComputedStyle(document.body).getPropertyValue('--jp-layout-color0')"
-            ".trim().toLowerCase() === bg", arg="#111" if light == "false" else "white",
-            timeout=30_000)
+            ".trim().toLowerCase() === bg",
+            arg="#111" if light == "false" else "white",
+            timeout=30_000,
+        )
         page.wait_for_timeout(500)
         _shot(page, f"live-diff-{theme.split()[-1].lower()}")
         res = page.evaluate(CONTRAST_JS, ".jwb-cell-strip")
@@ -408,7 +457,9 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     before = _badge_state(page, JAXPR + 1)
     page.evaluate(f"""() => {{ {NB}.content.activeCellIndex = {JAXPR + 1};
         return window.jupyterapp.commands.execute('notebook:move-cell-up'); }}""")
-    page.wait_for_function(f"(id) => {NB}.content.widgets[{JAXPR}].model.id === id", arg=before["id"])
+    page.wait_for_function(
+        f"(id) => {NB}.content.widgets[{JAXPR}].model.id === id", arg=before["id"]
+    )
     _wait_badges(page, [JAXPR])
     moved = _badge_state(page, JAXPR)
     assert moved["text"] == before["text"] and moved["strips"] == 1 and moved["inFooter"], moved
@@ -431,7 +482,8 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     toggle.uncheck()
     page.wait_for_function(
         "() => ![...document.querySelectorAll('.jwb-live-diff')].some(d => !d.hidden)",
-        timeout=10_000)
+        timeout=10_000,
+    )
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external
     assert dialogs == []  # no onerror=alert ran
@@ -441,9 +493,20 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
 
 def _stored_badge(cell_id: str, count: int, compiles: int) -> dict:
     """A badge as the link stores it (the kernel's `cell_badge`), for a notebook written here."""
-    return {"cell": str(count), "cell_id": cell_id, "run": count, "t": 1.7e9 + count,
-            "compiles": compiles, "traces": compiles, "lowers": compiles, "compile_s": 0.25,
-            "misses": 0, "first_reason": None, "persistent_hits": 0, "inspections": 0}
+    return {
+        "cell": str(count),
+        "cell_id": cell_id,
+        "run": count,
+        "t": 1.7e9 + count,
+        "compiles": compiles,
+        "traces": compiles,
+        "lowers": compiles,
+        "compile_s": 0.25,
+        "misses": 0,
+        "first_reason": None,
+        "persistent_hits": 0,
+        "inspections": 0,
+    }
 
 
 def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
@@ -457,14 +520,20 @@ def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
     for i, c in enumerate(nb.cells[:2]):
         c.execution_count = 5 + i
         c.metadata["jax-workbench"] = {"badge": _stored_badge(c.id, 5 + i, 1 + i)}
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
     page, watch = _open(browser, lab, name)
     _wait_badges(page, [0, 1])
     first = page.evaluate(f"() => {NB}.id")
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:clone')")
-    page.wait_for_function(f"(id) => {NB}.id !== id && {NB}.content.widgets.length === 3", arg=first)
+    page.wait_for_function(
+        f"(id) => {NB}.id !== id && {NB}.content.widgets.length === 3", arg=first
+    )
     _wait_badges(page, [0, 1])
 
     views_js = """() => {
@@ -483,8 +552,10 @@ def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
         assert [c["compiles"] for c in v] == ["1", "2", None], views
     # showing badges writes nothing (the notebook's own metadata gains language_info from the
     # kernel, so compare the cells)
-    cells_now = page.evaluate(f"""() => {NB}.context.model.toJSON().cells.map(c => {{
-        const {{ trusted, ...rest }} = c.metadata; return [c.id, rest]; }})""")  # trusted: the session's
+    cells_now = (
+        page.evaluate(f"""() => {NB}.context.model.toJSON().cells.map(c => {{
+        const {{ trusted, ...rest }} = c.metadata; return [c.id, rest]; }})""")
+    )  # trusted: the session's
     assert cells_now == [[c.id, dict(c.metadata)] for c in nb.cells], cells_now
 
     # cell 1 deleted, then brought back by undo
@@ -495,9 +566,15 @@ def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
     page.wait_for_function(f"() => {NB}.content.widgets.length === 3")
     page.wait_for_timeout(500)
     # cell 0 to markdown and back: a new code cell with no outputs and no count shows no badge
-    for cmd, kind in (("notebook:change-cell-to-markdown", "markdown"), ("notebook:change-cell-to-code", "code")):
-        page.evaluate(f"""(cmd) => {{ {NB}.content.activeCellIndex = 0; {NB}.content.mode = 'command';
-            return window.jupyterapp.commands.execute(cmd); }}""", cmd)
+    for cmd, kind in (
+        ("notebook:change-cell-to-markdown", "markdown"),
+        ("notebook:change-cell-to-code", "code"),
+    ):
+        page.evaluate(
+            f"""(cmd) => {{ {NB}.content.activeCellIndex = 0; {NB}.content.mode = 'command';
+            return window.jupyterapp.commands.execute(cmd); }}""",
+            cmd,
+        )
         page.wait_for_function(f"(t) => {NB}.content.widgets[0].model.type === t", arg=kind)
         page.wait_for_timeout(300)
     views = page.evaluate(views_js)

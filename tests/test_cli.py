@@ -28,13 +28,19 @@ def test_with_device_count_replaces_previous_count():
 def _run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "workbench.apps.cli", *args], capture_output=True,
-                          text=True, env=e, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.apps.cli", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=120,
+    )
 
 
 @pytest.mark.slow  # a subprocess imports JAX
 def test_doctor_reports_versions_devices_and_extension():
     import jax
+
     p = _run_cli("doctor", "--fake-devices", "3")
     assert p.returncode == 0, p.stderr
     out = p.stdout
@@ -57,8 +63,10 @@ def test_fake_devices_win_over_jax_num_cpu_devices():
     assert "cpu: 3 device(s)" in p.stdout
     env = {"XLA_FLAGS": "--xla_cpu_foo=1", "JAX_NUM_CPU_DEVICES": "2"}
     set_fake_devices(env, 5)
-    assert env == {"XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=5",
-                   "JAX_NUM_CPU_DEVICES": "5"}
+    assert env == {
+        "XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=5",
+        "JAX_NUM_CPU_DEVICES": "5",
+    }
 
 
 def test_doctor_formats_the_engine_record():
@@ -98,9 +106,22 @@ def test_lab_really_starts_on_the_notebooks(tmp_path):
     port, token = free_port(), "cli-test-token"
     log = open(tmp_path / "lab.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.apps.cli", "lab", "--port", str(port), "--fake-devices", "2",
-         "--no-browser", "--ip=127.0.0.1", f"--IdentityProvider.token={token}"],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "workbench.apps.cli",
+            "lab",
+            "--port",
+            str(port),
+            "--fake-devices",
+            "2",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.time() + 90
         data = None

@@ -12,6 +12,7 @@ from workbench.engine import _jax_compat as compat
 def _eqn():
     def f(x):
         return jnp.sin(x) * 2.0
+
     return jax.make_jaxpr(f)(1.0), f
 
 
@@ -80,6 +81,7 @@ def test_name_stack():
     def f(x):
         with jax.named_scope("block"):
             return jnp.sin(x)
+
     cj = jax.make_jaxpr(f)(1.0)
     assert "block" in compat.name_stack(cj.jaxpr.eqns[0].source_info)
     assert compat.name_stack(object()) == ""
@@ -98,6 +100,7 @@ def test_exclusion_registered_for_our_package():
     import os
 
     import workbench
+
     path = os.path.dirname(workbench.__file__)
     assert compat.exclude_path_from_user_frames(path)  # idempotent, feature found
     assert all(compat.FEATURES[k] for k in ("jax.extend.core", "source_info_util.user_frame"))
@@ -176,6 +179,7 @@ def test_jit_origin_and_transform_helpers():
     def listener(event, duration, **kw):
         if event == compat.LOWER_EVENT:
             found.append(compat.lowering_source())
+
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
         jax.jit(loss)(jnp.ones(41))

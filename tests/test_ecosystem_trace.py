@@ -29,8 +29,11 @@ ANSI = re.compile(r"\x1b\[")
 
 @pytest.fixture
 def ns(shell):
-    shell.run_cell("from functools import partial\nfrom flax import nnx\nimport equinox as eqx\n"
-                   "import gc, weakref", store_history=False)
+    shell.run_cell(
+        "from functools import partial\nfrom flax import nnx\nimport equinox as eqx\n"
+        "import gc, weakref",
+        store_history=False,
+    )
     return shell.user_ns
 
 
@@ -116,8 +119,10 @@ def test_equinox_hlo_compiles(run, ns):
 def test_plain_function_with_a_function_argument(run, ns):
     """A plain (and a jax.jit) function given a model with activation leaves: the model's
     functions are closed over, its arrays are the inputs."""
-    run("def apply(m, x):\n    return m(x).sum()\njapply = jax.jit(apply)\n"
-        "m = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))\nx2 = jnp.ones(2)")
+    run(
+        "def apply(m, x):\n    return m(x).sum()\njapply = jax.jit(apply)\n"
+        "m = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))\nx2 = jnp.ones(2)"
+    )
     want = _eqx_expected(ns["apply"], ns["m"], jnp.ones(2))
     assert _text(run("%jaxpr --text apply(m, x2)")) == want
     twin = workbench.jaxpr(ns["apply"], ns["m"], jnp.ones(2), text=True)
@@ -134,12 +139,14 @@ def test_ordinary_calls_still_trace_like_make_jaxpr(run, ns):
 
 
 def test_multiline_error_summary_is_not_cut_mid_sentence():
-    msg = ("Error interpreting argument to _JitWrapper(\n  fn='ef', filter_warning=False\n"
-           ") as an abstract array. The problematic value is of type <class 'custom_jvp'> "
-           "and was passed to the function at path m.activation.\n"
-           "This typically means that a jit-wrapped function was called with a non-array "
-           "argument, and this argument was not marked as static using the static_argnums "
-           "or static_argnames parameters of jax.jit.")
+    msg = (
+        "Error interpreting argument to _JitWrapper(\n  fn='ef', filter_warning=False\n"
+        ") as an abstract array. The problematic value is of type <class 'custom_jvp'> "
+        "and was passed to the function at path m.activation.\n"
+        "This typically means that a jit-wrapped function was called with a non-array "
+        "argument, and this argument was not marked as static using the static_argnums "
+        "or static_argnames parameters of jax.jit."
+    )
     rep = report(TypeError(msg), "trace")
     assert rep.summary.endswith("at path m.activation.")
     assert "custom_jvp" in rep.summary
@@ -177,14 +184,17 @@ def test_jitted_method_with_static_self_jaxpr(run, ns):
 def test_jitted_method_with_static_self_hlo_and_twins(run, ns):
     assert "multiply" in _text(run("%%hlo --text" + METHOD_CELL))
     d, x = ns["d"], ns["x"]
-    assert (workbench.jaxpr(d.apply, x, text=True)._repr_mimebundle_()["text/plain"]
-            == str(type(d).apply.trace(d, x).jaxpr))
+    assert workbench.jaxpr(d.apply, x, text=True)._repr_mimebundle_()["text/plain"] == str(
+        type(d).apply.trace(d, x).jaxpr
+    )
     grad = workbench.jaxpr(lambda v: d.apply(v).sum(), x, transforms="grad", text=True)
     assert grad._repr_mimebundle_()["text/plain"] == str(
-        jax.make_jaxpr(jax.grad(lambda v: d.apply(v).sum()))(x))
+        jax.make_jaxpr(jax.grad(lambda v: d.apply(v).sum()))(x)
+    )
 
 
 # -- item 14: static argument names must exist ----------------------------------------------
+
 
 def test_unknown_static_argname_is_refused(run, ns):
     run("def f14(x):\n    return x * 2")
@@ -203,15 +213,18 @@ def test_static_argname_passed_positionally_is_static(run, ns):
 
 # -- item 13: labels and colour -------------------------------------------------------------
 
+
 def test_hlo_title_names_the_transformed_function(ns):
     def tf_loss(w):
-        return (w ** 2).sum()
+        return (w**2).sum()
 
     rep = workbench.hlo(jax.grad(tf_loss), jnp.ones(3))
     html = rep._repr_mimebundle_()["text/html"]
     assert "grad(tf_loss)" in html
-    assert workbench.jaxpr(jax.vmap(jax.grad(tf_loss)), jnp.ones((2, 3))).inspection.label \
+    assert (
+        workbench.jaxpr(jax.vmap(jax.grad(tf_loss)), jnp.ones((2, 3))).inspection.label
         == "vmap(grad(tf_loss))"
+    )
 
 
 def test_jaxpr_text_never_has_colour_codes(run, ns, monkeypatch):
@@ -220,9 +233,12 @@ def test_jaxpr_text_never_has_colour_codes(run, ns, monkeypatch):
     monkeypatch.setattr(pp, "CAN_USE_COLOR", True)
     run("def col(x):\n    return jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x) * 2")
     assert ANSI.search(str(jax.make_jaxpr(ns["col"])(jnp.ones(3))))  # the premise
-    for cell in ("%jaxpr --text col(jnp.ones(3))", "%jaxpr col(jnp.ones(3))",
-                 "%jaxpr -t grad --text lambda_sum(jnp.ones(3))",
-                 "%jaxpr --compare -t vmap col(jnp.ones((2, 3)))"):
+    for cell in (
+        "%jaxpr --text col(jnp.ones(3))",
+        "%jaxpr col(jnp.ones(3))",
+        "%jaxpr -t grad --text lambda_sum(jnp.ones(3))",
+        "%jaxpr --compare -t vmap col(jnp.ones((2, 3)))",
+    ):
         run("lambda_sum = lambda v: col(v).sum()")
         out = run(cell)
         assert out.error is None, out.stdout
@@ -232,18 +248,24 @@ def test_jaxpr_text_never_has_colour_codes(run, ns, monkeypatch):
 
 # -- item 16: displayed records hold no user arrays -----------------------------------------
 
-@pytest.mark.parametrize("cell", [
-    "%jaxpr f16(big)",
-    "%jaxpr --text f16(big)",
-    "%jaxpr -t grad f16(big)",
-    "%hlo f16(big)",
-    "workbench.jaxpr(f16, big)",
-    "workbench.hlo(f16, big)",
-    "workbench.inspect(f16, big)",
-])
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%jaxpr f16(big)",
+        "%jaxpr --text f16(big)",
+        "%jaxpr -t grad f16(big)",
+        "%hlo f16(big)",
+        "workbench.jaxpr(f16, big)",
+        "workbench.hlo(f16, big)",
+        "workbench.inspect(f16, big)",
+    ],
+)
 def test_displayed_record_does_not_keep_the_array_alive(run, ns, cell):
-    run("import workbench\ndef f16(x):\n    return (x * 2).sum()\n"
-        "big = jnp.ones((64, 64))\nbig_ref = weakref.ref(big)")
+    run(
+        "import workbench\ndef f16(x):\n    return (x * 2).sum()\n"
+        "big = jnp.ones((64, 64))\nbig_ref = weakref.ref(big)"
+    )
     out = run(cell)
     assert out.error is None, out.stdout
     if cell.startswith("workbench.inspect"):
@@ -280,7 +302,8 @@ def test_user_jit_static_numpy_scalar_stays_static(ns):
     f = jax.jit(lambda x, s: inner(x, s), static_argnums=1)
     shown = workbench.jaxpr(f, jnp.ones(3), np.float32(2.0), text=True)
     assert shown._repr_mimebundle_()["text/plain"] == str(
-        f.trace(jnp.ones(3), np.float32(2.0)).jaxpr)
+        f.trace(jnp.ones(3), np.float32(2.0)).jaxpr
+    )
 
 
 def test_static_argnums_advice_names_each_doors_own_spelling(run, ns):
@@ -466,8 +489,9 @@ def test_realistic_cell_jaxpr_and_hlo(run, realistic, name, call):
 def test_eqx_train_step_jaxpr_equals_filter_make_jaxpr(run, realistic):
     ns = realistic
     shown = _text(run("%jaxpr --text eqx_step(emodel, eopt_state, xb, yb)"))
-    assert shown == _eqx_expected(ns["eqx_step"], ns["emodel"], ns["eopt_state"], ns["xb"],
-                                  ns["yb"])
+    assert shown == _eqx_expected(
+        ns["eqx_step"], ns["emodel"], ns["eopt_state"], ns["xb"], ns["yb"]
+    )
     assert "HloModule" in _text(run("%hlo --text eqx_step(emodel, eopt_state, xb, yb)"))
 
 
@@ -480,20 +504,26 @@ def test_grad_of_a_linen_loss_equals_jax_grad(run, realistic):
 
 # -- review: the filtered path (non-array leaves) must not keep the arrays alive either --------
 
-@pytest.mark.parametrize("cell", [
-    "%jaxpr emlp(mlp_small, big)",
-    "%jaxpr -t grad emlp(mlp_small, big)",
-    "%hlo emlp(mlp_small, big)",
-    "%jaxpr eq_emlp(mlp_small, big)",
-    "workbench.inspect(emlp, mlp_small, big)",
-])
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%jaxpr emlp(mlp_small, big)",
+        "%jaxpr -t grad emlp(mlp_small, big)",
+        "%hlo emlp(mlp_small, big)",
+        "%jaxpr eq_emlp(mlp_small, big)",
+        "workbench.inspect(emlp, mlp_small, big)",
+    ],
+)
 def test_filtered_call_does_not_keep_the_arrays_alive(run, ns, cell):
     """A model with a non-array leaf (an activation) takes the filtered path: neither the
     plain array argument nor the model's own weights may be kept by the display."""
-    run("import workbench\nmlp_small = eqx.nn.MLP(64, 1, 8, 1, key=jax.random.key(0))\n"
+    run(
+        "import workbench\nmlp_small = eqx.nn.MLP(64, 1, 8, 1, key=jax.random.key(0))\n"
         "def emlp(m, x):\n    return m(x[0]).sum()\neq_emlp = eqx.filter_jit(emlp)\n"
         "big = jnp.ones((64, 64))\nbig_ref = weakref.ref(big)\n"
-        "w_ref = weakref.ref(mlp_small.layers[0].weight)")
+        "w_ref = weakref.ref(mlp_small.layers[0].weight)"
+    )
     out = run(cell)
     assert out.error is None, out.stdout
     if cell.startswith("workbench.inspect"):
@@ -507,8 +537,7 @@ def test_filtered_call_does_not_keep_the_arrays_alive(run, ns, cell):
 def test_filtered_call_errors_name_the_users_parameters(run, ns):
     """JAX names arguments in its errors from the traced function's signature: the
     filtered call must show the user's ``m`` and ``x``, not the wrapper's ``dyn``/``kw``."""
-    run("mlp_v = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))\n"
-        "def vf(m, x):\n    return m(x)")
+    run("mlp_v = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))\ndef vf(m, x):\n    return m(x)")
     out = run("%jaxpr -t vmap vf(mlp_v, jnp.ones((5, 2)))")
     assert out.error is not None
     text = out.stdout + out.stderr

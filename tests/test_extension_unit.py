@@ -23,10 +23,12 @@ def _npm_run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[st
     npm = shutil.which("npm")
     assert npm, "npm is needed to test the extension (Node.js 20+)"
     assert (EXT / "node_modules").exists(), (
-        "extension/node_modules is missing: run `pip install -e .` or `cd extension && npm install`")
+        "extension/node_modules is missing: run `pip install -e .` or `cd extension && npm install`"
+    )
     env = dict(os.environ, CI="1", FORCE_COLOR="0", NO_COLOR="1")
-    return subprocess.run([npm, *args], cwd=EXT, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    return subprocess.run(
+        [npm, *args], cwd=EXT, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def test_vitest_view_models_pass():
@@ -41,6 +43,10 @@ def test_vitest_view_models_pass():
 def test_typescript_has_no_type_errors():
     # the worker sources are generated (src/generated/) before tsc can see every import
     gen = _npm_run("run", "build:workers")
-    assert gen.returncode == 0, f"`npm run build:workers` failed:\n{(gen.stdout + gen.stderr)[-4000:]}"
+    assert gen.returncode == 0, (
+        f"`npm run build:workers` failed:\n{(gen.stdout + gen.stderr)[-4000:]}"
+    )
     proc = _npm_run("exec", "--", "tsc", "--noEmit", "-p", "tsconfig.json")
-    assert proc.returncode == 0, f"`tsc --noEmit` reports errors:\n{(proc.stdout + proc.stderr)[-8000:]}"
+    assert proc.returncode == 0, (
+        f"`tsc --noEmit` reports errors:\n{(proc.stdout + proc.stderr)[-8000:]}"
+    )

@@ -42,8 +42,18 @@ def wheel(tmp_path_factory) -> Path:
     # JupyterLab from PyPI), and --no-index makes any attempt to download fail loudly.
     for backend in ("hatchling", "hatch_jupyter_builder"):
         assert importlib.util.find_spec(backend), f"{backend} is missing: pip install -e '.[test]'"
-    cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-index",
-           "--no-build-isolation", "-w", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(ROOT),
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-w",
+        str(out),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     wheels = list(out.glob("jax_workbench-*.whl"))
@@ -80,18 +90,35 @@ def test_wheel_ships_the_prebuilt_extension_and_schemas(wheel: Path):
 def venv(tmp_path_factory, wheel: Path) -> dict:
     d = tmp_path_factory.mktemp("venv")
     venv = d / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
+    )
     py = venv / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index",
-                           "--force-reinstall", "--disable-pip-version-check", str(wheel)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--force-reinstall",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     empty = d / "jupyter-home"
     for sub in ("config", "data", "runtime"):
         (empty / sub).mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("JUPYTER") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("JUPYTER") and k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     env.update(
         PATH=str(venv / "bin"),  # only the venv: no node, no npm (checked below)
         HOME=str(empty),
@@ -105,12 +132,19 @@ def venv(tmp_path_factory, wheel: Path) -> dict:
 
 
 def _run(venv: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(venv["python"]), *args], capture_output=True, text=True,
-                          env=venv["env"], cwd=venv["dir"], timeout=timeout)
+    return subprocess.run(
+        [str(venv["python"]), *args],
+        capture_output=True,
+        text=True,
+        env=venv["env"],
+        cwd=venv["dir"],
+        timeout=timeout,
+    )
 
 
 def test_no_node_on_the_venv_path(venv: dict):
     import shutil
+
     for tool in ("node", "npm", "jlpm"):
         assert shutil.which(tool, path=venv["env"]["PATH"]) is None, tool
     proc = _run(venv, "-c", "import shutil; print(shutil.which('node'), shutil.which('npm'))")
@@ -135,8 +169,9 @@ def test_venv_uses_its_own_workbench_and_extension(venv: dict):
     assert info["load"].startswith("static/remoteEntry.")
     assert (venv["dir"] / DIST / info["load"]).is_file()
     # the base environment's copy (from the editable install) is not on the venv's data path
-    assert not any(Path(p).resolve() == Path(sys.prefix, DIST).parent.resolve()
-                   for p in info["paths"]), info["paths"]
+    assert not any(
+        Path(p).resolve() == Path(sys.prefix, DIST).parent.resolve() for p in info["paths"]
+    ), info["paths"]
 
 
 def test_labextension_list_reports_enabled_and_ok(venv: dict):
@@ -151,8 +186,12 @@ def test_labextension_list_reports_enabled_and_ok(venv: dict):
             sections[current] = []
         elif current:
             sections[current].append(line.strip())
-    ours = [(path, line) for path, lines in sections.items() for line in lines
-            if line.startswith("jax-workbench ")]
+    ours = [
+        (path, line)
+        for path, lines in sections.items()
+        for line in lines
+        if line.startswith("jax-workbench ")
+    ]
     assert len(ours) == 1, out  # exactly one copy, ...
     path, line = ours[0]
     assert Path(path).resolve() == (venv["dir"] / DIST).parent.resolve(), out  # ... the venv's

@@ -59,6 +59,7 @@ def _lum(c: tuple[float, ...]) -> float:
     def ch(v: float) -> float:
         v /= 255
         return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
     return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2])
 
 
@@ -70,8 +71,13 @@ def _ratio(fg: tuple[float, float, float, float], bg: tuple[float, float, float,
 
 
 def _sheets() -> dict[str, str]:
-    out = {"_html.CSS": _html.CSS, "hlo.HLO_CSS": hlo.HLO_CSS, "bench.BENCH_CSS": bench.BENCH_CSS,
-           "cache._CSS": cache._CSS, "sharding.CSS": sharding.CSS}
+    out = {
+        "_html.CSS": _html.CSS,
+        "hlo.HLO_CSS": hlo.HLO_CSS,
+        "bench.BENCH_CSS": bench.BENCH_CSS,
+        "cache._CSS": cache._CSS,
+        "sharding.CSS": sharding.CSS,
+    }
     for path in sorted((ROOT / "extension" / "style").glob("*.css")):
         out[f"extension/style/{path.name}"] = path.read_text()
     return out
@@ -104,8 +110,13 @@ def test_the_theme_files_are_read():
     assert _resolve("var(--jp-layout-color0)", env) == "#111"
     # and the check sees a low colour: grey 3 on white is 2.7:1
     light = _theme_vars("theme-light-extension")
-    assert _ratio(_rgba(_resolve("var(--jp-content-font-color3)", light) or "") or (0, 0, 0, 0),
-                  (255, 255, 255, 1)) < 3
+    assert (
+        _ratio(
+            _rgba(_resolve("var(--jp-content-font-color3)", light) or "") or (0, 0, 0, 0),
+            (255, 255, 255, 1),
+        )
+        < 3
+    )
 
 
 @pytest.mark.parametrize("theme", ["theme-light-extension", "theme-dark-extension"])

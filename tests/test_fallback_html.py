@@ -117,7 +117,9 @@ _COLOUR_PROP = re.compile(r"(?<![\w-])(color|background(?:-color)?|fill|stroke)\
 def theme_colours_only(html: str) -> None:
     """Every text/background colour in CSS and style attributes is a JupyterLab variable
     (with a fallback); data colours (series, devices) are attributes and not checked."""
-    css = re.findall(r"<style\b[^>]*>(.*?)</style>", html, re.S) + re.findall(r'\sstyle="([^"]*)"', html)
+    css = re.findall(r"<style\b[^>]*>(.*?)</style>", html, re.S) + re.findall(
+        r'\sstyle="([^"]*)"', html
+    )
     for prop, value in _COLOUR_PROP.findall("\n".join(css)):
         value = value.strip()
         ok = value.startswith("var(--jp-") or value in ("none", "inherit", "transparent")
@@ -184,15 +186,23 @@ def _other_views(shell) -> dict[str, str]:
     out = {
         "jaxpr-compare": _html(workbench.jaxpr(_loss, w, x, transforms="grad", compare=True)),
         "hlo-lowered": _html(workbench.hlo(_loss, w, x, stage="lowered")),
-        "bench": _html(workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05,
-                                       live=False)),
+        "bench": _html(
+            workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, live=False)
+        ),
         "sharding": _html(workbench.sharding({"x": xs, "y": jnp.ones(3)})),
-        "mesh-explorer": mesh_explorer.explorer_bundle(explore(ExplorerConfig(
-            operation="matmul", shape="64, 64", spec="data, model",
-            rhs_spec="model, None")))["text/html"],
+        "mesh-explorer": mesh_explorer.explorer_bundle(
+            explore(
+                ExplorerConfig(
+                    operation="matmul", shape="64, 64", spec="data, model", rhs_spec="model, None"
+                )
+            )
+        )["text/html"],
     }
-    shell.run_cell("import jax.numpy as jnp\n_fb_f = jax.jit(lambda v: v + 1)\n"
-                   "_fb_f(jnp.ones(3)); _fb_f(jnp.ones(4))", store_history=True)
+    shell.run_cell(
+        "import jax.numpy as jnp\n_fb_f = jax.jit(lambda v: v + 1)\n"
+        "_fb_f(jnp.ones(3)); _fb_f(jnp.ones(4))",
+        store_history=True,
+    )
     out["cache"] = cache.cache_display(workbench.cache())._repr_mimebundle_()["text/html"]
     out["cache-persistent"] = cache.persistent_bundle(workbench.cache().persistent)["text/html"]
     return out
@@ -209,10 +219,18 @@ def test_every_view_keeps_its_essentials_inline(shell):
 
 def test_a_degraded_view_shows_its_text_preformatted():
     """The errors path: a view that fails shows the text with a note, still readable."""
+
     def boom(record, **_):
         raise RuntimeError("no")
-    view = View(kind="hlo", version=2, text=lambda r, **_: "line 1\nline 2", html=boom,
-                data=boom, degrade=True)
+
+    view = View(
+        kind="hlo",
+        version=2,
+        text=lambda r, **_: "line 1\nline 2",
+        html=boom,
+        data=boom,
+        degrade=True,
+    )
     html = view.bundle(object())["text/html"]
     s = essentials_inline(html)
     assert s.pre_texts == ["line 1\nline 2"]
@@ -234,5 +252,6 @@ def test_the_checks_catch_what_they_are_for():
     with pytest.raises(AssertionError):  # SVG labels left loose by the sanitizer
         essentials_inline('<svg><text x="0">label</text></svg>')
     essentials_inline('<div style="display:none"><svg><text x="0">label</text></svg></div>')
-    essentials_inline('<div><style>td{}</style><script>x</script><pre style="white-space:pre">'
-                      '</pre></div>')
+    essentials_inline(
+        '<div><style>td{}</style><script>x</script><pre style="white-space:pre"></pre></div>'
+    )

@@ -40,8 +40,9 @@ def test_corpus_parses_with_sound_graphs(case, corpus):
     names = [i.name for c in module.computations for i in c.instructions]
     assert sum(len(c.instructions) for c in module.computations) == len(names)
     # every "%x = " statement of the text became exactly one instruction
-    assert len(names) == sum(1 for line in text.splitlines() if " = " in line
-                             and line.strip().startswith(("%", "ROOT")))
+    assert len(names) == sum(
+        1 for line in text.splitlines() if " = " in line and line.strip().startswith(("%", "ROOT"))
+    )
     for comp in module.computations:
         local = comp.by_name
         for ins in comp.instructions:
@@ -61,8 +62,10 @@ def test_corpus_parses_with_sound_graphs(case, corpus):
     assert sum(1 for n in g.nodes if n.is_output) == 1
     for n in g.nodes:
         if n.kind == "fusion":
-            assert n.label.split(" fusion")[0] in ("loop", "input (reduction)", "output",
-                                                    "custom") or n.fusion_kind
+            assert (
+                n.label.split(" fusion")[0] in ("loop", "input (reduction)", "output", "custom")
+                or n.fusion_kind
+            )
     for name, graph in graphs.items():
         lay = layout_graph(graph)
         assert set(lay.boxes) == {n.id for n in graph.nodes}
@@ -77,8 +80,7 @@ def test_corpus_parses_with_sound_graphs(case, corpus):
 
 @pytest.mark.slow  # the corpus
 def test_collectives_carry_groups_that_partition_the_devices(corpus):
-    for name in ("sharded_matmul", "shard_map_psum", "all_gather", "reduce_scatter",
-                 "all_to_all"):
+    for name in ("sharded_matmul", "shard_map_psum", "all_gather", "reduce_scatter", "all_to_all"):
         cols = find_collectives(parse_hlo(corpus[name]))
         assert cols, name
         for c in cols:
@@ -97,37 +99,45 @@ def test_collectives_carry_groups_that_partition_the_devices(corpus):
 @pytest.mark.slow  # the corpus
 def test_sharded_matmul_all_reduce_is_over_the_model_axis(corpus):
     # x: P('data','model') @ w: P('model', None) contracts over the sharded 'model' axis
-    (ar,) = [c for c in find_collectives(parse_hlo(corpus["sharded_matmul"]))
-             if c.kind == "all-reduce"]
+    (ar,) = [
+        c for c in find_collectives(parse_hlo(corpus["sharded_matmul"])) if c.kind == "all-reduce"
+    ]
     mesh_ids = [[d.id for d in row] for row in programs.mesh8().devices]
     model_groups = sorted(sorted(row) for row in mesh_ids)  # devices that differ in 'model'
     assert sorted(sorted(g) for g in ar.replica_groups) == model_groups
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("{{0,1},{2,3}}", [[0, 1], [2, 3]]),
-    ("{}", []),
-    ("[2,4]<=[8]", [[0, 1, 2, 3], [4, 5, 6, 7]]),
-    ("[4,2]<=[2,4]T(1,0)", [[0, 4], [1, 5], [2, 6], [3, 7]]),
-    ("[1,8]<=[8]", [list(range(8))]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("{{0,1},{2,3}}", [[0, 1], [2, 3]]),
+        ("{}", []),
+        ("[2,4]<=[8]", [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("[4,2]<=[2,4]T(1,0)", [[0, 4], [1, 5], [2, 6], [3, 7]]),
+        ("[1,8]<=[8]", [list(range(8))]),
+    ],
+)
 def test_replica_group_forms(text, expected):
     assert parse_replica_groups(text) == expected
 
 
 # -- parser unit cases --------------------------------------------------------------------
 
+
 def test_instruction_forms():
-    ins = parse_instruction('  ROOT %t = (f32[2]{0}, /*index=1*/s32[]) tuple(f32[2]{0} %a, '
-                            's32[] %b), metadata={op_name="jit(f)/x" source_file="/m.py" '
-                            'source_line=12}')
+    ins = parse_instruction(
+        "  ROOT %t = (f32[2]{0}, /*index=1*/s32[]) tuple(f32[2]{0} %a, "
+        's32[] %b), metadata={op_name="jit(f)/x" source_file="/m.py" '
+        "source_line=12}"
+    )
     assert ins.is_root and ins.opcode == "tuple" and ins.operands == ["a", "b"]
     assert ins.bytes == 12 and ins.short_shape == "(f32[2], s32[])"
     assert ins.source.file == "/m.py" and ins.source.line == 12 and ins.primitive == "x"
     c = parse_instruction("%c = f32[3]{0} constant({1, 2, 3})")
     assert c.operands == [] and c.literal == "{1, 2, 3}"
-    q = parse_instruction('%s = f32[] custom-call(%p), custom_call_target="a,b(c)", '
-                          'backend_config="{\\"x\\": [1,2]}"')
+    q = parse_instruction(
+        '%s = f32[] custom-call(%p), custom_call_target="a,b(c)", backend_config="{\\"x\\": [1,2]}"'
+    )
     assert q.attrs["custom_call_target"] == '"a,b(c)"' and q.operands == ["p"]
     assert parse_shape("bf16[<=4,2]{1,0}")[0].bytes == 16
     with pytest.raises(ValueError):
@@ -135,9 +145,11 @@ def test_instruction_forms():
 
 
 def test_unknown_lines_are_problems_not_exceptions():
-    text = ("HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n"
-            "  %p = f32[2]{0} parameter(0)\n  this is not hlo\n"
-            "  ROOT %n = f32[2]{0} negate(%p)\n}\n")
+    text = (
+        "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n"
+        "  %p = f32[2]{0} parameter(0)\n  this is not hlo\n"
+        "  ROOT %n = f32[2]{0} negate(%p)\n}\n"
+    )
     m = parse_hlo(text)
     assert len(m.problems) == 1 and "this is not hlo" in m.problems[0]
     assert [i.name for i in m.entry.instructions] == ["p", "n"]
@@ -148,6 +160,7 @@ def test_unknown_lines_are_problems_not_exceptions():
 def test_stablehlo_locations_resolve_to_user_lines():
     def f(x):
         return jnp.sum(jnp.tanh(x) * 2)
+
     lowered = jax.jit(f).lower(jnp.ones(3))
     sh = parse_stablehlo(lowered.as_text(debug_info=True))
     tanh = next(o for o in sh.ops if o.op == "stablehlo.tanh")
@@ -159,8 +172,9 @@ def test_stablehlo_locations_resolve_to_user_lines():
 def test_layout_basics():
     ids = ["a", "b", "c", "d"] + [f"p{i}" for i in range(25)]
     edges = [("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")] + [(f"p{i}", "d") for i in range(25)]
-    assert topological_order(list(reversed(ids)), edges).index("a") < \
-        topological_order(list(reversed(ids)), edges).index("d")
+    assert topological_order(list(reversed(ids)), edges).index("a") < topological_order(
+        list(reversed(ids)), edges
+    ).index("d")
     lay = layered_layout(ids, edges, max_per_row=10)
     assert lay.boxes["a"].layer < lay.boxes["b"].layer < lay.boxes["c"].layer < lay.boxes["d"].layer
     # the 25 parameters sink to just above their consumer, wrapped into rows of 10
@@ -170,6 +184,7 @@ def test_layout_basics():
 
 
 # -- the report and the views --------------------------------------------------------------
+
 
 def _mlp(w, x):
     with jax.named_scope("<script>alert(1)</script>"):
@@ -198,8 +213,9 @@ def test_report_summary_and_bundle():
     assert "layouts" not in rec and "packed" not in rec  # a small payload stays plain
     fusions = [n for n in rec["graphs"][entry["name"]]["nodes"] if n["kind"] == "fusion"]
     by_name = {i.name: i for i in rep.module.instructions()}
-    assert fusions and all(n["op_name"] == by_name[n["id"]].op_name for n in fusions
-                           if by_name[n["id"]].op_name)
+    assert fusions and all(
+        n["op_name"] == by_name[n["id"]].op_name for n in fusions if by_name[n["id"]].op_name
+    )
     assert any(n["op_name"].startswith("jit(") for n in fusions)
     json.dumps(rec)
 
@@ -216,6 +232,7 @@ def test_unparseable_module_falls_back_to_text(monkeypatch):
 
     def broken(text):
         raise HloParseError("no ENTRY computation found")
+
     monkeypatch.setattr(hr, "parse_hlo", broken)
     rep = build_hlo_report(workbench.inspect(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4))))
     assert rep.module is None and "ENTRY" in rep.parse_error
@@ -226,8 +243,8 @@ def test_unparseable_module_falls_back_to_text(monkeypatch):
 
 def test_control_flow_bodies_are_sub_diagrams():
     def g(x):
-        return jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, jnp.sin(c[1])),
-                                  (0, x))
+        return jax.lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x))
+
     d = workbench.hlo(g, jnp.ones(3))
     graphs = d.report.graphs
     assert len(graphs) >= 2
@@ -301,7 +318,6 @@ def test_line_magic_and_flags(run, shell):
     assert "<svg" not in r.bundle["text/html"] and r.bundle[HLO_MIME]["graphs"] == {}
 
 
-
 def test_no_workbench_frame_in_the_programs_source_info(run, shell):
     """The stack frames JAX records for each op are the user's only: our magics and
     twins call the user's function, and their frames must not be attributed lines in
@@ -309,15 +325,19 @@ def test_no_workbench_frame_in_the_programs_source_info(run, shell):
     package = os.path.dirname(workbench.__file__)
     shell.user_ns["hw"], shell.user_ns["hx"] = jnp.ones((4, 4)), jnp.ones((2, 4))
     shell.user_ns["hf"] = _mlp
-    texts = [run("%hlo hf(hw, hx)").bundle["text/plain"],
-             run("%hlo --stage lowered hf(hw, hx)").bundle["text/plain"],
-             repr(workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4))))]
+    texts = [
+        run("%hlo hf(hw, hx)").bundle["text/plain"],
+        run("%hlo --stage lowered hf(hw, hx)").bundle["text/plain"],
+        repr(workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)))),
+    ]
     lowered = workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)), stage="lowered")
     assert any(__file__ in t for t in texts)  # the user's file is named, so the check bites
     for text in texts:
         assert package not in text
-    assert all(op.source is None or not op.source.file.startswith(package)
-               for op in lowered.report.stablehlo.ops)
+    assert all(
+        op.source is None or not op.source.file.startswith(package)
+        for op in lowered.report.stablehlo.ops
+    )
 
 
 def test_bad_input(run, shell):
@@ -327,7 +347,9 @@ def test_bad_input(run, shell):
     shell.user_ns.pop("kept_hlo", None)
     text = run("%%hlo\nkept_hlo = 7\nkept_hlo * 2").short_error()
     assert "must be a call" in text and shell.user_ns["kept_hlo"] == 7
-    text = run("%%hlo\ndef bad(x):\n    return x @ jnp.ones((3, 3))\nbad(jnp.ones(4))").short_error()
+    text = run(
+        "%%hlo\ndef bad(x):\n    return x @ jnp.ones((3, 3))\nbad(jnp.ones(4))"
+    ).short_error()
     assert "dot_general requires contracting dimensions" in text
     assert "line 3, in bad" in text and "return x @ jnp.ones((3, 3))" in text
     text = run("%hlo --stage optimized hf(hw, hx)").short_error()
@@ -392,19 +414,23 @@ def test_html_in_a_real_browser():
 
 
 def test_mesh_form_replica_groups_are_expanded():
-    text = ("HloModule m\n\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
-            "  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, "
-            "replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}, use_global_device_ids=true\n}\n")
+    text = (
+        "HloModule m\n\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"
+        "  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, "
+        "replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}, use_global_device_ids=true\n}\n"
+    )
     (c,) = find_collectives(parse_hlo(text))
     assert c.replica_groups == [[0, 4], [1, 5], [2, 6], [3, 7]]
 
 
 def test_async_collective_reports_its_result():
-    text = ("HloModule m\n\nENTRY %main (p: f32[4,8]) -> f32[16,8] {\n"
-            "  %p = f32[4,8]{1,0} parameter(0)\n"
-            "  %ags = (f32[4,8]{1,0}, f32[16,8]{1,0}) all-gather-start(%p), channel_id=1, "
-            "replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true\n"
-            "  ROOT %agd = f32[16,8]{1,0} all-gather-done(%ags)\n}\n")
+    text = (
+        "HloModule m\n\nENTRY %main (p: f32[4,8]) -> f32[16,8] {\n"
+        "  %p = f32[4,8]{1,0} parameter(0)\n"
+        "  %ags = (f32[4,8]{1,0}, f32[16,8]{1,0}) all-gather-start(%p), channel_id=1, "
+        "replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true\n"
+        "  ROOT %agd = f32[16,8]{1,0} all-gather-done(%ags)\n}\n"
+    )
     (c,) = find_collectives(parse_hlo(text))  # -done is not counted twice
     assert (c.kind, c.shape, c.bytes) == ("all-gather", "f32[16,8]", 512)
     assert c.replica_groups == [[0, 1, 2, 3]] and c.channel_id == 1 and c.use_global_device_ids
@@ -421,20 +447,34 @@ def test_unload_removes_hlo_magic(shell, run):
 
 
 def test_multiline_constant_and_names_without_percent():
-    text = ("HloModule m\n\nENTRY %main (p: f32[2,2]) -> f32[2,2] {\n"
-            "  %p = f32[2,2]{1,0} parameter(0)\n  %c = f32[2,2]{1,0} constant({\n"
-            "    { 1, 2 },\n    { 3, 4 }\n  })\n"
-            "  ROOT %last_one = f32[2,2]{1,0} add(%p, %c)\n}\n")
+    text = (
+        "HloModule m\n\nENTRY %main (p: f32[2,2]) -> f32[2,2] {\n"
+        "  %p = f32[2,2]{1,0} parameter(0)\n  %c = f32[2,2]{1,0} constant({\n"
+        "    { 1, 2 },\n    { 3, 4 }\n  })\n"
+        "  ROOT %last_one = f32[2,2]{1,0} add(%p, %c)\n}\n"
+    )
     m = parse_hlo(text)
     assert m.problems == [] and [i.name for i in m.entry.instructions] == ["p", "c", "last_one"]
-    rep = HloReport(label="f", stage="compiled", text=text, backend="cpu", device_kinds=["cpu"],
-                    device_count=1, trace_s=0, lower_s=0, compile_s=0, module=m,
-                    graphs=control_graphs(m))
+    rep = HloReport(
+        label="f",
+        stage="compiled",
+        text=text,
+        backend="cpu",
+        device_kinds=["cpu"],
+        device_count=1,
+        trace_s=0,
+        lower_s=0,
+        compile_s=0,
+        module=m,
+        graphs=control_graphs(m),
+    )
     assert "last_one" in hlo_bundle(rep)["text/html"]
-    bare = ("HloModule m\n\nb0 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\n}\n\n"
-            "b1 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] sine(x)\n}\n\n"
-            "ENTRY main {\n  i = s32[] parameter(0)\n  v = f32[] parameter(1)\n"
-            "  ROOT r = f32[] conditional(i, v, v), branch_computations={b0, b1}\n}\n")
+    bare = (
+        "HloModule m\n\nb0 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\n}\n\n"
+        "b1 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] sine(x)\n}\n\n"
+        "ENTRY main {\n  i = s32[] parameter(0)\n  v = f32[] parameter(1)\n"
+        "  ROOT r = f32[] conditional(i, v, v), branch_computations={b0, b1}\n}\n"
+    )
     m2 = parse_hlo(bare)
     assert m2.entry.root.called == ["b0", "b1"] and m2.by_name["b1"].role == "control"
     assert list(control_graphs(m2)) == ["main", "b0", "b1"]
@@ -443,6 +483,7 @@ def test_multiline_constant_and_names_without_percent():
 def test_stablehlo_region_ops_get_their_location():
     def f(x):
         return jax.lax.fori_loop(0, 3, lambda k, v: v * 2, x)
+
     sh = parse_stablehlo(jax.jit(f).lower(jnp.ones(4)).as_text(debug_info=True))
     loop = next(o for o in sh.ops if o.op == "stablehlo.while")
     assert loop.op_name.endswith("while") and loop.source is not None

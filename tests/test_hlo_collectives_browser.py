@@ -37,10 +37,16 @@ MIME = "application/vnd.jax-workbench.hlo+json"
 def test_hlo_view_lists_the_collectives(browser, tmp_path):
     server = JupyterServer(tmp_path / "lab")
     nb = execute_notebook(CELLS, server.root / "coll.ipynb")
-    payloads = [next(o["data"][MIME] for o in c.outputs if MIME in o.get("data", {}))
-                for c in nb.cells[1:]]
-    want = [[(c["kind"], " ".join("{" + ",".join(map(str, g)) + "}" for g in c["replica_groups"]))
-             for c in p.get("collectives", [])] for p in payloads]
+    payloads = [
+        next(o["data"][MIME] for o in c.outputs if MIME in o.get("data", {})) for c in nb.cells[1:]
+    ]
+    want = [
+        [
+            (c["kind"], " ".join("{" + ",".join(map(str, g)) + "}" for g in c["replica_groups"]))
+            for c in p.get("collectives", [])
+        ]
+        for p in payloads
+    ]
     assert want[0] == want[1] and [k for k, _ in want[0]] == ["all-reduce"]
     assert want[2] == []
     server.start()
@@ -53,13 +59,15 @@ def test_hlo_view_lists_the_collectives(browser, tmp_path):
         try:
             page.wait_for_function(
                 "() => document.querySelectorAll('.jwb-ext-hlo[data-jwb-ready=\"1\"]').length >= 3",
-                timeout=60_000)
+                timeout=60_000,
+            )
         except playwright_api.TimeoutError:
             raise AssertionError("the three %hlo outputs were not drawn") from None
         got = page.evaluate(
             "() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].slice(1).map(c => "
             "[...c.querySelectorAll('table.jwb-hlo-coll tbody tr')].map(r => "
-            "[r.children[0].textContent, r.children[4].textContent]))")
+            "[r.children[0].textContent, r.children[4].textContent]))"
+        )
         page.screenshot(path=str(artifacts_dir() / "hlo-collectives.png"))
         assert [[tuple(r) for r in rows] for rows in got] == want
         assert page.locator(".jwb-ext-error").count() == 0

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.slow

@@ -97,8 +97,9 @@ def test_cond_and_while_solver():
     ref = next(e for e in jax.make_jaxpr(P.newton_sqrt)(2.0).eqns if str(e.primitive) == "while")
     assert [s.param for s in w.subjaxprs] == _jaxpr_param_labels(ref)
     assert len(w.subjaxprs) == 2  # the loop's condition and body
-    ref_cond = next(e for sub in jaxprs_in_params(ref.params) for e in sub.eqns
-                    if str(e.primitive) == "cond")
+    ref_cond = next(
+        e for sub in jaxprs_in_params(ref.params) for e in sub.eqns if str(e.primitive) == "cond"
+    )
     body = next(s.jaxpr for s in w.subjaxprs if any(e.primitive == "cond" for e in s.jaxpr.eqns))
     cond = next(e for e in body.eqns if e.primitive == "cond")
     assert [s.param for s in cond.subjaxprs] == _jaxpr_param_labels(ref_cond)
@@ -164,23 +165,28 @@ def test_pmap_is_nested():
 
 
 def test_checkpoint_then_grad_shows_remat():
-    model = workbench.inspect(lambda x: jnp.sin(jnp.sin(x)).sum(), jnp.ones(3),
-                              transforms=["checkpoint", "grad"]).model
+    model = workbench.inspect(
+        lambda x: jnp.sin(jnp.sin(x)).sum(), jnp.ones(3), transforms=["checkpoint", "grad"]
+    ).model
     assert any("remat" in p or "checkpoint" in p for p in prims(model))
 
 
-@pytest.mark.parametrize("t,out", [
-    ("value_and_grad", ["f32[]", "f32[3]"]),
-    ("jacfwd", ["f32[3,3]"]),
-    ("jacrev", ["f32[3,3]"]),
-    ("hessian", ["f32[3,3]"]),
-    ("jvp", ["f32[]", "f32[]"]),
-    ("vjp", ["f32[3]"]),
-    ("linearize", ["f32[]"]),
-])
+@pytest.mark.parametrize(
+    "t,out",
+    [
+        ("value_and_grad", ["f32[]", "f32[3]"]),
+        ("jacfwd", ["f32[3,3]"]),
+        ("jacrev", ["f32[3,3]"]),
+        ("hessian", ["f32[3,3]"]),
+        ("jvp", ["f32[]", "f32[]"]),
+        ("vjp", ["f32[3]"]),
+        ("linearize", ["f32[]"]),
+    ],
+)
 def test_each_transform(t, out):
     def f(x):
         return jnp.sum(jnp.sin(x) ** 2)
+
     fn = f if t not in ("jacfwd", "jacrev") else (lambda x: jnp.sin(x) ** 2)
     ins = workbench.inspect(fn, jnp.ones(3), transforms=t)
     assert ins.out_avals == out
@@ -191,7 +197,7 @@ def test_each_transform(t, out):
 
 
 def test_jitted_function_keeps_its_static_settings():
-    f = jax.jit(lambda x, n: (x ** n).sum(), static_argnums=1)
+    f = jax.jit(lambda x, n: (x**n).sum(), static_argnums=1)
     ins = workbench.inspect(f, jnp.ones(3), 3)
     assert ins.in_avals == ["f32[3]"]
     assert any(e.primitive == "integer_pow" and e.params["y"] == "3" for e in ins.model.eqns)
@@ -201,9 +207,17 @@ def test_jitted_function_keeps_its_static_settings():
 
 def test_static_argnums_and_names_with_transforms():
     def f(n, x, *, mode):
-        return jnp.sum(x ** n) if mode == "pow" else jnp.sum(x)
-    ins = workbench.inspect(f, 2, jnp.ones(4), transforms="grad(f, argnums=1)",
-                            static_argnums=0, static_argnames="mode", mode="pow")
+        return jnp.sum(x**n) if mode == "pow" else jnp.sum(x)
+
+    ins = workbench.inspect(
+        f,
+        2,
+        jnp.ones(4),
+        transforms="grad(f, argnums=1)",
+        static_argnums=0,
+        static_argnames="mode",
+        mode="pow",
+    )
     assert ins.in_avals == ["f32[4]"]
     assert ins.out_avals == ["f32[4]"]
 
@@ -217,6 +231,7 @@ def test_source_locations_recorded():
 
 def test_model_json_roundtrip():
     import json
+
     model = workbench.inspect(P.rnn, P.rnn_params(), jnp.ones((5, 3))).model
     d = json.loads(json.dumps(model.to_dict()))
     assert len(d["jaxpr"]["eqns"]) == len(model.eqns)
@@ -232,8 +247,15 @@ def test_transform_strings_parse_safely():
     assert [s.name for s in parse_transforms("vmap(grad)")] == ["grad", "vmap"]
     assert [s.name for s in parse_transforms("jit(vmap(grad(f)))")] == ["grad", "vmap"]
     assert parse_transforms("grad(f, 1)")[0].kwargs == {"argnums": 1}
-    for bad in ["jit(f)", "grad(f, argnums=__import__('os').getcwd())", "vmap(f, 0, in_axes=1)",
-                "grad(**{'argnums': 1})", "gard", "grad(f, bogus=1)", "grad("]:
+    for bad in [
+        "jit(f)",
+        "grad(f, argnums=__import__('os').getcwd())",
+        "vmap(f, 0, in_axes=1)",
+        "grad(**{'argnums': 1})",
+        "gard",
+        "grad(f, bogus=1)",
+        "grad(",
+    ]:
         with pytest.raises(TransformError):
             parse_transforms(bad)
 

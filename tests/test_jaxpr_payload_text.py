@@ -57,6 +57,7 @@ def test_a_custom_jvp_rule_is_named_as_jax_names_it():
 def test_a_rule_is_named_by_jax_debug_info_func_name():
     """JAX's printer writes ``debug_info.func_name`` (the source info's first word); a rule
     whose ``__name__`` holds a space reads the same in the payload as in JAX's text."""
+
     @jax.custom_jvp
     def cj(x):
         return jnp.sin(x)

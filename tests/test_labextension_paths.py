@@ -26,7 +26,8 @@ def test_labextension_paths_match_the_build_and_the_wheel():
     assert built == Path(workbench.__file__).parent / entry["src"]
     assert package["name"] == entry["dest"]
     shared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"][
-        "targets"]["wheel"]["shared-data"]
+        "targets"
+    ]["wheel"]["shared-data"]
     assert shared["workbench/labextension"] == f"share/jupyter/labextensions/{entry['dest']}"
 
 
@@ -43,10 +44,21 @@ def test_develop_links_this_checkout(tmp_path):
         pytest.skip("jax-workbench not installed")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        ["jupyter", "labextension", "develop", "--overwrite", ".",
-         "--DevelopLabExtensionApp.sys_prefix=False",
-         f"--DevelopLabExtensionApp.labextensions_dir={tmp_path}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        [
+            "jupyter",
+            "labextension",
+            "develop",
+            "--overwrite",
+            ".",
+            "--DevelopLabExtensionApp.sys_prefix=False",
+            f"--DevelopLabExtensionApp.labextensions_dir={tmp_path}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     link = tmp_path / "jax-workbench"
     assert link.is_symlink() and link.resolve() == (ROOT / "workbench" / "labextension").resolve()

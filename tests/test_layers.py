@@ -16,12 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _lint_imports(cwd: Path, pythonpath: list[Path]) -> subprocess.CompletedProcess:
     exe = shutil.which("lint-imports")
-    cmd = [exe] if exe else [sys.executable, "-c",
-                             "import sys; from importlinter.cli import lint_imports_command; "
-                             "sys.exit(lint_imports_command())"]
+    cmd = (
+        [exe]
+        if exe
+        else [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports_command; "
+            "sys.exit(lint_imports_command())",
+        ]
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in pythonpath))
-    return subprocess.run([*cmd, "--no-cache"], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [*cmd, "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_import_contracts_are_kept():
@@ -29,8 +37,12 @@ def test_import_contracts_are_kept():
     report = out.stdout + out.stderr
     assert out.returncode == 0, report
     # every contract ran (a contract that failed to load would not be listed as kept)
-    for name in ("above views above engine", "engine imports no display",
-                 "Views import no JAX", "Only workbench.engine._jax_compat"):
+    for name in (
+        "above views above engine",
+        "engine imports no display",
+        "Views import no JAX",
+        "Only workbench.engine._jax_compat",
+    ):
         assert f"{name}" in report and "BROKEN" not in report, report
 
 
@@ -56,7 +68,8 @@ def test_private_imports_contract_finds_each_form(tmp_path):
     }
     for name, text in files.items():
         (pkg / name).write_text(text)
-    (tmp_path / ".importlinter").write_text(textwrap.dedent("""\
+    (tmp_path / ".importlinter").write_text(
+        textwrap.dedent("""\
         [importlinter]
         root_package = pkg
         include_external_packages = True
@@ -73,7 +86,8 @@ def test_private_imports_contract_finds_each_form(tmp_path):
         allowed_importers =
             pkg.shim
             pkg.compat
-        """))
+        """)
+    )
     out = _lint_imports(tmp_path, [tmp_path, ROOT])
     report = out.stdout + out.stderr
     assert out.returncode == 1 and "BROKEN" in report, report

@@ -51,6 +51,7 @@ def in_cell(shell, run, monkeypatch):
         for d in out:
             schemas.validate_message(pm.update(diffs=[d]))
         return out
+
     return run_in
 
 
@@ -116,8 +117,10 @@ def test_lines_that_only_moved_or_changed_function_are_not_a_change(in_cell):
     first = "%%jaxpr\ndef lvm(x):\n    y = jnp.sin(x)\n    return y * 2\nlvm(jnp.ones(3))"
     # a comment line pushes every line down one, and the function is renamed: the same
     # equations come from the same source text
-    second = ("%%jaxpr\n# a note\ndef lvm_renamed(x):\n    y = jnp.sin(x)\n    return y * 2\n"
-              "lvm_renamed(jnp.ones(3))")
+    second = (
+        "%%jaxpr\n# a note\ndef lvm_renamed(x):\n    y = jnp.sin(x)\n    return y * 2\n"
+        "lvm_renamed(jnp.ones(3))"
+    )
     in_cell("live-moved", first)
     (diff,) = in_cell("live-moved", second)
     assert diff["added"] == [] and diff["removed"] == []
@@ -125,5 +128,6 @@ def test_lines_that_only_moved_or_changed_function_are_not_a_change(in_cell):
     third = second.replace("    return y * 2", "    return jnp.cos(y) * 2")
     (diff,) = in_cell("live-moved", third)
     assert [(g["what"], g["line"]["line"], g["line"]["text"]) for g in diff["added"]] == [
-        ("cos", _line_of(third, "    return jnp.cos(y) * 2"), "return jnp.cos(y) * 2")]
+        ("cos", _line_of(third, "    return jnp.cos(y) * 2"), "return jnp.cos(y) * 2")
+    ]
     assert diff["removed"] == []

@@ -30,19 +30,39 @@ BATCHED_CALL = "loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))"
 
 # flags as typed -> (the same composition written with JAX, the call, its arguments)
 TRANSFORM_FLAGS = [
-    ('-t grad -t "vmap(in_axes=(None, 0))"',
-     lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)), BATCHED_CALL, (W, XS)),
-    ("-t \"checkpoint(policy='dots_saveable')\"",
-     lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable), CALL, (W, X)),
+    (
+        '-t grad -t "vmap(in_axes=(None, 0))"',
+        lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)),
+        BATCHED_CALL,
+        (W, XS),
+    ),
+    (
+        "-t \"checkpoint(policy='dots_saveable')\"",
+        lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable),
+        CALL,
+        (W, X),
+    ),
     ('-t "value_and_grad(argnums=1)"', lambda f: jax.value_and_grad(f, argnums=1), CALL, (W, X)),
     ("-tgrad", jax.grad, CALL, (W, X)),
     ("--transform=grad", jax.grad, CALL, (W, X)),
-    ("-t 'vmap(in_axes=(None, 0))'", lambda f: jax.vmap(f, in_axes=(None, 0)), BATCHED_CALL,
-     (W, XS)),
-    ("--transform grad -t vmap(in_axes=(None, 0))",  # unquoted: brackets keep it one word
-     lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)), BATCHED_CALL, (W, XS)),
-    ("-t checkpoint(policy='dots_saveable')",  # quotes inside brackets are Python's: kept
-     lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable), CALL, (W, X)),
+    (
+        "-t 'vmap(in_axes=(None, 0))'",
+        lambda f: jax.vmap(f, in_axes=(None, 0)),
+        BATCHED_CALL,
+        (W, XS),
+    ),
+    (
+        "--transform grad -t vmap(in_axes=(None, 0))",  # unquoted: brackets keep it one word
+        lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)),
+        BATCHED_CALL,
+        (W, XS),
+    ),
+    (
+        "-t checkpoint(policy='dots_saveable')",  # quotes inside brackets are Python's: kept
+        lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable),
+        CALL,
+        (W, X),
+    ),
 ]
 
 
@@ -53,8 +73,9 @@ def _form(magic: str, flags: str, call: str, form: str) -> str:
 
 
 @pytest.mark.parametrize("form", ["cell", "line"])
-@pytest.mark.parametrize("flags,compose,call,args", TRANSFORM_FLAGS,
-                         ids=[t[0] for t in TRANSFORM_FLAGS])
+@pytest.mark.parametrize(
+    "flags,compose,call,args", TRANSFORM_FLAGS, ids=[t[0] for t in TRANSFORM_FLAGS]
+)
 def test_transform_flags_give_jaxs_own_jaxpr(run, shell, form, flags, compose, call, args):
     r = run(_form("jaxpr", flags, call, form))
     assert r.error is None, r.stdout
@@ -63,9 +84,15 @@ def test_transform_flags_give_jaxs_own_jaxpr(run, shell, form, flags, compose, c
 
 
 @pytest.mark.parametrize("form", ["cell", "line"])
-@pytest.mark.parametrize("flags,number,repeat,budget", [
-    ("-n 5 -r 3", 5, 3, None), ("-n5 -r3", 5, 3, None), ("--budget=0.2", None, None, 0.2),
-    ("--budget 0.2 -n 2", 2, None, 0.2)])
+@pytest.mark.parametrize(
+    "flags,number,repeat,budget",
+    [
+        ("-n 5 -r 3", 5, 3, None),
+        ("-n5 -r3", 5, 3, None),
+        ("--budget=0.2", None, None, 0.2),
+        ("--budget 0.2 -n 2", 2, None, 0.2),
+    ],
+)
 def test_bench_flags(run, form, flags, number, repeat, budget):
     r = run(_form("jaxbench", f"-q --no-roofline {flags}", CALL, form))
     assert r.error is None, r.stdout
@@ -120,8 +147,8 @@ def test_sharding_flags(run, shell):
 
 
 def test_line_form_keeps_the_expression_as_typed():
-    args, expr = parse_magic_line(JAXPR, 'f(x,  "a  \'b\'", -1)', needs="a call")
-    assert expr == 'f(x,  "a  \'b\'", -1)' and args.transform == []
+    args, expr = parse_magic_line(JAXPR, "f(x,  \"a  'b'\", -1)", needs="a call")
+    assert expr == "f(x,  \"a  'b'\", -1)" and args.transform == []
     args, expr = parse_magic_line(JAXPR, "-t grad  --depth=2 f(-x)  # note", needs="a call")
     assert args.transform == ["grad"] and args.depth == 2 and expr == "f(-x)  # note"
     args, expr = parse_magic_line(JAXPR, "-t vmap(in_axes=(None, 0)) -t grad g(y)", needs="a call")
@@ -135,8 +162,10 @@ def test_line_form_keeps_the_expression_as_typed():
 
 
 def test_quotes_are_removed_as_a_shell_would():
-    line = ('-t "vmap(in_axes=(None, 0))" -t \'grad(argnums=1)\' -t"jvp" '
-            '--static-argnames="a b" --static-argnums \\1')
+    line = (
+        '-t "vmap(in_axes=(None, 0))" -t \'grad(argnums=1)\' -t"jvp" '
+        '--static-argnames="a b" --static-argnums \\1'
+    )
     args, expr = parse_magic_line(JAXPR, line)
     assert args.transform == ["vmap(in_axes=(None, 0))", "grad(argnums=1)", "jvp"]
     assert args.static_argnames == "a b" and args.static_argnums == "1" and expr == ""
@@ -149,7 +178,7 @@ def test_quotes_are_removed_as_a_shell_would():
 def test_brackets_keep_their_quotes_and_must_close():
     """Inside unquoted brackets the text is Python, not shell: quotes stay as typed."""
     args, _ = parse_magic_line(JAXPR, "-t checkpoint(policy='a b') -t f(\"x\", ')')")
-    assert args.transform == ["checkpoint(policy='a b')", 'f("x", \')\')']
+    assert args.transform == ["checkpoint(policy='a b')", "f(\"x\", ')')"]
     with pytest.raises(UsageError, match=r"unclosed \("):  # not "needs a call"
         parse_magic_line(JAXPR, "-t vmap(in_axes=(None, 0) f(x)", needs="a call")
     with pytest.raises(UsageError, match="unclosed '"):
@@ -185,7 +214,11 @@ def test_jaxcache_and_workbench_arguments():
     jc, wb = CacheMagics.jaxcache, CacheMagics.workbench
     args, _ = parse_magic_line(jc, "persist '/tmp/a dir' --min-compile-time 0 --min-entry-size=5")
     assert (args.command, args.directory, args.min_compile_time, args.min_entry_size) == (
-        "persist", "/tmp/a dir", 0.0, 5)
+        "persist",
+        "/tmp/a dir",
+        0.0,
+        5,
+    )
     args, _ = parse_magic_line(jc, "persist --min-compile-time 1.5 /tmp/d")  # flags anywhere
     assert (args.directory, args.min_compile_time) == ("/tmp/d", 1.5)
     args, _ = parse_magic_line(jc, "persist -- -odd-dir")
@@ -199,9 +232,14 @@ def test_jaxcache_and_workbench_arguments():
 
 
 def test_jaxcache_misuse_is_short(run, tmp_path):
-    for line in ("%jaxcache clear now", "%jaxcache --min-compile-time 0",
-                 "%jaxcache persist off --min-entry-size 1", "%jaxcache persist --min-entry-size 1",
-                 f"%jaxcache persist {tmp_path} --min-entry-size lots", "%jaxcache persist -x"):
+    for line in (
+        "%jaxcache clear now",
+        "%jaxcache --min-compile-time 0",
+        "%jaxcache persist off --min-entry-size 1",
+        "%jaxcache persist --min-entry-size 1",
+        f"%jaxcache persist {tmp_path} --min-entry-size lots",
+        "%jaxcache persist -x",
+    ):
         r = run(line)
         assert isinstance(r.error, UsageError), line
         assert len(str(r.error).splitlines()) <= 2, str(r.error)
@@ -210,11 +248,17 @@ def test_jaxcache_misuse_is_short(run, tmp_path):
         assert msg.startswith("%jaxcache clear takes nothing more"), msg
 
 
-MAGICS = [("line", "jaxpr", JaxprMagics), ("cell", "jaxpr", JaxprMagics),
-          ("line", "hlo", HloMagics), ("cell", "hlo", HloMagics),
-          ("line", "jaxbench", BenchMagics), ("cell", "jaxbench", BenchMagics),
-          ("line", "sharding", ShardingMagics), ("line", "jaxcache", CacheMagics),
-          ("line", "workbench", CacheMagics)]
+MAGICS = [
+    ("line", "jaxpr", JaxprMagics),
+    ("cell", "jaxpr", JaxprMagics),
+    ("line", "hlo", HloMagics),
+    ("cell", "hlo", HloMagics),
+    ("line", "jaxbench", BenchMagics),
+    ("cell", "jaxbench", BenchMagics),
+    ("line", "sharding", ShardingMagics),
+    ("line", "jaxcache", CacheMagics),
+    ("line", "workbench", CacheMagics),
+]
 
 
 @pytest.mark.parametrize("kind,name,cls", MAGICS, ids=[f"{k}-{n}" for k, n, _ in MAGICS])
@@ -225,8 +269,9 @@ def test_every_magic_declares_its_flags_once(shell, kind, name, cls):
     assert registered.__doc__ == parser.format_help()  # the help is generated from it
 
 
-@pytest.mark.parametrize("query", ["%jaxpr?", "%%hlo?", "%jaxbench?", "%jaxcache?",
-                                   "%sharding?", "%workbench?"])
+@pytest.mark.parametrize(
+    "query", ["%jaxpr?", "%%hlo?", "%jaxbench?", "%jaxcache?", "%sharding?", "%workbench?"]
+)
 def test_question_mark_prints_help_from_the_declaration(run, shell, query):
     kind = "cell" if query.startswith("%%") else "line"
     parser = shell.magics_manager.magics[kind][query.strip("%?")].parser

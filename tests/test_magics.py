@@ -66,8 +66,10 @@ def test_line_magic_and_python_api_agree(run, shell):
     r = run("%jaxpr -t grad loss(jnp.ones((4, 4)), jnp.ones((2, 4)))")
     assert r.error is None
     import workbench
-    d = workbench.jaxpr(shell.user_ns["loss"], jnp.ones((4, 4)), jnp.ones((2, 4)),
-                        transforms="grad")
+
+    d = workbench.jaxpr(
+        shell.user_ns["loss"], jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad"
+    )
     assert d._repr_mimebundle_()["text/plain"] == r.bundle["text/plain"]
 
 
@@ -85,18 +87,24 @@ def test_text_flag_gives_plain_text_only(run):
 
 def test_transform_order_is_innermost_first(run):
     run(LOSS_CELL)
-    r = run('%jaxpr -t grad -t "vmap(in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))')
+    r = run(
+        '%jaxpr -t grad -t "vmap(in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))'
+    )
     assert r.error is None, r.stdout
     assert r.bundle[JAXPR_MIME]["label"] == "vmap(grad(loss), in_axes=(None, 0))"
     assert r.bundle[JAXPR_MIME]["out_avals"] == ["f32[3,4,4]"]
-    r2 = run('%jaxpr -t "vmap(grad(f), in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))')
+    r2 = run(
+        '%jaxpr -t "vmap(grad(f), in_axes=(None, 0))" loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))'
+    )
     assert r2.bundle["text/plain"] == r.bundle["text/plain"]
 
 
 def test_compare_shows_each_stage(run):
     run(LOSS_CELL)
-    r = run('%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0))" '
-            "loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))")
+    r = run(
+        '%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0))" '
+        "loss(jnp.ones((4, 4)), jnp.ones((3, 2, 4)))"
+    )
     assert r.error is None, r.stdout
     rec = r.bundle[JAXPR_COMPARE_MIME]
     assert rec["kind"] == "jaxpr-compare" and JAXPR_MIME not in r.bundle
@@ -116,28 +124,41 @@ def test_compare_traces_the_stages_inside_vmap_at_one_example(run):
     stage was traced at the batched arguments, so a function written for one example failed
     (``dot_general requires contracting dimensions to have the same shape``) and one that
     happened to broadcast showed a batched program under the per-example label."""
-    r = run("%%jaxpr --compare -t grad -t \"vmap(in_axes=(None, 0))\"\n"
-            "def layer(w, x):\n    return jnp.sum(jnp.tanh(w @ x))\n"
-            "layer(jnp.ones((2, 3)), jnp.ones((8, 3)))")
+    r = run(
+        '%%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0))"\n'
+        "def layer(w, x):\n    return jnp.sum(jnp.tanh(w @ x))\n"
+        "layer(jnp.ones((2, 3)), jnp.ones((8, 3)))"
+    )
     assert r.error is None, r.stdout
     stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
     assert [s["in_avals"] for s in stages] == [["f32[2,3]", "f32[3]"]] * 2 + [
-        ["f32[2,3]", "f32[8,3]"]]
+        ["f32[2,3]", "f32[8,3]"]
+    ]
     assert [s["out_avals"] for s in stages] == [["f32[]"], ["f32[2,3]"], ["f32[8,2,3]"]]
     w, x = jnp.ones((2, 3)), jnp.ones(3)
     assert stages[1]["stats"]["histogram"] == primitive_counts(
-        jax.make_jaxpr(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w @ x))))(w, x))
+        jax.make_jaxpr(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w @ x))))(w, x)
+    )
     # nested vmaps peel off one batch axis each, outermost first; in_axes as pytrees
-    r = run('%jaxpr --compare -t "vmap(in_axes=(None, 0))" -t "vmap(in_axes=(0, None))" '
-            "jnp.subtract(jnp.ones((5, 3)), jnp.ones((7, 3)))")
+    r = run(
+        '%jaxpr --compare -t "vmap(in_axes=(None, 0))" -t "vmap(in_axes=(0, None))" '
+        "jnp.subtract(jnp.ones((5, 3)), jnp.ones((7, 3)))"
+    )
     assert r.error is None, r.stdout
     assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
-        ["f32[3]", "f32[3]"], ["f32[3]", "f32[7,3]"], ["f32[5,3]", "f32[7,3]"]]
-    r = run("%jaxpr --compare -t \"vmap(in_axes=({'a': 1},))\" "
-            "(lambda d: d['a'] * 2)({'a': jnp.ones((4, 3))})")
+        ["f32[3]", "f32[3]"],
+        ["f32[3]", "f32[7,3]"],
+        ["f32[5,3]", "f32[7,3]"],
+    ]
+    r = run(
+        "%jaxpr --compare -t \"vmap(in_axes=({'a': 1},))\" "
+        "(lambda d: d['a'] * 2)({'a': jnp.ones((4, 3))})"
+    )
     assert r.error is None, r.stdout
     assert [s["in_avals"] for s in r.bundle[JAXPR_COMPARE_MIME]["stages"]] == [
-        ["f32[4]"], ["f32[4,3]"]]
+        ["f32[4]"],
+        ["f32[4,3]"],
+    ]
 
 
 def test_compare_inside_vmap_knows_every_static_argument(run, shell):
@@ -145,13 +166,13 @@ def test_compare_inside_vmap_knows_every_static_argument(run, shell):
     ``--static-argnames`` but passed positionally and those the ``jax.jit`` declares itself,
     not only ``--static-argnums``.  Before, the per-example stage of such a call kept the
     batch axis (``f32[8,3]`` where vmap passes ``f32[3]``)."""
-    shell.user_ns["pw"] = lambda n, x: jnp.sum(x ** n)
+    shell.user_ns["pw"] = lambda n, x: jnp.sum(x**n)
     shell.user_ns["jpw"] = jax.jit(shell.user_ns["pw"], static_argnums=0)
-    for cell in ('%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnames n '
-                 "pw(2, jnp.ones((8, 3)))",
-                 '%jaxpr --compare -t "vmap(in_axes=(0,))" jpw(2, jnp.ones((8, 3)))',
-                 '%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnums 0 '
-                 "pw(2, jnp.ones((8, 3)))"):
+    for cell in (
+        '%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnames n pw(2, jnp.ones((8, 3)))',
+        '%jaxpr --compare -t "vmap(in_axes=(0,))" jpw(2, jnp.ones((8, 3)))',
+        '%jaxpr --compare -t "vmap(in_axes=(0,))" --static-argnums 0 pw(2, jnp.ones((8, 3)))',
+    ):
         r = run(cell)
         assert r.error is None, (cell, r.stdout)
         stages = r.bundle[JAXPR_COMPARE_MIME]["stages"]
@@ -162,8 +183,10 @@ def test_compare_inside_vmap_knows_every_static_argument(run, shell):
 def test_compare_inside_vmap_reports_a_wrong_in_axes_in_jax_words(run):
     """An ``in_axes`` that does not fit the arguments is JAX's error about ``in_axes``, as
     without ``--compare``, not a ``tree_map`` failure of the workbench's own bookkeeping."""
-    cell = ("%jaxpr {}-t \"vmap(in_axes=({{'b': 0}},))\" "
-            "(lambda d: d['a'] * 2)({{'a': jnp.ones((4, 3))}})")
+    cell = (
+        "%jaxpr {}-t \"vmap(in_axes=({{'b': 0}},))\" "
+        "(lambda d: d['a'] * 2)({{'a': jnp.ones((4, 3))}})"
+    )
     with pytest.raises(ValueError) as jax_says:
         jax.vmap(lambda d: d["a"] * 2, in_axes=({"b": 0},))({"a": jnp.ones((4, 3))})
     first = str(jax_says.value).splitlines()[0][:60]
@@ -197,8 +220,10 @@ def test_static_argnums_flag(run):
 
 
 def test_depth_controls_open_nested(run):
-    cell = ("%%jaxpr --depth {d}\ndef s(x):\n    return jax.lax.scan(lambda c, y: (c + y, c), x,"
-            " jnp.ones((3, 2)))[0]\ns(jnp.ones(2))")
+    cell = (
+        "%%jaxpr --depth {d}\ndef s(x):\n    return jax.lax.scan(lambda c, y: (c + y, c), x,"
+        " jnp.ones((3, 2)))[0]\ns(jnp.ones(2))"
+    )
     closed = run(cell.format(d=0)).bundle["text/html"]
     opened = run(cell.format(d=1)).bundle["text/html"]
     assert "<details open>" not in closed and "<details>" in closed
@@ -255,7 +280,9 @@ def test_shape_mismatch(run):
 
 
 def test_function_that_raises(run, shell):
-    r = run("%%jaxpr\nbefore = 'ok'\ndef boom(x):\n    raise ValueError('bad input here')\nboom(1.0)")
+    r = run(
+        "%%jaxpr\nbefore = 'ok'\ndef boom(x):\n    raise ValueError('bad input here')\nboom(1.0)"
+    )
     text = r.short_error()
     assert "ValueError" in text and "bad input here" in text and "line 4" in text
     assert shell.user_ns["before"] == "ok"
@@ -296,6 +323,7 @@ evil(jnp.ones(2))
 def test_function_name_is_escaped(run, shell):
     def f(x):
         return x + 1
+
     f.__name__ = f.__qualname__ = XSS
     shell.user_ns["evil_f"] = f
     r = run("%jaxpr -t grad evil_f(1.0)")

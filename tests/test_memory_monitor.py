@@ -75,8 +75,10 @@ def test_deleted_arrays_hold_nothing():
 def test_cpu_reports_no_allocator_figures_and_messages_validate():
     info = kernel_info()
     assert [d.id for d in info.devices] == [d.id for d in jax.devices()]
-    assert all(d.memory_stats == (d_.memory_stats() is not None)
-               for d, d_ in zip(info.devices, jax.devices(), strict=True))
+    assert all(
+        d.memory_stats == (d_.memory_stats() is not None)
+        for d, d_ in zip(info.devices, jax.devices(), strict=True)
+    )
     sample = sample_memory("load")
     for d in sample.devices:
         stats = jax.devices()[d.id].memory_stats()

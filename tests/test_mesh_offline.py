@@ -22,9 +22,11 @@ def test_loader_urls_become_calls_of_the_page_helper():
     code = f'const js_urls = ["{BOKEH}", "{PANEL}", "https://example.org/other.js"];'
     out = nr.localise_js(code)
     assert out.startswith(nr.LOCAL_URL_JS)
-    body = out[len(nr.LOCAL_URL_JS):]
-    assert body == (f'const js_urls = [window.__jwbLocalUrl("{BOKEH}"), '
-                    f'window.__jwbLocalUrl("{PANEL}"), "https://example.org/other.js"];')
+    body = out[len(nr.LOCAL_URL_JS) :]
+    assert body == (
+        f'const js_urls = [window.__jwbLocalUrl("{BOKEH}"), '
+        f'window.__jwbLocalUrl("{PANEL}"), "https://example.org/other.js"];'
+    )
 
 
 def test_urls_inside_other_strings_and_scripts_without_cdn_urls_are_left_alone():
@@ -36,13 +38,19 @@ def test_urls_inside_other_strings_and_scripts_without_cdn_urls_are_left_alone()
 
 
 def test_bundle_rewrites_only_scripts():
-    data = {"application/javascript": f'load(["{BOKEH}"])', nr.LOAD_MIME: f'load(["{BOKEH}"])',
-            "text/html": f'<a href="{BOKEH}">', "text/plain": BOKEH, "application/json": {"a": 1}}
+    data = {
+        "application/javascript": f'load(["{BOKEH}"])',
+        nr.LOAD_MIME: f'load(["{BOKEH}"])',
+        "text/html": f'<a href="{BOKEH}">',
+        "text/plain": BOKEH,
+        "application/json": {"a": 1},
+    }
     out = nr.localise_bundle(data)
     assert out["application/javascript"] == out[nr.LOAD_MIME] != data[nr.LOAD_MIME]
     assert "window.__jwbLocalUrl(" in out[nr.LOAD_MIME]
     assert {k: out[k] for k in ("text/html", "text/plain", "application/json")} == {
-        k: data[k] for k in ("text/html", "text/plain", "application/json")}
+        k: data[k] for k in ("text/html", "text/plain", "application/json")
+    }
 
 
 class FakePublisher:
@@ -94,11 +102,19 @@ def test_panel_keeps_its_cdn_where_the_server_extension_is_off(monkeypatch):
 
 
 def _jupyter_lists_panel_extension(env: dict | None = None) -> bool:
-    out = subprocess.run([sys.executable, "-m", "jupyter", "server", "extension", "list"],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "jupyter", "server", "extension", "list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     text = out.stdout + out.stderr
-    line = next(ln for ln in text.splitlines() if nr.PANEL_SERVER_EXTENSION in ln
-                and ("enabled" in ln or "disabled" in ln))
+    line = next(
+        ln
+        for ln in text.splitlines()
+        if nr.PANEL_SERVER_EXTENSION in ln and ("enabled" in ln or "disabled" in ln)
+    )
     return "enabled" in line
 
 
@@ -110,8 +126,9 @@ def test_server_extension_check_agrees_with_jupyter(monkeypatch, tmp_path):
     # localised, so this check said True, and the server served Panel's files)
     assert nr.panel_server_extension_enabled() is True
     # a user who disabled it (what `jupyter server extension disable --user` writes)
-    (tmp_path / "jupyter_server_config.json").write_text(json.dumps(
-        {"ServerApp": {"jpserver_extensions": {nr.PANEL_SERVER_EXTENSION: False}}}))
+    (tmp_path / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {nr.PANEL_SERVER_EXTENSION: False}}})
+    )
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
     # in a virtualenv Jupyter ranks the environment's config above the user's
     # (JUPYTER_PREFER_ENV_PATH defaults to true there), so Panel's own "enabled" would win:

@@ -46,8 +46,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 
 EXPLORER_CELL = "import workbench\nworkbench.mesh_explorer()"
 # the same app the way Panel offers to work offline by itself: everything pasted in
-INLINE_CELL = ("import panel as pn\npn.extension(inline=True)\n"
-               "from workbench.apps.mesh_explorer import MeshExplorer\nMeshExplorer().panel()")
+INLINE_CELL = (
+    "import panel as pn\npn.extension(inline=True)\n"
+    "from workbench.apps.mesh_explorer import MeshExplorer\nMeshExplorer().panel()"
+)
 #: the saved explorer cell's outputs must stay under this (inline=True: megabytes)
 MAX_OUTPUT_BYTES = 200_000
 LOOPBACK = {"127.0.0.1", "localhost"}
@@ -59,12 +61,18 @@ def _output_bytes(nb: Any) -> int:
     return sum(len(json.dumps(c.get("outputs", []))) for c in nb.cells)
 
 
-def _cdn_literals(nb: Any, mimes: tuple[str, ...] = ("application/javascript", LOAD_MIME,
-                                                    "text/html")) -> list[tuple[str, str]]:
+def _cdn_literals(
+    nb: Any, mimes: tuple[str, ...] = ("application/javascript", LOAD_MIME, "text/html")
+) -> list[tuple[str, str]]:
     """(text before, URL) of each CDN URL literal in ``nb``'s outputs of types ``mimes``."""
-    return [hit for c in nb.cells for o in c.get("outputs", [])
-            for m, v in o.get("data", {}).items() if m in mimes and isinstance(v, str)
-            for hit in CDN_LITERAL.findall(v)]
+    return [
+        hit
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        for m, v in o.get("data", {}).items()
+        if m in mimes and isinstance(v, str)
+        for hit in CDN_LITERAL.findall(v)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +88,10 @@ def test_saved_explorer_is_small_and_names_no_cdn_url_unwrapped(saved):
     errors = [o for c in nb.cells + inline.cells for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
     ours, pasted = _output_bytes(nb), _output_bytes(inline)
-    print(f"\nexplorer cell outputs: {ours:,} bytes (file {Path(saved['dir'] / 'explorer.ipynb').stat().st_size:,});"
-          f" with pn.extension(inline=True): {pasted:,} bytes")
+    print(
+        f"\nexplorer cell outputs: {ours:,} bytes (file {Path(saved['dir'] / 'explorer.ipynb').stat().st_size:,});"
+        f" with pn.extension(inline=True): {pasted:,} bytes"
+    )
     assert ours < MAX_OUTPUT_BYTES
     assert ours * 20 < pasted  # what inline=True costs, measured here, not assumed
     found = _cdn_literals(nb, ("application/javascript", LOAD_MIME))
@@ -93,6 +103,7 @@ def test_saved_explorer_is_small_and_names_no_cdn_url_unwrapped(saved):
 
 
 # -- the page --------------------------------------------------------------------------------
+
 
 class Offline:
     """A browser context that aborts and records every request leaving 127.0.0.1."""
@@ -118,8 +129,10 @@ class Offline:
         page = self.context.new_page()
         watch = PageWatch(page, base)
         page.on("requestfailed", lambda r: self.failed.append(f"{r.url} {r.failure}"))
-        page.on("response", lambda r: self.failed.append(f"{r.url} HTTP {r.status}")
-                if r.status >= 400 else None)
+        page.on(
+            "response",
+            lambda r: self.failed.append(f"{r.url} HTTP {r.status}") if r.status >= 400 else None,
+        )
         return page, watch
 
 
@@ -134,13 +147,24 @@ class BaseUrlServer(JupyterServer):
         port = free_port()
         self.log_path = self.workdir / "server.log"
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", "--ServerApp.port_retries=0",
-               f"--ServerApp.base_url={BASE_URL}", f"--IdentityProvider.token={TOKEN}",
-               f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=self.env, cwd=self.workdir)
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.base_url={BASE_URL}",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--allow-root",
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir
+        )
         self.origin = f"http://127.0.0.1:{port}"
         self.base = self.origin + BASE_URL.rstrip("/")
         deadline = time.time() + timeout
@@ -189,13 +213,15 @@ def _expected_matmul_rows() -> list[str]:
 
 def _rows(page: Any) -> list[str]:
     return page.locator(f'{OUT} [data-jwb="collective"]').evaluate_all(
-        "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))")
+        "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))"
+    )
 
 
 def _kernel_idle(page: Any, timeout: float = 90_000) -> None:
     """The page's kernel has started and is idle (the toolbar's indicator, Lab and Notebook 7)."""
-    page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="idle"]',
-                           state="attached", timeout=timeout)
+    page.wait_for_selector(
+        '.jp-Notebook-ExecutionIndicator[data-status="idle"]', state="attached", timeout=timeout
+    )
 
 
 def _rerun_and_interact(page: Any, name: str) -> None:
@@ -243,8 +269,7 @@ _PAST_COLUMN_JS = """els => els.map(el => {
 def _assert_columns_contain_their_content(page: Any) -> None:
     """In matmul mode the inputs' "per device" table is wider than its column: it must
     scroll inside the column, not paint under the output-sharding picture beside it."""
-    found = page.locator(f"{OUT} .jwb-col table, {OUT} .jwb-col svg").evaluate_all(
-        _PAST_COLUMN_JS)
+    found = page.locator(f"{OUT} .jwb-col table, {OUT} .jwb-col svg").evaluate_all(_PAST_COLUMN_JS)
     assert any(name == "TABLE per device" for name, _ in found), found
     past = [(name, px) for name, px in found if px > 1]
     assert past == [], past
@@ -255,12 +280,17 @@ def _assert_explorer_drawn(page: Any, offline: Offline, name: str) -> None:
         page.wait_for_selector(PICTURE, state="visible", timeout=90_000)
     except playwright_api.TimeoutError:
         page.screenshot(path=str(artifacts_dir() / f"mesh-offline-{name}-blank.png"))
-        raise AssertionError(f"the explorer did not render; requests blocked: {offline.blocked}"
-                             f"; failed: {offline.failed}") from None
+        raise AssertionError(
+            f"the explorer did not render; requests blocked: {offline.blocked}"
+            f"; failed: {offline.failed}"
+        ) from None
     mesh = page.locator(f'{OUT} input[placeholder="mesh shape"]').first
     assert mesh.is_visible() and mesh.input_value() == ExplorerConfig.default(8).mesh_shape
-    assert page.locator(f'{OUT} [data-jwb="device-count"]').first.inner_text().startswith(
-        "8 device(s) here")
+    assert (
+        page.locator(f'{OUT} [data-jwb="device-count"]')
+        .first.inner_text()
+        .startswith("8 device(s) here")
+    )
     box = page.locator(PICTURE).first.bounding_box()
     assert box is not None and box["width"] > 100 and box["height"] > 50
     # Panel's stylesheets applied (from the server): the text inputs are laid out at width 260
@@ -269,8 +299,9 @@ def _assert_explorer_drawn(page: Any, offline: Offline, name: str) -> None:
     page.screenshot(path=str(artifacts_dir() / f"mesh-offline-{name}.png"))
 
 
-def _assert_offline_and_clean(offline: Offline, watch: PageWatch, base: str,
-                              ignore_errors: set[str] = frozenset()) -> None:
+def _assert_offline_and_clean(
+    offline: Offline, watch: PageWatch, base: str, ignore_errors: set[str] = frozenset()
+) -> None:
     assert offline.blocked == [], offline.blocked  # nothing asked of another host
     assert watch.external == [], watch.external
     assert offline.failed == [], offline.failed  # and nothing local missing
@@ -313,34 +344,47 @@ def test_explorer_renders_offline(request, browser, front_end):
         _rerun_and_interact(page, front_end)
         own_errors = _page_own_errors(offline, server, url("empty.ipynb"))
         _assert_offline_and_clean(offline, watch, server.base, own_errors)
-        print(f"\n{front_end}: {len(offline.local)} requests to 127.0.0.1 "
-              f"({sum('/panel-preview/static/' in u for u in offline.local)} Panel/Bokeh files),"
-              f" {len(offline.blocked)} to other hosts; page's own console errors ignored: "
-              f"{len(own_errors)}")
+        print(
+            f"\n{front_end}: {len(offline.local)} requests to 127.0.0.1 "
+            f"({sum('/panel-preview/static/' in u for u in offline.local)} Panel/Bokeh files),"
+            f" {len(offline.blocked)} to other hosts; page's own console errors ignored: "
+            f"{len(own_errors)}"
+        )
     finally:
         offline.context.close()
 
 
 # -- behind a base_url (JupyterHub, Binder) ---------------------------------------------------
 
+
 def test_every_cdn_url_maps_to_a_file_the_server_serves_under_its_base_url(
-        saved, lab_under_base_url, browser):
+    saved, lab_under_base_url, browser
+):
     origin, base_url = lab_under_base_url.origin, BASE_URL
     urls = sorted({u for _, u in _cdn_literals(saved["nb"])})
     assert any("bokeh.org" in u for u in urls) and any("holoviz.org" in u for u in urls)
     page = browser.new_page()
     try:
         # a page of that server (so location.origin is the server's) with Jupyter's page config
-        page.route(f"{origin}/page", lambda r: r.fulfill(
-            content_type="text/html",
-            body=('<script id="jupyter-config-data" type="application/json">'
-                  + json.dumps({"baseUrl": base_url}) + "</script>")))
+        page.route(
+            f"{origin}/page",
+            lambda r: r.fulfill(
+                content_type="text/html",
+                body=(
+                    '<script id="jupyter-config-data" type="application/json">'
+                    + json.dumps({"baseUrl": base_url})
+                    + "</script>"
+                ),
+            ),
+        )
         page.goto(f"{origin}/page")
         page.add_script_tag(content=LOCAL_URL_JS)
         mapped = page.evaluate("urls => urls.map(u => window.__jwbLocalUrl(u))", urls)
         # without a Jupyter page (VS Code, nbviewer) the CDN URL is kept
-        page.evaluate("() => { delete window.__jwbLocalUrl;"
-                      " document.getElementById('jupyter-config-data').remove(); }")
+        page.evaluate(
+            "() => { delete window.__jwbLocalUrl;"
+            " document.getElementById('jupyter-config-data').remove(); }"
+        )
         page.add_script_tag(content=LOCAL_URL_JS)
         assert page.evaluate("urls => urls.map(u => window.__jwbLocalUrl(u))", urls) == urls
     finally:
@@ -356,12 +400,16 @@ def test_every_cdn_url_maps_to_a_file_the_server_serves_under_its_base_url(
             body = r.read()
         # the very file Panel would have fetched from its CDN, from this environment
         name = urlparse(local).path.rsplit("/static/", 1)[1]
-        expected = (panel_dist / name.removeprefix("extensions/panel/")
-                    if name.startswith("extensions/panel/") else bokeh_dir / name.removeprefix("js/"))
+        expected = (
+            panel_dist / name.removeprefix("extensions/panel/")
+            if name.startswith("extensions/panel/")
+            else bokeh_dir / name.removeprefix("js/")
+        )
         assert body == expected.read_bytes(), (url, local)
 
 
 # -- the standalone app ------------------------------------------------------------------------
+
 
 def test_standalone_explorer_needs_no_other_host(tmp_path, browser):
     """``jax-workbench mesh-explorer``: Panel's own server serves its files (nothing changed)."""
@@ -369,9 +417,21 @@ def test_standalone_explorer_needs_no_other_host(tmp_path, browser):
     log_path = tmp_path / "server.log"
     log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server
     env = {k: v for k, v in kernel_env().items() if k != "XLA_FLAGS"}  # --fake-devices sets it
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh-explorer",
-                             "--port", str(port), "--fake-devices", "8"],
-                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workbench.apps.cli",
+            "mesh-explorer",
+            "--port",
+            str(port),
+            "--fake-devices",
+            "8",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     offline = Offline(browser)
     try:

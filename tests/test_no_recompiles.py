@@ -95,7 +95,7 @@ def test_dtype_change_fails():
 
 def test_static_arg_change_fails():
     def power(x, n):
-        return x ** n
+        return x**n
 
     power_jit = jax.jit(power, static_argnums=1)
     power_jit(jnp.ones(3), 2)
@@ -244,6 +244,7 @@ def test_threads_are_watched_apart():
 def test_a_closure_recreated_in_a_loop_fails():
     """jit inside a loop makes a new function object each time: the same code compiles
     again (the ledger's "closure" reason)."""
+
     def run(k):
         return jax.jit(lambda x: x * k)(jnp.ones(3))
 
@@ -257,18 +258,23 @@ def test_a_closure_recreated_in_a_loop_fails():
 
 
 def test_with_the_extension_loaded(shell):
-    shell.run_cell(textwrap.dedent("""
+    shell.run_cell(
+        textwrap.dedent("""
         import workbench
         @jax.jit
         def in_notebook(x):
             return x * 9
         in_notebook(jnp.ones(2))
-    """), store_history=False)
-    ok = shell.run_cell("with workbench.no_recompiles():\n    in_notebook(jnp.ones(2))",
-                        store_history=False)
+    """),
+        store_history=False,
+    )
+    ok = shell.run_cell(
+        "with workbench.no_recompiles():\n    in_notebook(jnp.ones(2))", store_history=False
+    )
     assert ok.error_in_exec is None
-    bad = shell.run_cell("with workbench.no_recompiles():\n    in_notebook(jnp.ones(3))",
-                         store_history=False)
+    bad = shell.run_cell(
+        "with workbench.no_recompiles():\n    in_notebook(jnp.ones(3))", store_history=False
+    )
     assert isinstance(bad.error_in_exec, RecompileError)
     assert "x changed f32[2] -> f32[3]" in str(bad.error_in_exec)
 
@@ -292,15 +298,17 @@ def test_without_the_extension_a_function_compiled_before_is_known():
             print(e)
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert "x changed f32[8] -> f32[16]" in out.stdout
     assert "<string>:12" in out.stdout
 
 
 def test_pytest_fixture(pytester):
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         import jax, jax.numpy as jnp
         pytest_plugins = ["workbench.testing"]
 
@@ -322,7 +330,8 @@ def test_pytest_fixture(pytester):
             step(jnp.ones(4))
             with no_recompiles(allow=1, functions=[step]):
                 step(jnp.ones(6))
-    """))
+    """)
+    )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
@@ -345,9 +354,11 @@ def test_numpy_inputs_same_types_pass():
 
 # -- review: what JAX users do around the guard ----------------------------------------
 
+
 def test_aot_compile_and_donation_and_shard_map_are_judged_by_shape():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
+
     try:
         from jax import shard_map
     except ImportError:  # older JAX
@@ -362,7 +373,7 @@ def test_aot_compile_and_donation_and_shard_map_are_judged_by_shape():
     mapped(jnp.ones(4))
     with no_recompiles() as guard:
         compiled(jnp.ones(8))
-        aot(jnp.ones(8))             # a jit call after the AOT compile of the same types
+        aot(jnp.ones(8))  # a jit call after the AOT compile of the same types
         donating(jnp.ones(4))
         mapped(jnp.ones(4))
     assert guard.recompiles == []
@@ -393,9 +404,12 @@ def test_a_guard_and_an_inspection_leave_no_listener_or_config_behind():
     from workbench.engine.cache import CACHE
 
     def state():
-        return (len(monitoring._event_listeners),
-                len(monitoring._event_duration_secs_listeners),
-                CACHE._users, dict(jax.config.values))
+        return (
+            len(monitoring._event_listeners),
+            len(monitoring._event_duration_secs_listeners),
+            CACHE._users,
+            dict(jax.config.values),
+        )
 
     f = jax.jit(lambda x: x * 2)
     f(jnp.ones(8))

@@ -88,8 +88,11 @@ def lab(tmp_path_factory):
     server = JupyterServer(tmp_path_factory.mktemp("lab-panel"))
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, server.root / "panel.ipynb")
     plain = nbformat.v4.new_notebook()
     plain.cells = [nbformat.v4.new_code_cell("x = 1")]
@@ -102,7 +105,8 @@ def lab(tmp_path_factory):
     # Notebook 7 exposes its app (window.jupyterapp) only with its own flag (JupyterLab's
     # is given by JupyterServer): the test drives both through their commands
     (server.config_dir / "jupyter_server_config.json").write_text(
-        json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}}))
+        json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}})
+    )
     server.start()
     try:
         server.assert_serves_checkout_build()
@@ -122,8 +126,11 @@ def _open(browser, url: str, base: str):
     watch = PageWatch(page, base)
     page.goto(url)
     wait_for_notebook(page)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
-                           ".hasCommand('jax-workbench:open-panel')", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands"
+        ".hasCommand('jax-workbench:open-panel')",
+        timeout=60_000,
+    )
     page.evaluate("() => window.jupyterapp.commands.execute('jax-workbench:open-panel')")
     page.wait_for_selector(PANEL, state="visible", timeout=30_000)
     return page, watch
@@ -131,13 +138,15 @@ def _open(browser, url: str, base: str):
 
 def _state(page, state: str, timeout: float = 90_000) -> None:
     try:
-        page.wait_for_selector(f'{PANEL}[data-jwb-state="{state}"]', state="attached",
-                               timeout=timeout)
+        page.wait_for_selector(
+            f'{PANEL}[data-jwb-state="{state}"]', state="attached", timeout=timeout
+        )
     except playwright_api.TimeoutError:
         got = page.evaluate(
             "() => { const p = document.querySelector('[data-jwb=\"panel\"]');"
             " return p && [p.getAttribute('data-jwb-state'),"
-            " p.querySelector('[data-jwb=\"message\"]').textContent]; }")
+            " p.querySelector('[data-jwb=\"message\"]').textContent]; }"
+        )
         raise AssertionError(f"panel not {state}: {got}") from None
 
 
@@ -146,17 +155,23 @@ def _run_cell(page, index: int, timeout: float = 120_000) -> str:
     page.evaluate(
         "(i) => { const nb = window.jupyterapp.shell.currentWidget.content;"
         " nb.activeCellIndex = i; nb.deselectAll();"
-        " return window.jupyterapp.commands.execute('notebook:run-cell'); }", index)
+        " return window.jupyterapp.commands.execute('notebook:run-cell'); }",
+        index,
+    )
     page.wait_for_function(
         "(i) => { const nb = window.jupyterapp.shell.currentWidget;"
         " const m = nb.content.model.cells.get(i);"
         " return m.executionCount !== null && nb.sessionContext.session.kernel.status === 'idle'; }",
-        arg=index, timeout=timeout)
+        arg=index,
+        timeout=timeout,
+    )
     return page.evaluate(
         "(i) => { const m = window.jupyterapp.shell.currentWidget.content.model.cells.get(i);"
         " const out = []; for (let k = 0; k < m.outputs.length; k++) {"
         " const o = m.outputs.get(k).toJSON(); out.push(o.text || JSON.stringify(o.data || o)); }"
-        " return out.join(''); }", index)
+        " return out.join(''); }",
+        index,
+    )
 
 
 def _live_bytes(page) -> int:
@@ -168,20 +183,25 @@ def _wait_live_bytes(page, predicate_js: str, timeout: float = 30_000) -> int:
     page.wait_for_function(
         "(p) => { const e = document.querySelector('[data-jwb=\"panel\"] .jwb-panel-live-bytes');"
         " if (!e) return false; const v = Number(e.getAttribute('data-jwb-bytes'));"
-        " return (new Function('v', 'return ' + p))(v); }", arg=predicate_js, timeout=timeout)
+        " return (new Function('v', 'return ' + p))(v); }",
+        arg=predicate_js,
+        timeout=timeout,
+    )
     return _live_bytes(page)
 
 
 def _cell_id(page, index: int) -> str:
     return page.evaluate(
-        "(i) => window.jupyterapp.shell.currentWidget.content.model.cells.get(i).id", index)
+        "(i) => window.jupyterapp.shell.currentWidget.content.model.cells.get(i).id", index
+    )
 
 
 def _ledger_rows(page) -> list[dict]:
     return page.evaluate(
         "() => [...document.querySelectorAll('[data-jwb=\"panel\"] .jwb-panel-row')].map(r => ({"
         " cls: r.className, cell: r.getAttribute('data-jwb-cell-id'),"
-        " seq: r.getAttribute('data-jwb-seq'), text: r.textContent }))")
+        " seq: r.getAttribute('data-jwb-seq'), text: r.textContent }))"
+    )
 
 
 def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser, lab):
@@ -197,7 +217,9 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _state(page, "connected")
     page.wait_for_function(
         "(n) => document.querySelector('[data-jwb=\"device-count\"]')?.textContent === String(n)",
-        arg=devices, timeout=30_000)
+        arg=devices,
+        timeout=30_000,
+    )
     assert devices == 8  # conftest's fake CPU devices reached the kernel
     assert "cpu" in page.inner_text(f'{PANEL} [data-jwb="device-kind"]')
 
@@ -205,12 +227,16 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _run_cell(page, COMPILE)
     _run_cell(page, RECOMPILE)
     compile_id, recompile_id = _cell_id(page, COMPILE), _cell_id(page, RECOMPILE)
-    page.wait_for_selector(f'{PANEL} .jwb-panel-entry.jwb-panel-recompile[data-jwb-cell-id="{recompile_id}"]',
-                           timeout=30_000)
+    page.wait_for_selector(
+        f'{PANEL} .jwb-panel-entry.jwb-panel-recompile[data-jwb-cell-id="{recompile_id}"]',
+        timeout=30_000,
+    )
     rows = _ledger_rows(page)
     entries = [r for r in rows if "jwb-panel-entry" in r["cls"] and "scale" in r["text"]]
     assert {r["cell"] for r in entries} >= {compile_id, recompile_id}, rows
-    reasons = [r["text"] for r in rows if "jwb-panel-reason" in r["cls"] and r["cell"] == recompile_id]
+    reasons = [
+        r["text"] for r in rows if "jwb-panel-reason" in r["cls"] and r["cell"] == recompile_id
+    ]
     # the reason names the shapes before and after (the kernel's own text, drawn as text)
     assert any("3" in t and "4" in t for t in reasons), reasons
     _shot(page, "ledger")
@@ -231,14 +257,17 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     assert fallen <= grown - nbytes
     marks = page.evaluate(
         "() => [...document.querySelectorAll('[data-jwb=\"panel\"] .jwb-panel-chart-mark title')]"
-        ".map(t => t.textContent)")
+        ".map(t => t.textContent)"
+    )
     assert any(m.startswith(f"[{ALLOC + 1}]") and "+64.0 MiB" in m for m in marks), marks
     _shot(page, "memory-fallen")
 
     # a click on a ledger entry scrolls the notebook to its cell (far away at the bottom now)
-    page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content;"
-                  " nb.activeCellIndex = nb.widgets.length - 1;"
-                  " return nb.scrollToItem(nb.widgets.length - 1); }")
+    page.evaluate(
+        "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+        " nb.activeCellIndex = nb.widgets.length - 1;"
+        " return nb.scrollToItem(nb.widgets.length - 1); }"
+    )
     page.wait_for_timeout(500)
     page.click(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]')
     page.wait_for_function(
@@ -247,14 +276,19 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
         " const c = nb.widgets[i].node.getBoundingClientRect();"
         " const v = nb.node.getBoundingClientRect();"
         " return c.height > 0 && c.bottom > v.top && c.top < v.bottom; }",
-        arg=COMPILE, timeout=15_000)
+        arg=COMPILE,
+        timeout=15_000,
+    )
     assert page.inner_text(f'{PANEL} [data-jwb="note"]').startswith("Showing cell")
     _shot(page, "scrolled-to-cell")
 
     # the filter box narrows the ledger by text
     page.fill(f"{PANEL} input.jwb-panel-filter", "no-such-function-anywhere")
-    page.wait_for_function("() => document.querySelector('[data-jwb=\"ledger-count\"]')"
-                           ".getAttribute('data-jwb-shown') === '0'", timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-jwb=\"ledger-count\"]')"
+        ".getAttribute('data-jwb-shown') === '0'",
+        timeout=10_000,
+    )
     page.fill(f"{PANEL} input.jwb-panel-filter", "")
 
     # %unload_ext: bye, the comm closes, the panel says so; %load_ext again reconnects it
@@ -279,7 +313,9 @@ def test_panel_follows_a_kernel_through_load_compiles_memory_and_restart(browser
     _run_cell(page, DEVICES)
     page.wait_for_function(
         "(n) => document.querySelector('[data-jwb=\"device-count\"]')?.textContent === String(n)",
-        arg=devices, timeout=30_000)
+        arg=devices,
+        timeout=30_000,
+    )
     assert page.get_attribute(f'{PANEL} [data-jwb="ledger-count"]', "data-jwb-shown") == "0"
     _shot(page, "reloaded")
     page.wait_for_timeout(1000)
@@ -292,32 +328,43 @@ def test_panel_follows_the_active_notebook_and_opens_in_notebook7(browser, lab):
     # panel.ipynb's kernel gets the workbench (the button, unless the test before loaded it);
     # plain.ipynb's kernel has none
     page, watch = _open(browser, lab.lab_url("panel.ipynb"), lab.base)
-    page.wait_for_selector(f'{PANEL}[data-jwb-state="connected"], {PANEL}[data-jwb-state="not-loaded"]',
-                           state="attached", timeout=120_000)
+    page.wait_for_selector(
+        f'{PANEL}[data-jwb-state="connected"], {PANEL}[data-jwb-state="not-loaded"]',
+        state="attached",
+        timeout=120_000,
+    )
     if page.get_attribute(PANEL, "data-jwb-state") == "not-loaded":
         page.click(f'{PANEL} [data-jwb="load"]')
     _state(page, "connected", timeout=120_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'plain.ipynb'})")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'plain.ipynb'})"
+    )
     page.wait_for_function(
         "() => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === 'plain.ipynb'",
-        timeout=60_000)
+        timeout=60_000,
+    )
     _state(page, "not-loaded", timeout=120_000)
     _shot(page, "second-notebook")
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'panel.ipynb'})")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'panel.ipynb'})"
+    )
     page.wait_for_function(
         "() => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === 'panel.ipynb'",
-        timeout=30_000)
+        timeout=30_000,
+    )
     _state(page, "connected")
     # text contrast >= 4.5:1 in Light and Dark, with ledger entries, reasons and memory drawn
     for index in (DEVICES, COMPILE, RECOMPILE, ALLOC):
         _run_cell(page, index)
     page.wait_for_selector(f"{PANEL} .jwb-panel-reason", timeout=30_000)
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
-        page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})",
-                      theme)
+        page.evaluate(
+            "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme
+        )
         light = "true" if "Light" in theme else "false"
-        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached",
-                               timeout=30_000)
+        page.wait_for_selector(
+            f'body[data-jp-theme-light="{light}"]', state="attached", timeout=30_000
+        )
         page.wait_for_timeout(1000)
         _shot(page, f"theme-{theme.split()[-1].lower()}")
         res = page.evaluate(CONTRAST_JS, PANEL)
@@ -348,21 +395,34 @@ def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, 
     try:
         page.wait_for_function(
             "(n) => document.querySelector('[data-jwb=\"ledger-count\"]')?.getAttribute('data-jwb-shown')"
-            " === String(n)", arg=N_BIG, timeout=30_000)
+            " === String(n)",
+            arg=N_BIG,
+            timeout=30_000,
+        )
     except playwright_api.TimeoutError:
         _shot(page, "10000-entries-failed")
-        raise AssertionError((page.inner_text(f'{PANEL} [data-jwb="ledger-count"]'),
-                              page.inner_text(f'{PANEL} [data-jwb="message"]'))) from None
+        raise AssertionError(
+            (
+                page.inner_text(f'{PANEL} [data-jwb="ledger-count"]'),
+                page.inner_text(f'{PANEL} [data-jwb="message"]'),
+            )
+        ) from None
     # the panel keeps the newest 10,000 of the 10,001 and says so
     assert "1 older not kept" in page.inner_text(f'{PANEL} [data-jwb="ledger-count"]')
     # malformed messages did not disconnect it; the panel says what it ignored last
     _state(page, "connected")
-    page.wait_for_function("() => document.querySelector('[data-jwb=\"message\"]')"
-                           ".textContent.includes('unknown type (telemetry)')", timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-jwb=\"message\"]')"
+        ".textContent.includes('unknown type (telemetry)')",
+        timeout=10_000,
+    )
     # kernel strings are text: the function named like an <img> is shown, no <img> exists
     page.fill(f"{PANEL} input.jwb-panel-filter", "onerror")
-    page.wait_for_function("() => document.querySelector('[data-jwb=\"ledger-count\"]')"
-                           ".getAttribute('data-jwb-shown') === '1'", timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-jwb=\"ledger-count\"]')"
+        ".getAttribute('data-jwb-shown') === '1'",
+        timeout=10_000,
+    )
     assert page.inner_text(f"{PANEL} .jwb-panel-fn") == XSS
     assert page.locator(f"{PANEL} img").count() == 0
     assert page.get_attribute("body", "data-pwned") is None
@@ -374,7 +434,8 @@ def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, 
           const t1 = performance.now(); i.value = ''; i.dispatchEvent(new Event('input'));
           const all_ms = performance.now() - t1;
           return {filter_ms, all_ms,
-                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }""")
+                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }"""
+    )
     assert timing["rows"] < 200, timing
     assert timing["filter_ms"] < 500 and timing["all_ms"] < 500, timing
     scroll = page.evaluate(
@@ -386,7 +447,8 @@ def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, 
           await new Promise(r => requestAnimationFrame(r));
           const ms = performance.now() - t0;
           return {frames, ms, fps: frames * 1000 / ms, height: sc.scrollHeight, at_end: sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 5,
-                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }""")
+                  rows: document.querySelectorAll('[data-jwb="panel"] .jwb-panel-row').length}; }"""
+    )
     print("10,000 entries:", timing, scroll)
     assert scroll["at_end"] and scroll["rows"] < 200, scroll
     assert scroll["fps"] >= 20, scroll
@@ -400,8 +462,12 @@ def test_panel_keeps_working_with_10000_entries_and_malformed_messages(browser, 
 def _post_json(url: str, body: dict) -> dict:
     import urllib.request
 
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=60) as r:
         return json.loads(r.read())
 
@@ -410,7 +476,10 @@ def _activate(page, name: str) -> None:
     page.evaluate("(p) => window.jupyterapp.commands.execute('docmanager:open', {path: p})", name)
     page.wait_for_function(
         "(p) => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === p"
-        " && window.jupyterapp.shell.currentWidget?.context?.path === p", arg=name, timeout=60_000)
+        " && window.jupyterapp.shell.currentWidget?.context?.path === p",
+        arg=name,
+        timeout=60_000,
+    )
 
 
 def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(browser, lab):
@@ -422,18 +491,28 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     for name in ("a.ipynb", "b.ipynb"):
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:4], CELLS[UNLOAD]]]
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                     "language": "python"}
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
         nbformat.write(nb, lab.root / name)
     page, watch = _open(browser, lab.lab_url("a.ipynb"), lab.base)
     _state(page, "not-loaded")
     kernel_id = page.evaluate(
-        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
-    _post_json(f"{lab.base}/api/sessions?token={token}",
-               {"path": "b.ipynb", "type": "notebook", "name": "", "kernel": {"id": kernel_id}})
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id"
+    )
+    _post_json(
+        f"{lab.base}/api/sessions?token={token}",
+        {"path": "b.ipynb", "type": "notebook", "name": "", "kernel": {"id": kernel_id}},
+    )
     _activate(page, "b.ipynb")
-    assert page.evaluate(
-        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id") == kernel_id
+    assert (
+        page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id"
+        )
+        == kernel_id
+    )
     _state(page, "not-loaded")
     page.wait_for_timeout(1000)
     assert watch.errors == [], watch.errors
@@ -446,27 +525,35 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     _state(page, "connected")
     _run_cell(page, COMPILE)
     compile_id = _cell_id(page, COMPILE)
-    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]',
-                           timeout=30_000)
+    page.wait_for_selector(
+        f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]', timeout=30_000
+    )
     _activate(page, "b.ipynb")
     _state(page, "connected")
-    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]',
-                           timeout=30_000)
+    page.wait_for_selector(
+        f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{compile_id}"]', timeout=30_000
+    )
     # the badge went into a's compiling cell only: no cell of b has one
-    assert page.evaluate(
-        "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
-        " const out = []; for (let i = 0; i < cells.length; i++)"
-        " out.push(cells.get(i).getMetadata('jax-workbench') ?? null); return out; }"
-    ) == [None] * 5
+    assert (
+        page.evaluate(
+            "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+            " const out = []; for (let i = 0; i < cells.length; i++)"
+            " out.push(cells.get(i).getMetadata('jax-workbench') ?? null); return out; }"
+        )
+        == [None] * 5
+    )
 
     # b closes: a stays connected and still hears about compiles
-    page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
-                  " await w.context.save(); w.close(); }")
+    page.evaluate(
+        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+        " await w.context.save(); w.close(); }"
+    )
     _activate(page, "a.ipynb")
     _run_cell(page, RECOMPILE)
     recompile_id = _cell_id(page, RECOMPILE)
-    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{recompile_id}"]',
-                           timeout=30_000)
+    page.wait_for_selector(
+        f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{recompile_id}"]', timeout=30_000
+    )
     _state(page, "connected")
 
     # b again (its session still on the kernel): connects without a click
@@ -493,8 +580,10 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     # a, whose connection carried the comms, closes: b gets a connection of its own and
     # %load_ext in b connects it again
     _activate(page, "a.ipynb")
-    page.evaluate("async () => { const w = window.jupyterapp.shell.currentWidget;"
-                  " await w.context.save(); w.close(); }")
+    page.evaluate(
+        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+        " await w.context.save(); w.close(); }"
+    )
     _activate(page, "b.ipynb")
     _state(page, "not-loaded")
     _run_cell(page, LOAD)
@@ -502,8 +591,9 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     _run_cell(page, DEVICES)  # the restart forgot the imports
     _run_cell(page, COMPILE)
     b_compile = _cell_id(page, COMPILE)
-    page.wait_for_selector(f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{b_compile}"]',
-                           timeout=30_000)
+    page.wait_for_selector(
+        f'{PANEL} .jwb-panel-entry[data-jwb-cell-id="{b_compile}"]', timeout=30_000
+    )
     page.wait_for_timeout(1000)
     assert watch.errors == [], watch.errors
     assert watch.external == [], watch.external

@@ -51,29 +51,39 @@ def test_no_workbench_closes_the_comm_then_load_announces(kernel):
     assert announce[0].data["version"] == _value(k, "__import__('workbench').__version__")
     # the front end answers hello on the announce comm: the snapshot comes back on it
     k.send(announce[0].comm_id, {"protocol": 1, "type": "hello"})
-    snap = k.wait_for(lambda e: e.comm_id == announce[0].comm_id
-                      and e.data.get("type") == "snapshot").data
+    snap = k.wait_for(
+        lambda e: e.comm_id == announce[0].comm_id and e.data.get("type") == "snapshot"
+    ).data
     # JAX has not started its backends yet: neither the load nor the hello starts them
     # (jax.distributed.initialize() may still come), so no devices and no memory sample
     assert snap["kernel"]["devices"] == [] and snap["kernel"]["backend"] == ""
     assert snap["memory"] == []
-    assert _value(k, "__import__('jax._src.xla_bridge', fromlist=['x'])"
-                     ".backends_are_initialized()") is False
+    assert (
+        _value(k, "__import__('jax._src.xla_bridge', fromlist=['x']).backends_are_initialized()")
+        is False
+    )
     # the first cell that uses JAX brings the devices in an update, and memory samples
     seen = len(k.events)
     k.run_ok("import jax.numpy as jnp\n_ = jnp.zeros(1)", cell_id="first-jax")
-    kernel = k.wait_for(lambda e: e.comm_id == announce[0].comm_id
-                        and e.data.get("type") == "update" and "kernel" in e.data
-                        ).data["kernel"]
+    kernel = k.wait_for(
+        lambda e: (
+            e.comm_id == announce[0].comm_id
+            and e.data.get("type") == "update"
+            and "kernel" in e.data
+        )
+    ).data["kernel"]
     assert kernel["devices"] == _value(
-        k, "[dict(id=d.id, platform=d.platform, kind=d.device_kind, "
-           "process_index=d.process_index, memory_stats=d.memory_stats() is not None) "
-           "for d in __import__('jax').devices()]")
+        k,
+        "[dict(id=d.id, platform=d.platform, kind=d.device_kind, "
+        "process_index=d.process_index, memory_stats=d.memory_stats() is not None) "
+        "for d in __import__('jax').devices()]",
+    )
     assert kernel["backend"] == _value(k, "__import__('jax').default_backend()")
     assert len(kernel["devices"]) == 8
     k.pump(0.6)
-    whens = [(m["when"], m["cell_id"]) for m in _all(_updates(k, announce[0].comm_id, seen),
-                                                     "memory")]
+    whens = [
+        (m["when"], m["cell_id"]) for m in _all(_updates(k, announce[0].comm_id, seen), "memory")
+    ]
     assert ("end", "first-jax") in whens
 
 
@@ -83,16 +93,22 @@ def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
     comm_id, snap = k.hello()
     seen = len(k.events)
     assert snap["kernel"]["jax_version"] == _value(k, "__import__('jax').__version__")
-    k.run_ok("import jax, jax.numpy as jnp\n"
-             "@jax.jit\ndef scale(x):\n    return x * 2 + 1\n"
-             "y = scale(jnp.ones(3))", cell_id="cell-a")
+    k.run_ok(
+        "import jax, jax.numpy as jnp\n"
+        "@jax.jit\ndef scale(x):\n    return x * 2 + 1\n"
+        "y = scale(jnp.ones(3))",
+        cell_id="cell-a",
+    )
     k.run_ok("y = scale(jnp.ones(5))", cell_id="cell-b")
     k.pump(0.6)  # a flush may wait for its interval
     ups = _updates(k, comm_id, seen)
     recs = _all(ups, "records")
     # the records the panel got are exactly the ledger's for these cells, in seq order
-    expected = _value(k, "[r.to_dict() for r in __import__('workbench').cache().records "
-                         "if r.cell_id in ('cell-a', 'cell-b')]")
+    expected = _value(
+        k,
+        "[r.to_dict() for r in __import__('workbench').cache().records "
+        "if r.cell_id in ('cell-a', 'cell-b')]",
+    )
     assert [r["seq"] for r in recs] == [r["seq"] for r in expected]
     assert [r["function"] for r in recs] == [r["function"] for r in expected]
     recompile = [r for r in recs if "scale" in r["function"] and r["cell_id"] == "cell-b"]
@@ -109,7 +125,9 @@ def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
     assert badges["cell-b"]["first_reason"] == recompile[0]["reasons"][0]["text"]
     memory = _all(ups, "memory")
     assert [(m["when"], m["cell_id"]) for m in memory if m["cell_id"] == "cell-a"] == [
-        ("start", "cell-a"), ("end", "cell-a")]
+        ("start", "cell-a"),
+        ("end", "cell-a"),
+    ]
     # a re-hello gets it all in its snapshot, and no update repeats a snapshot record
     comm2, snap2 = k.hello()
     assert {r["seq"] for r in recs} <= {r["seq"] for r in snap2["records"]}
@@ -130,9 +148,14 @@ def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
     comm_id = k.open_comm({})  # a front end may open first and say hello after
     seen = len(k.events)
     k.send(comm_id, {"protocol": 1, "type": "sample"})  # before hello
-    for bad in ({"protocol": 1, "type": "dance"}, {"protocol": 2, "type": "hello"},
-                ["not", "an", "object"], {"protocol": 1}, {"protocol": 1, "type": 7},
-                "hello"):
+    for bad in (
+        {"protocol": 1, "type": "dance"},
+        {"protocol": 2, "type": "hello"},
+        ["not", "an", "object"],
+        {"protocol": 1},
+        {"protocol": 1, "type": 7},
+        "hello",
+    ):
         k.send(comm_id, bad)
     # one error per message: 1 sample before hello + 6 malformed
     k.wait_for(lambda e: len(k.messages(comm_id, "error", seen)) >= 7, timeout=30)
@@ -146,8 +169,11 @@ def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
     k.send(comm_id, {"protocol": 1, "type": "hello", "unexpected": {"field": True}})
     k.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "snapshot")
     k.send(comm_id, {"protocol": 1, "type": "sample"})
-    got = k.wait_for(lambda e: e.comm_id == comm_id and any(
-        m["when"] == "request" for m in e.data.get("memory", [])))
+    got = k.wait_for(
+        lambda e: (
+            e.comm_id == comm_id and any(m["when"] == "request" for m in e.data.get("memory", []))
+        )
+    )
     assert got.data["type"] == "update"
 
 
@@ -155,9 +181,11 @@ def test_memory_grows_with_a_64_mb_array_and_falls_after_del(kernel):
     k = kernel
     comm_id, _ = k.hello()
     seen = len(k.events)
-    k.run_ok("import jax.numpy as jnp\n"
-             "big = jnp.ones((16, 1024, 1024), jnp.float32).block_until_ready()",
-             cell_id="alloc")
+    k.run_ok(
+        "import jax.numpy as jnp\n"
+        "big = jnp.ones((16, 1024, 1024), jnp.float32).block_until_ready()",
+        cell_id="alloc",
+    )
     nbytes = _value(k, "big.nbytes")
     assert nbytes == 64 * 2**20
     k.run_ok("del big", cell_id="free")
@@ -180,13 +208,13 @@ def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
     k = kernel
     comm_id, _ = k.hello()
     seen = len(k.events)
-    k.run_ok("import jax, jax.numpy as jnp\n@jax.jit\ndef tiny(x):\n    return x + 1\n"
-             "tiny(jnp.ones(8))")
+    k.run_ok(
+        "import jax, jax.numpy as jnp\n@jax.jit\ndef tiny(x):\n    return x + 1\ntiny(jnp.ones(8))"
+    )
     # -q: only the magic reports it; workbench.bench: only its live display; the plain
     # magic: both, and the panel still hears of it once
     k.run_ok("rb = %jaxbench -q --budget 0.3 tiny(jnp.ones(8))", cell_id="bench")
-    k.run_ok("r = __import__('workbench').bench(tiny, jnp.ones(8), budget=0.3)",
-             cell_id="bench2")
+    k.run_ok("r = __import__('workbench').bench(tiny, jnp.ones(8), budget=0.3)", cell_id="bench2")
     k.run_ok("%jaxbench --budget 0.3 tiny(jnp.ones(8))", cell_id="bench3")
     first = "def g(x):\n    y = jnp.sin(x)\n    return y\ng(jnp.ones(3))"
     second = first.replace("return y", "return jnp.cos(y)").replace("ones(3)", "ones(4)")
@@ -225,9 +253,12 @@ def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
     k = kernel
     comm_id, _ = k.hello()
     seen = len(k.events)
-    out = k.run_ok("import time, jax\n_t0 = time.perf_counter()\n"
-                   "for i in range(1000):\n    jax.jit(lambda x, i=i: x + i)(1.0)\n"
-                   "print(time.perf_counter() - _t0)", cell_id="loop")
+    out = k.run_ok(
+        "import time, jax\n_t0 = time.perf_counter()\n"
+        "for i in range(1000):\n    jax.jit(lambda x, i=i: x + i)(1.0)\n"
+        "print(time.perf_counter() - _t0)",
+        cell_id="loop",
+    )
     loop_s = float(out.stdout.strip().splitlines()[-1])
     k.pump(0.6)
     ups = _updates(k, comm_id, seen)
@@ -242,8 +273,10 @@ def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
     times = [e.t for e in k.events[seen:] if e.kind == "msg" and e.comm_id == comm_id]
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert min(gaps, default=1.0) > 0.1  # spaced, not bursts (IOPub delivery adds jitter)
-    print(f"\n1,000-compile loop: {made} records in {loop_s:.2f} s -> {len(ups)} updates "
-          f"({len(ups) / max(loop_s, 1e-9):.1f}/s)")
+    print(
+        f"\n1,000-compile loop: {made} records in {loop_s:.2f} s -> {len(ups)} updates "
+        f"({len(ups) / max(loop_s, 1e-9):.1f}/s)"
+    )
 
 
 def test_unload_says_bye_and_restart_forgets_until_load(kernel):

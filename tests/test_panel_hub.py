@@ -106,8 +106,9 @@ def test_updates_carry_the_cells_records_and_badge(hub, run):
 def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatch):
     calls = []
     real = panel_comm.sample_memory
-    monkeypatch.setattr(panel_comm, "sample_memory",
-                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(
+        panel_comm, "sample_memory", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
     assert hub.comms == 0
     run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
     assert calls == []
@@ -138,8 +139,13 @@ def test_bad_messages_are_answered_with_error(hub, run):
     hub.attach(comm)
     run("@jax.jit\ndef hub_nobody(x):\n    return x - 7\nhub_nobody(jnp.ones(2))")
     assert not hub._incoming and hub._pending == []  # open but silent: not listening
-    for bad in (None, 3, {"type": "hello"}, {"protocol": 1, "type": "nope"},
-                {"protocol": 1, "type": "sample"}):
+    for bad in (
+        None,
+        3,
+        {"type": "hello"},
+        {"protocol": 1, "type": "nope"},
+        {"protocol": 1, "type": "sample"},
+    ):
         hub.handle(comm, bad)
     assert [m["type"] for m in comm.sent] == ["error"] * 5
     hub.handle(comm, {"protocol": 1, "type": "hello"})
@@ -156,8 +162,8 @@ def test_clear_sends_cleared_after_what_was_queued(hub, run):
     assert types.count("cleared") == 1
     # the badge of the cell before was sent before cleared; no badge after it (the cell
     # that cleared compiled nothing that is still in the ledger)
-    before = [b for m in comm.sent[:types.index("cleared")] for b in m.get("cells", [])]
-    after = [b for m in comm.sent[types.index("cleared"):] for b in m.get("cells", [])]
+    before = [b for m in comm.sent[: types.index("cleared")] for b in m.get("cells", [])]
+    after = [b for m in comm.sent[types.index("cleared") :] for b in m.get("cells", [])]
     assert before and not after
     assert hub._cells == {}
     assert CACHE.records() == []
@@ -172,14 +178,17 @@ def test_subscribers_run_only_on_compiles_and_never_break_a_call(shell, run):
 
     CACHE.subscribe(bad)
     try:
-        c = run("@jax.jit\ndef hub_sub(x):\n    return x / 2\ny = hub_sub(jnp.ones(4))\n"
-                "for _i in range(200):\n    y = hub_sub(y)")
+        c = run(
+            "@jax.jit\ndef hub_sub(x):\n    return x / 2\ny = hub_sub(jnp.ones(4))\n"
+            "for _i in range(200):\n    y = hub_sub(y)"
+        )
         assert c.error is None
         compiled = [r for r in seen if r is not None]
         assert compiled and all(r in CACHE.records() for r in compiled)
         # cached dispatch: the 200 calls added nothing
-        assert len(compiled) == len([r for r in CACHE.records()
-                                     if r.cell_run == compiled[-1].cell_run])
+        assert len(compiled) == len(
+            [r for r in CACHE.records() if r.cell_run == compiled[-1].cell_run]
+        )
         CACHE.clear()
         assert seen[-1] is None
     finally:
@@ -220,14 +229,14 @@ def test_a_rerun_that_compiles_nothing_replaces_the_badge(hub, shell, run, monke
     code = "@jax.jit\ndef hub_rerun(x):\n    return x * 11\nhub_rerun(jnp.ones(2))"
     run(code)
     run("hub_rerun(jnp.ones(2))")  # same cell id, cached: compiles nothing
-    badges = [b for u in _updates(comm, hub) for b in u.get("cells", [])
-              if b["cell_id"] == "rerun-cell"]
+    badges = [
+        b for u in _updates(comm, hub) for b in u.get("cells", []) if b["cell_id"] == "rerun-cell"
+    ]
     assert [b["compiles"] > 0 for b in badges] == [True, False]
     assert badges[1]["run"] > badges[0]["run"]
     assert list(hub._cells.values())[-1] == badges[1]
     # a cell that never compiled gets no badge at all
-    monkeypatch.setattr(_Kernel, "get_parent",
-                        lambda self: {"metadata": {"cellId": "quiet-cell"}})
+    monkeypatch.setattr(_Kernel, "get_parent", lambda self: {"metadata": {"cellId": "quiet-cell"}})
     run("1 + 1")
     assert "quiet-cell" not in hub._cells
 
@@ -244,28 +253,46 @@ def test_an_error_never_echoes_a_huge_value(hub):
 
 def test_non_finite_numbers_go_out_as_null(monkeypatch):
     nan, inf = float("nan"), float("inf")
-    diff = LiveDiff(kind="hlo", function="f", added=[], removed=[],
-                    totals=[TotalChange("estimated flops", nan, inf, "count"),
-                            TotalChange("compile time", 0.5, -inf, "s")], t=1.0)
+    diff = LiveDiff(
+        kind="hlo",
+        function="f",
+        added=[],
+        removed=[],
+        totals=[
+            TotalChange("estimated flops", nan, inf, "count"),
+            TotalChange("compile time", 0.5, -inf, "s"),
+        ],
+        t=1.0,
+    )
     msg = pm.live_diff(diff, "3", "cell-nan")
     assert [(t["before"], t["after"]) for t in msg["totals"]] == [(None, None), (0.5, None)]
     stats = SimpleNamespace(min=nan, median=nan)
-    bench = SimpleNamespace(label="f(x)", measurements=[SimpleNamespace(
-        stats=stats, samples=[1.0], number=1)], median=nan, variants=["f"],
-        interrupted=False)
+    bench = SimpleNamespace(
+        label="f(x)",
+        measurements=[SimpleNamespace(stats=stats, samples=[1.0], number=1)],
+        median=nan,
+        variants=["f"],
+        interrupted=False,
+    )
     summary = pm.bench_summary(bench, "3", None, 1.0)  # type: ignore[arg-type]
     assert summary["median_s"] is None and summary["best_s"] is None
     # an allocator that reports odd floats: no exception, None where not a byte count
-    monkeypatch.setattr(memory, "_stats", lambda d: {
-        "bytes_in_use": nan, "peak_bytes_in_use": inf, "bytes_limit": 2.0 ** 40})
+    monkeypatch.setattr(
+        memory,
+        "_stats",
+        lambda d: {"bytes_in_use": nan, "peak_bytes_in_use": inf, "bytes_limit": 2.0**40},
+    )
     sample = memory.sample_memory("request")
-    assert all(d.bytes_in_use is None and d.peak_bytes_in_use is None
-               and d.bytes_limit == 2 ** 40 for d in sample.devices)
+    assert all(
+        d.bytes_in_use is None and d.peak_bytes_in_use is None and d.bytes_limit == 2**40
+        for d in sample.devices
+    )
     comm = FakeComm()
-    comm.send(pm.update(diffs=[msg], benchmarks=[summary],
-                        memory=[pm.memory_sample(sample)]))
-    assert not any(isinstance(v, float) and not math.isfinite(v)
-                   for v in json.loads(json.dumps(comm.sent[0]))["diffs"][0]["totals"])
+    comm.send(pm.update(diffs=[msg], benchmarks=[summary], memory=[pm.memory_sample(sample)]))
+    assert not any(
+        isinstance(v, float) and not math.isfinite(v)
+        for v in json.loads(json.dumps(comm.sent[0]))["diffs"][0]["totals"]
+    )
 
 
 def test_two_shells_unloading_one_leaves_the_others_target(shell):
@@ -277,16 +304,16 @@ def test_two_shells_unloading_one_leaves_the_others_target(shell):
     second = panel_comm.load(other)
     try:
         opened = FakeComm()
-        manager.targets[pm.COMM_TARGET](opened, {"content": {"data": {
-            "protocol": 1, "type": "hello"}}})
+        manager.targets[pm.COMM_TARGET](
+            opened, {"content": {"data": {"protocol": 1, "type": "hello"}}}
+        )
         assert opened.comm_id in second._peers  # the newest load answers
     finally:
         panel_comm.unload(other)
     # the shell still loaded answers again, and unloading the other removed nothing of it
     assert pm.COMM_TARGET in manager.targets
     again = FakeComm()
-    manager.targets[pm.COMM_TARGET](again, {"content": {"data": {
-        "protocol": 1, "type": "hello"}}})
+    manager.targets[pm.COMM_TARGET](again, {"content": {"data": {"protocol": 1, "type": "hello"}}})
     assert first is not None and again.comm_id in first._peers
     first._on_close({"content": {"comm_id": again.comm_id}})
     assert first.on_record in CACHE._subscribers and second.on_record not in CACHE._subscribers
@@ -320,7 +347,7 @@ def test_protocol_true_is_not_protocol_1(hub):
         schemas.validate_message({"protocol": True, "type": "hello"})
 
 
-_LAZY = '''
+_LAZY = """
 import json, uuid
 from IPython.core.interactiveshell import InteractiveShell
 from jax._src import xla_bridge
@@ -349,7 +376,7 @@ sh.run_cell("import jax, jax.numpy as jnp\\ny = jnp.ones(3)")
 hub.flush()
 print(json.dumps({"before": before, "sent": comm.sent,
                   "devices": [d.id for d in __import__("jax").devices()]}))
-'''
+"""
 
 
 def test_loading_and_a_panel_leave_jax_uninitialised_until_the_user_uses_it():
@@ -359,8 +386,9 @@ def test_loading_and_a_panel_leave_jax_uninitialised_until_the_user_uses_it():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _LAZY], capture_output=True, text=True,
-                         timeout=240, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _LAZY], capture_output=True, text=True, timeout=240, check=True
+    ).stdout
     got = json.loads(out.strip().splitlines()[-1])
     assert got["before"] is False
     snap = got["sent"][0]

@@ -21,8 +21,10 @@ class FakeKernel:
         self.cell_id: str | None = None
 
     def get_parent(self) -> dict:
-        return {"header": {"msg_type": "execute_request"},
-                "metadata": {"cellId": self.cell_id} if self.cell_id else {}}
+        return {
+            "header": {"msg_type": "execute_request"},
+            "metadata": {"cellId": self.cell_id} if self.cell_id else {},
+        }
 
 
 @pytest.fixture
@@ -49,9 +51,13 @@ def _cells_block(x):
 @pytest.mark.parametrize("magic,mime", [("jaxpr", JAXPR_MIME), ("hlo", HLO_MIME)])
 def test_ordinary_and_magic_cells_are_named_with_number_and_id(run, kernel, magic, mime):
     defined = _run_as(run, kernel, "cell-def", DEF_CELL)
-    shown = _run_as(run, kernel, "cell-show",
-                    f"%%{magic}\n_cells_outer = lambda v: _cells_block(v) + jnp.cos(v).sum()\n"
-                    "_cells_outer(jnp.ones(3))")
+    shown = _run_as(
+        run,
+        kernel,
+        "cell-show",
+        f"%%{magic}\n_cells_outer = lambda v: _cells_block(v) + jnp.cos(v).sum()\n"
+        "_cells_outer(jnp.ones(3))",
+    )
     payload = schemas.unpack(shown.bundle[mime])
     cells = payload["cells"]
     assert {c["cell_id"] for c in cells.values()} == {"cell-def", "cell-show"}, cells
@@ -70,8 +76,9 @@ def test_without_a_front_end_id_the_number_still_links(run, kernel):
     _run_as(run, kernel, None, DEF_CELL.replace("_cells_block", "_cells_plain"))
     shown = _run_as(run, kernel, None, "%%jaxpr\n_cells_plain(jnp.ones(3))")
     cells = shown.bundle[JAXPR_MIME]["cells"]
-    assert cells and all(c["cell_id"] is None and isinstance(c["number"], int)
-                         for c in cells.values())
+    assert cells and all(
+        c["cell_id"] is None and isinstance(c["number"], int) for c in cells.values()
+    )
 
 
 def test_files_that_are_not_cells_are_left_out():
@@ -86,8 +93,10 @@ def test_files_that_are_not_cells_are_left_out():
 def _id_hooks(shell) -> int:
     from workbench.ipython.prompt import CellIds
 
-    return sum(isinstance(getattr(cb, "__self__", None), CellIds)
-               for cb in shell.events.callbacks["pre_run_cell"])
+    return sum(
+        isinstance(getattr(cb, "__self__", None), CellIds)
+        for cb in shell.events.callbacks["pre_run_cell"]
+    )
 
 
 def test_the_cell_id_hook_is_registered_once_and_removed_on_unload(shell):
@@ -110,19 +119,26 @@ def test_the_cell_that_loads_the_extension_keeps_its_id(run, kernel):
     """``%load_ext workbench`` and a function in one cell: that cell's pre_run_cell came
     before the hook existed, yet its functions link to it by id."""
     _run_as(run, kernel, "cell-unload", "%unload_ext workbench")
-    loaded = _run_as(run, kernel, "cell-load",
-                     "%load_ext workbench\n"
-                     "def _cells_loaded(x):\n    return jnp.sin(x) * 3.0\n")
+    loaded = _run_as(
+        run,
+        kernel,
+        "cell-load",
+        "%load_ext workbench\ndef _cells_loaded(x):\n    return jnp.sin(x) * 3.0\n",
+    )
     shown = _run_as(run, kernel, "cell-use", "%%jaxpr\n_cells_loaded(jnp.ones(3))")
     cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
-    assert {"number": loaded.result.execution_count, "cell_id": "cell-load"} in cells.values(), cells
+    assert {"number": loaded.result.execution_count, "cell_id": "cell-load"} in cells.values(), (
+        cells
+    )
 
 
 def test_reload_ext_keeps_the_ids_of_earlier_cells(run, kernel):
-    defined = _run_as(run, kernel, "cell-before",
-                      "def _cells_before(x):\n    return jnp.cos(x) * 3.0\n")
+    defined = _run_as(
+        run, kernel, "cell-before", "def _cells_before(x):\n    return jnp.cos(x) * 3.0\n"
+    )
     _run_as(run, kernel, "cell-reload", "%reload_ext workbench")
     shown = _run_as(run, kernel, "cell-after", "%%jaxpr\n_cells_before(jnp.ones(3))")
     cells = schemas.unpack(shown.bundle[JAXPR_MIME])["cells"]
-    assert {"number": defined.result.execution_count, "cell_id": "cell-before"} in cells.values(), \
+    assert {"number": defined.result.execution_count, "cell_id": "cell-before"} in cells.values(), (
         cells
+    )

@@ -29,10 +29,12 @@ def _chain(n):
         for i in range(n):
             x = jnp.sin(x) + i
         return x
+
     return f
 
 
 # -- pack / unpack ---------------------------------------------------------------------------
+
 
 def test_small_fields_stay_plain_and_big_ones_are_packed_in_place():
     small = {"version": 1, "kind": "k", "a": [1, 2], "b": "x"}
@@ -44,7 +46,13 @@ def test_small_fields_stay_plain_and_big_ones_are_packed_in_place():
     assert p["encoding"] == "gzip+base64" and p["fields"] == ["a", "b"]
     inner = json.loads(gzip.decompress(base64.b64decode(p["data"])))
     assert inner == {"a": big["a"], "b": big["b"]}
-    assert schemas.unpack(out) == big and list(schemas.unpack(out)) == ["version", "kind", "a", "b", "c"]
+    assert schemas.unpack(out) == big and list(schemas.unpack(out)) == [
+        "version",
+        "kind",
+        "a",
+        "b",
+        "c",
+    ]
     assert len(p["data"]) < len(json.dumps(big["a"])) / 2
     assert schemas.unpack(small) is small
 
@@ -62,8 +70,9 @@ LINKS = 1500  # 3,000 equations: over the 256 KiB packing threshold
 
 @pytest.fixture(scope="module")
 def big_jaxpr() -> dict:
-    return workbench.jaxpr(_chain(LINKS), jnp.ones(4))._repr_mimebundle_(
-        include={JAXPR_MIME})[JAXPR_MIME]
+    return workbench.jaxpr(_chain(LINKS), jnp.ones(4))._repr_mimebundle_(include={JAXPR_MIME})[
+        JAXPR_MIME
+    ]
 
 
 def test_big_jaxpr_carries_every_equation_packed(big_jaxpr):
@@ -102,8 +111,9 @@ def test_small_hlo_stays_plain_with_op_names_and_no_layouts():
     assert payload["version"] == 2 and "packed" not in payload and "layouts" not in payload
     nodes = next(iter(payload["graphs"].values()))["nodes"]
     fusion = next(n for n in nodes if n["kind"] == "fusion")
-    assert fusion["op_name"].startswith("jit(<lambda>)/") and fusion["op_name"].rsplit("/", 1)[1] in (
-        "tanh", "mul")
+    assert fusion["op_name"].startswith("jit(<lambda>)/") and fusion["op_name"].rsplit("/", 1)[
+        1
+    ] in ("tanh", "mul")
 
 
 @pytest.mark.slow  # compiles the 24-layer gradient (a few seconds)
@@ -133,24 +143,30 @@ def test_24_layer_hlo_fits_the_notebook_budget():
 
 # -- trees ----------------------------------------------------------------------------------
 
+
 def _leaf(aval: str) -> Node:
     return Node("leaf", aval=aval)
 
 
 def test_tree_summaries_collapse_what_repeats():
-    layer = Node("dict", tuple(_leaf("f32[128,128]") for _ in range(5)),
-                 keys=("w1", "w2", "wk", "wq", "wv"))
-    assert summarize(Node("list", (layer,) * 24)) == \
-        "list[24] of {w1, w2, wk, wq, wv: f32[128,128]}"
+    layer = Node(
+        "dict", tuple(_leaf("f32[128,128]") for _ in range(5)), keys=("w1", "w2", "wk", "wq", "wv")
+    )
+    assert (
+        summarize(Node("list", (layer,) * 24)) == "list[24] of {w1, w2, wk, wq, wv: f32[128,128]}"
+    )
     mixed = Node("dict", (_leaf("f32[4]"), _leaf("i32[]")), keys=("a", "b"))
     assert summarize(mixed) == "{a: f32[4], b: i32[]}"
     assert summarize(Node("tuple", (mixed, mixed))) == "tuple[2] of {a: f32[4], b: i32[]}"
-    assert summarize(Node("list", tuple(_leaf(f"f32[{i}]") for i in range(1, 7)))) == \
-        "[f32[1], f32[2], f32[3], f32[4], …+2]"
+    assert (
+        summarize(Node("list", tuple(_leaf(f"f32[{i}]") for i in range(1, 7))))
+        == "[f32[1], f32[2], f32[3], f32[4], …+2]"
+    )
     assert summarize(Node("tuple", (_leaf("f32[]"),))) == "(f32[],)"
     assert summarize(Node("none")) == "None"
-    long = Node("list", tuple(Node("dict", (_leaf("f32[2]"),), keys=(f"k{i}" * 40,))
-                              for i in range(4)))
+    long = Node(
+        "list", tuple(Node("dict", (_leaf("f32[2]"),), keys=(f"k{i}" * 40,)) for i in range(4))
+    )
     assert len(summarize(long)) <= 200
 
 
@@ -167,9 +183,11 @@ def test_trees_in_payload_and_header():
     trees = bundle[JAXPR_MIME]["trees"]
     assert trees["in"] == [
         {"name": "ps", "summary": "list[3] of {w1, wq: f32[8,8]}", "leaves": 6},
-        {"name": "x", "summary": "f32[2,8]", "leaves": 1}]
-    assert trees["out"] == [{"name": "out", "summary": "list[3] of {w1, wq: f32[8,8]}",
-                             "leaves": 6}]
+        {"name": "x", "summary": "f32[2,8]", "leaves": 1},
+    ]
+    assert trees["out"] == [
+        {"name": "out", "summary": "list[3] of {w1, wq: f32[8,8]}", "leaves": 6}
+    ]
     head = bundle["text/html"].split('class="jwb-hist"')[0]
     assert "ps: list[3] of {w1, wq: f32[8,8]}, x: f32[2,8]" in head
     assert head.count("f32[8,8]") == 2  # not one per leaf
@@ -180,7 +198,9 @@ def test_trees_name_keywords_and_tuple_results():
     trees = d._repr_mimebundle_()[JAXPR_MIME]["trees"]
     assert [t["name"] for t in trees["in"]] == ["a", "b"]
     assert [(t["name"], t["summary"]) for t in trees["out"]] == [
-        ("out[0]", "f32[]"), ("out[1]", "{q: f32[], r: (f32[], f32[3])}")]
+        ("out[0]", "f32[]"),
+        ("out[1]", "{q: f32[], r: (f32[], f32[3])}"),
+    ]
 
 
 def test_html_says_how_many_equations_are_omitted():
@@ -197,14 +217,14 @@ def test_trees_of_custom_nodes_and_a_broken_tree_never_fail(monkeypatch):
         def __init__(self, a, b):
             self.a, self.b = a, b
 
-    jax.tree_util.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
-                                       lambda _, c: Pair(*c))
+    jax.tree_util.register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
     d = workbench.jaxpr(lambda p: p.a + p.b, Pair(jnp.ones(2), jnp.ones(2)))
     (t,) = d._repr_mimebundle_()[JAXPR_MIME]["trees"]["in"]
     assert t == {"name": "p", "summary": "Pair(f32[2], f32[2])", "leaves": 2}
 
     def broken(*a, **k):
         raise RuntimeError("no")
+
     monkeypatch.setattr(tr, "from_treedef", broken)
     d = workbench.jaxpr(lambda x, y: x * y, jnp.ones(2), 2.0)
     trees = d._repr_mimebundle_()[JAXPR_MIME]["trees"]
@@ -214,6 +234,7 @@ def test_trees_of_custom_nodes_and_a_broken_tree_never_fail(monkeypatch):
 def test_packing_starts_just_over_256_kib():
     def sized(n):  # fields that serialise to exactly n bytes
         return {"kind": "k", "a": "x" * (n - len('{"a":""}'))}
+
     at = sized(PACK_OVER)
     assert len(json.dumps({"a": at["a"]}, separators=(",", ":")).encode()) == PACK_OVER
     assert pack(at, ["a"]) is at
@@ -221,16 +242,19 @@ def test_packing_starts_just_over_256_kib():
     assert "packed" in pack(over, ["a"]) and schemas.unpack(pack(over, ["a"])) == over
 
 
-@pytest.mark.parametrize("damage", [
-    lambda p: {**p, "data": "not base64 at all!"},
-    lambda p: {**p, "data": base64.b64encode(b"plain, not gzip").decode()},
-    lambda p: {**p, "data": p["data"][: len(p["data"]) // 2]},  # cut short
-    lambda p: {**p, "data": base64.b64encode(gzip.compress(b"[1, 2")).decode()},
-    lambda p: {**p, "data": base64.b64encode(gzip.compress(b"\xff\xfe")).decode()},
-    lambda p: {k: v for k, v in p.items() if k != "data"},
-    lambda p: {**p, "data": 42},
-    lambda p: {**p, "fields": "a"},
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: {**p, "data": "not base64 at all!"},
+        lambda p: {**p, "data": base64.b64encode(b"plain, not gzip").decode()},
+        lambda p: {**p, "data": p["data"][: len(p["data"]) // 2]},  # cut short
+        lambda p: {**p, "data": base64.b64encode(gzip.compress(b"[1, 2")).decode()},
+        lambda p: {**p, "data": base64.b64encode(gzip.compress(b"\xff\xfe")).decode()},
+        lambda p: {k: v for k, v in p.items() if k != "data"},
+        lambda p: {**p, "data": 42},
+        lambda p: {**p, "fields": "a"},
+    ],
+)
 def test_a_damaged_packed_field_is_a_value_error(damage):
     out = pack({"a": list(range(PACK_OVER))}, ["a"])
     with pytest.raises(ValueError, match="packed"):
@@ -252,9 +276,11 @@ def test_notebook_sizes_are_measured_as_nbformat_saves_them():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from bench_notebook_size import stored_sizes
 
-    bundle = {"text/plain": "\n".join(f"line {i}" for i in range(500)),
-              "text/html": "<pre>\n" + "a\n" * 300 + "</pre>",
-              HLO_MIME: {"version": 2, "cells": {"f": {"number": 1, "cell_id": None}}}}
+    bundle = {
+        "text/plain": "\n".join(f"line {i}" for i in range(500)),
+        "text/html": "<pre>\n" + "a\n" * 300 + "</pre>",
+        HLO_MIME: {"version": 2, "cells": {"f": {"number": 1, "cell_id": None}}},
+    }
 
     def saved(data):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("%%hlo")])

@@ -18,8 +18,11 @@ def _trees(fn, *args, **kwargs):
 
 
 def test_a_dict_of_many_same_avals_keeps_its_aval():
-    node = Node("dict", tuple(Node("leaf", aval="f32[4]") for _ in range(60)),
-                keys=tuple(f"param_{i}" for i in range(60)))
+    node = Node(
+        "dict",
+        tuple(Node("leaf", aval="f32[4]") for _ in range(60)),
+        keys=tuple(f"param_{i}" for i in range(60)),
+    )
     text = summarize(node)
     assert len(text) <= MAX_SUMMARY
     assert text.endswith(": f32[4]}")
@@ -53,6 +56,7 @@ def test_a_module_with_static_leaves_reads_as_the_module():
 def test_static_arguments_keep_the_names_of_the_others():
     def f(n, x, y):
         return x * n + y
+
     t = _trees(f, 3, jnp.ones(2), jnp.ones(2, jnp.int32), static_argnums=(0,))["in"]
     assert [(a.name, a.summary) for a in t] == [("x", "f32[2]"), ("y", "i32[2]")]
     g = jax.jit(f, static_argnums=0)
@@ -72,8 +76,13 @@ def test_a_one_child_wrapper_reads_as_its_child():
 
 
 def test_a_dict_of_equal_layers_collapses_like_a_list():
-    layer = Node("dict", (Node("leaf", aval="f32[8,8]"), Node("leaf", aval="f32[8]")),
-                 keys=("kernel", "bias"))
+    layer = Node(
+        "dict",
+        (Node("leaf", aval="f32[8,8]"), Node("leaf", aval="f32[8]")),
+        keys=("kernel", "bias"),
+    )
     node = Node("dict", (layer,) * 24, keys=tuple(f"layer_{i}" for i in range(24)))
-    assert summarize(node) == ("{layer_0, layer_1, layer_2, layer_3, layer_4, layer_5, layer_6, "
-                               "layer_7, …+16: {kernel: f32[8,8], bias: f32[8]}}")
+    assert summarize(node) == (
+        "{layer_0, layer_1, layer_2, layer_3, layer_4, layer_5, layer_6, "
+        "layer_7, …+16: {kernel: f32[8,8], bias: f32[8]}}"
+    )

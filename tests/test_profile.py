@@ -41,8 +41,11 @@ def _matmul_lines() -> set[int]:
 @pytest.fixture(scope="module")
 def mm_args():
     k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
-    return (jax.random.normal(k1, (384, 384)), jax.random.normal(k2, (384, 384)),
-            jax.random.normal(k3, (256, 384)))
+    return (
+        jax.random.normal(k1, (384, 384)),
+        jax.random.normal(k2, (384, 384)),
+        jax.random.normal(k3, (256, 384)),
+    )
 
 
 def _trace(fn, args, calls=3):
@@ -72,9 +75,11 @@ def test_cpu_events_are_named_like_the_compiled_instructions(mm_args):
     assert ours, "the trace has per-instruction events"
     assert all(name == op and name in names for name, op in ours)
     # every entry instruction that does work ran, once per call
-    entry = {i.name for i in module.entry.instructions
-             if i.opcode not in ("parameter", "constant", "tuple", "get-tuple-element",
-                                 "bitcast")}
+    entry = {
+        i.name
+        for i in module.entry.instructions
+        if i.opcode not in ("parameter", "constant", "tuple", "get-tuple-element", "bitcast")
+    }
     ev = cpu_events(pd, module.name, names)
     assert len(ev.steps) == 3
     for st in ev.steps:
@@ -85,8 +90,7 @@ def test_cpu_events_are_named_like_the_compiled_instructions(mm_args):
 def test_two_matmuls_put_most_time_on_the_matmul_lines(mm_args):
     rep = profile_call(two_matmuls, mm_args, {}, calls=7)
     file = inspect.getsourcefile(two_matmuls)
-    on_mm = sum(ln.seconds for ln in rep.lines
-                if ln.file == file and ln.line in _matmul_lines())
+    on_mm = sum(ln.seconds for ln in rep.lines if ln.file == file and ln.line in _matmul_lines())
     assert on_mm / rep.fusion_seconds > 0.6
     dots = [p for p in rep.primitives if p.name == "dot_general"]
     assert dots and dots[0].share > 0.6
@@ -118,10 +122,12 @@ def test_instruction_times_are_medians_of_the_events(mm_args):
     module = parse_hlo(text)
     ev = cpu_events(pd, module.name, set(_NAME.findall(text)))
     from workbench.engine.profile.attribute import attribute
+
     rep = attribute(ev, module, label="t", backend="cpu", device_kind="cpu", module_key="k")
     for row in rep.instructions:
-        per_call = sorted(sum(e.self_ns for e in st.events if e.instruction == row.name)
-                          for st in ev.steps)
+        per_call = sorted(
+            sum(e.self_ns for e in st.events if e.instruction == row.name) for st in ev.steps
+        )
         assert row.seconds == pytest.approx(per_call[2] * 1e-9)
 
 
@@ -156,7 +162,9 @@ def test_module_key_follows_the_text():
 
 
 def test_html_escapes_source_text(shell, run):
-    r = run("%%jaxprof -n 2\ndef f(x):\n    return (x * 2.0).sum()  # <b>bold</b> & co\nf(jnp.ones(1000))")
+    r = run(
+        "%%jaxprof -n 2\ndef f(x):\n    return (x * 2.0).sum()  # <b>bold</b> & co\nf(jnp.ones(1000))"
+    )
     assert r.error is None, r.stdout + r.stderr
     html = r.bundle["text/html"]
     assert "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt; &amp; co" in html
@@ -194,9 +202,10 @@ def test_line_magic(shell, run):
     assert r.bundle[PROFILE_MIME]["calls"] == 2
 
 
-@pytest.mark.parametrize("line,needle", [("%jaxprof -n 0 f(x)", "-n"),
-                                         ("%jaxprof --top 0 f(x)", "--top"),
-                                         ("%jaxprof -n", "-n")])
+@pytest.mark.parametrize(
+    "line,needle",
+    [("%jaxprof -n 0 f(x)", "-n"), ("%jaxprof --top 0 f(x)", "--top"), ("%jaxprof -n", "-n")],
+)
 def test_bad_flags_are_usage_errors(run, line, needle):
     r = run(line)
     assert r.error is not None and needle in r.message
@@ -242,8 +251,10 @@ def test_a_call_that_raises_while_profiled(tmp_path, monkeypatch):
 
 
 def test_a_function_with_no_jittable_form_names_the_users_line(shell, run):
-    r = run("%%jaxprof\nkept = 41\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
-            "f(jnp.ones(3))")
+    r = run(
+        "%%jaxprof\nkept = 41\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
+        "f(jnp.ones(3))"
+    )
     assert r.error is not None
     text = r.short_error()
     assert "TracerBoolConversionError" in text and "if x.sum() > 0:" in text
@@ -287,6 +298,7 @@ def test_an_unwritable_temporary_directory(tmp_path, run, monkeypatch, dbl):
         workbench.profile(lambda v: v + 1, jnp.ones(3), n=2, tmp_dir=str(blocker / "sub"))
     assert "TMPDIR" in str(info.value)
     import tempfile
+
     monkeypatch.setattr(tempfile, "tempdir", str(blocker))
     r = run("%jaxprof -n 2 _dbl(_v)")
     assert r.error is not None and "cannot create a temporary directory" in r.short_error()
@@ -376,8 +388,7 @@ def test_an_spmd_program_is_timed_on_one_device():
 
     mesh = jax.make_mesh((8,), ("d",))
     x = jax.device_put(jnp.ones((1024, 256)), NamedSharding(mesh, P("d")))
-    rep = profile_call(lambda a, w: jnp.tanh(a @ w).sum(), (x, jnp.ones((256, 256))), {},
-                       calls=3)
+    rep = profile_call(lambda a, w: jnp.tanh(a @ w).sum(), (x, jnp.ones((256, 256))), {}, calls=3)
     assert any("ran on 8 devices" in n for n in rep.notes)
     assert all(r.events_per_call == 1 for r in rep.instructions)
     assert any(r.opcode == "all-reduce" for r in rep.instructions)
@@ -395,8 +406,9 @@ def test_steps_by_time_window_match_steps_by_run_id(mm_args):
     assert len(fast.steps) == len(slow.steps) == 4
     for a, b in zip(fast.steps, slow.steps, strict=True):
         assert (a.start_ns, a.end_ns) == (b.start_ns, b.end_ns)
-        assert [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in a.events] == \
-            [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in b.events]
+        assert [(e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in a.events] == [
+            (e.instruction, e.start_ns, e.duration_ns, e.self_ns) for e in b.events
+        ]
 
 
 def test_html_reads_when_sanitised(mm_args):
@@ -426,11 +438,16 @@ def test_arguments_donated_by_name_are_not_consumed():
     assert not u.is_deleted() and not y.is_deleted()
 
 
-@pytest.mark.parametrize("cell", ["%jaxprof -n 2 _str16(_big16)",
-                                  "%%jaxprof -n 2\n_str16(_big16)",
-                                  "workbench.profile(_str16, _big16, n=2)",
-                                  "%jaxprof -n 2 _raise16(_big16)",
-                                  "%jaxprof -n 2 _trace16(_big16)"])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "%jaxprof -n 2 _str16(_big16)",
+        "%%jaxprof -n 2\n_str16(_big16)",
+        "workbench.profile(_str16, _big16, n=2)",
+        "%jaxprof -n 2 _raise16(_big16)",
+        "%jaxprof -n 2 _trace16(_big16)",
+    ],
+)
 def test_a_failed_profile_does_not_keep_the_array_alive(run, shell, cell, monkeypatch):
     """IPython keeps the last error (sys.last_value) until the next one: neither its
     traceback's frames nor its chained exceptions may hold the user's arrays."""
@@ -439,11 +456,13 @@ def test_a_failed_profile_does_not_keep_the_array_alive(run, shell, cell, monkey
     # JAX logs a failed callback with its traceback (whose frames reach the executing
     # call's); pytest's log capture keeps that record, a notebook's handler does not
     monkeypatch.setattr(logging.getLogger("jax._src.callback"), "disabled", True)
-    run("import gc, weakref, workbench\ndef _str16(x):\n    return 'done'\n"
+    run(
+        "import gc, weakref, workbench\ndef _str16(x):\n    return 'done'\n"
         "def _boom16(v):\n    raise ValueError('nope')\n"
         "def _trace16(x):\n    raise ValueError('at trace time')\n"
         "def _raise16(x):\n    return jax.pure_callback(_boom16, jax.ShapeDtypeStruct(x.shape, x.dtype), x)\n"
-        "_big16 = jnp.ones((64, 64))\n_big16_ref = weakref.ref(_big16)")
+        "_big16 = jnp.ones((64, 64))\n_big16_ref = weakref.ref(_big16)"
+    )
     out = run(cell)
     assert out.error is not None
     run("del _big16\ngc.collect()")
@@ -546,13 +565,17 @@ def test_flax_nnx_and_equinox_calls_profile(run, shell):
     """Real ecosystem code: an ``nnx.jit`` function of an NNX module, and an
     ``eqx.filter_jit`` function of an Equinox MLP (whose activation functions are leaves,
     which plain ``jax.jit`` refuses) are profiled over their array leaves."""
-    run("import jax, jax.numpy as jnp, equinox as eqx\nfrom flax import nnx\n"
+    run(
+        "import jax, jax.numpy as jnp, equinox as eqx\nfrom flax import nnx\n"
         "_m18 = nnx.Linear(64, 32, rngs=nnx.Rngs(0))\n_x18 = jnp.ones((16, 64))\n"
         "@nnx.jit\ndef _nloss18(m, x):\n    return jnp.mean(m(x) ** 2)\n"
         "_mlp18 = eqx.nn.MLP(64, 8, 32, 2, key=jax.random.PRNGKey(0))\n"
-        "@eqx.filter_jit\ndef _eloss18(m, x):\n    return jnp.mean(jax.vmap(m)(x) ** 2)")
-    for cell in ("%jaxprof -n 2 --text _nloss18(_m18, _x18)",
-                 "%jaxprof -n 2 --text _eloss18(_mlp18, _x18)"):
+        "@eqx.filter_jit\ndef _eloss18(m, x):\n    return jnp.mean(jax.vmap(m)(x) ** 2)"
+    )
+    for cell in (
+        "%jaxprof -n 2 --text _nloss18(_m18, _x18)",
+        "%jaxprof -n 2 --text _eloss18(_mlp18, _x18)",
+    ):
         out = run(cell)
         assert out.error is None, (cell, out.error)
         text = shell.display_formatter.format(out.result.result)[0]["text/plain"]

@@ -36,9 +36,16 @@ def _internal(label: str):
     text = HLO.read_text()
     module = parse_hlo(text)
     trace = jax.profiler.ProfileData.from_file(str(TRACE))
-    return attribute(device_events(trace, "gpu", module, calls=5), module, label=label,
-                     backend="gpu", device_kind=KIND, module_key=text_key(text),
-                     costs=instruction_costs(module), peak=peak_for(KIND))
+    return attribute(
+        device_events(trace, "gpu", module, calls=5),
+        module,
+        label=label,
+        backend="gpu",
+        device_kind=KIND,
+        module_key=text_key(text),
+        costs=instruction_costs(module),
+        peak=peak_for(KIND),
+    )
 
 
 def test_equals_the_engine_pipeline_on_the_recorded_h100_trace():
@@ -57,12 +64,17 @@ def test_equals_the_engine_pipeline_on_the_recorded_h100_trace():
 
 
 def test_text_or_path_label_and_device_kind():
-    by_text = workbench.profile_from_trace(str(TRACE), HLO.read_text(), calls=5,
-                                           label="mine", device_kind="some GPU")
+    by_text = workbench.profile_from_trace(
+        str(TRACE), HLO.read_text(), calls=5, label="mine", device_kind="some GPU"
+    )
     assert by_text.report.label == "mine" and by_text.report.device_kind == "some GPU"
     assert "unknown peak for some GPU" in repr(by_text)
-    assert by_text.report.instructions == workbench.profile_from_trace(
-        TRACE, HLO, calls=5, label="mine", device_kind="some GPU").report.instructions
+    assert (
+        by_text.report.instructions
+        == workbench.profile_from_trace(
+            TRACE, HLO, calls=5, label="mine", device_kind="some GPU"
+        ).report.instructions
+    )
 
 
 def test_a_cpu_trace_recorded_here_round_trips(tmp_path):
@@ -119,7 +131,11 @@ def test_readme_documents_profile_from_trace_in_the_profile_row():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     (row,) = [ln for ln in readme.splitlines() if ln.startswith("| `workbench.profile(fn")]
     assert "`workbench.profile_from_trace(trace, hlo, calls=N)`" in row
-    for words in ("`.xplane.pb`", "`jax.profiler.trace`", "optimized HLO",
-                  "`jax.jit(f).lower(...).compile().as_text()`",
-                  "the backend, device kind and JAX version come from the trace"):
+    for words in (
+        "`.xplane.pb`",
+        "`jax.profiler.trace`",
+        "optimized HLO",
+        "`jax.jit(f).lower(...).compile().as_text()`",
+        "the backend, device kind and JAX version come from the trace",
+    ):
         assert words in row, words

@@ -80,7 +80,7 @@ def test_cb_kernels_match_by_name_in_schedule_order():
     assert got == want
     # XLA reuses one kernel for identical fusions: the names alone would not tell
     names = [e.name for e in cb.steps[0].events]
-    assert len(set(names)) < len(set(got[:len(names)]))
+    assert len(set(names)) < len(set(got[: len(names)]))
 
 
 def test_transformer24_command_buffer_matching_recovers_every_hlo_op():
@@ -142,22 +142,29 @@ def test_cublas_custom_call_and_its_memset_map_to_the_instruction(variant):
     # with only the kernel names (command buffers), the library kernel still finds its call
     names = [e["name"] for e in fx][:2]
     assert [m[0] for m in match_kernels(names, _schedule(module))] == [call.name] * 2
-    rep = attribute(ev, module, label="matmul", backend="gpu",
-                    device_kind="NVIDIA H100 80GB HBM3",
-                    module_key=module_key(module.name, "x"))
+    rep = attribute(
+        ev,
+        module,
+        label="matmul",
+        backend="gpu",
+        device_kind="NVIDIA H100 80GB HBM3",
+        module_key=module_key(module.name, "x"),
+    )
     kernels = [e["duration_ns"] for e in fx if e["name"].startswith("nvjet")]
     assert rep.instructions[0].name == call.name
     # the median call's kernel time: about 1.2 ms for an 8192^2 bf16 matmul on an H100
     assert rep.instructions[0].seconds == pytest.approx(
-        sorted(kernels)[len(kernels) // 2] * 1e-9, rel=0.05)
+        sorted(kernels)[len(kernels) // 2] * 1e-9, rel=0.05
+    )
     assert 0.9 < rep.coverage <= 1.0
 
 
 def test_gpu_attribution_lines_add_up_and_coverage_is_of_the_span():
     module = _module("mlp4_grad")
     ev = gpu_events(_profile("cb"), module.name, _schedule(module), calls=5)
-    rep = attribute(ev, module, label="mlp", backend="gpu", device_kind="NVIDIA H100 80GB HBM3",
-                    module_key="k")
+    rep = attribute(
+        ev, module, label="mlp", backend="gpu", device_kind="NVIDIA H100 80GB HBM3", module_key="k"
+    )
     assert sum(ln.seconds for ln in rep.lines) == pytest.approx(rep.fusion_seconds, rel=1e-12)
     assert 0 < rep.coverage <= 1.0
     # kernels overlap inside a CUDA graph: their times add up to more than the span
@@ -176,12 +183,19 @@ def test_bf16_matmul_roofline_from_our_counts_and_the_h100_peak():
     fx = json.loads((DATA / "matmul8192_events.json").read_text())["nocb"]
     ev = gpu_events(_from_fixture(fx), module.name, _schedule(module), calls=5)
     peak = peak_for("NVIDIA H100 80GB HBM3")
-    rep = attribute(ev, module, label="matmul", backend="gpu",
-                    device_kind="NVIDIA H100 80GB HBM3", module_key="k",
-                    costs=instruction_costs(module), peak=peak)
+    rep = attribute(
+        ev,
+        module,
+        label="matmul",
+        backend="gpu",
+        device_kind="NVIDIA H100 80GB HBM3",
+        module_key="k",
+        costs=instruction_costs(module),
+        peak=peak,
+    )
     row = rep.instructions[0]
     assert row.opcode == "custom-call" and row.dtype == "bfloat16"
-    assert row.flops == 2 * 8192 ** 3
+    assert row.flops == 2 * 8192**3
     assert row.flops_per_s == pytest.approx(row.flops / row.seconds)
     assert 500e12 < row.flops_per_s < peak.flops_for("bfloat16")  # ~900 TFLOP/s, under the peak
     assert row.bound == "compute"
@@ -199,6 +213,7 @@ def test_command_buffer_kernels_of_a_while_body_are_matched_to_the_body():
     def f(w, x):
         def body(c, wi):
             return jnp.tanh(c @ wi), None
+
         y, _ = jax.lax.scan(body, x, w)
         return jnp.sin(y).sum()
 
@@ -213,8 +228,12 @@ def test_command_buffer_kernels_of_a_while_body_are_matched_to_the_body():
         loop = module.entry.by_name[name]
         for _ in range(3):
             for comp in loop.called:
-                truth.extend(n for n, _ in launch_schedule(
-                    (i.name, i.opcode) for i in module.by_name[comp].instructions))
+                truth.extend(
+                    n
+                    for n, _ in launch_schedule(
+                        (i.name, i.opcode) for i in module.by_name[comp].instructions
+                    )
+                )
     assert len(truth) > len(schedule)  # the loop's instructions ran in the sequence
     kernels = [kernel_name(n) for n in truth]
     matched = match_kernels(kernels, schedule, (i.name for i in module.instructions()))

@@ -310,61 +310,147 @@ def rc_example_loss(w, x):
 
 # name, call, expected jaxpr (an expression in the shell), expected grad jaxpr or None
 CELLS: list[tuple[str, str, str, str | None]] = [
-    ("linen_batchnorm_dropout_step", "rc_linen_step(rc_lstate, rc_x, rc_y, jax.random.key(3))",
-     "rc_expect(rc_linen_step, rc_lstate, rc_x, rc_y, jax.random.key(3))", None),
-    ("linen_loss", "rc_linen_loss(rc_vars['params'], rc_x, rc_y)",
-     "rc_expect(rc_linen_loss, rc_vars['params'], rc_x, rc_y)",
-     "rc_expect(jax.grad(rc_linen_loss), rc_vars['params'], rc_x, rc_y)"),
-    ("nnx_dropout_optax_chain_step", "rc_nnx_step(rc_nmodel, rc_nopt, rc_x, rc_y)",
-     "rc_expect(rc_nnx_step, rc_nmodel, rc_nopt, rc_x, rc_y)", None),
-    ("equinox_conv_step", "rc_eqx_step(rc_emodel, rc_estate, rc_ex)",
-     "rc_expect_eqx(rc_eqx_step, rc_emodel, rc_estate, rc_ex)", None),
-    ("equinox_loss", "rc_eqx_loss(rc_emodel, rc_ex)",
-     "rc_expect_eqx(rc_eqx_loss, rc_emodel, rc_ex)",
-     "rc_expect_eqx(eqx.filter_grad(rc_eqx_loss), rc_emodel, rc_ex)"),
-    ("pmap_pmean_psum_grads", "rc_pmap_grads(rc_pw, rc_px)",
-     "rc_expect(rc_pmap_grads, rc_pw, rc_px)", None),
+    (
+        "linen_batchnorm_dropout_step",
+        "rc_linen_step(rc_lstate, rc_x, rc_y, jax.random.key(3))",
+        "rc_expect(rc_linen_step, rc_lstate, rc_x, rc_y, jax.random.key(3))",
+        None,
+    ),
+    (
+        "linen_loss",
+        "rc_linen_loss(rc_vars['params'], rc_x, rc_y)",
+        "rc_expect(rc_linen_loss, rc_vars['params'], rc_x, rc_y)",
+        "rc_expect(jax.grad(rc_linen_loss), rc_vars['params'], rc_x, rc_y)",
+    ),
+    (
+        "nnx_dropout_optax_chain_step",
+        "rc_nnx_step(rc_nmodel, rc_nopt, rc_x, rc_y)",
+        "rc_expect(rc_nnx_step, rc_nmodel, rc_nopt, rc_x, rc_y)",
+        None,
+    ),
+    (
+        "equinox_conv_step",
+        "rc_eqx_step(rc_emodel, rc_estate, rc_ex)",
+        "rc_expect_eqx(rc_eqx_step, rc_emodel, rc_estate, rc_ex)",
+        None,
+    ),
+    (
+        "equinox_loss",
+        "rc_eqx_loss(rc_emodel, rc_ex)",
+        "rc_expect_eqx(rc_eqx_loss, rc_emodel, rc_ex)",
+        "rc_expect_eqx(eqx.filter_grad(rc_eqx_loss), rc_emodel, rc_ex)",
+    ),
+    (
+        "pmap_pmean_psum_grads",
+        "rc_pmap_grads(rc_pw, rc_px)",
+        "rc_expect(rc_pmap_grads, rc_pw, rc_px)",
+        None,
+    ),
     ("shard_map_all_gather_4x2", "rc_sm(rc_sa, rc_sb)", "rc_expect(rc_sm, rc_sa, rc_sb)", None),
-    ("named_sharding_dp_step_4x2", "rc_dp_step(rc_dp_w, rc_dp_x)",
-     "rc_expect(rc_dp_step, rc_dp_w, rc_dp_x)", None),
-    ("prng_key_dict", "rc_sample(rc_keys, jnp.zeros(3))",
-     "rc_expect(rc_sample, rc_keys, jnp.zeros(3))", None),
-    ("scan_rnn_dict_params", "rc_rnn_loss(rc_rnn, jnp.ones((6, 3)))",
-     "rc_expect(rc_rnn_loss, rc_rnn, jnp.ones((6, 3)))",
-     "rc_expect(jax.grad(rc_rnn_loss), rc_rnn, jnp.ones((6, 3)))"),
-    ("while_newton_pytree_carry", "rc_newton(jnp.arange(1.0, 4.0))",
-     "rc_expect(rc_newton, jnp.arange(1.0, 4.0))", None),
-    ("fori_loop", "rc_fori(jnp.ones(3))", "rc_expect(rc_fori, jnp.ones(3))",
-     "rc_expect(jax.grad(rc_fori), jnp.ones(3))"),
-    ("switch_and_cond", "rc_switch(jnp.ones(3), 1)", "rc_expect(rc_switch, jnp.ones(3), 1)",
-     "rc_expect(jax.grad(rc_switch), jnp.ones(3), 1)"),
-    ("checkpoint_save_only_names", "rc_remat_loss(rc_ws, jnp.ones((2, 4)))",
-     "rc_expect(rc_remat_loss, rc_ws, jnp.ones((2, 4)))",
-     "rc_expect(jax.grad(rc_remat_loss), rc_ws, jnp.ones((2, 4)))"),
-    ("custom_vjp_residuals", "rc_norm_loss(jnp.ones(3))",
-     "rc_expect(rc_norm_loss, jnp.ones(3))", "rc_expect(jax.grad(rc_norm_loss), jnp.ones(3))"),
+    (
+        "named_sharding_dp_step_4x2",
+        "rc_dp_step(rc_dp_w, rc_dp_x)",
+        "rc_expect(rc_dp_step, rc_dp_w, rc_dp_x)",
+        None,
+    ),
+    (
+        "prng_key_dict",
+        "rc_sample(rc_keys, jnp.zeros(3))",
+        "rc_expect(rc_sample, rc_keys, jnp.zeros(3))",
+        None,
+    ),
+    (
+        "scan_rnn_dict_params",
+        "rc_rnn_loss(rc_rnn, jnp.ones((6, 3)))",
+        "rc_expect(rc_rnn_loss, rc_rnn, jnp.ones((6, 3)))",
+        "rc_expect(jax.grad(rc_rnn_loss), rc_rnn, jnp.ones((6, 3)))",
+    ),
+    (
+        "while_newton_pytree_carry",
+        "rc_newton(jnp.arange(1.0, 4.0))",
+        "rc_expect(rc_newton, jnp.arange(1.0, 4.0))",
+        None,
+    ),
+    (
+        "fori_loop",
+        "rc_fori(jnp.ones(3))",
+        "rc_expect(rc_fori, jnp.ones(3))",
+        "rc_expect(jax.grad(rc_fori), jnp.ones(3))",
+    ),
+    (
+        "switch_and_cond",
+        "rc_switch(jnp.ones(3), 1)",
+        "rc_expect(rc_switch, jnp.ones(3), 1)",
+        "rc_expect(jax.grad(rc_switch), jnp.ones(3), 1)",
+    ),
+    (
+        "checkpoint_save_only_names",
+        "rc_remat_loss(rc_ws, jnp.ones((2, 4)))",
+        "rc_expect(rc_remat_loss, rc_ws, jnp.ones((2, 4)))",
+        "rc_expect(jax.grad(rc_remat_loss), rc_ws, jnp.ones((2, 4)))",
+    ),
+    (
+        "custom_vjp_residuals",
+        "rc_norm_loss(jnp.ones(3))",
+        "rc_expect(rc_norm_loss, jnp.ones(3))",
+        "rc_expect(jax.grad(rc_norm_loss), jnp.ones(3))",
+    ),
     ("scipy_minimize_args_in_jit", "rc_fit(rc_A, rc_b)", "rc_expect(rc_fit, rc_A, rc_b)", None),
-    ("linalg_gaussian_nll", "rc_gauss_nll(rc_L, jnp.ones(3))",
-     "rc_expect(rc_gauss_nll, rc_L, jnp.ones(3))",
-     "rc_expect(jax.grad(rc_gauss_nll), rc_L, jnp.ones(3))"),
+    (
+        "linalg_gaussian_nll",
+        "rc_gauss_nll(rc_L, jnp.ones(3))",
+        "rc_expect(rc_gauss_nll, rc_L, jnp.ones(3))",
+        "rc_expect(jax.grad(rc_gauss_nll), rc_L, jnp.ones(3))",
+    ),
     ("linalg_eigh_qr_svd", "rc_decomp(rc_L)", "rc_expect(rc_decomp, rc_L)", None),
-    ("donating_update", "rc_donate_update(rc_dparams, rc_dmom, rc_dgrads)",
-     "rc_expect(rc_donate_update, rc_dparams, rc_dmom, rc_dgrads)", None),
-    ("static_and_keyword_only", "rc_block(rc_bx, rc_bw, training=True, activation='tanh')",
-     "rc_expect(rc_block, rc_bx, rc_bw, training=True, activation='tanh')", None),
-    ("jitted_method_static_self", "rc_scaler.apply(jnp.ones(3), 0.5)",
-     "str(RcScaler.apply.trace(rc_scaler, jnp.ones(3), 0.5).jaxpr)", None),
-    ("method_loss", "rc_scaler.loss(jnp.ones(3), 0.5)",
-     "rc_expect(rc_scaler.loss, jnp.ones(3), 0.5)",
-     "rc_expect(jax.grad(rc_scaler.loss), jnp.ones(3), 0.5)"),
-    ("partial_of_jit", "rc_affine_fixed(jnp.ones((2, 3)))",
-     "rc_expect(rc_affine_fixed, jnp.ones((2, 3)))", None),
-    ("dict_params_and_batch", "rc_dict_loss(rc_params, rc_batch)",
-     "rc_expect(rc_dict_loss, rc_params, rc_batch)", None),
-    ("bf16_mixed_precision", "rc_bf16_mlp(jnp.ones((3, 4)), jnp.ones((2, 3)))",
-     "rc_expect(rc_bf16_mlp, jnp.ones((3, 4)), jnp.ones((2, 3)))", None),
-    ("int8_quantised_matmul", "rc_int8_matmul(rc_q, rc_qs, rc_qx)",
-     "rc_expect(rc_int8_matmul, rc_q, rc_qs, rc_qx)", None),
+    (
+        "donating_update",
+        "rc_donate_update(rc_dparams, rc_dmom, rc_dgrads)",
+        "rc_expect(rc_donate_update, rc_dparams, rc_dmom, rc_dgrads)",
+        None,
+    ),
+    (
+        "static_and_keyword_only",
+        "rc_block(rc_bx, rc_bw, training=True, activation='tanh')",
+        "rc_expect(rc_block, rc_bx, rc_bw, training=True, activation='tanh')",
+        None,
+    ),
+    (
+        "jitted_method_static_self",
+        "rc_scaler.apply(jnp.ones(3), 0.5)",
+        "str(RcScaler.apply.trace(rc_scaler, jnp.ones(3), 0.5).jaxpr)",
+        None,
+    ),
+    (
+        "method_loss",
+        "rc_scaler.loss(jnp.ones(3), 0.5)",
+        "rc_expect(rc_scaler.loss, jnp.ones(3), 0.5)",
+        "rc_expect(jax.grad(rc_scaler.loss), jnp.ones(3), 0.5)",
+    ),
+    (
+        "partial_of_jit",
+        "rc_affine_fixed(jnp.ones((2, 3)))",
+        "rc_expect(rc_affine_fixed, jnp.ones((2, 3)))",
+        None,
+    ),
+    (
+        "dict_params_and_batch",
+        "rc_dict_loss(rc_params, rc_batch)",
+        "rc_expect(rc_dict_loss, rc_params, rc_batch)",
+        None,
+    ),
+    (
+        "bf16_mixed_precision",
+        "rc_bf16_mlp(jnp.ones((3, 4)), jnp.ones((2, 3)))",
+        "rc_expect(rc_bf16_mlp, jnp.ones((3, 4)), jnp.ones((2, 3)))",
+        None,
+    ),
+    (
+        "int8_quantised_matmul",
+        "rc_int8_matmul(rc_q, rc_qs, rc_qx)",
+        "rc_expect(rc_int8_matmul, rc_q, rc_qs, rc_qx)",
+        None,
+    ),
 ]
 
 # train steps worth timing; %jaxbench's own line
@@ -418,8 +504,11 @@ class Cell:
 
     def reasons(self, function: str) -> list[dict]:
         summary = self.lines[0][CACHE_CELL_MIME] if self.lines else {}
-        groups = [g for g in summary.get("functions", [])
-                  if g["function"] == function and g["origin"] == "user"]
+        groups = [
+            g
+            for g in summary.get("functions", [])
+            if g["function"] == function and g["origin"] == "user"
+        ]
         assert len(groups) == 1, summary
         return groups[0]["reasons"]
 
@@ -428,6 +517,7 @@ class Cell:
 def cells(shell):
     def _cell(code: str) -> Cell:
         return Cell(shell, code)
+
     _cell(SETUP).ok()
     return _cell
 
@@ -477,12 +567,13 @@ def test_realistic_sharded_output(cells, shell, name):
 
 # -- compile lines: a real call, then a changed one; the reason in the user's terms ---------
 
+
 def test_reason_linen_step_new_batch_shape(cells):
     cells("rc_linen_step(rc_lstate, rc_x, rc_y, jax.random.key(3))").ok()
-    c = cells("rc_linen_step(rc_lstate, jnp.ones((6, 3)), jnp.ones((6, 2)), "
-              "jax.random.key(3))").ok()
-    got = {(r["kind"], r["path"], r["before"], r["after"])
-           for r in c.reasons("jit(rc_linen_step)")}
+    c = cells(
+        "rc_linen_step(rc_lstate, jnp.ones((6, 3)), jnp.ones((6, 2)), jax.random.key(3))"
+    ).ok()
+    got = {(r["kind"], r["path"], r["before"], r["after"]) for r in c.reasons("jit(rc_linen_step)")}
     assert got == {("shape", "x", "f32[4,3]", "f32[6,3]"), ("shape", "y", "f32[4,2]", "f32[6,2]")}
 
 
@@ -490,16 +581,24 @@ def test_reason_bf16_dtype_change(cells):
     cells("rc_bf16_mlp(jnp.ones((3, 4)), jnp.ones((2, 3)))").ok()
     c = cells("rc_bf16_mlp(jnp.ones((3, 4)), jnp.ones((2, 3), jnp.bfloat16))").ok()
     (r,) = c.reasons("jit(rc_bf16_mlp)")
-    assert (r["kind"], r["path"], r["before"], r["after"]) == ("dtype", "x", "f32[2,3]",
-                                                               "bf16[2,3]")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == (
+        "dtype",
+        "x",
+        "f32[2,3]",
+        "bf16[2,3]",
+    )
 
 
 def test_reason_keyword_only_static_argname(cells):
     cells("rc_block(rc_bx, rc_bw, training=True)").ok()
     c = cells("rc_block(rc_bx, rc_bw, training=False)").ok()
     (r,) = c.reasons("jit(rc_block)")
-    assert (r["kind"], r["path"], r["before"], r["after"]) == ("static_arg", "training", "True",
-                                                               "False")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == (
+        "static_arg",
+        "training",
+        "True",
+        "False",
+    )
 
 
 def test_reason_dict_params_new_key(cells):
@@ -507,7 +606,11 @@ def test_reason_dict_params_new_key(cells):
     c = cells("rc_dict_loss({**rc_params, 'head': {'w': jnp.ones(2)}}, rc_batch)").ok()
     (r,) = c.reasons("jit(rc_dict_loss)")
     assert (r["kind"], r["path"], r["before"], r["after"]) == (
-        "pytree", "params['head']['w']", None, "f32[2]")
+        "pytree",
+        "params['head']['w']",
+        None,
+        "f32[2]",
+    )
 
 
 def test_reason_pmap_per_device_batch(cells):
@@ -515,8 +618,12 @@ def test_reason_pmap_per_device_batch(cells):
     c = cells("rc_pmap_grads(rc_pw, jnp.ones((RC_N, 6, 3)))").ok()
     (r,) = c.reasons("pmap(rc_pmap_grads)")
     n = jax.local_device_count()
-    assert (r["kind"], r["path"], r["before"], r["after"]) == ("shape", "x", f"f32[{n},4,3]",
-                                                               f"f32[{n},6,3]")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == (
+        "shape",
+        "x",
+        f"f32[{n},4,3]",
+        f"f32[{n},6,3]",
+    )
 
 
 def test_reason_method_new_static_self(cells):
@@ -576,8 +683,12 @@ def test_reason_equinox_step_new_batch_shape(cells):
     cells(EQX_STEP.format(name="rc_eqx_a") + "rc_eqx_a(rc_emodel, rc_estate, rc_ex)").ok()
     c = cells("rc_eqx_a(rc_emodel, rc_estate, jnp.ones((5, 2, 8)))").ok()
     (r,) = c.reasons("jit(rc_eqx_a)")
-    assert (r["kind"], r["path"], r["before"], r["after"]) == ("shape", "x", "f32[3,2,8]",
-                                                               "f32[5,2,8]")
+    assert (r["kind"], r["path"], r["before"], r["after"]) == (
+        "shape",
+        "x",
+        "f32[3,2,8]",
+        "f32[5,2,8]",
+    )
 
 
 def test_reason_equinox_step_after_inspecting_it_first(cells):
@@ -594,17 +705,21 @@ def test_reason_equinox_step_after_inspecting_it_first(cells):
 def test_reason_equinox_model_weight_and_keyword_argument(cells, shell):
     # Equinox jits flat leaves of (first argument) and (other arguments, keywords): the
     # reason names the user's parameter and the leaf's path inside it
-    cells("rc_eqx_lossj = eqx.filter_jit(rc_eqx_loss)\n"
-          "rc_eqx_lossj(rc_emodel, x=rc_ex)").ok()
-    cells("rc_emodel2 = eqx.tree_at(lambda m: m.layers[0].weight, rc_emodel, "
-          "jnp.ones((4, 2, 5)))").ok()
+    cells("rc_eqx_lossj = eqx.filter_jit(rc_eqx_loss)\nrc_eqx_lossj(rc_emodel, x=rc_ex)").ok()
+    cells(
+        "rc_emodel2 = eqx.tree_at(lambda m: m.layers[0].weight, rc_emodel, jnp.ones((4, 2, 5)))"
+    ).ok()
     c = cells("rc_eqx_lossj(rc_emodel2, x=rc_ex)").ok()
     (r,) = c.reasons("jit(rc_eqx_loss)")
     ns = shell.user_ns
     before = jax.typeof(ns["rc_emodel"].layers[0].weight).str_short(short_dtypes=True)
     after = jax.typeof(ns["rc_emodel2"].layers[0].weight).str_short(short_dtypes=True)
     assert (r["kind"], r["path"], r["before"], r["after"]) == (
-        "shape", "model.layers[0].weight", before, after)
+        "shape",
+        "model.layers[0].weight",
+        before,
+        after,
+    )
     c = cells("rc_eqx_lossj(rc_emodel2, x=jnp.ones((5, 2, 8)))").ok()
     (r,) = c.reasons("jit(rc_eqx_loss)")
     assert (r["kind"], r["path"]) == ("shape", "x"), r
@@ -612,29 +727,37 @@ def test_reason_equinox_model_weight_and_keyword_argument(cells, shell):
 
 def test_reason_keyword_only_static_default_omitted(cells):
     # fresh shapes: no earlier call of rc_block is as close as the one just made
-    cells("rc_bx2, rc_bw2 = jnp.ones((2, 3)), jnp.ones((3, 7))\n"
-          "rc_block(rc_bx2, rc_bw2, training=True)").ok()
+    cells(
+        "rc_bx2, rc_bw2 = jnp.ones((2, 3)), jnp.ones((3, 7))\n"
+        "rc_block(rc_bx2, rc_bw2, training=True)"
+    ).ok()
     c = cells("rc_block(rc_bx2, rc_bw2, training=True, activation='tanh')").ok()
     (r,) = c.reasons("jit(rc_block)")
     assert (r["kind"], r["path"]) == ("static_arg", "activation")
     assert "None" not in r["text"] and "default 'relu'" in r["text"], r["text"]
-    (r,) = cells("rc_block(rc_bx2, rc_bw2, training=True, activation='relu')").ok() \
+    (r,) = (
+        cells("rc_block(rc_bx2, rc_bw2, training=True, activation='relu')")
+        .ok()
         .reasons("jit(rc_block)")
+    )
     assert (r["kind"], r["before"], r["after"]) == ("static_arg", "'tanh'", "'relu'")
 
 
 def test_reason_prng_key_impl_in_a_key_dict(cells):
     cells("rc_jsample = jax.jit(rc_sample)\nrc_jsample(rc_keys, jnp.zeros(3))").ok()
-    c = cells("rc_jsample({'init': jax.random.key(1, impl='rbg'), 'noise': rc_keys['noise']}, "
-              "jnp.zeros(3))").ok()
+    c = cells(
+        "rc_jsample({'init': jax.random.key(1, impl='rbg'), 'noise': rc_keys['noise']}, "
+        "jnp.zeros(3))"
+    ).ok()
     (r,) = c.reasons("jit(rc_sample)")
     assert (r["path"], r["before"], r["after"]) == ("keys['init']", "key<fry>[]", "key<rbg>[]")
 
 
 def test_reason_shard_map_new_global_shape(cells):
     cells("rc_sm(rc_sa, rc_sb)").ok()
-    c = cells("rc_sm(jax.device_put(jnp.ones((16, 4)), NamedSharding(rc_mesh, P('data', None))),"
-              " rc_sb)").ok()
+    c = cells(
+        "rc_sm(jax.device_put(jnp.ones((16, 4)), NamedSharding(rc_mesh, P('data', None))), rc_sb)"
+    ).ok()
     (r,) = c.reasons("jit(<lambda>)")
     assert (r["kind"], r["path"]) == ("shape", "a")
     assert r["before"].startswith("f32[8@data,4]") and r["after"].startswith("f32[16@data,4]")

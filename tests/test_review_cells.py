@@ -18,4 +18,5 @@ def test_keyboard_interrupt_in_a_sharding_expression_is_one_line(run):
     text = ANSI.sub("", r.stdout + r.stderr)
     assert "Traceback" not in text
     assert [ln for ln in text.splitlines() if ln.strip()] == [
-        "KeyboardInterrupt: interrupted evaluating ki_s(jnp.ones(3))"]
+        "KeyboardInterrupt: interrupted evaluating ki_s(jnp.ones(3))"
+    ]

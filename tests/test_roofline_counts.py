@@ -24,14 +24,22 @@ from workbench.views.bench import BENCH_MIME, bench_text
 GPU = Path(__file__).parent / "data" / "gpu"
 #: the 8192² bf16 matmul's median on an H100 quoted in issue 14 (1.49 ms ≈ 740 TFLOP/s)
 H100_MATMUL_S = 1.49e-3
-SENTINEL = {"flops": -1.0, "bytes accessed": -1.0, "bytes accessed0{}": -1.0,
-            "bytes accessedout{}": -1.0, "optimal_seconds": -1.0}
+SENTINEL = {
+    "flops": -1.0,
+    "bytes accessed": -1.0,
+    "bytes accessed0{}": -1.0,
+    "bytes accessedout{}": -1.0,
+    "optimal_seconds": -1.0,
+}
 
 
 def _recorded(name: str) -> tuple[Any, CostAnalysis, str]:
     meta = json.loads((GPU / "meta.json").read_text())
-    return (parse_hlo((GPU / f"{name}.hlo.txt").read_text()),
-            normalize_cost(meta["programs"][name]["cost_analysis"]), meta["device_kind"])
+    return (
+        parse_hlo((GPU / f"{name}.hlo.txt").read_text()),
+        normalize_cost(meta["programs"][name]["cost_analysis"]),
+        meta["device_kind"],
+    )
 
 
 def _negative_numbers(value: Any) -> list[float]:
@@ -53,8 +61,8 @@ def test_recorded_h100_matmul_is_compute_bound_at_about_740_tflops() -> None:
     counts = program_cost(module, xla)
     # the arguments' dtype is only a fallback: the dtype of the dot's operands decides
     r = roofline(xla, H100_MATMUL_S, kind, "float32", counts=counts)
-    assert r.flops == 2 * n ** 3 and (r.flops_source, r.bytes_source) == ("counted", "counted")
-    assert r.flops_per_s == pytest.approx(2 * n ** 3 / H100_MATMUL_S)
+    assert r.flops == 2 * n**3 and (r.flops_source, r.bytes_source) == ("counted", "counted")
+    assert r.flops_per_s == pytest.approx(2 * n**3 / H100_MATMUL_S)
     assert r.flops_per_s == pytest.approx(740e12, rel=0.01)
     peak = peak_for(kind)
     assert peak is not None and r.dtype == "bfloat16"
@@ -104,8 +112,9 @@ class _SentinelInspection:
 
 def test_jaxbench_uses_our_count_when_xla_gives_a_sentinel(run, shell, monkeypatch) -> None:
     real_inspect = runner.inspect
-    monkeypatch.setattr(runner, "inspect",
-                        lambda fn, *a, **k: _SentinelInspection(real_inspect(fn, *a, **k)))
+    monkeypatch.setattr(
+        runner, "inspect", lambda fn, *a, **k: _SentinelInspection(real_inspect(fn, *a, **k))
+    )
     f = jax.jit(lambda a, b: jnp.tanh(a @ b))
     a, b = jnp.ones((96, 64)), jnp.ones((64, 80))
     compiled = f.lower(a, b).compile()
@@ -182,8 +191,9 @@ def test_schemas_refuse_a_negative_sentinel_as_a_figure() -> None:
         with pytest.raises(jsonschema.ValidationError):
             schemas.validate(schemas.mime_type("hlo"), bad)
     module, xla, kind = _recorded("matmul8192_bf16")
-    roof = roofline(xla, H100_MATMUL_S, kind, "bfloat16",
-                    counts=program_cost(module, xla)).to_dict()
+    roof = roofline(
+        xla, H100_MATMUL_S, kind, "bfloat16", counts=program_cost(module, xla)
+    ).to_dict()
     sub = json.loads((Path(schemas.__file__).parent / "bench.schema.json").read_text())
     check = jsonschema.Draft202012Validator({**sub["$defs"]["roofline"], "$defs": sub["$defs"]})
     assert not list(check.iter_errors(roof))
@@ -195,21 +205,25 @@ def test_fp8_matmul_on_hopper_is_held_against_the_fp8_peak() -> None:
     """An f8 cuBLAS matmul's FLOPs are f8 FLOPs: on an H100 their peak is twice bf16's,
     so a realistic 1.5 PFLOP/s must not read as 150% of the (bf16) peak."""
     n = 8192
-    cfg = ('{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],'
-           '"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],'
-           '"rhs_batch_dimensions":[]}}}')
-    text = (f"HloModule m\n\nENTRY %main (a: f8e4m3fn[{n},{n}], b: f8e4m3fn[{n},{n}]) -> "
-            f"bf16[{n},{n}] {{\n  %a = f8e4m3fn[{n},{n}]{{1,0}} parameter(0)\n"
-            f"  %b = f8e4m3fn[{n},{n}]{{1,0}} parameter(1)\n"
-            f"  %s = f32[] constant(1)\n"
-            f"  %g = (bf16[{n},{n}]{{1,0}}, s8[33554432]{{0}}) custom-call(%a, %b, %s, %s), "
-            f'custom_call_target="__cublas$lt$matmul$f8", backend_config={cfg}\n'
-            f"  ROOT %r = bf16[{n},{n}]{{1,0}} get-tuple-element(%g), index=0\n}}\n")
+    cfg = (
+        '{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],'
+        '"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],'
+        '"rhs_batch_dimensions":[]}}}'
+    )
+    text = (
+        f"HloModule m\n\nENTRY %main (a: f8e4m3fn[{n},{n}], b: f8e4m3fn[{n},{n}]) -> "
+        f"bf16[{n},{n}] {{\n  %a = f8e4m3fn[{n},{n}]{{1,0}} parameter(0)\n"
+        f"  %b = f8e4m3fn[{n},{n}]{{1,0}} parameter(1)\n"
+        f"  %s = f32[] constant(1)\n"
+        f"  %g = (bf16[{n},{n}]{{1,0}}, s8[33554432]{{0}}) custom-call(%a, %b, %s, %s), "
+        f'custom_call_target="__cublas$lt$matmul$f8", backend_config={cfg}\n'
+        f"  ROOT %r = bf16[{n},{n}]{{1,0}} get-tuple-element(%g), index=0\n}}\n"
+    )
     module = parse_hlo(text)
     xla = normalize_cost(SENTINEL)
     counts = program_cost(module, xla)
-    assert counts.flops == 2 * n ** 3 and counts.dtype == "float8_e4m3fn"
-    seconds = 2 * n ** 3 / 1.5e15
+    assert counts.flops == 2 * n**3 and counts.dtype == "float8_e4m3fn"
+    seconds = 2 * n**3 / 1.5e15
     r = roofline(xla, seconds, "NVIDIA H100 80GB HBM3", "bfloat16", counts=counts)
     peak = peak_for("NVIDIA H100 80GB HBM3")
     assert peak is not None and r.peak_flops_per_s is not None

@@ -53,8 +53,11 @@ def payloads(shell) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
 
     def add(display_or_bundle):
-        bundle = (display_or_bundle if isinstance(display_or_bundle, dict)
-                  else display_or_bundle._repr_mimebundle_())
+        bundle = (
+            display_or_bundle
+            if isinstance(display_or_bundle, dict)
+            else display_or_bundle._repr_mimebundle_()
+        )
         for mime, data in bundle.items():
             kind = schemas.kind_of(mime)
             if kind is not None:
@@ -63,27 +66,55 @@ def payloads(shell) -> dict[str, list[dict]]:
     w, x = jnp.ones((4, 4)), jnp.ones((2, 4))
     add(workbench.jaxpr(_loss, w, x, transforms="grad"))
     add(workbench.jaxpr(_with_cond, jnp.ones(3)))  # nested jaxprs, literals
-    add(workbench.jaxpr(_loss, w, jnp.ones((3, 2, 4)), transforms=["grad", "vmap(in_axes=(None, 0))"],
-                        compare=True))
+    add(
+        workbench.jaxpr(
+            _loss,
+            w,
+            jnp.ones((3, 2, 4)),
+            transforms=["grad", "vmap(in_axes=(None, 0))"],
+            compare=True,
+        )
+    )
     mesh = jax.make_mesh((2, 4), ("data", "model"))
     xs = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
     add(workbench.hlo(_sharded, xs))  # collectives
     add(workbench.hlo(_with_cond, jnp.ones(3)))  # control-flow graphs
     add(workbench.hlo(_loss, w, x, stage="lowered"))
     add(workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, live=False))
-    add(workbench.bench(lambda v: v * 2, sweep={"n": [8, 64]}, make_args=lambda n: (jnp.ones(n),),
-                        budget=0.05, live=False, roofline=False))
+    add(
+        workbench.bench(
+            lambda v: v * 2,
+            sweep={"n": [8, 64]},
+            make_args=lambda n: (jnp.ones(n),),
+            budget=0.05,
+            live=False,
+            roofline=False,
+        )
+    )
     add(workbench.sharding({"x": xs, "y": jnp.ones(3)}))
-    first = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
-                                   rhs_spec="model, None"))
+    first = explore(
+        ExplorerConfig(
+            operation="matmul", shape="64, 64", spec="data, model", rhs_spec="model, None"
+        )
+    )
     add(mesh_explorer.explorer_bundle(first))
-    add(mesh_explorer.explorer_bundle(
-        explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, None",
-                               rhs_spec="None, None"), first)))  # with a diff
+    add(
+        mesh_explorer.explorer_bundle(
+            explore(
+                ExplorerConfig(
+                    operation="matmul", shape="64, 64", spec="data, None", rhs_spec="None, None"
+                ),
+                first,
+            )
+        )
+    )  # with a diff
     add(mesh_explorer.explorer_bundle(explore(ExplorerConfig())))  # layout only
     # the cache kinds, as the kernel shows them: the compile line, %jaxcache, %jaxcache persist
-    shell.run_cell("import jax.numpy as jnp\n_schema_f = jax.jit(lambda v: v + 1)\n"
-                   "_schema_f(jnp.ones(3)); _schema_f(jnp.ones(4))", store_history=True)
+    shell.run_cell(
+        "import jax.numpy as jnp\n_schema_f = jax.jit(lambda v: v + 1)\n"
+        "_schema_f(jnp.ones(3)); _schema_f(jnp.ones(4))",
+        store_history=True,
+    )
     add(cache.cache_display(workbench.cache()))
     add(cache.persistent_bundle(workbench.cache().persistent))
     from workbench.engine.cache import CACHE
@@ -175,8 +206,12 @@ def test_missing_wrong_or_extra_fields_fail(payloads, kind):
         broken = {k: v for k, v in good.items() if k != field}
         with pytest.raises(ValidationError):
             schemas.validate(mime, broken)
-    for field, bad in (("kind", "other"), ("version", str(good["version"])),
-                       ("version", good["version"] + 1), ("not_in_the_contract", 1)):
+    for field, bad in (
+        ("kind", "other"),
+        ("version", str(good["version"])),
+        ("version", good["version"] + 1),
+        ("not_in_the_contract", 1),
+    ):
         with pytest.raises(ValidationError):
             schemas.validate(mime, {**good, field: bad})
 

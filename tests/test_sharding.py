@@ -176,8 +176,9 @@ def test_shard_map_outputs_and_high_rank_facets():
     assert lay.spec == [["x"], [], ["y"]] and len(lay.shards) == 8
     html = layouts_bundle([lay])["text/html"]
     assert html.count('data-jwb="facet"') == 2  # one facet per block of the leading dim
-    rank4 = layout_of(jax.device_put(jnp.zeros((2, 2, 4, 4)),
-                                     NamedSharding(mesh, P("x", None, "y"))))
+    rank4 = layout_of(
+        jax.device_put(jnp.zeros((2, 2, 4, 4)), NamedSharding(mesh, P("x", None, "y")))
+    )
     assert layouts_bundle([rank4])["text/html"].count('data-jwb="facet"') == 2
     scalar = layout_of(jax.device_put(jnp.float32(3), NamedSharding(mesh, P())))
     assert scalar.shape == [] and scalar.fully_replicated
@@ -224,16 +225,22 @@ def test_axes_of_groups():
 
 
 def test_expand_mesh_form_groups():
-    assert expand_mesh_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_0'}") == \
-        [[0, 4], [1, 5], [2, 6], [3, 7]]
-    assert expand_mesh_groups("mesh['axis_0'=1,'axis_1'=4,'axis_2'=2]",
-                              "([2,4]T(1,0)) {'axis_1'}") == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert expand_mesh_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_0'}") == [
+        [0, 4],
+        [1, 5],
+        [2, 6],
+        [3, 7],
+    ]
+    assert expand_mesh_groups(
+        "mesh['axis_0'=1,'axis_1'=4,'axis_2'=2]", "([2,4]T(1,0)) {'axis_1'}"
+    ) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert expand_mesh_groups("{{0,1},{2,3}}") is None
 
 
 def test_matmul_contracting_sharded_axis_all_reduces_over_it():
-    cfg = ExplorerConfig(operation="matmul", shape="64, 64", spec="None, model",
-                         rhs_spec="model, None")
+    cfg = ExplorerConfig(
+        operation="matmul", shape="64, 64", spec="None, model", rhs_spec="model, None"
+    )
     res = explore(cfg)
     kinds = [(c.kind, c.axes) for c in res.collectives]
     assert kinds == [("all-reduce", ["model"])]
@@ -241,20 +248,35 @@ def test_matmul_contracting_sharded_axis_all_reduces_over_it():
     assert res.collectives[0].groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert res.memory is not None and res.compile_s is not None and res.compile_s > 0
     # the same contraction over 'data' (mesh names swapped): the translation follows
-    res2 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="None, data",
-                                  rhs_spec="data, None"), res)
+    res2 = explore(
+        ExplorerConfig(
+            operation="matmul", shape="64, 64", spec="None, data", rhs_spec="data, None"
+        ),
+        res,
+    )
     assert [(c.kind, c.axes) for c in res2.collectives] == [("all-reduce", ["data"])]
     assert res2.diff is not None and res2.diff.changed
     assert res2.diff.added and res2.diff.removed
 
 
 def test_no_collectives_for_data_parallel_and_diff():
-    base = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, None",
-                                  rhs_spec="None, model"))
+    base = explore(
+        ExplorerConfig(
+            operation="matmul", shape="64, 64", spec="data, None", rhs_spec="None, model"
+        )
+    )
     assert base.collectives == []
     assert base.outputs[0].spec == [["data"], ["model"]]
-    more = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, None",
-                                  rhs_spec="None, model", out_spec="data, None"), base)
+    more = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="64, 64",
+            spec="data, None",
+            rhs_spec="None, model",
+            out_spec="data, None",
+        ),
+        base,
+    )
     assert [c.kind for c in more.collectives] == ["all-gather"]
     assert more.collectives[0].axes == ["model"]
     assert more.diff.collective_bytes_after > more.diff.collective_bytes_before == 0
@@ -262,8 +284,12 @@ def test_no_collectives_for_data_parallel_and_diff():
 
 def test_permuted_devices_translate_by_mesh_position():
     devs = list(reversed(DEVICES))
-    res = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="None, model",
-                                 rhs_spec="model, None"), devices=devs)
+    res = explore(
+        ExplorerConfig(
+            operation="matmul", shape="64, 64", spec="None, model", rhs_spec="model, None"
+        ),
+        devices=devs,
+    )
     (c,) = res.collectives
     assert c.axes == ["model"] and c.groups == [[7, 6, 5, 4], [3, 2, 1, 0]]
 
@@ -288,38 +314,66 @@ def test_collective_permute_along_axis():
 
 
 def test_reduction_and_einsum():
-    res = explore(ExplorerConfig(operation="reduce", shape="16, 32", spec="data, model",
-                                 reduce_axes="1"))
+    res = explore(
+        ExplorerConfig(operation="reduce", shape="16, 32", spec="data, model", reduce_axes="1")
+    )
     assert [(c.kind, c.axes) for c in res.collectives] == [("all-reduce", ["model"])]
-    ein = explore(ExplorerConfig(operation="einsum", equation="ij,kj->ik", shape="32, 32",
-                                 spec="data, model", rhs_spec="None, model"))
+    ein = explore(
+        ExplorerConfig(
+            operation="einsum",
+            equation="ij,kj->ik",
+            shape="32, 32",
+            spec="data, model",
+            rhs_spec="None, model",
+        )
+    )
     assert ein.inputs[1].shape == [32, 32]
     assert any(c.axes == ["model"] for c in ein.collectives)
 
 
 def test_explicit_axes_need_output_spec_and_take_it():
     with pytest.raises(ShardingInputError, match="out_sharding"):
-        explore(ExplorerConfig(operation="matmul", shape="32, 32", axis_types="Explicit",
-                               spec="None, model", rhs_spec="model, None"))
-    res = explore(ExplorerConfig(operation="matmul", shape="32, 32", axis_types="Explicit",
-                                 spec="None, model", rhs_spec="model, None", out_spec="data"))
+        explore(
+            ExplorerConfig(
+                operation="matmul",
+                shape="32, 32",
+                axis_types="Explicit",
+                spec="None, model",
+                rhs_spec="model, None",
+            )
+        )
+    res = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="32, 32",
+            axis_types="Explicit",
+            spec="None, model",
+            rhs_spec="model, None",
+            out_spec="data",
+        )
+    )
     assert res.outputs[0].spec[0] == ["data"] and res.mesh.axis_types == ["Explicit"] * 2
 
 
 # -- bad input -------------------------------------------------------------------------------
-@pytest.mark.parametrize("change, message", [
-    ({"spec": "data, data"}, "'data' is used twice"),
-    ({"spec": "nope"}, "unknown mesh axis 'nope'"),
-    ({"mesh_shape": "3, 4"}, "needs 12 devices, but JAX has 8"),
-    ({"mesh_shape": "4, 4"}, "xla_force_host_platform_device_count=16"),
-    ({"mesh_shape": "2,1,1,1,1,1,1,1,1", "axis_names": "a,b,c,d,e,f,g,h,i", "spec": ""},
-     "more axes than devices"),
-    ({"shape": "15, 8", "spec": "data"}, "15 is not a multiple of 2"),
-    ({"spec": "(data"}, "unclosed"),
-    ({"axis_names": "data"}, "1 axis name(s) for a mesh of 2 axes"),
-    ({"dtype": "float7"}, "unknown dtype"),
-    ({"shape": "2, q"}, "whole numbers"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"spec": "data, data"}, "'data' is used twice"),
+        ({"spec": "nope"}, "unknown mesh axis 'nope'"),
+        ({"mesh_shape": "3, 4"}, "needs 12 devices, but JAX has 8"),
+        ({"mesh_shape": "4, 4"}, "xla_force_host_platform_device_count=16"),
+        (
+            {"mesh_shape": "2,1,1,1,1,1,1,1,1", "axis_names": "a,b,c,d,e,f,g,h,i", "spec": ""},
+            "more axes than devices",
+        ),
+        ({"shape": "15, 8", "spec": "data"}, "15 is not a multiple of 2"),
+        ({"spec": "(data"}, "unclosed"),
+        ({"axis_names": "data"}, "1 axis name(s) for a mesh of 2 axes"),
+        ({"dtype": "float7"}, "unknown dtype"),
+        ({"shape": "2, q"}, "whole numbers"),
+    ],
+)
 def test_bad_input_messages(change, message):
     cfg = ExplorerConfig(**{"operation": "matmul", "shape": "16, 16", **change})
     with pytest.raises(ShardingInputError) as info:
@@ -360,14 +414,22 @@ def test_fake_devices_after_start_says_how_to_restart(monkeypatch):
 
 @pytest.mark.slow  # a fresh interpreter
 def test_fake_devices_before_jax_starts_gives_that_many(tmp_path):
-    code = ("import jax, workbench\n"
-            "workbench.fake_devices(3)\n"
-            "import os\n"
-            "print(len(jax.devices()), os.environ['JAX_NUM_CPU_DEVICES'], os.environ['XLA_FLAGS'])")
+    code = (
+        "import jax, workbench\n"
+        "workbench.fake_devices(3)\n"
+        "import os\n"
+        "print(len(jax.devices()), os.environ['JAX_NUM_CPU_DEVICES'], os.environ['XLA_FLAGS'])"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
     env["JAX_PLATFORMS"] = "cpu"
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=120, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["3", "3", "--xla_force_host_platform_device_count=3"]
 
@@ -375,9 +437,11 @@ def test_fake_devices_before_jax_starts_gives_that_many(tmp_path):
 # -- %sharding and workbench.sharding -------------------------------------------------------
 def test_sharding_magic(run, shell):
     shell.user_ns["mesh_"] = _mesh((2, 4), ("data", "model"))
-    r = run("xs = jax.device_put(jnp.zeros((8, 8)), "
-            "jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec('data')))\n"
-            "%sharding {'a': xs, 'b': [xs]}")
+    r = run(
+        "xs = jax.device_put(jnp.zeros((8, 8)), "
+        "jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec('data')))\n"
+        "%sharding {'a': xs, 'b': [xs]}"
+    )
     assert r.error is None, r.message
     data = r.bundle[MIME]
     assert [x["path"] for x in data["layouts"]] == ["['a']", "['b'][0]"]
@@ -406,15 +470,20 @@ def test_python_twin():
     assert re.search(r"float32\[2, 2\]", bundle["text/plain"])
 
 
-@pytest.mark.parametrize("spec, shape, message", [
-    ("P('data', 'data')", (8, 8), "duplicate entries for `data`"),
-    ("P('data')", (15, 8), "divide"),
-    ("P('nope')", (8, 8), "nope"),
-])
+@pytest.mark.parametrize(
+    "spec, shape, message",
+    [
+        ("P('data', 'data')", (8, 8), "duplicate entries for `data`"),
+        ("P('data')", (15, 8), "divide"),
+        ("P('nope')", (8, 8), "nope"),
+    ],
+)
 def test_sharding_magic_bad_specs_name_the_line(run, shell, spec, shape, message):
     shell.user_ns["mesh_"] = _mesh((2, 4), ("data", "model"))
-    line = (f"%sharding jax.device_put(jnp.zeros({shape}), "
-            f"jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec{spec[1:]}))")
+    line = (
+        f"%sharding jax.device_put(jnp.zeros({shape}), "
+        f"jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec{spec[1:]}))"
+    )
     r = run(line)
     assert r.error is not None and message in r.message
     assert line in r.message and len(r.message.splitlines()) <= 3
@@ -431,13 +500,13 @@ def test_padding_only_blocks_keep_their_place_and_size():
     assert all(s.only_padding and s.shape == [0] for s in tail)
     assert [s["bytes"] for s in lay.to_dict()["shards"]] == [4] * 8
     assert "only padding: holds [1]" in layout_text(lay)
-    pads = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"[^>]*data-jwb="padding"',
-                      layout_svg(lay))
+    pads = re.findall(
+        r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"[^>]*data-jwb="padding"', layout_svg(lay)
+    )
     assert len(pads) == 5 and len({x for x, _ in pads}) == 5  # side by side, none on another
     assert len({w for _, w in pads}) == 1
     # rank 3: each padding-only block of the leading dimension is its own facet
-    lay3 = plan_layout(MeshInfo(["x"], [8], ["Auto"], list(range(8))), [["x"], [], []],
-                       [3, 4, 4])
+    lay3 = plan_layout(MeshInfo(["x"], [8], ["Auto"], list(range(8))), [["x"], [], []], [3, 4, 4])
     svg = layout_svg(lay3)
     facets = re.findall(r'data-jwb="facet"><div>([^<]*)</div>', svg)
     assert len(facets) == 8 and facets[3] == "[padding 3:4, :, :]"
@@ -496,15 +565,27 @@ def test_sharding_magic_never_leaks_a_traceback(run, shell, monkeypatch):
 def test_diff_counts_temporaries_and_text_shows_everything():
     from workbench.views.mesh_explorer import explorer_text
 
-    f32 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
-                                 rhs_spec="model, None"))
-    bf16 = explore(ExplorerConfig(operation="matmul", shape="64, 64", spec="data, model",
-                                  rhs_spec="model, None", dtype="bfloat16"), f32)
+    f32 = explore(
+        ExplorerConfig(
+            operation="matmul", shape="64, 64", spec="data, model", rhs_spec="model, None"
+        )
+    )
+    bf16 = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="64, 64",
+            spec="data, model",
+            rhs_spec="model, None",
+            dtype="bfloat16",
+        ),
+        f32,
+    )
     d = bf16.diff
     assert d is not None and not d.added and not d.removed
     if d.temp_bytes_before != d.temp_bytes_after:  # XLA's temporaries differ on this backend
         assert d.changed and "temporaries per device" in explorer_text(bf16)
     from workbench.engine.sharding.mesh_explorer import ExplorerDiff
+
     assert ExplorerDiff([], [], 8, 8, 100, 200, "P()", "P()").changed
     assert not ExplorerDiff([], [], 8, 8, 100, 100, "P()", "P()").changed
     text = explorer_text(bf16)
@@ -526,12 +607,14 @@ def test_gather_scatter_axes_follow_the_order_within_groups():
     m3 = _mesh((2, 2, 2), ("a", "b", "c"))
     keys = set()
     for ax in (("c", "a"), ("a", "c")):
-        f = jax.shard_map(lambda x, ax=ax: jax.lax.psum_scatter(x, ax, scatter_dimension=0,
-                                                                tiled=True),
-                          mesh=m3, in_specs=P(None, ax), out_specs=P(ax, None))
+        f = jax.shard_map(
+            lambda x, ax=ax: jax.lax.psum_scatter(x, ax, scatter_dimension=0, tiled=True),
+            mesh=m3,
+            in_specs=P(None, ax),
+            out_specs=P(ax, None),
+        )
         arg = jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(m3, P(None, ax)))
-        (c,) = mesh_collectives(parse_hlo(jax.jit(f).lower(arg).compile().as_text()),
-                                mesh_info(m3))
+        (c,) = mesh_collectives(parse_hlo(jax.jit(f).lower(arg).compile().as_text()), mesh_info(m3))
         assert c.kind == "reduce-scatter" and c.axes == list(ax)
         assert c.description == f"reduce-scatter over {ax[0]!r}, {ax[1]!r}"
         keys.add(c.key)

@@ -30,8 +30,9 @@ def test_default_config_uses_every_device():
 
 
 def test_app_updates_and_keeps_last_good_state():
-    app = MeshExplorer(operation="matmul", shape="64, 64", spec="None, model",
-                       rhs_spec="model, None")
+    app = MeshExplorer(
+        operation="matmul", shape="64, 64", spec="None, model", rhs_spec="model, None"
+    )
     first = app.result
     assert first is not None and [c.axes for c in first.collectives] == [["model"]]
     assert "all-reduce over &#x27;model&#x27;" in app.view.object
@@ -40,7 +41,7 @@ def test_app_updates_and_keeps_last_good_state():
     assert app.result is first  # the view still shows the last good compile
     app.widgets["spec"].value = "data, None"
     assert app.result is not first and app.result.diff is not None
-    assert "data-jwb=\"diff\"" in app.view.object and "jwb-ok" in app.message.object
+    assert 'data-jwb="diff"' in app.view.object and "jwb-ok" in app.message.object
     app.widgets["mesh_shape"].value = "3, 3"
     assert "needs 9 devices" in app.message.object and app.result.mesh.axis_sizes == [2, 4]
     app.widgets["mesh_shape"].value = "2, 4"
@@ -54,8 +55,14 @@ def test_app_function_mode_uses_notebook_functions():
     def double_sum(x):
         return (x * 2).sum(axis=0)
 
-    ns = {"double_sum": double_sum, "jnp": jnp, "_private": lambda x: x, "n": 3,
-          "jitted": jax.jit(double_sum), "cls": MeshExplorer}
+    ns = {
+        "double_sum": double_sum,
+        "jnp": jnp,
+        "_private": lambda x: x,
+        "n": 3,
+        "jitted": jax.jit(double_sum),
+        "cls": MeshExplorer,
+    }
     assert list(user_functions(ns)) == ["double_sum", "jitted"]
     app = MeshExplorer(namespace=ns, operation="function", shape="16, 8", spec="data, model")
     res = app.result
@@ -86,9 +93,21 @@ def mesh_server(tmp_path_factory):
     log = open(log_path, "wb")
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # --fake-devices must set it
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.apps.cli", "mesh-explorer", "--port", str(port),
-                             "--fake-devices", "8"], stdout=log, stderr=subprocess.STDOUT,
-                            env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workbench.apps.cli",
+            "mesh-explorer",
+            "--port",
+            str(port),
+            "--fake-devices",
+            "8",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -111,7 +130,8 @@ def mesh_server(tmp_path_factory):
 
 def _rows(page) -> list[str]:
     return page.locator('[data-jwb="collective"]').evaluate_all(
-        "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))")
+        "els => els.map(e => e.getAttribute('data-kind') + ':' + e.getAttribute('data-axes'))"
+    )
 
 
 @pytest.mark.browser

@@ -23,10 +23,25 @@ def test_two_processes_see_addressable_and_remote_shards(tmp_path):
     procs = []
     for pid in (0, 1):
         log = open(tmp_path / f"p{pid}.log", "wb")
-        procs.append((subprocess.Popen(
-            [sys.executable, "-m", "tests.mesh_two_process_child", str(pid), str(port),
-             str(tmp_path / f"p{pid}.json")], cwd=ROOT, env=env, stdout=log,
-            stderr=subprocess.STDOUT), log))
+        procs.append(
+            (
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tests.mesh_two_process_child",
+                        str(pid),
+                        str(port),
+                        str(tmp_path / f"p{pid}.json"),
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                ),
+                log,
+            )
+        )
     try:
         for proc, _ in procs:
             proc.wait(timeout=120)

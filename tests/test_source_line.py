@@ -28,8 +28,11 @@ def _file_line_dataclasses() -> set[str]:
     for mod in pkgutil.walk_packages(workbench.__path__, "workbench."):
         module = importlib.import_module(mod.name)
         for name, obj in vars(module).items():
-            if (isinstance(obj, type) and dataclasses.is_dataclass(obj)
-                    and obj.__module__ == module.__name__):
+            if (
+                isinstance(obj, type)
+                and dataclasses.is_dataclass(obj)
+                and obj.__module__ == module.__name__
+            ):
                 fields = {f.name for f in dataclasses.fields(obj)}
                 if {"file", "line"} <= fields:
                     found.add(f"{obj.__module__}.{name}")

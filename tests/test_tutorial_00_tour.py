@@ -52,6 +52,7 @@ def histogram(closed) -> dict[str, int]:
                     inner = getattr(sub, "jaxpr", sub)
                     if hasattr(inner, "eqns"):
                         walk(inner)
+
     walk(closed.jaxpr)
     return counts
 
@@ -60,6 +61,7 @@ def only(cell, mime):
     found = tutorials.data_of(cell, mime)
     assert len(found) == 1, (cell.source[:60], len(found))
     from workbench import schemas
+
     return schemas.unpack(found[0])
 
 
@@ -91,12 +93,19 @@ def test_grad_adds_a_second_dot_general_and_keeps_tanh(r):
 
 def test_compare_shows_per_example_gradients_from_about_as_many_equations(r):
     stages = only(r.cell("%jaxpr --compare"), COMPARE)["stages"]
-    assert [s["label"] for s in stages] == ["loss", "grad(loss)",
-                                            "vmap(grad(loss), in_axes=(None, 0))"]
+    assert [s["label"] for s in stages] == [
+        "loss",
+        "grad(loss)",
+        "vmap(grad(loss), in_axes=(None, 0))",
+    ]
     batched = jax.make_jaxpr(jax.vmap(jax.grad(loss), in_axes=(None, 0)))(
-        jnp.ones((4, 4)), jnp.ones((8, 2, 4)))
-    assert stages[2]["out_avals"] == ["f32[8,4,4]"] == [
-        f"f32[{','.join(map(str, v.aval.shape))}]" for v in batched.jaxpr.outvars]
+        jnp.ones((4, 4)), jnp.ones((8, 2, 4))
+    )
+    assert (
+        stages[2]["out_avals"]
+        == ["f32[8,4,4]"]
+        == [f"f32[{','.join(map(str, v.aval.shape))}]" for v in batched.jaxpr.outvars]
+    )
     assert stages[2]["stats"]["equations"] == sum(histogram(batched).values())
     # "about as many equations": vmap rewrote the primitives, it added no loop
     assert stages[2]["stats"]["equations"] <= stages[1]["stats"]["equations"] + 3
@@ -121,7 +130,8 @@ def test_compile_lines_name_the_recompile_and_stay_quiet_when_cached(r):
     assert first["function"] == "jit(step)" and first["compiles"] == 1 and first["reasons"] == []
     (again,) = cell_lines(r.cell("w = step(w, jnp.ones((3, 4)))"))
     assert [(m["kind"], m["before"], m["after"]) for m in again["reasons"]] == [
-        ("shape", "f32[2,4]", "f32[3,4]")]
+        ("shape", "f32[2,4]", "f32[3,4]")
+    ]
     assert tutorials.data_of(r.cell("for _ in range(3)"), CELL_LINE) == []
 
 
@@ -150,13 +160,15 @@ def test_sharding_picture_matches_jax_placement(r):
     assert layout["mesh"]["axis_names"] == ["data", "model"]
     assert layout["mesh"]["axis_sizes"] == [4, 2]
     assert layout["mesh"]["axis_types"] == ["Auto", "Auto"]
-    mesh = jax.make_mesh((4, 2), ("data", "model"),
-                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     x = jax.device_put(jnp.zeros((16, 8)), NamedSharding(mesh, P("data", "model")))
-    placed = {d.id: tuple((s.start, s.stop) for s in idx)
-              for d, idx in x.sharding.devices_indices_map(x.shape).items()}
-    drawn = {s["devices"][0]: tuple(zip(s["start"], s["stop"], strict=True))
-             for s in layout["shards"]}
+    placed = {
+        d.id: tuple((s.start, s.stop) for s in idx)
+        for d, idx in x.sharding.devices_indices_map(x.shape).items()
+    }
+    drawn = {
+        s["devices"][0]: tuple(zip(s["start"], s["stop"], strict=True)) for s in layout["shards"]
+    }
     assert drawn == placed
 
 
@@ -164,8 +176,7 @@ def test_hlo_shows_the_all_reduce_over_model_that_xla_inserts(r):
     report = only(r.cell("%%hlo\ndef layer"), HLO)
     shown = [(c["kind"], sorted(map(sorted, c["replica_groups"]))) for c in report["collectives"]]
     # the same program compiled here: its collectives and their device groups
-    mesh = jax.make_mesh((4, 2), ("data", "model"),
-                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     x = jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=NamedSharding(mesh, P("data", "model")))
     w = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("model", None)))
     text = jax.jit(lambda x, w: jnp.tanh(x @ w)).lower(x, w).compile().as_text()
@@ -181,22 +192,45 @@ def test_mesh_explorer_compiles_and_needs_the_all_reduce_the_prose_names(r):
     assert any(g.get("inspected_by") == ["the mesh explorer"] for g in cell_lines(cell))
     from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
 
-    res = explore(ExplorerConfig(operation="matmul", shape="256, 256", mesh_shape="4, 2",
-                                 axis_names="data, model", spec="None, model",
-                                 rhs_spec="model, None"))
+    res = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="256, 256",
+            mesh_shape="4, 2",
+            axis_names="data, model",
+            spec="None, model",
+            rhs_spec="model, None",
+        )
+    )
     assert any(c.kind == "all-reduce" and c.axes == ["model"] for c in res.collectives), [
-        c.description for c in res.collectives]
+        c.description for c in res.collectives
+    ]
     # the prose's change: rows over data, columns over model, nothing summed is split
-    blocks = explore(ExplorerConfig(operation="matmul", shape="256, 256", mesh_shape="4, 2",
-                                    axis_names="data, model", spec="data, None",
-                                    rhs_spec="None, model"))
+    blocks = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="256, 256",
+            mesh_shape="4, 2",
+            axis_names="data, model",
+            spec="data, None",
+            rhs_spec="None, model",
+        )
+    )
     assert blocks.collectives == [], [c.description for c in blocks.collectives]
     # ... while changing only the second operand's spec brings other collectives
-    other = explore(ExplorerConfig(operation="matmul", shape="256, 256", mesh_shape="4, 2",
-                                   axis_names="data, model", spec="None, model",
-                                   rhs_spec="None, model"))
+    other = explore(
+        ExplorerConfig(
+            operation="matmul",
+            shape="256, 256",
+            mesh_shape="4, 2",
+            axis_names="data, model",
+            spec="None, model",
+            rhs_spec="None, model",
+        )
+    )
     assert other.collectives and not any(
-        c.kind == "all-reduce" and c.axes == ["model"] for c in other.collectives)
+        c.kind == "all-reduce" and c.axes == ["model"] for c in other.collectives
+    )
 
 
 def test_profile_attributes_time_to_the_cells_lines(r):
@@ -224,8 +258,9 @@ def test_the_short_error_and_its_fix(r):
 def test_python_api_counts_match_jax(r):
     cell = r.cell("ins = workbench.inspect(")
     text = tutorials.printed(cell)
-    closed = jax.make_jaxpr(jax.grad(loss))(jax.ShapeDtypeStruct((512, 512), jnp.float32),
-                                           jax.ShapeDtypeStruct((64, 512), jnp.float32))
+    closed = jax.make_jaxpr(jax.grad(loss))(
+        jax.ShapeDtypeStruct((512, 512), jnp.float32), jax.ShapeDtypeStruct((64, 512), jnp.float32)
+    )
     assert f"equations: {sum(histogram(closed).values())}" in text
     assert re.search(r"XLA's cost analysis: [\d.e+]+ FLOPs", text)
     assert only(cell, JAXPR)["label"] == "jvp(loss)"

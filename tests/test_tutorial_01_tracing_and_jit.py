@@ -37,13 +37,18 @@ def only(cell, mime):
 
 
 def groups(cell, function: str | None = None) -> list[dict]:
-    return [g for d in tutorials.data_of(cell, CELL_LINE) for g in d["functions"]
-            if function is None or g["function"] == function]
+    return [
+        g
+        for d in tutorials.data_of(cell, CELL_LINE)
+        for g in d["functions"]
+        if function is None or g["function"] == function
+    ]
 
 
 def reasons(cell, function: str) -> list[tuple[str, str | None, str | None]]:
-    return [(m["kind"], m["before"], m["after"]) for g in groups(cell, function)
-            for m in g["reasons"]]
+    return [
+        (m["kind"], m["before"], m["after"]) for g in groups(cell, function) for m in g["reasons"]
+    ]
 
 
 def test_a_tracer_is_an_abstract_value_and_cached_calls_skip_python(r):
@@ -78,7 +83,10 @@ def test_side_effects_run_once_and_debug_print_every_call(r):
     (seen,) = [ln for ln in text.splitlines() if ln.startswith("print sees")]
     assert "float32[2]" in seen and "0." not in seen  # once, the tracer, no values
     assert [ln for ln in text.splitlines() if ln.startswith("debug.print sees")] == [
-        "debug.print sees [0. 0.]", "debug.print sees [1. 1.]", "debug.print sees [2. 2.]"]
+        "debug.print sees [0. 0.]",
+        "debug.print sees [1. 1.]",
+        "debug.print sees [2. 2.]",
+    ]
     assert "calls recorded: [(2,)]" in text
     (g,) = groups(cell, "jit(noisy)")
     assert g["compiles"] == 1
@@ -89,8 +97,7 @@ def test_side_effects_run_once_and_debug_print_every_call(r):
 def test_globals_become_constants_and_go_stale(r):
     cell = r.cell("%%jaxpr\nscale = 2.0")
     shown = only(cell, JAXPR)
-    text = "".join(o["data"]["text/plain"] for o in cell.outputs
-                   if JAXPR in o.get("data", {}))
+    text = "".join(o["data"]["text/plain"] for o in cell.outputs if JAXPR in o.get("data", {}))
     head = text.split(".", 1)[0]
     assert head.startswith("{ lambda a:f32[3]; b:f32[3]")  # offset: a constant input
     assert "mul 2.0:f32[]" in text  # scale: a literal
@@ -104,21 +111,26 @@ def test_globals_become_constants_and_go_stale(r):
 def power_sum(x, n):
     total = jnp.zeros_like(x)
     for k in range(1, n + 1):
-        total = total + x ** k
+        total = total + x**k
     return total
 
 
 def test_static_arguments_unroll_and_compile_once_per_value(r):
-    (g,) = groups(r.cell("from functools import partial\n\n@partial(jax.jit, static_argnames"), "jit(power_sum)")
+    (g,) = groups(
+        r.cell("from functools import partial\n\n@partial(jax.jit, static_argnames"),
+        "jit(power_sum)",
+    )
     assert g["compiles"] == 1 and g["reasons"] == []
     assert reasons(r.cell("power_sum(jnp.arange(3.0), n=4)"), "jit(power_sum)") == [
-        ("static_arg", "3", "4")]
+        ("static_arg", "3", "4")
+    ]
     shown = only(r.cell("%jaxpr power_sum("), JAXPR)
     want = histogram(jax.make_jaxpr(power_sum, static_argnums=1)(jnp.arange(3.0), 3))
     assert shown["stats"]["histogram"] == want
     assert want["integer_pow"] == 3 and want["add"] == 3  # the prose's unrolled loop
-    (err,) = [o for o in r.cell("%%jaxpr\ndef power_sum_traced").outputs
-              if o.output_type == "error"]
+    (err,) = [
+        o for o in r.cell("%%jaxpr\ndef power_sum_traced").outputs if o.output_type == "error"
+    ]
     assert err["ename"] == "CellError" and "TracerIntegerConversionError" in err["evalue"]
     assert "range(1, n + 1)" in err["evalue"]
     printed = tutorials.printed(r.cell("try:\n    power_sum(jnp.arange(3.0), n=[3])"))
@@ -149,8 +161,9 @@ def test_each_recompile_has_the_reason_the_prose_gives(r):
 
 def test_capture_and_the_guard(r):
     captured = r.cell("with workbench.capture_compiles() as compiles:")
-    result = "".join(o["data"]["text/plain"] for o in captured.outputs
-                     if o.output_type == "execute_result")
+    result = "".join(
+        o["data"]["text/plain"] for o in captured.outputs if o.output_type == "execute_result"
+    )
     assert "('jit(normalize)', 'compile', ['x changed f32[5] -> f32[6]'])" in result
     assert tutorials.printed(r.cell("with workbench.no_recompiles():")) == "no recompiles\n"
     message = tutorials.printed(r.cell("try:\n    with workbench.no_recompiles():"))
@@ -182,8 +195,11 @@ def test_the_persistent_cache_loads_after_the_memory_cache_is_cleared(r):
 def test_exercises_check_what_their_prose_asks(r):
     assert len(r.exercises) == 3
     for k in (1, 2, 3):
-        (check,) = [c for c in r.code_cells() if "check" in tutorials.tags(c)
-                    and f'"Exercise {k}: correct' in c.source]
+        (check,) = [
+            c
+            for c in r.code_cells()
+            if "check" in tutorials.tags(c) and f'"Exercise {k}: correct' in c.source
+        ]
         assert f"Exercise {k}: correct" in tutorials.printed(check)
     # exercise 3's buckets are the ones its prompt names (3 -> 8, 8 -> 8, 9 -> 16)
     (check3,) = [c for c in r.code_cells() if '"Exercise 3: correct' in c.source]
@@ -202,6 +218,9 @@ def _repeat(f, x, n):
 def test_ends_with_what_you_saw_and_the_link_to_autodiff(r):
     heads = [h for h, _ in tutorials.sections(r.committed)]
     assert heads[-2:] == ["What you saw", "Exercises"]
-    (saw,) = [c for c in r.committed.cells if c.cell_type == "markdown"
-              and c.source.startswith("## What you saw")]
+    (saw,) = [
+        c
+        for c in r.committed.cells
+        if c.cell_type == "markdown" and c.source.startswith("## What you saw")
+    ]
     assert "[02_autodiff](02_autodiff.ipynb)" in saw.source

@@ -57,6 +57,7 @@ def histogram(closed):
                     inner = getattr(sub, "jaxpr", sub)
                     if hasattr(inner, "eqns"):
                         walk(inner)
+
     walk(closed.jaxpr)
     return dict(counts)
 
@@ -93,8 +94,9 @@ def test_grad_holds_the_forward_pass_then_the_backward_pass(r):
     assert fwd["stats"]["histogram"] == histogram(jax.make_jaxpr(loss)(W, X, Y))
     assert bwd["stats"]["histogram"] == histogram(jax.make_jaxpr(jax.grad(loss))(W, X, Y))
     # every forward primitive is in the gradient program, and the matmul came back transposed
-    assert all(bwd["stats"]["histogram"].get(p, 0) >= n
-               for p, n in fwd["stats"]["histogram"].items())
+    assert all(
+        bwd["stats"]["histogram"].get(p, 0) >= n for p, n in fwd["stats"]["histogram"].items()
+    )
     assert bwd["stats"]["histogram"]["dot_general"] == 2 * fwd["stats"]["histogram"]["dot_general"]
     assert bwd["out_avals"] == ["f32[3,2]"]
     printed = tutorials.printed(r.cell("grad_w = jax.grad(loss)"))
@@ -169,18 +171,31 @@ def test_linear_transpose_is_the_linear_program_backwards(r):
     f_t = jax.linear_transpose(f_lin, XV)
     want_lin = jax.make_jaxpr(f_lin)(XV)
     want_t = jax.make_jaxpr(f_t)(jnp.float32(1.0))
-    assert top_prims(lin) == [e.primitive.name for e in want_lin.eqns] == [
-        "mul", "dot_general", "reduce_sum"]
-    assert top_prims(tr) == [e.primitive.name for e in want_t.eqns] == [
-        "broadcast_in_dim", "dot_general", "mul"]
+    assert (
+        top_prims(lin)
+        == [e.primitive.name for e in want_lin.eqns]
+        == ["mul", "dot_general", "reduce_sum"]
+    )
+    assert (
+        top_prims(tr)
+        == [e.primitive.name for e in want_t.eqns]
+        == ["broadcast_in_dim", "dot_general", "mul"]
+    )
 
     def dims(payload, closed):
-        (shown,) = [e["params"]["dimension_numbers"] for e in payload["jaxpr"]["eqns"]
-                    if e["primitive"] == "dot_general"]
-        (made,) = [str(e.params["dimension_numbers"]) for e in closed.eqns
-                   if e.primitive.name == "dot_general"]
+        (shown,) = [
+            e["params"]["dimension_numbers"]
+            for e in payload["jaxpr"]["eqns"]
+            if e["primitive"] == "dot_general"
+        ]
+        (made,) = [
+            str(e.params["dimension_numbers"])
+            for e in closed.eqns
+            if e.primitive.name == "dot_general"
+        ]
         assert shown == made
         return shown
+
     # A contracted over its columns, then over its rows (A transposed)
     assert dims(lin, want_lin) != dims(tr, want_t)
     # the residuals are the constants: cos x and A
@@ -196,9 +211,14 @@ def test_custom_jvp_replaces_the_derivative_of_the_body(r):
 
     @jax.custom_jvp
     def safe_norm(x):
-        return jnp.sqrt(jnp.sum(x ** 2))
-    safe_norm.defjvp(lambda p, t: (safe_norm(p[0]), jnp.vdot(p[0], t[0])
-                                   / jnp.where(safe_norm(p[0]) == 0, 1.0, safe_norm(p[0]))))
+        return jnp.sqrt(jnp.sum(x**2))
+
+    safe_norm.defjvp(
+        lambda p, t: (
+            safe_norm(p[0]),
+            jnp.vdot(p[0], t[0]) / jnp.where(safe_norm(p[0]) == 0, 1.0, safe_norm(p[0])),
+        )
+    )
     call = jax.make_jaxpr(safe_norm)(jnp.zeros(3)).eqns[0].primitive.name
     assert top_prims(body) == [call]
     # under grad: the rule's equations; sqrt only inside the primal call, never differentiated
@@ -214,13 +234,16 @@ def test_custom_vjp_clips_the_cotangent_and_refuses_forward_mode(r):
     @jax.custom_vjp
     def ident(x):
         return x
+
     ident.defvjp(lambda x: (x, None), lambda _, g: (g,))
     assert top_prims(body)[0] == jax.make_jaxpr(ident)(XV).eqns[0].primitive.name
     assert {"max", "min"} <= set(grad["stats"]["histogram"])
     printed = tutorials.printed(r.cell('print("value:", scaled(x)'))
     assert "grad: [1. 1. 1.]" in printed and "without clipping: [10. 10. 10.]" in printed
     jvp = jaxpr_of(r, "%jaxpr -t jvp scaled(x)")
-    lin_name = jax.make_jaxpr(lambda x, t: jax.jvp(ident, (x,), (t,)))(XV, XV).eqns[0].primitive.name
+    lin_name = (
+        jax.make_jaxpr(lambda x, t: jax.jvp(ident, (x,), (t,)))(XV, XV).eqns[0].primitive.name
+    )
     assert lin_name in top_prims(jvp)
     (err,) = [o for o in r.cell("%hlo -t jvp scaled(x)").outputs if o.output_type == "error"]
     assert err["ename"] == "CellError"
@@ -252,21 +275,39 @@ def test_checkpoint_policies_save_what_the_prose_says(r):
     saved = [line for line in dots.splitlines()[1:] if line and "from the argument" not in line]
     assert len(saved) == 2 and all("output of dot_general" in line for line in saved)
     # the same lists as print_saved_residuals gives in this process
-    for section, policy in ((default, None), (nothing, "nothing_saveable"),
-                            (dots, "dots_saveable")):
+    for section, policy in (
+        (default, None),
+        (nothing, "nothing_saveable"),
+        (dots, "dots_saveable"),
+    ):
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            print_saved_residuals(mlp if policy is None else jax.checkpoint(
-                mlp, policy=getattr(jax.checkpoint_policies, policy)), W1, W2, XV)
+            print_saved_residuals(
+                mlp
+                if policy is None
+                else jax.checkpoint(mlp, policy=getattr(jax.checkpoint_policies, policy)),
+                W1,
+                W2,
+                XV,
+            )
         assert [ln.split(" from")[0] for ln in buf.getvalue().splitlines()] == [
-            ln.split(" from")[0] for ln in section.splitlines()[1:] if ln]
+            ln.split(" from")[0] for ln in section.splitlines()[1:] if ln
+        ]
 
 
 def test_checkpoint_recomputes_in_the_backward_pass(r):
-    shown = {p: jaxpr_of(r, f"""%jaxpr -t "checkpoint(policy='{p}')" -t grad""")
-             for p in ("dots_saveable", "nothing_saveable")}
-    made = {p: histogram(jax.make_jaxpr(jax.grad(jax.checkpoint(
-        mlp, policy=getattr(jax.checkpoint_policies, p))))(W1, W2, XV)) for p in shown}
+    shown = {
+        p: jaxpr_of(r, f"""%jaxpr -t "checkpoint(policy='{p}')" -t grad""")
+        for p in ("dots_saveable", "nothing_saveable")
+    }
+    made = {
+        p: histogram(
+            jax.make_jaxpr(
+                jax.grad(jax.checkpoint(mlp, policy=getattr(jax.checkpoint_policies, p)))
+            )(W1, W2, XV)
+        )
+        for p in shown
+    }
     remat = jax.make_jaxpr(jax.checkpoint(mlp))(W1, W2, XV).eqns[0].primitive.name
     for p, payload in shown.items():
         assert payload["stats"]["histogram"] == made[p]

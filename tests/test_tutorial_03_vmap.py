@@ -40,8 +40,10 @@ def stages_of(r, prefix):
 def dims(text):
     """A ``dimension_numbers`` parameter as nested tuples (the payload has ``str`` of JAX's
     value; JAX's own printing writes lists)."""
+
     def tup(v):
         return tuple(tup(x) for x in v) if isinstance(v, (tuple, list)) else v
+
     return tup(ast.literal_eval(text))
 
 
@@ -62,8 +64,10 @@ def made(fn, *args):
     """The jaxpr JAX makes for ``fn`` in this process: (primitives, {primitive: params as
     text}) for comparing with what the notebook showed."""
     closed = jax.make_jaxpr(fn)(*args)
-    return ([e.primitive.name for e in closed.eqns],
-            {e.primitive.name: {k: str(v) for k, v in e.params.items()} for e in closed.eqns})
+    return (
+        [e.primitive.name for e in closed.eqns],
+        {e.primitive.name: {k: str(v) for k, v in e.params.items()} for e in closed.eqns},
+    )
 
 
 def layer(w, x):
@@ -89,8 +93,10 @@ def test_vmap_keeps_the_equations_and_leaves_the_batch_where_it_lands(r):
     assert prims(one) == prims(batched) == ["dot_general", "tanh", "reduce_sum"]
     names, params = made(jax.vmap(layer, in_axes=(None, 0)), W, XS)
     assert prims(batched) == names
-    assert param(batched, "dot_general", "dimension_numbers") == \
-        params["dot_general"]["dimension_numbers"]
+    assert (
+        param(batched, "dot_general", "dimension_numbers")
+        == params["dot_general"]["dimension_numbers"]
+    )
     assert dims(param(one, "dot_general", "dimension_numbers")) == (((1,), (0,)), ((), ()))
     assert dims(param(batched, "dot_general", "dimension_numbers")) == (((1,), (1,)), ((), ()))
     dot_out = eqns(batched)[0]["outvars"][0][1]
@@ -135,6 +141,7 @@ def test_nested_vmap_writes_the_broadcasting(r):
 
     def dist(u, v):
         return jnp.sqrt(jnp.sum((u - v) ** 2))
+
     a, b = jnp.ones((5, 3)), jnp.ones((7, 3))
     names, params = made(jax.vmap(jax.vmap(dist, in_axes=(None, 0)), in_axes=(0, None)), a, b)
     assert prims(shown) == names
@@ -174,12 +181,14 @@ Y = jnp.array([0.5, -0.5])
 
 def test_the_loop_grows_with_the_batch_and_vmap_does_not(r):
     printed = tutorials.printed(r.cell("def loop(w, xs)"))
-    counts = {line.split(":")[0]: int(line.split(":")[1].split()[0])
-              for line in printed.splitlines()}
+    counts = {
+        line.split(":")[0]: int(line.split(":")[1].split()[0]) for line in printed.splitlines()
+    }
     xs32 = jnp.ones((32, 3))
 
     def loop(w, xs):
         return jnp.stack([layer(w, x) for x in xs])
+
     assert counts["vmap"] == len(jax.make_jaxpr(jax.vmap(layer, in_axes=(None, 0)))(W, xs32).eqns)
     assert counts["loop"] == len(jax.make_jaxpr(loop)(W, xs32).eqns)
     assert counts["loop"] > 32 * counts["vmap"]

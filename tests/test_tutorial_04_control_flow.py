@@ -57,6 +57,7 @@ def error_of(run, prefix: str) -> dict:
 
 # -- the Python `if` ------------------------------------------------------------------------
 
+
 def test_a_python_if_on_a_tracer_is_the_short_error_naming_the_line(run):
     err = error_of(run, "%%jaxpr\ndef rect_sqrt(x):")
     assert err["evalue"].startswith("TracerBoolConversionError")
@@ -78,8 +79,11 @@ def test_a_branch_on_a_shape_traces_only_the_branch_taken(run):
 
 def test_a_new_static_value_recompiles_and_the_line_says_why(run):
     first = tutorials.data_of(run.cell("from functools import partial"), CELL)
-    assert any(g["function"] == "jit(activation)" and not g["reasons"]
-               for p in first for g in p["functions"])
+    assert any(
+        g["function"] == "jit(activation)" and not g["reasons"]
+        for p in first
+        for g in p["functions"]
+    )
     (line,) = tutorials.data_of(run.cell('activation(x, mode="tanh")'), CELL)
     (group,) = [g for g in line["functions"] if g["function"] == "jit(activation)"]
     assert group["compiles"] == 1
@@ -87,6 +91,7 @@ def test_a_new_static_value_recompiles_and_the_line_says_why(run):
 
 
 # -- where / cond / switch -------------------------------------------------------------------
+
 
 def test_where_computes_both_sides_and_its_gradient_at_zero_is_nan(run):
     def rect_sqrt_where(x):
@@ -142,11 +147,14 @@ def test_cond_under_vmap_with_a_batched_predicate_becomes_a_select(run):
     assert through_cond.tolist() == [0.0, 0.25, 0.0]
     assert jnp.isnan(through_where[0]) and jnp.isnan(through_where[2])
     printed = tutorials.printed(run.cell("def total_cond(xs):")).splitlines()
-    assert printed == [f"grad through vmap(cond): {through_cond}",
-                       f"grad through jnp.where:  {through_where}"]
+    assert printed == [
+        f"grad through vmap(cond): {through_cond}",
+        f"grad through jnp.where:  {through_where}",
+    ]
 
 
 # -- loops -----------------------------------------------------------------------------------
+
 
 def power(x, n):
     return lax.fori_loop(0, n, lambda i, acc: acc * x, jnp.ones_like(x))
@@ -180,7 +188,7 @@ def test_while_loop_has_a_test_and_a_body_and_stops_on_data(run):
     (loop,) = [e for e in eqns(shown) if e["primitive"] == "while"]
     assert {s["param"] for s in loop["subjaxprs"]} == {"cond_jaxpr", "body_jaxpr"}
     printed = tutorials.printed(run.cell("newton_sqrt = jax.jit(newton_sqrt)")).split()
-    assert [float(v) for v in printed] == pytest.approx([2 ** 0.5, 100.0], rel=1e-4)
+    assert [float(v) for v in printed] == pytest.approx([2**0.5, 100.0], rel=1e-4)
 
 
 def test_grad_through_while_fails_jvp_works_and_a_static_trip_count_scans_back(run):
@@ -197,6 +205,7 @@ def test_grad_through_while_fails_jvp_works_and_a_static_trip_count_scans_back(r
 
 
 # -- unrolled vs scan ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def loops():
@@ -218,8 +227,9 @@ def loops():
     def scanned(h, xs):
         return lax.scan(step, h, xs)
 
-    return SimpleNamespace(unrolled=unrolled, scanned=scanned,
-                           h0=jnp.zeros(16), xs=jnp.ones((50, 16)))
+    return SimpleNamespace(
+        unrolled=unrolled, scanned=scanned, h0=jnp.zeros(16), xs=jnp.ones((50, 16))
+    )
 
 
 def test_the_unrolled_jaxpr_repeats_the_body_and_the_scanned_one_nests_it_once(run, loops):
@@ -243,7 +253,10 @@ def test_the_scanned_program_is_smaller_and_compiles_faster_in_xla(run, loops):
         assert u["counts"][key] > 5 * s["counts"][key], key
     assert u["timings"]["compile_s"] > s["timings"]["compile_s"]
     # the counts are XLA's for the same program here
-    assert s["counts"]["hlo_instructions"] == workbench.hlo(loops.scanned, loops.h0, loops.xs).report.hlo_op_count
+    assert (
+        s["counts"]["hlo_instructions"]
+        == workbench.hlo(loops.scanned, loops.h0, loops.xs).report.hlo_op_count
+    )
     # the scanned diagram has the while body and condition as sub-diagrams; the unrolled one
     # is one flat entry computation
     assert len(s["graphs"]) > 1 and len(u["graphs"]) == 1
@@ -264,6 +277,7 @@ def test_the_benchmark_times_both_variants(run):
 
 # -- the exercises' checks ------------------------------------------------------------------
 
+
 def check_of(run, n: int) -> str:
     """The committed check cell of exercise ``n`` (from 1)."""
     return run.committed.cells[run.exercises[n - 1].check].source
@@ -271,14 +285,22 @@ def check_of(run, n: int) -> str:
 
 WRONG_ANSWERS = {
     # the trap the prose shows: a single where, whose discarded sqrt branch poisons the gradient
-    1: ("def rect_sqrt_safe(x):\n    return jnp.where(x > 0, jnp.sqrt(x), 0.0)",
-        "the sqrt branch still sees x <= 0"),
+    1: (
+        "def rect_sqrt_safe(x):\n    return jnp.where(x > 0, jnp.sqrt(x), 0.0)",
+        "the sqrt branch still sees x <= 0",
+    ),
     # a scan started from 0 instead of xs[0]: the check's data must not start at 0
-    2: ("def ema(xs, alpha):\n    def step(m, x):\n        m = alpha * m + (1 - alpha) * x\n"
-        "        return m, m\n    return lax.scan(step, 0.0, xs)[1]", "m[0] is xs[0]"),
+    2: (
+        "def ema(xs, alpha):\n    def step(m, x):\n        m = alpha * m + (1 - alpha) * x\n"
+        "        return m, m\n    return lax.scan(step, 0.0, xs)[1]",
+        "m[0] is xs[0]",
+    ),
     # the section "Reverse mode needs a known trip count"
-    3: ("def logistic(r, x0, n):\n    return lax.while_loop(lambda c: c[0] < n, "
-        "lambda c: (c[0] + 1, r * c[1] * (1 - c[1])), (0, x0))[1]", "grad failed"),
+    3: (
+        "def logistic(r, x0, n):\n    return lax.while_loop(lambda c: c[0] < n, "
+        "lambda c: (c[0] + 1, r * c[1] * (1 - c[1])), (0, x0))[1]",
+        "grad failed",
+    ),
 }
 
 

@@ -37,8 +37,7 @@ def _one(cell, mime):
 
 
 def _text(cell, mime) -> str:
-    return "".join(o["data"]["text/plain"] for o in cell.outputs
-                   if mime in o.get("data", {}))
+    return "".join(o["data"]["text/plain"] for o in cell.outputs if mime in o.get("data", {}))
 
 
 def _functions(cell) -> list[str]:
@@ -62,8 +61,10 @@ def _mesh(auto: bool = False):
 
 
 def _specs(mesh, xs, ws):
-    return (jax.ShapeDtypeStruct((64, 32), jnp.float32, sharding=NamedSharding(mesh, xs)),
-            jax.ShapeDtypeStruct((32, 16), jnp.float32, sharding=NamedSharding(mesh, ws)))
+    return (
+        jax.ShapeDtypeStruct((64, 32), jnp.float32, sharding=NamedSharding(mesh, xs)),
+        jax.ShapeDtypeStruct((32, 16), jnp.float32, sharding=NamedSharding(mesh, ws)),
+    )
 
 
 def test_pmap_psum_pmean_and_its_compile_line(r):
@@ -124,8 +125,11 @@ def test_sharding_of_a_non_array_is_the_short_error(r):
 def test_explicit_types_carry_the_sharding(r):
     mesh = _mesh()
     shown = _text(r.cell("%%jaxpr\ndef layer(x, w):"), JAXPR)
-    here = str(jax.make_jaxpr(lambda x, w: jnp.tanh(x @ w))(*_specs(mesh, P("data", None),
-                                                                      P(None, "model"))))
+    here = str(
+        jax.make_jaxpr(lambda x, w: jnp.tanh(x @ w))(
+            *_specs(mesh, P("data", None), P(None, "model"))
+        )
+    )
     types = set(re.findall(r"f32\[[^\]]*@[^\]]*\]", here))
     assert "f32[64@data,16@model]" in types  # the prose's example
     assert types <= set(re.findall(r"f32\[[^\]]*\]", shown))
@@ -139,7 +143,9 @@ def test_ambiguous_contraction_is_an_error_and_out_sharding_fixes_it(r):
     ename = type(info.value).__name__
     cell = r.cell("x_split = jax.ShapeDtypeStruct(")
     (err,) = [o for o in cell.outputs if o.output_type == "error"]
-    assert err["ename"] == "CellError" and ename in err["evalue"] and "out_sharding" in err["evalue"]
+    assert (
+        err["ename"] == "CellError" and ename in err["evalue"] and "out_sharding" in err["evalue"]
+    )
 
     fixed = _one(r.cell("def layer_out(x, w):"), HLO)
     out = NamedSharding(mesh, P("data", None))
@@ -170,8 +176,12 @@ def test_shard_map_body_and_its_collective(r):
     mesh = _mesh()
     x, w = _specs(mesh, P("data", "model"), P("model", None))
 
-    @partial(jax.shard_map, mesh=mesh, in_specs=(P("data", "model"), P("model", None)),
-             out_specs=P("data", None))
+    @partial(
+        jax.shard_map,
+        mesh=mesh,
+        in_specs=(P("data", "model"), P("model", None)),
+        out_specs=P("data", None),
+    )
     def layer_by_hand(xb, wb):
         return jnp.tanh(lax.psum(xb @ wb, axis_name="model"))
 
@@ -203,8 +213,11 @@ def test_exercises_ran_on_the_solutions(r):
 
 
 def test_auto_axes_prose_names_the_partitioner_this_jax_uses(r):
-    prose = next(c.source for c in r.nb.cells if c.cell_type == "markdown"
-                 and c.source.startswith("## Auto axes")).replace("\n", " ")
+    prose = next(
+        c.source
+        for c in r.nb.cells
+        if c.cell_type == "markdown" and c.source.startswith("## Auto axes")
+    ).replace("\n", " ")
     # Shardy is JAX's default partitioner (jax_use_shardy_partitioner); GSPMD was before it
     assert jax.config.jax_use_shardy_partitioner
     assert "Shardy, which replaced GSPMD as JAX's default" in prose

@@ -41,7 +41,7 @@ def softmax(x):
 
 
 def _entry_fusions(text: str) -> int:
-    return text[text.index("ENTRY"):].count(" fusion(")
+    return text[text.index("ENTRY") :].count(" fusion(")
 
 
 def test_softmax_fused_into_fewer_kernels_than_stablehlo_ops(r):
@@ -52,16 +52,20 @@ def test_softmax_fused_into_fewer_kernels_than_stablehlo_ops(r):
     assert compiled["stage"] == "compiled"
     assert compiled["counts"]["fusions"] == here
     assert 0 < compiled["counts"]["fusions"] < compiled["counts"]["stablehlo_ops"]
-    assert any(n["kind"] == "fusion" and len(n["fused_ops"]) > 1  # several ops, one kernel
-               for g in compiled["graphs"].values() for n in g["nodes"])
+    assert any(
+        n["kind"] == "fusion" and len(n["fused_ops"]) > 1  # several ops, one kernel
+        for g in compiled["graphs"].values()
+        for n in g["nodes"]
+    )
     # "the division became one reciprocal per row ... followed by a multiplication"
     text = lowered.compile().as_text()
     divides = re.findall(r"= (f32\[[\d,]*\])\S* divide\(", text)
     assert divides and set(divides) == {"f32[256]"}, divides
     nodes = [n for g in compiled["graphs"].values() for n in g["nodes"]]
     assert any("divide" in n.get("fused_ops", []) and n["shape"] == "f32[256]" for n in nodes)
-    assert any("multiply" in n.get("fused_ops", []) and n["shape"] == "f32[256,1024]"
-               for n in nodes)
+    assert any(
+        "multiply" in n.get("fused_ops", []) and n["shape"] == "f32[256,1024]" for n in nodes
+    )
     before = _one(r.cell("%hlo --stage lowered softmax"), HLO)
     assert before["stage"] == "lowered"
     assert before["counts"]["stablehlo_ops"] == compiled["counts"]["stablehlo_ops"]
@@ -76,8 +80,11 @@ def test_fused_moves_fewer_bytes_and_runs_faster(r):
     fused = float(lines[1].split(":")[1].split()[0])
     assert fused < unfused  # the prose's claim
     bench = _one(r.cell('workbench.bench({"jit (fused)"'), BENCH)
-    text = "".join(o["data"]["text/plain"] for o in r.cell('workbench.bench({"jit (fused)"').outputs
-                   if BENCH in o.get("data", {}))
+    text = "".join(
+        o["data"]["text/plain"]
+        for o in r.cell('workbench.bench({"jit (fused)"').outputs
+        if BENCH in o.get("data", {})
+    )
     assert "op by op (no jit) / jit (fused) = " in text
     ratio = float(text.split("op by op (no jit) / jit (fused) = ")[1].split("×")[0])
     assert ratio > 1.0, text  # op by op is slower
@@ -86,8 +93,11 @@ def test_fused_moves_fewer_bytes_and_runs_faster(r):
 
 def test_profile_attributes_time_to_the_cells_lines(r):
     prof = _one(r.cell("%%jaxprof -n 20"), PROFILE)
-    text = "".join(o["data"]["text/plain"] for o in r.cell("%%jaxprof -n 20").outputs
-                   if PROFILE in o.get("data", {}))
+    text = "".join(
+        o["data"]["text/plain"]
+        for o in r.cell("%%jaxprof -n 20").outputs
+        if PROFILE in o.get("data", {})
+    )
     assert "h = jax.nn.gelu(x @ w1 + b1)" in text and "return x + h @ w2" in text
     # "puts dot_general far ahead of the elementwise work"
     by_primitive = text.split("by jaxpr primitive:")[1].split("\n")[0]
@@ -107,8 +117,12 @@ def test_memory_analysis_claims(r):
     here = jax.jit(lambda a, w: jnp.tanh(a) @ w).lower(a, a).compile().memory_analysis()
     assert temp("act_then_matmul") == here.temp_size_in_bytes / 1024 == a.nbytes / 1024
     n = 1024
-    pair = jax.jit(lambda u, v: (u[:, None] * v[None, :]).sum(axis=1)).lower(
-        jnp.ones(n), jnp.ones(n)).compile().memory_analysis()
+    pair = (
+        jax.jit(lambda u, v: (u[:, None] * v[None, :]).sum(axis=1))
+        .lower(jnp.ones(n), jnp.ones(n))
+        .compile()
+        .memory_analysis()
+    )
     assert temp("pairwise") == round(pair.temp_size_in_bytes / 1024) < n * n * 4 / 1024 / 100
     shown = _one(r.cell("%hlo act_then_matmul(a, w)"), HLO)
     assert shown["memory"]["temp_bytes"] == here.temp_size_in_bytes
@@ -117,8 +131,11 @@ def test_memory_analysis_claims(r):
 def test_donation_aliases_deletes_and_jaxbench_keeps_the_array(r):
     hlo = _one(r.cell("def sgd(params, grads):"), HLO)
     assert hlo["memory"]["alias_bytes"] == 512 * 512 * 4
-    text = "".join(o["data"]["text/plain"] for o in r.cell("def sgd(params, grads):").outputs
-                   if HLO in o.get("data", {}))
+    text = "".join(
+        o["data"]["text/plain"]
+        for o in r.cell("def sgd(params, grads):").outputs
+        if HLO in o.get("data", {})
+    )
     assert "input_output_alias" in text  # where the prose says to look
     out = tutorials.printed(r.cell("new_params = sgd_step(params, grads)"))
     assert "params deleted: True | new_params deleted: False" in out
@@ -133,8 +150,9 @@ def test_donation_aliases_deletes_and_jaxbench_keeps_the_array(r):
 
 
 def _prose(r, start: str) -> str:
-    return next(c.source for c in r.nb.cells if c.cell_type == "markdown"
-                and c.source.startswith(start))
+    return next(
+        c.source for c in r.nb.cells if c.cell_type == "markdown" and c.source.startswith(start)
+    )
 
 
 def test_recorded_h100_section(r):
@@ -149,8 +167,9 @@ def test_recorded_h100_section(r):
     assert "recorded on NVIDIA H100" in text and f"with JAX {meta['jax']}" in text
     assert "custom fusion: tanh, dot" in text  # the GEMM fusion the prose points at
     # what the notebook shows is what the public front door gives here
-    here = workbench.profile_from_trace(REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt",
-                                        calls=5, top=6)
+    here = workbench.profile_from_trace(
+        REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt", calls=5, top=6
+    )
     assert prof == here._repr_mimebundle_()[PROFILE]
 
 
@@ -168,8 +187,9 @@ def test_gemm_fusion_computes_tanh_on_its_operand_and_is_far_below_both_roofs(r)
     bodies = re.findall(r"^%gemm_fusion\S* \(.*?^}", hlo, re.M | re.S)
     with_tanh = [b for b in bodies if " tanh(%parameter" in b]
     assert with_tanh and all(" dot(" in b for b in with_tanh)
-    rep = workbench.profile_from_trace(REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt",
-                                       calls=5, top=6).report
+    rep = workbench.profile_from_trace(
+        REC / "mlp4_grad.xplane.pb", REC / "mlp4_grad.hlo.txt", calls=5, top=6
+    ).report
     gemms = [i for i in rep.instructions if i.label == "custom fusion: tanh, dot"]
     assert len(gemms) >= 6
     peak = rep.peak
@@ -195,12 +215,13 @@ def test_recorded_matmul_flops_and_roofline(r):
     cell = r.cell("meta = json.loads(")
     out = tutorials.printed(cell)
     assert "(recorded): -1.0 FLOPs" in out
-    assert f"{2 * 8192 ** 3:.4g} FLOPs (counted)" in out
+    assert f"{2 * 8192**3:.4g} FLOPs (counted)" in out
     # the figures follow from the recorded trace: time of the call, FLOPs / time / peak
-    rep = workbench.profile_from_trace(REC / "matmul8192_bf16.xplane.pb",
-                                       REC / "matmul8192_bf16.hlo.txt", calls=5).report
+    rep = workbench.profile_from_trace(
+        REC / "matmul8192_bf16.xplane.pb", REC / "matmul8192_bf16.hlo.txt", calls=5
+    ).report
     (call,) = rep.instructions
-    assert call.opcode == "custom-call" and call.flops == 2 * 8192 ** 3
+    assert call.opcode == "custom-call" and call.flops == 2 * 8192**3
     peak = rep.peak.flops_per_s["bfloat16"]
     assert 985e12 < peak < 995e12  # "about 989 TFLOP/s"
     assert f"recorded time per call {call.seconds * 1e3:.2f} ms" in out

@@ -38,8 +38,9 @@ def _bench(r, prefix: str) -> dict:
 
 
 def _groups(cell) -> list[dict]:
-    return [g for p in tutorials.data_of(cell, CELL) for g in p["functions"]
-            if g["origin"] == "user"]
+    return [
+        g for p in tutorials.data_of(cell, CELL) for g in p["functions"] if g["origin"] == "user"
+    ]
 
 
 def test_no_widgets_anywhere(r):
@@ -121,8 +122,10 @@ def test_roofline_intensities_are_xlas_and_far_apart(r):
     rec = _bench(r, "a = jnp.ones((256, 256))")
     roof = {m["variant"]: m["roofline"] for m in rec["measurements"]}
     a = jnp.ones((256, 256))
-    for name, fn in (("matmul", lambda a: a @ a),
-                     ("elementwise", lambda a: jnp.tanh(a) * 2.0 + 1.0)):
+    for name, fn in (
+        ("matmul", lambda a: a @ a),
+        ("elementwise", lambda a: jnp.tanh(a) * 2.0 + 1.0),
+    ):
         flops, nbytes = _xla_counts(fn, a)
         assert roof[name]["flops"] == pytest.approx(flops)
         assert roof[name]["bytes_accessed"] == pytest.approx(nbytes)

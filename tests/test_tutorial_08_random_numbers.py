@@ -70,8 +70,9 @@ def test_a_key_is_a_value_and_the_same_key_gives_the_same_numbers(run, key):
     out = tutorials.printed(run.cell("key = jax.random.key(0)")).splitlines()
     assert out[0] == f"key<fry> () {jax.random.key_data(key)}"
     assert out[1] == out[2].split(" equal:")[0] and out[2].endswith("equal: True")
-    np.testing.assert_allclose(np.array(out[1].strip("[]").split(), dtype=np.float32),
-                               np.asarray(sample(key)), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.array(out[1].strip("[]").split(), dtype=np.float32), np.asarray(sample(key)), rtol=1e-6
+    )
 
 
 def test_the_sampler_jaxpr_takes_a_typed_key_and_draws_bits_with_random_bits(run, key):
@@ -79,8 +80,9 @@ def test_the_sampler_jaxpr_takes_a_typed_key_and_draws_bits_with_random_bits(run
     assert shown["in_avals"] == ["key<fry>[]"]
     expected = histogram(jax.make_jaxpr(sample)(key))
     assert shown["stats"]["histogram"] == dict(expected)
-    assert {"random_bits", "shift_right_logical", "or", "bitcast_convert_type",
-            "erf_inv"} <= set(expected)
+    assert {"random_bits", "shift_right_logical", "or", "bitcast_convert_type", "erf_inv"} <= set(
+        expected
+    )
     (bits,) = [e for e in all_eqns(shown) if e["primitive"] == "random_bits"]
     assert aval_texts(shown, bits["outvars"]) == ["u32[3]"]
 
@@ -112,8 +114,10 @@ def test_split_and_fold_in_are_the_primitives_named(run, key):
     # 0.12 unstacks: this process's JAX made the shown jaxpr, so the histograms match above)
     assert ("unstack" in expected) != ("slice" in expected)
     fold = shown_jaxpr(run, "%%jaxpr\ndef key_for_step(key, step):")
-    assert [e["primitive"] for e in fold["jaxpr"]["eqns"]] == ["convert_element_type",
-                                                                "random_fold_in"]
+    assert [e["primitive"] for e in fold["jaxpr"]["eqns"]] == [
+        "convert_element_type",
+        "random_fold_in",
+    ]
     lines = tutorials.printed(run.cell("k3, k3_again, k4 =")).splitlines()
     k3 = str(jax.random.key_data(jax.random.fold_in(key, 3)))
     k4 = str(jax.random.key_data(jax.random.fold_in(key, 4)))
@@ -123,7 +127,8 @@ def test_split_and_fold_in_are_the_primitives_named(run, key):
 
 def test_key_reuse_is_caught_then_the_checker_is_turned_off(run):
     assert tutorials.printed(run.cell("layer_key = jax.random.key(42)")).strip() == (
-        "identical layers: True")
+        "identical layers: True"
+    )
     cell = run.cell("%%jaxpr\ndef init(key):\n    w1 = jax.random.normal(key")
     assert "raises-exception" in tutorials.tags(cell)
     (err,) = [o for o in cell.outputs if o.output_type == "error"]
@@ -206,9 +211,11 @@ def test_the_compiled_sampler_takes_u32_2_and_computes_threefry_with_integer_ops
 def test_the_walk_check_tells_an_exclusive_sum_what_position_t_is(run):
     """A walk that returns the position *before* each step fails with a hint that says
     what position t is and how step t is drawn."""
-    wrong = ("def random_walk(key, n):\n"
-             "    s = jax.vmap(lambda t: jax.random.normal(jax.random.fold_in(key, t)))(jnp.arange(n))\n"
-             "    return jnp.cumsum(s) - s")
+    wrong = (
+        "def random_walk(key, n):\n"
+        "    s = jax.vmap(lambda t: jax.random.normal(jax.random.fold_in(key, t)))(jnp.arange(n))\n"
+        "    return jnp.cumsum(s) - s"
+    )
     ns = {"jax": jax, "jnp": jax.numpy}
     exec(wrong, ns)
     check = run.committed.cells[run.exercises[2].check].source

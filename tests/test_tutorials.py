@@ -45,8 +45,11 @@ def test_topic_ends_with_two_or_three_checked_exercises(name):
     heads = [h for h, _ in tutorials.sections(nb)]
     assert heads[-1] == "Exercises", heads
     first = min(e.exercise for e in found)
-    exercises_at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
-                        and "## Exercises" in c.source)
+    exercises_at = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and "## Exercises" in c.source
+    )
     assert first > exercises_at
     for e in found:
         assert "assert" in nb.cells[e.check].source
@@ -64,8 +67,9 @@ def test_runs_top_to_bottom(name):
     for cell in r.code_cells():
         if "raises-exception" in tutorials.tags(cell):
             assert [o for o in cell.outputs if o.output_type == "error"], cell.source[:80]
-    stderr = [(c.source[:60], t) for c, t in r.stderr()
-              if "stderr-expected" not in tutorials.tags(c)]
+    stderr = [
+        (c.source[:60], t) for c, t in r.stderr() if "stderr-expected" not in tutorials.tags(c)
+    ]
     assert not stderr, stderr
     assert 0 < r.peak_rss_bytes < BINDER_MEMORY_BYTES, r.peak_rss_bytes
 
@@ -79,8 +83,10 @@ def test_exercise_checks_pass_on_solutions_and_fail_on_stubs(name):
         check = by_source[r.committed.cells[e.check].source]
         assert check.execution_count is not None
         assert not [o for o in check.outputs if o.output_type == "error"]
-        assert stub_error in ("AssertionError", "NotImplementedError", "TypeError",
-                              "NameError"), (e, stub_error)
+        assert stub_error in ("AssertionError", "NotImplementedError", "TypeError", "NameError"), (
+            e,
+            stub_error,
+        )
 
 
 @pytest.mark.parametrize("name", tutorials.ALL)

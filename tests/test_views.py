@@ -26,6 +26,7 @@ def _chain(n):
         for i in range(n):
             x = jnp.sin(x) + i
         return x
+
     return f
 
 
@@ -63,8 +64,9 @@ def test_source_labels():
 
 
 def test_types_coloured_by_dtype_family():
-    html = jaxpr_html(workbench.inspect(lambda x, i: (x * 2, i + 1, x > 0), jnp.ones(2),
-                                        jnp.ones(2, jnp.int32)))
+    html = jaxpr_html(
+        workbench.inspect(lambda x, i: (x * 2, i + 1, x > 0), jnp.ones(2), jnp.ones(2, jnp.int32))
+    )
     assert 'class="jwb-t f"' in html and 'class="jwb-t i"' in html and 'class="jwb-t b"' in html
 
 
@@ -155,8 +157,12 @@ def test_a_plain_engine_record_displays_like_its_front_door(shell):
     r = workbench.bench(lambda v: v + 1, jnp.ones(8), number=2, repeat=3, live=False)
     h = workbench.hlo(lambda x: jnp.tanh(x) * 2, jnp.ones(4))
     j = workbench.jaxpr(lambda x: x * 2, 1.0)
-    for front, record in ((r, r.record), (r, Benchmark.from_json(r.to_json())),
-                          (h, h.report), (j, j.inspection)):
+    for front, record in (
+        (r, r.record),
+        (r, Benchmark.from_json(r.to_json())),
+        (h, h.report),
+        (j, j.inspection),
+    ):
         want, _ = fmt(front)
         got, _ = fmt(record)
         assert set(got) == set(want), type(record).__name__
@@ -176,11 +182,17 @@ def test_the_views_know_nothing_of_ipython_or_jax():
 
     for path in Path(views.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
-                assert name.split(".")[0] not in ("jax", "jaxlib", "IPython", "ipywidgets"), \
+                assert name.split(".")[0] not in ("jax", "jaxlib", "IPython", "ipywidgets"), (
                     f"{path.name} imports {name}"
+                )
         assert "execution_count" not in path.read_text(), path.name
 
 
@@ -233,7 +245,10 @@ def test_twin_and_magic_give_the_same_report(run):
     r = run("%jaxpr _branchy(1.0)")
     assert isinstance(r.error, CellError) and isinstance(r.error, WorkbenchError)
     assert (r.error.report.kind, r.error.report.summary, r.error.report.where.line) == (
-        info.value.report.kind, info.value.report.summary, info.value.report.where.line)
+        info.value.report.kind,
+        info.value.report.summary,
+        info.value.report.where.line,
+    )
 
 
 def test_a_failure_inside_jax_names_the_calling_line():
@@ -307,13 +322,25 @@ def test_compile_line_gives_the_stages_in_the_totals_unit():
     from workbench.engine.cache.records import CellSummary, FunctionGroup
     from workbench.views.cache import cell_text
 
-    g = FunctionGroup(function="jit(loss)", origin="user", compiles=1, traces=1, lowers=1,
-                      trace_s=0.02, lower_s=0.05, compile_s=0.34)
-    assert cell_text(CellSummary("3", [g], None)) == \
-        "jit(loss): compiled 1x in 410 ms (trace 20 · lower 50 · XLA 340)"
+    g = FunctionGroup(
+        function="jit(loss)",
+        origin="user",
+        compiles=1,
+        traces=1,
+        lowers=1,
+        trace_s=0.02,
+        lower_s=0.05,
+        compile_s=0.34,
+    )
+    assert (
+        cell_text(CellSummary("3", [g], None))
+        == "jit(loss): compiled 1x in 410 ms (trace 20 · lower 50 · XLA 340)"
+    )
     g.compile_s = 1.93
-    assert cell_text(CellSummary("3", [g], None)) == \
-        "jit(loss): compiled 1x in 2 s (trace 0.02 · lower 0.05 · XLA 1.9)"
+    assert (
+        cell_text(CellSummary("3", [g], None))
+        == "jit(loss): compiled 1x in 2 s (trace 0.02 · lower 0.05 · XLA 1.9)"
+    )
 
 
 def test_compile_line_words_each_reason_by_the_stage_its_call_reached():
@@ -326,19 +353,35 @@ def test_compile_line_words_each_reason_by_the_stage_its_call_reached():
     from workbench.views.cache import cell_html, cell_text
 
     def rec(kind: str, before: str, after: str) -> CompileRecord:
-        return CompileRecord("jit(f)", trace_s=0.001, lower_s=0.002 if kind != "trace" else None,
-                             compile_s=0.003 if kind == "compile" else None, kind=kind,
-                             key="k", reasons=[MissReason("shape", "x", before, after)])
+        return CompileRecord(
+            "jit(f)",
+            trace_s=0.001,
+            lower_s=0.002 if kind != "trace" else None,
+            compile_s=0.003 if kind == "compile" else None,
+            kind=kind,
+            key="k",
+            reasons=[MissReason("shape", "x", before, after)],
+        )
 
-    summary = cell_summary([rec("compile", "f32[1]", "f32[2]"), rec("trace", "f32[2]", "f32[3]"),
-                            rec("trace", "f32[2]", "f32[4]"), rec("compile", "f32[2]", "f32[4]")],
-                           "5")
+    summary = cell_summary(
+        [
+            rec("compile", "f32[1]", "f32[2]"),
+            rec("trace", "f32[2]", "f32[3]"),
+            rec("trace", "f32[2]", "f32[4]"),
+            rec("compile", "f32[2]", "f32[4]"),
+        ],
+        "5",
+    )
     (g,) = summary.groups
     assert g.reasons_from == ["compile", "trace", "compile"]
     assert g.to_dict()["reasons_from"] == ["compile", "trace", "compile"]
     assert cell_text(summary).endswith(
         " · recompiled: x changed f32[1] -> f32[2]; x changed f32[2] -> f32[4]"
-        " · retraced: x changed f32[2] -> f32[3]")
+        " · retraced: x changed f32[2] -> f32[3]"
+    )
     assert "retraced: x changed f32[2] -&gt; f32[3]" in cell_html(summary)
     from workbench.views.cache import CACHE_CELL_MIME, cell_line_display
-    schemas.validate(CACHE_CELL_MIME, cell_line_display(summary)._repr_mimebundle_()[CACHE_CELL_MIME])
+
+    schemas.validate(
+        CACHE_CELL_MIME, cell_line_display(summary)._repr_mimebundle_()[CACHE_CELL_MIME]
+    )

@@ -49,10 +49,12 @@ WORKBENCH_MIME = "application/vnd.jax-workbench."
 # the kernel's own high-water mark: Linux's VmHWM belongs to the process image, while
 # getrusage's ru_maxrss survives fork+exec and so reports the (large) pytest process that
 # started the kernel
-PEAK_RSS_KIB_EXPR = ("next((int(l.split()[1]) for l in open('/proc/self/status') "
-                     "if l.startswith('VmHWM:')), None) if __import__('os').path.exists("
-                     "'/proc/self/status') else __import__('resource').getrusage("
-                     "__import__('resource').RUSAGE_SELF).ru_maxrss")
+PEAK_RSS_KIB_EXPR = (
+    "next((int(l.split()[1]) for l in open('/proc/self/status') "
+    "if l.startswith('VmHWM:')), None) if __import__('os').path.exists("
+    "'/proc/self/status') else __import__('resource').getrusage("
+    "__import__('resource').RUSAGE_SELF).ru_maxrss"
+)
 _PEAK_RSS_CODE = f"print('peak-rss-kib', {PEAK_RSS_KIB_EXPR})"
 
 
@@ -88,12 +90,15 @@ class Run:
         return found[0]
 
     def errors(self) -> list[tuple[Any, dict]]:
-        return [(c, o) for c in self.code_cells() for o in c.outputs
-                if o.output_type == "error"]
+        return [(c, o) for c in self.code_cells() for o in c.outputs if o.output_type == "error"]
 
     def stderr(self) -> list[tuple[Any, str]]:
-        return [(c, o.text) for c in self.code_cells() for o in c.outputs
-                if o.output_type == "stream" and o.name == "stderr"]
+        return [
+            (c, o.text)
+            for c in self.code_cells()
+            for o in c.outputs
+            if o.output_type == "stream" and o.name == "stderr"
+        ]
 
 
 def path(name: str) -> Path:
@@ -110,19 +115,25 @@ def data_of(cell: Any, mime: str) -> list[Any]:
 
 
 def printed(cell: Any) -> str:
-    return "".join(o.get("text", "") for o in cell.outputs
-                   if o.output_type == "stream" and o.name == "stdout")
+    return "".join(
+        o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout"
+    )
 
 
 def find_exercises(nb: Any) -> list[Exercise]:
     """Pair the ``exercise``, ``check`` and ``solution`` cells, checking their order."""
-    marks = [(i, t) for i, c in enumerate(nb.cells)
-             for t in tags(c) if t in ("exercise", "check", "solution")]
+    marks = [
+        (i, t)
+        for i, c in enumerate(nb.cells)
+        for t in tags(c)
+        if t in ("exercise", "check", "solution")
+    ]
     found: list[Exercise] = []
     for k in range(0, len(marks), 3):
-        group = marks[k:k + 3]
+        group = marks[k : k + 3]
         assert [t for _, t in group] == ["exercise", "check", "solution"], (
-            f"exercise cells out of order: {marks}")
+            f"exercise cells out of order: {marks}"
+        )
         found.append(Exercise(*(i for i, _ in group)))
     return found
 
@@ -174,12 +185,17 @@ def run(name: str) -> Run:
     nb.cells = cells + extra
     with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
         env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
-        client = NotebookClient(nb, timeout=int(TIME_LIMIT_S), kernel_name="python3",
-                                resources={"metadata": {"path": str(NOTEBOOKS)}})
+        client = NotebookClient(
+            nb,
+            timeout=int(TIME_LIMIT_S),
+            kernel_name="python3",
+            resources={"metadata": {"path": str(NOTEBOOKS)}},
+        )
         start = time.monotonic()
         finished: list[float] = []
         client.on_cell_executed = lambda **kw: (  # type: ignore[assignment]
-            finished.append(time.monotonic()) if kw["cell_index"] == main_count - 1 else None)
+            finished.append(time.monotonic()) if kw["cell_index"] == main_count - 1 else None
+        )
         client.execute(env=env)
     stub_errors: list[str | None] = []
     for k in range(len(exercises)):
@@ -189,9 +205,15 @@ def run(name: str) -> Run:
     rss_text = printed(extra[-1])
     peak = int(rss_text.split()[-1]) * 1024 if "peak-rss-kib" in rss_text else 0
     nb.cells = cells
-    result = Run(name=name, committed=committed, nb=nb,
-                 seconds=(finished[0] if finished else time.monotonic()) - start,
-                 exercises=exercises, stub_errors=stub_errors, peak_rss_bytes=peak)
+    result = Run(
+        name=name,
+        committed=committed,
+        nb=nb,
+        seconds=(finished[0] if finished else time.monotonic()) - start,
+        exercises=exercises,
+        stub_errors=stub_errors,
+        peak_rss_bytes=peak,
+    )
     _cache[name] = result
     return result
 

@@ -58,7 +58,26 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
-__all__ = ["CacheSnapshot", "CompileRecord", "Inspection", "RecompileError", "TransformSpec",
-           "__version__", "bench", "cache", "capture_compiles", "fake_devices", "hlo", "inspect",
-           "inspect_chain", "jaxpr", "load_ipython_extension", "mesh_explorer", "no_recompiles",
-           "profile", "profile_from_trace", "sharding", "unload_ipython_extension"]
+__all__ = [
+    "CacheSnapshot",
+    "CompileRecord",
+    "Inspection",
+    "RecompileError",
+    "TransformSpec",
+    "__version__",
+    "bench",
+    "cache",
+    "capture_compiles",
+    "fake_devices",
+    "hlo",
+    "inspect",
+    "inspect_chain",
+    "jaxpr",
+    "load_ipython_extension",
+    "mesh_explorer",
+    "no_recompiles",
+    "profile",
+    "profile_from_trace",
+    "sharding",
+    "unload_ipython_extension",
+]

@@ -24,8 +24,9 @@ class _ShortRendering(Exception):
     kind = ""
 
     def _render_traceback_(self) -> list[str]:
-        rep = ErrorReport(phase="arguments", kind=self.kind or type(self).__name__,
-                          summary=str(self))
+        rep = ErrorReport(
+            phase="arguments", kind=self.kind or type(self).__name__, summary=str(self)
+        )
         return error_text(rep, color=True).splitlines()
 
 
@@ -50,25 +51,40 @@ def check_static(static_argnums: object, static_argnames: object) -> None:
     requires: checked here so a wrong one is one short line, not an IndexError or a
     "not iterable" from deep inside the engine."""
     nums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    if (isinstance(nums, (str, bytes)) or not isinstance(nums, (tuple, list))
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums)):
-        raise short_input_error(TypeError(
-            f"static_argnums must be an integer or a sequence of integers, got {static_argnums!r}"))
+    if (
+        isinstance(nums, (str, bytes))
+        or not isinstance(nums, (tuple, list))
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums)
+    ):
+        raise short_input_error(
+            TypeError(
+                f"static_argnums must be an integer or a sequence of integers, got {static_argnums!r}"
+            )
+        )
     names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
     if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
-        raise short_input_error(TypeError(
-            f"static_argnames must be a name or a sequence of names, got {static_argnames!r}"))
+        raise short_input_error(
+            TypeError(
+                f"static_argnames must be a name or a sequence of names, got {static_argnames!r}"
+            )
+        )
 
 
 def check_backend(backend: object) -> None:
     """``backend`` is a platform name such as ``'cpu'`` or ``'gpu'`` (or None)."""
     if backend is not None and not isinstance(backend, str):
-        raise short_input_error(TypeError(
-            f"backend must be a platform name such as 'cpu' or 'gpu', got {backend!r}"))
+        raise short_input_error(
+            TypeError(f"backend must be a platform name such as 'cpu' or 'gpu', got {backend!r}")
+        )
 
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "check_backend", "check_static",
-           "short_input_error"]
+__all__ = [
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "check_backend",
+    "check_static",
+    "short_input_error",
+]
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -104,5 +120,7 @@ def releases_arguments(*short: type[BaseException]) -> Callable[[_F], _F]:
             failure.__context__ = None
             failure.__cause__ = None
             raise failure.with_traceback(None)
+
         return wrapper  # type: ignore[return-value]
+
     return decorate

@@ -45,8 +45,16 @@ def trace_stages(
     (``static_argnums=``) instead of the magics' flags (``--static-argnums``).
     """
     try:
-        stages = inspect_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                                compare=compare, backend=backend)
+        stages = inspect_stages(
+            fn,
+            args,
+            kwargs,
+            transforms,
+            static_argnums,
+            static_argnames,
+            compare=compare,
+            backend=backend,
+        )
     except TransformError as exc:
         if door == "twin":
             raise TransformError(for_twins(str(exc))) from None

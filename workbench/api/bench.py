@@ -100,9 +100,22 @@ def bench(
 
     The options are keyword-only; any other keyword goes to ``fn``.
     """
-    return bench_call(fn, args, kwargs, sweep=sweep, make_args=make_args, budget=budget,
-                      number=number, repeat=repeat, precision=precision, roofline=roofline,
-                      peaks=peaks, live=live, text=text, label=label)
+    return bench_call(
+        fn,
+        args,
+        kwargs,
+        sweep=sweep,
+        make_args=make_args,
+        budget=budget,
+        number=number,
+        repeat=repeat,
+        precision=precision,
+        roofline=roofline,
+        peaks=peaks,
+        live=live,
+        text=text,
+        label=label,
+    )
 
 
 def bench_call(
@@ -142,10 +155,21 @@ def bench_call(
         if updates_in_place():
             observer = LiveBench(text_only=text)  # shows its output on the first event
     try:
-        record = run_benchmark(fn, tuple(args), kwargs, sweep=sweep, make_args=make_args,
-                               budget=budget, number=number, repeat=repeat,
-                               precision=precision, with_roofline=roofline, peaks=peaks,
-                               label=label, observer=observer)
+        record = run_benchmark(
+            fn,
+            tuple(args),
+            kwargs,
+            sweep=sweep,
+            make_args=make_args,
+            budget=budget,
+            number=number,
+            repeat=repeat,
+            precision=precision,
+            with_roofline=roofline,
+            peaks=peaks,
+            label=label,
+            observer=observer,
+        )
     except BaseException as exc:
         if observer is not None:
             observer.stopped(exc)
@@ -174,6 +198,7 @@ def hide_in_execution(result: Display[Any], execution_count: int | None) -> None
     attribute, so results never shown live display through the ordinary
     ``_repr_mimebundle_`` path.
     """
+
     def display_once() -> None:
         from IPython import get_ipython
         from IPython.display import display

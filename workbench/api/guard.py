@@ -44,8 +44,11 @@ def _describe(rec: CompileRecord) -> str:
 
 def recompile_message(records: list[CompileRecord], allow: int) -> str:
     n = len(records)
-    head = (f"{n} recompile{'s' if n != 1 else ''} inside no_recompiles()"
-            + (f" (allowed: {allow})" if allow else "") + ":")
+    head = (
+        f"{n} recompile{'s' if n != 1 else ''} inside no_recompiles()"
+        + (f" (allowed: {allow})" if allow else "")
+        + ":"
+    )
     return "\n".join([head, *(_describe(r) for r in records)])
 
 
@@ -61,8 +64,7 @@ class RecompileGuard:
         self.recompiles: list[CompileRecord] = []
         self._active = threading.local()
 
-    def __call__(self, *, allow: int = 0,
-                 functions: Iterable[Any] | None = None) -> RecompileGuard:
+    def __call__(self, *, allow: int = 0, functions: Iterable[Any] | None = None) -> RecompileGuard:
         return RecompileGuard(allow=allow, functions=functions)
 
     def __enter__(self) -> RecompileGuard:
@@ -71,8 +73,12 @@ class RecompileGuard:
         stack.append((cm, cm.__enter__()))
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         __tracebackhide__ = True  # pytest shows the user's line, not this frame
         cm, found = self._active.stack.pop()
         cm.__exit__(None, None, None)

@@ -43,8 +43,16 @@ def hlo(
     except (HloOptionError, BackendUnavailable, TransformError) as exc:
         raise short_input_error(exc) from None
     try:
-        (ins,) = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                              backend=backend, door="twin")
+        (ins,) = trace_stages(
+            fn,
+            args,
+            kwargs,
+            transforms,
+            static_argnums,
+            static_argnames,
+            backend=backend,
+            door="twin",
+        )
         rep = compile_report(ins, stage, fusion)
     except WorkbenchError as exc:
         raise exc.located(caller_line()) from None

@@ -28,16 +28,26 @@ def inspect(
     transform raises a ``TypeError``/``ValueError`` that IPython shows in one line.
     """
     if not callable(fn):
-        raise short_input_error(TypeError(
-            f"inspect() needs a function as its first argument, got {type(fn).__name__}"))
+        raise short_input_error(
+            TypeError(f"inspect() needs a function as its first argument, got {type(fn).__name__}")
+        )
     check_static(static_argnums, static_argnames)
     if transforms is not None and not isinstance(transforms, (str, TransformSpec, Sequence)):
-        raise short_input_error(TypeError(
-            "transforms must be a name such as 'grad', a TransformSpec or a list of them, "
-            f"got {type(transforms).__name__}"))
+        raise short_input_error(
+            TypeError(
+                "transforms must be a name such as 'grad', a TransformSpec or a list of them, "
+                f"got {type(transforms).__name__}"
+            )
+        )
     try:
-        return _engine_inspect(fn, *args, transforms=transforms, static_argnums=static_argnums,
-                               static_argnames=static_argnames, **kwargs)
+        return _engine_inspect(
+            fn,
+            *args,
+            transforms=transforms,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            **kwargs,
+        )
     except TransformError as exc:
         raise short_input_error(exc) from None
 

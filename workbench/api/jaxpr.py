@@ -33,8 +33,16 @@ def jaxpr(
     ``.inspection`` is the engine's record (``.stages`` with ``compare=True``).
     """
     try:
-        stages = trace_stages(fn, args, kwargs, transforms, static_argnums, static_argnames,
-                              compare=compare, door="twin")
+        stages = trace_stages(
+            fn,
+            args,
+            kwargs,
+            transforms,
+            static_argnums,
+            static_argnames,
+            compare=compare,
+            door="twin",
+        )
     except WorkbenchError as exc:
         raise exc.located(caller_line()) from None
     return jaxpr_display(stages, compare=compare, depth=depth, text_only=text)

@@ -61,8 +61,14 @@ def profile(
         raise short_input_error(exc) from None
     failure: WorkbenchError | None = None
     try:
-        rep = profile_call(fn, tuple(args), dict(kwargs), calls=n, tmp_root=tmp_dir,
-                           command_buffers=command_buffers)
+        rep = profile_call(
+            fn,
+            tuple(args),
+            dict(kwargs),
+            calls=n,
+            tmp_root=tmp_dir,
+            command_buffers=command_buffers,
+        )
     except ProfileError as exc:
         failure = WorkbenchError(exc.report).located(caller_line())
     if failure is not None:
@@ -98,8 +104,10 @@ def profile_from_trace(
     """
     try:
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
-            raise ValueError(f"calls (how many calls of the program the trace holds) must be "
-                             f"a positive integer, got {calls!r}")
+            raise ValueError(
+                f"calls (how many calls of the program the trace holds) must be "
+                f"a positive integer, got {calls!r}"
+            )
         check_calls(calls)
         check_top(top)
         if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
@@ -108,8 +116,9 @@ def profile_from_trace(
         raise short_input_error(exc) from None
     failure: WorkbenchError | None = None
     try:
-        rep = profile_recorded(trace, hlo, calls=calls, device_id=device_id, label=label,
-                               device_kind=device_kind)
+        rep = profile_recorded(
+            trace, hlo, calls=calls, device_id=device_id, label=label, device_kind=device_kind
+        )
     except ProfileError as exc:
         failure = WorkbenchError(exc.report).located(caller_line())
     if failure is not None:

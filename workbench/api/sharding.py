@@ -24,6 +24,9 @@ def sharding(x: Any, text: bool = False) -> Display[list[Layout]]:
     try:
         layouts = layouts_of_tree(x)
     except ShardingInputError as exc:
-        raise WorkbenchError(ErrorReport(phase="arguments", kind="ShardingInputError",
-                                         summary=str(exc), where=caller_line())) from None
+        raise WorkbenchError(
+            ErrorReport(
+                phase="arguments", kind="ShardingInputError", summary=str(exc), where=caller_line()
+            )
+        ) from None
     return sharding_display(layouts, text_only=text)

@@ -29,7 +29,6 @@ from workbench.engine.common.environment import (
 TOUR = "00_tour.ipynb"
 
 
-
 def extension_status() -> ExtensionStatus:
     """Look for our prebuilt extension in Jupyter's paths, and for a page config disabling it."""
     try:
@@ -52,10 +51,15 @@ def extension_status() -> ExtensionStatus:
                 continue
             dis = data.get("disabledExtensions", {})
             if (isinstance(dis, dict) and dis.get(EXTENSION_NAME)) or (
-                    isinstance(dis, list) and EXTENSION_NAME in dis):
+                isinstance(dis, list) and EXTENSION_NAME in dis
+            ):
                 disabled = True
-    return ExtensionStatus(installed=found is not None, enabled=found is not None and not disabled,
-                           path=None if found is None else str(found))
+    return ExtensionStatus(
+        installed=found is not None,
+        enabled=found is not None and not disabled,
+        path=None if found is None else str(found),
+    )
+
 
 def notebooks_dir() -> Path:
     """The project's ``notebooks/``: beside the package in a checkout, else ``./notebooks``."""
@@ -84,8 +88,11 @@ def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
         env.setdefault("JAX_PLATFORMS", "cpu")
     directory = Path(args.dir).resolve() if args.dir else notebooks_dir()
     if not directory.is_dir():
-        print(f"jax-workbench lab: no notebooks directory at {directory}; "
-              f"run from the project checkout or pass --dir", file=sys.stderr)
+        print(
+            f"jax-workbench lab: no notebooks directory at {directory}; "
+            f"run from the project checkout or pass --dir",
+            file=sys.stderr,
+        )
         return 2
     cmd = lab_command(args.port, directory, extra)
     print("starting:", " ".join(cmd), flush=True)
@@ -105,11 +112,13 @@ def cmd_lab(args: argparse.Namespace, extra: list[str]) -> int:
 def format_doctor(rep: DoctorReport) -> str:
     """The report as the lines ``doctor`` prints."""
     env = rep.environment
-    lines = [f"jax-workbench {rep.workbench_version} · Python {env.python}",
-             f"JAX {env.jax_version} · jaxlib {env.jaxlib_version}",
-             f"default backend: {env.backend} · {env.device_count} device(s) · "
-             f"{rep.process_count} process(es)",
-             "backends:"]
+    lines = [
+        f"jax-workbench {rep.workbench_version} · Python {env.python}",
+        f"JAX {env.jax_version} · jaxlib {env.jaxlib_version}",
+        f"default backend: {env.backend} · {env.device_count} device(s) · "
+        f"{rep.process_count} process(es)",
+        "backends:",
+    ]
     for name, devs in rep.backends.items():
         if isinstance(devs, list):
             lines.append(f"  {name}: {len(devs)} device(s)")
@@ -122,8 +131,9 @@ def format_doctor(rep: DoctorReport) -> str:
     lines.append(f"JAX_PLATFORMS: {env.jax_platforms or '(unset)'}")
     if rep.jax_num_cpu_devices:
         lines.append(f"JAX_NUM_CPU_DEVICES: {rep.jax_num_cpu_devices}")
-    usable = ("" if env.cpu_count_usable in (None, env.cpu_count)
-              else f" ({env.cpu_count_usable} usable)")
+    usable = (
+        "" if env.cpu_count_usable in (None, env.cpu_count) else f" ({env.cpu_count_usable} usable)"
+    )
     lines.append(f"CPU: {env.cpu_model} · {env.cpu_count} core(s){usable} · {env.platform}")
     lines.append(f"JupyterLab: {rep.jupyterlab or 'not installed'}")
     ext = rep.extension
@@ -131,11 +141,16 @@ def format_doctor(rep: DoctorReport) -> str:
         state = "enabled" if ext.enabled else "installed but disabled"
         lines.append(f"JupyterLab extension {EXTENSION_NAME}: {state} ({ext.path})")
     else:
-        lines.append(f"JupyterLab extension {EXTENSION_NAME}: not installed "
-                     "(outputs fall back to self-contained HTML)")
+        lines.append(
+            f"JupyterLab extension {EXTENSION_NAME}: not installed "
+            "(outputs fall back to self-contained HTML)"
+        )
     missing = rep.missing_features
-    lines.append("JAX internals used: all found" if not missing else
-                 f"JAX internals not found (features degrade): {', '.join(missing)}")
+    lines.append(
+        "JAX internals used: all found"
+        if not missing
+        else f"JAX internals not found (features degrade): {', '.join(missing)}"
+    )
     return "\n".join(lines)
 
 
@@ -147,10 +162,14 @@ def panel_server_line(enabled: bool | None) -> str:
     if enabled:
         return f"{what}: enabled (the mesh explorer in a notebook loads Panel from the server)"
     if enabled is None:
-        return (f"{what}: unknown (jupyter_server not installed here): the mesh explorer in a "
-                "notebook loads Panel from its CDN")
-    return (f"{what}: disabled: the mesh explorer in a notebook loads Panel from its CDN "
-            f"(blank offline); `jupyter server extension enable {PANEL_SERVER_EXTENSION}`")
+        return (
+            f"{what}: unknown (jupyter_server not installed here): the mesh explorer in a "
+            "notebook loads Panel from its CDN"
+        )
+    return (
+        f"{what}: disabled: the mesh explorer in a notebook loads Panel from its CDN "
+        f"(blank offline); `jupyter server extension enable {PANEL_SERVER_EXTENSION}`"
+    )
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -183,21 +202,32 @@ def cmd_mesh_explorer(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jax-workbench", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    lab = sub.add_parser("lab", help="start JupyterLab on the tour notebooks "
-                                     "(extra arguments go to jupyter lab)")
+    lab = sub.add_parser(
+        "lab", help="start JupyterLab on the tour notebooks (extra arguments go to jupyter lab)"
+    )
     lab.add_argument("--port", type=int, default=None)
-    lab.add_argument("--fake-devices", type=int, default=None, metavar="N",
-                     help="give kernels N fake CPU devices "
-                          "(XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    lab.add_argument(
+        "--fake-devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="give kernels N fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)",
+    )
     lab.add_argument("--dir", default=None, help="notebook directory (default: notebooks/)")
     doc = sub.add_parser("doctor", help="print JAX, device and extension status")
     doc.add_argument("--json", action="store_true", help="machine-readable output")
     doc.add_argument("--fake-devices", type=int, default=None, metavar="N")
-    mesh = sub.add_parser("mesh-explorer",
-                          help="serve the interactive mesh explorer (Panel) on 127.0.0.1")
+    mesh = sub.add_parser(
+        "mesh-explorer", help="serve the interactive mesh explorer (Panel) on 127.0.0.1"
+    )
     mesh.add_argument("--port", type=int, default=5006)
-    mesh.add_argument("--fake-devices", type=int, default=None, metavar="N",
-                      help="N fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)")
+    mesh.add_argument(
+        "--fake-devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="N fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N)",
+    )
     mesh.add_argument("--show", action="store_true", help="open a browser tab")
     return p
 

@@ -51,8 +51,13 @@ TEXT_FIELDS = (
 class MeshExplorer:
     """The app's state: the controls, the last good result, and the message line."""
 
-    def __init__(self, namespace: dict[str, Any] | None = None, devices: list[Any] | None = None,
-                 fake_devices: int | None = None, **config: Any) -> None:
+    def __init__(
+        self,
+        namespace: dict[str, Any] | None = None,
+        devices: list[Any] | None = None,
+        fake_devices: int | None = None,
+        **config: Any,
+    ) -> None:
         """``fake_devices=N`` asks for N CPU devices; honoured only before JAX has started."""
         device_warning = ""
         if fake_devices:
@@ -66,18 +71,25 @@ class MeshExplorer:
         self.result: ExplorerResult | None = None
         self.widgets: dict[str, Any] = {}
         for label, placeholder, key in TEXT_FIELDS:
-            self.widgets[key] = pn.widgets.TextInput(label=label, value=str(getattr(cfg, key)),
-                                                     placeholder=placeholder, width=260)
-        self.widgets["dtype"] = pn.widgets.Select(label="dtype", options=list(DTYPES),
-                                                  value=cfg.dtype, width=260)
-        self.widgets["operation"] = pn.widgets.Select(label="operation", options=list(OPERATIONS),
-                                                      value=cfg.operation, width=260)
-        self.widgets["reduction"] = pn.widgets.Select(label="reduction", options=list(REDUCTIONS),
-                                                      value=cfg.reduction, width=260)
+            self.widgets[key] = pn.widgets.TextInput(
+                label=label, value=str(getattr(cfg, key)), placeholder=placeholder, width=260
+            )
+        self.widgets["dtype"] = pn.widgets.Select(
+            label="dtype", options=list(DTYPES), value=cfg.dtype, width=260
+        )
+        self.widgets["operation"] = pn.widgets.Select(
+            label="operation", options=list(OPERATIONS), value=cfg.operation, width=260
+        )
+        self.widgets["reduction"] = pn.widgets.Select(
+            label="reduction", options=list(REDUCTIONS), value=cfg.reduction, width=260
+        )
         funcs = list(user_functions(self.namespace))
         self.widgets["function_name"] = pn.widgets.Select(
-            label="function from the notebook", options=funcs, value=funcs[0] if funcs else None,
-            width=260)
+            label="function from the notebook",
+            options=funcs,
+            value=funcs[0] if funcs else None,
+            width=260,
+        )
         self.message = pn.pane.HTML("", sizing_mode="stretch_width")
         self.view = pn.pane.HTML("", sizing_mode="stretch_width")
         for w in self.widgets.values():
@@ -90,8 +102,11 @@ class MeshExplorer:
         values = {k: w.value for k, w in self.widgets.items()}
         name = values.pop("function_name") or ""
         fn = self.namespace.get(name) if name else None
-        return ExplorerConfig(**{k: ("" if v is None else v) for k, v in values.items()},
-                              function=fn, function_name=name)
+        return ExplorerConfig(
+            **{k: ("" if v is None else v) for k, v in values.items()},
+            function=fn,
+            function_name=name,
+        )
 
     def update(self, *events: Any) -> ExplorerResult | None:
         """Recompute from the controls; on bad input keep the last good view."""
@@ -106,14 +121,17 @@ class MeshExplorer:
             self._say(str(exc), error=True)
             return None
         except Exception as exc:  # anything else from JAX: one line, the app lives on
-            self._say(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                      error=True)
+            self._say(
+                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", error=True
+            )
             return None
         self.result = res
         self.view.object = explorer_html(res)
-        done = (f"compiled in {fmt_seconds(res.compile_s)} · updated in "
-                f"{fmt_seconds(res.elapsed_s)}" if res.operation != "layout" else
-                f"layout updated in {fmt_seconds(res.elapsed_s)}")
+        done = (
+            f"compiled in {fmt_seconds(res.compile_s)} · updated in {fmt_seconds(res.elapsed_s)}"
+            if res.operation != "layout"
+            else f"layout updated in {fmt_seconds(res.elapsed_s)}"
+        )
         self._say(done, error=False)
         return res
 
@@ -122,25 +140,47 @@ class MeshExplorer:
             kept = " · showing the last good state" if self.result is not None else ""
             self.message.object = (
                 f'<div data-jwb="message" class="jwb-error" style="color:#cf222e;'
-                f'font-family:system-ui,sans-serif">{esc(text)}{kept}</div>')
+                f'font-family:system-ui,sans-serif">{esc(text)}{kept}</div>'
+            )
         else:
             self.message.object = (
                 f'<div data-jwb="message" class="jwb-ok" style="color:#57606a;'
-                f'font-family:system-ui,sans-serif">{esc(text)}</div>')
+                f'font-family:system-ui,sans-serif">{esc(text)}</div>'
+            )
 
     def panel(self) -> Any:
         w = self.widgets
         kinds = sorted({str(getattr(d, "device_kind", "?")) for d in self.devices})
-        have = (f"{len(self.devices)} device(s) here ({esc(', '.join(kinds))}); "
-                f"the mesh shape's product must be {len(self.devices)}")
+        have = (
+            f"{len(self.devices)} device(s) here ({esc(', '.join(kinds))}); "
+            f"the mesh shape's product must be {len(self.devices)}"
+        )
         controls = pn.Column(
-            "### mesh", pn.pane.HTML(f'<div data-jwb="device-count">{have}</div>', width=260),
-            w["mesh_shape"], w["axis_names"], w["axis_types"],
-            "### array", w["shape"], w["dtype"], w["spec"],
-            "### operation", w["operation"], w["equation"], w["rhs_shape"], w["rhs_spec"],
-            w["out_spec"], w["reduce_axes"], w["reduction"], w["function_name"], width=290)
-        return pn.Row(controls, pn.Column(self.message, self.view, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
+            "### mesh",
+            pn.pane.HTML(f'<div data-jwb="device-count">{have}</div>', width=260),
+            w["mesh_shape"],
+            w["axis_names"],
+            w["axis_types"],
+            "### array",
+            w["shape"],
+            w["dtype"],
+            w["spec"],
+            "### operation",
+            w["operation"],
+            w["equation"],
+            w["rhs_shape"],
+            w["rhs_spec"],
+            w["out_spec"],
+            w["reduce_axes"],
+            w["reduction"],
+            w["function_name"],
+            width=290,
+        )
+        return pn.Row(
+            controls,
+            pn.Column(self.message, self.view, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
 
     def __panel__(self) -> Any:
         return self.panel()
@@ -177,11 +217,19 @@ def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any
 
 def serve(port: int, show: bool = False) -> None:
     """Panel's server on 127.0.0.1:``port``, one explorer per browser session."""
+
     def app() -> Any:
         return MeshExplorer().panel()
 
-    pn.serve({"/": app}, port=port, address="127.0.0.1", show=show, title="mesh explorer",
-             websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], threaded=False)
+    pn.serve(
+        {"/": app},
+        port=port,
+        address="127.0.0.1",
+        show=show,
+        title="mesh explorer",
+        websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"],
+        threaded=False,
+    )
 
 
 __all__ = ["MeshExplorer", "mesh_explorer", "serve"]

@@ -129,7 +129,8 @@ LOCAL_URL_JS = (
 # URL (no quote, backslash or space can occur in it), the closing quote.
 _CDN_LITERAL = re.compile(
     r'(?<!\\)"(https://cdn\.(?:holoviz\.org/panel/[^/"\\\s]+/dist/'
-    r'|bokeh\.org/bokeh/(?:release|dev)/)[^"\\\s]*)"')
+    r'|bokeh\.org/bokeh/(?:release|dev)/)[^"\\\s]*)"'
+)
 
 
 def localise_js(code: str) -> str:
@@ -232,6 +233,14 @@ def load_panel_extension(*args: Any, **kwargs: Any) -> bool:
     return hooked
 
 
-__all__ = ["LOAD_MIME", "LOCAL_URL_FUNCTION", "LOCAL_URL_JS", "PANEL_SERVER_EXTENSION",
-           "load_panel_extension", "localise_bundle", "localise_js", "localised_display",
-           "panel_server_extension_enabled"]
+__all__ = [
+    "LOAD_MIME",
+    "LOCAL_URL_FUNCTION",
+    "LOCAL_URL_JS",
+    "PANEL_SERVER_EXTENSION",
+    "load_panel_extension",
+    "localise_bundle",
+    "localise_js",
+    "localised_display",
+    "panel_server_extension_enabled",
+]

@@ -38,9 +38,14 @@ _MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics, ProfileMa
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
 #: ``workbench.inspect(...)``) draw through the same view as their front door's display
 _RECORD_VIEWS: dict[type, View[Any]] = {
-    Inspection: JAXPR_VIEW, HloReport: HLO_VIEW, Benchmark: BENCH_VIEW,
-    ExplorerResult: MESH_EXPLORER_VIEW, CacheSnapshot: CACHE_VIEW, CellSummary: CELL_VIEW,
-    PersistentCacheStatus: PERSISTENT_VIEW, ProfileReport: PROFILE_VIEW,
+    Inspection: JAXPR_VIEW,
+    HloReport: HLO_VIEW,
+    Benchmark: BENCH_VIEW,
+    ExplorerResult: MESH_EXPLORER_VIEW,
+    CacheSnapshot: CACHE_VIEW,
+    CellSummary: CELL_VIEW,
+    PersistentCacheStatus: PERSISTENT_VIEW,
+    ProfileReport: PROFILE_VIEW,
 }
 
 

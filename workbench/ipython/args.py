@@ -64,12 +64,12 @@ def _word(line: str, i: int) -> tuple[str, int]:
         c = line[i]
         if c in "'\"" and depth:  # a Python string literal: verbatim, \ escapes anything
             end = _closing_quote(line, i, escapes=True)
-            out.append(line[i:end + 1])
+            out.append(line[i : end + 1])
             i = end + 1
             continue
         if c in "'\"":
             end = _closing_quote(line, i, escapes=c == '"')
-            body = line[i + 1:end]
+            body = line[i + 1 : end]
             if c == '"':  # inside double quotes a backslash escapes " and \ only
                 body = body.replace('\\"', '"').replace("\\\\", "\\")
             out.append(body)
@@ -172,8 +172,9 @@ def _match(options: dict[str, argparse.Action], word: str) -> tuple[str, str | N
     return None
 
 
-def parse_magic_line(magic: Callable[..., Any], line: str, *,
-                     needs: str | None = None) -> tuple[argparse.Namespace, str]:
+def parse_magic_line(
+    magic: Callable[..., Any], line: str, *, needs: str | None = None
+) -> tuple[argparse.Namespace, str]:
     """``(flags, expression)`` of a magic's line, read with ``magic.parser``.
 
     ``needs=None``: the whole line is arguments (a cell magic's line, or a magic that
@@ -209,8 +210,10 @@ def parse_magic_line(magic: Callable[..., Any], line: str, *,
             _check_value(flag, options[flag], value)
             flags.append(flag if value is None else f"{flag}={value}")
         elif _looks_like_flag(word) and not only_words:
-            raise UsageError(f"unknown flag {word!r}; {name} takes "
-                             f"{_flag_list(parser) or 'no flags'} (see {name}?)")
+            raise UsageError(
+                f"unknown flag {word!r}; {name} takes "
+                f"{_flag_list(parser) or 'no flags'} (see {name}?)"
+            )
         elif needs is not None:  # e.g. -1 * x: an expression
             rest_at = i
             break
@@ -233,15 +236,29 @@ def trace_arguments(magic: F) -> F:
     which transforms to apply and which arguments are static.  Use it among the
     ``@argument`` decorators, below ``@magic_arguments()``."""
     declared = [
-        argument("-t", "--transform", action="append", default=[], metavar="NAME",
-                 help=f"transform to apply, innermost first; repeatable. One of "
-                      f"{', '.join(TRANSFORM_NAMES)}, optionally with literal arguments, e.g. "
-                      f"\"vmap(in_axes=(None, 0))\", or a nested string such as "
-                      f"\"vmap(grad(f))\"."),
-        argument("--static-argnums", default=None, metavar="ARGNUMS",
-                 help="positions of static arguments, e.g. 1,2"),
-        argument("--static-argnames", default=None, metavar="ARGNAMES",
-                 help="names of static keyword arguments"),
+        argument(
+            "-t",
+            "--transform",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help=f"transform to apply, innermost first; repeatable. One of "
+            f"{', '.join(TRANSFORM_NAMES)}, optionally with literal arguments, e.g. "
+            f'"vmap(in_axes=(None, 0))", or a nested string such as '
+            f'"vmap(grad(f))".',
+        ),
+        argument(
+            "--static-argnums",
+            default=None,
+            metavar="ARGNUMS",
+            help="positions of static arguments, e.g. 1,2",
+        ),
+        argument(
+            "--static-argnames",
+            default=None,
+            metavar="ARGNAMES",
+            help="names of static keyword arguments",
+        ),
     ]
     for deco in reversed(declared):  # as if written one above the other
         magic = deco(magic)
@@ -281,5 +298,12 @@ def check_backend(backend: str | None) -> str | None:
         raise UsageError(str(exc)) from None
 
 
-__all__ = ["argnames", "argnums", "check_backend", "check_transforms", "parse_magic_line",
-           "trace_arguments", "usage_line"]
+__all__ = [
+    "argnames",
+    "argnums",
+    "check_backend",
+    "check_transforms",
+    "parse_magic_line",
+    "trace_arguments",
+    "usage_line",
+]

@@ -54,8 +54,13 @@ def updates_in_place() -> bool:
 class LiveBench:
     """Observer that shows the run so far as one output, updated in place."""
 
-    def __init__(self, text_only: bool = False, interval_s: float | None = None,
-                 phase_interval_s: float | None = None, max_share: float | None = None) -> None:
+    def __init__(
+        self,
+        text_only: bool = False,
+        interval_s: float | None = None,
+        phase_interval_s: float | None = None,
+        max_share: float | None = None,
+    ) -> None:
         self.text_only = text_only
         self.interval_s = INTERVAL_S if interval_s is None else interval_s
         self.phase_interval_s = PHASE_INTERVAL_S if phase_interval_s is None else phase_interval_s
@@ -86,8 +91,9 @@ class LiveBench:
         now = time.perf_counter()
         changed = p.phase != self._phase
         self._phase = p.phase
-        gap = max(self.phase_interval_s if changed else self.interval_s,
-                  self._last_cost / self.max_share)
+        gap = max(
+            self.phase_interval_s if changed else self.interval_s, self._last_cost / self.max_share
+        )
         if now - self._last_at < gap:
             return
         self._record = p.snapshot()
@@ -124,15 +130,18 @@ class LiveBench:
                 record = event.snapshot()
             except Exception:
                 pass
-        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else \
-            f"{type(exc).__name__}: {exc}"
+        why = (
+            "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+        )
         if record is None or record.progress is None:
-            self._send({"text/plain": f"benchmark stopped before the end: {why}"},
-                       time.perf_counter())
+            self._send(
+                {"text/plain": f"benchmark stopped before the end: {why}"}, time.perf_counter()
+            )
             return
         progress: BenchProgress = dataclasses.replace(record.progress, done=True, message=why)
-        final = dataclasses.replace(record, progress=progress,
-                                    interrupted=isinstance(exc, KeyboardInterrupt))
+        final = dataclasses.replace(
+            record, progress=progress, interrupted=isinstance(exc, KeyboardInterrupt)
+        )
         try:
             bundle = bench_bundle(final, text_only=self.text_only)
         except Exception:

@@ -32,21 +32,47 @@ class BenchMagics(Magics):
 
     @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
-    @argument("-n", type=int, default=None, metavar="N",
-              help="calls per sample (default: autorange so a sample is long enough)")
-    @argument("-r", type=int, default=None, metavar="R",
-              help="number of samples (default: until the budget or the precision is met)")
-    @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
-              help=f"time for warm-up and sampling, compiles excluded "
-                   f"(default {DEFAULT_BUDGET_S:g})")
-    @argument("--precision", type=float, default=DEFAULT_PRECISION, metavar="FRACTION",
-              help="stop early once the median's 95%% CI is within ± this fraction "
-                   "(default 0.01; 0 uses the whole budget)")
-    @argument("--no-roofline", action="store_true",
-              help="skip the cost analysis (achieved FLOP/s and bytes/s)")
+    @argument(
+        "-n",
+        type=int,
+        default=None,
+        metavar="N",
+        help="calls per sample (default: autorange so a sample is long enough)",
+    )
+    @argument(
+        "-r",
+        type=int,
+        default=None,
+        metavar="R",
+        help="number of samples (default: until the budget or the precision is met)",
+    )
+    @argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help=f"time for warm-up and sampling, compiles excluded (default {DEFAULT_BUDGET_S:g})",
+    )
+    @argument(
+        "--precision",
+        type=float,
+        default=DEFAULT_PRECISION,
+        metavar="FRACTION",
+        help="stop early once the median's 95%% CI is within ± this fraction "
+        "(default 0.01; 0 uses the whole budget)",
+    )
+    @argument(
+        "--no-roofline",
+        action="store_true",
+        help="skip the cost analysis (achieved FLOP/s and bytes/s)",
+    )
     @argument("--text", action="store_true", help="plain text output only")
-    @argument("-q", "--quiet", action="store_true",
-              help="return the result without displaying it (like %%timeit -o -q)")
+    @argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="return the result without displaying it (like %%timeit -o -q)",
+    )
     @line_cell_magic
     @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def jaxbench(self, line: str = "", cell: str | None = None) -> Display[Benchmark] | None:
@@ -57,16 +83,26 @@ class BenchMagics(Magics):
         (``r = %jaxbench f(x)``) with ``.to_json()``, ``.to_dataframe()``.
         """
         args, expr = parse_magic_line(
-            self.jaxbench, line, needs=None if cell is not None else "a call, e.g. %jaxbench f(x)")
+            self.jaxbench, line, needs=None if cell is not None else "a call, e.g. %jaxbench f(x)"
+        )
         try:  # settings are checked before the cell runs
             check_settings(args.budget, args.n, args.r, args.precision)
         except BenchInputError as exc:
             raise UsageError(str(exc)) from None
         captured = capture_call(self.shell, line, cell, expr, "jaxbench")
-        result = bench_call(captured.fn, captured.args, captured.kwargs, budget=args.budget,
-                            number=args.n, repeat=args.r, precision=args.precision,
-                            roofline=not args.no_roofline, text=args.text,
-                            label=captured.call_text, live=False if args.quiet else None)
+        result = bench_call(
+            captured.fn,
+            captured.args,
+            captured.kwargs,
+            budget=args.budget,
+            number=args.n,
+            repeat=args.r,
+            precision=args.precision,
+            roofline=not args.no_roofline,
+            text=args.text,
+            label=captured.call_text,
+            live=False if args.quiet else None,
+        )
         panel_comm.note_benchmark(result.record)  # the side panel's latest timings
         shown = "_ipython_display_" in vars(result)  # the live output ended showing it
         if args.quiet:

@@ -55,8 +55,10 @@ class CellHooks:
         self.shell.events.register("post_run_cell", self.post_run_cell)
 
     def unload(self) -> None:
-        for name, cb in (("pre_run_cell", self.pre_run_cell),
-                         ("post_run_cell", self.post_run_cell)):
+        for name, cb in (
+            ("pre_run_cell", self.pre_run_cell),
+            ("post_run_cell", self.post_run_cell),
+        ):
             try:
                 self.shell.events.unregister(name, cb)
             except ValueError:
@@ -115,17 +117,35 @@ class CacheMagics(Magics):
         self.hooks = hooks
 
     @magic_arguments()
-    @argument("command", nargs="?", choices=("clear", "persist"), metavar="clear|persist",
-              help="clear: empty JAX's compilation caches and the records; "
-                   "persist: JAX's persistent compilation cache (below)")
-    @argument("directory", nargs="?", metavar="DIR|off",
-              help="persist DIR: turn the persistent cache on in DIR; persist off: put the "
-                   "previous settings back; persist alone: its settings and hits/misses")
-    @argument("--min-compile-time", type=float, default=None, metavar="SECONDS",
-              help="persist DIR: write programs that took at least this long to compile "
-                   "(0: all of them)")
-    @argument("--min-entry-size", type=int, default=None, metavar="BYTES",
-              help="persist DIR: write entries of at least this many bytes")
+    @argument(
+        "command",
+        nargs="?",
+        choices=("clear", "persist"),
+        metavar="clear|persist",
+        help="clear: empty JAX's compilation caches and the records; "
+        "persist: JAX's persistent compilation cache (below)",
+    )
+    @argument(
+        "directory",
+        nargs="?",
+        metavar="DIR|off",
+        help="persist DIR: turn the persistent cache on in DIR; persist off: put the "
+        "previous settings back; persist alone: its settings and hits/misses",
+    )
+    @argument(
+        "--min-compile-time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="persist DIR: write programs that took at least this long to compile (0: all of them)",
+    )
+    @argument(
+        "--min-entry-size",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="persist DIR: write entries of at least this many bytes",
+    )
     @line_magic
     def jaxcache(self, line: str = "") -> Any:
         """Every jitted function seen in this kernel: cache entries, compiles, time, misses.
@@ -153,8 +173,7 @@ class CacheMagics(Magics):
             restore_persistent_cache()
         elif args.directory is not None:
             try:
-                enable_persistent_cache(args.directory, args.min_compile_time,
-                                        args.min_entry_size)
+                enable_persistent_cache(args.directory, args.min_compile_time, args.min_entry_size)
             except PersistentCacheError as exc:
                 raise UsageError(f"{exc}\n{usage}") from None
             except OSError as exc:
@@ -162,10 +181,20 @@ class CacheMagics(Magics):
         return persistent_display(CACHE.persistent_status())
 
     @magic_arguments()
-    @argument("setting", nargs="?", choices=("timings",), metavar="timings",
-              help="the compile line shown beside each cell that compiled")
-    @argument("state", nargs="?", choices=("on", "off"), metavar="on|off",
-              help="turn it on (the default) or off; without it, print whether it is on")
+    @argument(
+        "setting",
+        nargs="?",
+        choices=("timings",),
+        metavar="timings",
+        help="the compile line shown beside each cell that compiled",
+    )
+    @argument(
+        "state",
+        nargs="?",
+        choices=("on", "off"),
+        metavar="on|off",
+        help="turn it on (the default) or off; without it, print whether it is on",
+    )
     @line_magic
     def workbench(self, line: str = "") -> None:
         """``%workbench timings on|off``: the compile line beside each cell (on by default)."""

@@ -86,8 +86,9 @@ def register_cell_source(shell: Any, text: str) -> str:
     return name
 
 
-def _fail(phase: str, kind: str, summary: str, filename: str = "", line: int = 0,
-          text: str = "") -> CellError:
+def _fail(
+    phase: str, kind: str, summary: str, filename: str = "", line: int = 0, text: str = ""
+) -> CellError:
     where = SourceLine(filename, line, "<cell>", text) if filename else None
     return CellError(ErrorReport(phase=phase, kind=kind, summary=summary, where=where))
 
@@ -100,9 +101,13 @@ def _call_parts(call: ast.Call) -> ast.Tuple:
         keys.append(None if kw.arg is None else ast.Constant(kw.arg))
         values.append(kw.value)
     expr = ast.Tuple(
-        elts=[call.func, ast.Tuple(elts=list(call.args), ctx=ast.Load()),
-              ast.Dict(keys=keys, values=values)],
-        ctx=ast.Load())
+        elts=[
+            call.func,
+            ast.Tuple(elts=list(call.args), ctx=ast.Load()),
+            ast.Dict(keys=keys, values=values),
+        ],
+        ctx=ast.Load(),
+    )
     return ast.fix_missing_locations(ast.copy_location(expr, call))
 
 
@@ -118,8 +123,9 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
         raise CellError(report(exc, "parse")) from None
     ast.increment_lineno(tree, 1)  # line 1 is the magic line
     if not tree.body:
-        raise _fail("parse", "UsageError",
-                    f"%%{magic} needs a cell whose last line is a call, e.g. f(x)")
+        raise _fail(
+            "parse", "UsageError", f"%%{magic} needs a cell whose last line is a call, e.g. f(x)"
+        )
     *body, last = tree.body
     user_ns = shell.user_ns if shell is not None else {}
     global_ns = shell.user_global_ns if shell is not None else user_ns
@@ -136,17 +142,24 @@ def run_cell_capturing_call(shell: Any, magic_line: str, cell: str, magic: str) 
             raise CellError(report(exc, "cell")) from None
     last_text = linecache.getline(filename, last.lineno).strip()
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        raise _fail("parse", "UsageError",
-                    f"the last line of a %%{magic} cell must be a call such as f(x, y), "
-                    f"{_WHAT_HAPPENS.get(magic, 'which the magic works on')}; "
-                    f"got {type(last).__name__.lower()}",
-                    filename, last.lineno, last_text)
+        raise _fail(
+            "parse",
+            "UsageError",
+            f"the last line of a %%{magic} cell must be a call such as f(x, y), "
+            f"{_WHAT_HAPPENS.get(magic, 'which the magic works on')}; "
+            f"got {type(last).__name__.lower()}",
+            filename,
+            last.lineno,
+            last_text,
+        )
     return _evaluate_call(last.value, filename, global_ns, user_ns, last_text)
 
 
-_WHAT_HAPPENS = {"jaxpr": "whose jaxpr is shown instead of running it",
-                 "hlo": "which is compiled, not run, and its HLO shown",
-                 "jaxbench": "which is timed"}
+_WHAT_HAPPENS = {
+    "jaxpr": "whose jaxpr is shown instead of running it",
+    "hlo": "which is compiled, not run, and its HLO shown",
+    "jaxbench": "which is timed",
+}
 
 
 def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
@@ -159,16 +172,22 @@ def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
         exc.filename = filename
         raise CellError(report(exc, "parse")) from None
     if not isinstance(node, ast.Call):
-        raise _fail("parse", "UsageError",
-                    f"%{magic} needs a call such as f(x, y); got {expr.strip()!r}",
-                    filename, 1, expr.strip())
+        raise _fail(
+            "parse",
+            "UsageError",
+            f"%{magic} needs a call such as f(x, y); got {expr.strip()!r}",
+            filename,
+            1,
+            expr.strip(),
+        )
     user_ns = shell.user_ns if shell is not None else {}
     global_ns = shell.user_global_ns if shell is not None else user_ns
     return _evaluate_call(node, filename, global_ns, user_ns, expr.strip())
 
 
-def _evaluate_call(call: ast.Call, filename: str, global_ns: dict[str, Any],
-                   user_ns: dict[str, Any], text: str) -> CapturedCall:
+def _evaluate_call(
+    call: ast.Call, filename: str, global_ns: dict[str, Any], user_ns: dict[str, Any], text: str
+) -> CapturedCall:
     expr = ast.Expression(body=_call_parts(call))
     code = compile(expr, filename, "eval")
     try:
@@ -177,11 +196,22 @@ def _evaluate_call(call: ast.Call, filename: str, global_ns: dict[str, Any],
     except Exception as exc:
         raise CellError(report(exc, "arguments")) from None
     if not callable(fn):
-        raise _fail("arguments", "TypeError",
-                    f"{ast.unparse(call.func)} is a {type(fn).__name__}, not a function",
-                    filename, call.lineno, text)
-    return CapturedCall(fn=fn, args=tuple(args), kwargs=dict(kwargs), call_text=text,
-                        filename=filename, line=call.lineno)
+        raise _fail(
+            "arguments",
+            "TypeError",
+            f"{ast.unparse(call.func)} is a {type(fn).__name__}, not a function",
+            filename,
+            call.lineno,
+            text,
+        )
+    return CapturedCall(
+        fn=fn,
+        args=tuple(args),
+        kwargs=dict(kwargs),
+        call_text=text,
+        filename=filename,
+        line=call.lineno,
+    )
 
 
 def capture_call(shell: Any, line: str, cell: str | None, expr: str, magic: str) -> CapturedCall:
@@ -192,16 +222,28 @@ def capture_call(shell: Any, line: str, cell: str | None, expr: str, magic: str)
     return run_cell_capturing_call(shell, line, cell, magic)
 
 
-def trace_captured(captured: CapturedCall, transforms: list[str], static_argnums: tuple[int, ...],
-                   static_argnames: tuple[str, ...], compare: bool,
-                   backend: str | None = None) -> list[Inspection]:
+def trace_captured(
+    captured: CapturedCall,
+    transforms: list[str],
+    static_argnums: tuple[int, ...],
+    static_argnames: tuple[str, ...],
+    compare: bool,
+    backend: str | None = None,
+) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api._trace.trace_stages`)."""
     try:
         with interruptible(f"while tracing {captured.call_text}"):
-            return trace_stages(captured.fn, captured.args, captured.kwargs, transforms,
-                                static_argnums, static_argnames, compare=compare,
-                                backend=backend)
+            return trace_stages(
+                captured.fn,
+                captured.args,
+                captured.kwargs,
+                transforms,
+                static_argnums,
+                static_argnames,
+                compare=compare,
+                backend=backend,
+            )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except WorkbenchError as exc:

@@ -47,15 +47,29 @@ class HloMagics(Magics):
     @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
     @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
-    @argument("--stage", default="compiled", choices=STAGES,
-              help="compiled: optimized HLO after XLA's passes (default); "
-                   "lowered: StableHLO as JAX lowered it")
-    @argument("--backend", default=None, metavar="NAME",
-              help="compile for this backend (cpu, gpu, tpu) instead of the default one")
-    @argument("--fusion", dest="fusion", action="store_true", default=None,
-              help="draw the fusion diagram (default for --stage compiled)")
-    @argument("--no-fusion", dest="fusion", action="store_false",
-              help="text and summary only, no diagram")
+    @argument(
+        "--stage",
+        default="compiled",
+        choices=STAGES,
+        help="compiled: optimized HLO after XLA's passes (default); "
+        "lowered: StableHLO as JAX lowered it",
+    )
+    @argument(
+        "--backend",
+        default=None,
+        metavar="NAME",
+        help="compile for this backend (cpu, gpu, tpu) instead of the default one",
+    )
+    @argument(
+        "--fusion",
+        dest="fusion",
+        action="store_true",
+        default=None,
+        help="draw the fusion diagram (default for --stage compiled)",
+    )
+    @argument(
+        "--no-fusion", dest="fusion", action="store_false", help="text and summary only, no diagram"
+    )
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
     @line_cell_magic
     @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
@@ -66,8 +80,10 @@ class HloMagics(Magics):
         is lowered and compiled (not executed).  Line form: ``%hlo [flags] f(x)``.
         """
         args, expr = parse_magic_line(
-            self.hlo, line,
-            needs=None if cell is not None else "a call, e.g. %hlo --stage lowered loss(w, x)")
+            self.hlo,
+            line,
+            needs=None if cell is not None else "a call, e.g. %hlo --stage lowered loss(w, x)",
+        )
         backend = check_backend(args.backend)
         try:
             fusion_for(args.stage, args.fusion)  # bad combinations are refused before the cell runs
@@ -75,8 +91,14 @@ class HloMagics(Magics):
             raise UsageError(str(exc)) from None
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "hlo")
-        (ins,) = trace_captured(captured, args.transform, argnums(args.static_argnums),
-                                argnames(args.static_argnames), compare=False, backend=backend)
+        (ins,) = trace_captured(
+            captured,
+            args.transform,
+            argnums(args.static_argnums),
+            argnames(args.static_argnames),
+            compare=False,
+            backend=backend,
+        )
 
         try:
             with interruptible(f"while compiling {captured.call_text}"):

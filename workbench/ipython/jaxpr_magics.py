@@ -37,11 +37,19 @@ class JaxprMagics(Magics):
     @magic_arguments()
     @trace_arguments  # -t/--transform, --static-argnums, --static-argnames
     @argument("--text", action="store_true", help="plain text only (JAX's own printing)")
-    @argument("--compare", action="store_true",
-              help="show the function and each successive transform side by side "
-                   "(a stage inside vmap at one example)")
-    @argument("--depth", type=int, default=1, metavar="N",
-              help="how many levels of nested jaxprs start open (default 1)")
+    @argument(
+        "--compare",
+        action="store_true",
+        help="show the function and each successive transform side by side "
+        "(a stage inside vmap at one example)",
+    )
+    @argument(
+        "--depth",
+        type=int,
+        default=1,
+        metavar="N",
+        help="how many levels of nested jaxprs start open (default 1)",
+    )
     @line_cell_magic
     @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def jaxpr(self, line: str = "", cell: str | None = None) -> Display[Any] | None:
@@ -52,14 +60,21 @@ class JaxprMagics(Magics):
         Quote a transform with spaces: ``-t "vmap(in_axes=(None, 0))"``.
         """
         args, expr = parse_magic_line(
-            self.jaxpr, line,
-            needs=None if cell is not None else "a call, e.g. %jaxpr -t grad loss(w, x)")
+            self.jaxpr,
+            line,
+            needs=None if cell is not None else "a call, e.g. %jaxpr -t grad loss(w, x)",
+        )
         if args.depth < 0:
             raise UsageError("--depth must be 0 or more")
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "jaxpr")
-        stages = trace_captured(captured, args.transform, argnums(args.static_argnums),
-                                argnames(args.static_argnames), compare=args.compare)
+        stages = trace_captured(
+            captured,
+            args.transform,
+            argnums(args.static_argnums),
+            argnames(args.static_argnames),
+            compare=args.compare,
+        )
         if cell is not None and stages:  # live mode: diff against this cell's last run
             panel_comm.note_result(self.shell, "jaxpr", stages[-1])
         return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)

@@ -68,6 +68,8 @@ def flush_times(seconds: float) -> list[float]:
         out.append(t)
         gap = min(gap * 2, MAX_FLUSH_INTERVAL_S)
     return out
+
+
 #: records one update carries at most; more are counted as ``dropped``
 MAX_BATCH_RECORDS = 2_000
 MAX_MEMORY_SAMPLES = 2_000
@@ -222,8 +224,9 @@ class PanelHub:
         with self._lock:
             self._listening_now = any(p.ready for p in self._peers.values())
 
-    def take_sample(self, when: str, cell: str | None = None,
-                    cell_id: str | None = None) -> dict[str, Any] | None:
+    def take_sample(
+        self, when: str, cell: str | None = None, cell_id: str | None = None
+    ) -> dict[str, Any] | None:
         """A memory sample, kept and queued; None before JAX started its backends (a
         sample would start them: too early for the user's ``jax.distributed`` or
         platform settings, and there is no array to count yet)."""
@@ -254,8 +257,9 @@ class PanelHub:
                 return
             self._benched.append(weakref.ref(bench))
             cell = self._cell
-            summary = pm.bench_summary(bench, cell.label if cell else None,
-                                       cell.cell_id if cell else None, time.time())
+            summary = pm.bench_summary(
+                bench, cell.label if cell else None, cell.cell_id if cell else None, time.time()
+            )
             with self._lock:
                 self._benchmarks.append(summary)
                 self._add("benchmarks", summary)
@@ -279,8 +283,9 @@ class PanelHub:
             if before is None or before.kind != fp.kind:
                 return
             number = prompt_number(self.shell)
-            msg = pm.live_diff(diff_fingerprints(before, fp),
-                               None if number is None else str(number), cell_id)
+            msg = pm.live_diff(
+                diff_fingerprints(before, fp), None if number is None else str(number), cell_id
+            )
             with self._lock:
                 self._diffs.pop(cell_id, None)
                 self._diffs[cell_id] = msg
@@ -338,14 +343,23 @@ class PanelHub:
                     self.updates_sent += 1
             return True
 
-    def _update_for(self, peer: _Peer, recs: list[CompileRecord], dropped: int,
-                    items: list[tuple[int, str, dict[str, Any]]]) -> dict[str, Any] | None:
+    def _update_for(
+        self,
+        peer: _Peer,
+        recs: list[CompileRecord],
+        dropped: int,
+        items: list[tuple[int, str, dict[str, Any]]],
+    ) -> dict[str, Any] | None:
         mine = [r for r in recs if r.seq > peer.mark_seq]
         if len(mine) > MAX_BATCH_RECORDS:
             dropped += len(mine) - MAX_BATCH_RECORDS
             mine = mine[-MAX_BATCH_RECORDS:]
         lists: dict[str, list[dict[str, Any]]] = {
-            "cells": [], "memory": [], "benchmarks": [], "diffs": []}
+            "cells": [],
+            "memory": [],
+            "benchmarks": [],
+            "diffs": [],
+        }
         kernel = None
         for n, category, item in items:
             if n <= peer.mark_n:
@@ -388,9 +402,16 @@ class PanelHub:
             info = kernel_info()  # starts nothing: no devices before JAX is up
             if info.devices and self._kernel is None:
                 self._kernel = info  # later updates need not send it
-            return pm.snapshot(self.version, info, recs, CACHE.evicted(),
-                               list(self._cells.values()), list(self._memory),
-                               list(self._benchmarks), list(self._diffs.values()))
+            return pm.snapshot(
+                self.version,
+                info,
+                recs,
+                CACHE.evicted(),
+                list(self._cells.values()),
+                list(self._memory),
+                list(self._benchmarks),
+                list(self._diffs.values()),
+            )
 
     def attach(self, comm: Any, data: Any = None) -> None:
         """A comm to the target: the front end's (data: hello) or our announce comm."""
@@ -439,9 +460,13 @@ class PanelHub:
             return
         protocol = data.get("protocol")
         if isinstance(protocol, bool) or protocol != pm.PROTOCOL:  # JSON true is not 1
-            self._send(comm.comm_id, peer, pm.error(
-                f"protocol {pm.quoted(data.get('protocol'))} is not {pm.PROTOCOL}: "
-                "nothing done"))
+            self._send(
+                comm.comm_id,
+                peer,
+                pm.error(
+                    f"protocol {pm.quoted(data.get('protocol'))} is not {pm.PROTOCOL}: nothing done"
+                ),
+            )
             return
         kind = data["type"]
         if kind == "hello":
@@ -460,8 +485,9 @@ class PanelHub:
                 self._send(comm.comm_id, peer, pm.error("say hello before asking for a sample"))
                 return
             cell = self._cell
-            self.take_sample("request", cell.label if cell else None,
-                             cell.cell_id if cell else None)
+            self.take_sample(
+                "request", cell.label if cell else None, cell.cell_id if cell else None
+            )
             self._schedule()
         else:
             self._send(comm.comm_id, peer, pm.error(f"unknown message type {pm.quoted(kind)}"))
@@ -558,11 +584,11 @@ def load(shell: Any) -> PanelHub:
 def _target(hub: PanelHub) -> Any:
     def open_comm(comm: Any, open_msg: Any) -> None:
         try:
-            data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) \
-                else None
+            data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) else None
             hub.attach(comm, data)
         except Exception:
             _log.debug("panel: comm open failed", exc_info=True)
+
     return open_comm
 
 
@@ -587,5 +613,15 @@ def unload(shell: Any) -> None:
             manager.register_target(pm.COMM_TARGET, list(_HUBS.values())[-1].target)
 
 
-__all__ = ["FLUSH_INTERVAL_S", "MAX_BATCH_RECORDS", "MAX_FLUSH_INTERVAL_S", "flush_times", "PanelHub", "hub_for", "load",
-           "note_benchmark", "note_result", "unload"]
+__all__ = [
+    "FLUSH_INTERVAL_S",
+    "MAX_BATCH_RECORDS",
+    "MAX_FLUSH_INTERVAL_S",
+    "flush_times",
+    "PanelHub",
+    "hub_for",
+    "load",
+    "note_benchmark",
+    "note_result",
+    "unload",
+]

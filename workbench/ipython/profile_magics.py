@@ -27,14 +27,27 @@ class ProfileMagics(Magics):
 
     @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
-    @argument("-n", type=int, default=DEFAULT_CALLS, metavar="N",
-              help=f"profiled calls after one warm-up call (default {DEFAULT_CALLS}); "
-                   "figures are medians over them")
-    @argument("--top", type=int, default=DEFAULT_TOP, metavar="K",
-              help=f"rows of the instructions table (default {DEFAULT_TOP})")
-    @argument("--no-command-buffer", action="store_true",
-              help="GPU: profile a copy compiled without XLA's command buffers (CUDA "
-                   "graphs), so every kernel event names its instruction")
+    @argument(
+        "-n",
+        type=int,
+        default=DEFAULT_CALLS,
+        metavar="N",
+        help=f"profiled calls after one warm-up call (default {DEFAULT_CALLS}); "
+        "figures are medians over them",
+    )
+    @argument(
+        "--top",
+        type=int,
+        default=DEFAULT_TOP,
+        metavar="K",
+        help=f"rows of the instructions table (default {DEFAULT_TOP})",
+    )
+    @argument(
+        "--no-command-buffer",
+        action="store_true",
+        help="GPU: profile a copy compiled without XLA's command buffers (CUDA "
+        "graphs), so every kernel event names its instruction",
+    )
     @argument("--text", action="store_true", help="plain text output only")
     @line_cell_magic
     def jaxprof(self, line: str = "", cell: str | None = None) -> Display[ProfileReport]:
@@ -45,7 +58,8 @@ class ProfileMagics(Magics):
         HLO instructions, fusions, jaxpr primitives and the cell's lines.
         """
         args, expr = parse_magic_line(
-            self.jaxprof, line, needs=None if cell is not None else "a call, e.g. %jaxprof f(x)")
+            self.jaxprof, line, needs=None if cell is not None else "a call, e.g. %jaxprof f(x)"
+        )
         try:  # settings are checked before the cell runs
             check_calls(args.n)
         except ValueError as exc:
@@ -55,9 +69,14 @@ class ProfileMagics(Magics):
         captured = capture_call(self.shell, line, cell, expr, "jaxprof")
         failure: BaseException | None = None
         try:
-            rep = profile_call(captured.fn, captured.args, captured.kwargs, calls=args.n,
-                               command_buffers=not args.no_command_buffer,
-                               label=captured.call_text)
+            rep = profile_call(
+                captured.fn,
+                captured.args,
+                captured.kwargs,
+                calls=args.n,
+                command_buffers=not args.no_command_buffer,
+                label=captured.call_text,
+            )
         except ProfileError as exc:
             failure = CellError(_at_call(exc.report, captured))
         except KeyboardInterrupt:

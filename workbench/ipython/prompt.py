@@ -93,18 +93,19 @@ class CellIds:
             del self.ids[next(iter(self.ids))]
 
 
-def shell_cell_labels(shell: Any, ids: CellIds | None = None
-                      ) -> Callable[[str], CellLabel | None]:
+def shell_cell_labels(shell: Any, ids: CellIds | None = None) -> Callable[[str], CellLabel | None]:
     """Label files the shell compiled itself (a function defined in an ordinary cell) with
     their prompt number, as IPython's own tracebacks do ("Cell In[3]"): its compiler keeps
     file name -> number (``_filename_map``, in IPython since 8.0); and with the cell's id
     when ``ids`` recorded one for that number."""
+
     def lookup(file: str) -> CellLabel | None:
         numbers = getattr(getattr(shell, "compile", None), "_filename_map", None)
         number = numbers.get(file) if isinstance(numbers, dict) else None
         if not isinstance(number, int) or number <= 0:
             return None
         return CellLabel(number, ids.ids.get(number) if ids is not None else None)
+
     return lookup
 
 

@@ -38,7 +38,8 @@ class ShardingMagics(Magics):
         EXPR is any Python expression after the flags, e.g. ``%sharding params``.
         """
         args, expr = parse_magic_line(
-            self.sharding, line, needs="an expression, e.g. %sharding x or %sharding params")
+            self.sharding, line, needs="an expression, e.g. %sharding x or %sharding params"
+        )
         text_only = args.text
         source = f"%sharding {line.strip()}"
         filename = register_cell_source(self.shell, source)
@@ -65,9 +66,14 @@ class ShardingMagics(Magics):
             raise CellError(exc.report) from None
         except Exception as exc:  # anything else the layout code trips on: one short message
             said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
-            raise CellError(ErrorReport(
-                phase="arguments", kind=type(exc).__name__,
-                summary=f"cannot show the layout of {expr}: {said}", where=where)) from None
+            raise CellError(
+                ErrorReport(
+                    phase="arguments",
+                    kind=type(exc).__name__,
+                    summary=f"cannot show the layout of {expr}: {said}",
+                    where=where,
+                )
+            ) from None
         return shown
 
 

@@ -33,15 +33,18 @@ def mime_type(kind: str) -> str:
 def kind_of(mime: str) -> str | None:
     """``application/vnd.jax-workbench.hlo+json`` -> ``hlo``; None for any other type."""
     if mime.startswith(MIME_PREFIX) and mime.endswith(MIME_SUFFIX):
-        return mime[len(MIME_PREFIX):-len(MIME_SUFFIX)]
+        return mime[len(MIME_PREFIX) : -len(MIME_SUFFIX)]
     return None
 
 
 def kinds() -> list[str]:
     """Every kind with a schema file, sorted."""
     suffix = ".schema.json"
-    return sorted(p.name[:-len(suffix)] for p in resources.files(__name__).iterdir()
-                  if p.name.endswith(suffix))
+    return sorted(
+        p.name[: -len(suffix)]
+        for p in resources.files(__name__).iterdir()
+        if p.name.endswith(suffix)
+    )
 
 
 @cache
@@ -66,7 +69,8 @@ def _registry() -> Any:
     from referencing import Registry, Resource
 
     return Registry().with_resources(
-        (_load(k)["$id"], Resource.from_contents(_load(k))) for k in kinds())
+        (_load(k)["$id"], Resource.from_contents(_load(k))) for k in kinds()
+    )
 
 
 def validate(mime: str, payload: Any) -> None:
@@ -123,8 +127,10 @@ def validate_message(msg: Any, comm: str = "panel") -> None:
 
     kinds_of_messages = {r["$ref"].rsplit("/", 1)[-1] for r in comm_schema(comm)["oneOf"]}
     kind = msg.get("type") if isinstance(msg, dict) else None
-    for validator in (_message_validator(comm, kind if kind in kinds_of_messages else None),
-                      _message_validator(comm, None)):
+    for validator in (
+        _message_validator(comm, kind if kind in kinds_of_messages else None),
+        _message_validator(comm, None),
+    ):
         error = best_match(validator.iter_errors(msg))
         if error is not None:
             raise error
@@ -150,8 +156,11 @@ def unpack(payload: Any) -> Any:
         if packed.get("encoding") != PACKED_ENCODING:
             raise ValueError(f"unknown packed encoding {packed.get('encoding')!r}")
         fields, data = packed.get("fields"), packed.get("data")
-        if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields) \
-                or not isinstance(data, str):
+        if (
+            not isinstance(fields, list)
+            or not all(isinstance(f, str) for f in fields)
+            or not isinstance(data, str)
+        ):
             raise ValueError("packed needs a list of field names and a data string")
         try:  # one error whatever is wrong with the data: base64, gzip, UTF-8 or JSON
             inner = json.loads(gzip.decompress(base64.b64decode(data, validate=True)))
@@ -173,6 +182,17 @@ def unpack(payload: Any) -> Any:
     return out
 
 
-__all__ = ["COMM_DIR", "MIME_PREFIX", "PACKED_ENCODING", "UnknownPayload", "comm_schema",
-           "kind_of", "kinds", "mime_type", "schema_for", "unpack", "validate",
-           "validate_message"]
+__all__ = [
+    "COMM_DIR",
+    "MIME_PREFIX",
+    "PACKED_ENCODING",
+    "UnknownPayload",
+    "comm_schema",
+    "kind_of",
+    "kinds",
+    "mime_type",
+    "schema_for",
+    "unpack",
+    "validate",
+    "validate_message",
+]

@@ -9,5 +9,12 @@ from workbench.views.display import Display, View
 from workbench.views.errors import WorkbenchError, error_text
 from workbench.views.jaxpr import JAXPR_MIME, compare_bundle, jaxpr_bundle
 
-__all__ = ["JAXPR_MIME", "Display", "View", "WorkbenchError", "compare_bundle", "error_text",
-           "jaxpr_bundle"]
+__all__ = [
+    "JAXPR_MIME",
+    "Display",
+    "View",
+    "WorkbenchError",
+    "compare_bundle",
+    "error_text",
+    "jaxpr_bundle",
+]

@@ -31,8 +31,7 @@ def envelope(kind: str, version: int, body: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-def pack(payload: dict[str, Any], fields: Sequence[str],
-         over: int = PACK_OVER) -> dict[str, Any]:
+def pack(payload: dict[str, Any], fields: Sequence[str], over: int = PACK_OVER) -> dict[str, Any]:
     """``payload`` with ``fields`` replaced by one ``packed`` field when together they
     serialise to more than ``over`` bytes (else ``payload`` unchanged).
 

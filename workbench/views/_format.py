@@ -101,5 +101,14 @@ def fmt_percent(fraction: float | None, decimals: int = 1) -> str:
     return f"{100 * fraction:.{decimals}f}%"
 
 
-__all__ = ["NA", "SECOND_UNITS", "fmt_bytes", "fmt_count", "fmt_in_unit", "fmt_percent",
-           "fmt_seconds", "seconds_unit", "sig"]
+__all__ = [
+    "NA",
+    "SECOND_UNITS",
+    "fmt_bytes",
+    "fmt_count",
+    "fmt_in_unit",
+    "fmt_percent",
+    "fmt_seconds",
+    "seconds_unit",
+    "sig",
+]

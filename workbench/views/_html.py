@@ -101,6 +101,7 @@ def inline_essentials(html_text: str) -> str:
     attribute unless it has its own, so the output stays readable where a sanitizer strips
     the ``<style>`` block (untrusted notebooks in JupyterLab).  Only our own markup is
     touched: strings from user code are escaped, so they hold no tags."""
+
     def add(m: re.Match[str]) -> str:
         tag, attrs = m.group(1), m.group(2) or ""
         style = _STYLE_ATTR.search(attrs)
@@ -109,7 +110,8 @@ def inline_essentials(html_text: str) -> str:
         if _ESSENTIAL_KEY[tag] in style.group(1):
             return m.group(0)
         merged = f' style="{_ESSENTIAL_STYLE[tag]};{style.group(1)}"'
-        return f"<{tag}{attrs[:style.start()]}{merged}{attrs[style.end():]}>"
+        return f"<{tag}{attrs[: style.start()]}{merged}{attrs[style.end() :]}>"
+
     return _ESSENTIAL_TAG.sub(add, html_text)
 
 

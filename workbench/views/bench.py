@@ -49,8 +49,13 @@ BENCH_CSS = """
 .jwb-bench .jwb-progress-bar{height:6px;background:var(--jp-brand-color1,#0969da) !important}
 """
 
-_PHASE_WORDS = {"compile": "compiling", "warmup": "warming up", "sampling": "sampling",
-                "roofline": "cost analysis", "error": "a sweep point failed"}
+_PHASE_WORDS = {
+    "compile": "compiling",
+    "warmup": "warming up",
+    "sampling": "sampling",
+    "roofline": "cost analysis",
+    "error": "a sweep point failed",
+}
 
 
 # -- progress (a running benchmark's partial record) -------------------------------------
@@ -60,9 +65,11 @@ def progress_text(p: BenchProgress) -> str:
         return f"stopped before the end: {p.message}"
     counts = ", ".join(f"{name} {n}" for name, n in p.samples.items())
     point = f"point {p.point + 1} of {p.points} · " if p.points > 1 else ""
-    return (f"running: {_PHASE_WORDS.get(p.phase, p.phase)} ({p.message}) · {point}"
-            f"{100 * p.fraction:.0f}% · {fmt_seconds(p.elapsed_s)}"
-            + (f" · samples: {counts}" if counts else ""))
+    return (
+        f"running: {_PHASE_WORDS.get(p.phase, p.phase)} ({p.message}) · {point}"
+        f"{100 * p.fraction:.0f}% · {fmt_seconds(p.elapsed_s)}"
+        + (f" · samples: {counts}" if counts else "")
+    )
 
 
 _TRACK_STYLE = f"width:300px;max-width:100%;height:6px;border:1px solid {NEUTRAL_BORDER}"
@@ -71,13 +78,15 @@ _BAR_STYLE = "height:6px;background-color:rgba(128,128,128,0.8)"
 
 def progress_html(p: BenchProgress) -> str:
     width = 100.0 if p.done else 100 * min(max(p.fraction, 0.0), 1.0)
-    return (f'<div class="jwb-progress{" jwb-warn" if p.done else ""}" '
-            f'data-phase="{esc(p.phase)}"><div>{esc(progress_text(p))}</div>'
-            # inline essentials in colours without var(): a sanitizer drops a style
-            # attribute holding var() and the <style> block, and the bar must still show
-            f'<div class="jwb-progress-track" style="{_TRACK_STYLE}">'
-            f'<div class="jwb-progress-bar" style="width:{width:.1f}%;{_BAR_STYLE}">'
-            f'</div></div></div>')
+    return (
+        f'<div class="jwb-progress{" jwb-warn" if p.done else ""}" '
+        f'data-phase="{esc(p.phase)}"><div>{esc(progress_text(p))}</div>'
+        # inline essentials in colours without var(): a sanitizer drops a style
+        # attribute holding var() and the <style> block, and the bar must still show
+        f'<div class="jwb-progress-track" style="{_TRACK_STYLE}">'
+        f'<div class="jwb-progress-bar" style="width:{width:.1f}%;{_BAR_STYLE}">'
+        f"</div></div></div>"
+    )
 
 
 # -- text -------------------------------------------------------------------------------
@@ -90,8 +99,10 @@ def headline(m: Measurement) -> str:
     st = m.stats
     runs = "run" if st.n == 1 else "runs"
     loops = "loop" if m.number == 1 else "loops"
-    line = (f"{fmt_seconds(st.median)} ± {fmt_seconds(st.iqr / 2)} "
-            f"(median ± IQR/2 of {st.n} {runs}, {m.number} {loops} each)")
+    line = (
+        f"{fmt_seconds(st.median)} ± {fmt_seconds(st.iqr / 2)} "
+        f"(median ± IQR/2 of {st.n} {runs}, {m.number} {loops} each)"
+    )
     fc = m.first_call
     if fc is not None:
         if fc.compiles == 0:
@@ -110,11 +121,15 @@ def budget_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
     out = []
     n = len(m.samples)
     if m.stopped_by_budget:
-        out.append(f"budget reached after {n} sample{'s' if n != 1 else ''}: "
-                   "raise the budget for a steadier median")
+        out.append(
+            f"budget reached after {n} sample{'s' if n != 1 else ''}: "
+            "raise the budget for a steadier median"
+        )
     if asked_number is not None and m.samples and m.number < asked_number:
-        out.append(f"{m.number} call{'s' if m.number != 1 else ''} per sample, not the "
-                   f"{asked_number} asked: samples of {asked_number} would overrun the budget")
+        out.append(
+            f"{m.number} call{'s' if m.number != 1 else ''} per sample, not the "
+            f"{asked_number} asked: samples of {asked_number} would overrun the budget"
+        )
     return out
 
 
@@ -122,35 +137,54 @@ def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
     out: list[str] = budget_lines(m, asked_number)
     st = m.stats
     if st is not None:
-        out.append(f"95% CI of the median {fmt_seconds(st.ci_low)} – "
-                   f"{fmt_seconds(st.ci_high)} (±{100 * st.ci_halfwidth_rel:.1f}%"
-                   + ("" if st.ci_coverage >= 0.95 else
-                      f", only {100 * st.ci_coverage:.0f}% coverage with {st.n} runs")
-                   + f"); min {fmt_seconds(st.min)}, mean {fmt_seconds(st.mean)} ± "
-                   f"{fmt_seconds(st.std)} (std)"
-                   + (f"; {len(st.outliers)} outlier{'s' if len(st.outliers) != 1 else ''}"
-                      if st.outliers else ""))
+        out.append(
+            f"95% CI of the median {fmt_seconds(st.ci_low)} – "
+            f"{fmt_seconds(st.ci_high)} (±{100 * st.ci_halfwidth_rel:.1f}%"
+            + (
+                ""
+                if st.ci_coverage >= 0.95
+                else f", only {100 * st.ci_coverage:.0f}% coverage with {st.n} runs"
+            )
+            + f"); min {fmt_seconds(st.min)}, mean {fmt_seconds(st.mean)} ± "
+            f"{fmt_seconds(st.std)} (std)"
+            + (
+                f"; {len(st.outliers)} outlier{'s' if len(st.outliers) != 1 else ''}"
+                if st.outliers
+                else ""
+            )
+        )
     fc = m.first_call
     if fc is not None and fc.source == "cache" and fc.compiles:
-        parts = [f"{name} {fmt_seconds(v)}" for name, v in
-                 (("trace", fc.trace_s), ("lower", fc.lower_s), ("compile", fc.compile_s))
-                 if v is not None]
-        out.append(f"first call {fmt_seconds(fc.total_s)}: " + " + ".join(parts)
-                   + f" ({fc.compiles} compile{'s' if fc.compiles != 1 else ''}), then one run")
+        parts = [
+            f"{name} {fmt_seconds(v)}"
+            for name, v in (("trace", fc.trace_s), ("lower", fc.lower_s), ("compile", fc.compile_s))
+            if v is not None
+        ]
+        out.append(
+            f"first call {fmt_seconds(fc.total_s)}: "
+            + " + ".join(parts)
+            + f" ({fc.compiles} compile{'s' if fc.compiles != 1 else ''}), then one run"
+        )
     r = m.roofline
     if r is not None:
-        rates = [fmt_count(v, unit) for v, unit in ((r.flops_per_s, "FLOP/s"), (r.bytes_per_s, "B/s"))
-                 if v is not None]
+        rates = [
+            fmt_count(v, unit)
+            for v, unit in ((r.flops_per_s, "FLOP/s"), (r.bytes_per_s, "B/s"))
+            if v is not None
+        ]
         if not rates:
-            out.append("roofline: n/a" + (f" ({r.note})" if r.note else
-                                           " (XLA counted no FLOPs or bytes)"))
+            out.append(
+                "roofline: n/a" + (f" ({r.note})" if r.note else " (XLA counted no FLOPs or bytes)")
+            )
             return out + [f"warning: {w}" for w in m.warnings]
         line = "roofline: " + ", ".join(rates)
         if r.intensity is not None:
             line += f" ({r.intensity:.3g} FLOP/byte)"
         if r.peak_name:
-            line += (f"; {fmt_percent(r.flops_fraction)} of {r.peak_name}'s {r.dtype} peak, "
-                     f"{fmt_percent(r.bytes_fraction)} of its bandwidth")
+            line += (
+                f"; {fmt_percent(r.flops_fraction)} of {r.peak_name}'s {r.dtype} peak, "
+                f"{fmt_percent(r.bytes_fraction)} of its bandwidth"
+            )
             if r.bound:
                 line += f"; {r.bound}-bound"
         src = _roof_source(r)
@@ -179,8 +213,10 @@ def bench_text(b: Benchmark) -> str:
     for c in b.comparisons:
         r = c.ratio
         at = f" at {', '.join(f'{k}={v}' for k, v in c.params.items())}" if c.params else ""
-        lines.append(f"{r.variant} / {r.reference}{at} = {r.median:.3g}× "
-                     f"(95% CI {r.ci_low:.3g}–{r.ci_high:.3g}×, {r.pairs} paired runs)")
+        lines.append(
+            f"{r.variant} / {r.reference}{at} = {r.median:.3g}× "
+            f"(95% CI {r.ci_low:.3g}–{r.ci_high:.3g}×, {r.pairs} paired runs)"
+        )
     for f in b.fits:
         lines.append(fit_text(f, b.sweep_param or "n"))
     if b.interrupted:
@@ -190,8 +226,7 @@ def bench_text(b: Benchmark) -> str:
 
 def fit_text(f: PowerFit, param: str) -> str:
     err = "" if f.exponent_stderr is None else f" ± {f.exponent_stderr:.2f}"
-    return (f"{f.variant}: time ∝ {param}^{f.exponent:.2f}{err} "
-            f"(R² {f.r2:.3f}, {f.points} sizes)")
+    return f"{f.variant}: time ∝ {param}^{f.exponent:.2f}{err} (R² {f.r2:.3f}, {f.points} sizes)"
 
 
 # -- SVG --------------------------------------------------------------------------------
@@ -201,13 +236,16 @@ def _median(xs: Sequence[float]) -> float:
 
 
 def _svg_open(w: int, h: int, title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-            f'viewBox="0 0 {w} {h}" role="img" font-size="10" '
-            f'style="fill:var(--jp-content-font-color2,#57606a)"><title>{esc(title)}</title>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" role="img" font-size="10" '
+        f'style="fill:var(--jp-content-font-color2,#57606a)"><title>{esc(title)}</title>'
+    )
 
 
-def histogram_svg(series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W,
-                  h: int = PLOT_H) -> str:
+def histogram_svg(
+    series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W, h: int = PLOT_H
+) -> str:
     """Histogram of per-call times, one colour per variant, median marked."""
     all_x = [x for _, xs in series for x in xs]
     if not all_x:
@@ -231,23 +269,29 @@ def histogram_svg(series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W
         for i, v in enumerate(c):
             if v:
                 bh = (h - pad_b - 4) * v / top
-                parts.append(f'<rect class="jwb-bar" data-count="{v}" x="{pad_l + i * bw + k * sub:.1f}" '
-                             f'y="{h - pad_b - bh:.1f}" width="{max(sub - 1, 1):.1f}" '
-                             f'height="{bh:.1f}" fill="{color}" fill-opacity="0.75"/>')
+                parts.append(
+                    f'<rect class="jwb-bar" data-count="{v}" x="{pad_l + i * bw + k * sub:.1f}" '
+                    f'y="{h - pad_b - bh:.1f}" width="{max(sub - 1, 1):.1f}" '
+                    f'height="{bh:.1f}" fill="{color}" fill-opacity="0.75"/>'
+                )
         med = _median(xs) if xs else None
         if med is not None:
             mx = pad_l + (med - lo) / span * (w - 2 * pad_l)
-            parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{h - pad_b}" '
-                         f'stroke="{color}" stroke-dasharray="3,2"/>')
+            parts.append(
+                f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{h - pad_b}" '
+                f'stroke="{color}" stroke-dasharray="3,2"/>'
+            )
     parts.append(f'<text x="{pad_l}" y="{h - 3}">{esc(fmt_seconds(lo))}</text>')
-    parts.append(f'<text x="{w - pad_l}" y="{h - 3}" text-anchor="end">'
-                 f'{esc(fmt_seconds(hi))}</text>')
+    parts.append(
+        f'<text x="{w - pad_l}" y="{h - 3}" text-anchor="end">{esc(fmt_seconds(hi))}</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
-                  w: int = PLOT_W, h: int = PLOT_H) -> str:
+def run_order_svg(
+    series: Sequence[tuple[str, Sequence[float], Sequence[int]]], w: int = PLOT_W, h: int = PLOT_H
+) -> str:
     """Time of each sample in the order taken (drift, warm-up tails); outliers hollow."""
     all_x = [x for _, xs, _ in series for x in xs]
     if not all_x:
@@ -258,10 +302,12 @@ def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
     pad_l, pad_r, pad_t, pad_b = 44, 6, 6, 14
     pw, ph = w - pad_l - pad_r, h - pad_t - pad_b
     parts = [_svg_open(w, h, f"run order of {len(all_x)} samples")]
-    parts.append(f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">'
-                 f'{esc(fmt_seconds(hi))}</text>')
-    parts.append(f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
-                 f'{esc(fmt_seconds(lo))}</text>')
+    parts.append(
+        f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">{esc(fmt_seconds(hi))}</text>'
+    )
+    parts.append(
+        f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">{esc(fmt_seconds(lo))}</text>'
+    )
     parts.append(f'<text x="{pad_l}" y="{h - 2}">run 1</text>')
     parts.append(f'<text x="{w - pad_r}" y="{h - 2}" text-anchor="end">run {n}</text>')
     step = max(1, math.ceil(n / MAX_POINTS))
@@ -269,14 +315,16 @@ def run_order_svg(series: Sequence[tuple[str, Sequence[float], Sequence[int]]],
         color = PALETTE[k % len(PALETTE)]
         out_set = set(outliers)
         if step > 1:  # bucket medians in run order keep the HTML small for long runs
-            xs = [_median(xs[i:i + step]) for i in range(0, len(xs), step)]
+            xs = [_median(xs[i : i + step]) for i in range(0, len(xs), step)]
             out_set = set()
         for i, x in enumerate(xs):
             cx = pad_l + (i * step / max(n - 1, 1)) * pw
             cy = pad_t + ph - (x - lo) / span * ph
             fill = "none" if i in out_set else color
-            parts.append(f'<circle class="jwb-pt" cx="{cx:.1f}" cy="{cy:.1f}" r="2" '
-                         f'fill="{fill}" stroke="{color}"/>')
+            parts.append(
+                f'<circle class="jwb-pt" cx="{cx:.1f}" cy="{cy:.1f}" r="2" '
+                f'fill="{fill}" stroke="{color}"/>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -306,33 +354,45 @@ def sweep_svg(b: Benchmark, w: int = 360, h: int = 220) -> str:
         return pad_t + ph - (math.log10(v) - y0) / (y1 - y0) * ph
 
     parts = [_svg_open(w, h, f"time vs {param}, log-log")]
-    parts.append(f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" fill="none" '
-                 f'style="stroke:var(--jp-border-color2,#d0d7de)"/>')
-    parts.append(f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">'
-                 f'{esc(fmt_seconds(10 ** y1))}</text>')
-    parts.append(f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
-                 f'{esc(fmt_seconds(10 ** y0))}</text>')
-    parts.append(f'<text x="{pad_l}" y="{pad_t + ph + 12}">{esc(f"{10 ** x0:.4g}")}</text>')
-    parts.append(f'<text x="{pad_l + pw}" y="{pad_t + ph + 12}" text-anchor="end">'
-                 f'{esc(f"{10 ** x1:.4g}")}</text>')
-    parts.append(f'<text x="{pad_l + pw / 2}" y="{h - 3}" text-anchor="middle">'
-                 f'{esc(param)} (log)</text>')
+    parts.append(
+        f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" fill="none" '
+        f'style="stroke:var(--jp-border-color2,#d0d7de)"/>'
+    )
+    parts.append(
+        f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">{esc(fmt_seconds(10**y1))}</text>'
+    )
+    parts.append(
+        f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
+        f"{esc(fmt_seconds(10**y0))}</text>"
+    )
+    parts.append(f'<text x="{pad_l}" y="{pad_t + ph + 12}">{esc(f"{10**x0:.4g}")}</text>')
+    parts.append(
+        f'<text x="{pad_l + pw}" y="{pad_t + ph + 12}" text-anchor="end">'
+        f"{esc(f'{10**x1:.4g}')}</text>"
+    )
+    parts.append(
+        f'<text x="{pad_l + pw / 2}" y="{h - 3}" text-anchor="middle">{esc(param)} (log)</text>'
+    )
     fits = {f.variant: f for f in b.fits}
     for k, name in enumerate(b.variants):
         color = PALETTE[k % len(PALETTE)]
         ps = sorted(pts.get(name, []))
         if len(ps) > 1:
-            path = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}"
-                            for i, (x, y) in enumerate(ps))
+            path = " ".join(
+                f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(ps)
+            )
             parts.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>')
         for x, y in ps:
-            parts.append(f'<circle class="jwb-pt" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" '
-                         f'fill="{color}"/>')
+            parts.append(
+                f'<circle class="jwb-pt" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}"/>'
+            )
         f = fits.get(name)
         if f is not None:
-            parts.append(f'<text x="{pad_l + 6}" y="{pad_t + 12 + 12 * k}" fill="{color}" '
-                         f'style="fill:{color}">{esc(name)}: ∝ {esc(param)}^'
-                         f'{f.exponent:.2f}</text>')
+            parts.append(
+                f'<text x="{pad_l + 6}" y="{pad_t + 12 + 12 * k}" fill="{color}" '
+                f'style="fill:{color}">{esc(name)}: ∝ {esc(param)}^'
+                f"{f.exponent:.2f}</text>"
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -342,16 +402,25 @@ def samples_plots(ms: Sequence[Measurement]) -> str:
     series = [(m.variant, m.samples) for m in ms if m.samples]
     if not series:
         return ""
-    with_outliers = [(m.variant, m.samples, (m.stats or summarize(m.samples)).outliers)
-                     for m in ms if m.samples]
-    legend = " ".join(f'<span><svg width="10" height="10" aria-hidden="true"><rect width="10" '
-                      f'height="10" fill="{PALETTE[k % len(PALETTE)]}"/></svg> {esc(name)}</span>'
-                      for k, (name, _) in enumerate(series)) if len(series) > 1 else ""
-    return ('<div class="jwb-plots">'
-            f"<figure>{histogram_svg(series)}<figcaption>per-call time, "
-            f"histogram {legend}</figcaption></figure>"
-            f"<figure>{run_order_svg(with_outliers)}<figcaption>run order "
-            f"(hollow: outliers)</figcaption></figure></div>")
+    with_outliers = [
+        (m.variant, m.samples, (m.stats or summarize(m.samples)).outliers) for m in ms if m.samples
+    ]
+    legend = (
+        " ".join(
+            f'<span><svg width="10" height="10" aria-hidden="true"><rect width="10" '
+            f'height="10" fill="{PALETTE[k % len(PALETTE)]}"/></svg> {esc(name)}</span>'
+            for k, (name, _) in enumerate(series)
+        )
+        if len(series) > 1
+        else ""
+    )
+    return (
+        '<div class="jwb-plots">'
+        f"<figure>{histogram_svg(series)}<figcaption>per-call time, "
+        f"histogram {legend}</figcaption></figure>"
+        f"<figure>{run_order_svg(with_outliers)}<figcaption>run order "
+        f"(hollow: outliers)</figcaption></figure></div>"
+    )
 
 
 # -- HTML -------------------------------------------------------------------------------
@@ -360,10 +429,15 @@ def _row(m: Measurement, param: str | None) -> str:
     if param is not None:
         cells.append(esc(m.params.get(param)))
     if m.error is not None:
-        cells.append(f'<span class="jwb-warn">{esc(m.error.kind)} ({esc(m.error.phase)}): '
-                     f"{esc(m.error.summary)}</span>")
-        return ("<tr>" + "".join(f"<td>{c}</td>" for c in cells[:-1])
-                + f'<td colspan="7" style="text-align:left">{cells[-1]}</td></tr>')
+        cells.append(
+            f'<span class="jwb-warn">{esc(m.error.kind)} ({esc(m.error.phase)}): '
+            f"{esc(m.error.summary)}</span>"
+        )
+        return (
+            "<tr>"
+            + "".join(f"<td>{c}</td>" for c in cells[:-1])
+            + f'<td colspan="7" style="text-align:left">{cells[-1]}</td></tr>'
+        )
     st: SampleStats | None = m.stats
     fc = m.first_call
     r = m.roofline
@@ -375,11 +449,16 @@ def _row(m: Measurement, param: str | None) -> str:
             f"{esc(fmt_seconds(st.ci_low))} – {esc(fmt_seconds(st.ci_high))}",
             esc(fmt_seconds(st.min)),
             f"{esc(fmt_seconds(st.mean))} ± {esc(fmt_seconds(st.std))}",
-            f"{st.n} × {m.number}" + (" (interrupted)" if m.interrupted else "")
+            f"{st.n} × {m.number}"
+            + (" (interrupted)" if m.interrupted else "")
             + (" (budget reached)" if m.stopped_by_budget else ""),
-            "" if fc is None else esc(
-                fmt_seconds(fc.compile_total_s) + " compile" if fc.compile_total_s
-                else fmt_seconds(fc.total_s)),
+            ""
+            if fc is None
+            else esc(
+                fmt_seconds(fc.compile_total_s) + " compile"
+                if fc.compile_total_s
+                else fmt_seconds(fc.total_s)
+            ),
             _roof_cell(r),
         ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
@@ -391,8 +470,11 @@ def _roof_cell(r: Roofline | None) -> str:
     if r.flops_per_s is None and r.bytes_per_s is None:
         return f'<span class="jwb-meta" title="{esc(r.note)}">n/a</span>'
     text = f"{fmt_count(r.flops_per_s, 'FLOP/s')} · {fmt_count(r.bytes_per_s, 'B/s')}"
-    text += (f" · {fmt_percent(r.flops_fraction)} / {fmt_percent(r.bytes_fraction)} of peak"
-             if r.peak_name else " · peak unknown")
+    text += (
+        f" · {fmt_percent(r.flops_fraction)} / {fmt_percent(r.bytes_fraction)} of peak"
+        if r.peak_name
+        else " · peak unknown"
+    )
     if "counted" in (r.flops_source, r.bytes_source):
         text += " · our count"  # XLA gave no figure: say where the figures came from
     src = _roof_source(r)
@@ -412,13 +494,25 @@ def _roof_source(r: Roofline) -> str:
 
 def table_html(b: Benchmark) -> str:
     param = b.sweep_param
-    head = ["variant"] + ([param] if param else []) + [
-        "median ± IQR/2", "95% CI of median", "min", "mean ± std", "runs × loops",
-        "first call", "roofline"]
+    head = (
+        ["variant"]
+        + ([param] if param else [])
+        + [
+            "median ± IQR/2",
+            "95% CI of median",
+            "min",
+            "mean ± std",
+            "runs × loops",
+            "first call",
+            "roofline",
+        ]
+    )
     rows = "".join(_row(m, param) for m in b.measurements)
-    return ('<table class="jwb-bt"><thead><tr>'
-            + "".join(f"<th>{esc(h)}</th>" for h in head)
-            + f"</tr></thead><tbody>{rows}</tbody></table>")
+    return (
+        '<table class="jwb-bt"><thead><tr>'
+        + "".join(f"<th>{esc(h)}</th>" for h in head)
+        + f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _notes_html(b: Benchmark) -> str:
@@ -426,16 +520,17 @@ def _notes_html(b: Benchmark) -> str:
     for c in b.comparisons:
         r = c.ratio
         at = f" at {', '.join(f'{k}={v}' for k, v in c.params.items())}" if c.params else ""
-        out.append(f"<div><b>{esc(r.variant)} / {esc(r.reference)}{esc(at)}</b> = "
-                   f"{r.median:.3g}× (95% CI {r.ci_low:.3g}–{r.ci_high:.3g}×, "
-                   f"{r.pairs} paired runs)</div>")
+        out.append(
+            f"<div><b>{esc(r.variant)} / {esc(r.reference)}{esc(at)}</b> = "
+            f"{r.median:.3g}× (95% CI {r.ci_low:.3g}–{r.ci_high:.3g}×, "
+            f"{r.pairs} paired runs)</div>"
+        )
     for f in b.fits:
         out.append(f"<div>{esc(fit_text(f, b.sweep_param or 'n'))}</div>")
     for m in b.measurements:
         for line in _detail_lines(m, b.config.number):
             cls = ' class="jwb-warn"' if line.startswith("warning") else ""
-            out.append(f'<div{cls}><span class="jwb-meta">{esc(m.label)}:</span> '
-                       f"{esc(line)}</div>")
+            out.append(f'<div{cls}><span class="jwb-meta">{esc(m.label)}:</span> {esc(line)}</div>')
         if m.error is not None and m.error.where is not None:
             out.append(f'<div class="jwb-err"><pre>{esc(error_text(m.error))}</pre></div>')
     if b.interrupted:
@@ -444,25 +539,31 @@ def _notes_html(b: Benchmark) -> str:
 
 
 def _env_html(b: Benchmark) -> str:
-    rows = "".join(f"<tr><td>{esc(k)}</td><td style='text-align:left'>{esc(v)}</td></tr>"
-                   for k, v in b.env.to_dict().items() if k != "extra")
-    return (f'<details><summary>environment</summary><table class="jwb-bt">{rows}'
-            "</table></details>")
+    rows = "".join(
+        f"<tr><td>{esc(k)}</td><td style='text-align:left'>{esc(v)}</td></tr>"
+        for k, v in b.env.to_dict().items()
+        if k != "extra"
+    )
+    return f'<details><summary>environment</summary><table class="jwb-bt">{rows}</table></details>'
 
 
 def bench_html(b: Benchmark) -> str:
     """Self-contained HTML: table, plots, comparisons/fits, warnings, environment."""
     plots = sweep_svg(b) if b.sweep_param is not None else samples_plots(b.measurements)
     if b.sweep_param is not None:
-        plots = f'<div class="jwb-plots"><figure>{plots}<figcaption>median time vs ' \
-                f'{esc(b.sweep_param)}, log-log</figcaption></figure></div>'
+        plots = (
+            f'<div class="jwb-plots"><figure>{plots}<figcaption>median time vs '
+            f"{esc(b.sweep_param)}, log-log</figcaption></figure></div>"
+        )
     progress = "" if b.progress is None else progress_html(b.progress)
-    return (f'{style_block()}<style>{BENCH_CSS}</style><div class="jwb jwb-bench" '
-            f'id="{new_id()}"><div class="jwb-head"><span class="jwb-title">'
-            f"benchmark: {esc(b.label)}</span> <span class=\"jwb-meta\">"
-            f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
-            f"{esc(fmt_seconds(b.wall_s))} {'so far' if b.progress else 'total'}</span></div>"
-            f"{progress}{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>")
+    return (
+        f'{style_block()}<style>{BENCH_CSS}</style><div class="jwb jwb-bench" '
+        f'id="{new_id()}"><div class="jwb-head"><span class="jwb-title">'
+        f'benchmark: {esc(b.label)}</span> <span class="jwb-meta">'
+        f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
+        f"{esc(fmt_seconds(b.wall_s))} {'so far' if b.progress else 'total'}</span></div>"
+        f"{progress}{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>"
+    )
 
 
 def _styled_only(plots: str) -> str:
@@ -486,8 +587,9 @@ def _bench_html(b: Benchmark) -> str:
 
 
 #: ``%jaxbench``, ``workbench.bench``; the record is the engine's ``Benchmark``
-BENCH_VIEW: View[Benchmark] = View(kind="bench", version=SCHEMA_VERSION, text=_bench_text,
-                                   html=_bench_html, data=bench_json)
+BENCH_VIEW: View[Benchmark] = View(
+    kind="bench", version=SCHEMA_VERSION, text=_bench_text, html=_bench_html, data=bench_json
+)
 BENCH_MIME = BENCH_VIEW.mime
 
 

@@ -74,6 +74,7 @@ def _stages(g: FunctionGroup) -> str:
 
     def n(t: float) -> str:
         return fmt_in_unit(t, unit, DIGITS)
+
     parts = []
     if g.traces:
         parts.append(f"trace {n(g.trace_s)}")
@@ -102,8 +103,9 @@ def again_parts(g: FunctionGroup, limit: int) -> list[tuple[str, list[str]]]:
 def again_text(g: FunctionGroup, limit: int = MAX_REASONS_IN_LINE) -> str:
     """``recompiled: a; b · retraced: c; +2 more``."""
     more = len(g.reasons) - limit
-    return (" · ".join(f"{word}: " + "; ".join(texts) for word, texts in again_parts(g, limit))
-            + (f"; +{more} more" if more > 0 else ""))
+    return " · ".join(f"{word}: " + "; ".join(texts) for word, texts in again_parts(g, limit)) + (
+        f"; +{more} more" if more > 0 else ""
+    )
 
 
 def _inspected(g: FunctionGroup) -> str:
@@ -117,8 +119,10 @@ def group_line(g: FunctionGroup) -> str:
         return f"JAX helpers ({names}): {_what(g)}"
     out = [f"{g.function}: {_what(g)} ({_stages(g)})"]
     if g.persistent_hits:
-        out.append(f"{g.persistent_hits} persistent-cache hit{'s' * (g.persistent_hits > 1)}"
-                   f" (saved {_s(g.time_saved_s)})")
+        out.append(
+            f"{g.persistent_hits} persistent-cache hit{'s' * (g.persistent_hits > 1)}"
+            f" (saved {_s(g.time_saved_s)})"
+        )
     if g.persistent_written:
         out.append(f"{g.persistent_written} written to the persistent cache")
     if g.origin == "workbench":
@@ -136,8 +140,7 @@ def cell_text(summary: CellSummary) -> str:
 def _group_html(g: FunctionGroup) -> str:
     if g.origin == "jax":
         return f"<div>{esc(group_line(g))}</div>"
-    head = (f"<code>{esc(g.function)}</code>: {esc(_what(g))} "
-            f"({esc(_stages(g))})")
+    head = f"<code>{esc(g.function)}</code>: {esc(_what(g))} ({esc(_stages(g))})"
     if g.persistent_hits:
         head += f" · {g.persistent_hits} persistent-cache hit(s), saved {esc(_s(g.time_saved_s))}"
     if g.persistent_written:
@@ -152,32 +155,48 @@ def _group_html(g: FunctionGroup) -> str:
     sites = {(c.file, c.line, c.text) for c in g.call_sites}
     where = "".join(
         f"<li>called at {esc(source_label(f, ln)[0])}: <code>{esc(t)}</code></li>"
-        for f, ln, t in sorted(sites)[:3])
+        for f, ln, t in sorted(sites)[:3]
+    )
     first = esc(again_text(g))
-    return (f"<details><summary>{head} · <span class=\"miss\">{first}</span>"
-            f"</summary><ul>{''.join(items)}{where}</ul></details>")
+    return (
+        f'<details><summary>{head} · <span class="miss">{first}</span>'
+        f"</summary><ul>{''.join(items)}{where}</ul></details>"
+    )
 
 
 def cell_html(summary: CellSummary) -> str:
     groups = [*summary.groups, *([summary.jax_helpers] if summary.jax_helpers else [])]
     body = "".join(_group_html(g) for g in groups)
-    return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
+    return f'<style>{_CSS}</style><div class="jwb-led">{body}</div>'
 
 
 def cache_text(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return "No jitted function traced or compiled yet in this kernel."
-    rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits",
-             "misses")]
+    rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits", "misses")]
     shown = snap.functions[:MAX_FUNCTIONS_SHOWN]
     for f in shown:
         name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
-        rows.append((name, str(f.entries), str(f.compiles), _s(f.trace_s), _s(f.lower_s),
-                     _s(f.compile_s), str(f.persistent_hits),
-                     str(f.recompiles)))
+        rows.append(
+            (
+                name,
+                str(f.entries),
+                str(f.compiles),
+                _s(f.trace_s),
+                _s(f.lower_s),
+                _s(f.compile_s),
+                str(f.persistent_hits),
+                str(f.recompiles),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
     if _more(snap):
         lines.append(_more(snap))
     for f in shown:
@@ -191,22 +210,26 @@ def cache_text(snap: CacheSnapshot) -> str:
 
 def cache_html(snap: CacheSnapshot) -> str:
     if not snap.functions:
-        return (f"<style>{_CSS}</style><div class=\"jwb-led\">No jitted function traced or "
-                "compiled yet in this kernel.</div>")
-    head = ("<tr><th>function</th><th>defined at</th><th title=\"executables compiled for "
-            "function objects still alive (JAX does not announce clear_caches)\">entries</th>"
-            "<th>compiles</th>"
-            "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
-            "<th>misses</th></tr>")
+        return (
+            f'<style>{_CSS}</style><div class="jwb-led">No jitted function traced or '
+            "compiled yet in this kernel.</div>"
+        )
+    head = (
+        '<tr><th>function</th><th>defined at</th><th title="executables compiled for '
+        'function objects still alive (JAX does not announce clear_caches)">entries</th>'
+        "<th>compiles</th>"
+        "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
+        "<th>misses</th></tr>"
+    )
     rows = []
     for f in snap.functions[:MAX_FUNCTIONS_SHOWN]:
         recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
         if recompiles:
             misses = "".join(
                 f"<li>cell {esc(m.cell)}: {esc('; '.join(r.text() for r in m.reasons))}</li>"
-                for m in recompiles)
-            miss_cell = (f"<details><summary>{f.recompiles}</summary><ul>{misses}</ul>"
-                         "</details>")
+                for m in recompiles
+            )
+            miss_cell = f"<details><summary>{f.recompiles}</summary><ul>{misses}</ul></details>"
         else:
             miss_cell = str(f.recompiles)
         where = ""
@@ -215,17 +238,22 @@ def cache_html(snap: CacheSnapshot) -> str:
             where = source_label(file, int(line) if line.isdigit() else 0)[0]
         tag = " <small>(JAX)</small>" if f.origin == "jax" else ""
         rows.append(
-            f"<tr><td><code>{esc(f.function)}</code>{tag}</td><td class=\"l\">{esc(where)}</td>"
+            f'<tr><td><code>{esc(f.function)}</code>{tag}</td><td class="l">{esc(where)}</td>'
             f"<td>{f.entries}</td><td>{f.compiles}</td><td>{esc(_s(f.trace_s))}</td>"
             f"<td>{esc(_s(f.lower_s))}</td><td>{esc(_s(f.compile_s))}</td>"
-            f"<td>{f.persistent_hits}</td><td class=\"l\">{miss_cell}</td></tr>")
+            f'<td>{f.persistent_hits}</td><td class="l">{miss_cell}</td></tr>'
+        )
     p = snap.persistent
     foot = f"<div>{esc(_more(snap))}</div>" if _more(snap) else ""
     if p.directory:
-        foot += (f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
-                f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>")
-    return (f"<style>{_CSS}</style><div class=\"jwb-led\"><table>{head}{''.join(rows)}"
-            f"</table>{foot}</div>")
+        foot += (
+            f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
+            f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>"
+        )
+    return (
+        f'<style>{_CSS}</style><div class="jwb-led"><table>{head}{"".join(rows)}'
+        f"</table>{foot}</div>"
+    )
 
 
 def _bytes(n: int) -> str:
@@ -235,21 +263,23 @@ def _bytes(n: int) -> str:
 def persistent_text(p: PersistentCacheStatus) -> str:
     if not p.directory:
         return "Persistent compilation cache: off (turn on with %jaxcache persist DIR)"
-    return "\n".join([
-        f"Persistent compilation cache: {p.directory}",
-        f"  minimum compile time to be written: {p.min_compile_time_s:g} s"
-        + ("  (programs compiling faster are not cached)" if p.min_compile_time_s > 0 else ""),
-        f"  minimum entry size to be written: {_bytes(p.min_entry_size_bytes)}",
-        f"  maximum cache size: {_bytes(p.max_size_bytes)}",
-        f"  this session: {p.hits} hits, {p.misses} misses ({p.written} written), "
-        f"saved {_s(p.time_saved_s)}",
-    ])
+    return "\n".join(
+        [
+            f"Persistent compilation cache: {p.directory}",
+            f"  minimum compile time to be written: {p.min_compile_time_s:g} s"
+            + ("  (programs compiling faster are not cached)" if p.min_compile_time_s > 0 else ""),
+            f"  minimum entry size to be written: {_bytes(p.min_entry_size_bytes)}",
+            f"  maximum cache size: {_bytes(p.max_size_bytes)}",
+            f"  this session: {p.hits} hits, {p.misses} misses ({p.written} written), "
+            f"saved {_s(p.time_saved_s)}",
+        ]
+    )
 
 
 def persistent_html(p: PersistentCacheStatus) -> str:
     lines = persistent_text(p).splitlines()
     body = "<br>".join(esc(ln) for ln in lines)
-    return f"<style>{_CSS}</style><div class=\"jwb-led\">{body}</div>"
+    return f'<style>{_CSS}</style><div class="jwb-led">{body}</div>'
 
 
 def _cell_data(summary: CellSummary) -> dict[str, Any]:
@@ -262,8 +292,11 @@ def _cache_data(snap: CacheSnapshot) -> dict[str, Any]:
 
 def _more(snap: CacheSnapshot) -> str:
     rest = len(snap.functions) - MAX_FUNCTIONS_SHOWN
-    return (f"... and {rest} more functions (the cheapest; all in workbench.cache())"
-            if rest > 0 else "")
+    return (
+        f"... and {rest} more functions (the cheapest; all in workbench.cache())"
+        if rest > 0
+        else ""
+    )
 
 
 def _persistent_data(p: PersistentCacheStatus) -> dict[str, Any]:
@@ -272,17 +305,32 @@ def _persistent_data(p: PersistentCacheStatus) -> dict[str, Any]:
 
 # The kinds come from the MIME constants above, so the two can never disagree.
 #: the compact line beside a cell
-CELL_VIEW: View[CellSummary] = View(kind=kind_of(CACHE_CELL_MIME) or "", version=SCHEMA_VERSION,
-                                    text=cell_text, html=cell_html, data=_cell_data,
-                                    record_name="summary")
+CELL_VIEW: View[CellSummary] = View(
+    kind=kind_of(CACHE_CELL_MIME) or "",
+    version=SCHEMA_VERSION,
+    text=cell_text,
+    html=cell_html,
+    data=_cell_data,
+    record_name="summary",
+)
 #: ``%jaxcache``: every function seen in this kernel
-CACHE_VIEW: View[CacheSnapshot] = View(kind=kind_of(CACHE_MIME) or "", version=SCHEMA_VERSION,
-                                         text=cache_text, html=cache_html, data=_cache_data,
-                                         record_name="snapshot")
+CACHE_VIEW: View[CacheSnapshot] = View(
+    kind=kind_of(CACHE_MIME) or "",
+    version=SCHEMA_VERSION,
+    text=cache_text,
+    html=cache_html,
+    data=_cache_data,
+    record_name="snapshot",
+)
 #: ``%jaxcache persist``: the persistent cache's settings and counters
 PERSISTENT_VIEW: View[PersistentCacheStatus] = View(
-    kind=kind_of(CACHE_PERSISTENT_MIME) or "", version=SCHEMA_VERSION, text=persistent_text,
-    html=persistent_html, data=_persistent_data, record_name="status")
+    kind=kind_of(CACHE_PERSISTENT_MIME) or "",
+    version=SCHEMA_VERSION,
+    text=persistent_text,
+    html=persistent_html,
+    data=_persistent_data,
+    record_name="status",
+)
 
 
 def cell_bundle(summary: CellSummary) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def topological_order(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> l
             succ[s].append(d)
             indeg[d] += 1
     import heapq
+
     heap = [(index[n], n) for n in ids if indeg[n] == 0]
     heapq.heapify(heap)
     order: list[str] = []

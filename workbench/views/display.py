@@ -59,13 +59,18 @@ class View(Generic[R]):
         extra = self.prepare(record, **options) if self.prepare is not None else {}
         return envelope(self.kind, self.version, self.data(record, **options, **extra))
 
-    def bundle(self, record: R, include: Collection[str] | None = None,
-               exclude: Collection[str] | None = None, text_only: bool = False,
-               **options: Any) -> dict[str, Any]:
+    def bundle(
+        self,
+        record: R,
+        include: Collection[str] | None = None,
+        exclude: Collection[str] | None = None,
+        text_only: bool = False,
+        **options: Any,
+    ) -> dict[str, Any]:
         """The MIME bundle, building only the types ``include``/``exclude`` leave."""
+
         def wanted(mime: str) -> bool:
-            return ((include is None or mime in include)
-                    and (exclude is None or mime not in exclude))
+            return (include is None or mime in include) and (exclude is None or mime not in exclude)
 
         out: dict[str, Any] = {}
         rich = [] if text_only else [m for m in (HTML, self.mime) if wanted(m)]
@@ -79,16 +84,19 @@ class View(Generic[R]):
                 if HTML in rich:
                     out[HTML] = inline_essentials(self.html(record, **options, **extra))
                 if self.mime in rich:
-                    out[self.mime] = envelope(self.kind, self.version,
-                                              self.data(record, **options, **extra))
+                    out[self.mime] = envelope(
+                        self.kind, self.version, self.data(record, **options, **extra)
+                    )
         except Exception as exc:
             if not self.degrade:
                 raise
             out.pop(self.mime, None)
             text = out.get(TEXT) or self.text(record, **options)
-            out[HTML] = (f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
-                         f'view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the '
-                         f'text follows.</div><pre style="{PRE_STYLE}">{esc(text)}</pre></div>')
+            out[HTML] = (
+                f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
+                f"view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the "
+                f'text follows.</div><pre style="{PRE_STYLE}">{esc(text)}</pre></div>'
+            )
         return out
 
 
@@ -102,15 +110,15 @@ class Display(Generic[R]):
     ``_ipython_display_`` on the instance.
     """
 
-    def __init__(self, record: R, view: View[R], text_only: bool = False,
-                 **options: Any) -> None:
+    def __init__(self, record: R, view: View[R], text_only: bool = False, **options: Any) -> None:
         self.record = record
         self.view = view
         self.text_only = text_only
         self.options = options
 
-    def _repr_mimebundle_(self, include: Collection[str] | None = None,
-                          exclude: Collection[str] | None = None) -> dict[str, Any]:
+    def _repr_mimebundle_(
+        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+    ) -> dict[str, Any]:
         return self.view.bundle(self.record, include, exclude, self.text_only, **self.options)
 
     def __repr__(self) -> str:

@@ -61,14 +61,16 @@ NODE_W, NODE_H = 210.0, 50.0
 #: theme's background, so the text on it keeps the theme's contrast (light and dark)
 HEAT = "var(--jp-warn-color1,#f57c00)"
 HEAT_OPACITY = (0.0, 0.08, 0.16, 0.24, 0.32, 0.40, 0.50)
-KIND_STROKE = {"parameter": "var(--jp-brand-color1,#1976d2)",
-               "fusion": "var(--jp-border-color1,#757575)",
-               "library": "var(--jp-mirror-editor-keyword-color,#8250df)",
-               "collective": "var(--jp-error-color1,#d32f2f)",
-               "control": "var(--jp-success-color1,#388e3c)",
-               "constant": "var(--jp-border-color2,#bdbdbd)",
-               "plumbing": "var(--jp-border-color2,#bdbdbd)",
-               "op": "var(--jp-border-color1,#757575)"}
+KIND_STROKE = {
+    "parameter": "var(--jp-brand-color1,#1976d2)",
+    "fusion": "var(--jp-border-color1,#757575)",
+    "library": "var(--jp-mirror-editor-keyword-color,#8250df)",
+    "collective": "var(--jp-error-color1,#d32f2f)",
+    "control": "var(--jp-success-color1,#388e3c)",
+    "constant": "var(--jp-border-color2,#bdbdbd)",
+    "plumbing": "var(--jp-border-color2,#bdbdbd)",
+    "op": "var(--jp-border-color1,#757575)",
+}
 BG0 = "var(--jp-layout-color0,#ffffff)"
 
 HLO_CSS = """
@@ -125,40 +127,74 @@ def _heat(moved: int, peak: int) -> float:
 def _table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
     """A table whose borders and padding are inline (they survive a sanitizer)."""
     th = "".join(f'<th style="{CELL_STYLE}">{h}</th>' for h in head)
-    body = "".join("<tr>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in row) + "</tr>"
-                   for row in rows)
-    return (f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in row) + "</tr>"
+        for row in rows
+    )
+    return (
+        f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
 
 
 # -- summary -----------------------------------------------------------------------------
 def summary_html(rep: HloReport) -> str:
     rows: list[tuple[str, str]] = []
     kinds = ", ".join(rep.device_kinds) or "?"
-    rows.append(("backend", f"{esc(rep.backend)} · {esc(kinds)} · {rep.device_count} "
-                            f"device{'s' if rep.device_count != 1 else ''}"))
+    rows.append(
+        (
+            "backend",
+            f"{esc(rep.backend)} · {esc(kinds)} · {rep.device_count} "
+            f"device{'s' if rep.device_count != 1 else ''}",
+        )
+    )
     times = f"trace {fmt_seconds(rep.trace_s)} · lower {fmt_seconds(rep.lower_s)}"
     if rep.stage == "compiled":
         times += f" · XLA compile {fmt_seconds(rep.compile_s)}"
     rows.append(("time", times))
     if rep.stage == "compiled":
-        rows.append(("fusions", f"{rep.fusion_count if rep.fusion_count is not None else 'n/a'}"
-                                f" fusions · {rep.unfused_op_count if rep.unfused_op_count is not None else 'n/a'} "
-                                f"ops outside fusions"))
-        rows.append(("op counts", f"{rep.stablehlo_op_count if rep.stablehlo_op_count is not None else 'n/a'}"
-                                  f" StableHLO ops before optimization → "
-                                  f"{rep.hlo_op_count if rep.hlo_op_count is not None else 'n/a'}"
-                                  f" HLO instructions after (fused bodies included)"))
+        rows.append(
+            (
+                "fusions",
+                f"{rep.fusion_count if rep.fusion_count is not None else 'n/a'}"
+                f" fusions · {rep.unfused_op_count if rep.unfused_op_count is not None else 'n/a'} "
+                f"ops outside fusions",
+            )
+        )
+        rows.append(
+            (
+                "op counts",
+                f"{rep.stablehlo_op_count if rep.stablehlo_op_count is not None else 'n/a'}"
+                f" StableHLO ops before optimization → "
+                f"{rep.hlo_op_count if rep.hlo_op_count is not None else 'n/a'}"
+                f" HLO instructions after (fused bodies included)",
+            )
+        )
         c = rep.cost
-        rows.append(("cost_analysis", _nr(None if not c.reported else
-                     f"{fmt_count(c.flops, 'FLOP')} · {fmt_count(c.transcendentals)} "
-                     f"transcendentals · {fmt_bytes(c.bytes_accessed)} accessed")))
+        rows.append(
+            (
+                "cost_analysis",
+                _nr(
+                    None
+                    if not c.reported
+                    else f"{fmt_count(c.flops, 'FLOP')} · {fmt_count(c.transcendentals)} "
+                    f"transcendentals · {fmt_bytes(c.bytes_accessed)} accessed"
+                ),
+            )
+        )
         m = rep.memory
         if m.reported:
-            parts = [f"{label} {_nr(None if v is None else fmt_bytes(v))}" for label, v in (
-                ("arguments", m.argument_bytes), ("outputs", m.output_bytes),
-                ("aliased", m.alias_bytes), ("temporaries", m.temp_bytes),
-                ("generated code", m.generated_code_bytes), ("peak", m.peak_bytes))]
+            parts = [
+                f"{label} {_nr(None if v is None else fmt_bytes(v))}"
+                for label, v in (
+                    ("arguments", m.argument_bytes),
+                    ("outputs", m.output_bytes),
+                    ("aliased", m.alias_bytes),
+                    ("temporaries", m.temp_bytes),
+                    ("generated code", m.generated_code_bytes),
+                    ("peak", m.peak_bytes),
+                )
+            ]
             rows.append(("memory_analysis", " · ".join(parts)))
         else:
             rows.append(("memory_analysis", _nr(None)))
@@ -167,8 +203,10 @@ def summary_html(rep: HloReport) -> str:
         rows.append(("op counts", f"{n if n is not None else 'n/a'} StableHLO ops"))
     body = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
     title = f"{esc(rep.label)} — {'optimized HLO' if rep.stage == 'compiled' else 'StableHLO'}"
-    return (f'<div class="jwb-head"><b class="jwb-title">{title}</b></div>'
-            f'<dl class="jwb-sum" style="font-size:12px;margin:4px 0 8px 0">{body}</dl>')
+    return (
+        f'<div class="jwb-head"><b class="jwb-title">{title}</b></div>'
+        f'<dl class="jwb-sum" style="font-size:12px;margin:4px 0 8px 0">{body}</dl>'
+    )
 
 
 def _groups_text(groups: list[list[int]] | None, raw: str) -> str:
@@ -187,21 +225,29 @@ def collectives_html(rep: HloReport) -> str:
     for c in rep.collectives:
         where = esc(_src_label(c.source)) if c.source else '<span class="nr">no source</span>'
         groups = c.source_target_pairs if c.kind == "collective-permute" else c.replica_groups
-        gtext = (" ".join(f"{a}→{b}" for a, b in c.source_target_pairs)
-                 if c.kind == "collective-permute" and c.source_target_pairs
-                 else _groups_text(groups, c.groups_text))
-        rows.append([esc(c.kind), esc(c.name), esc(c.shape), fmt_bytes(c.bytes), esc(gtext),
-                     where])
-    table = _table(["kind", "instruction", "shape", "bytes", "replica groups / pairs", "source"],
-                   rows)
-    return (f'<details open><summary>{len(rep.collectives)} collective'
-            f'{"s" if len(rep.collectives) != 1 else ""}</summary>{table}</details>')
+        gtext = (
+            " ".join(f"{a}→{b}" for a, b in c.source_target_pairs)
+            if c.kind == "collective-permute" and c.source_target_pairs
+            else _groups_text(groups, c.groups_text)
+        )
+        rows.append([esc(c.kind), esc(c.name), esc(c.shape), fmt_bytes(c.bytes), esc(gtext), where])
+    table = _table(
+        ["kind", "instruction", "shape", "bytes", "replica groups / pairs", "source"], rows
+    )
+    return (
+        f"<details open><summary>{len(rep.collectives)} collective"
+        f"{'s' if len(rep.collectives) != 1 else ''}</summary>{table}</details>"
+    )
 
 
 def top_fusions(rep: HloReport, n: int = TOP_FUSIONS) -> list[tuple[str, GraphNode]]:
     """The ``n`` heaviest work nodes (estimated bytes moved) of every graph: (graph, node)."""
-    work = [(name, node) for name, g in rep.graphs.items() for node in g.nodes
-            if node.kind in ("fusion", "library", "collective", "op") and node.bytes_moved > 0]
+    work = [
+        (name, node)
+        for name, g in rep.graphs.items()
+        for node in g.nodes
+        if node.kind in ("fusion", "library", "collective", "op") and node.bytes_moved > 0
+    ]
     work.sort(key=lambda gn: -gn[1].bytes_moved)
     return work[:n]
 
@@ -214,24 +260,44 @@ def top_fusions_html(rep: HloReport) -> str:
     rows = []
     for rank, (graph, node) in enumerate(top, 1):
         where = "; ".join(_src_label(src) for src in node.sources[:2]) or (
-            "no source link (XLA-made)" if node.source_lost else "")
-        name = esc(node.id) + ("" if graph == entry else f' <span class="nr">in {esc(graph)}</span>')
-        rows.append([str(rank), f"<code>{name}</code>", esc(_truncate(node.label, 60)),
-                     esc(node.shape), fmt_bytes(node.bytes_moved),
-                     esc(_truncate(_scope(node.op_name), 70)), esc(where)])
+            "no source link (XLA-made)" if node.source_lost else ""
+        )
+        name = esc(node.id) + (
+            "" if graph == entry else f' <span class="nr">in {esc(graph)}</span>'
+        )
+        rows.append(
+            [
+                str(rank),
+                f"<code>{name}</code>",
+                esc(_truncate(node.label, 60)),
+                esc(node.shape),
+                fmt_bytes(node.bytes_moved),
+                esc(_truncate(_scope(node.op_name), 70)),
+                esc(where),
+            ]
+        )
     fusions = sum(1 for g in rep.graphs.values() for nd in g.nodes if nd.kind == "fusion")
-    table = _table(["#", "instruction", "what", "result", "est. bytes moved", "op_name scope",
-                    "source"], rows, ' data-jwb="top-fusions"')
-    return (f'<details open><summary>the {len(top)} heaviest fusions and ops (of {fusions} '
-            f'fusions) by '
-            f'<b>estimated</b> bytes moved (operands read + result written, from shapes; '
-            f'not a measurement)</summary>{table}</details>')
+    table = _table(
+        ["#", "instruction", "what", "result", "est. bytes moved", "op_name scope", "source"],
+        rows,
+        ' data-jwb="top-fusions"',
+    )
+    return (
+        f"<details open><summary>the {len(top)} heaviest fusions and ops (of {fusions} "
+        f"fusions) by "
+        f"<b>estimated</b> bytes moved (operands read + result written, from shapes; "
+        f"not a measurement)</summary>{table}</details>"
+    )
 
 
 # -- diagrams ----------------------------------------------------------------------------
 def layout_graph(graph: DataflowGraph) -> Layout:
-    return layered_layout([n.id for n in graph.nodes], [(e.src, e.dst) for e in graph.edges],
-                          node_w=NODE_W, node_h=NODE_H)
+    return layered_layout(
+        [n.id for n in graph.nodes],
+        [(e.src, e.dst) for e in graph.edges],
+        node_w=NODE_W,
+        node_h=NODE_H,
+    )
 
 
 def _scope(op_name: str) -> str:
@@ -257,8 +323,9 @@ def _node_tooltip(n: GraphNode) -> str:
     return "\n".join(lines)
 
 
-def diagram_svg(graph: DataflowGraph, layout: Layout,
-                measured: dict[str, float] | None = None) -> str:
+def diagram_svg(
+    graph: DataflowGraph, layout: Layout, measured: dict[str, float] | None = None
+) -> str:
     """The fusion diagram as inline SVG: no links (``<a>`` inside SVG throws in JupyterLab's
     and Notebook 7's HTML renderer), tooltips as ``<title>``, colours from the theme's
     variables set inline (the ``<style>`` block may be stripped).  With ``measured``
@@ -266,8 +333,11 @@ def diagram_svg(graph: DataflowGraph, layout: Layout,
     else estimated bytes moved."""
     peak = max((n.bytes_moved for n in graph.nodes), default=0)
     # measured time on the same log scale, in nanoseconds (integers like bytes)
-    timed = ({n.id: int(measured.get(n.id, 0.0) * 1e9) for n in graph.nodes}
-             if measured is not None else None)
+    timed = (
+        {n.id: int(measured.get(n.id, 0.0) * 1e9) for n in graph.nodes}
+        if measured is not None
+        else None
+    )
     if timed is not None:
         peak = max(timed.values(), default=0)
     boxes = layout.boxes
@@ -283,12 +353,16 @@ def diagram_svg(graph: DataflowGraph, layout: Layout,
         dy = max(20.0, (y2 - y1) / 2)
         tip = f"{e.src} → {e.dst}: {e.shape} ({fmt_bytes(e.bytes)})"
         extra = ' opacity="0.35" stroke-dasharray="2 3"' if e.src in faint else ""
-        edges.append(f'<path d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
-                     f'{x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"{extra}>'
-                     f'<title>{esc(tip)}</title></path>')
+        edges.append(
+            f'<path d="M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} '
+            f'{x2:.0f},{y2 - dy:.0f} {x2:.0f},{y2:.0f}"{extra}>'
+            f"<title>{esc(tip)}</title></path>"
+        )
         if label_edges:
-            parts.append(f'<text font-size="10" x="{(x1 + x2) / 2 + 3:.0f}" '
-                         f'y="{(y1 + y2) / 2:.0f}">{esc(_truncate(e.shape, 28))}</text>')
+            parts.append(
+                f'<text font-size="10" x="{(x1 + x2) / 2 + 3:.0f}" '
+                f'y="{(y1 + y2) / 2:.0f}">{esc(_truncate(e.shape, 28))}</text>'
+            )
     for n in graph.nodes:
         bx = boxes[n.id]
         stroke = KIND_STROKE.get(n.kind, KIND_STROKE["op"])
@@ -310,29 +384,37 @@ def diagram_svg(graph: DataflowGraph, layout: Layout,
             line3 = ""
         if n.called:
             line3 = "runs " + ", ".join(n.called) + " (below)"
-        heat = 0.0 if small else _heat(timed[n.id] if timed is not None else n.bytes_moved,
-                                       peak)
-        rect = (f'<rect x="{bx.x:.0f}" y="{bx.y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="5" '
-                f'style="fill:{HEAT};fill-opacity:{heat};stroke:{stroke}" '
-                f'stroke-width="{sw}"{dash}/>')
+        heat = 0.0 if small else _heat(timed[n.id] if timed is not None else n.bytes_moved, peak)
+        rect = (
+            f'<rect x="{bx.x:.0f}" y="{bx.y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="5" '
+            f'style="fill:{HEAT};fill-opacity:{heat};stroke:{stroke}" '
+            f'stroke-width="{sw}"{dash}/>'
+        )
         tx = bx.x + 6
-        texts = (f'<text x="{tx:.0f}" y="{bx.y + 14:.0f}">{esc(_truncate(line1, 34))}</text>'
-                 f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 28:.0f}">'
-                 f'{esc(_truncate(line2, 38))}</text>')
+        texts = (
+            f'<text x="{tx:.0f}" y="{bx.y + 14:.0f}">{esc(_truncate(line1, 34))}</text>'
+            f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 28:.0f}">'
+            f"{esc(_truncate(line2, 38))}</text>"
+        )
         if line3:
-            texts += (f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
-                      f'{esc(_truncate(line3, 38))}</text>')
+            texts += (
+                f'<text font-size="10" x="{tx:.0f}" y="{bx.y + 42:.0f}">'
+                f"{esc(_truncate(line3, 38))}</text>"
+            )
         tip = _node_tooltip(n)
         if measured is not None and n.id in measured:
             tip += f"\nmeasured {fmt_seconds(measured[n.id])} per call (%%jaxprof)"
-        parts.append(f'<g class="n" data-id="{esc(n.id)}"><title>{esc(tip)}</title>'
-                     f'{rect}{texts}</g>')
+        parts.append(
+            f'<g class="n" data-id="{esc(n.id)}"><title>{esc(tip)}</title>{rect}{texts}</g>'
+        )
     W, H = layout.width + 8, layout.height + 8
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
-            f'viewBox="-4 -4 {W:.0f} {H:.0f}" role="img" font-size="11" '
-            f'font-family="system-ui,sans-serif" style="background:{BG0};fill:{FG1}">'
-            f'<g style="fill:none;stroke:{FG2}" stroke-width="1">{"".join(edges)}</g>'
-            f'{"".join(parts)}</svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
+        f'viewBox="-4 -4 {W:.0f} {H:.0f}" role="img" font-size="11" '
+        f'font-family="system-ui,sans-serif" style="background:{BG0};fill:{FG1}">'
+        f'<g style="fill:none;stroke:{FG2}" stroke-width="1">{"".join(edges)}</g>'
+        f"{''.join(parts)}</svg>"
+    )
 
 
 def overview_rows(rep: HloReport) -> list[tuple[str, int, int]]:
@@ -372,30 +454,43 @@ def overview_html(rep: HloReport) -> str:
     body = []
     for group, moved, count in shown:
         width = max(1, round(240 * moved / peak))
-        bar = (f'<svg width="{width}" height="10" aria-hidden="true"><rect width="{width}" '
-               f'height="10" style="fill:{HEAT};fill-opacity:0.7"/></svg>')
+        bar = (
+            f'<svg width="{width}" height="10" aria-hidden="true"><rect width="{width}" '
+            f'height="10" style="fill:{HEAT};fill-opacity:0.7"/></svg>'
+        )
         body.append([esc(_truncate(group, 90)), bar, fmt_bytes(moved), str(count)])
     by = "op_name scope" if any("/" in r[0] for r in rows) else "source line"
     more = f" (top {len(shown)} of {len(rows)})" if len(rows) > len(shown) else ""
     table = _table([by, "", "est. bytes moved", "nodes"], body, ' data-jwb="overview"')
-    return (f'<details open><summary>overview: <b>estimated</b> bytes moved by {by}{more}'
-            f'</summary>{table}</details>')
+    return (
+        f"<details open><summary>overview: <b>estimated</b> bytes moved by {by}{more}"
+        f"</summary>{table}</details>"
+    )
 
 
 def _legend(rep: HloReport | None = None) -> str:
-    sw = "".join(f'<span style="display:inline-block;width:14px;height:10px;'
-                 f'vertical-align:middle;background:{HEAT};opacity:{o}"></span>'
-                 for o in HEAT_OPACITY[1:])
+    sw = "".join(
+        f'<span style="display:inline-block;width:14px;height:10px;'
+        f'vertical-align:middle;background:{HEAT};opacity:{o}"></span>'
+        for o in HEAT_OPACITY[1:]
+    )
     if rep is not None and rep.measured is not None:
-        fill = (f'Fill: <b>measured</b> device time per call (%%jaxprof of this module: '
-                f'{esc(rep.measured_note)}), light → heavy {sw}. ')
+        fill = (
+            f"Fill: <b>measured</b> device time per call (%%jaxprof of this module: "
+            f"{esc(rep.measured_note)}), light → heavy {sw}. "
+        )
     else:
-        fill = ('Fill: <b>estimated</b> bytes moved (operands read + result written, from '
-                f'shapes; not a measurement), light → heavy {sw}. ')
-    return ('<div class="jwb-legend">' + fill
-            + 'Border: dashed blue = parameter, thick = output, purple = library call, '
-            'red = collective, green = control flow (its body is drawn below), '
-            'red dashed = no source link. Hover a node or edge for details.</div>')
+        fill = (
+            "Fill: <b>estimated</b> bytes moved (operands read + result written, from "
+            f"shapes; not a measurement), light → heavy {sw}. "
+        )
+    return (
+        '<div class="jwb-legend">'
+        + fill
+        + "Border: dashed blue = parameter, thick = output, purple = library call, "
+        "red = collective, green = control flow (its body is drawn below), "
+        "red dashed = no source link. Hover a node or edge for details.</div>"
+    )
 
 
 def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
@@ -406,32 +501,47 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
     out = []
     names = list(rep.graphs)
     if len(names) > 1:
-        items = "".join(f"<li><code>{esc(n)}</code> ({len(rep.graphs[n].nodes)} nodes)</li>"
-                        for n in names[1:])
-        out.append(f'<div class="jwb-legend">Control-flow bodies (while/cond/call), each '
-                   f'drawn below: <ul style="margin:2px 0">{items}</ul></div>')
+        items = "".join(
+            f"<li><code>{esc(n)}</code> ({len(rep.graphs[n].nodes)} nodes)</li>" for n in names[1:]
+        )
+        out.append(
+            f'<div class="jwb-legend">Control-flow bodies (while/cond/call), each '
+            f'drawn below: <ul style="margin:2px 0">{items}</ul></div>'
+        )
     if any(name in layouts for name in names):
-        out.insert(0, f'<div {STYLED_ONLY}>{_legend(rep)}</div>'
-                      f'<div {UNSTYLED_ONLY}><i>The diagrams are hidden: this page has no '
-                      f'styles (an untrusted notebook, whose styles JupyterLab strips). Trust '
-                      f'the notebook or install the jax-workbench extension to see them; the '
-                      f'heaviest fusions are listed above.</i></div>')
+        out.insert(
+            0,
+            f"<div {STYLED_ONLY}>{_legend(rep)}</div>"
+            f"<div {UNSTYLED_ONLY}><i>The diagrams are hidden: this page has no "
+            f"styles (an untrusted notebook, whose styles JupyterLab strips). Trust "
+            f"the notebook or install the jax-workbench extension to see them; the "
+            f"heaviest fusions are listed above.</i></div>",
+        )
     for i, (name, graph) in enumerate(rep.graphs.items()):
-        title = (f"fusion diagram of the entry computation {name}" if i == 0 else
-                 f"control-flow body {name}")
+        title = (
+            f"fusion diagram of the entry computation {name}"
+            if i == 0
+            else f"control-flow body {name}"
+        )
         count = f"{len(graph.nodes)} nodes, {graph.fusion_count} fusions"
         if name in layouts:
             # hidden unless our stylesheet is there: stripped by a sanitizer, the SVG
             # would turn into loose text
-            inner = (f'<div class="jwb-diagram jwb-styled" style="display:none;'
-                     f'max-height:640px;overflow:auto;border:1px solid {NEUTRAL_BORDER}">'
-                     f'{diagram_svg(graph, layouts[name], rep.measured)}</div>')
+            inner = (
+                f'<div class="jwb-diagram jwb-styled" style="display:none;'
+                f'max-height:640px;overflow:auto;border:1px solid {NEUTRAL_BORDER}">'
+                f"{diagram_svg(graph, layouts[name], rep.measured)}</div>"
+            )
         else:
-            inner = (f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here '
-                     f'(the JupyterLab extension draws the interactive graph from the JSON '
-                     f'output); the overview above sums them.</div>')
-        out.append(f'<details{" open" if i == 0 else ""}>'
-                   f"<summary>{esc(title)} ({count})</summary>{inner}</details>")
+            inner = (
+                f'<div class="jwb-note">{len(graph.nodes)} nodes: too many to draw here '
+                f"(the JupyterLab extension draws the interactive graph from the JSON "
+                f"output); the overview above sums them.</div>"
+            )
+        out.append(
+            f"<details{' open' if i == 0 else ''}>"
+            f"<summary>{esc(title)} ({count})</summary>{inner}</details>"
+        )
     if any(name not in layouts for name in names):
         out.insert(0, overview_html(rep))
     return "".join(out)
@@ -439,8 +549,9 @@ def diagrams_html(rep: HloReport, layouts: dict[str, Layout]) -> str:
 
 def graph_layouts(rep: HloReport) -> dict[str, Layout]:
     """Layouts of the graphs the HTML draws in full (up to :data:`MAX_DIAGRAM_NODES`)."""
-    return {name: layout_graph(g) for name, g in rep.graphs.items()
-            if len(g.nodes) <= MAX_DIAGRAM_NODES}
+    return {
+        name: layout_graph(g) for name, g in rep.graphs.items() if len(g.nodes) <= MAX_DIAGRAM_NODES
+    }
 
 
 # -- text views --------------------------------------------------------------------------
@@ -459,7 +570,7 @@ def _instruction_html(raw: str, ins: HloInstruction) -> str:
     head = f"{' ' * (len(raw) - len(raw.lstrip()))}{'ROOT ' if ins.is_root else ''}"
     marker = f"{ins.opcode}("
     at = text.find(marker, text.find("="))
-    rest = text[at + len(marker):] if at >= 0 else ""
+    rest = text[at + len(marker) :] if at >= 0 else ""
     rest_html = _REF_RE.sub(lambda m: f'<span class="nm">{m.group()}</span>', esc(rest))
     note = []
     if ins.op_name and ins.opcode != "parameter":
@@ -467,9 +578,11 @@ def _instruction_html(raw: str, ins: HloInstruction) -> str:
     if ins.source is not None:
         note.append(f'<span class="sl">{esc(_src_label(ins.source))}</span>')
     tail = f'  <span class="md"># {" · ".join(note)}</span>' if note else ""
-    return (f'{head}<span class="nm">%{esc(ins.name)}</span> = <span class="sh">'
-            f'{esc(ins.shape_text)}</span> <span class="o">{esc(ins.opcode)}</span>('
-            f"{rest_html}{tail}")
+    return (
+        f'{head}<span class="nm">%{esc(ins.name)}</span> = <span class="sh">'
+        f'{esc(ins.shape_text)}</span> <span class="o">{esc(ins.opcode)}</span>('
+        f"{rest_html}{tail}"
+    )
 
 
 def hlo_text_html(rep: HloReport) -> str:
@@ -480,34 +593,49 @@ def hlo_text_html(rep: HloReport) -> str:
     # the entry and control-flow bodies first: that is where a reader starts; the many
     # small fused/applied computations are grouped in one closed block after them
     first = min((c.first_line for c in rep.module.computations), default=1)
-    head = "\n".join(esc(line) for line in lines[:first - 1] if line.strip())
-    out = [f'<details class="jwb-comp"><summary>module header and source tables</summary>'
-           f'<pre class="jwb-txt" style="{PRE_STYLE}">{head}</pre></details>'] if head else []
+    head = "\n".join(esc(line) for line in lines[: first - 1] if line.strip())
+    out = (
+        [
+            f'<details class="jwb-comp"><summary>module header and source tables</summary>'
+            f'<pre class="jwb-txt" style="{PRE_STYLE}">{head}</pre></details>'
+        ]
+        if head
+        else []
+    )
     main = [c for c in rep.module.computations if c.role in ("entry", "control")]
     main.sort(key=lambda c: not c.is_entry)
     rest = [c for c in rep.module.computations if c.role not in ("entry", "control")]
     out += [_computation_html(c, lines, by_line) for c in main]
     if rest:
         inner = "".join(_computation_html(c, lines, by_line) for c in rest)
-        out.append(f'<details class="jwb-comp"><summary>{len(rest)} fused and applied '
-                   f'computations</summary><div style="margin-left:1.2em">{inner}</div></details>')
+        out.append(
+            f'<details class="jwb-comp"><summary>{len(rest)} fused and applied '
+            f'computations</summary><div style="margin-left:1.2em">{inner}</div></details>'
+        )
     return "".join(out)
 
 
-def _computation_html(comp: HloComputation, lines: list[str],
-                      by_line: dict[int, HloInstruction]) -> str:
+def _computation_html(
+    comp: HloComputation, lines: list[str], by_line: dict[int, HloInstruction]
+) -> str:
     rows = []
     for no in range(comp.first_line, comp.last_line + 1):
         raw = lines[no - 1] if 0 < no <= len(lines) else ""
         ins = by_line.get(no)
         body = _instruction_html(raw, ins) if ins is not None else esc(raw)
         rows.append(f'<span class="l">{body}</span>')
-    role = {"entry": "entry", "fused": "fused computation", "control": "control-flow body",
-            "applied": "applied computation"}.get(comp.role, "computation")
+    role = {
+        "entry": "entry",
+        "fused": "fused computation",
+        "control": "control-flow body",
+        "applied": "applied computation",
+    }.get(comp.role, "computation")
     open_ = " open" if comp.is_entry or comp.role == "control" else ""
-    return (f'<details class="jwb-comp"{open_}><summary>{esc(comp.name)} ({role}, '
-            f'{len(comp.instructions)} instructions)</summary>'
-            f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre></details>')
+    return (
+        f'<details class="jwb-comp"{open_}><summary>{esc(comp.name)} ({role}, '
+        f"{len(comp.instructions)} instructions)</summary>"
+        f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre></details>'
+    )
 
 
 _LOC_TAIL_RE = re.compile(r"\s*loc\(#loc\d*\)\s*$")
@@ -519,13 +647,13 @@ def stablehlo_text_html(rep: HloReport) -> str:
         return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(rep.text)}</pre>'
     ops = {o.line_no: o for o in sh.ops}
     rows = []
-    lines = [(no, raw) for no, raw in enumerate(sh.text.splitlines(), 1)
-             if not raw.startswith("#loc")]  # location table: resolved into the notes below
+    lines = [
+        (no, raw) for no, raw in enumerate(sh.text.splitlines(), 1) if not raw.startswith("#loc")
+    ]  # location table: resolved into the notes below
     for no, raw in lines[:MAX_STABLEHLO_ROWS]:
         text = esc(_LOC_TAIL_RE.sub("", raw))
         op = ops.get(no)
-        body = (text.replace(op.op, f'<span class="o">{op.op}</span>', 1) if op is not None
-                else text)
+        body = text.replace(op.op, f'<span class="o">{op.op}</span>', 1) if op is not None else text
         if op is not None and (op.source or op.op_name):
             note = [esc(op.op_name)] if op.op_name else []
             if op.source:
@@ -534,9 +662,11 @@ def stablehlo_text_html(rep: HloReport) -> str:
         rows.append(f'<span class="l">{body}</span>')
     elided = ""
     if len(lines) > MAX_STABLEHLO_ROWS:
-        elided = (f'<div class="jwb-note">Showing the first {MAX_STABLEHLO_ROWS} of {len(lines)} '
-                  f'lines; the whole module is in the plain-text output and '
-                  f'<code>.report.text</code>.</div>')
+        elided = (
+            f'<div class="jwb-note">Showing the first {MAX_STABLEHLO_ROWS} of {len(lines)} '
+            f"lines; the whole module is in the plain-text output and "
+            f"<code>.report.text</code>.</div>"
+        )
     return f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre>{elided}'
 
 
@@ -545,17 +675,26 @@ def computations_html(rep: HloReport) -> str:
     shows instead of the text of a big module."""
     if rep.module is None:
         return ""
-    role = {"entry": "entry", "fused": "fused", "control": "control-flow body",
-            "applied": "applied"}
-    comps = sorted(rep.module.computations, key=lambda c: (c.role not in ("entry", "control"),
-                                                           c.first_line))
+    role = {
+        "entry": "entry",
+        "fused": "fused",
+        "control": "control-flow body",
+        "applied": "applied",
+    }
+    comps = sorted(
+        rep.module.computations, key=lambda c: (c.role not in ("entry", "control"), c.first_line)
+    )
     width = max(len(c.name) for c in comps) if comps else 0
-    lines = [f"{c.name:<{width}}  lines {c.first_line}–{c.last_line}  "
-             f"{len(c.instructions)} instructions, {role.get(c.role, 'computation')}"
-             for c in comps]
-    return (f'<details><summary>{len(comps)} computations, with their lines in the plain-text '
-            f'output</summary><pre class="jwb-comps" style="{PRE_STYLE}">'
-            f'{esc(chr(10).join(lines))}</pre></details>')
+    lines = [
+        f"{c.name:<{width}}  lines {c.first_line}–{c.last_line}  "
+        f"{len(c.instructions)} instructions, {role.get(c.role, 'computation')}"
+        for c in comps
+    ]
+    return (
+        f"<details><summary>{len(comps)} computations, with their lines in the plain-text "
+        f'output</summary><pre class="jwb-comps" style="{PRE_STYLE}">'
+        f"{esc(chr(10).join(lines))}</pre></details>"
+    )
 
 
 # -- the bundle --------------------------------------------------------------------------
@@ -571,12 +710,16 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
     root = new_id()
     parts = [summary_html(rep)]
     if rep.parse_error:
-        parts.append(f'<div class="jwb-note">The HLO text could not be fully read '
-                     f'({esc(rep.parse_error)}); showing the text only.</div>')
+        parts.append(
+            f'<div class="jwb-note">The HLO text could not be fully read '
+            f"({esc(rep.parse_error)}); showing the text only.</div>"
+        )
     elif rep.module is not None and rep.module.problems:
-        parts.append(f'<div class="jwb-note">{len(rep.module.problems)} line(s) of the module '
-                     f'were not understood and are shown as text only (first: '
-                     f'{esc(rep.module.problems[0])}).</div>')
+        parts.append(
+            f'<div class="jwb-note">{len(rep.module.problems)} line(s) of the module '
+            f"were not understood and are shown as text only (first: "
+            f"{esc(rep.module.problems[0])}).</div>"
+        )
     parts.append(collectives_html(rep))
     if rep.stage == "compiled" and rep.fusion and rep.module is not None:
         parts.append(top_fusions_html(rep))
@@ -586,20 +729,26 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
     script = ""
     if big:
         parts.append(computations_html(rep))
-        parts.append(f'<div class="jwb-note">The {esc(what)} text ({fmt_bytes(len(rep.text))}, '
-                     f'{len(rep.text.splitlines())} lines) is in the plain-text output '
-                     f'(<code>.report.text</code>); the JupyterLab extension shows the '
-                     f'interactive graph.</div>')
+        parts.append(
+            f'<div class="jwb-note">The {esc(what)} text ({fmt_bytes(len(rep.text))}, '
+            f"{len(rep.text.splitlines())} lines) is in the plain-text output "
+            f"(<code>.report.text</code>); the JupyterLab extension shows the "
+            f"interactive graph.</div>"
+        )
     else:
         text = hlo_text_html(rep) if rep.stage == "compiled" else stablehlo_text_html(rep)
-        search = ('<div class="jwb-search" style="display:none">search the text: '
-                  '<input type="search" placeholder="op, shape, name or line"> '
-                  '<span class="cnt"></span></div>')
-        parts.append(f'<details open><summary>{esc(what)} text</summary>{search}{text}</details>')
+        search = (
+            '<div class="jwb-search" style="display:none">search the text: '
+            '<input type="search" placeholder="op, shape, name or line"> '
+            '<span class="cnt"></span></div>'
+        )
+        parts.append(f"<details open><summary>{esc(what)} text</summary>{search}{text}</details>")
         script = f"<script>{SEARCH_JS % root}</script>"
-    return (f'<div class="jwb jwb-hlo" id="{root}" style="color:{FG1};max-width:100%;'
-            f'overflow-x:auto">{style_block()}<style>{HLO_CSS}</style>'
-            f'{"".join(parts)}{script}</div>')
+    return (
+        f'<div class="jwb jwb-hlo" id="{root}" style="color:{FG1};max-width:100%;'
+        f'overflow-x:auto">{style_block()}<style>{HLO_CSS}</style>'
+        f"{''.join(parts)}{script}</div>"
+    )
 
 
 #: payload fields packed (gzip + base64) when together they serialise over 256 KiB
@@ -640,9 +789,15 @@ def _hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
 
 
 #: ``%%hlo``, ``workbench.hlo``: text is the stage's raw text; a view bug degrades to it
-HLO_VIEW: View[HloReport] = View(kind="hlo", version=SCHEMA_VERSION, text=_hlo_text,
-                                 html=_hlo_html, data=hlo_data,
-                                 degrade=True, record_name="report")
+HLO_VIEW: View[HloReport] = View(
+    kind="hlo",
+    version=SCHEMA_VERSION,
+    text=_hlo_text,
+    html=_hlo_html,
+    data=hlo_data,
+    degrade=True,
+    record_name="report",
+)
 HLO_MIME = HLO_VIEW.mime
 
 
@@ -655,5 +810,14 @@ def hlo_display(rep: HloReport, text_only: bool = False) -> Display[HloReport]:
     return Display(rep, HLO_VIEW, text_only=text_only)
 
 
-__all__ = ["HLO_MIME", "HLO_VIEW", "MAX_STABLEHLO_ROWS", "diagram_svg", "hlo_bundle", "hlo_display", "hlo_html",
-           "hlo_record", "layout_graph"]
+__all__ = [
+    "HLO_MIME",
+    "HLO_VIEW",
+    "MAX_STABLEHLO_ROWS",
+    "diagram_svg",
+    "hlo_bundle",
+    "hlo_display",
+    "hlo_html",
+    "hlo_record",
+    "layout_graph",
+]

@@ -92,7 +92,9 @@ def _var(a: Atom, ctx: _Ctx, binding: bool) -> str:
         return f"_:{ctx.typ(a.aval.text)}" if binding else "_"
     name = ctx.esc(a.name)
     if binding:
-        return f'<span class="jwb-v" data-v="{name}" data-def="1">{name}</span>:{ctx.typ(a.aval.text)}'
+        return (
+            f'<span class="jwb-v" data-v="{name}" data-def="1">{name}</span>:{ctx.typ(a.aval.text)}'
+        )
     return f'<span class="jwb-v" data-v="{name}">{name}</span>'
 
 
@@ -100,8 +102,9 @@ def _params(eq: Equation, ctx: _Ctx) -> str:
     jaxpr_params = {s.param.split("[", 1)[0] for s in eq.subjaxprs} if eq.subjaxprs else ()
     # "None" params are JAX's defaults (precision, accuracy, out_sharding...): noise here.
     e = ctx.esc
-    shown = [f"{e(k)}={e(v)}" for k, v in eq.params.items()
-             if v != "None" and k not in jaxpr_params]
+    shown = [
+        f"{e(k)}={e(v)}" for k, v in eq.params.items() if v != "None" and k not in jaxpr_params
+    ]
     if not shown:
         return ""
     return f'<span class="jwb-par">[{" ".join(shown)}]</span>'
@@ -141,15 +144,19 @@ def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]
         last_src = src_key
         lhs = " ".join(_var(a, ctx, True) for a in eq.outvars)
         rhs = " ".join(_var(a, ctx, False) for a in eq.invars)
-        out.append(f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{ctx.esc(eq.primitive)}</span>'
-                   f'{_params(eq, ctx)} {rhs}</span>\n')
+        out.append(
+            f'<span class="jwb-eq">  {lhs} = <span class="jwb-p">{ctx.esc(eq.primitive)}</span>'
+            f"{_params(eq, ctx)} {rhs}</span>\n"
+        )
         ctx.rows += 1
         for sub in eq.subjaxprs:
             total = sub.jaxpr.total_equations
             opened = " open" if level + 1 <= ctx.open_depth else ""
             # a fold leaves the <pre> and comes back to it: <details> is not phrasing content
-            out.append(f"</pre><details{opened}><summary>{esc(eq.primitive)} · {esc(sub.param)} · "
-                       f"{total} equation{'s' if total != 1 else ''}</summary>{_PRE}")
+            out.append(
+                f"</pre><details{opened}><summary>{esc(eq.primitive)} · {esc(sub.param)} · "
+                f"{total} equation{'s' if total != 1 else ''}</summary>{_PRE}"
+            )
             _render_jaxpr(sub.jaxpr, level + 1, ctx, out)
             out.append(f"</pre></details>{_PRE}")
 
@@ -158,8 +165,10 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
     consts = " ".join(_var(a, ctx, True) for a in model.constvars)
     ins = " ".join(_var(a, ctx, True) for a in model.invars)
     head = f"{consts} ; {ins}" if consts else f"; {ins}"
-    out.append(f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {head}. '
-               f'<span class="jwb-kw">let</span></span>\n')
+    out.append(
+        f'<span class="jwb-eq"><span class="jwb-kw">{{ lambda</span> {head}. '
+        f'<span class="jwb-kw">let</span></span>\n'
+    )
     eqns = model.eqns
     n = len(eqns)
     if level > 0:
@@ -176,7 +185,7 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
                 out.append(f"</pre><details><summary>equations {g + 1}–{g_end} of {n}</summary>")
             for c in range(g, g_end, CHUNK_ROWS):
                 out.append(f'</pre><div class="jwb-chunk">{_PRE}')
-                _render_eqns(eqns[c:min(g_end, c + CHUNK_ROWS)], level, ctx, out)
+                _render_eqns(eqns[c : min(g_end, c + CHUNK_ROWS)], level, ctx, out)
                 out.append(f"</pre></div>{_PRE}")
             if g:
                 out.append(f"</pre></details>{_PRE}")
@@ -189,8 +198,11 @@ def _histogram_html(hist: Iterable[tuple[str, int]]) -> str:
     if not items:
         return ""
     peak = max(c for _, c in items)
-    parts = [f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
-             f'style="width:{max(2, round(60 * c / peak))}px"></span></span>' for p, c in items]
+    parts = [
+        f'<span title="{esc(p)}: {c}">{esc(p)} {c}<span class="bar" '
+        f'style="width:{max(2, round(60 * c / peak))}px"></span></span>'
+        for p, c in items
+    ]
     return f'<div class="jwb-hist">{" ".join(parts)}</div>'
 
 
@@ -202,8 +214,9 @@ def _signature(ins: Inspection) -> str:
     except Exception:  # a summary is a nicety: never fail the header for it
         return f"({', '.join(ins.in_avals)}) → ({', '.join(ins.out_avals)})"
     args = ", ".join(f"{t.name}: {t.summary}" for t in trees["in"])
-    outs = ", ".join(t.summary if t.name == "out" else f"{t.name}: {t.summary}"
-                     for t in trees["out"])
+    outs = ", ".join(
+        t.summary if t.name == "out" else f"{t.name}: {t.summary}" for t in trees["out"]
+    )
     return f"({args}) → ({outs})"
 
 
@@ -212,28 +225,34 @@ def _header(ins: Inspection) -> str:
     hist = model.histogram
     total = sum(hist.values())
     nested = "" if total == len(model.eqns) else f" ({len(model.eqns)} at top level)"
-    return (f'<div class="jwb-head"><b class="jwb-title">{esc(ins.label)}</b> '
-            f'<span class="jwb-meta">{esc(_signature(ins))} · {total} '
-            f'equation{"s" if total != 1 else ""}{nested} · traced in '
-            f'{fmt_seconds(ins.timings.trace)}</span>'
-            f'{_histogram_html(hist.most_common())}</div>')
+    return (
+        f'<div class="jwb-head"><b class="jwb-title">{esc(ins.label)}</b> '
+        f'<span class="jwb-meta">{esc(_signature(ins))} · {total} '
+        f"equation{'s' if total != 1 else ''}{nested} · traced in "
+        f"{fmt_seconds(ins.timings.trace)}</span>"
+        f"{_histogram_html(hist.most_common())}</div>"
+    )
 
 
 def jaxpr_body_html(ins: Inspection, depth: int) -> str:
     ctx = _Ctx(depth)
     out: list[str] = []
     _render_jaxpr(ins.model, 0, ctx, out)
-    body = f'{_PRE}{"".join(out)}</pre>'.replace(f"{_PRE}</pre>", "")
+    body = f"{_PRE}{''.join(out)}</pre>".replace(f"{_PRE}</pre>", "")
     if ctx.elided:
-        body += (f'<div class="jwb-note">Showing the first {ctx.rows} equations; '
-                 f'{ctx.elided} more are omitted here to keep the page responsive. The text '
-                 f'view (text/plain) and the JSON model have them all.</div>')
+        body += (
+            f'<div class="jwb-note">Showing the first {ctx.rows} equations; '
+            f"{ctx.elided} more are omitted here to keep the page responsive. The text "
+            f"view (text/plain) and the JSON model have them all.</div>"
+        )
     return f'<div class="jwb-body">{body}</div>'
 
 
 def _wrap(root: str, inner: str) -> str:
-    return (f'<div class="jwb jwb-jaxpr" id="{root}">{style_block()}{inner}'
-            f"<script>{HIGHLIGHT_JS % root}</script></div>")
+    return (
+        f'<div class="jwb jwb-jaxpr" id="{root}">{style_block()}{inner}'
+        f"<script>{HIGHLIGHT_JS % root}</script></div>"
+    )
 
 
 def jaxpr_html(ins: Inspection, depth: int = 1) -> str:
@@ -254,8 +273,11 @@ def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
             "in_avals": ins.in_avals,
             "out_avals": ins.out_avals,
             "timings": {"trace": ins.timings.trace},
-            "stats": {"equations": total, "top_level_equations": len(model.eqns),
-                      "histogram": dict(hist.most_common())},
+            "stats": {
+                "equations": total,
+                "top_level_equations": len(model.eqns),
+                "histogram": dict(hist.most_common()),
+            },
             "truncated": total > MAX_JSON_EQUATIONS,
             "trees": {side: [t.to_dict() for t in items] for side, items in ins.trees.items()},
         }
@@ -293,9 +315,14 @@ def _jaxpr_html(ins: Inspection, depth: int = 1) -> str:
 
 
 #: ``%%jaxpr``, ``workbench.jaxpr``, a displayed ``Inspection``: text is exactly JAX's
-JAXPR_VIEW: View[Inspection] = View(kind="jaxpr", version=SCHEMA_VERSION, text=_jaxpr_text,
-                                    html=_jaxpr_html, data=jaxpr_data,
-                                    record_name="inspection")
+JAXPR_VIEW: View[Inspection] = View(
+    kind="jaxpr",
+    version=SCHEMA_VERSION,
+    text=_jaxpr_text,
+    html=_jaxpr_html,
+    data=jaxpr_data,
+    record_name="inspection",
+)
 JAXPR_MIME = JAXPR_VIEW.mime
 
 
@@ -304,6 +331,7 @@ def jaxpr_bundle(ins: Inspection, depth: int = 1, text_only: bool = False) -> di
 
 
 # -- --compare: the function and each successive transform side by side -------------------
+
 
 def compare_text(stages: Sequence[Inspection], **_options: Any) -> str:
     parts = []
@@ -323,9 +351,11 @@ def compare_html(stages: Sequence[Inspection], depth: int = 0) -> str:
         delta = "" if prev is None else f" ({total - prev:+d})"
         prev = total
         body = jaxpr_body_html(ins, depth)
-        cols.append(f'<div class="jwb-col">{_header(ins)}'
-                    f'<div class="jwb-meta">{total} equations{esc(delta)}</div>'
-                    f"<details><summary>jaxpr</summary>{body}</details></div>")
+        cols.append(
+            f'<div class="jwb-col">{_header(ins)}'
+            f'<div class="jwb-meta">{total} equations{esc(delta)}</div>'
+            f"<details><summary>jaxpr</summary>{body}</details></div>"
+        )
     return _wrap(root, f'<div class="jwb-cols">{"".join(cols)}</div>')
 
 
@@ -336,18 +366,25 @@ def compare_data(stages: Sequence[Inspection], **_options: Any) -> dict[str, Any
 
 #: ``--compare``: the record is the list of stages (``d.stages``; ``d.inspection`` is the last)
 COMPARE_VIEW: View[Sequence[Inspection]] = View(
-    kind="jaxpr-compare", version=SCHEMA_VERSION, text=compare_text, html=compare_html,
-    data=compare_data, record_name="stages")
+    kind="jaxpr-compare",
+    version=SCHEMA_VERSION,
+    text=compare_text,
+    html=compare_html,
+    data=compare_data,
+    record_name="stages",
+)
 JAXPR_COMPARE_MIME = COMPARE_VIEW.mime
 
 
-def compare_bundle(stages: Sequence[Inspection], depth: int = 0,
-                   text_only: bool = False) -> dict[str, Any]:
+def compare_bundle(
+    stages: Sequence[Inspection], depth: int = 0, text_only: bool = False
+) -> dict[str, Any]:
     return COMPARE_VIEW.bundle(list(stages), text_only=text_only, depth=depth)
 
 
-def jaxpr_display(stages: Sequence[Inspection], compare: bool = False, depth: int = 1,
-                  text_only: bool = False) -> Display[Any]:
+def jaxpr_display(
+    stages: Sequence[Inspection], compare: bool = False, depth: int = 1, text_only: bool = False
+) -> Display[Any]:
     """What ``%%jaxpr`` and :func:`workbench.jaxpr` return: the last stage's jaxpr, or with
     ``compare`` every stage side by side."""
     if compare:

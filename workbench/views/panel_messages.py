@@ -38,8 +38,8 @@ def _number(value: float | None) -> float | None:
 
 def quoted(value: Any, limit: int = 80) -> str:
     """A front end's value quoted in an ``error`` (bounded: a bad message may be huge)."""
-    text = repr(value) if not isinstance(value, str) else repr(value[:limit + 1])
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    text = repr(value) if not isinstance(value, str) else repr(value[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _message(kind: str, **fields: Any) -> Message:
@@ -77,8 +77,9 @@ def records(recs: Iterable[CompileRecord]) -> list[dict[str, Any]]:
     return [r.to_dict() for r in recs]
 
 
-def cell_badge(recs: Sequence[CompileRecord], cell: str, cell_id: str | None, run: int,
-               t: float) -> dict[str, Any]:
+def cell_badge(
+    recs: Sequence[CompileRecord], cell: str, cell_id: str | None, run: int, t: float
+) -> dict[str, Any]:
     """What one run of one cell traced, lowered and compiled.
 
     The workbench's own inspections (``%%jaxpr``, ``%%hlo``...) are counted apart, as
@@ -107,60 +108,113 @@ def cell_badge(recs: Sequence[CompileRecord], cell: str, cell_id: str | None, ru
             if first_reason is None:
                 first = next((x for x in r.reasons if x.kind != "new_function"), None)
                 first_reason = first.text() if first is not None else None
-    return {"cell": cell, "cell_id": cell_id, "run": run, "t": t, "compiles": compiles,
-            "traces": traces, "lowers": lowers, "compile_s": seconds, "misses": misses,
-            "first_reason": first_reason, "persistent_hits": hits,
-            "inspections": inspections}
+    return {
+        "cell": cell,
+        "cell_id": cell_id,
+        "run": run,
+        "t": t,
+        "compiles": compiles,
+        "traces": traces,
+        "lowers": lowers,
+        "compile_s": seconds,
+        "misses": misses,
+        "first_reason": first_reason,
+        "persistent_hits": hits,
+        "inspections": inspections,
+    }
 
 
-def bench_summary(bench: Benchmark, cell: str | None, cell_id: str | None,
-                  t: float) -> dict[str, Any]:
+def bench_summary(
+    bench: Benchmark, cell: str | None, cell_id: str | None, t: float
+) -> dict[str, Any]:
     """The panel's line for one benchmark: the headline median (first variant, first
     point), its best sample, how many calls were timed."""
     first = bench.measurements[0] if bench.measurements else None
     best = first.stats.min if first is not None and first.stats is not None else None
     runs = sum(len(m.samples) * max(m.number, 1) for m in bench.measurements)
-    return {"label": bench.label, "cell": cell, "cell_id": cell_id, "t": t,
-            "median_s": _number(bench.median), "best_s": _number(best), "runs": runs,
-            "variants": list(bench.variants), "interrupted": bool(bench.interrupted)}
+    return {
+        "label": bench.label,
+        "cell": cell,
+        "cell_id": cell_id,
+        "t": t,
+        "median_s": _number(bench.median),
+        "best_s": _number(best),
+        "runs": runs,
+        "variants": list(bench.variants),
+        "interrupted": bool(bench.interrupted),
+    }
 
 
 def _line(source: SourceLine | None) -> dict[str, Any] | None:
     """A source line in the ledger's ``call_site`` form (text always a string, no column)."""
     if source is None:
         return None
-    return {"file": source.file, "line": max(int(source.line), 0),
-            "function": source.function, "text": source.text or ""}
+    return {
+        "file": source.file,
+        "line": max(int(source.line), 0),
+        "function": source.function,
+        "text": source.text or "",
+    }
 
 
 def _group(g: Group) -> dict[str, Any]:
-    return {"what": g.what, "line": _line(g.line), "count": g.count,
-            "examples": list(g.examples[:3])}
+    return {
+        "what": g.what,
+        "line": _line(g.line),
+        "count": g.count,
+        "examples": list(g.examples[:3]),
+    }
 
 
 def live_diff(diff: LiveDiff, cell: str | None, cell_id: str | None) -> dict[str, Any]:
-    return {"cell": cell, "cell_id": cell_id, "kind": diff.kind, "t": diff.t,
-            "function": diff.function, "added": [_group(g) for g in diff.added],
-            "removed": [_group(g) for g in diff.removed],
-            "totals": [{"name": c.name, "before": _number(c.before),
-                        "after": _number(c.after), "unit": c.unit} for c in diff.totals]}
+    return {
+        "cell": cell,
+        "cell_id": cell_id,
+        "kind": diff.kind,
+        "t": diff.t,
+        "function": diff.function,
+        "added": [_group(g) for g in diff.added],
+        "removed": [_group(g) for g in diff.removed],
+        "totals": [
+            {"name": c.name, "before": _number(c.before), "after": _number(c.after), "unit": c.unit}
+            for c in diff.totals
+        ],
+    }
 
 
-def snapshot(version: str, info: KernelInfo, recs: Iterable[CompileRecord], dropped: int,
-             cells: Sequence[dict[str, Any]], memory: Sequence[dict[str, Any]],
-             benchmarks: Sequence[dict[str, Any]],
-             diffs: Sequence[dict[str, Any]]) -> Message:
+def snapshot(
+    version: str,
+    info: KernelInfo,
+    recs: Iterable[CompileRecord],
+    dropped: int,
+    cells: Sequence[dict[str, Any]],
+    memory: Sequence[dict[str, Any]],
+    benchmarks: Sequence[dict[str, Any]],
+    diffs: Sequence[dict[str, Any]],
+) -> Message:
     """The answer to ``hello``: everything the panel shows, as of now."""
-    return _message("snapshot", version=version, kernel=kernel_info(info),
-                    records=records(recs), dropped=dropped, cells=list(cells),
-                    memory=list(memory), benchmarks=list(benchmarks), diffs=list(diffs))
+    return _message(
+        "snapshot",
+        version=version,
+        kernel=kernel_info(info),
+        records=records(recs),
+        dropped=dropped,
+        cells=list(cells),
+        memory=list(memory),
+        benchmarks=list(benchmarks),
+        diffs=list(diffs),
+    )
 
 
-def update(recs: Sequence[CompileRecord] = (), dropped: int = 0,
-           cells: Sequence[dict[str, Any]] = (), memory: Sequence[dict[str, Any]] = (),
-           benchmarks: Sequence[dict[str, Any]] = (),
-           diffs: Sequence[dict[str, Any]] = (),
-           kernel: KernelInfo | None = None) -> Message:
+def update(
+    recs: Sequence[CompileRecord] = (),
+    dropped: int = 0,
+    cells: Sequence[dict[str, Any]] = (),
+    memory: Sequence[dict[str, Any]] = (),
+    benchmarks: Sequence[dict[str, Any]] = (),
+    diffs: Sequence[dict[str, Any]] = (),
+    kernel: KernelInfo | None = None,
+) -> Message:
     """A batch of news; empty lists are left out (the schema allows any to be absent).
     ``kernel``: the devices, once JAX started after the snapshot."""
     msg = _message("update")
@@ -170,13 +224,32 @@ def update(recs: Sequence[CompileRecord] = (), dropped: int = 0,
         msg["records"] = records(recs)
     if dropped:
         msg["dropped"] = dropped
-    for name, items in (("cells", cells), ("memory", memory), ("benchmarks", benchmarks),
-                        ("diffs", diffs)):
+    for name, items in (
+        ("cells", cells),
+        ("memory", memory),
+        ("benchmarks", benchmarks),
+        ("diffs", diffs),
+    ):
         if items:
             msg[name] = list(items)
     return msg
 
 
-__all__ = ["COMM_TARGET", "PROTOCOL", "Message", "announce", "bench_summary", "bye",
-           "cell_badge", "cleared", "error", "kernel_info", "live_diff", "memory_sample",
-           "quoted", "records", "snapshot", "update"]
+__all__ = [
+    "COMM_TARGET",
+    "PROTOCOL",
+    "Message",
+    "announce",
+    "bench_summary",
+    "bye",
+    "cell_badge",
+    "cleared",
+    "error",
+    "kernel_info",
+    "live_diff",
+    "memory_sample",
+    "quoted",
+    "records",
+    "snapshot",
+    "update",
+]

@@ -56,7 +56,6 @@ CSS = """
 SCROLL = '<div class="jwb-sh-scroll">'
 
 
-
 # -- colours and words ----------------------------------------------------------------------
 def device_colour(devices: list[int]) -> str:
     """A stable colour per device set: the hue comes from the ids (golden-angle spread)."""
@@ -91,8 +90,10 @@ def layout_summary(lay: Layout) -> str:
     shard_shape = dims_text(lay.dtype, lay.shards[0].padded_shape) if lay.shards else "?"
     if lay.empty:
         dims = ", ".join(str(d) for d, size in enumerate(lay.shape) if size == 0)
-        what = (f"empty (size 0 along dimension {dims}): no device holds any data, "
-                f"{len(lay.devices)} device(s) hold empty shards")
+        what = (
+            f"empty (size 0 along dimension {dims}): no device holds any data, "
+            f"{len(lay.devices)} device(s) hold empty shards"
+        )
         procs = sorted({d.process for d in lay.devices})
         if len(procs) > 1:
             what += f" · processes {', '.join(map(str, procs))}"
@@ -106,7 +107,8 @@ def layout_summary(lay: Layout) -> str:
         if lay.replication > 1:
             axes = ", ".join(repr(a) for a in lay.replicated_axes)
             what += f", each held by {lay.replication} devices" + (
-                f" (replicated over {axes})" if axes else "")
+                f" (replicated over {axes})" if axes else ""
+            )
     what += f" · {fmt_bytes(per_device_bytes(lay))} per device"
     if lay.uneven:
         what += " · uneven: padding hatched"
@@ -123,8 +125,13 @@ def layout_text(lay: Layout, max_rows: int = 32) -> str:
     for s in lay.shards[:max_rows]:
         held = [lay.device(d) for d in s.devices]
         remote = [d.id for d in held if d is not None and not d.addressable]
-        pad = (f"  (only padding: holds {s.padded_shape})" if s.only_padding else
-               f"  (padded to {s.padded_shape})" if s.padded else "")
+        pad = (
+            f"  (only padding: holds {s.padded_shape})"
+            if s.only_padding
+            else f"  (padded to {s.padded_shape})"
+            if s.padded
+            else ""
+        )
         extra = f"  not addressable from process {me}: {_devices_text(remote)}" if remote else ""
         lines.append(f"  {s.index_text():<24} devices {_devices_text(s.devices, 16)}{pad}{extra}")
     if len(lay.shards) > max_rows:
@@ -138,8 +145,15 @@ def _extent(lay: Layout, dim: int) -> int:
     return max((s.padded_stop[dim] for s in lay.shards), default=lay.shape[dim]) or 1
 
 
-def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: int | None,
-              pattern: str, width: int = 360, label: bool = True) -> str:
+def _grid_svg(
+    lay: Layout,
+    shards: list[Shard],
+    rows_dim: int | None,
+    cols_dim: int | None,
+    pattern: str,
+    width: int = 360,
+    label: bool = True,
+) -> str:
     """One grid: shards over (rows_dim, cols_dim); ``None`` stands for a dimension of 1."""
     nrow = _extent(lay, rows_dim) if rows_dim is not None else 1
     ncol = _extent(lay, cols_dim) if cols_dim is not None else 1
@@ -149,8 +163,10 @@ def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: 
     else:
         h = max(40.0, min(360.0, w * nrow / ncol))
     sx, sy = w / ncol, h / nrow
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
-           f'role="img" data-jwb="layout-svg">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}" '
+        f'role="img" data-jwb="layout-svg">'
+    ]
     many = len(shards) > MAX_LABELLED_TILES
     for s in shards:
         # (r0, c0) the block's own corner, (r1, c1) where its data ends, (rp, cp) where
@@ -167,37 +183,49 @@ def _grid_svg(lay: Layout, shards: list[Shard], rows_dim: int | None, cols_dim: 
         x, y = 1 + c0 * sx, 1 + r0 * sy
         tw, th = (c1 - c0) * sx, (r1 - r0) * sy
         what = "only padding, " if s.only_padding else ""
-        tip = (f"{s.index_text()} shape {s.shape} ({what}padded {s.padded_shape}) on device(s) "
-               f"{_devices_text(s.devices, 32)}" if s.padded else
-               f"{s.index_text()} shape {s.shape} on device(s) {_devices_text(s.devices, 32)}")
+        tip = (
+            f"{s.index_text()} shape {s.shape} ({what}padded {s.padded_shape}) on device(s) "
+            f"{_devices_text(s.devices, 32)}"
+            if s.padded
+            else f"{s.index_text()} shape {s.shape} on device(s) {_devices_text(s.devices, 32)}"
+        )
         colour = device_colour(s.devices)
-        out.append(f'<g data-devices="{esc(",".join(map(str, s.devices)))}"><title>{esc(tip)}'
-                   f'</title>')
+        out.append(
+            f'<g data-devices="{esc(",".join(map(str, s.devices)))}"><title>{esc(tip)}</title>'
+        )
         if has_data:
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
-                       f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>')
+            out.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{tw:.1f}" height="{th:.1f}" '
+                f'fill="{colour}" stroke="#444" stroke-width="{0.3 if many else 0.8}"/>'
+            )
         if cp > c1 or rp > r1:  # padding: only the part beyond the data, tinted and hatched
             strips = [(c1, r0, cp, rp), (c0, r1, c1, rp)] if has_data else [(c0, r0, cp, rp)]
             for a0, b0, a1, b1 in strips:
                 if a1 > a0 and b1 > b0:
                     px, py = 1 + a0 * sx, 1 + b0 * sy
                     pw, ph = (a1 - a0) * sx, (b1 - b0) * sy
-                    out.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
-                               f'height="{ph:.1f}" fill="{colour}" fill-opacity="0.35"/>'
-                               f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
-                               f'height="{ph:.1f}" fill="url(#{pattern})" stroke="#888" '
-                               f'stroke-dasharray="3,2" data-jwb="padding"/>')
+                    out.append(
+                        f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                        f'height="{ph:.1f}" fill="{colour}" fill-opacity="0.35"/>'
+                        f'<rect x="{px:.1f}" y="{py:.1f}" width="{pw:.1f}" '
+                        f'height="{ph:.1f}" fill="url(#{pattern})" stroke="#888" '
+                        f'stroke-dasharray="3,2" data-jwb="padding"/>'
+                    )
         text = _devices_text(s.devices, 4)
         if tw < 7.2 * len(text) + 4 or th <= 13:  # a block of (mostly) padding: label it there
             x, y, tw, th = 1 + c0 * sx, 1 + r0 * sy, (cp - c0) * sx, (rp - r0) * sy
         if label and not many and tw > 7.2 * len(text) + 4 and th > 13:
-            out.append(f'<text x="{x + tw / 2:.1f}" y="{y + th / 2 + 4:.1f}" font-size="11" '
-                       f'text-anchor="middle" fill="#111">{esc(text)}</text>')
+            out.append(
+                f'<text x="{x + tw / 2:.1f}" y="{y + th / 2 + 4:.1f}" font-size="11" '
+                f'text-anchor="middle" fill="#111">{esc(text)}</text>'
+            )
         out.append("</g>")
-    out.append(f'<defs><pattern id="{pattern}" width="6" height="6" '
-               f'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-               f'<line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="2"/>'
-               f'</pattern></defs></svg>')
+    out.append(
+        f'<defs><pattern id="{pattern}" width="6" height="6" '
+        f'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="2"/>'
+        f"</pattern></defs></svg>"
+    )
     return "".join(out)
 
 
@@ -228,14 +256,19 @@ def layout_svg(lay: Layout, width: int = 360) -> str:
         if b <= a:
             return f"padding {a}:{p}"
         return f"{a}:{b} +{p - b} padding"
+
     for key in keys[:MAX_FACETS]:
         idx = ", ".join(lead_text(*k) for k in key) + ", :, :"
-        parts.append(f'<div class="jwb-sh-facet" data-jwb="facet"><div>[{esc(idx)}]</div>'
-                     f'{_grid_svg(lay, facets[key], rank - 2, rank - 1, pattern, fw)}</div>')
+        parts.append(
+            f'<div class="jwb-sh-facet" data-jwb="facet"><div>[{esc(idx)}]</div>'
+            f"{_grid_svg(lay, facets[key], rank - 2, rank - 1, pattern, fw)}</div>"
+        )
     parts.append("</div>")
     if len(keys) > MAX_FACETS:
-        parts.append(f'<div class="jwb-note">… {len(keys) - MAX_FACETS} more blocks of the '
-                     f'leading dimensions not drawn</div>')
+        parts.append(
+            f'<div class="jwb-note">… {len(keys) - MAX_FACETS} more blocks of the '
+            f"leading dimensions not drawn</div>"
+        )
     return "".join(parts)
 
 
@@ -246,21 +279,33 @@ def device_table(lay: Layout, open_limit: int = 16) -> str:
         i = shard_of.get(d.id)
         s = lay.shards[i] if i is not None else None
         cls = "" if d.addressable else ' class="jwb-sh-remote"'
-        coords = "" if d.coords is None else ", ".join(
-            f"{esc(a)}={c}" for a, c in zip(lay.mesh.axis_names if lay.mesh else [], d.coords, strict=False))
+        coords = (
+            ""
+            if d.coords is None
+            else ", ".join(
+                f"{esc(a)}={c}"
+                for a, c in zip(lay.mesh.axis_names if lay.mesh else [], d.coords, strict=False)
+            )
+        )
         rows.append(
-            f"<tr{cls} data-device=\"{d.id}\"><td>{d.id}</td><td>{d.process}</td>"
+            f'<tr{cls} data-device="{d.id}"><td>{d.id}</td><td>{d.process}</td>'
             f"<td>{'yes' if d.addressable else 'no'}</td><td>{coords}</td>"
             f"<td>{esc(s.index_text()) if s else ''}</td>"
             f"<td>{esc(s.padded_shape) if s else ''}</td>"
             f"<td>{fmt_bytes(per_device_bytes(lay)) if s else ''}</td>"
-            f"<td>{esc(_devices_text([x for x in s.devices if x != d.id])) if s else ''}</td></tr>")
-    table = ("<table><tr><th>device</th><th>process</th><th>addressable</th><th>mesh coords</th>"
-             "<th>shard</th><th>shard shape</th><th>bytes</th><th>replicas on</th></tr>"
-             + "".join(rows) + "</table>")
+            f"<td>{esc(_devices_text([x for x in s.devices if x != d.id])) if s else ''}</td></tr>"
+        )
+    table = (
+        "<table><tr><th>device</th><th>process</th><th>addressable</th><th>mesh coords</th>"
+        "<th>shard</th><th>shard shape</th><th>bytes</th><th>replicas on</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
     is_open = " open" if len(lay.devices) <= open_limit else ""
-    return (f"<details{is_open}><summary>per device ({len(lay.devices)})</summary>"
-            f"{SCROLL}{table}</div></details>")
+    return (
+        f"<details{is_open}><summary>per device ({len(lay.devices)})</summary>"
+        f"{SCROLL}{table}</div></details>"
+    )
 
 
 def layout_html_body(lay: Layout, width: int = 360) -> str:
@@ -268,32 +313,42 @@ def layout_html_body(lay: Layout, width: int = 360) -> str:
     types = ""
     if lay.mesh is not None:
         types = " · axis types " + ", ".join(
-            f"{esc(a)}: {esc(t)}" for a, t in zip(lay.mesh.axis_names, lay.mesh.axis_types, strict=False))
-    return (f'<div class="jwb-sh-layout" data-jwb="layout">'
-            f'<div class="jwb-head"><span class="jwb-title">{esc(layout_headline(lay))}</span>'
-            f'<div class="jwb-meta">{esc(layout_summary(lay))}{types}</div></div>'
-            f"<div {STYLED_ONLY}>{layout_svg(lay, width)}</div>"
-            f'<pre {UNSTYLED_ONLY} style="{PRE_STYLE}">{esc(layout_text(lay))}</pre>'
-            f"{notes}{device_table(lay)}</div>")
+            f"{esc(a)}: {esc(t)}"
+            for a, t in zip(lay.mesh.axis_names, lay.mesh.axis_types, strict=False)
+        )
+    return (
+        f'<div class="jwb-sh-layout" data-jwb="layout">'
+        f'<div class="jwb-head"><span class="jwb-title">{esc(layout_headline(lay))}</span>'
+        f'<div class="jwb-meta">{esc(layout_summary(lay))}{types}</div></div>'
+        f"<div {STYLED_ONLY}>{layout_svg(lay, width)}</div>"
+        f'<pre {UNSTYLED_ONLY} style="{PRE_STYLE}">{esc(layout_text(lay))}</pre>'
+        f"{notes}{device_table(lay)}</div>"
+    )
 
 
 def _listed_html(layouts: list[Layout]) -> str:
     """The layouts past the drawn ones: a row each (what and how), no picture."""
-    rows = "".join(f"<tr><td>{esc(layout_headline(x))}</td><td>{esc(layout_summary(x))}</td></tr>"
-                   for x in layouts)
-    return (f'<details><summary>{len(layouts)} more arrays, listed without pictures</summary>'
-            f"<table><tr><th>array</th><th>layout</th></tr>{rows}</table></details>")
+    rows = "".join(
+        f"<tr><td>{esc(layout_headline(x))}</td><td>{esc(layout_summary(x))}</td></tr>"
+        for x in layouts
+    )
+    return (
+        f"<details><summary>{len(layouts)} more arrays, listed without pictures</summary>"
+        f"<table><tr><th>array</th><th>layout</th></tr>{rows}</table></details>"
+    )
 
 
 def _elided_note(n: int, total: int) -> str:
-    return (f"… {n} more arrays not shown ({total} in all); the whole list is the result's "
-            f"<code>.layouts</code>")
+    return (
+        f"… {n} more arrays not shown ({total} in all); the whole list is the result's "
+        f"<code>.layouts</code>"
+    )
 
 
 def layouts_html(layouts: list[Layout]) -> str:
     """Bounded whatever the number of arrays (see :data:`MAX_DRAWN_LAYOUTS`)."""
     drawn = layouts[:MAX_DRAWN_LAYOUTS]
-    listed = layouts[MAX_DRAWN_LAYOUTS:MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
+    listed = layouts[MAX_DRAWN_LAYOUTS : MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
     rest = len(layouts) - len(drawn) - len(listed)
     body = "".join(layout_html_body(x) for x in drawn)
     if listed:
@@ -306,7 +361,7 @@ def layouts_html(layouts: list[Layout]) -> str:
 def _layouts_text(layouts: list[Layout]) -> str:
     """Bounded as the HTML is: full text for the drawn layouts, a line for the listed ones."""
     drawn = layouts[:MAX_DRAWN_LAYOUTS]
-    listed = layouts[MAX_DRAWN_LAYOUTS:MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
+    listed = layouts[MAX_DRAWN_LAYOUTS : MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
     rest = len(layouts) - len(drawn) - len(listed)
     lines = [layout_text(x) for x in drawn]
     lines += [f"{layout_headline(x)}  ({layout_summary(x)})" for x in listed]
@@ -330,9 +385,14 @@ def _layouts_data(layouts: list[Layout]) -> dict[str, Any]:
 
 
 #: ``%sharding``, ``workbench.sharding``: the record is the list of layouts (``d.layouts``)
-SHARDING_VIEW: View[list[Layout]] = View(kind="sharding", version=LAYOUT_VERSION,
-                                         text=_layouts_text, html=layouts_html,
-                                         data=_layouts_data, record_name="layouts")
+SHARDING_VIEW: View[list[Layout]] = View(
+    kind="sharding",
+    version=LAYOUT_VERSION,
+    text=_layouts_text,
+    html=layouts_html,
+    data=_layouts_data,
+    record_name="layouts",
+)
 MIME = SHARDING_VIEW.mime
 
 
@@ -345,5 +405,18 @@ def sharding_display(layouts: list[Layout], text_only: bool = False) -> Display[
     return Display(layouts, SHARDING_VIEW, text_only=text_only)
 
 
-__all__ = ["CSS", "MAX_DRAWN_LAYOUTS", "MAX_JSON_LAYOUTS", "MAX_LISTED_LAYOUTS", "MIME", "SHARDING_VIEW", "device_colour", "layout_html_body", "layout_svg",
-           "layout_text", "layouts_bundle", "layouts_html", "sharding_display"]
+__all__ = [
+    "CSS",
+    "MAX_DRAWN_LAYOUTS",
+    "MAX_JSON_LAYOUTS",
+    "MAX_LISTED_LAYOUTS",
+    "MIME",
+    "SHARDING_VIEW",
+    "device_colour",
+    "layout_html_body",
+    "layout_svg",
+    "layout_text",
+    "layouts_bundle",
+    "layouts_html",
+    "sharding_display",
+]

@@ -42,10 +42,20 @@ def _device_events(path: Path) -> list[dict]:
             continue
         for line in plane.lines:
             for e in line.events:
-                out.append({"plane": plane.name, "line": line.name, "name": e.name,
-                            "start_ns": e.start_ns, "duration_ns": e.duration_ns,
-                            "stats": {k: str(v) for k, v in dict(e.stats).items()
-                                      if k in ("hlo_module", "hlo_op", "kernel_details")}})
+                out.append(
+                    {
+                        "plane": plane.name,
+                        "line": line.name,
+                        "name": e.name,
+                        "start_ns": e.start_ns,
+                        "duration_ns": e.duration_ns,
+                        "stats": {
+                            k: str(v)
+                            for k, v in dict(e.stats).items()
+                            if k in ("hlo_module", "hlo_op", "kernel_details")
+                        },
+                    }
+                )
     return out
 
 
@@ -58,19 +68,30 @@ def main(root: Path) -> None:
     calls = 5
     per_call = len(with_cb) // calls
     assert per_call * calls == len(with_cb) == len(without)
-    data = json.dumps({
-        "module": module.name, "schedule": schedule, "kernels_per_call": per_call,
-        "cb_kernels": [e["name"] for e in with_cb[:per_call]],
-        "cb_hlo_op": sorted({e["stats"].get("hlo_op", "") for e in with_cb}),
-        "nocb_kernels": [e["name"] for e in without[:per_call]],
-        "nocb_hlo_op": [e["stats"].get("hlo_op") for e in without[:per_call]],
-    }, separators=(",", ":"))
+    data = json.dumps(
+        {
+            "module": module.name,
+            "schedule": schedule,
+            "kernels_per_call": per_call,
+            "cb_kernels": [e["name"] for e in with_cb[:per_call]],
+            "cb_hlo_op": sorted({e["stats"].get("hlo_op", "") for e in with_cb}),
+            "nocb_kernels": [e["name"] for e in without[:per_call]],
+            "nocb_hlo_op": [e["stats"].get("hlo_op") for e in without[:per_call]],
+        },
+        separators=(",", ":"),
+    )
     (HERE / "transformer24_kernels.json.gz").write_bytes(
-        gzip.compress(data.encode(), compresslevel=9, mtime=0))
-    (HERE / "matmul8192_events.json").write_text(json.dumps({
-        "cb": _device_events(cb / "matmul8192_bf16.xplane.pb"),
-        "nocb": _device_events(nocb / "matmul8192_bf16.xplane.pb"),
-    }, indent=0))
+        gzip.compress(data.encode(), compresslevel=9, mtime=0)
+    )
+    (HERE / "matmul8192_events.json").write_text(
+        json.dumps(
+            {
+                "cb": _device_events(cb / "matmul8192_bf16.xplane.pb"),
+                "nocb": _device_events(nocb / "matmul8192_bf16.xplane.pb"),
+            },
+            indent=0,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -47,11 +47,9 @@ def core_attr(name: str) -> Any:
 FEATURES: dict[str, bool] = {
     "jax.extend.core": jex_core is not None,
     "source_info_util.user_frame": siu is not None and hasattr(siu, "user_frame"),
-    "source_info_util.register_exclusion": siu is not None
-    and hasattr(siu, "register_exclusion"),
+    "source_info_util.register_exclusion": siu is not None and hasattr(siu, "register_exclusion"),
 }
 try:  # a jit wrapper costs nothing until called; nothing is traced here
     FEATURES["PjitFunction._jit_info"] = hasattr(jax.jit(lambda x: x), "_jit_info")
 except Exception:  # pragma: no cover
     FEATURES["PjitFunction._jit_info"] = False
-

@@ -34,7 +34,6 @@ def available_backends() -> list[str]:
     return found or [jax.default_backend()]
 
 
-
 def backends_initialized() -> bool:
     """Whether JAX has started its backends (``xla_bridge.backends_are_initialized()``,
     private).  Why ask: reading devices or live arrays starts them, after which

@@ -33,7 +33,10 @@ def is_filter_jit_inner(fun: Any) -> bool:
         return False
     filename = code.co_filename.replace("\\", "/")
     return filename.endswith("equinox/_jit.py") and code.co_varnames[:3] == (
-        "dynamic_donate", "dynamic_nodonate", "static")
+        "dynamic_donate",
+        "dynamic_nodonate",
+        "static",
+    )
 
 
 class _Slot:
@@ -54,8 +57,7 @@ def _leaf_paths(static_part: Any) -> list[tuple[Any, ...]] | None:
         if getattr(treedef, "num_leaves", None) != n:
             return None
         tree = jax.tree_util.tree_unflatten(treedef, [_Slot(i) for i in range(n)])
-        flat, _ = jax.tree_util.tree_flatten_with_path(
-            tree, is_leaf=lambda x: isinstance(x, _Slot))
+        flat, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: isinstance(x, _Slot))
     except Exception:
         return None
     paths: list[tuple[Any, ...] | None] = [None] * n
@@ -84,8 +86,9 @@ def _key(k: Any) -> Any:
     return None
 
 
-def _param_path(params: list[inspect.Parameter], position: int | None, keyword: Any,
-                rest: tuple[Any, ...]) -> str | None:
+def _param_path(
+    params: list[inspect.Parameter], position: int | None, keyword: Any, rest: tuple[Any, ...]
+) -> str | None:
     """``name`` + the rest of the key path, for the argument at ``position`` (of the
     bound positional arguments) or passed as ``keyword``."""
     tail = jax.tree_util.keystr(rest) if rest else ""
@@ -100,8 +103,9 @@ def _param_path(params: list[inspect.Parameter], position: int | None, keyword: 
     return None
 
 
-def filter_jit_arg_names(fun: Any, call_args: Any,
-                         names: tuple[str, ...]) -> tuple[str, ...] | None:
+def filter_jit_arg_names(
+    fun: Any, call_args: Any, names: tuple[str, ...]
+) -> tuple[str, ...] | None:
     """The user's names for JAX's argument ``names`` of an ``eqx.filter_jit`` trace
     (``fun`` the inner function, ``call_args`` its positional arguments); a name that
     cannot be mapped (an array closed over by the function: ``['fun'][i]``) is kept as

@@ -25,12 +25,15 @@ DropVar: Any = core_attr("DropVar")
 #: itself).  Before, a ``ClosedJaxpr`` wrapped a ``Jaxpr`` (``.jaxpr``) plus ``.consts``.
 #: Also true if a later JAX drops the alias but keeps ``consts`` on ``Jaxpr``.
 JAXPR_TYPES_MERGED: bool = Jaxpr is not None and (
-    ClosedJaxpr is Jaxpr or (ClosedJaxpr is None and hasattr(Jaxpr, "consts")))
+    ClosedJaxpr is Jaxpr or (ClosedJaxpr is None and hasattr(Jaxpr, "consts"))
+)
 
 _JAXPR_TYPES: tuple[type, ...] = tuple(
-    t for t in dict.fromkeys((Jaxpr, ClosedJaxpr)) if isinstance(t, type))
+    t for t in dict.fromkeys((Jaxpr, ClosedJaxpr)) if isinstance(t, type)
+)
 _CLOSED_TYPES: tuple[type, ...] = (
-    (Jaxpr,) if JAXPR_TYPES_MERGED else (ClosedJaxpr,) if isinstance(ClosedJaxpr, type) else ())
+    (Jaxpr,) if JAXPR_TYPES_MERGED else (ClosedJaxpr,) if isinstance(ClosedJaxpr, type) else ()
+)
 
 
 def is_jaxpr(obj: Any) -> bool:
@@ -82,7 +85,6 @@ def is_dropvar(var: Any) -> bool:
     if DropVar is not None:
         return isinstance(var, DropVar)
     return type(var).__name__ == "DropVar"
-
 
 
 def literal_text(atom: Any) -> str:

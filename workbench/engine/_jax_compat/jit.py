@@ -59,8 +59,12 @@ def transform_label(fn: Any, name: str) -> str:
                 found = cell.cell_contents
             except ValueError:
                 continue
-            if (isinstance(found, types.FunctionType) and found is not chain[k + 1]
-                    and _in_jax(found.__code__) and "<locals>" in found.__code__.co_qualname):
+            if (
+                isinstance(found, types.FunctionType)
+                and found is not chain[k + 1]
+                and _in_jax(found.__code__)
+                and "<locals>" in found.__code__.co_qualname
+            ):
                 code = found.__code__
                 break
         outer = code.co_qualname.split(".<locals>")[0] if "<locals>" in code.co_qualname else ""
@@ -120,8 +124,8 @@ def function_code(fun: Any) -> Any:
     code = getattr(fun, "__code__", None)
     if code is None and not isinstance(fun, type):
         call = type(fun).__dict__.get("__call__") or next(
-            (k.__dict__["__call__"] for k in type(fun).__mro__ if "__call__" in k.__dict__),
-            None)
+            (k.__dict__["__call__"] for k in type(fun).__mro__ if "__call__" in k.__dict__), None
+        )
         code = getattr(call, "__code__", None)
     return code
 
@@ -144,7 +148,8 @@ def is_jax_internal(fun: Any) -> bool:
         # a JAX object's method, e.g. ``partial(Primitive.bind, axis=0)`` that JAX 0.12's
         # key-reuse checker jits; a method of the user's own object is theirs
         return _in_jax(function_code(inner.__func__)) and all(
-            isinstance(f, functools.partial) or _in_jax(function_code(f)) for f in layers)
+            isinstance(f, functools.partial) or _in_jax(function_code(f)) for f in layers
+        )
     if not isinstance(fun, types.FunctionType):
         return False
     return all(_in_jax(function_code(f)) for f in (*layers, inner))
@@ -204,7 +209,7 @@ def runs_user_code(jaxpr: Any, max_eqns: int = 64) -> bool:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in list(getattr(inner, "eqns", ()))[:max_eqns]:
         for value in getattr(eqn, "params", {}).values():
-            for sub in (value if isinstance(value, (tuple, list)) else (value,)):
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
                 if hasattr(sub, "eqns") or hasattr(getattr(sub, "jaxpr", None), "eqns"):
                     s = debug_source(sub)
                     if s is not None and not _where_in_jax(s[1]):

@@ -24,10 +24,12 @@ except Exception:  # pragma: no cover - moved
     _dispatch = None
 
 TRACE_EVENT: str = getattr(_dispatch, "JAXPR_TRACE_EVENT", "/jax/core/compile/jaxpr_trace_duration")
-LOWER_EVENT: str = getattr(_dispatch, "JAXPR_TO_MLIR_MODULE_EVENT",
-                           "/jax/core/compile/jaxpr_to_mlir_module_duration")
-COMPILE_EVENT: str = getattr(_dispatch, "BACKEND_COMPILE_EVENT",
-                             "/jax/core/compile/backend_compile_duration")
+LOWER_EVENT: str = getattr(
+    _dispatch, "JAXPR_TO_MLIR_MODULE_EVENT", "/jax/core/compile/jaxpr_to_mlir_module_duration"
+)
+COMPILE_EVENT: str = getattr(
+    _dispatch, "BACKEND_COMPILE_EVENT", "/jax/core/compile/backend_compile_duration"
+)
 
 # The persistent compilation cache's events (JAX spells them out at each call site; it
 # exports no constants for them).
@@ -42,7 +44,10 @@ PCACHE_SAVED_EVENT = "/jax/compilation_cache/compile_time_saved_sec"
 
 #: Loggers JAX writes ``jax_explain_cache_misses`` output to (tracing-cache misses first).
 EXPLAIN_LOGGERS: tuple[str, ...] = (
-    "jax._src.interpreters.partial_eval", "jax._src.compiler", "jax._src.compilation_cache")
+    "jax._src.interpreters.partial_eval",
+    "jax._src.compiler",
+    "jax._src.compilation_cache",
+)
 
 
 def _explain_state() -> Any:
@@ -96,16 +101,18 @@ def unregister_monitoring_listener(kind: str, callback: Any) -> bool:
     """
     import jax.monitoring as mon
 
-    public = {"event": "unregister_event_listener",
-              "duration": "unregister_event_duration_listener"}[kind]
+    public = {
+        "event": "unregister_event_listener",
+        "duration": "unregister_event_duration_listener",
+    }[kind]
     fn = getattr(mon, public, None)
     try:
         if fn is not None:
             fn(callback)
             return True
         from jax._src import monitoring as _mon
-        lst = {"event": "_event_listeners",
-               "duration": "_event_duration_secs_listeners"}[kind]
+
+        lst = {"event": "_event_listeners", "duration": "_event_duration_secs_listeners"}[kind]
         getattr(_mon, lst).remove(callback)
         return True
     except (AssertionError, ValueError, AttributeError, ImportError):
@@ -116,8 +123,7 @@ def monitoring_listeners(kind: str) -> list[Any]:
     """The listeners currently registered (for tests of a clean unload)."""
     from jax._src import monitoring as _mon
 
-    getter = {"event": "get_event_listeners",
-              "duration": "get_event_duration_listeners"}[kind]
+    getter = {"event": "get_event_listeners", "duration": "get_event_duration_listeners"}[kind]
     fn = getattr(_mon, getter, None)
     if fn is not None:
         return list(fn())

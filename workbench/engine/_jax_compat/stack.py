@@ -63,8 +63,12 @@ class LoweringSource:
 _T = TypeVar("_T")
 
 
-def _walk_stack(skip: int, match: Callable[[types.FrameType], bool],
-                read: Callable[[types.FrameType], _T], max_depth: int = sys.maxsize) -> _T | None:
+def _walk_stack(
+    skip: int,
+    match: Callable[[types.FrameType], bool],
+    read: Callable[[types.FrameType], _T],
+    max_depth: int = sys.maxsize,
+) -> _T | None:
     """``read(frame)`` of the nearest frame for which ``match(frame)``, walking outwards
     from ``skip`` frames above our caller (0: the caller itself); None when no frame
     within ``max_depth`` matches.  The one stack walker of the package: the listeners
@@ -91,8 +95,10 @@ def user_call_site(is_user_file: Callable[[str], bool]) -> tuple[str, int, str] 
     """(file, line, function) of the innermost frame of user code above our caller: the
     line that made the call JAX is tracing or compiling (read from inside a listener)."""
     return _walk_stack(
-        1, lambda f: is_user_file(f.f_code.co_filename),
-        lambda f: (f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        1,
+        lambda f: is_user_file(f.f_code.co_filename),
+        lambda f: (f.f_code.co_filename, f.f_lineno, f.f_code.co_name),
+    )
 
 
 def lowering_source(max_depth: int = 14) -> LoweringSource | None:
@@ -103,8 +109,14 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
     """
     try:
         loc = _walk_stack(
-            1, lambda f: f.f_code.co_filename.endswith("pxla.py")
-            and f.f_locals.get("closed_jaxpr") is not None, _frame_locals, max_depth)
+            1,
+            lambda f: (
+                f.f_code.co_filename.endswith("pxla.py")
+                and f.f_locals.get("closed_jaxpr") is not None
+            ),
+            _frame_locals,
+            max_depth,
+        )
         if loc is None:
             return None
         jaxpr = loc["closed_jaxpr"]
@@ -112,18 +124,35 @@ def lowering_source(max_depth: int = 14) -> LoweringSource | None:
         name, where = src if src is not None else ("?", "")
         # the traced jaxpr (pxla lowers a processed copy): pjit's frame that calls it
         traced = _walk_stack(
-            1, lambda f: f.f_code.co_filename.endswith("pjit.py")
-            and f.f_locals.get("jaxpr") is not None, _frame_locals, max_depth + 6)
+            1,
+            lambda f: (
+                f.f_code.co_filename.endswith("pjit.py") and f.f_locals.get("jaxpr") is not None
+            ),
+            _frame_locals,
+            max_depth + 6,
+        )
         inner = None if traced is None else getattr(traced["jaxpr"], "jaxpr", None)
         jaxpr_id = 0 if inner is None else id(inner)
         # the call being run (``f(x)``, not ``f.lower(x)``): pjit's frame holding its function
         call = _walk_stack(
-            1, lambda f: f.f_code.co_name == "_run_python_pjit"
-            and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth + 10)
+            1,
+            lambda f: (
+                f.f_code.co_name == "_run_python_pjit" and f.f_code.co_filename.endswith("pjit.py")
+            ),
+            _frame_locals,
+            max_depth + 10,
+        )
         fun = None if call is None else call.get("fun")
-        return LoweringSource(name, where, runs_user_code(jaxpr), _in_types(jaxpr), jaxpr_id,
-                              fun, _arg_types(traced["jaxpr"] if traced is not None else jaxpr),
-                              _running_call_site(max_depth + 12) if fun is not None else None)
+        return LoweringSource(
+            name,
+            where,
+            runs_user_code(jaxpr),
+            _in_types(jaxpr),
+            jaxpr_id,
+            fun,
+            _arg_types(traced["jaxpr"] if traced is not None else jaxpr),
+            _running_call_site(max_depth + 12) if fun is not None else None,
+        )
     except Exception:
         return None
 
@@ -134,9 +163,16 @@ def _running_call_site(max_depth: int) -> JitTraceSite | None:
     trace was the workbench's (nested in its own jit) is then recorded with the same
     signature (Equinox's names mapped, statics, tree) as a later trace of it."""
     found = _walk_stack(
-        2, lambda f: f.f_code.co_name == "cache_miss" and f.f_code.co_filename.endswith("pjit.py")
-        and "jit_info" in f.f_locals and "p" in f.f_locals,
-        lambda f: (f.f_locals, f.f_globals.get("FlatTree")), max_depth)
+        2,
+        lambda f: (
+            f.f_code.co_name == "cache_miss"
+            and f.f_code.co_filename.endswith("pjit.py")
+            and "jit_info" in f.f_locals
+            and "p" in f.f_locals
+        ),
+        lambda f: (f.f_locals, f.f_globals.get("FlatTree")),
+        max_depth,
+    )
     if found is None:
         return None
     loc, flat_tree = found
@@ -144,13 +180,19 @@ def _running_call_site(max_depth: int) -> JitTraceSite | None:
         p, ji = loc["p"], loc["jit_info"]
         args, kwargs = tuple(loc.get("args") or ()), dict(loc.get("kwargs") or {})
         site_loc: dict[str, Any] = {
-            "fun": loc.get("fun"), "avals": tuple(p.in_avals), "ji": ji, "args": args,
-            "kwargs": kwargs, "dbg": types.SimpleNamespace(arg_names=tuple(p.arg_names)),
-            "jaxpr": p.params.get("jaxpr")}
+            "fun": loc.get("fun"),
+            "avals": tuple(p.in_avals),
+            "ji": ji,
+            "args": args,
+            "kwargs": kwargs,
+            "dbg": types.SimpleNamespace(arg_names=tuple(p.arg_names)),
+            "jaxpr": p.params.get("jaxpr"),
+        }
         if flat_tree is not None:
             # the trace frame's tree (with the static arguments), not p.in_tree (without)
             site_loc["args_ft"] = flat_tree.flatten_static_argnums_argnames(
-                args, kwargs, ji.static_argnums, ji.static_argnames)
+                args, kwargs, ji.static_argnums, ji.static_argnames
+            )
         return site_from_locals(site_loc)
     except Exception:
         return None
@@ -174,8 +216,9 @@ def _in_types(closed_jaxpr: Any) -> tuple[str, ...] | None:
         return None
 
 
-def outermost_frame(match: Callable[[str, str, Callable[[], dict[str, Any]]], _T | None]
-                    ) -> _T | None:
+def outermost_frame(
+    match: Callable[[str, str, Callable[[], dict[str, Any]]], _T | None],
+) -> _T | None:
     """The last non-None ``match(filename, function name, locals getter)`` walking
     outwards from our caller: the outermost frame of a kind (the magic that called the
     Python twin that called the engine).  Locals are read only if ``match`` asks."""
@@ -183,8 +226,11 @@ def outermost_frame(match: Callable[[str, str, Callable[[], dict[str, Any]]], _T
     found: _T | None = None
     try:
         while frame is not None:
-            hit = match(frame.f_code.co_filename, frame.f_code.co_name,
-                        functools.partial(_frame_locals, frame))
+            hit = match(
+                frame.f_code.co_filename,
+                frame.f_code.co_name,
+                functools.partial(_frame_locals, frame),
+            )
             if hit is not None:
                 found = hit
             frame = frame.f_back
@@ -202,9 +248,13 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
     """
     try:
         loc = _walk_stack(
-            1, lambda f: f.f_code.co_name in _TRACE_FRAMES
-            and f.f_code.co_filename.endswith("pjit.py"), _frame_locals, max_depth)
+            1,
+            lambda f: (
+                f.f_code.co_name in _TRACE_FRAMES and f.f_code.co_filename.endswith("pjit.py")
+            ),
+            _frame_locals,
+            max_depth,
+        )
         return None if loc is None else site_from_locals(loc)
     except Exception:
         return None
-

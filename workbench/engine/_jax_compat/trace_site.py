@@ -113,6 +113,7 @@ def _signature(fun: Any, ji: Any) -> Any:
     if sig is None:
         try:
             import inspect as _inspect
+
             sig = _inspect.signature(fun)
         except Exception:
             sig = None
@@ -151,8 +152,7 @@ def pmap_user_function(fun: Any) -> tuple[Any, Any] | None:
             return None
     else:
         return None
-    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or (),
-                          strict=False):
+    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or (), strict=False):
         if name != "fun":
             continue
         try:
@@ -171,8 +171,11 @@ def _pmap_site(fun: Any, names: tuple[str, ...]) -> tuple[Any, tuple[str, ...], 
         return None
     user, dbg = found
     info = getattr(dbg, "func_src_info", None)
-    name = info.partition(" at ")[0] if isinstance(info, str) and info else \
-        getattr(user, "__name__", "?")
+    name = (
+        info.partition(" at ")[0]
+        if isinstance(info, str) and info
+        else getattr(user, "__name__", "?")
+    )
     arg_names = tuple(getattr(dbg, "arg_names", None) or ())
     if len(arg_names) == len(names) and all(isinstance(a, str) and a for a in arg_names):
         names = arg_names
@@ -254,16 +257,27 @@ def site_from_locals(loc: dict[str, Any]) -> JitTraceSite | None:
     jaxpr = loc.get("jaxpr")
     # the trace event also fires when tracing raised: then no jaxpr was made
     failed = jaxpr is None and sys.exc_info()[1] is not None
-    internal = pmapped is None and is_jax_internal(fun) and not (
-        jaxpr is not None and runs_user_code(jaxpr))
-    return JitTraceSite(fun=fun, args=args, statics=tuple(statics), internal=internal,
-                        static_tokens=tuple(tokens), tree=tree_text, tree_hash=tree_hash,
-                        failed=failed,
-                        eager_primitive=bool(getattr(fun, "_apply_primitive", False)),
-                        static_passing=tuple(passing), static_defaults=defaults,
-                        user_name=pmapped[2] if pmapped else None,
-                        label=pmapped[3] if pmapped else None,
-                        jaxpr_id=0 if jaxpr is None else id(getattr(jaxpr, "jaxpr", jaxpr)))
+    internal = (
+        pmapped is None
+        and is_jax_internal(fun)
+        and not (jaxpr is not None and runs_user_code(jaxpr))
+    )
+    return JitTraceSite(
+        fun=fun,
+        args=args,
+        statics=tuple(statics),
+        internal=internal,
+        static_tokens=tuple(tokens),
+        tree=tree_text,
+        tree_hash=tree_hash,
+        failed=failed,
+        eager_primitive=bool(getattr(fun, "_apply_primitive", False)),
+        static_passing=tuple(passing),
+        static_defaults=defaults,
+        user_name=pmapped[2] if pmapped else None,
+        label=pmapped[3] if pmapped else None,
+        jaxpr_id=0 if jaxpr is None else id(getattr(jaxpr, "jaxpr", jaxpr)),
+    )
 
 
 def _short_repr_text(text: str, limit: int = 120) -> str:

@@ -62,8 +62,9 @@ class DevicePeak:
 _FALLBACK_DTYPE = {"float16": "bfloat16", "bfloat16": "float16", "float8": "bfloat16"}
 
 
-def _gpu(name: str, f64: float, f32: float, bf16: float, tb_per_s: float,
-         fp8: float | None = None) -> DevicePeak:
+def _gpu(
+    name: str, f64: float, f32: float, bf16: float, tb_per_s: float, fp8: float | None = None
+) -> DevicePeak:
     table = {"float64": f64 * T, "float32": f32 * T, "bfloat16": bf16 * T, "float16": bf16 * T}
     if fp8 is not None:  # Hopper/Ada tensor cores: twice the 16-bit rate
         table["float8"] = fp8 * T
@@ -82,21 +83,39 @@ def _tpu(name: str, bf16: float, tb_per_s: float) -> DevicePeak:
 #: sibling's numbers.
 KNOWN_PEAKS: list[tuple[str, DevicePeak]] = [
     (r"(?i)^NVIDIA H100 PCIe$", _gpu("NVIDIA H100 PCIe", 25.6, 378, 756, 2.0, 1513)),
-    (r"(?i)^NVIDIA H100 80GB HBM3$|^NVIDIA H100[ -]SXM",
-     _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35, 1979)),
+    (
+        r"(?i)^NVIDIA H100 80GB HBM3$|^NVIDIA H100[ -]SXM",
+        _gpu("NVIDIA H100 SXM", 34, 494.5, 989.5, 3.35, 1979),
+    ),
     (r"(?i)^NVIDIA H200$|^NVIDIA H200[ -]SXM", _gpu("NVIDIA H200", 34, 494.5, 989.5, 4.8, 1979)),
     (r"(?i)^NVIDIA A100\b.*\b40GB\b", _gpu("NVIDIA A100 40GB", 9.7, 156, 312, 1.555)),
-    (r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bPCIe\b",
-     _gpu("NVIDIA A100 PCIe 80GB", 9.7, 156, 312, 1.935)),
-    (r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bSXM",
-     _gpu("NVIDIA A100 SXM 80GB", 9.7, 156, 312, 2.039)),
-    (r"(?i)^Tesla V100-SXM2\b", DevicePeak("NVIDIA V100 SXM2", {
-        "float64": 7.8 * T, "float32": 15.7 * T, "float16": 125 * T}, 0.9 * T)),
-    (r"(?i)^Tesla V100-PCIE\b", DevicePeak("NVIDIA V100 PCIe", {
-        "float64": 7 * T, "float32": 14 * T, "float16": 112 * T}, 0.9 * T)),
+    (
+        r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bPCIe\b",
+        _gpu("NVIDIA A100 PCIe 80GB", 9.7, 156, 312, 1.935),
+    ),
+    (
+        r"(?i)^NVIDIA A100\b(?=.*\b80GB\b).*\bSXM",
+        _gpu("NVIDIA A100 SXM 80GB", 9.7, 156, 312, 2.039),
+    ),
+    (
+        r"(?i)^Tesla V100-SXM2\b",
+        DevicePeak(
+            "NVIDIA V100 SXM2",
+            {"float64": 7.8 * T, "float32": 15.7 * T, "float16": 125 * T},
+            0.9 * T,
+        ),
+    ),
+    (
+        r"(?i)^Tesla V100-PCIE\b",
+        DevicePeak(
+            "NVIDIA V100 PCIe", {"float64": 7 * T, "float32": 14 * T, "float16": 112 * T}, 0.9 * T
+        ),
+    ),
     (r"^NVIDIA L4$", _gpu("NVIDIA L4", 0.49, 60, 121, 0.3, 242.5)),
-    (r"^(Tesla|NVIDIA) T4$", DevicePeak("NVIDIA T4", {"float32": 8.1 * T, "float16": 65 * T},
-                               0.32 * T)),
+    (
+        r"^(Tesla|NVIDIA) T4$",
+        DevicePeak("NVIDIA T4", {"float32": 8.1 * T, "float16": 65 * T}, 0.32 * T),
+    ),
     (r"^TPU v4$", _tpu("TPU v4", 275, 1.2)),
     (r"^TPU v5 lite$|^TPU v5e$", _tpu("TPU v5e", 197, 0.819)),
     (r"^TPU v5p$|^TPU v5$", _tpu("TPU v5p", 459, 2.765)),
@@ -120,17 +139,22 @@ def peak_for(device_kind: str) -> DevicePeak | None:
     return None
 
 
-_PEAKS_USAGE = ("peaks= takes a DevicePeak or a dict such as {'flops': 1e14, "
-                "'bytes_per_s': 2e12} (flops may be {'float32': 1e14, 'bfloat16': 4e14})")
+_PEAKS_USAGE = (
+    "peaks= takes a DevicePeak or a dict such as {'flops': 1e14, "
+    "'bytes_per_s': 2e12} (flops may be {'float32': 1e14, 'bfloat16': 4e14})"
+)
 
 
 def _positive(value: Any, what: str) -> float:
     from workbench.engine.bench.sampler import BenchInputError
 
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-            or not math.isfinite(float(value)) or float(value) <= 0:
-        raise BenchInputError(f"{what} must be a positive number, got {value!r}; "
-                              + _PEAKS_USAGE)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.number))
+        or not math.isfinite(float(value))
+        or float(value) <= 0
+    ):
+        raise BenchInputError(f"{what} must be a positive number, got {value!r}; " + _PEAKS_USAGE)
     return float(value)
 
 
@@ -157,9 +181,12 @@ def as_peak(value: DevicePeak | Mapping[str, Any] | None) -> DevicePeak | None:
     else:
         table = {"*": _positive(flops, "peaks['flops']")}
     bw = value.get("bytes_per_s")
-    return DevicePeak(str(value.get("name", "user-supplied")), table,
-                      None if bw is None else _positive(bw, "peaks['bytes_per_s']"),
-                      "override")
+    return DevicePeak(
+        str(value.get("name", "user-supplied")),
+        table,
+        None if bw is None else _positive(bw, "peaks['bytes_per_s']"),
+        "override",
+    )
 
 
 @dataclass(slots=True)
@@ -201,13 +228,15 @@ class Roofline:
 
 
 def counts_source_text(flops_source: str, bytes_source: str) -> str:
-    """"XLA's cost analysis", "our count of the optimized HLO", or both by figure."""
+    """ "XLA's cost analysis", "our count of the optimized HLO", or both by figure."""
     words = {"xla": "XLA's cost analysis", "counted": "our count of the optimized HLO"}
     if flops_source == bytes_source:
         return words.get(flops_source, "")
-    parts = [f"{what} from {words[src]}" for what, src in (("FLOPs", flops_source),
-                                                          ("bytes", bytes_source))
-             if src in words]
+    parts = [
+        f"{what} from {words[src]}"
+        for what, src in (("FLOPs", flops_source), ("bytes", bytes_source))
+        if src in words
+    ]
     return ", ".join(parts)
 
 
@@ -219,9 +248,15 @@ def _positive_or_none(v: float | None) -> float | None:
     return v if v is not None and v > 0 else None
 
 
-def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
-             override: DevicePeak | None = None, reason: str = "",
-             counts: ProgramCost | None = None) -> Roofline:
+def roofline(
+    cost: CostAnalysis,
+    seconds: float,
+    device_kind: str,
+    dtype: str,
+    override: DevicePeak | None = None,
+    reason: str = "",
+    counts: ProgramCost | None = None,
+) -> Roofline:
     """Throughput from the program's FLOPs and bytes and a median time; peaks from table
     or override.
 
@@ -277,10 +312,23 @@ def roofline(cost: CostAnalysis, seconds: float, device_kind: str, dtype: str,
         notes.append(f"unknown peak for {device_kind!r}; pass peaks= to compare")
     elif peak_f is None:
         notes.append(f"no {dtype} FLOP/s peak listed for {peak.name}")
-    return Roofline(device_kind=device_kind, dtype=dtype, seconds=seconds, flops=flops,
-                    bytes_accessed=nbytes, flops_per_s=fps, bytes_per_s=bps, intensity=intensity,
-                    peak_name=None if peak is None else peak.name, peak_source=source,
-                    peak_flops_per_s=peak_f, peak_bytes_per_s=peak_b,
-                    flops_fraction=_ratio(fps, peak_f), bytes_fraction=_ratio(bps, peak_b),
-                    bound=bound, note="; ".join(dict.fromkeys(notes)), flops_source=fsrc,
-                    bytes_source=bsrc)
+    return Roofline(
+        device_kind=device_kind,
+        dtype=dtype,
+        seconds=seconds,
+        flops=flops,
+        bytes_accessed=nbytes,
+        flops_per_s=fps,
+        bytes_per_s=bps,
+        intensity=intensity,
+        peak_name=None if peak is None else peak.name,
+        peak_source=source,
+        peak_flops_per_s=peak_f,
+        peak_bytes_per_s=peak_b,
+        flops_fraction=_ratio(fps, peak_f),
+        bytes_fraction=_ratio(bps, peak_b),
+        bound=bound,
+        note="; ".join(dict.fromkeys(notes)),
+        flops_source=fsrc,
+        bytes_source=bsrc,
+    )

@@ -59,8 +59,10 @@ class Measurement:
         out = []
         if self.sampling_compiles:
             n = self.sampling_compiles
-            out.append(f"recompiled {n} time{'s' if n != 1 else ''} during sampling: the "
-                       "steady state includes compiles")
+            out.append(
+                f"recompiled {n} time{'s' if n != 1 else ''} during sampling: the "
+                "steady state includes compiles"
+            )
         return out + (list(self.stats.warnings) if self.stats is not None else [])
 
     @property
@@ -74,7 +76,9 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "variant": self.variant, "params": dict(self.params), "number": self.number,
+            "variant": self.variant,
+            "params": dict(self.params),
+            "number": self.number,
             # 6 significant digits: 1e-6 relative, far below any timing's uncertainty,
             # and about half the JSON of full floats for long runs
             "samples": [float(f"{x:.6g}") for x in self.samples],
@@ -96,22 +100,31 @@ class Measurement:
         error = None
         if err is not None:
             where = err.get("where")
-            error = ErrorReport(phase=err["phase"], kind=err["kind"], summary=err["summary"],
-                                hints=list(err.get("hints", [])),
-                                where=None if where is None else SourceLine.from_dict(where))
+            error = ErrorReport(
+                phase=err["phase"],
+                kind=err["kind"],
+                summary=err["summary"],
+                hints=list(err.get("hints", [])),
+                where=None if where is None else SourceLine.from_dict(where),
+            )
         return cls(
-            variant=d["variant"], params=_params_from_json(d.get("params", {})),
+            variant=d["variant"],
+            params=_params_from_json(d.get("params", {})),
             number=d.get("number", 0),
-            samples=list(d.get("samples", [])), warmup_calls=d.get("warmup_calls", 0),
-            first_call=None if d.get("first_call") is None
+            samples=list(d.get("samples", [])),
+            warmup_calls=d.get("warmup_calls", 0),
+            first_call=None
+            if d.get("first_call") is None
             else FirstCall.from_dict(d["first_call"]),
             output=d.get("output", ""),
             stats=None if d.get("stats") is None else SampleStats.from_dict(d["stats"]),
             roofline=None if d.get("roofline") is None else Roofline.from_dict(d["roofline"]),
-            error=error, interrupted=bool(d.get("interrupted", False)),
+            error=error,
+            interrupted=bool(d.get("interrupted", False)),
             warmup_compiles=d.get("warmup_compiles"),
             sampling_compiles=d.get("sampling_compiles"),
-            stopped_by_budget=bool(d.get("stopped_by_budget", False)))
+            stopped_by_budget=bool(d.get("stopped_by_budget", False)),
+        )
 
 
 @dataclass
@@ -160,16 +173,29 @@ class BenchProgress:
     done: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"phase": self.phase, "message": self.message,
-                "fraction": min(1.0, max(0.0, float(self.fraction))),
-                "elapsed_s": max(0.0, float(self.elapsed_s)), "point": self.point,
-                "points": self.points, "samples": dict(self.samples), "done": self.done}
+        return {
+            "phase": self.phase,
+            "message": self.message,
+            "fraction": min(1.0, max(0.0, float(self.fraction))),
+            "elapsed_s": max(0.0, float(self.elapsed_s)),
+            "point": self.point,
+            "points": self.points,
+            "samples": dict(self.samples),
+            "done": self.done,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BenchProgress:
-        return cls(phase=d["phase"], message=d["message"], fraction=d["fraction"],
-                   elapsed_s=d["elapsed_s"], point=d["point"], points=d["points"],
-                   samples=dict(d["samples"]), done=bool(d.get("done", False)))
+        return cls(
+            phase=d["phase"],
+            message=d["message"],
+            fraction=d["fraction"],
+            elapsed_s=d["elapsed_s"],
+            point=d["point"],
+            points=d["points"],
+            samples=dict(d["samples"]),
+            done=bool(d.get("done", False)),
+        )
 
 
 @dataclass
@@ -199,8 +225,9 @@ class Benchmark:
         variant = self.variants[0] if variant is None else variant
         want = {k: _untuple(v) for k, v in params.items()}
         for m in self.measurements:
-            if m.variant == variant and all(k in m.params and _untuple(m.params[k]) == v
-                                            for k, v in want.items()):
+            if m.variant == variant and all(
+                k in m.params and _untuple(m.params[k]) == v for k, v in want.items()
+            ):
                 return m
         raise KeyError(f"no measurement for {variant!r} at {params or 'the only point'}")
 
@@ -234,14 +261,19 @@ class Benchmark:
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         out = {
-            "version": SCHEMA_VERSION, "kind": "bench", "label": self.label,
-            "variants": list(self.variants), "sweep_param": self.sweep_param,
+            "version": SCHEMA_VERSION,
+            "kind": "bench",
+            "label": self.label,
+            "variants": list(self.variants),
+            "sweep_param": self.sweep_param,
             "sweep_values": list(self.sweep_values),
             "measurements": [m.to_dict() for m in self.measurements],
             "comparisons": [c.to_dict() for c in self.comparisons],
             "fits": [f.to_dict() for f in self.fits],
-            "env": self.env.to_dict(), "config": self.config.to_dict(),
-            "interrupted": self.interrupted, "wall_s": self.wall_s,
+            "env": self.env.to_dict(),
+            "config": self.config.to_dict(),
+            "interrupted": self.interrupted,
+            "wall_s": self.wall_s,
         }
         if self.progress is not None:
             out["progress"] = self.progress.to_dict()
@@ -256,18 +288,24 @@ class Benchmark:
         if d.get("kind") != "bench":
             raise ValueError("not a jax-workbench benchmark record")
         if int(d.get("version", 0)) > SCHEMA_VERSION:
-            raise ValueError(f"benchmark record version {d['version']} is newer than this "
-                             f"jax-workbench reads ({SCHEMA_VERSION}); upgrade jax-workbench")
+            raise ValueError(
+                f"benchmark record version {d['version']} is newer than this "
+                f"jax-workbench reads ({SCHEMA_VERSION}); upgrade jax-workbench"
+            )
         return cls(
-            label=d["label"], variants=list(d["variants"]), sweep_param=d.get("sweep_param"),
+            label=d["label"],
+            variants=list(d["variants"]),
+            sweep_param=d.get("sweep_param"),
             sweep_values=[_untuple_back(v) for v in d.get("sweep_values", [])],
             measurements=[Measurement.from_dict(m) for m in d["measurements"]],
             comparisons=[Comparison.from_dict(c) for c in d.get("comparisons", [])],
             fits=[PowerFit.from_dict(f) for f in d.get("fits", [])],
-            env=Environment.from_dict(d["env"]), config=BenchConfig(**d["config"]),
-            interrupted=bool(d.get("interrupted", False)), wall_s=float(d.get("wall_s", 0.0)),
-            progress=None if d.get("progress") is None
-            else BenchProgress.from_dict(d["progress"]))
+            env=Environment.from_dict(d["env"]),
+            config=BenchConfig(**d["config"]),
+            interrupted=bool(d.get("interrupted", False)),
+            wall_s=float(d.get("wall_s", 0.0)),
+            progress=None if d.get("progress") is None else BenchProgress.from_dict(d["progress"]),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Benchmark:
@@ -278,30 +316,47 @@ class Benchmark:
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("to_dataframe() needs pandas (pip install pandas); "
-                              "to_json() and to_dict() work without it") from None
+            raise ImportError(
+                "to_dataframe() needs pandas (pip install pandas); "
+                "to_json() and to_dict() work without it"
+            ) from None
         rows: list[dict[str, Any]] = []
         for m in self.measurements:
             base = {"variant": m.variant, **m.params}
             if samples:
-                rows.extend({**base, "run": i, "seconds": s, "number": m.number,
-                             "outlier": bool(m.stats and i in m.stats.outliers)}
-                            for i, s in enumerate(m.samples))
+                rows.extend(
+                    {
+                        **base,
+                        "run": i,
+                        "seconds": s,
+                        "number": m.number,
+                        "outlier": bool(m.stats and i in m.stats.outliers),
+                    }
+                    for i, s in enumerate(m.samples)
+                )
                 continue
             st = m.stats
             fc = m.first_call
-            rows.append({
-                **base, "median_s": st.median if st else None, "min_s": st.min if st else None,
-                "mean_s": st.mean if st else None, "std_s": st.std if st else None,
-                "iqr_s": st.iqr if st else None, "ci_low_s": st.ci_low if st else None,
-                "ci_high_s": st.ci_high if st else None, "runs": len(m.samples),
-                "number": m.number, "first_call_s": fc.total_s if fc else None,
-                "compile_s": fc.compile_total_s if fc else None,
-                "flops_per_s": m.roofline.flops_per_s if m.roofline else None,
-                "bytes_per_s": m.roofline.bytes_per_s if m.roofline else None,
-                "error": None if m.error is None else f"{m.error.kind}: {m.error.summary}",
-                "interrupted": m.interrupted,
-            })
+            rows.append(
+                {
+                    **base,
+                    "median_s": st.median if st else None,
+                    "min_s": st.min if st else None,
+                    "mean_s": st.mean if st else None,
+                    "std_s": st.std if st else None,
+                    "iqr_s": st.iqr if st else None,
+                    "ci_low_s": st.ci_low if st else None,
+                    "ci_high_s": st.ci_high if st else None,
+                    "runs": len(m.samples),
+                    "number": m.number,
+                    "first_call_s": fc.total_s if fc else None,
+                    "compile_s": fc.compile_total_s if fc else None,
+                    "flops_per_s": m.roofline.flops_per_s if m.roofline else None,
+                    "bytes_per_s": m.roofline.bytes_per_s if m.roofline else None,
+                    "error": None if m.error is None else f"{m.error.kind}: {m.error.summary}",
+                    "interrupted": m.interrupted,
+                }
+            )
         return pd.DataFrame(rows)
 
 

@@ -117,22 +117,28 @@ class Progress:
 Observer = Callable[[Progress], None]
 
 
-def check_settings(budget: float, number: int | None, repeat: int | None,
-                   precision: float) -> None:
+def check_settings(budget: float, number: int | None, repeat: int | None, precision: float) -> None:
     """Raise :class:`BenchInputError` for settings that cannot give a measurement."""
     if not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
         raise BenchInputError(f"the budget must be a positive number of seconds, got {budget!r}")
     for name, value in (("number", number), ("repeat", repeat)):
         if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
             raise BenchInputError(f"{name} must be a whole number of at least 1, got {value!r}")
-    if (not isinstance(precision, (int, float)) or isinstance(precision, bool)
-            or not math.isfinite(precision) or precision < 0):
-        raise BenchInputError(f"precision must be 0 (use the whole budget) or a positive "
-                              f"fraction such as 0.01, got {precision!r}")
+    if (
+        not isinstance(precision, (int, float))
+        or isinstance(precision, bool)
+        or not math.isfinite(precision)
+        or precision < 0
+    ):
+        raise BenchInputError(
+            f"precision must be 0 (use the whole budget) or a positive "
+            f"fraction such as 0.01, got {precision!r}"
+        )
 
 
-def as_variants(fn: Callable[..., Any] | Mapping[str, Callable[..., Any]]
-                ) -> dict[str, Callable[..., Any]]:
+def as_variants(
+    fn: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+) -> dict[str, Callable[..., Any]]:
     """A function, or ``{"name": function, ...}`` for a comparison (first is the reference)."""
     if isinstance(fn, Mapping):
         if not fn:
@@ -144,30 +150,35 @@ def as_variants(fn: Callable[..., Any] | Mapping[str, Callable[..., Any]]
             out[str(name)] = f
         return out
     if not callable(fn):
-        raise BenchInputError(f"bench() needs a function (or a dict of them), "
-                              f"got {type(fn).__name__}")
+        raise BenchInputError(
+            f"bench() needs a function (or a dict of them), got {type(fn).__name__}"
+        )
     return {function_name(fn): fn}
 
 
-def _sweep_points(sweep: Mapping[str, Sequence[Any]] | None,
-                  make_args: Callable[..., Any] | None, args: tuple[Any, ...]
-                  ) -> tuple[str | None, list[Any]]:
+def _sweep_points(
+    sweep: Mapping[str, Sequence[Any]] | None,
+    make_args: Callable[..., Any] | None,
+    args: tuple[Any, ...],
+) -> tuple[str | None, list[Any]]:
     if sweep is None:
         if make_args is not None:
             raise BenchInputError("make_args is only used with sweep={'n': [...]}")
         return None, [None]
     if not isinstance(sweep, Mapping) or len(sweep) != 1:
         raise BenchInputError("sweep takes one parameter, e.g. sweep={'n': [256, 512, 1024]}")
-    (name, values), = sweep.items()
+    ((name, values),) = sweep.items()
     values = list(values)
     if not values:
         raise BenchInputError(f"sweep parameter {name!r} has no values")
     if make_args is None or not callable(make_args):
-        raise BenchInputError("a sweep needs make_args=lambda n: (args...) to build the "
-                              "arguments at each size")
+        raise BenchInputError(
+            "a sweep needs make_args=lambda n: (args...) to build the arguments at each size"
+        )
     if args:
-        raise BenchInputError("with a sweep, the arguments come from make_args; pass no "
-                              "positional arguments")
+        raise BenchInputError(
+            "with a sweep, the arguments come from make_args; pass no positional arguments"
+        )
     return str(name), values
 
 
@@ -193,8 +204,13 @@ def _dtype_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
 class _Run:
     """State of one ``run_benchmark`` call (kept small; nothing survives it but the record)."""
 
-    def __init__(self, n_points: int, budget: float, observer: Observer | None,
-                 record: Benchmark | None = None) -> None:
+    def __init__(
+        self,
+        n_points: int,
+        budget: float,
+        observer: Observer | None,
+        record: Benchmark | None = None,
+    ) -> None:
         self.n_points = n_points
         self.budget = budget
         self.observer = observer
@@ -208,26 +224,39 @@ class _Run:
         if self.record is None:
             raise ValueError("this run has no record to take a snapshot of")
         rec = self.record
-        ms = [dataclasses.replace(m, samples=list(m.samples),
-                                  stats=m.stats if m.stats is not None or not m.samples
-                                  else summarize(m.samples))
-              for m in rec.measurements]
+        ms = [
+            dataclasses.replace(
+                m,
+                samples=list(m.samples),
+                stats=m.stats if m.stats is not None or not m.samples else summarize(m.samples),
+            )
+            for m in rec.measurements
+        ]
         counts = {name: 0 for name in rec.variants}
         for m in ms:
             counts[m.variant] = counts.get(m.variant, 0) + len(m.samples)
-        progress = BenchProgress(phase=p.phase, message=p.message, fraction=p.fraction,
-                                 elapsed_s=time.perf_counter() - self.t_start,
-                                 point=self.point, points=self.n_points, samples=counts)
+        progress = BenchProgress(
+            phase=p.phase,
+            message=p.message,
+            fraction=p.fraction,
+            elapsed_s=time.perf_counter() - self.t_start,
+            point=self.point,
+            points=self.n_points,
+            samples=counts,
+        )
         return dataclasses.replace(
-            rec, measurements=ms, comparisons=_comparisons(ms, list(rec.variants)),
-            fits=_fits(ms, list(rec.variants), rec.sweep_param), progress=progress,
-            wall_s=progress.elapsed_s)
+            rec,
+            measurements=ms,
+            comparisons=_comparisons(ms, list(rec.variants)),
+            fits=_fits(ms, list(rec.variants), rec.sweep_param),
+            progress=progress,
+            wall_s=progress.elapsed_s,
+        )
 
     def fraction(self, within: float) -> float:
         return min(1.0, (self.point + min(max(within, 0.0), 1.0)) / self.n_points)
 
-    def tell(self, phase: str, message: str, within: float,
-             ms: list[Measurement]) -> None:
+    def tell(self, phase: str, message: str, within: float, ms: list[Measurement]) -> None:
         if self.observer is not None:
             self.notify(Progress(phase, message, self.fraction(within), ms, run=self))
 
@@ -271,17 +300,28 @@ def run_benchmark(
     sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
     peak_override = as_peak(peaks)
     kwargs = dict(kwargs or {})
-    config = BenchConfig(budget_s=float(budget), number=number, repeat=repeat,
-                         precision=float(precision), min_runs=min_runs,
-                         roofline=with_roofline)
+    config = BenchConfig(
+        budget_s=float(budget),
+        number=number,
+        repeat=repeat,
+        precision=float(precision),
+        min_runs=min_runs,
+        roofline=with_roofline,
+    )
     env = environment()
     t_start = time.perf_counter()
     measurements: list[Measurement] = []
-    record = Benchmark(label=label or " vs ".join(variants), variants=list(variants),
-                       sweep_param=sweep_param,
-                       sweep_values=[] if sweep_param is None else points,
-                       measurements=measurements, comparisons=[], fits=[], env=env,
-                       config=config)
+    record = Benchmark(
+        label=label or " vs ".join(variants),
+        variants=list(variants),
+        sweep_param=sweep_param,
+        sweep_values=[] if sweep_param is None else points,
+        measurements=measurements,
+        comparisons=[],
+        fits=[],
+        env=env,
+        config=config,
+    )
     run = _Run(len(points), float(budget), observer, record)
     run.t_start = t_start
     interrupted = False
@@ -295,8 +335,9 @@ def run_benchmark(
                 m.interrupted = True
             continue
         try:
-            _run_point(run, variants, ms, params, args, kwargs, make_args, value, config,
-                       peak_override)
+            _run_point(
+                run, variants, ms, params, args, kwargs, make_args, value, config, peak_override
+            )
         except KeyboardInterrupt:
             interrupted = True
             for m in ms:
@@ -305,25 +346,42 @@ def run_benchmark(
             if m.samples:
                 m.stats = summarize(m.samples)
     bench = dataclasses.replace(
-        record, comparisons=_comparisons(measurements, list(variants)),
-        fits=_fits(measurements, list(variants), sweep_param), interrupted=interrupted,
-        wall_s=time.perf_counter() - t_start)
+        record,
+        comparisons=_comparisons(measurements, list(variants)),
+        fits=_fits(measurements, list(variants), sweep_param),
+        interrupted=interrupted,
+        wall_s=time.perf_counter() - t_start,
+    )
     run.record = None  # a late snapshot() gets the final record through its event only
     try:
         # the final event (an observer's last draw) must not lose what was measured: an
         # interrupt here still returns the result, the samples are all taken
-        run.notify(Progress("interrupted" if interrupted else "done",
-                            "interrupted: kept the samples so far" if interrupted else "done",
-                            1.0, measurements, bench))
+        run.notify(
+            Progress(
+                "interrupted" if interrupted else "done",
+                "interrupted: kept the samples so far" if interrupted else "done",
+                1.0,
+                measurements,
+                bench,
+            )
+        )
     except KeyboardInterrupt:
         pass
     return bench
 
 
-def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Measurement],
-               params: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-               make_args: Callable[..., Any] | None, value: Any, config: BenchConfig,
-               peak_override: DevicePeak | None) -> None:
+def _run_point(
+    run: _Run,
+    variants: dict[str, Callable[..., Any]],
+    ms: list[Measurement],
+    params: dict[str, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    make_args: Callable[..., Any] | None,
+    value: Any,
+    config: BenchConfig,
+    peak_override: DevicePeak | None,
+) -> None:
     """One sweep point: arguments, first calls, warm-up, interleaved samples, roofline."""
     point_budget = config.budget_s / run.n_points
     where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params else ""
@@ -363,15 +421,15 @@ def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Meas
         # the budget is for warm-up and sampling: compiles (first calls) are not in it
         point_start = time.perf_counter()
         with steady_state_compiles() as compiles:
-            _warm_and_sample(run, live, timers, variants, config, point_start, point_budget,
-                             where, ms, compiles)
+            _warm_and_sample(
+                run, live, timers, variants, config, point_start, point_budget, where, ms, compiles
+            )
         if config.roofline:
             for m in live:
                 if m.samples:
                     run.tell("roofline", f"cost analysis of {m.variant}{where}", 1.0, ms)
                     try:
-                        m.roofline = _roofline(variants[m.variant], args, kwargs, m,
-                                               peak_override)
+                        m.roofline = _roofline(variants[m.variant], args, kwargs, m, peak_override)
                     except Exception:  # an extra: never worth the samples
                         m.roofline = None
     finally:
@@ -379,17 +437,22 @@ def _run_point(run: _Run, variants: dict[str, Callable[..., Any]], ms: list[Meas
         del args, kwargs
 
 
-def _stop_variants_without_arguments(ms: list[Measurement], timers: dict[str, CallTimer],
-                                     donors: list[str]) -> None:
+def _stop_variants_without_arguments(
+    ms: list[Measurement], timers: dict[str, CallTimer], donors: list[str]
+) -> None:
     """A variant that donated the shared arguments deleted them for the others too."""
     for m in ms:
         timer = timers.get(m.variant)
         gone = [] if timer is None else timer.deleted_arguments()
         if gone:
-            m.error = error_report(DonatedArgumentsError(
-                f"cannot time: {', '.join(gone[:3])} deleted by the donation "
-                f"(donate_argnums) of variant {donors[0]!r}, which shares the arguments; "
-                "time the donating variant on its own"), "first call")
+            m.error = error_report(
+                DonatedArgumentsError(
+                    f"cannot time: {', '.join(gone[:3])} deleted by the donation "
+                    f"(donate_argnums) of variant {donors[0]!r}, which shares the arguments; "
+                    "time the donating variant on its own"
+                ),
+                "first call",
+            )
             del timers[m.variant]
 
 
@@ -418,10 +481,18 @@ def _first_run_s(m: Measurement) -> float:
     return max(0.0, fc.total_s - (fc.compile_total_s or 0.0))
 
 
-def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
-                     variants: dict[str, Callable[..., Any]], config: BenchConfig,
-                     point_start: float, point_budget: float, where: str,
-                     ms: list[Measurement], compiles: list[Any]) -> None:
+def _warm_and_sample(
+    run: _Run,
+    live: list[Measurement],
+    timers: dict[str, CallTimer],
+    variants: dict[str, Callable[..., Any]],
+    config: BenchConfig,
+    point_start: float,
+    point_budget: float,
+    where: str,
+    ms: list[Measurement],
+    compiles: list[Any],
+) -> None:
     """Warm-up with autoranging, then interleaved rounds; compiles counted per variant.
 
     A call that runs longer than the warm-up's share of the budget is not warmed
@@ -431,8 +502,16 @@ def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallT
     fast after all (the first call was slow for another reason), that round is
     dropped as a late warm-up and the variant is autoranged then.
     """
-    warmer = _Warmer(run, timers, variants, config, point_budget / len(live), where, ms,
-                     _CompileCounter(compiles))
+    warmer = _Warmer(
+        run,
+        timers,
+        variants,
+        config,
+        point_budget / len(live),
+        where,
+        ms,
+        _CompileCounter(compiles),
+    )
     unwarmed: set[str] = set()
     for m in live:
         first_run = _first_run_s(m)
@@ -444,21 +523,30 @@ def _warm_and_sample(run: _Run, live: list[Measurement], timers: dict[str, CallT
         else:
             warmer.warm_up(m)
     live = [m for m in live if m.error is None]
-    _fit_number_to_budget(live, warmer.per_call, config,
-                          point_budget - (time.perf_counter() - point_start))
+    _fit_number_to_budget(
+        live, warmer.per_call, config, point_budget - (time.perf_counter() - point_start)
+    )
     for m in live:
         m.sampling_compiles = 0
-    _sample_rounds(run, live, timers, variants, config, point_start, point_budget, where,
-                   ms, warmer, unwarmed)
+    _sample_rounds(
+        run, live, timers, variants, config, point_start, point_budget, where, ms, warmer, unwarmed
+    )
 
 
 class _Warmer:
     """Warm-up with autoranging for one sweep point (also used late, see above)."""
 
-    def __init__(self, run: _Run, timers: dict[str, CallTimer],
-                 variants: dict[str, Callable[..., Any]], config: BenchConfig,
-                 per_variant: float, where: str, ms: list[Measurement],
-                 counter: _CompileCounter) -> None:
+    def __init__(
+        self,
+        run: _Run,
+        timers: dict[str, CallTimer],
+        variants: dict[str, Callable[..., Any]],
+        config: BenchConfig,
+        per_variant: float,
+        where: str,
+        ms: list[Measurement],
+        counter: _CompileCounter,
+    ) -> None:
         self.run, self.timers, self.variants, self.config = run, timers, variants, config
         self.where, self.ms, self.counter = where, ms, counter
         # with a tiny budget, still leave room for min_runs samples
@@ -473,8 +561,8 @@ class _Warmer:
         mark = self.counter.mark()
         try:
             auto_number, calls = timer.autorange(
-                self.target, min_time_s=min(MIN_WARMUP_S, self.warm / 2),
-                time_limit_s=self.warm)
+                self.target, min_time_s=min(MIN_WARMUP_S, self.warm / 2), time_limit_s=self.warm
+            )
         except Exception as exc:
             m.error = error_report(exc, "warm-up", self.variants[m.variant])
             return
@@ -485,8 +573,9 @@ class _Warmer:
         self.per_call[m.variant] = timer.per_call_s or 0.0
 
 
-def _fit_number_to_budget(live: list[Measurement], per_call: dict[str, float],
-                          config: BenchConfig, left_s: float) -> None:
+def _fit_number_to_budget(
+    live: list[Measurement], per_call: dict[str, float], config: BenchConfig, left_s: float
+) -> None:
     """Fewer calls per sample than ``number`` asks when the samples would overrun the budget.
 
     The budget bounds the wall time: ``-n 1000`` of a 2 ms call with a 0.2 s budget
@@ -507,10 +596,19 @@ def _fit_number_to_budget(live: list[Measurement], per_call: dict[str, float],
             m.number = max(1, min(m.number, int(share / est)))
 
 
-def _sample_rounds(run: _Run, live: list[Measurement], timers: dict[str, CallTimer],
-                   variants: dict[str, Callable[..., Any]], config: BenchConfig,
-                   point_start: float, point_budget: float, where: str,
-                   ms: list[Measurement], warmer: _Warmer, unwarmed: set[str]) -> None:
+def _sample_rounds(
+    run: _Run,
+    live: list[Measurement],
+    timers: dict[str, CallTimer],
+    variants: dict[str, Callable[..., Any]],
+    config: BenchConfig,
+    point_start: float,
+    point_budget: float,
+    where: str,
+    ms: list[Measurement],
+    warmer: _Warmer,
+    unwarmed: set[str],
+) -> None:
     """Rounds of one sample per variant (A B A B ...) until a stopping rule fires.
 
     The budget is an upper bound: a round starts only if the last one's wall time
@@ -569,8 +667,11 @@ def _late_warm_up(live: list[Measurement], warmer: _Warmer, unwarmed: set[str]) 
     True when it did; the first round is then dropped for every variant, so the
     rounds stay paired for the comparisons, and counted as warm-up.
     """
-    fast = [m for m in live if m.variant in unwarmed and m.samples
-            and m.samples[-1] * m.number < warmer.warm]
+    fast = [
+        m
+        for m in live
+        if m.variant in unwarmed and m.samples and m.samples[-1] * m.number < warmer.warm
+    ]
     unwarmed.clear()
     if not fast:
         return False
@@ -595,8 +696,13 @@ def _precise(live: list[Measurement], precision: float) -> bool:
     return True
 
 
-def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-              m: Measurement, peak_override: DevicePeak | None) -> Any:
+def _roofline(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    m: Measurement,
+    peak_override: DevicePeak | None,
+) -> Any:
     """XLA's cost analysis of the jitted call (cached after the first call) at the median,
     with our own count of its optimized HLO where XLA did not count.
 
@@ -607,9 +713,14 @@ def _roofline(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     median = summarize(m.samples).median
     dtype = _dtype_of(args, kwargs)
     if not compat.is_jitted(fn):
-        return roofline(CostAnalysis(), median, ", ".join(sorted(
-            {d.device_kind for d in jax.devices()})), dtype, peak_override,
-            reason="not a jax.jit function: no single compiled program to analyse")
+        return roofline(
+            CostAnalysis(),
+            median,
+            ", ".join(sorted({d.device_kind for d in jax.devices()})),
+            dtype,
+            peak_override,
+            reason="not a jax.jit function: no single compiled program to analyse",
+        )
     try:
         ins = inspect(fn, *args, **kwargs)
         cost = ins.cost
@@ -631,16 +742,21 @@ def _counted(ins: Any, cost: CostAnalysis) -> ProgramCost | None:
         return None
 
 
-def _fits(measurements: list[Measurement], names: list[str], sweep_param: str | None
-          ) -> list[PowerFit]:
+def _fits(
+    measurements: list[Measurement], names: list[str], sweep_param: str | None
+) -> list[PowerFit]:
     """Power-law fits of median time against the (numeric) sweep parameter, per variant."""
     fits: list[PowerFit] = []
     if sweep_param is None:
         return fits
     for name in names:
-        pts = [(m.params[sweep_param], m.stats.median) for m in measurements
-               if m.variant == name and m.stats is not None
-               and isinstance(m.params[sweep_param], (int, float, np.number))]
+        pts = [
+            (m.params[sweep_param], m.stats.median)
+            for m in measurements
+            if m.variant == name
+            and m.stats is not None
+            and isinstance(m.params[sweep_param], (int, float, np.number))
+        ]
         fit = fit_power_law([p[0] for p in pts], [p[1] for p in pts], name) if pts else None
         if fit is not None:
             fits.append(fit)

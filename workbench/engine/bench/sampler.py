@@ -111,9 +111,11 @@ def describe_output(out: Any) -> tuple[bool, str]:
     leaves = jax.tree.leaves(out)
     arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, *_READY_SCALARS))]
     if not arrays:
-        raise OutputError(f"returned {type(out).__name__} with no arrays in it, so the device "
-                          "work it started cannot be waited for and would not be timed; return "
-                          "the result arrays (any pytree of them)")
+        raise OutputError(
+            f"returned {type(out).__name__} with no arrays in it, so the device "
+            "work it started cannot be waited for and would not be timed; return "
+            "the result arrays (any pytree of them)"
+        )
     n_dev = sum(isinstance(leaf, jax.Array) for leaf in leaves)
     other = len(leaves) - len(arrays)
     extra = f", {other} other leaves not waited for" if other else ""
@@ -130,8 +132,9 @@ def _loop_array(fn: Callable[..., Any], args: tuple[Any, ...], number: int) -> i
     return pc() - t0
 
 
-def _loop_array_kw(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                   number: int) -> int:
+def _loop_array_kw(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], number: int
+) -> int:
     pc = time.perf_counter_ns
     it = range(number)
     t0 = pc()
@@ -140,8 +143,9 @@ def _loop_array_kw(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     return pc() - t0
 
 
-def _loop_tree(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-               number: int) -> int:
+def _loop_tree(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], number: int
+) -> int:
     block = jax.block_until_ready
     pc = time.perf_counter_ns
     it = range(number)
@@ -151,8 +155,9 @@ def _loop_tree(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, 
     return pc() - t0
 
 
-def _loop_donating(fn: Callable[..., Any], calls: list[tuple[tuple[Any, ...], dict[str, Any]]]
-                   ) -> int:
+def _loop_donating(
+    fn: Callable[..., Any], calls: list[tuple[tuple[Any, ...], dict[str, Any]]]
+) -> int:
     """One call per prepared argument set: each call consumes its own copies."""
     block = jax.block_until_ready
     pc = time.perf_counter_ns
@@ -167,8 +172,9 @@ def _loop_donating(fn: Callable[..., Any], calls: list[tuple[tuple[Any, ...], di
 COPY_BYTES_LIMIT = 256 * 2**20
 
 
-def donated_arguments(fn: Callable[..., Any], args: tuple[Any, ...],
-                      kwargs: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def donated_arguments(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """(positions, keyword names) of the arguments ``fn`` donates, from its jit settings.
 
     Read from the ``jax.jit`` wrapper (``donate_argnums``; JAX turns
@@ -186,8 +192,9 @@ def donated_arguments(fn: Callable[..., Any], args: tuple[Any, ...],
             params = list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):
             params = []
-        names = tuple(params[i] for i in settings.donate_argnums
-                      if i < len(params) and params[i] in kwargs)
+        names = tuple(
+            params[i] for i in settings.donate_argnums if i < len(params) and params[i] in kwargs
+        )
     return positions, names
 
 
@@ -201,21 +208,28 @@ def _copy_arrays(tree: Any) -> Any:
     ledger would show under the user's cell.
     """
     return jax.tree.map(
-        lambda a: jax.device_put(a, may_alias=False) if isinstance(a, jax.Array) else a, tree)
+        lambda a: jax.device_put(a, may_alias=False) if isinstance(a, jax.Array) else a, tree
+    )
 
 
-def _consumed(args: tuple[Any, ...], kwargs: dict[str, Any]
-              ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _consumed(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """(positions, keyword names) of the arguments with a deleted (donated) array leaf."""
+
     def gone(tree: Any) -> bool:
         return any(isinstance(a, jax.Array) and a.is_deleted() for a in jax.tree.leaves(tree))
-    return (tuple(i for i, a in enumerate(args) if gone(a)),
-            tuple(k for k, v in kwargs.items() if gone(v)))
+
+    return (
+        tuple(i for i, a in enumerate(args) if gone(a)),
+        tuple(k for k, v in kwargs.items() if gone(v)),
+    )
 
 
 def _nbytes(tree: Any) -> int:
-    return sum(int(getattr(a, "nbytes", 0) or 0) for a in jax.tree.leaves(tree)
-               if isinstance(a, jax.Array))
+    return sum(
+        int(getattr(a, "nbytes", 0) or 0) for a in jax.tree.leaves(tree) if isinstance(a, jax.Array)
+    )
 
 
 class CallTimer:
@@ -228,8 +242,9 @@ class CallTimer:
     ``p = upd(p, g)`` would, and the user's ``p`` is intact afterwards.
     """
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
@@ -256,10 +271,12 @@ class CallTimer:
 
     def _fresh_call(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Arguments for one call of a donating function: donated ones copied."""
-        args = tuple(_copy_arrays(a) if i in self.donated_positions else a
-                     for i, a in enumerate(self.args))
-        kwargs = {k: _copy_arrays(v) if k in self.donated_names else v
-                  for k, v in self.kwargs.items()}
+        args = tuple(
+            _copy_arrays(a) if i in self.donated_positions else a for i, a in enumerate(self.args)
+        )
+        kwargs = {
+            k: _copy_arrays(v) if k in self.donated_names else v for k, v in self.kwargs.items()
+        }
         return args, kwargs
 
     def _prepared(self, number: int) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
@@ -271,7 +288,7 @@ class CallTimer:
         """Run the first call (compile included) alone; validate what it returns."""
         probe = None
         if self.donates:
-            (args, kwargs), = self._prepared(1)
+            ((args, kwargs),) = self._prepared(1)
         elif compat.jit_settings(self.fn) is None:
             probe = self._probe_arguments()
             args, kwargs = probe if probe is not None else (self.args, self.kwargs)
@@ -298,7 +315,8 @@ class CallTimer:
                 "arguments. The benchmark gives fresh copies to jax.jit functions with "
                 "donate_argnums, but this wrapper does not say what it donates. Time a "
                 "variant without donation; with a sweep, make_args builds arguments the "
-                "benchmark may consume instead of yours")
+                "benchmark may consume instead of yours"
+            )
         return _from_records(total, list(records))
 
     def _probe_arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
@@ -308,12 +326,15 @@ class CallTimer:
         and what it deletes is then found on the copies, never on the user's arrays.
         None (call with the user's arguments) when there is nothing to copy or copying
         fails (an argument the tree functions cannot rebuild, device memory)."""
-        if not any(isinstance(leaf, jax.Array)
-                   for leaf in jax.tree.leaves((self.args, self.kwargs))):
+        if not any(
+            isinstance(leaf, jax.Array) for leaf in jax.tree.leaves((self.args, self.kwargs))
+        ):
             return None
         try:
-            probe = (tuple(_copy_arrays(a) for a in self.args),
-                     {k: _copy_arrays(v) for k, v in self.kwargs.items()})
+            probe = (
+                tuple(_copy_arrays(a) for a in self.args),
+                {k: _copy_arrays(v) for k, v in self.kwargs.items()},
+            )
             jax.block_until_ready(probe)
         except Exception:
             return None
@@ -354,8 +375,9 @@ class CallTimer:
                 gc.enable()
         return ns * 1e-9 / number
 
-    def autorange(self, target_s: float, min_time_s: float = 0.0,
-                  time_limit_s: float = float("inf")) -> tuple[int, int]:
+    def autorange(
+        self, target_s: float, min_time_s: float = 0.0, time_limit_s: float = float("inf")
+    ) -> tuple[int, int]:
         """Warm up in batches of 1, 2, 5, 10, ... calls until one takes ``target_s``.
 
         Returns ``(calls per sample, warm-up calls made)``.  None of these calls is
@@ -374,8 +396,7 @@ class CallTimer:
             fastest = min(fastest, per_call)
             calls += batch
             elapsed = time.perf_counter() - start
-            if elapsed >= time_limit_s or (fastest * batch >= target_s
-                                           and elapsed >= min_time_s):
+            if elapsed >= time_limit_s or (fastest * batch >= target_s and elapsed >= min_time_s):
                 break
             if fastest * batch < target_s:
                 batch = round_up_125(batch + 1)
@@ -408,9 +429,15 @@ def _from_records(total: float, records: list[CompileRecord]) -> FirstCall:
         vals = [v for v in vals if v is not None]
         return sum(vals) if vals else None
 
-    return FirstCall(total_s=total, trace_s=total_of("trace_s"), lower_s=total_of("lower_s"),
-                     compile_s=total_of("compile_s"), compiles=len(records),
-                     functions=[r.function for r in records], source="cache")
+    return FirstCall(
+        total_s=total,
+        trace_s=total_of("trace_s"),
+        lower_s=total_of("lower_s"),
+        compile_s=total_of("compile_s"),
+        compiles=len(records),
+        functions=[r.function for r in records],
+        source="cache",
+    )
 
 
 def error_report(exc: BaseException, phase: str, fn: Any = None) -> ErrorReport:

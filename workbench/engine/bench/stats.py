@@ -44,8 +44,9 @@ def quantile(sorted_xs: Sequence[float], q: float) -> float:
 
 def _binom_pmf_half(i: int, n: int) -> float:
     """P(Binomial(n, 1/2) = i), through log-gamma so large ``n`` costs no big integers."""
-    return math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-                    - n * math.log(2.0))
+    return math.exp(
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2.0)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -127,14 +128,31 @@ def summarize(samples: Sequence[float]) -> SampleStats:
     outliers = [i for i, x in enumerate(xs) if x < fence_lo or x > fence_hi] if n >= 4 else []
     warnings: list[str] = []
     if n >= 4 and med > 0 and iqr / med > NOISY_IQR:
-        warnings.append(f"noisy: the IQR is {100 * iqr / med:.0f}% of the median; "
-                        "other work on this machine may have interfered")
+        warnings.append(
+            f"noisy: the IQR is {100 * iqr / med:.0f}% of the median; "
+            "other work on this machine may have interfered"
+        )
     if s[0] > 0 and s[-1] / s[0] > NOISY_MAX_MIN:
-        warnings.append(f"the slowest run took {s[-1] / s[0]:.1f} times longer than the "
-                        "fastest: a cache warming up, or a busy machine")
-    return SampleStats(n=n, min=s[0], max=s[-1], median=med, mean=mean, std=std, q1=q1, q3=q3,
-                       iqr=iqr, ci_low=s[lo], ci_high=s[hi], ci_coverage=coverage,
-                       outliers=outliers, warnings=warnings)
+        warnings.append(
+            f"the slowest run took {s[-1] / s[0]:.1f} times longer than the "
+            "fastest: a cache warming up, or a busy machine"
+        )
+    return SampleStats(
+        n=n,
+        min=s[0],
+        max=s[-1],
+        median=med,
+        mean=mean,
+        std=std,
+        q1=q1,
+        q3=q3,
+        iqr=iqr,
+        ci_low=s[lo],
+        ci_high=s[hi],
+        ci_coverage=coverage,
+        outliers=outliers,
+        warnings=warnings,
+    )
 
 
 @dataclass(slots=True)
@@ -159,8 +177,12 @@ class RatioStats:
         return cls(**d)
 
 
-def paired_ratio(variant: Sequence[float], reference: Sequence[float], variant_name: str = "",
-                 reference_name: str = "") -> RatioStats | None:
+def paired_ratio(
+    variant: Sequence[float],
+    reference: Sequence[float],
+    variant_name: str = "",
+    reference_name: str = "",
+) -> RatioStats | None:
     """Median of ``variant[i] / reference[i]`` over the rounds both ran, with its CI.
 
     Pairing sample ``i`` of each variant (taken back to back in round ``i``) makes
@@ -170,13 +192,20 @@ def paired_ratio(variant: Sequence[float], reference: Sequence[float], variant_n
     if not ratios:
         return None
     lo, hi, coverage = median_ci_ranks(len(ratios))
-    return RatioStats(variant=variant_name, reference=reference_name,
-                      median=quantile(ratios, 0.5), ci_low=ratios[lo], ci_high=ratios[hi],
-                      ci_coverage=coverage, pairs=len(ratios))
+    return RatioStats(
+        variant=variant_name,
+        reference=reference_name,
+        median=quantile(ratios, 0.5),
+        ci_low=ratios[lo],
+        ci_high=ratios[hi],
+        ci_coverage=coverage,
+        pairs=len(ratios),
+    )
 
 
-def ratio_of_medians(a: SampleStats, b: SampleStats, a_name: str = "",
-                     b_name: str = "") -> RatioStats | None:
+def ratio_of_medians(
+    a: SampleStats, b: SampleStats, a_name: str = "", b_name: str = ""
+) -> RatioStats | None:
     """``median(a) / median(b)`` for two runs that were *not* interleaved.
 
     Without pairs there is no order-statistic interval of the ratio, so the bounds
@@ -186,9 +215,15 @@ def ratio_of_medians(a: SampleStats, b: SampleStats, a_name: str = "",
     """
     if b.median <= 0 or b.ci_low <= 0:
         return None
-    return RatioStats(variant=a_name, reference=b_name, median=a.median / b.median,
-                      ci_low=a.ci_low / b.ci_high, ci_high=a.ci_high / b.ci_low,
-                      ci_coverage=None, pairs=0)
+    return RatioStats(
+        variant=a_name,
+        reference=b_name,
+        median=a.median / b.median,
+        ci_low=a.ci_low / b.ci_high,
+        ci_high=a.ci_high / b.ci_low,
+        ci_coverage=None,
+        pairs=0,
+    )
 
 
 @dataclass(slots=True)
@@ -210,11 +245,11 @@ class PowerFit:
         return cls(**d)
 
 
-def fit_power_law(sizes: Sequence[float], times: Sequence[float],
-                  variant: str = "") -> PowerFit | None:
+def fit_power_law(
+    sizes: Sequence[float], times: Sequence[float], variant: str = ""
+) -> PowerFit | None:
     """Least-squares line through ``(log size, log time)``; None below two usable points."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(sizes, times, strict=True)
-           if x > 0 and y > 0]
+    pts = [(math.log(x), math.log(y)) for x, y in zip(sizes, times, strict=True) if x > 0 and y > 0]
     n = len(pts)
     if n < 2:
         return None
@@ -230,8 +265,14 @@ def fit_power_law(sizes: Sequence[float], times: Sequence[float],
     ss_tot = math.fsum((p[1] - my) ** 2 for p in pts)
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
     stderr = math.sqrt(ss_res / (n - 2) / sxx) if n > 2 else None
-    return PowerFit(variant=variant, exponent=slope, coefficient=math.exp(intercept), r2=r2,
-                    exponent_stderr=stderr, points=n)
+    return PowerFit(
+        variant=variant,
+        exponent=slope,
+        coefficient=math.exp(intercept),
+        r2=r2,
+        exponent_stderr=stderr,
+        points=n,
+    )
 
 
 def round_up_125(x: float) -> int:

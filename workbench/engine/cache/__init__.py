@@ -16,5 +16,12 @@ from workbench.engine.cache.tracker import (
     inspecting,
 )
 
-__all__ = ["CACHE", "CacheSnapshot", "CacheTracker", "CompileRecord", "cache",
-           "capture_compiles", "inspecting"]
+__all__ = [
+    "CACHE",
+    "CacheSnapshot",
+    "CacheTracker",
+    "CompileRecord",
+    "cache",
+    "capture_compiles",
+    "inspecting",
+]

@@ -94,7 +94,7 @@ def user_defined(where: str | None) -> bool:
 
 
 def _defined_at(fun: Any) -> str | None:
-    """"file:line" where the code ``fun`` runs is defined (through wrappers)."""
+    """ "file:line" where the code ``fun`` runs is defined (through wrappers)."""
     code = compat.function_code(compat.innermost_function(fun))
     return None if code is None else f"{code.co_filename}:{code.co_firstlineno}"
 
@@ -119,8 +119,15 @@ def function_key(fun: Any, name: str) -> tuple[str, str | None]:
 
 
 def _signature(site: compat.JitTraceSite) -> Signature:
-    return Signature(site.args, site.statics, site.static_tokens, site.tree, site.tree_hash,
-                     site.static_passing, site.static_defaults)
+    return Signature(
+        site.args,
+        site.statics,
+        site.static_tokens,
+        site.tree,
+        site.tree_hash,
+        site.static_passing,
+        site.static_defaults,
+    )
 
 
 def traced_function(fun: Any) -> Any:
@@ -140,8 +147,9 @@ def traced_function(fun: Any) -> Any:
     return fun
 
 
-def explanation_for(texts: list[str], site: compat.JitTraceSite | None,
-                    fun_name: str) -> str | None:
+def explanation_for(
+    texts: list[str], site: compat.JitTraceSite | None, fun_name: str
+) -> str | None:
     """JAX's explanation for exactly this function ("for NAME defined at FILE:LINE"),
     the latest first; nested jits explain their own misses on the same thread."""
     where = _defined_at(site.fun) if site is not None else None
@@ -184,15 +192,17 @@ class Attribution:
             if len(self.functions) >= MAX_FUNCTIONS:
                 self._prune()
             st = self.functions[key] = FunctionState(
-                FunctionStats(key=key, function=function, origin=origin, defined_at=where))
+                FunctionStats(key=key, function=function, origin=origin, defined_at=where)
+            )
         return st
 
     def _prune(self) -> None:
         """Make room for a new row: drop the oldest rows whose function objects are all
         gone (nothing can compile under them again), else the oldest rows."""
         room = max(1, MAX_FUNCTIONS // 10)
-        dead = [k for k, st in self.functions.items()
-                if not any(o.alive() for o in st.objects.values())][:room]
+        dead = [
+            k for k, st in self.functions.items() if not any(o.alive() for o in st.objects.values())
+        ][:room]
         victims = dead or list(self.functions)[:room]
         for key in victims:
             del self.functions[key]
@@ -214,6 +224,7 @@ class Attribution:
                     obj = st.objects.get(oid)
                     if obj is not None and obj.ref is _ref:
                         del st.objects[oid]
+
         try:
             ref = weakref.ref(fun, gone)
         except TypeError:  # not weak-referenceable: track nothing rather than keep it alive
@@ -223,8 +234,9 @@ class Attribution:
         state.objects_seen += 1
         return obj
 
-    def after_trace(self, rec: CompileRecord, site: compat.JitTraceSite | None,
-                    fun_name: str) -> TracedObject | None:
+    def after_trace(
+        self, rec: CompileRecord, site: compat.JitTraceSite | None, fun_name: str
+    ) -> TracedObject | None:
         """Key, origin and reasons of a fresh trace; the traced object's bookkeeping."""
         parsed = parse_jax_explanation(rec.jax_explanation) if rec.jax_explanation else None
         if site is None:
@@ -248,8 +260,12 @@ class Attribution:
         elif site.eager_primitive:
             # an eager lax.scan/while/cond running the user's body: JAX jits one new
             # helper per set of parameters (body, lengths), so objects tell nothing
-            rec.reasons = [MissReason("new_function", detail=f"eager {fun_name} compiled for "
-                                      "its body and argument types")]
+            rec.reasons = [
+                MissReason(
+                    "new_function",
+                    detail=f"eager {fun_name} compiled for its body and argument types",
+                )
+            ]
             obj = None
         elif obj is None:
             rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where)
@@ -273,32 +289,64 @@ class Attribution:
         obj = state.objects.get(id(fun))
         return obj if obj is not None and obj.ref() is fun else None
 
-    def _first_trace_reasons(self, rec: CompileRecord, prior: FunctionState | None,
-                             parsed: Any, fun_name: str, key: str,
-                             where: str | None) -> list[MissReason]:
+    def _first_trace_reasons(
+        self,
+        rec: CompileRecord,
+        prior: FunctionState | None,
+        parsed: Any,
+        fun_name: str,
+        key: str,
+        where: str | None,
+    ) -> list[MissReason]:
         """Why a function object seen for the first time was traced."""
-        if prior is not None and prior.objects_seen == 0 and parsed is not None \
-                and any(r.kind != "unknown" for r in parsed.reasons):
+        if (
+            prior is not None
+            and prior.objects_seen == 0
+            and parsed is not None
+            and any(r.kind != "unknown" for r in parsed.reasons)
+        ):
             # first traced here; compiled before only from a trace JAX had cached
             return [r for r in parsed.reasons if r.kind != "unknown"]
         if prior is not None and prior.objects_seen == 0:
             return [MissReason("new_function", detail=f"first trace of {fun_name}")]
         if prior is not None:
-            return [MissReason("closure", detail=f"new function object for {fun_name} (same "
-                               "code, closure re-created; JAX caches per function object)")]
+            return [
+                MissReason(
+                    "closure",
+                    detail=f"new function object for {fun_name} (same "
+                    "code, closure re-created; JAX caches per function object)",
+                )
+            ]
         rerun = self._same_cell_source(key, where)
         if rerun is not None:
-            return [MissReason("closure", detail=f"new function object for {fun_name}: cell "
-                               f"{rerun} ran again and created it anew (JAX caches per "
-                               "function object)")]
+            return [
+                MissReason(
+                    "closure",
+                    detail=f"new function object for {fun_name}: cell "
+                    f"{rerun} ran again and created it anew (JAX caches per "
+                    "function object)",
+                )
+            ]
         other = self.by_name.get(rec.function)
         old_where = self.functions[other].stats.defined_at if other else None
-        if other is not None and other != key and not fun_name.startswith("<") \
-                and old_where != where and user_defined(old_where):
-            return [MissReason("redefined", fun_name, old_where, where,
-                               detail=f"{fun_name} was redefined")]
-        if prior is None and parsed is not None and where not in self.inspected_sites \
-                and any(r.kind not in ("unknown", "new_function") for r in parsed.reasons):
+        if (
+            other is not None
+            and other != key
+            and not fun_name.startswith("<")
+            and old_where != where
+            and user_defined(old_where)
+        ):
+            return [
+                MissReason(
+                    "redefined", fun_name, old_where, where, detail=f"{fun_name} was redefined"
+                )
+            ]
+        if (
+            prior is None
+            and parsed is not None
+            and where not in self.inspected_sites
+            and any(r.kind not in ("unknown", "new_function") for r in parsed.reasons)
+        ):
             # compiled before the tracker was listening (no ``%load_ext workbench``, no
             # capture): JAX's own explanation knows its cache (other input types, or
             # another function object defined on the same line)
@@ -314,24 +362,37 @@ class Attribution:
         label = key.rpartition("@")[0]
         for other, st in self.functions.items():
             o = _CELL_FILE.match(st.stats.defined_at or "")
-            if other != key and o is not None and o["hash"] == m["hash"] \
-                    and o["line"] == m["line"] and other.rpartition("@")[0] == label \
-                    and (st.stats.compiles or st.stats.traces):
+            if (
+                other != key
+                and o is not None
+                and o["hash"] == m["hash"]
+                and o["line"] == m["line"]
+                and other.rpartition("@")[0] == label
+                and (st.stats.compiles or st.stats.traces)
+            ):
                 return f"[{o['count']}]"
         return None
 
-    def _miss_reasons(self, sig: Signature, obj: TracedObject, parsed: Any,
-                      fun_name: str) -> list[MissReason]:
+    def _miss_reasons(
+        self, sig: Signature, obj: TracedObject, parsed: Any, fun_name: str
+    ) -> list[MissReason]:
         """Why a function object traced before was traced again.  Argument types that
         were only traced (``jax.make_jaxpr``, ``jax.eval_shape``, ``jit(f).trace``) and
         never compiled left no executable that a cleared cache could have dropped: the
         call is compared with the compiled ones, or is the first compile."""
-        if any(not diff_signatures(sig, s) for s in obj.signatures) \
-                and not any(not diff_signatures(sig, s) for s in obj.compiled):
+        if any(not diff_signatures(sig, s) for s in obj.signatures) and not any(
+            not diff_signatures(sig, s) for s in obj.compiled
+        ):
             if not obj.compiled:
-                return [MissReason("new_function", detail=(
-                    f"first compile of {fun_name} (traced before by jax.make_jaxpr, "
-                    "jax.eval_shape or .trace, never compiled)"))]
+                return [
+                    MissReason(
+                        "new_function",
+                        detail=(
+                            f"first compile of {fun_name} (traced before by jax.make_jaxpr, "
+                            "jax.eval_shape or .trace, never compiled)"
+                        ),
+                    )
+                ]
             return closest_diff(sig, obj.compiled)
         return self._diff_reasons(sig, obj, parsed)
 
@@ -353,8 +414,9 @@ class Attribution:
         return reasons
 
     # -- the workbench's own inspections ---------------------------------------------------
-    def inspected_trace(self, rec: CompileRecord, site: compat.JitTraceSite | None,
-                        fun_name: str) -> TracedObject | None:
+    def inspected_trace(
+        self, rec: CompileRecord, site: compat.JitTraceSite | None, fun_name: str
+    ) -> TracedObject | None:
         """A trace the workbench made (``%%jaxpr``, ``%%hlo``, ``workbench.inspect``).
 
         Keyed like the user's function, but no reasons, no signature in the function's
@@ -378,12 +440,12 @@ class Attribution:
             except TypeError:
                 ref = None
             sig = _signature(site)
-            self.inspected.append(InspectedTrace(rec.function, rec.key, rec.defined_at,
-                                                 sig, ref, site.jaxpr_id))
+            self.inspected.append(
+                InspectedTrace(rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id)
+            )
         return None
 
-    def inspected_stage(self, rec: CompileRecord,
-                        source: compat.LoweringSource | None) -> None:
+    def inspected_stage(self, rec: CompileRecord, source: compat.LoweringSource | None) -> None:
         """A lowering or compile the workbench made with no trace before it."""
         rec.reasons = []
         if source is not None and not source.user:
@@ -403,8 +465,9 @@ class Attribution:
         if where and len(self.inspected_sites) < MAX_FUNCTIONS:
             self.inspected_sites.add(where)
 
-    def _take_inspected(self, function: str, key: str, known: str | None,
-                        source: compat.LoweringSource | None) -> InspectedTrace | None:
+    def _take_inspected(
+        self, function: str, key: str, known: str | None, source: compat.LoweringSource | None
+    ) -> InspectedTrace | None:
         """The workbench's trace this user lowering comes from (same function, same input
         types), taken out of the list; None when there is none.
 
@@ -419,28 +482,36 @@ class Attribution:
         for it in reversed(self.inspected):
             if it.function != function:
                 continue
-            if known is not None and it.key != key and not (
-                    source.where and it.where == source.where):
+            if (
+                known is not None
+                and it.key != key
+                and not (source.where and it.where == source.where)
+            ):
                 continue
             target = it.ref() if it.ref is not None else None
             if target is None:
                 continue
             # a library's inner jit (other code than the inspected wrapper), not another
             # closure of the same code (a factory's lambdas): those are told by jaxpr id
-            wrapped = lowered is not None and target is not lowered \
+            wrapped = (
+                lowered is not None
+                and target is not lowered
                 and compat.function_code(lowered) is not compat.function_code(target)
-            if not wrapped and source.jaxpr_id and it.jaxpr_id \
-                    and source.jaxpr_id != it.jaxpr_id:
+            )
+            if not wrapped and source.jaxpr_id and it.jaxpr_id and source.jaxpr_id != it.jaxpr_id:
                 continue  # another trace of it (another static value)
-            if source.in_types is not None and \
-                    tuple(a.text for a in it.signature.args) != source.in_types:
+            if (
+                source.in_types is not None
+                and tuple(a.text for a in it.signature.args) != source.in_types
+            ):
                 continue
             self.inspected.remove(it)
             return it
         return None
 
-    def _compile_inspected(self, rec: CompileRecord, it: InspectedTrace,
-                           source: compat.LoweringSource | None = None) -> TracedObject | None:
+    def _compile_inspected(
+        self, rec: CompileRecord, it: InspectedTrace, source: compat.LoweringSource | None = None
+    ) -> TracedObject | None:
         """The user's compile of a call the workbench traced first: explained as if the
         user's call had traced it (JAX skipped the trace, reusing the workbench's).
 
@@ -477,9 +548,13 @@ class Attribution:
         self.by_name[rec.function] = key
         return obj
 
-    def without_trace(self, rec: CompileRecord, source: compat.LoweringSource | None,
-                      stage: str,
-                      carried: tuple[str, TracedObject | None] | None) -> TracedObject | None:
+    def without_trace(
+        self,
+        rec: CompileRecord,
+        source: compat.LoweringSource | None,
+        stage: str,
+        carried: tuple[str, TracedObject | None] | None,
+    ) -> TracedObject | None:
         """A lowering/compile with no trace before it on this thread.
 
         Either the compile of an earlier ``f.lower(...)`` (``carried``: its key and
@@ -522,9 +597,14 @@ class Attribution:
         if first:
             rec.reasons = [MissReason("new_function", detail=f"first compile of {rec.function}")]
         else:
-            rec.reasons = [MissReason("unknown", detail="compiled again from a cached trace "
-                                      "(a transformation such as vmap or grad of it, or other "
-                                      "sharding, layout or compiler options)")]
+            rec.reasons = [
+                MissReason(
+                    "unknown",
+                    detail="compiled again from a cached trace "
+                    "(a transformation such as vmap or grad of it, or other "
+                    "sharding, layout or compiler options)",
+                )
+            ]
         self.by_name[rec.function] = key
         return None
 
@@ -534,8 +614,9 @@ class Attribution:
         work: their executables are the inspection's, never in the function's cache."""
         if rec.origin == "workbench":
             return
-        state = self.functions.get(rec.key) or self.state(rec.key, rec.function,
-                                                          rec.origin, rec.defined_at)
+        state = self.functions.get(rec.key) or self.state(
+            rec.key, rec.function, rec.origin, rec.defined_at
+        )
         st = state.stats
         st.function = rec.function
         st.add(rec)
@@ -552,5 +633,17 @@ class Attribution:
                 st.recompiles += 1
 
 
-__all__ = ["MAX_FUNCTIONS", "MAX_INSPECTED", "MAX_SIGNATURES", "Attribution", "InspectedTrace", "FunctionState", "TracedObject", "call_site",
-           "explanation_for", "function_key", "traced_function", "user_defined"]
+__all__ = [
+    "MAX_FUNCTIONS",
+    "MAX_INSPECTED",
+    "MAX_SIGNATURES",
+    "Attribution",
+    "InspectedTrace",
+    "FunctionState",
+    "TracedObject",
+    "call_site",
+    "explanation_for",
+    "function_key",
+    "traced_function",
+    "user_defined",
+]

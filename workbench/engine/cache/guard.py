@@ -45,8 +45,9 @@ def _matcher(functions: Iterable[Any] | None) -> Callable[[CompileRecord], bool]
         name = getattr(inner, "__name__", None) or getattr(f, "__name__", None) or repr(f)
         keys.add(function_key(inner, name)[0])
         names.update({name, f"jit({name})"})
-    return lambda rec: rec.key in keys or rec.function in names or \
-        rec.key.partition("@")[0] in names
+    return lambda rec: (
+        rec.key in keys or rec.function in names or rec.key.partition("@")[0] in names
+    )
 
 
 @contextlib.contextmanager

@@ -20,8 +20,11 @@ import jax
 
 from workbench.engine.cache.records import PersistentCacheStatus
 
-_KEYS = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
-         "jax_persistent_cache_min_entry_size_bytes")
+_KEYS = (
+    "jax_compilation_cache_dir",
+    "jax_persistent_cache_min_compile_time_secs",
+    "jax_persistent_cache_min_entry_size_bytes",
+)
 _saved: dict[str, Any] | None = None
 
 
@@ -53,13 +56,15 @@ def persistent_cache_settings() -> PersistentCacheStatus:
         directory=_option("jax_compilation_cache_dir"),
         min_compile_time_s=float(_option("jax_persistent_cache_min_compile_time_secs")),
         min_entry_size_bytes=int(_option("jax_persistent_cache_min_entry_size_bytes")),
-        max_size_bytes=int(_option("jax_compilation_cache_max_size")))
+        max_size_bytes=int(_option("jax_compilation_cache_max_size")),
+    )
 
 
 def _reset_jax_cache_state() -> None:
     """JAX decides once whether the cache is in use; make it decide again."""
     try:
         from jax.experimental.compilation_cache import compilation_cache as cc
+
         cc.reset_cache()
     except Exception:  # pragma: no cover - API moved; new settings apply to a new process
         pass
@@ -69,8 +74,9 @@ class PersistentCacheError(ValueError):
     """A persistent-cache setting JAX would take but that cannot work (one line)."""
 
 
-def check_persistent_settings(directory: str, min_compile_time_s: float | None,
-                              min_entry_size_bytes: int | None) -> str:
+def check_persistent_settings(
+    directory: str, min_compile_time_s: float | None, min_entry_size_bytes: int | None
+) -> str:
     """The absolute directory, once it and the thresholds are known to work.
 
     JAX takes any string and number: an empty name silently means the current
@@ -80,28 +86,34 @@ def check_persistent_settings(directory: str, min_compile_time_s: float | None,
     as they were.
     """
     if not directory or not directory.strip():
-        raise PersistentCacheError("the cache directory is empty: give one, e.g. "
-                                   "%jaxcache persist ~/.cache/jax-workbench")
-    if min_compile_time_s is not None and not (math.isfinite(min_compile_time_s)
-                                               and min_compile_time_s >= 0):
-        raise PersistentCacheError(f"--min-compile-time must be a number of seconds >= 0, "
-                                   f"not {min_compile_time_s!r}")
+        raise PersistentCacheError(
+            "the cache directory is empty: give one, e.g. %jaxcache persist ~/.cache/jax-workbench"
+        )
+    if min_compile_time_s is not None and not (
+        math.isfinite(min_compile_time_s) and min_compile_time_s >= 0
+    ):
+        raise PersistentCacheError(
+            f"--min-compile-time must be a number of seconds >= 0, not {min_compile_time_s!r}"
+        )
     if min_entry_size_bytes is not None and min_entry_size_bytes < 0:
-        raise PersistentCacheError(f"--min-entry-size must be a number of bytes >= 0, "
-                                   f"not {min_entry_size_bytes}")
+        raise PersistentCacheError(
+            f"--min-entry-size must be a number of bytes >= 0, not {min_entry_size_bytes}"
+        )
     path = os.path.abspath(os.path.expanduser(directory))
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass  # JAX writes entries here: a directory that takes no file is no cache
     except OSError as exc:
-        raise PersistentCacheError(f"cannot write to {path!r} ({exc.strerror or exc}): "
-                                   "choose a writable directory") from None
+        raise PersistentCacheError(
+            f"cannot write to {path!r} ({exc.strerror or exc}): choose a writable directory"
+        ) from None
     return path
 
 
-def enable_persistent_cache(directory: str, min_compile_time_s: float | None = None,
-                            min_entry_size_bytes: int | None = None) -> PersistentCacheStatus:
+def enable_persistent_cache(
+    directory: str, min_compile_time_s: float | None = None, min_entry_size_bytes: int | None = None
+) -> PersistentCacheStatus:
     """Point JAX's persistent cache at ``directory`` (created if missing); raises
     :class:`PersistentCacheError` for settings that cannot work, changing nothing."""
     global _saved

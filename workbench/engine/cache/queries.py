@@ -31,8 +31,11 @@ def function_table(states: Iterable[FunctionState]) -> list[FunctionStats]:
         st = state.stats
         if st.compiles or st.traces or st.lowers:
             row = copy.copy(st)  # shallow, then the two mutable parts: quick at 500 rows
-            row.entries = sum(o.entries for o in list(state.objects.values()) if o.alive()) \
-                if state.objects else 0
+            row.entries = (
+                sum(o.entries for o in list(state.objects.values()) if o.alive())
+                if state.objects
+                else 0
+            )
             row.misses = list(st.misses)
             out.append(row)
     return sorted(out, key=lambda s: (s.origin != "user", -s.compile_s - s.trace_s))
@@ -66,8 +69,9 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
             if rec.function not in g.names:
                 g.names.append(rec.function)
         else:
-            g = groups.setdefault((rec.key or rec.function, rec.origin),
-                                  FunctionGroup(rec.function, rec.origin))
+            g = groups.setdefault(
+                (rec.key or rec.function, rec.origin), FunctionGroup(rec.function, rec.origin)
+            )
             if rec.inspected_by and rec.inspected_by not in g.inspected_by:
                 g.inspected_by.append(rec.inspected_by)
         g.add(rec)

@@ -65,8 +65,10 @@ class MissReason:
             if self.detail:
                 return self.detail
             if self.before == self.after:
-                return (f"static {self.path} changed to a different value with the same repr "
-                        f"{self.after} (JAX compares static arguments by hash and ==)")
+                return (
+                    f"static {self.path} changed to a different value with the same repr "
+                    f"{self.after} (JAX compares static arguments by hash and ==)"
+                )
             return f"static {self.path} changed {self.before} -> {self.after}"
         if self.kind == "pytree":
             if self.before is None:
@@ -79,8 +81,14 @@ class MissReason:
         return self.detail or self.kind.replace("_", " ")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "path": self.path, "before": self.before,
-                "after": self.after, "detail": self.detail, "text": self.text()}
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "before": self.before,
+            "after": self.after,
+            "detail": self.detail,
+            "text": self.text(),
+        }
 
 
 def arg_text(a: ArgType) -> str:
@@ -124,16 +132,27 @@ def diff_signatures(new: Signature, old: Signature, limit: int = 8) -> list[Miss
         for path in dict.fromkeys([*old_by, *new_by]):
             o, n = old_by.get(path), new_by.get(path)
             if o is None or n is None:
-                out.append(MissReason("pytree", path, None if o is None else arg_text(o),
-                                      None if n is None else arg_text(n)))
+                out.append(
+                    MissReason(
+                        "pytree",
+                        path,
+                        None if o is None else arg_text(o),
+                        None if n is None else arg_text(n),
+                    )
+                )
     else:
         for n, o in zip(new.args, old.args, strict=True):
             kind = _arg_kind(n, o)
             if kind is not None:
                 out.append(MissReason(kind, n.path, arg_text(o), arg_text(n)))
     statics_differ = bool(out)  # static values live in the tree too: reported above
-    if not statics_differ and new.paths == old.paths and new.tree_hash != old.tree_hash \
-            and new.tree_hash and old.tree_hash:
+    if (
+        not statics_differ
+        and new.paths == old.paths
+        and new.tree_hash != old.tree_hash
+        and new.tree_hash
+        and old.tree_hash
+    ):
         # same leaves in the same order, another container: f(x=..) after f(..), a list
         # where a tuple was, a namedtuple for a tuple
         out.append(MissReason("pytree", None, old.tree, new.tree))
@@ -156,18 +175,24 @@ def _static_change(name: str, old: Signature, new: Signature) -> MissReason:
 
     def omitted(sig: Signature) -> str:
         default = dict(sig.static_defaults).get(name)
-        return (f"omitted (the default {default} applies)" if default is not None
-                else "omitted")
+        return f"omitted (the default {default} applies)" if default is not None else "omitted"
+
     if before is not None and after is None:
-        detail = (f"static {name}: {passed(before, how_before)} before, {omitted(new)} now; "
-                  "JAX keys on the arguments passed, not the value in effect")
+        detail = (
+            f"static {name}: {passed(before, how_before)} before, {omitted(new)} now; "
+            "JAX keys on the arguments passed, not the value in effect"
+        )
     elif before is None and after is not None:
-        detail = (f"static {name}: {passed(after, how_after)} now, {omitted(old)} before; "
-                  "JAX keys on the arguments passed, not the value in effect")
+        detail = (
+            f"static {name}: {passed(after, how_after)} now, {omitted(old)} before; "
+            "JAX keys on the arguments passed, not the value in effect"
+        )
     elif how_before != how_after and before == after:
-        detail = (f"static {name}: passed {'by keyword' if how_after == 'keyword' else 'by position'}"
-                  f" now, {'by keyword' if how_before == 'keyword' else 'by position'} before "
-                  f"(same value {after}; JAX keys positional and keyword arguments apart)")
+        detail = (
+            f"static {name}: passed {'by keyword' if how_after == 'keyword' else 'by position'}"
+            f" now, {'by keyword' if how_before == 'keyword' else 'by position'} before "
+            f"(same value {after}; JAX keys positional and keyword arguments apart)"
+        )
     else:
         detail = ""
     return MissReason("static_arg", name, before, after, detail=detail)
@@ -184,8 +209,13 @@ def closest_diff(new: Signature, previous: Sequence[Signature]) -> list[MissReas
     for old in reversed(previous):  # the most recent wins a tie
         d = diff_signatures(new, old)
         if not d:
-            return [MissReason("cache_cleared", detail="same argument types as an earlier "
-                               "compile: JAX's caches were cleared or the entry evicted")]
+            return [
+                MissReason(
+                    "cache_cleared",
+                    detail="same argument types as an earlier "
+                    "compile: JAX's caches were cleared or the entry evicted",
+                )
+            ]
         score = (len(d), max(_SEVERITY.get(r.kind, 9) for r in d))
         if best_score is None or score < best_score:
             best, best_score = d, score
@@ -194,8 +224,7 @@ def closest_diff(new: Signature, previous: Sequence[Signature]) -> list[MissReas
 
 # A weak-type or sharding change is a smaller step than a new shape: prefer explaining
 # a miss by the previous call that differs only in those.
-_SEVERITY = {"weak_type": 0, "sharding": 1, "dtype": 2, "shape": 3, "static_arg": 4,
-             "pytree": 5}
+_SEVERITY = {"weak_type": 0, "sharding": 1, "dtype": 2, "shape": 3, "static_arg": 4, "pytree": 5}
 
 
 @dataclass
@@ -207,8 +236,10 @@ class ParsedExplanation:
 
 
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+?)$")
-_TREE_LINE = re.compile(r"^\s*\* at input path (?P<path>.+?), now (?P<now>.+?) and before "
-                        r"(?P<before>.+?)(?:, so .*)?$")
+_TREE_LINE = re.compile(
+    r"^\s*\* at input path (?P<path>.+?), now (?P<now>.+?) and before "
+    r"(?P<before>.+?)(?:, so .*)?$"
+)
 _FOR_LINE = re.compile(r"^\s*for (?P<name>\S+)(?: defined at (?P<where>.+?))?\s*$")
 _WEAK = re.compile(r"\{weak_type=(True|False)\}")
 _SHARD = re.compile(r"\(\{.*\}\)")
@@ -226,12 +257,21 @@ def _parse_type_change(path: str, now: str, before: str) -> MissReason:
 
     nd, ns, nw, nsh = split(now)
     od, osh_, ow, osh = split(before)
-    kind = ("shape" if ns.split("@")[0] != osh_.split("@")[0] else "dtype" if nd != od
-            else "weak_type" if nw != ow else "sharding" if (nsh != osh or ns != osh_)
-            else "unknown")
+    kind = (
+        "shape"
+        if ns.split("@")[0] != osh_.split("@")[0]
+        else "dtype"
+        if nd != od
+        else "weak_type"
+        if nw != ow
+        else "sharding"
+        if (nsh != osh or ns != osh_)
+        else "unknown"
+    )
 
     def show(d: str, s: str, w: bool) -> str:
         return f"{'weak ' if w else ''}{d}[{s}]"
+
     return MissReason(kind, path, show(od, osh_, ow), show(nd, ns, nw))
 
 
@@ -247,16 +287,24 @@ def parse_jax_explanation(text: str) -> ParsedExplanation:
     if "never seen function" in text:
         out.never_seen = True
         if "seen another function defined on the same line" in text:
-            out.reasons.append(MissReason("closure", detail="a new function object defined on "
-                                          "the same line as one seen before"))
+            out.reasons.append(
+                MissReason(
+                    "closure",
+                    detail="a new function object defined on the same line as one seen before",
+                )
+            )
         else:
             out.reasons.append(MissReason("new_function", detail="first call of this function"))
         return out
     if "Tracing context doesn't match" in text:
         details = [ln.strip(" *") for ln in lines if ln.strip().startswith("*")]
-        out.reasons.append(MissReason("context", detail="tracing context changed (config or "
-                                      "context manager)" + (": " + "; ".join(details)
-                                                            if details else "")))
+        out.reasons.append(
+            MissReason(
+                "context",
+                detail="tracing context changed (config or "
+                "context manager)" + (": " + "; ".join(details) if details else ""),
+            )
+        )
         return out
     tree = "different input pytree" in text
     for ln in lines:
@@ -268,15 +316,25 @@ def parse_jax_explanation(text: str) -> ParsedExplanation:
             if "Static(" in before or "Static(" in now:
                 get = re.compile(r"Static\(val=(.*)\)")
                 b, a = get.search(before), get.search(now)
-                out.reasons.append(MissReason("static_arg", m.group("path"),
-                                              b.group(1) if b else before,
-                                              a.group(1) if a else now))
+                out.reasons.append(
+                    MissReason(
+                        "static_arg",
+                        m.group("path"),
+                        b.group(1) if b else before,
+                        a.group(1) if a else now,
+                    )
+                )
             else:
                 out.reasons.append(MissReason("pytree", m.group("path"), before, now))
         else:
-            out.reasons.append(_parse_type_change(m.group("path"), m.group("now"),
-                                                  m.group("before")))
+            out.reasons.append(
+                _parse_type_change(m.group("path"), m.group("now"), m.group("before"))
+            )
     if not out.reasons:
-        out.reasons.append(MissReason("unknown", detail=text.strip().splitlines()[-1].strip()
-                                      if text.strip() else "no explanation"))
+        out.reasons.append(
+            MissReason(
+                "unknown",
+                detail=text.strip().splitlines()[-1].strip() if text.strip() else "no explanation",
+            )
+        )
     return out

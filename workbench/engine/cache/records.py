@@ -78,17 +78,28 @@ class CompileRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "function": self.function, "trace_s": self.trace_s, "lower_s": self.lower_s,
-            "compile_s": self.compile_s, "total_s": self.total_s, "kind": self.kind,
-            "origin": self.origin, "cell": self.cell, "cell_run": self.cell_run,
+            "function": self.function,
+            "trace_s": self.trace_s,
+            "lower_s": self.lower_s,
+            "compile_s": self.compile_s,
+            "total_s": self.total_s,
+            "kind": self.kind,
+            "origin": self.origin,
+            "cell": self.cell,
+            "cell_run": self.cell_run,
             "cell_id": self.cell_id,
-            "thread": self.thread, "reasons": [r.to_dict() for r in self.reasons],
+            "thread": self.thread,
+            "reasons": [r.to_dict() for r in self.reasons],
             "call_site": None if self.call_site is None else self.call_site.to_dict(),
-            "defined_at": self.defined_at, "key": self.key,
-            "persistent_cache": self.persistent_cache, "persistent_note": self.persistent_note,
+            "defined_at": self.defined_at,
+            "key": self.key,
+            "persistent_cache": self.persistent_cache,
+            "persistent_note": self.persistent_note,
             "time_saved_s": self.time_saved_s,
-            "jax_explanation": self.jax_explanation, "inspected_by": self.inspected_by,
-            "started": self.started, "seq": self.seq,
+            "jax_explanation": self.jax_explanation,
+            "inspected_by": self.inspected_by,
+            "started": self.started,
+            "seq": self.seq,
         }
 
 
@@ -125,9 +136,16 @@ class CompileTotals:
             self.time_saved_s += rec.time_saved_s or 0.0
 
     def totals_dict(self) -> dict[str, Any]:
-        return {"compiles": self.compiles, "traces": self.traces, "lowers": self.lowers,
-                "trace_s": self.trace_s, "lower_s": self.lower_s, "compile_s": self.compile_s,
-                "persistent_hits": self.persistent_hits, "time_saved_s": self.time_saved_s}
+        return {
+            "compiles": self.compiles,
+            "traces": self.traces,
+            "lowers": self.lowers,
+            "trace_s": self.trace_s,
+            "lower_s": self.lower_s,
+            "compile_s": self.compile_s,
+            "persistent_hits": self.persistent_hits,
+            "time_saved_s": self.time_saved_s,
+        }
 
 
 @dataclass
@@ -150,8 +168,12 @@ class FunctionStats(CompileTotals):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "key": self.key, "function": self.function, "origin": self.origin,
-            "defined_at": self.defined_at, **self.totals_dict(), "entries": self.entries,
+            "key": self.key,
+            "function": self.function,
+            "origin": self.origin,
+            "defined_at": self.defined_at,
+            **self.totals_dict(),
+            "entries": self.entries,
             "recompiles": self.recompiles,
             "misses": [m.to_dict() for m in self.misses],
         }
@@ -171,11 +193,16 @@ class PersistentCacheStatus:
     time_saved_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"directory": self.directory, "min_compile_time_s": self.min_compile_time_s,
-                "min_entry_size_bytes": self.min_entry_size_bytes,
-                "max_size_bytes": self.max_size_bytes, "hits": self.hits,
-                "misses": self.misses, "written": self.written,
-                "time_saved_s": self.time_saved_s}
+        return {
+            "directory": self.directory,
+            "min_compile_time_s": self.min_compile_time_s,
+            "min_entry_size_bytes": self.min_entry_size_bytes,
+            "max_size_bytes": self.max_size_bytes,
+            "hits": self.hits,
+            "misses": self.misses,
+            "written": self.written,
+            "time_saved_s": self.time_saved_s,
+        }
 
 
 @dataclass
@@ -221,12 +248,18 @@ class FunctionGroup(CompileTotals):
                 self.reasons_from[at] = rec.kind
 
     def to_dict(self) -> dict[str, Any]:
-        return {"function": self.function, "origin": self.origin, **self.totals_dict(),
-                "total_s": self.total_s, "persistent_written": self.persistent_written,
-                "reasons": [r.to_dict() for r in self.reasons],
-                "reasons_from": self.reasons_from,
-                "call_sites": [c.to_dict() for c in self.call_sites], "names": self.names,
-                "inspected_by": self.inspected_by}
+        return {
+            "function": self.function,
+            "origin": self.origin,
+            **self.totals_dict(),
+            "total_s": self.total_s,
+            "persistent_written": self.persistent_written,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "reasons_from": self.reasons_from,
+            "call_sites": [c.to_dict() for c in self.call_sites],
+            "names": self.names,
+            "inspected_by": self.inspected_by,
+        }
 
 
 @dataclass
@@ -244,9 +277,13 @@ class CellSummary:
         return not self.groups and self.jax_helpers is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": SCHEMA_VERSION, "cell": self.cell, "cell_id": self.cell_id,
-                "functions": [g.to_dict() for g in self.groups],
-                "jax_helpers": None if self.jax_helpers is None else self.jax_helpers.to_dict()}
+        return {
+            "version": SCHEMA_VERSION,
+            "cell": self.cell,
+            "cell_id": self.cell_id,
+            "functions": [g.to_dict() for g in self.groups],
+            "jax_helpers": None if self.jax_helpers is None else self.jax_helpers.to_dict(),
+        }
 
 
 @dataclass
@@ -258,20 +295,39 @@ class CacheSnapshot:
     records: list[CompileRecord]
     persistent: PersistentCacheStatus
 
-    def to_dict(self, max_records: int | None = None,
-                max_functions: int | None = None) -> dict[str, Any]:
+    def to_dict(
+        self, max_records: int | None = None, max_functions: int | None = None
+    ) -> dict[str, Any]:
         """The payload; ``max_records`` keeps the newest records only and
         ``max_functions`` the first rows (the user's, the most expensive first);
         ``records_total`` / ``functions_total`` say how many there were, so a long
         session's ``%jaxcache`` stays quick."""
-        recs = self.records if max_records is None else \
-            self.records[len(self.records) - max_records:] if max_records > 0 else []
+        recs = (
+            self.records
+            if max_records is None
+            else self.records[len(self.records) - max_records :]
+            if max_records > 0
+            else []
+        )
         funcs = self.functions if max_functions is None else self.functions[:max_functions]
-        return {"version": SCHEMA_VERSION, "functions": [f.to_dict() for f in funcs],
-                "functions_total": len(self.functions),
-                "records": [r.to_dict() for r in recs], "records_total": len(self.records),
-                "persistent_cache": self.persistent.to_dict()}
+        return {
+            "version": SCHEMA_VERSION,
+            "functions": [f.to_dict() for f in funcs],
+            "functions_total": len(self.functions),
+            "records": [r.to_dict() for r in recs],
+            "records_total": len(self.records),
+            "persistent_cache": self.persistent.to_dict(),
+        }
 
 
-__all__ = ["BACKGROUND", "SCHEMA_VERSION", "CacheSnapshot", "CellSummary", "CompileTotals",
-           "CompileRecord", "FunctionGroup", "FunctionStats", "PersistentCacheStatus"]
+__all__ = [
+    "BACKGROUND",
+    "SCHEMA_VERSION",
+    "CacheSnapshot",
+    "CellSummary",
+    "CompileTotals",
+    "CompileRecord",
+    "FunctionGroup",
+    "FunctionStats",
+    "PersistentCacheStatus",
+]

@@ -68,8 +68,9 @@ _INSPECTORS = {
 }
 
 
-def _inspector_of(filename: str, function: str,
-                  frame_locals: Callable[[], dict[str, Any]]) -> str | None:
+def _inspector_of(
+    filename: str, function: str, frame_locals: Callable[[], dict[str, Any]]
+) -> str | None:
     if "workbench" not in filename:
         return None
     for (suffix, name), label in _INSPECTORS.items():
@@ -315,8 +316,11 @@ class CacheTracker:
             _log.debug("cache tracker: duration event failed", exc_info=True)
 
     def _on_event(self, event: str, **kwargs: str | int) -> None:
-        if event not in (compat.PCACHE_REQUEST_EVENT, compat.PCACHE_HIT_EVENT,
-                         compat.PCACHE_WRITE_EVENT):
+        if event not in (
+            compat.PCACHE_REQUEST_EVENT,
+            compat.PCACHE_HIT_EVENT,
+            compat.PCACHE_WRITE_EVENT,
+        ):
             return
         try:
             self._handle_event(event)
@@ -372,12 +376,16 @@ class CacheTracker:
         # an earlier cell, a server, a data loader) does "background" work.
         thread = threading.current_thread()
         in_cell = self._cell is not None and (
-            threading.get_ident() == self._cell_thread or thread not in self._threads_before)
+            threading.get_ident() == self._cell_thread or thread not in self._threads_before
+        )
         return CompileRecord(
             function=function,
             cell=self._cell if in_cell and self._cell is not None else BACKGROUND,
-            cell_run=self._cell_run if in_cell else None, thread=thread.name,
-            cell_id=self._cell_id if in_cell else None, started=time.time())
+            cell_run=self._cell_run if in_cell else None,
+            thread=thread.name,
+            cell_id=self._cell_id if in_cell else None,
+            started=time.time(),
+        )
 
     def _on_trace(self, duration: float, fun_name: str) -> None:
         site = compat.jit_trace_site()
@@ -387,8 +395,9 @@ class CacheTracker:
             fun_name = site.user_name  # JAX's own wrapper around the user's (pmap)
         with self._lock:
             self._flush(tid)
-            rec = self._new_record(site.label if site is not None and site.label
-                                   else f"jit({fun_name})")
+            rec = self._new_record(
+                site.label if site is not None and site.label else f"jit({fun_name})"
+            )
             rec.trace_s = duration
             rec.kind = "trace"
             rec.call_site = where
@@ -409,8 +418,11 @@ class CacheTracker:
         """This thread's half-built record, if the stage now finishing belongs to it: an
         inspection's record never takes the user's next stage, nor the reverse."""
         p = self._pending.get(tid)
-        if p is not None and (p.record.origin == "workbench") != (self._inspector() is not None) \
-                and p.record.origin != "jax":
+        if (
+            p is not None
+            and (p.record.origin == "workbench") != (self._inspector() is not None)
+            and p.record.origin != "jax"
+        ):
             self._flush(tid)
             return None
         return p
@@ -451,8 +463,7 @@ class CacheTracker:
                     self._attribution.inspected_stage(p.record, None)
                     p.record.inspected_by = inspector
                 else:
-                    p.traced = self._attribution.without_trace(p.record, None, "compile",
-                                                               carried)
+                    p.traced = self._attribution.without_trace(p.record, None, "compile", carried)
             self._pending.pop(tid, None)
             rec = p.record
             rec.compile_s = duration
@@ -503,8 +514,9 @@ class CacheTracker:
 
     def persistent_status(self) -> PersistentCacheStatus:
         with self._lock:
-            counts = PersistentCounts(self._pcache.hits, self._pcache.misses,
-                                      self._pcache.written, self._pcache.saved_s)
+            counts = PersistentCounts(
+                self._pcache.hits, self._pcache.misses, self._pcache.written, self._pcache.saved_s
+            )
         return queries.persistent_status(counts)
 
     def snapshot(self) -> CacheSnapshot:
@@ -564,9 +576,13 @@ class CacheTracker:
 
 #: The messages JAX logs because ``jax_explain_cache_misses`` is on (at WARNING then,
 #: DEBUG otherwise): the only ones the filter may hold back.
-_EXPLAIN_PREFIXES = ("TRACING CACHE MISS", "PERSISTENT COMPILATION CACHE MISS",
-                     "Persistent compilation cache hit", "Not writing persistent cache entry",
-                     "Writing ")
+_EXPLAIN_PREFIXES = (
+    "TRACING CACHE MISS",
+    "PERSISTENT COMPILATION CACHE MISS",
+    "Persistent compilation cache hit",
+    "Not writing persistent cache entry",
+    "Writing ",
+)
 
 
 class _ExplainFilter(logging.Filter):
@@ -609,8 +625,9 @@ def cache() -> CacheSnapshot:
     return CACHE.snapshot()
 
 
-def capture_compiles(include_partial: bool = False) -> contextlib.AbstractContextManager[
-        list[CompileRecord]]:
+def capture_compiles(
+    include_partial: bool = False,
+) -> contextlib.AbstractContextManager[list[CompileRecord]]:
     """Records of every compile that completes inside the block on the current thread;
     works whether or not ``%load_ext workbench`` is on.
 
@@ -630,5 +647,12 @@ def inspecting(label: str | None = None) -> contextlib.AbstractContextManager[st
     return CACHE.inspecting(label)
 
 
-__all__ = ["CACHE", "MAX_RECORDS", "CacheTracker", "cache", "capture_compiles", "inspecting",
-           "inspector_label"]
+__all__ = [
+    "CACHE",
+    "MAX_RECORDS",
+    "CacheTracker",
+    "cache",
+    "capture_compiles",
+    "inspecting",
+    "inspector_label",
+]

@@ -82,17 +82,26 @@ def normalize_cost(raw: Any) -> CostAnalysis:
     )
 
 
-_HEADLINE_KEYS = ("flops", "transcendentals", "bytes accessed", "bytes_accessed",
-                  "optimal_seconds", "optimal seconds")
+_HEADLINE_KEYS = (
+    "flops",
+    "transcendentals",
+    "bytes accessed",
+    "bytes_accessed",
+    "optimal_seconds",
+    "optimal seconds",
+)
 
 
 def _sentinel_note(keys: list[str]) -> str:
     """Names the headline figures XLA left uncounted (per-operand byte keys are many and
     say nothing more)."""
     named = [k for k in _HEADLINE_KEYS if k in keys] or sorted(keys)[:3]
-    return ("XLA did not count " + ", ".join(named)
-            + " (a negative placeholder: its cost analysis does not cost custom calls such as "
-              "cuBLAS, cuDNN or LAPACK)")
+    return (
+        "XLA did not count "
+        + ", ".join(named)
+        + " (a negative placeholder: its cost analysis does not cost custom calls such as "
+        "cuBLAS, cuDNN or LAPACK)"
+    )
 
 
 _MEMORY_FIELDS = {

@@ -42,10 +42,12 @@ def set_fake_devices(env: MutableMapping[str, str], n: int) -> None:
 
 def restart_hint(n: int) -> str:
     """How to start again with ``n`` fake CPU devices (JAX reads the count once, at start-up)."""
-    return (f"For {n} fake CPU devices, restart with XLA_FLAGS="
-            f"--xla_force_host_platform_device_count={n} set before JAX starts (or "
-            f"JAX_NUM_CPU_DEVICES={n}, or `jax-workbench lab --fake-devices {n}`); on GPUs/TPUs "
-            f"the device count is the hardware's")
+    return (
+        f"For {n} fake CPU devices, restart with XLA_FLAGS="
+        f"--xla_force_host_platform_device_count={n} set before JAX starts (or "
+        f"JAX_NUM_CPU_DEVICES={n}, or `jax-workbench lab --fake-devices {n}`); on GPUs/TPUs "
+        f"the device count is the hardware's"
+    )
 
 
 def fake_devices(n: int) -> None:
@@ -67,7 +69,8 @@ def fake_devices(n: int) -> None:
             if have != n:
                 raise FakeDevicesError(
                     f"JAX is already running with {have} device(s) and cannot change that in "
-                    f"this process. {restart_hint(n)}") from None
+                    f"this process. {restart_hint(n)}"
+                ) from None
     set_fake_devices(os.environ, n)
 
 
@@ -83,9 +86,15 @@ def _cpu_device_count() -> int:
 
 def _check_count(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"the number of fake devices must be a whole number of at least 1, "
-                         f"got {n!r}")
+        raise ValueError(
+            f"the number of fake devices must be a whole number of at least 1, got {n!r}"
+        )
 
 
-__all__ = ["FakeDevicesError", "fake_devices", "restart_hint", "set_fake_devices",
-           "with_device_count"]
+__all__ = [
+    "FakeDevicesError",
+    "fake_devices",
+    "restart_hint",
+    "set_fake_devices",
+    "with_device_count",
+]

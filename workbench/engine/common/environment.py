@@ -127,8 +127,11 @@ class ExtensionStatus:
     note: str | None = None  # why the answer is unknown (jupyter_core missing)
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"installed": self.installed, "enabled": self.enabled,
-                             "path": self.path}
+        d: dict[str, Any] = {
+            "installed": self.installed,
+            "enabled": self.enabled,
+            "path": self.path,
+        }
         if self.note is not None:
             d["note"] = self.note
         return d
@@ -213,9 +216,13 @@ def doctor_report(workbench_version: str, extension: ExtensionStatus) -> DoctorR
         processes = jax.process_count()
     except Exception:  # no backend could start
         processes = 1
-    return DoctorReport(environment=env, workbench_version=workbench_version,
-                        process_count=processes, backends=backends(),
-                        jupyterlab=_distribution_version("jupyterlab"),
-                        extension=extension,
-                        compat_features=dict(_jax_compat.FEATURES),
-                        jax_num_cpu_devices=os.environ.get("JAX_NUM_CPU_DEVICES", ""))
+    return DoctorReport(
+        environment=env,
+        workbench_version=workbench_version,
+        process_count=processes,
+        backends=backends(),
+        jupyterlab=_distribution_version("jupyterlab"),
+        extension=extension,
+        compat_features=dict(_jax_compat.FEATURES),
+        jax_num_cpu_devices=os.environ.get("JAX_NUM_CPU_DEVICES", ""),
+    )

@@ -23,15 +23,20 @@ from workbench.engine.common.source import SourceLine
 
 _JAX_DIR = os.path.dirname(jax.__file__) + os.sep
 # workbench/engine/common/errors.py -> workbench/
-_WORKBENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_WORKBENCH_DIR = (
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+)
 _NOT_USER = tuple(
-    p for p in {
+    p
+    for p in {
         _JAX_DIR,
         _WORKBENCH_DIR,
         sysconfig.get_path("stdlib") + os.sep,
         sysconfig.get_path("purelib") + os.sep,
         sysconfig.get_path("platlib") + os.sep,
-    } if p)
+    }
+    if p
+)
 
 SUMMARY_LIMIT = 600
 SUMMARY_LINES = 12
@@ -56,8 +61,13 @@ class ErrorReport:
     where: SourceLine | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"phase": self.phase, "kind": self.kind, "summary": self.summary,
-                "hints": self.hints, "where": None if self.where is None else self.where.to_dict()}
+        return {
+            "phase": self.phase,
+            "kind": self.kind,
+            "summary": self.summary,
+            "hints": self.hints,
+            "where": None if self.where is None else self.where.to_dict(),
+        }
 
 
 def is_user_file(filename: str) -> bool:
@@ -153,8 +163,9 @@ def report(exc: BaseException, phase: str) -> ErrorReport:
         where = SourceLine(exc.filename, exc.lineno or 0, "<cell>", text_line)
     else:
         where = user_line(exc)
-    return ErrorReport(phase=phase, kind=type(exc).__name__, summary=summary, hints=hints,
-                       where=where)
+    return ErrorReport(
+        phase=phase, kind=type(exc).__name__, summary=summary, hints=hints, where=where
+    )
 
 
 def calling_user_line() -> SourceLine | None:

@@ -45,9 +45,13 @@ class SourceLine:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SourceLine:
-        return cls(file=str(d.get("file", "")), line=int(d.get("line", 0)),
-                   function=str(d.get("function", "")), text=d.get("text"),
-                   column=d.get("column"))
+        return cls(
+            file=str(d.get("file", "")),
+            line=int(d.get("line", 0)),
+            function=str(d.get("function", "")),
+            text=d.get("text"),
+            column=d.get("column"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

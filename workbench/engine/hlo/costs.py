@@ -65,47 +65,132 @@ from workbench.engine.hlo.model import (
 from workbench.engine.hlo.shapes import ArrayShape
 
 #: element-wise opcodes XLA counts as transcendentals rather than FLOPs
-TRANSCENDENTAL_OPS = frozenset({
-    "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "power", "sqrt",
-    "cbrt", "rsqrt", "tanh", "sine", "cosine", "tan", "atan2", "erf"})
+TRANSCENDENTAL_OPS = frozenset(
+    {
+        "exponential",
+        "exponential-minus-one",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "power",
+        "sqrt",
+        "cbrt",
+        "rsqrt",
+        "tanh",
+        "sine",
+        "cosine",
+        "tan",
+        "atan2",
+        "erf",
+    }
+)
 
 #: element-wise opcodes that cost one FLOP per output element
-ELEMENTWISE_OPS = frozenset({
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "negate", "abs",
-    "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even", "compare", "convert",
-    "clamp", "select", "is-finite", "popcnt", "count-leading-zeros", "shift-left",
-    "shift-right-logical", "shift-right-arithmetic", "and", "or", "xor", "not", "real", "imag",
-    "complex", "stochastic-convert", "reduce-precision"})
+ELEMENTWISE_OPS = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "remainder",
+        "maximum",
+        "minimum",
+        "negate",
+        "abs",
+        "sign",
+        "floor",
+        "ceil",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "compare",
+        "convert",
+        "clamp",
+        "select",
+        "is-finite",
+        "popcnt",
+        "count-leading-zeros",
+        "shift-left",
+        "shift-right-logical",
+        "shift-right-arithmetic",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "real",
+        "imag",
+        "complex",
+        "stochastic-convert",
+        "reduce-precision",
+    }
+)
 
 #: opcodes whose result dtype is not the one they compute in
 _OPERAND_DTYPE_OPS = frozenset({"compare", "convert", "is-finite", "stochastic-convert"})
 
 #: instructions that move no data of their own (aliases, pointer tables, loop plumbing)
-_FREE_BYTES = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast",
-                         "after-all", "partition-id", "replica-id", "while", "conditional",
-                         "call", "add-dependency", "opt-barrier", "optimization-barrier",
-                         "domain", "async-start", "async-update", "async-done",
-                         "all-reduce-done", "all-gather-done", "collective-permute-done",
-                         "copy-done", "send-done", "recv-done"})
+_FREE_BYTES = frozenset(
+    {
+        "parameter",
+        "constant",
+        "get-tuple-element",
+        "tuple",
+        "bitcast",
+        "after-all",
+        "partition-id",
+        "replica-id",
+        "while",
+        "conditional",
+        "call",
+        "add-dependency",
+        "opt-barrier",
+        "optimization-barrier",
+        "domain",
+        "async-start",
+        "async-update",
+        "async-done",
+        "all-reduce-done",
+        "all-gather-done",
+        "collective-permute-done",
+        "copy-done",
+        "send-done",
+        "recv-done",
+    }
+)
 
 #: asynchronous starts whose result tuple carries their operands again beside the
 #: output (and u32/s32 scalar contexts): the operands are read once, not twice
-_START_WITH_OPERANDS = frozenset({"all-gather-start", "collective-permute-start",
-                                  "copy-start"})
+_START_WITH_OPERANDS = frozenset({"all-gather-start", "collective-permute-start", "copy-start"})
 
 #: custom-call targets that mark layouts, shardings or placements: no work
-_FREE_TARGETS = frozenset({
-    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "LayoutConstraint",
-    "MoveToHost", "MoveToDevice", "AllocateBuffer", "annotate_device_placement",
-    "X64Combine", "X64SplitLow", "X64SplitHigh", "Cast", "ShardBarrierFrom", "ShardBarrierTo",
-    "xla.sdy.FuncResultSharding", "local_sharding_constraint"})
+_FREE_TARGETS = frozenset(
+    {
+        "Sharding",
+        "SPMDFullToShardShape",
+        "SPMDShardToFullShape",
+        "LayoutConstraint",
+        "MoveToHost",
+        "MoveToDevice",
+        "AllocateBuffer",
+        "annotate_device_placement",
+        "X64Combine",
+        "X64SplitLow",
+        "X64SplitHigh",
+        "Cast",
+        "ShardBarrierFrom",
+        "ShardBarrierTo",
+        "xla.sdy.FuncResultSharding",
+        "local_sharding_constraint",
+    }
+)
 
 SOURCES = ("xla", "counted", "unknown")
 
 #: dense linear-algebra library calls we count: LAPACK on CPU (``lapack_spotrf_ffi``),
 #: cuSOLVER / hipSOLVER (``cusolver_getrf_ffi``), cuBLAS's triangular solve
-_SOLVER_RE = re.compile(r"^(?:lapack_[sdcz]|blas_[sdcz]|cusolver_|hipsolver_|__cublas\$)"
-                        r"(trsm|triangularSolve|potrf|getrf|geqrf)(?:_ffi)?$")
+_SOLVER_RE = re.compile(
+    r"^(?:lapack_[sdcz]|blas_[sdcz]|cusolver_|hipsolver_|__cublas\$)"
+    r"(trsm|triangularSolve|potrf|getrf|geqrf)(?:_ffi)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +207,14 @@ class OpCost:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flops": self.flops, "bytes": self.bytes, "dtype": self.dtype,
-                "source": self.source, "transcendentals": self.transcendentals,
-                "note": self.note}
+        return {
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "dtype": self.dtype,
+            "source": self.source,
+            "transcendentals": self.transcendentals,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,18 +247,33 @@ class ProgramCost:
         return pair.pop() if len(pair) == 1 else "mixed"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flops": self.flops, "bytes": self.bytes, "transcendentals": self.transcendentals,
-                "flops_source": self.flops_source, "bytes_source": self.bytes_source,
-                "dtype": self.dtype, "counted_flops": self.counted_flops,
-                "counted_bytes": self.counted_bytes,
-                "counted_transcendentals": self.counted_transcendentals,
-                "flops_by_dtype": dict(self.flops_by_dtype), "uncounted": list(self.uncounted),
-                "notes": list(self.notes)}
+        return {
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "transcendentals": self.transcendentals,
+            "flops_source": self.flops_source,
+            "bytes_source": self.bytes_source,
+            "dtype": self.dtype,
+            "counted_flops": self.counted_flops,
+            "counted_bytes": self.counted_bytes,
+            "counted_transcendentals": self.counted_transcendentals,
+            "flops_by_dtype": dict(self.flops_by_dtype),
+            "uncounted": list(self.uncounted),
+            "notes": list(self.notes),
+        }
 
 
 # -- dtypes ---------------------------------------------------------------------------
-_DTYPE_NAMES = {"pred": "bool", "f16": "float16", "bf16": "bfloat16", "f32": "float32",
-                "f64": "float64", "c64": "complex64", "c128": "complex128", "tf32": "float32"}
+_DTYPE_NAMES = {
+    "pred": "bool",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "c64": "complex64",
+    "c128": "complex128",
+    "tf32": "float32",
+}
 
 
 def numpy_dtype(hlo_dtype: str) -> str:
@@ -239,9 +344,15 @@ class _Tally:
         """The dtype whose peak applies: the one doing most dot/convolution FLOPs when
         there are any (matrix units set the peak), else the one doing most floating
         FLOPs, else the one doing most FLOPs of any kind."""
-        for table in (self.matmul_by_dtype, {k: v for k, v in self.by_dtype.items()
-                                             if k.startswith(("float", "bfloat", "complex"))},
-                      self.by_dtype):
+        for table in (
+            self.matmul_by_dtype,
+            {
+                k: v
+                for k, v in self.by_dtype.items()
+                if k.startswith(("float", "bfloat", "complex"))
+            },
+            self.by_dtype,
+        ):
             real = {k: v for k, v in table.items() if k != "unknown" and v}
             if real:
                 return max(real, key=real.__getitem__)
@@ -324,8 +435,7 @@ class _Counter:
             t.bytes = float(self._bytes(ins, out, operands))
         if op in ELEMENTWISE_OPS or op in TRANSCENDENTAL_OPS:
             n = sum(_elements(s) for s in out)
-            src = operands[0][0] if op in _OPERAND_DTYPE_OPS and operands and operands[0] \
-                else res
+            src = operands[0][0] if op in _OPERAND_DTYPE_OPS and operands and operands[0] else res
             dtype = numpy_dtype(src.dtype) if src is not None else None
             if op in TRANSCENDENTAL_OPS:
                 t.transcendentals += n
@@ -334,13 +444,27 @@ class _Counter:
         elif op == "dot":
             self._dot(ins, operands, res, t)
         elif op == "convolution":
-            self._conv(ins, _first(operands[0]) if operands else None,
-                       _first(operands[1]) if len(operands) > 1 else None, res, t)
+            self._conv(
+                ins,
+                _first(operands[0]) if operands else None,
+                _first(operands[1]) if len(operands) > 1 else None,
+                res,
+                t,
+            )
         elif op == "fusion":
             for name in ins.called or self._called(ins, "calls"):
                 t.add(self.computation(name).without_bytes())
-        elif op in ("reduce", "reduce-window", "map", "scatter", "select-and-scatter", "sort",
-                    "all-reduce", "all-reduce-start", "reduce-scatter"):
+        elif op in (
+            "reduce",
+            "reduce-window",
+            "map",
+            "scatter",
+            "select-and-scatter",
+            "sort",
+            "all-reduce",
+            "all-reduce-start",
+            "reduce-scatter",
+        ):
             self._applied(ins, operands, out, t)
         elif op == "while":
             self._while(ins, t)
@@ -350,8 +474,9 @@ class _Counter:
                 worst = max(branches, key=lambda b: b.flops + b.transcendentals)
                 t.add(worst)
                 if len(branches) > 1:
-                    t.notes.append(f"{ins.name}: a conditional; its most expensive branch "
-                                   "is counted")
+                    t.notes.append(
+                        f"{ins.name}: a conditional; its most expensive branch is counted"
+                    )
         elif op in ("call", "async-start", "copy-start"):
             for name in ins.called:
                 t.add(self.computation(name))
@@ -362,8 +487,7 @@ class _Counter:
             t.transcendentals += sum(_elements(s) for s in out)  # XLA's convention
         elif op == "fft":
             src = _first(operands[0]) if operands else None
-            logs = math.prod(max(1, int(math.log2(n))) for n in ins.int_list("fft_length")
-                             if n > 0)
+            logs = math.prod(max(1, int(math.log2(n))) for n in ins.int_list("fft_length") if n > 0)
             if src is not None:
                 t.add_flops(2 * 4 * logs * _elements(src), numpy_dtype(src.dtype))
         elif op == "triangular-solve" and len(operands) > 1 and operands[0] and operands[1]:
@@ -374,11 +498,17 @@ class _Counter:
             t.add_flops((a.dims[-1] if a.dims else 1) * _elements(a) // 3, numpy_dtype(a.dtype))
         return t
 
-    def _bytes(self, ins: HloInstruction, result: list[ArrayShape],
-               operands: list[list[ArrayShape]]) -> int:
+    def _bytes(
+        self, ins: HloInstruction, result: list[ArrayShape], operands: list[list[ArrayShape]]
+    ) -> int:
         op = ins.opcode
-        if op == "custom-call" and _is_library_call(ins) and len(result) > 1 \
-                and result[-1].dtype in ("s8", "u8") and len(result[-1].dims) == 1:
+        if (
+            op == "custom-call"
+            and _is_library_call(ins)
+            and len(result) > 1
+            and result[-1].dtype in ("s8", "u8")
+            and len(result[-1].dims) == 1
+        ):
             result = result[:-1]  # cuBLAS/cuDNN scratch workspace: allocated, not traffic
         # XLA's rules for ops that touch part of an operand: a slice reads what it
         # returns, an in-place dynamic-update-slice writes only its update (the scan's
@@ -388,8 +518,9 @@ class _Counter:
             out_bytes = sum(s.bytes for s in result)
             return 2 * out_bytes + sum(s.bytes for shp in operands[1:] for s in shp)
         if op == "dynamic-update-slice" and len(operands) > 1:
-            return 2 * sum(s.bytes for s in operands[1]) + \
-                sum(s.bytes for shp in operands[2:] for s in shp)
+            return 2 * sum(s.bytes for s in operands[1]) + sum(
+                s.bytes for shp in operands[2:] for s in shp
+            )
         if op in _START_WITH_OPERANDS:
             result = list(result)
             for shp in operands:
@@ -417,8 +548,13 @@ class _Counter:
             self._user_maps[comp.name] = got
         return got
 
-    def _fusion_bytes(self, ins: HloInstruction, body: HloComputation,
-                      result: list[ArrayShape], operands: list[list[ArrayShape]]) -> int:
+    def _fusion_bytes(
+        self,
+        ins: HloInstruction,
+        body: HloComputation,
+        result: list[ArrayShape],
+        operands: list[list[ArrayShape]],
+    ) -> int:
         """A fusion's memory traffic the way XLA's ``HloCostAnalysis::HandleFusion``
         counts it: each output (only the update of an output computed by a
         dynamic-update-slice, which writes in place), each parameter by what its users
@@ -431,8 +567,12 @@ class _Counter:
             roots = [root] * len(result) if len(result) == 1 else [None] * len(result)
         total = 0
         for shape, r in zip(result, roots, strict=True):
-            if r is not None and r.opcode == "dynamic-update-slice" and len(r.operands) > 1 \
-                    and r.operands[1] in body.by_name:
+            if (
+                r is not None
+                and r.opcode == "dynamic-update-slice"
+                and len(r.operands) > 1
+                and r.operands[1] in body.by_name
+            ):
                 total += sum(s.bytes for s in self.shape(body.by_name[r.operands[1]]))
             else:
                 total += shape.bytes
@@ -471,14 +611,23 @@ class _Counter:
                 continue
             elif op == "fusion":
                 nested = self._fused_body(user)
-                nested_params = {} if nested is None else {
-                    int(p.literal): p for p in nested.instructions
-                    if p.opcode == "parameter" and (p.literal or "").isdigit()}
+                nested_params = (
+                    {}
+                    if nested is None
+                    else {
+                        int(p.literal): p
+                        for p in nested.instructions
+                        if p.opcode == "parameter" and (p.literal or "").isdigit()
+                    }
+                )
                 for idx, name in enumerate(user.operands):
                     if name == param.name:
                         inner = nested_params.get(idx)
-                        size += whole if inner is None or nested is None else \
-                            self._param_read_bytes(inner, nested)
+                        size += (
+                            whole
+                            if inner is None or nested is None
+                            else self._param_read_bytes(inner, nested)
+                        )
             elif op in ("broadcast", "reshape"):
                 size += whole
             elif not shared:
@@ -486,39 +635,64 @@ class _Counter:
                 size += whole
         return size
 
-    def _dot(self, ins: HloInstruction, operands: list[list[ArrayShape]],
-             res: ArrayShape | None, t: _Tally) -> None:
+    def _dot(
+        self,
+        ins: HloInstruction,
+        operands: list[list[ArrayShape]],
+        res: ArrayShape | None,
+        t: _Tally,
+    ) -> None:
         lhs = _first(operands[0]) if operands else None
         if lhs is None or res is None:
             t.unknown.append((ins.name, "dot operand shapes unknown"))
             return
-        k = math.prod(lhs.dims[d] for d in ins.int_list("lhs_contracting_dims")
-                      if d < len(lhs.dims))
+        k = math.prod(
+            lhs.dims[d] for d in ins.int_list("lhs_contracting_dims") if d < len(lhs.dims)
+        )
         t.add_flops(2.0 * _elements(res) * k, numpy_dtype(lhs.dtype), matmul=True)
 
-    def _conv(self, ins: HloInstruction, lhs: ArrayShape | None, rhs: ArrayShape | None,
-              out: ArrayShape | None, t: _Tally, window: list[WindowDim] | None = None) -> None:
+    def _conv(
+        self,
+        ins: HloInstruction,
+        lhs: ArrayShape | None,
+        rhs: ArrayShape | None,
+        out: ArrayShape | None,
+        t: _Tally,
+        window: list[WindowDim] | None = None,
+    ) -> None:
         labels = _dim_labels(ins.attrs.get("dim_labels", ""))
         if lhs is None or rhs is None or out is None or labels is None:
             t.unknown.append((ins.name, "convolution shapes or dim_labels unreadable"))
             return
-        flops = conv_flops(lhs, rhs, out, labels, ins.window if window is None else window,
-                           _int_attr(ins, "feature_group_count"),
-                           _int_attr(ins, "batch_group_count"))
+        flops = conv_flops(
+            lhs,
+            rhs,
+            out,
+            labels,
+            ins.window if window is None else window,
+            _int_attr(ins, "feature_group_count"),
+            _int_attr(ins, "batch_group_count"),
+        )
         if flops is None:
             t.unknown.append((ins.name, "convolution dimensions do not match its shapes"))
             return
         t.add_flops(flops, numpy_dtype(lhs.dtype), matmul=True)
 
-    def _applied(self, ins: HloInstruction, operands: list[list[ArrayShape]],
-                 out: list[ArrayShape], t: _Tally) -> None:
+    def _applied(
+        self,
+        ins: HloInstruction,
+        operands: list[list[ArrayShape]],
+        out: list[ArrayShape],
+        t: _Tally,
+    ) -> None:
         op = ins.opcode
         if op == "sort":
             src = _first(operands[0]) if operands else None
             if src is not None:
                 n = _elements(src)
-                t.add_flops(n * max(0, math.ceil(math.log2(n))) if n > 1 else 0,
-                            numpy_dtype(src.dtype))
+                t.add_flops(
+                    n * max(0, math.ceil(math.log2(n))) if n > 1 else 0, numpy_dtype(src.dtype)
+                )
             return
         if op == "select-and-scatter":
             select = self._reducer(ins, "select")
@@ -568,14 +742,20 @@ class _Counter:
         trips = _trip_count(ins)
         if trips is None:
             t.add(once)
-            t.notes.append(f"{ins.name}: a while loop with no known trip count; its body "
-                           "is counted once")
+            t.notes.append(
+                f"{ins.name}: a while loop with no known trip count; its body is counted once"
+            )
         else:
             t.add(once, trips)
             t.known_trips += 1 if trips != 1 else 0
 
-    def _custom_call(self, ins: HloInstruction, operands: list[list[ArrayShape]],
-                     out: list[ArrayShape], t: _Tally) -> None:
+    def _custom_call(
+        self,
+        ins: HloInstruction,
+        operands: list[list[ArrayShape]],
+        out: list[ArrayShape],
+        t: _Tally,
+    ) -> None:
         target = _unquote(ins.attrs.get("custom_call_target", ""))
         res = _first(out)
         if target in _FREE_TARGETS:
@@ -617,8 +797,9 @@ class _Counter:
         # library decides: one run of it is not the call's cost
         t.unknown.append((ins.name, f"custom call {target or '(no target)'}"))
 
-    def _solver(self, ins: HloInstruction, routine: str, operands: list[list[ArrayShape]],
-                t: _Tally) -> None:
+    def _solver(
+        self, ins: HloInstruction, routine: str, operands: list[list[ArrayShape]], t: _Tally
+    ) -> None:
         """Dense factorizations and solves in LAPACK (CPU) / cuSOLVER / cuBLAS calls.
 
         ``trsm`` and ``potrf`` are counted the way XLA counts the HLO ops they implement
@@ -642,15 +823,21 @@ class _Counter:
             t.add_flops(float(n * _elements(a) // 3), dtype, matmul=True)
         elif routine == "getrf":
             k = min(m, n)
-            t.add_flops(batch * (m * n * k - (m + n) * k * k / 2 + k ** 3 / 3) * 2, dtype,
-                        matmul=True)
+            t.add_flops(
+                batch * (m * n * k - (m + n) * k * k / 2 + k**3 / 3) * 2, dtype, matmul=True
+            )
         else:  # geqrf
             big, small = max(m, n), min(m, n)
-            t.add_flops(batch * (2.0 * big * small ** 2 - 2.0 * small ** 3 / 3), dtype,
-                        matmul=True)
+            t.add_flops(batch * (2.0 * big * small**2 - 2.0 * small**3 / 3), dtype, matmul=True)
 
-    def _cudnn_conv(self, ins: HloInstruction, target: str, operands: list[list[ArrayShape]],
-                    res: ArrayShape | None, t: _Tally) -> None:
+    def _cudnn_conv(
+        self,
+        ins: HloInstruction,
+        target: str,
+        operands: list[list[ArrayShape]],
+        res: ArrayShape | None,
+        t: _Tally,
+    ) -> None:
         """cuDNN convolutions carry the *forward* convolution's window and dim_labels:
         map the call's operands back onto (input, kernel, output) by direction."""
         a = _first(operands[0]) if operands else None
@@ -711,16 +898,30 @@ def _dim_labels(text: str) -> ConvLabels | None:
     try:
         ins, rest = text.split("_", 1)
         ker, out = rest.split("->", 1)
-        return ConvLabels(ins.index("b"), ins.index("f"), _spatial(ins),
-                          ker.index("i"), ker.index("o"), _spatial(ker),
-                          out.index("b"), out.index("f"), _spatial(out))
+        return ConvLabels(
+            ins.index("b"),
+            ins.index("f"),
+            _spatial(ins),
+            ker.index("i"),
+            ker.index("o"),
+            _spatial(ker),
+            out.index("b"),
+            out.index("f"),
+            _spatial(out),
+        )
     except ValueError:
         return None
 
 
-def conv_flops(lhs: ArrayShape, rhs: ArrayShape, out: ArrayShape, labels: ConvLabels,
-               window: list[WindowDim], feature_groups: int = 1,
-               batch_groups: int = 1) -> float | None:
+def conv_flops(
+    lhs: ArrayShape,
+    rhs: ArrayShape,
+    out: ArrayShape,
+    labels: ConvLabels,
+    window: list[WindowDim],
+    feature_groups: int = 1,
+    batch_groups: int = 1,
+) -> float | None:
     """FLOPs of a convolution as XLA's ``HloCostAnalysis::GetConvolutionFlops`` counts them.
 
     Per spatial dimension, the (output position, kernel position) pairs whose input
@@ -734,9 +935,12 @@ def conv_flops(lhs: ArrayShape, rhs: ArrayShape, out: ArrayShape, labels: ConvLa
         batch = lhs.dims[labels.in_batch]
         valid = 1
         for d, w in enumerate(window):
-            valid *= _valid_positions(lhs.dims[labels.in_spatial[d]],
-                                      rhs.dims[labels.k_spatial[d]],
-                                      out.dims[labels.out_spatial[d]], w)
+            valid *= _valid_positions(
+                lhs.dims[labels.in_spatial[d]],
+                rhs.dims[labels.k_spatial[d]],
+                out.dims[labels.out_spatial[d]],
+                w,
+            )
     except IndexError:
         return None
     fma = (c_in // max(1, feature_groups)) * c_out * (batch // max(1, batch_groups)) * valid
@@ -775,8 +979,9 @@ def _op_cost(tally: _Tally, name: str) -> OpCost:
     inner = [f"{n} ({why})" for n, why in tally.unknown]
     if inner:
         notes.append("not counted inside: " + ", ".join(inner))
-    return OpCost(tally.flops, tally.bytes, tally.dtype, "counted", tally.transcendentals,
-                  "; ".join(notes))
+    return OpCost(
+        tally.flops, tally.bytes, tally.dtype, "counted", tally.transcendentals, "; ".join(notes)
+    )
 
 
 def _runtime_computations(module: HloModule) -> list[HloComputation]:
@@ -826,27 +1031,38 @@ def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
     notes = list(total.notes)
     uncounted = tuple(dict.fromkeys(n for n, _ in total.unknown))
     if uncounted:
-        notes.append("our count leaves out " + ", ".join(
-            f"{n} ({why})" for n, why in dict.fromkeys(total.unknown)))
+        notes.append(
+            "our count leaves out "
+            + ", ".join(f"{n} ({why})" for n, why in dict.fromkeys(total.unknown))
+        )
     xf = xla.flops if xla is not None and xla.flops is not None and xla.flops >= 0 else None
-    xb = xla.bytes_accessed if xla is not None and xla.bytes_accessed is not None \
-        and xla.bytes_accessed >= 0 else None
-    xt = xla.transcendentals if xla is not None and xla.transcendentals is not None \
-        and xla.transcendentals >= 0 else None
+    xb = (
+        xla.bytes_accessed
+        if xla is not None and xla.bytes_accessed is not None and xla.bytes_accessed >= 0
+        else None
+    )
+    xt = (
+        xla.transcendentals
+        if xla is not None and xla.transcendentals is not None and xla.transcendentals >= 0
+        else None
+    )
     ours_flops_ok = not uncounted or total.flops > 0
     xla_notes = list(getattr(xla, "notes", ()) or ()) if xla is not None else []
     if xla is not None and xla.reported and total.custom_calls:
         n = len(total.custom_calls)
         shown = ", ".join(total.custom_calls[:3]) + (", ..." if n > 3 else "")
-        notes.append(f"XLA did not count custom calls ({shown}): ours is used"
-                     + ("" if xla_notes else
-                        f"; XLA's figures are the rest of the program less {n}"))
+        notes.append(
+            f"XLA did not count custom calls ({shown}): ours is used"
+            + ("" if xla_notes else f"; XLA's figures are the rest of the program less {n}")
+        )
         xf = xb = xt = None
     else:
         notes.extend(xla_notes)
     if (xf is not None or xb is not None) and total.known_trips:
-        notes.append("XLA counts a while loop's body once; ours multiplies it by the "
-                     "known trip count, so ours is used")
+        notes.append(
+            "XLA counts a while loop's body once; ours multiplies it by the "
+            "known trip count, so ours is used"
+        )
         xf = xb = xt = None
     flops: float | None
     if xf is not None:
@@ -857,13 +1073,31 @@ def program_cost(module: HloModule, xla: CostAnalysis | None) -> ProgramCost:
         flops, fsrc = None, "unknown"
     nbytes, bsrc = (xb, "xla") if xb is not None else (total.bytes, "counted")
     trans = xt if xf is not None and xt is not None else total.transcendentals
-    return ProgramCost(flops=flops, bytes=nbytes, transcendentals=trans, flops_source=fsrc,
-                       bytes_source=bsrc, dtype=total.dtype, counted_flops=total.flops,
-                       counted_bytes=total.bytes,
-                       counted_transcendentals=total.transcendentals,
-                       flops_by_dtype={k: v for k, v in total.by_dtype.items() if v},
-                       uncounted=uncounted, notes=tuple(dict.fromkeys(notes)))
+    return ProgramCost(
+        flops=flops,
+        bytes=nbytes,
+        transcendentals=trans,
+        flops_source=fsrc,
+        bytes_source=bsrc,
+        dtype=total.dtype,
+        counted_flops=total.flops,
+        counted_bytes=total.bytes,
+        counted_transcendentals=total.transcendentals,
+        flops_by_dtype={k: v for k, v in total.by_dtype.items() if v},
+        uncounted=uncounted,
+        notes=tuple(dict.fromkeys(notes)),
+    )
 
 
-__all__ = ["ELEMENTWISE_OPS", "TRANSCENDENTAL_OPS", "ConvLabels", "OpCost", "ProgramCost",
-           "conv_flops", "count_module", "instruction_costs", "numpy_dtype", "program_cost"]
+__all__ = [
+    "ELEMENTWISE_OPS",
+    "TRANSCENDENTAL_OPS",
+    "ConvLabels",
+    "OpCost",
+    "ProgramCost",
+    "conv_flops",
+    "count_module",
+    "instruction_costs",
+    "numpy_dtype",
+    "program_cost",
+]

@@ -28,13 +28,26 @@ from workbench.engine.hlo.model import (
     HloModule,
 )
 
-FUSION_KINDS = {"kLoop": "loop", "kInput": "input (reduction)", "kOutput": "output",
-                "kCustom": "custom"}
+FUSION_KINDS = {
+    "kLoop": "loop",
+    "kInput": "input (reduction)",
+    "kOutput": "output",
+    "kCustom": "custom",
+}
 LIBRARY_OPCODES = {"dot", "convolution", "custom-call", "fft", "triangular-solve", "cholesky"}
 CONTROL_OPCODES = {"while", "conditional", "call", "async-start", "async-done"}
 #: instructions that move no data of their own (views draw them small)
-PLUMBING_OPCODES = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
-                    "after-all", "partition-id", "replica-id", "iota"}
+PLUMBING_OPCODES = {
+    "parameter",
+    "constant",
+    "tuple",
+    "get-tuple-element",
+    "bitcast",
+    "after-all",
+    "partition-id",
+    "replica-id",
+    "iota",
+}
 #: left out of a fusion's "ops fused inside" list unless nothing else is there
 _QUIET_FUSED = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "broadcast"}
 
@@ -59,9 +72,15 @@ class GraphNode:
     op_name: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "kind": self.kind, "opcode": self.opcode,
-                             "label": self.label, "shape": self.shape, "bytes": self.bytes,
-                             "bytes_moved": self.bytes_moved}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "opcode": self.opcode,
+            "label": self.label,
+            "shape": self.shape,
+            "bytes": self.bytes,
+            "bytes_moved": self.bytes_moved,
+        }
         if self.fusion_kind:
             d["fusion_kind"] = self.fusion_kind
         if self.fused_ops:
@@ -105,8 +124,11 @@ class DataflowGraph:
         return sum(1 for n in self.nodes if n.kind == "fusion")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"computation": self.computation, "nodes": [n.to_dict() for n in self.nodes],
-                "edges": [e.to_dict() for e in self.edges]}
+        return {
+            "computation": self.computation,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+        }
 
 
 class _Gather:
@@ -141,8 +163,9 @@ class _Gather:
         return result
 
 
-def _add_own(ins: HloInstruction, sources: dict[tuple[str, int], SourceLine],
-             prims: dict[str, None]) -> None:
+def _add_own(
+    ins: HloInstruction, sources: dict[tuple[str, int], SourceLine], prims: dict[str, None]
+) -> None:
     if ins.opcode == "parameter":
         return  # a parameter's op_name is the argument's name, not a primitive
     if ins.source is not None:
@@ -177,8 +200,9 @@ def fusion_label(kind_attr: str, fused_ops: list[str]) -> str:
     return f"{kind} fusion: {', '.join(shown)}" if shown else f"{kind} fusion"
 
 
-def build_graph(module: HloModule, comp: HloComputation,
-                gather: _Gather | None = None) -> DataflowGraph:
+def build_graph(
+    module: HloModule, comp: HloComputation, gather: _Gather | None = None
+) -> DataflowGraph:
     """The dataflow graph of ``comp``: one node per instruction, one edge per operand use."""
     gather = gather or _Gather(module)
     by_name = comp.by_name
@@ -225,10 +249,21 @@ def build_graph(module: HloModule, comp: HloComputation,
                 called_bodies = []
         moved = 0 if kind in ("parameter", "constant", "plumbing") else out_bytes + operand_bytes
         node = GraphNode(
-            id=ins.name, kind=kind, opcode=ins.opcode, label=label, shape=ins.short_shape,
-            bytes=out_bytes, bytes_moved=moved, fusion_kind=ins.fusion_kind,
-            fused_ops=fused_ops, primitives=list(prims), sources=list(sources.values()),
-            is_output=ins.is_root, called=called_bodies, op_name=ins.op_name)
+            id=ins.name,
+            kind=kind,
+            opcode=ins.opcode,
+            label=label,
+            shape=ins.short_shape,
+            bytes=out_bytes,
+            bytes_moved=moved,
+            fusion_kind=ins.fusion_kind,
+            fused_ops=fused_ops,
+            primitives=list(prims),
+            sources=list(sources.values()),
+            is_output=ins.is_root,
+            called=called_bodies,
+            op_name=ins.op_name,
+        )
         if kind == "parameter":
             try:
                 node.param_index = int(ins.literal)
@@ -239,8 +274,7 @@ def build_graph(module: HloModule, comp: HloComputation,
     return DataflowGraph(comp.name, nodes, edges)
 
 
-def _wrapped_op(module: HloModule, ins: HloInstruction,
-                by_name: dict[str, HloInstruction]) -> str:
+def _wrapped_op(module: HloModule, ins: HloInstruction, by_name: dict[str, HloInstruction]) -> str:
     """The opcode an ``async-start/update/done`` runs (its called computation's root)."""
     seen = 0
     while ins.opcode in ("async-update", "async-done") and ins.operands and seen < 8:
@@ -299,20 +333,28 @@ class Collective:
     source: SourceLine | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "computation": self.computation,
-                "shape": self.shape, "bytes": self.bytes,
-                "replica_groups": self.replica_groups, "groups_text": self.groups_text,
-                "source_target_pairs": self.source_target_pairs,
-                "channel_id": self.channel_id,
-                "use_global_device_ids": self.use_global_device_ids,
-                "dimensions": self.dimensions, "op_name": self.op_name,
-                "source": self.source.to_dict() if self.source else None}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "computation": self.computation,
+            "shape": self.shape,
+            "bytes": self.bytes,
+            "replica_groups": self.replica_groups,
+            "groups_text": self.groups_text,
+            "source_target_pairs": self.source_target_pairs,
+            "channel_id": self.channel_id,
+            "use_global_device_ids": self.use_global_device_ids,
+            "dimensions": self.dimensions,
+            "op_name": self.op_name,
+            "source": self.source.to_dict() if self.source else None,
+        }
 
 
 _MESH_FORM = re.compile(r"mesh\[(?P<axes>[^\]]*)\]\s*(?P<sel>\{[^}]*\})?")
 _AXIS = re.compile(r"'([^']*)'\s*=\s*(\d+)")
 _DEVICE_IDS = re.compile(
-    r"\(\s*(?P<expr>\[[^\]]*\](?:\s*<=\s*\[[^\]]*\])?(?:T\([^)]*\))?)\s*\)\s*(?P<sel>\{[^}]*\})?")
+    r"\(\s*(?P<expr>\[[^\]]*\](?:\s*<=\s*\[[^\]]*\])?(?:T\([^)]*\))?)\s*\)\s*(?P<sel>\{[^}]*\})?"
+)
 
 
 def _ints(text: str) -> list[int]:
@@ -395,8 +437,9 @@ def parse_replica_groups(text: str) -> list[list[int]]:
 def find_collectives(module: HloModule) -> list[Collective]:
     out = []
     for comp in module.computations:
-        done_of = {i.operands[0]: i for i in comp.instructions
-                   if i.opcode.endswith("-done") and i.operands}
+        done_of = {
+            i.operands[0]: i for i in comp.instructions if i.opcode.endswith("-done") and i.operands
+        }
         for ins in comp.instructions:
             op = ins.opcode
             if op.endswith("-done"):
@@ -408,8 +451,11 @@ def find_collectives(module: HloModule) -> list[Collective]:
             gtext = ins.attrs.get("replica_groups", "")
             if gtext:
                 try:
-                    groups = (expand_mesh_groups(gtext, ins.attrs.get("device_ids", ""))
-                              if gtext.startswith("mesh[") else parse_replica_groups(gtext))
+                    groups = (
+                        expand_mesh_groups(gtext, ins.attrs.get("device_ids", ""))
+                        if gtext.startswith("mesh[")
+                        else parse_replica_groups(gtext)
+                    )
                 except (ValueError, TypeError):
                     groups = None
             pairs = None
@@ -426,16 +472,35 @@ def find_collectives(module: HloModule) -> list[Collective]:
                 done = done_of.get(ins.name)
                 if done is not None:
                     shape, nbytes = done.short_shape, done.bytes
-            out.append(Collective(
-                name=ins.name, kind=kind, computation=comp.name, shape=shape,
-                bytes=nbytes, replica_groups=groups, groups_text=gtext,
-                source_target_pairs=pairs,
-                channel_id=int(channel) if channel and channel.isdigit() else None,
-                use_global_device_ids=ins.attrs.get("use_global_device_ids") == "true",
-                dimensions=ins.attrs.get("dimensions", ""), op_name=ins.op_name,
-                source=ins.source))
+            out.append(
+                Collective(
+                    name=ins.name,
+                    kind=kind,
+                    computation=comp.name,
+                    shape=shape,
+                    bytes=nbytes,
+                    replica_groups=groups,
+                    groups_text=gtext,
+                    source_target_pairs=pairs,
+                    channel_id=int(channel) if channel and channel.isdigit() else None,
+                    use_global_device_ids=ins.attrs.get("use_global_device_ids") == "true",
+                    dimensions=ins.attrs.get("dimensions", ""),
+                    op_name=ins.op_name,
+                    source=ins.source,
+                )
+            )
     return out
 
 
-__all__ = ["Collective", "DataflowGraph", "expand_mesh_groups", "GraphEdge", "GraphNode", "build_graph",
-           "control_graphs", "find_collectives", "fusion_label", "parse_replica_groups"]
+__all__ = [
+    "Collective",
+    "DataflowGraph",
+    "expand_mesh_groups",
+    "GraphEdge",
+    "GraphNode",
+    "build_graph",
+    "control_graphs",
+    "find_collectives",
+    "fusion_label",
+    "parse_replica_groups",
+]

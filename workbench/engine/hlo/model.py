@@ -16,12 +16,27 @@ from typing import Any
 from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.shapes import ArrayShape, parse_shape, strip_layout
 
-COLLECTIVE_OPCODES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-                      "collective-permute", "collective-broadcast", "ragged-all-to-all")
+COLLECTIVE_OPCODES = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+    "ragged-all-to-all",
+)
 
 #: attributes whose value names computations the instruction calls
-CALL_ATTRS = ("calls", "to_apply", "condition", "body", "branch_computations",
-              "true_computation", "false_computation", "called_computations")
+CALL_ATTRS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "branch_computations",
+    "true_computation",
+    "false_computation",
+    "called_computations",
+)
 
 
 class HloParseError(ValueError):
@@ -88,7 +103,7 @@ class HloInstruction:
         only the cost counter asks, once per instruction."""
         text = self.attrs.get("backend_config", "")
         try:
-            value = json.loads(text) if text[:1] in ('{', '"') else None
+            value = json.loads(text) if text[:1] in ("{", '"') else None
             if isinstance(value, str):  # older XLA printed the JSON as a quoted string
                 value = json.loads(value) if value.startswith("{") else None
         except ValueError:
@@ -96,9 +111,14 @@ class HloInstruction:
         return value if isinstance(value, dict) else {}
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "opcode": self.opcode,
-                             "shape": self.short_shape, "bytes": self.bytes,
-                             "operands": self.operands, "line": self.line_no}
+        d: dict[str, Any] = {
+            "name": self.name,
+            "opcode": self.opcode,
+            "shape": self.short_shape,
+            "bytes": self.bytes,
+            "operands": self.operands,
+            "line": self.line_no,
+        }
         if self.is_root:
             d["root"] = True
         if self.called:
@@ -146,14 +166,17 @@ def parse_window(text: str) -> list[WindowDim]:
     sizes = fields.get("size", [])
     out = []
     for i, size in enumerate(sizes):
+
         def get(key: str, default: int, i: int = i) -> int:
             vals = fields.get(key)
             try:
                 return int(vals[i]) if vals and i < len(vals) else default
             except ValueError:
                 return default
-        low, _, high = (fields.get("pad", [])[i] if i < len(fields.get("pad", [])) else "0_0"
-                        ).partition("_")
+
+        low, _, high = (
+            fields.get("pad", [])[i] if i < len(fields.get("pad", [])) else "0_0"
+        ).partition("_")
         try:
             pad_low, pad_high = int(low), int(high or 0)
         except ValueError:
@@ -162,8 +185,11 @@ def parse_window(text: str) -> list[WindowDim]:
             n = int(size)
         except ValueError:
             n = 1
-        out.append(WindowDim(n, get("stride", 1), pad_low, pad_high,
-                             get("lhs_dilate", 1), get("rhs_dilate", 1)))
+        out.append(
+            WindowDim(
+                n, get("stride", 1), pad_low, pad_high, get("lhs_dilate", 1), get("rhs_dilate", 1)
+            )
+        )
     return out
 
 
@@ -231,5 +257,15 @@ class HloModule:
         return [i for c in self.computations for i in c.instructions]
 
 
-__all__ = ["CALL_ATTRS", "COLLECTIVE_OPCODES", "HloComputation", "HloInstruction", "HloModule",
-           "HloParseError", "WindowDim", "parse_int_list", "parse_window", "primitive_of"]
+__all__ = [
+    "CALL_ATTRS",
+    "COLLECTIVE_OPCODES",
+    "HloComputation",
+    "HloInstruction",
+    "HloModule",
+    "HloParseError",
+    "WindowDim",
+    "parse_int_list",
+    "parse_window",
+    "primitive_of",
+]

@@ -38,8 +38,10 @@ from workbench.engine.hlo.model import (
 _TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]()]|,')
 _HEAD_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
 _OPCODE_RE = re.compile(r"\s*([A-Za-z][\w\-]*)\(")
-_FAST_RE = re.compile(r"\s*(ROOT\s+)?%?([^\s=(]+) = ([a-z][a-z0-9]*\[[^\]\s]*\](?:\{[^\s}]*\})?) "
-                      r"([A-Za-z][\w\-]*)\(")
+_FAST_RE = re.compile(
+    r"\s*(ROOT\s+)?%?([^\s=(]+) = ([a-z][a-z0-9]*\[[^\]\s]*\](?:\{[^\s}]*\})?) "
+    r"([A-Za-z][\w\-]*)\("
+)
 _COMP_RE = re.compile(r"^(ENTRY\s+)?%?([^\s(=]+)\s*(?:\((.*)\)\s*->\s*(.+?)\s*)?\{\s*$")
 _INDEX_COMMENT_RE = re.compile(r"/\*index=\d+\*/")
 _META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
@@ -80,7 +82,7 @@ def _split_top(text: str) -> list[str]:
         t = m.group()
         if t == ",":
             if depth == 0:
-                parts.append(text[last:m.start()])
+                parts.append(text[last : m.start()])
                 last = m.end()
         elif t in "([{":
             depth += 1
@@ -93,8 +95,11 @@ def _split_top(text: str) -> list[str]:
 
 
 def _balanced(text: str) -> bool:
-    if (text.count("(") == text.count(")") and text.count("{") == text.count("}")
-            and text.count("[") == text.count("]")):
+    if (
+        text.count("(") == text.count(")")
+        and text.count("{") == text.count("}")
+        and text.count("[") == text.count("]")
+    ):
         return True  # the common case, decided without a Python-level scan
     depth = 0
     for m in _TOKEN_RE.finditer(text):
@@ -115,7 +120,7 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
         root, name, shape_text, opcode = fm.groups()
         open_at = fm.end() - 1
         close_at = line.find(")", open_at) + 1
-        if close_at == 0 or "(" in line[open_at + 1:close_at]:
+        if close_at == 0 or "(" in line[open_at + 1 : close_at]:
             close_at = _close(line, open_at)
     else:
         m = _HEAD_RE.match(line)
@@ -136,14 +141,21 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
         opcode = om.group(1)
         open_at = om.end() - 1
         close_at = _close(line, open_at)
-    operand_text = line[open_at + 1:close_at - 1]
-    ins = HloInstruction(name=name, opcode=opcode, shape_text=shape_text,
-                         operands=[], attrs={}, is_root=bool(root), line_no=line_no)
+    operand_text = line[open_at + 1 : close_at - 1]
+    ins = HloInstruction(
+        name=name,
+        opcode=opcode,
+        shape_text=shape_text,
+        operands=[],
+        attrs={},
+        is_root=bool(root),
+        line_no=line_no,
+    )
     if opcode in ("constant", "parameter"):  # a literal / the parameter number, not operands
         ins.literal = operand_text
     elif operand_text.strip():
         simple = not any(ch in operand_text for ch in '({["')
-        for piece in (operand_text.split(",") if simple else _split_top(operand_text)):
+        for piece in operand_text.split(",") if simple else _split_top(operand_text):
             refs = _NAME_REF_RE.findall(piece)
             if refs:
                 ins.operands.append(refs[-1])
@@ -155,9 +167,9 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
     mm = _METADATA_RE.search(rest) if "metadata={" in rest else None
     if mm:  # cut out first: it is on almost every line and holds quoted user strings
         ins.attrs["metadata"] = mm.group(1)
-        rest = rest[:mm.start()] + rest[mm.end():]
+        rest = rest[: mm.start()] + rest[mm.end() :]
     simple = not any(ch in rest for ch in '({["')
-    for piece in (rest.split(",") if simple else _split_top(rest)):
+    for piece in rest.split(",") if simple else _split_top(rest):
         piece = piece.strip()
         if not piece:
             continue
@@ -203,8 +215,12 @@ def _iter_statements(lines: list[str], start: int) -> Any:
     while i < n:
         text = lines[i]
         first = i
-        while (not _balanced(text) and i + 1 < n and not _COMP_RE.match(text.strip())
-               and not _closes_computation(lines[i + 1])):
+        while (
+            not _balanced(text)
+            and i + 1 < n
+            and not _COMP_RE.match(text.strip())
+            and not _closes_computation(lines[i + 1])
+        ):
             i += 1
             text += " " + lines[i].strip()
         yield first + 1, text
@@ -250,10 +266,13 @@ def parse_hlo(text: str) -> HloModule:
         cm = _COMP_RE.match(stripped)
         if cm:
             table = None
-            current = HloComputation(name=cm.group(2), is_entry=bool(cm.group(1)),
-                                     params_text=cm.group(3) or "",
-                                     result_text=cm.group(4) or "",
-                                     first_line=line_no)
+            current = HloComputation(
+                name=cm.group(2),
+                is_entry=bool(cm.group(1)),
+                params_text=cm.group(3) or "",
+                result_text=cm.group(4) or "",
+                first_line=line_no,
+            )
             continue
         if table is not None:
             key, _, value = stripped.partition(" ")
@@ -281,9 +300,11 @@ def _resolve_frames(module: HloModule, tables: dict[str, dict[int, str]]) -> Non
     for k, v in tables["FileLocations"].items():
         f = dict(_META_RE.findall(v.strip("{}")))
         try:
-            locs[k] = SourceLine(files.get(int(f.get("file_name_id", 0)), ""),
-                                int(f.get("line", 0)),
-                                funcs.get(int(f.get("function_name_id", 0)), ""))
+            locs[k] = SourceLine(
+                files.get(int(f.get("file_name_id", 0)), ""),
+                int(f.get("line", 0)),
+                funcs.get(int(f.get("function_name_id", 0)), ""),
+            )
         except ValueError:
             continue
     frames: dict[int, SourceLine] = {}
@@ -314,7 +335,8 @@ def _link_calls(module: HloModule) -> None:
                 if not value:
                     continue
                 refs = _NAME_REF_RE.findall(value) or [
-                    r.strip() for r in value.strip("{} ").split(",")]  # printed without '%'
+                    r.strip() for r in value.strip("{} ").split(",")
+                ]  # printed without '%'
                 for ref in refs:
                     if ref in names and ref not in ins.called:
                         ins.called.append(ref)
@@ -329,9 +351,13 @@ def _link_calls(module: HloModule) -> None:
 def _role_of(opcode: str, key: str) -> str:
     if opcode == "fusion" and key == "calls":
         return "fused"
-    if opcode in ("while", "conditional", "call", "async-start", "custom-call") or \
-            key in ("condition", "body", "branch_computations", "true_computation",
-                    "false_computation"):
+    if opcode in ("while", "conditional", "call", "async-start", "custom-call") or key in (
+        "condition",
+        "body",
+        "branch_computations",
+        "true_computation",
+        "false_computation",
+    ):
         return "control"
     return "applied"
 

@@ -69,31 +69,58 @@ class HloReport:
     def fusion_count(self) -> int | None:
         if self.module is None:
             return None
-        return sum(1 for c in self.module.computations if c.role != "fused"
-                   for i in c.instructions if i.opcode == "fusion")
+        return sum(
+            1
+            for c in self.module.computations
+            if c.role != "fused"
+            for i in c.instructions
+            if i.opcode == "fusion"
+        )
 
     @property
     def unfused_op_count(self) -> int | None:
         """Real work outside fusions: not fusions, not parameters/constants/tuples/bitcasts."""
         if self.module is None:
             return None
-        quiet = {"fusion", "parameter", "constant", "tuple", "get-tuple-element", "bitcast",
-                 "async-update", "async-done"}
-        return sum(1 for c in self.module.computations if c.role in ("entry", "control")
-                   for i in c.instructions
-                   if i.opcode not in quiet and not i.opcode.endswith("-done"))
+        quiet = {
+            "fusion",
+            "parameter",
+            "constant",
+            "tuple",
+            "get-tuple-element",
+            "bitcast",
+            "async-update",
+            "async-done",
+        }
+        return sum(
+            1
+            for c in self.module.computations
+            if c.role in ("entry", "control")
+            for i in c.instructions
+            if i.opcode not in quiet and not i.opcode.endswith("-done")
+        )
 
     def to_dict(self, *, include_module: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "version": SCHEMA_VERSION, "label": self.label, "stage": self.stage,
-            "backend": self.backend, "device_kinds": self.device_kinds,
+            "version": SCHEMA_VERSION,
+            "label": self.label,
+            "stage": self.stage,
+            "backend": self.backend,
+            "device_kinds": self.device_kinds,
             "device_count": self.device_count,
-            "timings": {"trace_s": self.trace_s, "lower_s": self.lower_s,
-                        "compile_s": self.compile_s},
-            "counts": {"stablehlo_ops": self.stablehlo_op_count,
-                       "hlo_instructions": self.hlo_op_count, "fusions": self.fusion_count,
-                       "unfused_ops": self.unfused_op_count},
-            "cost": self.cost.to_dict(), "memory": self.memory.to_dict(),
+            "timings": {
+                "trace_s": self.trace_s,
+                "lower_s": self.lower_s,
+                "compile_s": self.compile_s,
+            },
+            "counts": {
+                "stablehlo_ops": self.stablehlo_op_count,
+                "hlo_instructions": self.hlo_op_count,
+                "fusions": self.fusion_count,
+                "unfused_ops": self.unfused_op_count,
+            },
+            "cost": self.cost.to_dict(),
+            "memory": self.memory.to_dict(),
             "parse_error": self.parse_error,
             "collectives": [c.to_dict() for c in self.collectives],
             "graphs": {k: g.to_dict() for k, g in self.graphs.items()},
@@ -105,12 +132,19 @@ class HloReport:
                 # fused bodies are many and small: compact rows [name, opcode, shape,
                 # operands] (their fusion node in "graphs" carries ops/sources already)
                 "computations": [
-                    {"name": c.name, "entry": c.is_entry, "role": c.role,
-                     "lines": [c.first_line, c.last_line],
-                     "instructions": [i.to_dict() for i in c.instructions]
-                     if c.role != "fused" else [
-                         [i.name, i.opcode, i.short_shape, i.operands] for i in c.instructions]}
-                    for c in self.module.computations],
+                    {
+                        "name": c.name,
+                        "entry": c.is_entry,
+                        "role": c.role,
+                        "lines": [c.first_line, c.last_line],
+                        "instructions": [i.to_dict() for i in c.instructions]
+                        if c.role != "fused"
+                        else [
+                            [i.name, i.opcode, i.short_shape, i.operands] for i in c.instructions
+                        ],
+                    }
+                    for c in self.module.computations
+                ],
             }
         return d
 
@@ -127,13 +161,16 @@ def fusion_for(stage: str, fusion: bool | None) -> bool:
     if fusion is None:
         return stage == "compiled"
     if fusion and stage != "compiled":
-        raise HloOptionError("--fusion needs --stage compiled: fusions are made by XLA's "
-                             "optimization passes, after lowering")
+        raise HloOptionError(
+            "--fusion needs --stage compiled: fusions are made by XLA's "
+            "optimization passes, after lowering"
+        )
     return fusion
 
 
-def build_hlo_report(ins: Inspection, stage: str = "compiled",
-                     fusion: bool | None = None) -> HloReport:
+def build_hlo_report(
+    ins: Inspection, stage: str = "compiled", fusion: bool | None = None
+) -> HloReport:
     """See :func:`_build`; ``fusion=None`` applies :func:`fusion_for`'s default.  The parse
     allocates ~10^5 small objects, so the cyclic GC (which would rescan them all,
     repeatedly) is paused meanwhile."""
@@ -156,17 +193,34 @@ def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
         stablehlo = None
     if stage == "lowered":
         return HloReport(
-            label=ins.label, stage=stage, text=ins.stablehlo_text, backend=ins.backend,
+            label=ins.label,
+            stage=stage,
+            text=ins.stablehlo_text,
+            backend=ins.backend,
             device_kinds=ins.device_kinds,
             device_count=(stablehlo.num_partitions * stablehlo.num_replicas) if stablehlo else 1,
-            trace_s=ins.timings.trace, lower_s=ins.timings.lower, compile_s=None,
-            stablehlo=stablehlo, fusion=False)
+            trace_s=ins.timings.trace,
+            lower_s=ins.timings.lower,
+            compile_s=None,
+            stablehlo=stablehlo,
+            fusion=False,
+        )
     ins.compiled  # noqa: B018
     report = HloReport(
-        label=ins.label, stage=stage, text=ins.hlo_text, backend=ins.backend,
-        device_kinds=ins.device_kinds, device_count=len(ins.devices),
-        trace_s=ins.timings.trace, lower_s=ins.timings.lower, compile_s=ins.timings.compile,
-        stablehlo=stablehlo, cost=ins.cost, memory=ins.memory, fusion=fusion)
+        label=ins.label,
+        stage=stage,
+        text=ins.hlo_text,
+        backend=ins.backend,
+        device_kinds=ins.device_kinds,
+        device_count=len(ins.devices),
+        trace_s=ins.timings.trace,
+        lower_s=ins.timings.lower,
+        compile_s=ins.timings.compile,
+        stablehlo=stablehlo,
+        cost=ins.cost,
+        memory=ins.memory,
+        fusion=fusion,
+    )
     try:
         report.module = parse_hlo(report.text)
     except HloParseError as exc:
@@ -179,8 +233,10 @@ def _build(ins: Inspection, stage: str, fusion: bool) -> HloReport:
     prof = measured(report.module_key)
     if prof is not None:
         report.measured = prof.measured_by_instruction()
-        report.measured_note = (f"{prof.calls} profiled calls on {prof.device_kind}, median "
-                                f"step {prof.step_s * 1e3:.3g} ms")
+        report.measured_note = (
+            f"{prof.calls} profiled calls on {prof.device_kind}, median "
+            f"step {prof.step_s * 1e3:.3g} ms"
+        )
     try:
         report.collectives = find_collectives(report.module)
         if fusion:

@@ -11,13 +11,40 @@ from dataclasses import dataclass
 
 #: bits per element; unknown dtypes count as 0 bytes (and are reported as such).
 DTYPE_BITS: dict[str, int] = {
-    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
-    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
-    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
-    "f8e5m2": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3fnuz": 8,
-    "f8e4m3": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "tf32": 32,
+    "pred": 8,
+    "s1": 1,
+    "u1": 1,
+    "s2": 2,
+    "u2": 2,
+    "s4": 4,
+    "u4": 4,
+    "s8": 8,
+    "u8": 8,
+    "s16": 16,
+    "u16": 16,
+    "s32": 32,
+    "u32": 32,
+    "s64": 64,
+    "u64": 64,
+    "f16": 16,
+    "bf16": 16,
+    "f32": 32,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
+    "f8e5m2": 8,
+    "f8e4m3fn": 8,
+    "f8e4m3b11fnuz": 8,
+    "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8,
+    "f8e4m3": 8,
+    "f8e3m4": 8,
+    "f8e8m0fnu": 8,
+    "f4e2m1fn": 4,
+    "tf32": 32,
     "token": 0,
 }
+
 
 @dataclass(slots=True)
 class ArrayShape:

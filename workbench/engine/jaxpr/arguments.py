@@ -72,7 +72,9 @@ def needs_filtering(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 
 
 def filter_arrays(
-    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
     """``fn`` over the array leaves only, as ``eqx.filter_make_jaxpr`` traces it.
 
@@ -92,8 +94,10 @@ def filter_arrays(
 
     def filtered(*dyn: Any, **kw: Any) -> Any:
         full = [a if s is None else s.join(a) for a, s in zip(dyn, splits, strict=True)]
-        full_kw = {k: v if kw_splits[k] is None else kw_splits[k].join(v)  # type: ignore[union-attr]
-                   for k, v in kw.items()}
+        full_kw = {
+            k: v if kw_splits[k] is None else kw_splits[k].join(v)  # type: ignore[union-attr]
+            for k, v in kw.items()
+        }
         # outputs too: ``eqx.apply_updates`` returns the model, activations and all
         return jax.tree.map(lambda x: x if is_array(x) else None, fn(*full, **full_kw))
 
@@ -115,8 +119,9 @@ def _abstract(x: Any) -> Any:
     if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
         # An uncommitted array goes wherever the computation goes: no sharding, as traced.
         sharding = x.sharding if getattr(x, "committed", True) else None
-        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding,
-                                    weak_type=bool(getattr(x, "weak_type", False)))
+        return jax.ShapeDtypeStruct(
+            x.shape, x.dtype, sharding=sharding, weak_type=bool(getattr(x, "weak_type", False))
+        )
     if isinstance(x, (np.ndarray, np.generic)):
         return jax.ShapeDtypeStruct(np.shape(x), x.dtype)
     return x
@@ -127,8 +132,9 @@ def abstract_arrays(tree: Any) -> Any:
     return jax.tree.map(_abstract, tree)
 
 
-def static_positions(fn: Callable[..., Any], names: tuple[str, ...], nargs: int,
-                     kwargs: dict[str, Any]) -> set[int]:
+def static_positions(
+    fn: Callable[..., Any], names: tuple[str, ...], nargs: int, kwargs: dict[str, Any]
+) -> set[int]:
     """Positions of the static argument ``names`` passed positionally; refuses a name
     that is no parameter of ``fn`` (``jax.jit(f, static_argnames=...)`` raises too,
     where ignoring it would silently trace the argument)."""
@@ -136,8 +142,11 @@ def static_positions(fn: Callable[..., Any], names: tuple[str, ...], nargs: int,
         params = list(pyinspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # no readable signature: names apply to keywords only
         return set()
-    by_name = {p.name: i for i, p in enumerate(params)
-               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    by_name = {
+        p.name: i
+        for i, p in enumerate(params)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
     known = {p.name for p in params if p.kind is not p.POSITIONAL_ONLY}
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
     missing = [n for n in names if n not in known and not takes_any and n not in kwargs]
@@ -145,5 +154,6 @@ def static_positions(fn: Callable[..., Any], names: tuple[str, ...], nargs: int,
         shown = ", ".join(p.name for p in params) or "no parameters"
         raise TransformError(
             f"static argument name {', '.join(map(repr, missing))} is not a parameter of "
-            f"{getattr(fn, '__name__', 'the function')} (it takes: {shown})")
+            f"{getattr(fn, '__name__', 'the function')} (it takes: {shown})"
+        )
     return {by_name[n] for n in names if n in by_name and by_name[n] < nargs}

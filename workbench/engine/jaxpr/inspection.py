@@ -108,15 +108,21 @@ class Inspection:
         self._arg_names: list[str] | None = None
         self._call_tree: tuple[Any, list[bool]] | None = None
         self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
-            fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames))
+            fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames)
+        )
         if backend is not None:
             self._stage_args, self._stage_kwargs = on_backend(
-                backend, self._stage_args, self._stage_kwargs)
+                backend, self._stage_args, self._stage_kwargs
+            )
 
     # -- preparing the jitted callable -------------------------------------------------
     def _prepare(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-        static_argnums: tuple[int, ...], static_argnames: tuple[str, ...],
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
     ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
         """The ``jax.jit`` function to trace and its (dynamic) arguments.
 
@@ -142,17 +148,26 @@ class Inspection:
             own_nums: set[int] = set()
             own_names: set[str] = set()
             if settings is not None:
-                own_nums = {i + nargs if i < 0 else i for i in settings.static_argnums
-                            if -nargs <= i < nargs}
+                own_nums = {
+                    i + nargs if i < 0 else i
+                    for i in settings.static_argnums
+                    if -nargs <= i < nargs
+                }
                 own_names = {n for n in settings.static_argnames if n in kwargs}
                 declared = {i + nargs if i < 0 else i for i in settings.static_argnums}
-                if asked and not self.transforms and static_nums <= declared \
-                        and static_names <= set(settings.static_argnames):
+                if (
+                    asked
+                    and not self.transforms
+                    and static_nums <= declared
+                    and static_names <= set(settings.static_argnames)
+                ):
                     # ``--static-argnums`` naming what the jit already declares: its own
                     # jit is the call the user makes (and the trace their call reuses)
                     asked = False
-            dynamic = (tuple(a for i, a in enumerate(args) if i not in own_nums),
-                       {k: v for k, v in kwargs.items() if k not in own_names})
+            dynamic = (
+                tuple(a for i, a in enumerate(args) if i not in own_nums),
+                {k: v for k, v in kwargs.items() if k not in own_names},
+            )
             filtering = needs_filtering(*dynamic)
             if not asked and not filtering:
                 # Keep the user's own jit settings (static, donate, shardings); its static
@@ -172,11 +187,13 @@ class Inspection:
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
         base = fn
         if statics or static_kw:
+
             def base(*dyn: Any, **kw: Any) -> Any:
                 it = iter(dyn)
                 full = [statics[i] if i in statics else next(it) for i in range(nargs)]
                 full.extend(it)
                 return fn(*full, **static_kw, **kw)
+
             base.__name__ = base.__qualname__ = self.fn_name
         self._arg_names = _positional_names(fn, nargs, static_nums)
         self._call_tree = _call_tree(dyn_args, dyn_kwargs)
@@ -203,8 +220,8 @@ class Inspection:
     def traced(self) -> Any:
         """``jax.stages.Traced`` (trace only; nothing runs)."""
         return self._stage(
-            "traced", lambda: self._stage_fn.trace(*self._stage_args, **self._stage_kwargs),
-            "trace")
+            "traced", lambda: self._stage_fn.trace(*self._stage_args, **self._stage_kwargs), "trace"
+        )
 
     @property
     def jaxpr(self) -> Any:
@@ -221,11 +238,13 @@ class Inspection:
         """Exactly JAX's own pretty-printed jaxpr, never coloured: ``str()`` of a jaxpr
         adds ANSI colour codes inside a Jupyter kernel (JAX's ``jax_pprint_use_color``),
         which a ``text/plain`` output or a saved notebook must not carry."""
+
         def compute() -> str:
             try:
                 return str(self.jaxpr.pretty_print(use_color=False))
             except TypeError:  # a JAX whose pretty_print has no use_color
                 return _ANSI.sub("", str(self.jaxpr))
+
         return self._stage("jaxpr_text", compute)
 
     @property
@@ -239,11 +258,13 @@ class Inspection:
     @property
     def stablehlo_debug_text(self) -> str:
         """StableHLO with ``loc(...)`` debug locations (source lines), where JAX can print them."""
+
         def compute() -> str:
             try:
                 return self.lowered.as_text(debug_info=True)
             except TypeError:  # a JAX without the debug_info keyword
                 return self.stablehlo_text
+
         return self._stage("stablehlo_debug_text", compute)
 
     @property
@@ -262,6 +283,7 @@ class Inspection:
                 return normalize_cost(self.compiled.cost_analysis())
             except Exception:
                 return CostAnalysis()
+
         return self._stage("cost", compute)
 
     @property
@@ -271,6 +293,7 @@ class Inspection:
                 return normalize_memory(self.compiled.memory_analysis())
             except Exception:
                 return MemoryAnalysis()
+
         return self._stage("memory", compute)
 
     @property
@@ -285,18 +308,26 @@ class Inspection:
     def trees(self) -> dict[str, list[TreeSummary]]:
         """One-line summaries of the top-level arguments and results (``ps: list[24] of
         {w1, w2, wk, wq, wv: f32[128,128]}``): ``{"in": [...], "out": [...]}``."""
+
         def compute() -> dict[str, list[TreeSummary]]:
             traced = self.traced
             in_tree, in_static = getattr(traced, "in_tree", None), None
-            if self._call_tree is not None \
-                    and self._call_tree[1].count(False) == len(self.in_avals):
+            if self._call_tree is not None and self._call_tree[1].count(False) == len(
+                self.in_avals
+            ):
                 in_tree, in_static = self._call_tree
             try:
-                return summarize_call(in_tree, self.in_avals,
-                                      getattr(traced, "out_tree", None), self.out_avals,
-                                      self._arg_names, in_static)
+                return summarize_call(
+                    in_tree,
+                    self.in_avals,
+                    getattr(traced, "out_tree", None),
+                    self.out_avals,
+                    self._arg_names,
+                    in_static,
+                )
             except Exception:  # an exotic pytree node: one entry per leaf, never a failure
                 return summarize_call(None, self.in_avals, None, self.out_avals)
+
         return self._stage("trees", compute)
 
     @property
@@ -313,7 +344,8 @@ class Inspection:
         """Devices the compiled program runs on (compiles if needed)."""
         found: dict[int, Any] = {}
         shardings = jax.tree.leaves(self.compiled.input_shardings) + jax.tree.leaves(
-            self.compiled.output_shardings)
+            self.compiled.output_shardings
+        )
         for s in shardings:
             for d in getattr(s, "device_set", ()):
                 found[d.id] = d
@@ -338,19 +370,23 @@ class Inspection:
         return f"<Inspection {self.label} stages={done}>"
 
 
-def _abstract_dynamic(args: tuple[Any, ...], kwargs: dict[str, Any], static_nums: set[int],
-                      static_names: set[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _abstract_dynamic(
+    args: tuple[Any, ...], kwargs: dict[str, Any], static_nums: set[int], static_names: set[str]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The call's arguments with shapes and dtypes in place of arrays, statics untouched.
 
     An inspection is kept by its display in ``Out`` history: holding the user's arrays
     there would keep their (device) memory alive after ``del x``.
     """
-    return (tuple(a if i in static_nums else abstract_arrays(a) for i, a in enumerate(args)),
-            {k: v if k in static_names else abstract_arrays(v) for k, v in kwargs.items()})
+    return (
+        tuple(a if i in static_nums else abstract_arrays(a) for i, a in enumerate(args)),
+        {k: v if k in static_names else abstract_arrays(v) for k, v in kwargs.items()},
+    )
 
 
-def _positional_names(fn: Any, nargs: int, static: set[int] | frozenset[int] = frozenset()
-                      ) -> list[str] | None:
+def _positional_names(
+    fn: Any, nargs: int, static: set[int] | frozenset[int] = frozenset()
+) -> list[str] | None:
     """The names of the first ``nargs`` positional parameters of ``fn`` but the ``static``
     positions (the arguments that are traced), None when its signature cannot be read or
     takes them through ``*args``."""
@@ -358,8 +394,7 @@ def _positional_names(fn: Any, nargs: int, static: set[int] | frozenset[int] = f
         params = list(pyinspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    names = [p.name for p in params
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(names) < nargs:
         return None
     return [name for i, name in enumerate(names[:nargs]) if i not in static]
@@ -392,12 +427,14 @@ def resolve_backend(name: str) -> str:
         name = next((b for b in ("cuda", "rocm") if b in present), name)
     if name not in present:
         raise BackendUnavailable(
-            f"backend {name!r} is not available here; available: {', '.join(present)}")
+            f"backend {name!r} is not available here; available: {', '.join(present)}"
+        )
     return name
 
 
-def on_backend(backend: str, args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def on_backend(
+    backend: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Make the call compile for ``backend`` (``jit(backend=...)`` is deprecated; JAX
     picks the backend from where the inputs live).
 
@@ -420,8 +457,11 @@ def on_backend(backend: str, args: tuple[Any, ...],
                 return x
             return x if on_it(s) else jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
         if isinstance(x, jax.Array):
-            return x if on_it(x.sharding) else jax.ShapeDtypeStruct(x.shape, x.dtype,
-                                                                    sharding=sharding)
+            return (
+                x
+                if on_it(x.sharding)
+                else jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+            )
         if isinstance(x, (np.ndarray, np.generic)) and jax.default_backend() != platform:
             return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
         return x
@@ -468,22 +508,30 @@ def inspect_chain(
     ``vmap`` itself would trace it, not at the batched arrays.
     """
     specs = normalize(transforms)
-    static = _static_call_positions(fn, args, kwargs, static_argnums, static_argnames) \
-        if any(s.name == "vmap" for s in specs) else set()
+    static = (
+        _static_call_positions(fn, args, kwargs, static_argnums, static_argnames)
+        if any(s.name == "vmap" for s in specs)
+        else set()
+    )
     stages = []
     for k in range(len(specs) + 1):
         a, kw = args, kwargs
         for spec in reversed(specs[k:]):  # outermost vmap first
             if spec.name == "vmap":
                 a, kw = unbatched(a, kw, spec, static)
-        stages.append(Inspection(fn, a, kw, specs[:k], static_argnums, static_argnames,
-                                 backend=backend))
+        stages.append(
+            Inspection(fn, a, kw, specs[:k], static_argnums, static_argnames, backend=backend)
+        )
     return stages
 
 
-def _static_call_positions(fn: Callable[..., Any], args: tuple[Any, ...],
-                           kwargs: dict[str, Any], static_argnums: Sequence[int],
-                           static_argnames: Sequence[str]) -> set[int]:
+def _static_call_positions(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnums: Sequence[int],
+    static_argnames: Sequence[str],
+) -> set[int]:
     """The positions of the call that a transformed stage closes over, as
     ``Inspection._prepare`` finds them: ``static_argnums``, the ``static_argnames`` passed
     positionally, and the static arguments of the user's own ``jax.jit``."""
@@ -493,13 +541,15 @@ def _static_call_positions(fn: Callable[..., Any], args: tuple[Any, ...],
         static |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     if settings is not None:
-        static |= {i + nargs if i < 0 else i for i in settings.static_argnums
-                   if -nargs <= i < nargs}
+        static |= {
+            i + nargs if i < 0 else i for i in settings.static_argnums if -nargs <= i < nargs
+        }
     return static
 
 
-def unbatched(args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec,
-              static: set[int]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def unbatched(
+    args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec, static: set[int]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """What the function inside ``vmap`` (``spec``) receives for a call with ``args``:
     abstract arrays without the mapped axis; unmapped and non-array leaves as they are.
     ``in_axes`` is read as ``remap_for_statics`` reads it (over the whole call, or over
@@ -520,21 +570,31 @@ def unbatched(args: tuple[Any, ...], kwargs: dict[str, Any], spec: TransformSpec
             return leaf
         shape = tuple(np.shape(leaf))
         axis = axis + len(shape) if axis < 0 else axis
-        return jax.ShapeDtypeStruct(shape[:axis] + shape[axis + 1:], leaf.dtype,
-                                    weak_type=bool(getattr(leaf, "weak_type", False)))
+        return jax.ShapeDtypeStruct(
+            shape[:axis] + shape[axis + 1 :],
+            leaf.dtype,
+            weak_type=bool(getattr(leaf, "weak_type", False)),
+        )
 
     def drop_tree(axes: Any, tree: Any) -> Any:
-        return jax.tree.map(lambda ax, sub: jax.tree.map(lambda leaf: drop(ax, leaf), sub),
-                            axes, tree, is_leaf=lambda x: x is None)
+        return jax.tree.map(
+            lambda ax, sub: jax.tree.map(lambda leaf: drop(ax, leaf), sub),
+            axes,
+            tree,
+            is_leaf=lambda x: x is None,
+        )
 
     try:
-        return (tuple(drop_tree(ax, a) for ax, a in zip(in_axes, args, strict=True)),
-                {k: drop_tree(0, v) for k, v in kwargs.items()})
+        return (
+            tuple(drop_tree(ax, a) for ax, a in zip(in_axes, args, strict=True)),
+            {k: drop_tree(0, v) for k, v in kwargs.items()},
+        )
     except (ValueError, TypeError):
         # in_axes does not fit the arguments: let jax.vmap say how, in its own words
         dyn = [i for i in range(len(args)) if i not in static]
-        jax.eval_shape(jax.vmap(lambda *_: 0, in_axes=tuple(in_axes[i] for i in dyn)),
-                       *(args[i] for i in dyn))
+        jax.eval_shape(
+            jax.vmap(lambda *_: 0, in_axes=tuple(in_axes[i] for i in dyn)), *(args[i] for i in dyn)
+        )
         raise
 
 
@@ -554,7 +614,23 @@ def inspect_stages(
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if compare:
-        return inspect_chain(fn, args, kwargs, transforms, tuple(static_argnums),
-                             tuple(static_argnames), backend=backend)
-    return [Inspection(fn, args, kwargs, normalize(transforms), tuple(static_argnums),
-                       tuple(static_argnames), backend=backend)]
+        return inspect_chain(
+            fn,
+            args,
+            kwargs,
+            transforms,
+            tuple(static_argnums),
+            tuple(static_argnames),
+            backend=backend,
+        )
+    return [
+        Inspection(
+            fn,
+            args,
+            kwargs,
+            normalize(transforms),
+            tuple(static_argnums),
+            tuple(static_argnames),
+            backend=backend,
+        )
+    ]

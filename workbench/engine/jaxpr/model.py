@@ -36,8 +36,13 @@ class Aval:
     sharding: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "shape": None if self.shape is None else list(self.shape),
-                "dtype": self.dtype, "weak_type": self.weak_type, "sharding": self.sharding}
+        return {
+            "text": self.text,
+            "shape": None if self.shape is None else list(self.shape),
+            "dtype": self.dtype,
+            "weak_type": self.weak_type,
+            "sharding": self.sharding,
+        }
 
 
 @dataclass(slots=True)
@@ -238,8 +243,9 @@ class _Builder:
                 sharding_text = _short_text(spec)
         result = Aval(
             text=text,
-            shape=None if shape is None else tuple(
-                d if isinstance(d, int) else str(d) for d in shape),
+            shape=None
+            if shape is None
+            else tuple(d if isinstance(d, int) else str(d) for d in shape),
             dtype=None if dtype is None else str(dtype),
             weak_type=bool(getattr(aval, "weak_type", False)),
             sharding=sharding_text,

@@ -65,30 +65,33 @@ class TransformSpec:
 def _check(name: str, kwargs: dict[str, Any]) -> TransformSpec:
     name = _ALIASES.get(name, name)
     if name not in _ALLOWED:
-        raise TransformError(
-            f"unknown transform {name!r}; known: {', '.join(TRANSFORM_NAMES)}")
+        raise TransformError(f"unknown transform {name!r}; known: {', '.join(TRANSFORM_NAMES)}")
     allowed = _ALLOWED[name][0]
     bad = sorted(set(kwargs) - allowed)
     if bad:
         raise TransformError(
             f"{name} does not take {', '.join(bad)}"
-            + (f"; it takes {', '.join(sorted(allowed))}" if allowed else "; it takes no arguments"))
+            + (f"; it takes {', '.join(sorted(allowed))}" if allowed else "; it takes no arguments")
+        )
     if name == "checkpoint" and "policy" in kwargs:
         policy, names = kwargs["policy"], checkpoint_policy_names()
         if policy not in names:
             raise TransformError(
                 f"checkpoint policy must be the name of one of jax.checkpoint_policies: "
-                f"{', '.join(names)}; got {policy!r}")
+                f"{', '.join(names)}; got {policy!r}"
+            )
     for key in ("argnums", "static_argnums"):
         if key in kwargs and not _is_argnums(kwargs[key]):
-            raise TransformError(f"{name}: {key} must be an integer or a tuple of integers, "
-                                 f"got {kwargs[key]!r}")
+            raise TransformError(
+                f"{name}: {key} must be an integer or a tuple of integers, got {kwargs[key]!r}"
+            )
     return TransformSpec(name, dict(kwargs))
 
 
 def _is_argnums(value: Any) -> bool:
     def is_int(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
+
     return is_int(value) or (isinstance(value, (tuple, list)) and all(map(is_int, value)))
 
 
@@ -96,15 +99,24 @@ def checkpoint_policy_names() -> tuple[str, ...]:
     """The names in ``jax.checkpoint_policies`` that are policies themselves (called with a
     primitive and its parameters), not factories such as ``save_only_these_names(...)``
     that a string cannot call, nor attributes every object has (``__class__``)."""
+
     def is_policy(obj: Any) -> bool:
         try:
             params = inspect.signature(obj).parameters.values()
         except (TypeError, ValueError):
             return False
         return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    return tuple(sorted(n for n in dir(jax.checkpoint_policies) if not n.startswith("_")
-                        and callable(obj := getattr(jax.checkpoint_policies, n))
-                        and not isinstance(obj, type) and is_policy(obj)))
+
+    return tuple(
+        sorted(
+            n
+            for n in dir(jax.checkpoint_policies)
+            if not n.startswith("_")
+            and callable(obj := getattr(jax.checkpoint_policies, n))
+            and not isinstance(obj, type)
+            and is_policy(obj)
+        )
+    )
 
 
 def _literal(node: ast.AST, text: str) -> Any:
@@ -113,7 +125,8 @@ def _literal(node: ast.AST, text: str) -> Any:
     except (ValueError, SyntaxError, TypeError) as exc:
         raise TransformError(
             f"transform arguments must be literals (numbers, tuples, None, strings): "
-            f"{ast.get_source_segment(text, node) or ast.dump(node)}") from exc
+            f"{ast.get_source_segment(text, node) or ast.dump(node)}"
+        ) from exc
 
 
 def parse_transforms(text: str) -> list[TransformSpec]:
@@ -218,7 +231,8 @@ def _tangent_abstract(x: Any) -> Any:
     if not (jax.numpy.issubdtype(a.dtype, jax.numpy.inexact)):
         raise TransformError(
             "jvp/linearize need floating-point inputs; an argument has dtype "
-            f"{a.dtype} (make it static with --static-argnums, or cast it)")
+            f"{a.dtype} (make it static with --static-argnums, or cast it)"
+        )
     return a
 
 
@@ -232,7 +246,10 @@ def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 def _apply_one(
-    fn: Callable[..., Any], spec: TransformSpec, args: tuple[Any, ...], kwargs: dict[str, Any],
+    fn: Callable[..., Any],
+    spec: TransformSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
     name: str,
 ) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
     kw = dict(spec.kwargs)
@@ -315,6 +332,10 @@ def remap_for_statics(spec: TransformSpec, static: set[int], nargs: int) -> Tran
     if "argnums" in kw:
         a = kw["argnums"]
         kw["argnums"] = tuple(new_pos(i) for i in a) if isinstance(a, (tuple, list)) else new_pos(a)
-    if spec.name == "vmap" and isinstance(kw.get("in_axes"), (tuple, list)) and len(kw["in_axes"]) == nargs:
+    if (
+        spec.name == "vmap"
+        and isinstance(kw.get("in_axes"), (tuple, list))
+        and len(kw["in_axes"]) == nargs
+    ):
         kw["in_axes"] = tuple(ax for i, ax in enumerate(kw["in_axes"]) if i not in static)
     return TransformSpec(spec.name, kw)

@@ -126,7 +126,7 @@ def _abbrev(items: list[str], n: int) -> str:
 def summarize(node: Node) -> str:
     """The one-line summary of ``node`` (see the module docstring)."""
     text = _summary(node)
-    return text if len(text) <= MAX_SUMMARY else text[:MAX_SUMMARY - 1] + "…"
+    return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 1] + "…"
 
 
 def _summary(node: Node) -> str:
@@ -149,8 +149,7 @@ def _summary(node: Node) -> str:
                 keys.append(f"…+{len(node.keys) - MAX_KEYS}")
             inner = f"{', '.join(keys)}: {subs[0]}"
         else:
-            inner = _abbrev([f"{k}: {s}" for k, s in zip(node.keys, subs, strict=True)],
-                            len(kids))
+            inner = _abbrev([f"{k}: {s}" for k, s in zip(node.keys, subs, strict=True)], len(kids))
         return f"{{{inner}}}" if kind == "dict" else f"{kind}({inner})"
     subs = [_summary(c) for c in kids]
     if kind in ("list", "tuple"):
@@ -161,10 +160,14 @@ def _summary(node: Node) -> str:
     return f"{kind}({_abbrev(subs, len(subs))})"
 
 
-def summarize_call(in_tree: Any, in_avals: Sequence[str], out_tree: Any,
-                   out_avals: Sequence[str], arg_names: Sequence[str] | None = None,
-                   in_static: Sequence[bool] | None = None,
-                   ) -> dict[str, list[TreeSummary]]:
+def summarize_call(
+    in_tree: Any,
+    in_avals: Sequence[str],
+    out_tree: Any,
+    out_avals: Sequence[str],
+    arg_names: Sequence[str] | None = None,
+    in_static: Sequence[bool] | None = None,
+) -> dict[str, list[TreeSummary]]:
     """``{"in": [...], "out": [...]}``: one :class:`TreeSummary` per top-level argument
     (``in_tree`` is the ``(args, kwargs)`` tree of the traced call) and per top-level result
     (the elements of a returned tuple, else the one result ``out``).  Names come from
@@ -181,11 +184,19 @@ def summarize_call(in_tree: Any, in_avals: Sequence[str], out_tree: Any,
             root = from_treedef(in_tree, [None if s else next(it) for s in in_static])
     elif in_tree is not None and in_tree.num_leaves == len(in_avals):
         root = from_treedef(in_tree, in_avals)
-    if root is not None and root.kind == "tuple" and len(root.children) == 2 \
-            and root.children[0].kind == "tuple" and root.children[1].kind == "dict":
+    if (
+        root is not None
+        and root.kind == "tuple"
+        and len(root.children) == 2
+        and root.children[0].kind == "tuple"
+        and root.children[1].kind == "dict"
+    ):
         args, kwargs = root.children
-        names = (list(arg_names) if arg_names is not None and len(arg_names) == len(args.children)
-                 else [f"arg{i}" for i in range(len(args.children))])
+        names = (
+            list(arg_names)
+            if arg_names is not None and len(arg_names) == len(args.children)
+            else [f"arg{i}" for i in range(len(args.children))]
+        )
         for name, child in zip(names, args.children, strict=True):
             ins.append(TreeSummary(name, summarize(child), leaf_count(child)))
         for key, child in zip(kwargs.keys, kwargs.children, strict=True):
@@ -199,8 +210,10 @@ def summarize_call(in_tree: Any, in_avals: Sequence[str], out_tree: Any,
     if out_root is None:
         outs = [TreeSummary(f"out[{i}]", a, 1) for i, a in enumerate(out_avals)]
     elif out_root.kind == "tuple":
-        outs = [TreeSummary(f"out[{i}]", summarize(c), leaf_count(c))
-                for i, c in enumerate(out_root.children)]
+        outs = [
+            TreeSummary(f"out[{i}]", summarize(c), leaf_count(c))
+            for i, c in enumerate(out_root.children)
+        ]
     else:
         outs = [TreeSummary("out", summarize(out_root), leaf_count(out_root))]
     return {"in": ins, "out": outs}

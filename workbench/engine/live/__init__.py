@@ -18,5 +18,13 @@ from workbench.engine.live.fingerprint import (
     jaxpr_fingerprint,
 )
 
-__all__ = ["Fingerprint", "Group", "LiveDiff", "Total", "TotalChange", "diff_fingerprints",
-           "hlo_fingerprint", "jaxpr_fingerprint"]
+__all__ = [
+    "Fingerprint",
+    "Group",
+    "LiveDiff",
+    "Total",
+    "TotalChange",
+    "diff_fingerprints",
+    "hlo_fingerprint",
+    "jaxpr_fingerprint",
+]

@@ -52,7 +52,7 @@ class Group:
         if len(self.examples) < MAX_EXAMPLES and example:
             text = " ".join(example.split())
             if len(text) > MAX_EXAMPLE_CHARS:
-                text = text[:MAX_EXAMPLE_CHARS - 1] + "…"
+                text = text[: MAX_EXAMPLE_CHARS - 1] + "…"
             if text not in self.examples:
                 self.examples.append(text)
 
@@ -99,8 +99,11 @@ class LiveDiff:
 
     @property
     def unchanged(self) -> bool:
-        return not self.added and not self.removed and all(
-            c.before == c.after for c in self.totals if c.unit != "s")
+        return (
+            not self.added
+            and not self.removed
+            and all(c.before == c.after for c in self.totals if c.unit != "s")
+        )
 
 
 def _file_key(source: SourceLine) -> str:
@@ -121,7 +124,7 @@ def _with_text(source: SourceLine | None) -> SourceLine | None:
         return source
     text = linecache.getline(source.file, source.line).strip()
     if len(text) > MAX_EXAMPLE_CHARS:
-        text = text[:MAX_EXAMPLE_CHARS - 1] + "…"
+        text = text[: MAX_EXAMPLE_CHARS - 1] + "…"
     return SourceLine(source.file, source.line, source.function, text, column=source.column)
 
 
@@ -170,8 +173,10 @@ def jaxpr_fingerprint(ins: Inspection) -> Fingerprint:
     model = ins.model
     for eq in _equations(model):
         b.add(eq.primitive, eq.source, equation_text(eq))
-    totals = [Total("equations", float(model.total_equations), "count"),
-              Total("trace time", ins.timings.trace, "s")]
+    totals = [
+        Total("equations", float(model.total_equations), "count"),
+        Total("trace time", ins.timings.trace, "s"),
+    ]
     if ins.timings.lower is not None:
         totals.append(Total("lower time", ins.timings.lower, "s"))
     if ins.timings.compile is not None:
@@ -196,8 +201,11 @@ def hlo_fingerprint(rep: HloReport) -> Fingerprint:
             for i in comp.instructions:
                 if i.opcode in _QUIET_OPCODES:
                     continue
-                what = f"fusion:{i.fusion_kind}" if i.opcode == "fusion" and i.fusion_kind \
+                what = (
+                    f"fusion:{i.fusion_kind}"
+                    if i.opcode == "fusion" and i.fusion_kind
                     else i.opcode
+                )
                 b.add(what, i.source, text_of(i.line_no))
     elif rep.stablehlo is not None:
         for op in rep.stablehlo.ops:
@@ -215,20 +223,26 @@ def _count(value: int | None) -> float | None:
 def _hlo_totals(rep: HloReport) -> list[Total]:
     out = []
     if rep.module is not None:
-        out += [Total("instructions", _count(rep.hlo_op_count), "count"),
-                Total("fusions", _count(rep.fusion_count), "count")]
+        out += [
+            Total("instructions", _count(rep.hlo_op_count), "count"),
+            Total("fusions", _count(rep.fusion_count), "count"),
+        ]
     out.append(Total("StableHLO ops", _count(rep.stablehlo_op_count), "count"))
     out += [Total("trace time", rep.trace_s, "s"), Total("lower time", rep.lower_s, "s")]
     if rep.stage == "compiled":
         out.append(Total("compile time", rep.compile_s, "s"))
     m = rep.memory
     if m.reported:
-        out += [Total("memory: temp", _count(m.temp_bytes), "bytes"),
-                Total("memory: arguments", _count(m.argument_bytes), "bytes"),
-                Total("memory: outputs", _count(m.output_bytes), "bytes")]
+        out += [
+            Total("memory: temp", _count(m.temp_bytes), "bytes"),
+            Total("memory: arguments", _count(m.argument_bytes), "bytes"),
+            Total("memory: outputs", _count(m.output_bytes), "bytes"),
+        ]
     if rep.cost.reported:
-        out += [Total("estimated bytes", rep.cost.bytes_accessed, "bytes"),
-                Total("estimated flops", rep.cost.flops, "count")]
+        out += [
+            Total("estimated bytes", rep.cost.bytes_accessed, "bytes"),
+            Total("estimated flops", rep.cost.flops, "count"),
+        ]
     return out
 
 
@@ -272,8 +286,9 @@ def _cancel_moved(added: list[tuple[Group, int]], removed: list[tuple[Group, int
     removed[:] = [(g, n) for g, n in removed if n > 0]
 
 
-def diff_fingerprints(before: Fingerprint, after: Fingerprint,
-                      now: float | None = None) -> LiveDiff:
+def diff_fingerprints(
+    before: Fingerprint, after: Fingerprint, now: float | None = None
+) -> LiveDiff:
     """Groups added (new, or more items than before) and removed (gone, or fewer), in
     the order of ``after`` then ``before``; every total of either side, before and after."""
     added = []
@@ -294,13 +309,29 @@ def diff_fingerprints(before: Fingerprint, after: Fingerprint,
         names.setdefault(t.name, t.unit)
     b_vals = {t.name: t.value for t in before.totals}
     a_vals = {t.name: t.value for t in after.totals}
-    totals = [TotalChange(name, b_vals.get(name), a_vals.get(name), unit)
-              for name, unit in names.items()]
-    return LiveDiff(kind=after.kind, function=after.function, added=_side(added),
-                    removed=_side(removed), totals=totals,
-                    t=time.time() if now is None else now)
+    totals = [
+        TotalChange(name, b_vals.get(name), a_vals.get(name), unit) for name, unit in names.items()
+    ]
+    return LiveDiff(
+        kind=after.kind,
+        function=after.function,
+        added=_side(added),
+        removed=_side(removed),
+        totals=totals,
+        t=time.time() if now is None else now,
+    )
 
 
-__all__ = ["MAX_EXAMPLES", "MAX_GROUPS", "Fingerprint", "Group", "LiveDiff", "Total",
-           "TotalChange", "diff_fingerprints", "equation_text", "hlo_fingerprint",
-           "jaxpr_fingerprint"]
+__all__ = [
+    "MAX_EXAMPLES",
+    "MAX_GROUPS",
+    "Fingerprint",
+    "Group",
+    "LiveDiff",
+    "Total",
+    "TotalChange",
+    "diff_fingerprints",
+    "equation_text",
+    "hlo_fingerprint",
+    "jaxpr_fingerprint",
+]

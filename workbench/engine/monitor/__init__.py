@@ -17,5 +17,13 @@ from workbench.engine.monitor.memory import (
     sample_memory,
 )
 
-__all__ = ["DeviceInfo", "DeviceMemory", "KernelInfo", "MemorySample", "device_info",
-           "jax_started", "kernel_info", "sample_memory"]
+__all__ = [
+    "DeviceInfo",
+    "DeviceMemory",
+    "KernelInfo",
+    "MemorySample",
+    "device_info",
+    "jax_started",
+    "kernel_info",
+    "sample_memory",
+]

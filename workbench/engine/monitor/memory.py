@@ -39,8 +39,13 @@ class DeviceInfo:
     memory_stats: bool  # the device reports memory_stats() (GPU, TPU), not CPU
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "platform": self.platform, "kind": self.kind,
-                "process_index": self.process_index, "memory_stats": self.memory_stats}
+        return {
+            "id": self.id,
+            "platform": self.platform,
+            "kind": self.kind,
+            "process_index": self.process_index,
+            "memory_stats": self.memory_stats,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +59,13 @@ class KernelInfo:
     devices: tuple[DeviceInfo, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"jax_version": self.jax_version, "backend": self.backend,
-                "process_index": self.process_index, "process_count": self.process_count,
-                "devices": [d.to_dict() for d in self.devices]}
+        return {
+            "jax_version": self.jax_version,
+            "backend": self.backend,
+            "process_index": self.process_index,
+            "process_count": self.process_count,
+            "devices": [d.to_dict() for d in self.devices],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +79,13 @@ class DeviceMemory:
     bytes_limit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "live_bytes": self.live_bytes,
-                "bytes_in_use": self.bytes_in_use,
-                "peak_bytes_in_use": self.peak_bytes_in_use, "bytes_limit": self.bytes_limit}
+        return {
+            "id": self.id,
+            "live_bytes": self.live_bytes,
+            "bytes_in_use": self.bytes_in_use,
+            "peak_bytes_in_use": self.peak_bytes_in_use,
+            "bytes_limit": self.bytes_limit,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +101,15 @@ class MemorySample:
     devices: tuple[DeviceMemory, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"t": self.t, "when": self.when, "cell": self.cell, "cell_id": self.cell_id,
-                "live_bytes": self.live_bytes, "live_arrays": self.live_arrays,
-                "devices": [d.to_dict() for d in self.devices]}
+        return {
+            "t": self.t,
+            "when": self.when,
+            "cell": self.cell,
+            "cell_id": self.cell_id,
+            "live_bytes": self.live_bytes,
+            "live_arrays": self.live_arrays,
+            "devices": [d.to_dict() for d in self.devices],
+        }
 
 
 def _stats(device: Any) -> dict[str, Any] | None:
@@ -114,9 +133,15 @@ def device_info() -> list[DeviceInfo]:
     out = []
     for d in jax.devices():
         local = d.process_index == jax.process_index()
-        out.append(DeviceInfo(id=int(d.id), platform=str(d.platform),
-                              kind=str(d.device_kind), process_index=int(d.process_index),
-                              memory_stats=local and _stats(d) is not None))
+        out.append(
+            DeviceInfo(
+                id=int(d.id),
+                platform=str(d.platform),
+                kind=str(d.device_kind),
+                process_index=int(d.process_index),
+                memory_stats=local and _stats(d) is not None,
+            )
+        )
     return out
 
 
@@ -131,11 +156,16 @@ def kernel_info() -> KernelInfo:
     """Version, default backend, processes and devices of this JAX process; before JAX
     started its backends, the version only (no backend, no devices), starting nothing."""
     if not jax_started():
-        return KernelInfo(jax_version=jax.__version__, backend="", process_index=0,
-                          process_count=1, devices=())
-    return KernelInfo(jax_version=jax.__version__, backend=jax.default_backend(),
-                      process_index=jax.process_index(), process_count=jax.process_count(),
-                      devices=tuple(device_info()))
+        return KernelInfo(
+            jax_version=jax.__version__, backend="", process_index=0, process_count=1, devices=()
+        )
+    return KernelInfo(
+        jax_version=jax.__version__,
+        backend=jax.default_backend(),
+        process_index=jax.process_index(),
+        process_count=jax.process_count(),
+        devices=tuple(device_info()),
+    )
 
 
 def _array_bytes(a: Any, per_device: dict[int, int]) -> bool:
@@ -168,8 +198,9 @@ def live_bytes_by_device() -> tuple[dict[int, int], int]:
     return per_device, count
 
 
-def sample_memory(when: str, cell: str | None = None, cell_id: str | None = None,
-                  now: float | None = None) -> MemorySample:
+def sample_memory(
+    when: str, cell: str | None = None, cell_id: str | None = None, now: float | None = None
+) -> MemorySample:
     """Read memory now: live arrays on every local device, plus the allocator's figures
     where the backend reports them."""
     if when not in WHEN:
@@ -178,15 +209,35 @@ def sample_memory(when: str, cell: str | None = None, cell_id: str | None = None
     devices = []
     for d in jax.local_devices():
         stats = _stats(d) or {}
-        devices.append(DeviceMemory(
-            id=int(d.id), live_bytes=per_device.get(d.id, 0),
-            bytes_in_use=_int_or_none(stats.get("bytes_in_use")),
-            peak_bytes_in_use=_int_or_none(stats.get("peak_bytes_in_use")),
-            bytes_limit=_int_or_none(stats.get("bytes_limit"))))
-    return MemorySample(t=time.time() if now is None else now, when=when, cell=cell,
-                        cell_id=cell_id, live_bytes=sum(per_device.values()),
-                        live_arrays=count, devices=tuple(devices))
+        devices.append(
+            DeviceMemory(
+                id=int(d.id),
+                live_bytes=per_device.get(d.id, 0),
+                bytes_in_use=_int_or_none(stats.get("bytes_in_use")),
+                peak_bytes_in_use=_int_or_none(stats.get("peak_bytes_in_use")),
+                bytes_limit=_int_or_none(stats.get("bytes_limit")),
+            )
+        )
+    return MemorySample(
+        t=time.time() if now is None else now,
+        when=when,
+        cell=cell,
+        cell_id=cell_id,
+        live_bytes=sum(per_device.values()),
+        live_arrays=count,
+        devices=tuple(devices),
+    )
 
 
-__all__ = ["WHEN", "DeviceInfo", "DeviceMemory", "KernelInfo", "MemorySample", "device_info",
-           "jax_started", "kernel_info", "live_bytes_by_device", "sample_memory"]
+__all__ = [
+    "WHEN",
+    "DeviceInfo",
+    "DeviceMemory",
+    "KernelInfo",
+    "MemorySample",
+    "device_info",
+    "jax_started",
+    "kernel_info",
+    "live_bytes_by_device",
+    "sample_memory",
+]

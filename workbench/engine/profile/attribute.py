@@ -45,8 +45,19 @@ LISTING_SPAN = 80
 #: the timeline keeps at most this many events of the median call
 TIMELINE_EVENTS = 4000
 
-_NO_WORK = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "broadcast",
-            "reshape", "iota", "after-all", "partition-id", "replica-id"}
+_NO_WORK = {
+    "parameter",
+    "constant",
+    "tuple",
+    "get-tuple-element",
+    "bitcast",
+    "broadcast",
+    "reshape",
+    "iota",
+    "after-all",
+    "partition-id",
+    "replica-id",
+}
 
 
 def _elements(text: str) -> int:
@@ -150,8 +161,11 @@ def _spread(xs: list[float], med: float) -> float:
 
 def _union(step: Step) -> float:
     """Time inside the step covered by at least one attributed event."""
-    spans = sorted((max(e.start_ns, step.start_ns), min(e.end_ns, step.end_ns))
-                   for e in step.events if e.instruction is not None)
+    spans = sorted(
+        (max(e.start_ns, step.start_ns), min(e.end_ns, step.end_ns))
+        for e in step.events
+        if e.instruction is not None
+    )
     total, cur_s, cur_e = 0.0, None, None
     for s, t in spans:
         if cur_e is None or s > cur_e:
@@ -204,8 +218,9 @@ def attribute(
     step_s = _median(step_times)
     unions = [_union(st) for st in steps]
     attributed = _median([u * ns for u in unions])
-    coverage = _median([u / st.duration_ns for u, st in zip(unions, steps, strict=True)
-                        if st.duration_ns > 0])
+    coverage = _median(
+        [u / st.duration_ns for u, st in zip(unions, steps, strict=True) if st.duration_ns > 0]
+    )
     busy = _median([sum(e.self_ns for e in st.events) * ns for st in steps])
 
     where: dict[str, tuple[HloComputation, HloInstruction]] = {}
@@ -230,10 +245,16 @@ def attribute(
         comp: HloComputation | None = found[0] if found is not None else None
         ins: HloInstruction | None = found[1] if found is not None else None
         row = InstructionTime(
-            name=name, opcode=ins.opcode if ins else "?", label=_label(module, ins, labels),
-            computation=comp.name if comp else "", seconds=med,
-            share=0.0, events_per_call=int(_median(counts)),
-            spread=spread, resolved=med >= RESOLUTION_S and spread <= NOISY_SPREAD)
+            name=name,
+            opcode=ins.opcode if ins else "?",
+            label=_label(module, ins, labels),
+            computation=comp.name if comp else "",
+            seconds=med,
+            share=0.0,
+            events_per_call=int(_median(counts)),
+            spread=spread,
+            resolved=med >= RESOLUTION_S and spread <= NOISY_SPREAD,
+        )
         if ins is not None and comp is not None:
             shares = splitter.shares(ins, comp)
             srcs: dict[Any, SourceLine] = {}
@@ -265,24 +286,47 @@ def attribute(
             continue
         file, line, function = key
         lab = cell_label(file)
-        lines.append(LineTime(SourceLine(file, line, function, _line_text(file, line)), sec,
-                              sec / total if total else 0.0,
-                              lab is not None or file.startswith("<"),
-                              lab.number if lab is not None else None))
+        lines.append(
+            LineTime(
+                SourceLine(file, line, function, _line_text(file, line)),
+                sec,
+                sec / total if total else 0.0,
+                lab is not None or file.startswith("<"),
+                lab.number if lab is not None else None,
+            )
+        )
     lines.sort(key=lambda r: (r.file == "", r.file, r.line))
-    prims_out = sorted((PrimitiveTime(p, s, s / total if total else 0.0)
-                        for p, s in prim_acc.items()), key=lambda p: -p.seconds)
+    prims_out = sorted(
+        (PrimitiveTime(p, s, s / total if total else 0.0) for p, s in prim_acc.items()),
+        key=lambda p: -p.seconds,
+    )
 
     report = ProfileReport(
-        label=label, backend=backend, device_kind=device_kind, module_name=module.name,
-        module_key=module_key, calls=n, step_seconds=step_times, step_s=step_s,
-        attributed_s=attributed, coverage=coverage,
-        busy_s=busy, step_source=events.step_source, attribution=events.attribution,
-        instructions=rows, lines=lines, primitives=prims_out, notes=list(events.notes))
+        label=label,
+        backend=backend,
+        device_kind=device_kind,
+        module_name=module.name,
+        module_key=module_key,
+        calls=n,
+        step_seconds=step_times,
+        step_s=step_s,
+        attributed_s=attributed,
+        coverage=coverage,
+        busy_s=busy,
+        step_source=events.step_source,
+        attribution=events.attribution,
+        instructions=rows,
+        lines=lines,
+        primitives=prims_out,
+        notes=list(events.notes),
+    )
     report.listings = listings(lines)
     _timeline(report, steps, step_times, step_s)
-    report.peak = (PeakInfo(peak.name, dict(peak.flops), peak.bytes_per_s) if peak is not None
-                   else PeakInfo(None))
+    report.peak = (
+        PeakInfo(peak.name, dict(peak.flops), peak.bytes_per_s)
+        if peak is not None
+        else PeakInfo(None)
+    )
     _notes(report, events)
     return report
 
@@ -302,16 +346,23 @@ def listings(lines: list[LineTime]) -> list[Listing]:
         for n in shown:
             r = timed.get(n)
             text = r.text if r is not None else _line_text(file, n)
-            listing.rows.append([n, text if text is not None else "",
-                                 r.seconds if r else None, r.share if r else None])
+            listing.rows.append(
+                [
+                    n,
+                    text if text is not None else "",
+                    r.seconds if r else None,
+                    r.share if r else None,
+                ]
+            )
         out.append(listing)
     weight = {ls.file: sum(r[2] or 0.0 for r in ls.rows) for ls in out}
     out.sort(key=lambda ls: (not ls.in_cell, -weight[ls.file]))
     return out
 
 
-def _label(module: HloModule, ins: HloInstruction | None,
-           labels: dict[tuple[str, tuple[str, ...]], str]) -> str:
+def _label(
+    module: HloModule, ins: HloInstruction | None, labels: dict[tuple[str, tuple[str, ...]], str]
+) -> str:
     if ins is None:
         return "(not in the module)"
     if ins.opcode == "fusion":
@@ -330,8 +381,9 @@ def _label(module: HloModule, ins: HloInstruction | None,
     return ins.opcode
 
 
-def _roofline(row: InstructionTime, costs: Mapping[str, Any] | None, peak: Any,
-              executions: int) -> None:
+def _roofline(
+    row: InstructionTime, costs: Mapping[str, Any] | None, peak: Any, executions: int
+) -> None:
     """FLOPs, bytes and achieved rates of one instruction; bound by the ridge point.
 
     ``costs`` are per execution; ``executions`` is how many times the instruction ran per
@@ -362,19 +414,21 @@ def _roofline(row: InstructionTime, costs: Mapping[str, Any] | None, peak: Any,
         row.bound = "compute" if row.intensity >= pf / peak.bytes_per_s else "memory"
 
 
-def _timeline(report: ProfileReport, steps: list[Step], times: list[float],
-              median: float) -> None:
+def _timeline(report: ProfileReport, steps: list[Step], times: list[float], median: float) -> None:
     if not steps:
         return
     idx = min(range(len(steps)), key=lambda i: abs(times[i] - median))
     st = steps[idx]
     evs = st.events[:TIMELINE_EVENTS]
     report.timeline_step_us = st.duration_ns / 1e3
-    report.timeline = [TimelineEvent(e.name, e.instruction, (e.start_ns - st.start_ns) / 1e3,
-                                     e.duration_ns / 1e3) for e in evs]
+    report.timeline = [
+        TimelineEvent(e.name, e.instruction, (e.start_ns - st.start_ns) / 1e3, e.duration_ns / 1e3)
+        for e in evs
+    ]
     if len(st.events) > TIMELINE_EVENTS:
-        report.notes.append(f"the timeline shows the first {TIMELINE_EVENTS} of "
-                            f"{len(st.events)} events of the call")
+        report.notes.append(
+            f"the timeline shows the first {TIMELINE_EVENTS} of {len(st.events)} events of the call"
+        )
 
 
 def _notes(report: ProfileReport, events: ProfileEvents) -> None:
@@ -384,38 +438,47 @@ def _notes(report: ProfileReport, events: ProfileEvents) -> None:
         if spread > NOISY_SPREAD:
             report.notes.append(
                 f"the calls' times vary by {spread:.0%} of the median (interquartile range): the step is noisy, "
-                "figures are medians; profile more calls (-n) for steadier ones")
+                "figures are medians; profile more calls (-n) for steadier ones"
+            )
     if report.fusion_seconds < 0.8 * report.attributed_s:
         report.notes.append(
             f"the per-instruction medians add up to {report.fusion_seconds * 1e3:.3g} ms, "
             f"{report.fusion_seconds / report.attributed_s:.0%} of the median call's "
             f"attributed {report.attributed_s * 1e3:.3g} ms: single instructions were slowed "
-            "now and then (a busy machine?), which medians leave out")
+            "now and then (a busy machine?), which medians leave out"
+        )
     small = sum(1 for r in report.instructions if not r.resolved)
     if small:
         report.notes.append(
             f"{small} of {len(report.instructions)} instructions took under "
             f"{RESOLUTION_S * 1e6:.0f} µs or varied by more than {NOISY_SPREAD:.0%} (interquartile "
-            "range) between calls: too short or noisy to resolve one by one (marked ~)")
+            "range) between calls: too short or noisy to resolve one by one (marked ~)"
+        )
     leads = [s.dispatch_ns * 1e-9 for s in events.steps]
     lead = _median(leads)
     if lead > 0 and report.step_s > 0:
         report.notes.append(
             f"before each step the host dispatched the call (arguments, output buffers, "
             f"waking an executor thread) for a median {lead * 1e6:.0f} µs "
-            f"({lead / report.step_s:.0%} of the step): host time, not in the step")
+            f"({lead / report.step_s:.0%} of the step): host time, not in the step"
+        )
     if report.step_s and report.step_s < 50e-6:
-        report.notes.append("the step is shorter than 50 µs: per-instruction figures are at "
-                            "the profiler's resolution")
+        report.notes.append(
+            "the step is shorter than 50 µs: per-instruction figures are at "
+            "the profiler's resolution"
+        )
     unmatched = sum(1 for s in events.steps for e in s.events if e.instruction is None)
     if unmatched:
-        report.notes.append(f"{unmatched} events could not be tied to an instruction of the "
-                            "module (counted in the step, not attributed)")
+        report.notes.append(
+            f"{unmatched} events could not be tied to an instruction of the "
+            "module (counted in the step, not attributed)"
+        )
     if report.busy_s > report.attributed_s * 1.02 and report.busy_s > report.step_s:
         report.notes.append(
             f"events overlapped (ran concurrently): their times add up to "
             f"{report.busy_s / report.step_s:.0%} of the step, so shares add up to more "
-            "than the coverage")
+            "than the coverage"
+        )
 
 
 __all__ = ["RESOLUTION_S", "attribute", "work"]

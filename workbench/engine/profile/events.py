@@ -121,12 +121,28 @@ def _self_times(events: list[DeviceEvent]) -> None:
 # -- XLA:CPU ---------------------------------------------------------------------------------
 #: events of the executor's threads that are bookkeeping, never an instruction
 #: (small programs run inline on the calling thread: its line is read too)
-_NOT_WORK = ("end: ", "ThreadpoolListener::", "SlinkyThreadPool::", "$", "PjitFunction",
-             "CommonPjRt", "Wait for", "Handle input", "ParseArguments", "PythonRefManager",
-             "AllocateOutputBuffers")
+_NOT_WORK = (
+    "end: ",
+    "ThreadpoolListener::",
+    "SlinkyThreadPool::",
+    "$",
+    "PjitFunction",
+    "CommonPjRt",
+    "Wait for",
+    "Handle input",
+    "ParseArguments",
+    "PythonRefManager",
+    "AllocateOutputBuffers",
+)
 
-def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
-               device: int = 0, single_device: bool = False) -> ProfileEvents:
+
+def cpu_events(
+    profile: Any,
+    module_name: str,
+    instructions: Iterable[str],
+    device: int = 0,
+    single_device: bool = False,
+) -> ProfileEvents:
     """The steps of ``module_name`` in a host trace: one per ``run_id``.
 
     ``single_device``: the program runs on one device, so the steps can be told apart by
@@ -182,8 +198,9 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
                 if ordinal != device:
                     continue
                 op = str(st["hlo_op"])
-                ev = DeviceEvent(name, op if op in known else None, e.start_ns, e.duration_ns,
-                                 how="hlo_op")
+                ev = DeviceEvent(
+                    name, op if op in known else None, e.start_ns, e.duration_ns, how="hlo_op"
+                )
                 line_events.append(ev)
                 by_run.setdefault(st.get("run_id"), []).append(ev)
             _self_times(line_events)
@@ -206,17 +223,22 @@ def cpu_events(profile: Any, module_name: str, instructions: Iterable[str],
         hi = max(hi, done.get(run, hi))
         steps.append(Step(lo, hi, evs, dispatch_ns=lead))
     steps.sort(key=lambda s: s.start_ns)
-    source = (_SOURCE_EXECUTOR if started == len(steps) else
-              _SOURCE_DISPATCH if dispatched == len(steps) else "first thunk start to completion")
+    source = (
+        _SOURCE_EXECUTOR
+        if started == len(steps)
+        else _SOURCE_DISPATCH
+        if dispatched == len(steps)
+        else "first thunk start to completion"
+    )
     notes = []
     if len(ordinals) > 1:
-        notes.append(f"the program ran on {len(ordinals)} devices: times are device "
-                     f"{device}'s")
+        notes.append(f"the program ran on {len(ordinals)} devices: times are device {device}'s")
     return ProfileEvents("cpu", module_name, steps, "thunks", source, notes)
 
 
-_SOURCE_EXECUTOR = ("the executor's run of the call (ThunkExecutor::Execute) to its completion "
-                    "on the host")
+_SOURCE_EXECUTOR = (
+    "the executor's run of the call (ThunkExecutor::Execute) to its completion on the host"
+)
 _SOURCE_DISPATCH = "dispatch of the call to its completion on the host"
 
 
@@ -257,8 +279,9 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
                     ev = DeviceEvent(name, name, e.start_ns, e.duration_ns, how="hlo_op")
                     line_events.append(ev)
                     candidates.append((ev, e))
-                elif name.startswith("CommonPjRtLoadedExecutable::Execute") \
-                        and "Prepare" not in name:
+                elif (
+                    name.startswith("CommonPjRtLoadedExecutable::Execute") and "Prepare" not in name
+                ):
                     dispatches.append(e.start_ns)
                 elif name == "ThunkExecutor::Execute":
                     execs.append(e.start_ns)
@@ -297,8 +320,13 @@ def _cpu_windows(profile: Any, module_name: str, known: set[str]) -> ProfileEven
         raise NoDeviceEvents(f"the trace has no events of {module_name} on the host plane")
     for line_events in lines:
         _self_times(line_events)
-    return ProfileEvents("cpu", module_name, steps, "thunks",
-                         _SOURCE_EXECUTOR if started == len(steps) else _SOURCE_DISPATCH)
+    return ProfileEvents(
+        "cpu",
+        module_name,
+        steps,
+        "thunks",
+        _SOURCE_EXECUTOR if started == len(steps) else _SOURCE_DISPATCH,
+    )
 
 
 # -- GPU -------------------------------------------------------------------------------------
@@ -314,8 +342,9 @@ def _base(name: str) -> str:
     return _TRAILING_NUMBER.sub("", name)
 
 
-def match_kernels(kernels: Sequence[str], schedule: Sequence[tuple[str, str]],
-                  elsewhere: Iterable[str] = ()) -> list[tuple[str | None, str]]:
+def match_kernels(
+    kernels: Sequence[str], schedule: Sequence[tuple[str, str]], elsewhere: Iterable[str] = ()
+) -> list[tuple[str | None, str]]:
     """The instruction each kernel of one step ran for, walking ``schedule`` in order.
 
     ``schedule``: ``(name, opcode)`` of the instructions that launch work, in the module's
@@ -384,18 +413,25 @@ def _split_steps(events: list[DeviceEvent], calls: int) -> list[list[DeviceEvent
         return [events] if events else []
     if n % calls == 0:
         size = n // calls
-        chunks = [events[i:i + size] for i in range(0, n, size)]
+        chunks = [events[i : i + size] for i in range(0, n, size)]
         names = [e.name for e in chunks[0]]
         if all([e.name for e in c] == names for c in chunks[1:]):
             return chunks
-    gaps = sorted(range(1, n), key=lambda i: events[i].start_ns - events[i - 1].end_ns,
-                  reverse=True)[:calls - 1]
+    gaps = sorted(
+        range(1, n), key=lambda i: events[i].start_ns - events[i - 1].end_ns, reverse=True
+    )[: calls - 1]
     cuts = [0, *sorted(gaps), n]
     return [events[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
-def gpu_events(profile: Any, module_name: str, schedule: Sequence[tuple[str, str]], calls: int,
-               device: int = 0, instructions: Iterable[str] | None = None) -> ProfileEvents:
+def gpu_events(
+    profile: Any,
+    module_name: str,
+    schedule: Sequence[tuple[str, str]],
+    calls: int,
+    device: int = 0,
+    instructions: Iterable[str] | None = None,
+) -> ProfileEvents:
     """The steps of ``module_name`` on ``/device:GPU:<device>``'s compute streams.
 
     A step's time is the span from its first kernel's start to its last kernel's end
@@ -443,19 +479,44 @@ def gpu_events(profile: Any, module_name: str, schedule: Sequence[tuple[str, str
     attribution = "kernel names" if by_name else "hlo_op"
     notes = []
     if by_name:
-        notes.append("XLA ran the kernels inside command buffers (CUDA graphs), whose "
-                     "events name the buffer, not the instruction: kernels were matched to "
-                     "instructions by kernel name in schedule order")
-    return ProfileEvents("gpu", module_name, steps, attribution,
-                         "first kernel start to last kernel end on the compute stream", notes)
+        notes.append(
+            "XLA ran the kernels inside command buffers (CUDA graphs), whose "
+            "events name the buffer, not the instruction: kernels were matched to "
+            "instructions by kernel name in schedule order"
+        )
+    return ProfileEvents(
+        "gpu",
+        module_name,
+        steps,
+        attribution,
+        "first kernel start to last kernel end on the compute stream",
+        notes,
+    )
 
 
 def launch_schedule(names_opcodes: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """``(name, opcode)`` of the instructions that may launch device work, in schedule order."""
-    quiet = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all",
-             "partition-id", "replica-id"}
+    quiet = {
+        "parameter",
+        "constant",
+        "tuple",
+        "get-tuple-element",
+        "bitcast",
+        "after-all",
+        "partition-id",
+        "replica-id",
+    }
     return [(n, op) for n, op in names_opcodes if op not in quiet]
 
 
-__all__ = ["DeviceEvent", "NoDeviceEvents", "ProfileEvents", "Step", "cpu_events", "gpu_events",
-           "kernel_name", "launch_schedule", "match_kernels"]
+__all__ = [
+    "DeviceEvent",
+    "NoDeviceEvents",
+    "ProfileEvents",
+    "Step",
+    "cpu_events",
+    "gpu_events",
+    "kernel_name",
+    "launch_schedule",
+    "match_kernels",
+]

@@ -76,10 +76,16 @@ class LineTime:
 
     def to_dict(self) -> dict[str, Any]:
         src = self.source
-        return {"file": self.file, "line": self.line,
-                "function": src.function if src is not None else "", "text": self.text,
-                "seconds": self.seconds, "share": self.share, "in_cell": self.in_cell,
-                "cell": self.cell}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "function": src.function if src is not None else "",
+            "text": self.text,
+            "seconds": self.seconds,
+            "share": self.share,
+            "in_cell": self.in_cell,
+            "cell": self.cell,
+        }
 
 
 @dataclass(slots=True)
@@ -171,23 +177,43 @@ class ProfileReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": SCHEMA_VERSION, "label": self.label, "backend": self.backend,
-            "device_kind": self.device_kind, "module_name": self.module_name,
-            "module_key": self.module_key, "calls": self.calls,
-            "step_seconds": self.step_seconds, "step_s": self.step_s,
-            "attributed_s": self.attributed_s, "coverage": self.coverage,
-            "busy_s": self.busy_s, "step_source": self.step_source,
+            "version": SCHEMA_VERSION,
+            "label": self.label,
+            "backend": self.backend,
+            "device_kind": self.device_kind,
+            "module_name": self.module_name,
+            "module_key": self.module_key,
+            "calls": self.calls,
+            "step_seconds": self.step_seconds,
+            "step_s": self.step_s,
+            "attributed_s": self.attributed_s,
+            "coverage": self.coverage,
+            "busy_s": self.busy_s,
+            "step_source": self.step_source,
             "attribution": self.attribution,
             "instructions": [i.to_dict() for i in self.instructions],
             "lines": [ln.to_dict() for ln in self.lines],
             "listings": [x.to_dict() for x in self.listings],
             "primitives": [p.to_dict() for p in self.primitives],
-            "timeline": {"step_us": self.timeline_step_us,
-                         "events": [e.to_dict() for e in self.timeline]},
-            "peak": self.peak.to_dict(), "notes": self.notes,
-            "profile_s": self.profile_s, "compile_s": self.compile_s, "phases": self.phases,
+            "timeline": {
+                "step_us": self.timeline_step_us,
+                "events": [e.to_dict() for e in self.timeline],
+            },
+            "peak": self.peak.to_dict(),
+            "notes": self.notes,
+            "profile_s": self.profile_s,
+            "compile_s": self.compile_s,
+            "phases": self.phases,
         }
 
 
-__all__ = ["SCHEMA_VERSION", "InstructionTime", "LineTime", "Listing", "PeakInfo", "PrimitiveTime",
-           "ProfileReport", "TimelineEvent"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "InstructionTime",
+    "LineTime",
+    "Listing",
+    "PeakInfo",
+    "PrimitiveTime",
+    "ProfileReport",
+    "TimelineEvent",
+]

@@ -41,8 +41,9 @@ def _trace_file(trace: str | os.PathLike[str]) -> Path:
     (``jax.profiler.trace(dir)`` writes ``dir/plugins/profile/<run>/<host>.xplane.pb``)."""
     path = Path(trace)
     if path.is_dir():
-        found = sorted(glob.glob(os.path.join(path, "**", "*.xplane.pb"), recursive=True),
-                       key=os.path.getmtime)
+        found = sorted(
+            glob.glob(os.path.join(path, "**", "*.xplane.pb"), recursive=True), key=os.path.getmtime
+        )
         if not found:
             raise _fail(f"no .xplane.pb trace under {path}", "FileNotFoundError", "arguments")
         return Path(found[-1])
@@ -53,28 +54,38 @@ def _trace_file(trace: str | os.PathLike[str]) -> Path:
 
 def _hlo_text(hlo: str | os.PathLike[str]) -> tuple[str, str]:
     """``(text, where)``: the HLO text given, or read from the file ``hlo`` names."""
-    if isinstance(hlo, os.PathLike) or (isinstance(hlo, str) and "\n" not in hlo
-                                        and not hlo.lstrip().startswith("HloModule")):
+    if isinstance(hlo, os.PathLike) or (
+        isinstance(hlo, str) and "\n" not in hlo and not hlo.lstrip().startswith("HloModule")
+    ):
         path = Path(hlo)
         if not path.is_file():
             raise _fail(f"no such HLO file: {path}", "FileNotFoundError", "arguments")
         return path.read_text(), str(path)
     if not isinstance(hlo, str):
-        raise _fail(f"hlo must be the optimized HLO text or a path to it, got a "
-                    f"{type(hlo).__name__}", "TypeError", "arguments")
+        raise _fail(
+            f"hlo must be the optimized HLO text or a path to it, got a {type(hlo).__name__}",
+            "TypeError",
+            "arguments",
+        )
     return hlo, "the HLO text"
 
 
 def _module(text: str, where: str) -> HloModule:
     if not text.lstrip().startswith("HloModule"):
-        raise _fail(f"{where} is not optimized HLO text (it should start with 'HloModule': "
-                    f"write jax.jit(f).lower(*args).compile().as_text())", "ValueError",
-                    "arguments")
+        raise _fail(
+            f"{where} is not optimized HLO text (it should start with 'HloModule': "
+            f"write jax.jit(f).lower(*args).compile().as_text())",
+            "ValueError",
+            "arguments",
+        )
     try:
         return parse_hlo(text)
     except Exception as exc:
-        raise _fail(f"{where} could not be parsed as HLO: {type(exc).__name__}: {exc}",
-                    "ValueError", "arguments") from None
+        raise _fail(
+            f"{where} could not be parsed as HLO: {type(exc).__name__}: {exc}",
+            "ValueError",
+            "arguments",
+        ) from None
 
 
 def _stats(plane: Any) -> dict[str, Any]:
@@ -94,9 +105,15 @@ def _recording(profile: Any, device_id: int) -> tuple[str, str, str]:
     return "cpu", "cpu", version
 
 
-def profile_recorded(trace: str | os.PathLike[str], hlo: str | os.PathLike[str], *,
-                     calls: int, device_id: int = 0, label: str | None = None,
-                     device_kind: str | None = None) -> ProfileReport:
+def profile_recorded(
+    trace: str | os.PathLike[str],
+    hlo: str | os.PathLike[str],
+    *,
+    calls: int,
+    device_id: int = 0,
+    label: str | None = None,
+    device_kind: str | None = None,
+) -> ProfileReport:
     """The :class:`ProfileReport` of ``calls`` calls of the program ``hlo`` in ``trace``.
 
     ``trace``: an ``.xplane.pb`` file or a directory holding one; ``hlo``: the program's
@@ -112,22 +129,33 @@ def profile_recorded(trace: str | os.PathLike[str], hlo: str | os.PathLike[str],
     try:
         profile = jax.profiler.ProfileData.from_file(str(path))
     except Exception as exc:
-        raise _fail(f"{path} could not be read as a jax.profiler trace: "
-                    f"{type(exc).__name__}: {exc}", "ValueError", "arguments") from None
+        raise _fail(
+            f"{path} could not be read as a jax.profiler trace: {type(exc).__name__}: {exc}",
+            "ValueError",
+            "arguments",
+        ) from None
     platform, kind, version = _recording(profile, device_id)
     kind = device_kind or kind
     try:
         events = device_events(profile, platform, module, calls, device_id)
     except NoDeviceEvents as exc:
-        raise _fail(f"{exc}: was the trace recorded running this HLO module?",
-                    "NoDeviceEvents") from None
+        raise _fail(
+            f"{exc}: was the trace recorded running this HLO module?", "NoDeviceEvents"
+        ) from None
     finally:
         del profile
     if label is None:
         label = f"{module.name}, recorded on {kind}" + (f" with JAX {version}" if version else "")
-    return attribute(events, module, label=label, backend=platform, device_kind=kind,
-                     module_key=text_key(text), costs=instruction_costs(module),
-                     peak=peak_for(kind))
+    return attribute(
+        events,
+        module,
+        label=label,
+        backend=platform,
+        device_kind=kind,
+        module_key=text_key(text),
+        costs=instruction_costs(module),
+        peak=peak_for(kind),
+    )
 
 
 __all__ = ["profile_recorded"]

@@ -66,8 +66,10 @@ def _fail(summary: str, kind: str = "ProfileError", phase: str = "profiling") ->
 
 def check_calls(calls: object) -> int:
     if isinstance(calls, bool) or not isinstance(calls, int) or not 1 <= calls <= MAX_CALLS:
-        raise ValueError(f"n (the number of profiled calls) must be an integer from 1 to "
-                         f"{MAX_CALLS}, got {calls!r}")
+        raise ValueError(
+            f"n (the number of profiled calls) must be an integer from 1 to "
+            f"{MAX_CALLS}, got {calls!r}"
+        )
     return calls
 
 
@@ -86,8 +88,12 @@ class PreparedCall:
     note: str = ""
 
 
-def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-            command_buffers: bool = True) -> PreparedCall:
+def prepare(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    command_buffers: bool = True,
+) -> PreparedCall:
     """Trace, lower and compile ``fn(*args, **kwargs)`` as ``jax.jit`` would run it.
 
     A ``jax.jit`` function keeps its own settings (static arguments, donation); anything
@@ -95,8 +101,11 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     XLA's command buffers, so each kernel's event names its instruction.
     """
     if not callable(fn):
-        raise _fail(f"%jaxprof needs a call of a function, got a {type(fn).__name__}",
-                    "TypeError", "arguments")
+        raise _fail(
+            f"%jaxprof needs a call of a function, got a {type(fn).__name__}",
+            "TypeError",
+            "arguments",
+        )
     label = compat.transform_label(fn, function_name(fn))
     bound = compat.bound_jitted(fn)
     if bound is not None:
@@ -115,15 +124,16 @@ def prepare(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         raise ProfileError(report(exc, "trace")) from None
     note = ""
     if not command_buffers and jax.default_backend() != "gpu":
-        note = (f"command buffers are a GPU feature: nothing to turn off on "
-                f"{jax.default_backend()}")
+        note = f"command buffers are a GPU feature: nothing to turn off on {jax.default_backend()}"
     try:
         if command_buffers or jax.default_backend() != "gpu":
             compiled = lowered.compile()
         else:
             compiled = lowered.compile({"xla_gpu_enable_command_buffer": ""})
-            note = ("profiled a copy compiled with XLA's command buffers off "
-                    "(--xla_gpu_enable_command_buffer=): kernel events name their instruction")
+            note = (
+                "profiled a copy compiled with XLA's command buffers off "
+                "(--xla_gpu_enable_command_buffer=): kernel events name their instruction"
+            )
     except Exception as exc:
         raise ProfileError(report(exc, "compile")) from None
     compile_s = time.perf_counter() - t0
@@ -161,9 +171,10 @@ def _fresh(call: PreparedCall) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return call.args, call.kwargs
     leaves, tree = jax.tree.flatten((call.args, call.kwargs))
     every = len(leaves) != len(call.donated)  # cannot tell which: copy every array
-    leaves = [x.copy() if isinstance(x, jax.Array) and (every or d) else x
-              for x, d in zip(leaves, call.donated if not every else [True] * len(leaves),
-                              strict=True)]
+    leaves = [
+        x.copy() if isinstance(x, jax.Array) and (every or d) else x
+        for x, d in zip(leaves, call.donated if not every else [True] * len(leaves), strict=True)
+    ]
     args, kwargs = jax.tree.unflatten(tree, leaves)
     return tuple(args), dict(kwargs)
 
@@ -252,17 +263,22 @@ def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
         where = tempfile.mkdtemp(prefix="jaxprof-", dir=tmp_root)
     except OSError as exc:
         place = tmp_root or tempfile.gettempdir()
-        raise _fail(f"cannot create a temporary directory for the profile in {place} "
-                    f"({exc.strerror or exc}); set TMPDIR to a writable directory",
-                    type(exc).__name__) from None
+        raise _fail(
+            f"cannot create a temporary directory for the profile in {place} "
+            f"({exc.strerror or exc}); set TMPDIR to a writable directory",
+            type(exc).__name__,
+        ) from None
     try:
         try:
             jax.profiler.start_trace(where, profiler_options=_options())
         except RuntimeError as exc:
             if "already" in str(exc).lower():
-                raise _fail("a profiler is already running (a jax.profiler.trace or "
-                            "start_trace of your own?); stop it first: only one profile may "
-                            "run at a time", "ProfilerBusy") from None
+                raise _fail(
+                    "a profiler is already running (a jax.profiler.trace or "
+                    "start_trace of your own?); stop it first: only one profile may "
+                    "run at a time",
+                    "ProfilerBusy",
+                ) from None
             raise _fail(f"the profiler could not start: {exc}", type(exc).__name__) from None
         try:
             yield where
@@ -283,24 +299,47 @@ def read_trace(where: str) -> Any:
     return jax.profiler.ProfileData.from_file(found[-1])
 
 
-def device_events(profile: Any, platform: str, module: HloModule, calls: int,
-                  device_id: int = 0, single_device: bool = False) -> ProfileEvents:
+def device_events(
+    profile: Any,
+    platform: str,
+    module: HloModule,
+    calls: int,
+    device_id: int = 0,
+    single_device: bool = False,
+) -> ProfileEvents:
     """The steps of ``module`` in ``profile``, read the way ``platform`` records them."""
     if platform == "cpu":
-        return cpu_events(profile, module.name, (i.name for i in module.instructions()),
-                          device_id, single_device=single_device)
+        return cpu_events(
+            profile,
+            module.name,
+            (i.name for i in module.instructions()),
+            device_id,
+            single_device=single_device,
+        )
     if platform in ("gpu", "cuda", "rocm"):
         schedule = launch_schedule((i.name, i.opcode) for i in module.entry.instructions)
-        return gpu_events(profile, module.name, schedule, calls, device_id,
-                          (i.name for i in module.instructions()))
+        return gpu_events(
+            profile,
+            module.name,
+            schedule,
+            calls,
+            device_id,
+            (i.name for i in module.instructions()),
+        )
     raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
 
 
-def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                 calls: int = DEFAULT_CALLS, tmp_root: str | None = None,
-                 command_buffers: bool = True, label: str | None = None,
-                 costs: Callable[[HloModule], Any] | None = instruction_costs,
-                 ) -> ProfileReport:
+def profile_call(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    calls: int = DEFAULT_CALLS,
+    tmp_root: str | None = None,
+    command_buffers: bool = True,
+    label: str | None = None,
+    costs: Callable[[HloModule], Any] | None = instruction_costs,
+) -> ProfileReport:
     """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
 
     ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns (our
@@ -336,28 +375,46 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         except ProfileError:
             raise
         except Exception as exc:  # disk full while writing, a file the reader rejects
-            raise _fail(f"the profiler's trace could not be written or read: "
-                        f"{type(exc).__name__}: {exc}", "ProfileError") from None
+            raise _fail(
+                f"the profiler's trace could not be written or read: {type(exc).__name__}: {exc}",
+                "ProfileError",
+            ) from None
         phase("stop and read the trace")
         module, op_costs = reading.result()
     phase("parse and count (rest)")
-    devices = call.compiled.runtime_executable().local_devices() \
-        if hasattr(call.compiled.runtime_executable(), "local_devices") else jax.devices()
+    devices = (
+        call.compiled.runtime_executable().local_devices()
+        if hasattr(call.compiled.runtime_executable(), "local_devices")
+        else jax.devices()
+    )
     device = devices[0]
     platform = device.platform
     try:
         with gc_paused():
-            events = device_events(profile, platform, module, calls, getattr(device, "id", 0),
-                                   single_device=len(devices) == 1)
+            events = device_events(
+                profile,
+                platform,
+                module,
+                calls,
+                getattr(device, "id", 0),
+                single_device=len(devices) == 1,
+            )
     except NoDeviceEvents as exc:
         raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
     finally:
         del profile
     phase("events")
     with gc_paused():
-        rep = attribute(events, module, label=label or call.label, backend=platform,
-                        device_kind=device.device_kind, module_key=text_key(text),
-                        costs=op_costs, peak=peak_for(device.device_kind))
+        rep = attribute(
+            events,
+            module,
+            label=label or call.label,
+            backend=platform,
+            device_kind=device.device_kind,
+            module_key=text_key(text),
+            costs=op_costs,
+            peak=peak_for(device.device_kind),
+        )
     phase("attribution")
     rep.phases = phases
     rep.profile_s = time.perf_counter() - t0
@@ -368,5 +425,12 @@ def profile_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     return rep
 
 
-__all__ = ["DEFAULT_CALLS", "ProfileError", "check_calls", "prepare", "profile_call",
-           "profiler_session", "read_trace"]
+__all__ = [
+    "DEFAULT_CALLS",
+    "ProfileError",
+    "check_calls",
+    "prepare",
+    "profile_call",
+    "profiler_session",
+    "read_trace",
+]

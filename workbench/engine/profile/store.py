@@ -38,8 +38,9 @@ def text_key(hlo_text: str) -> str:
     return module_key(m.group(1) if m else "", hlo_text)
 
 
-def parsed(hlo_text: str, parse: Callable[[str], HloModule],
-           costs: Callable[[HloModule], Any] | None) -> tuple[HloModule, Any]:
+def parsed(
+    hlo_text: str, parse: Callable[[str], HloModule], costs: Callable[[HloModule], Any] | None
+) -> tuple[HloModule, Any]:
     """``(parse(text), costs(module) or None)``, from the cache when this text was seen."""
     key = (text_key(hlo_text), id(costs))
     hit = _PARSED.get(key)

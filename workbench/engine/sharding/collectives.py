@@ -29,8 +29,9 @@ from workbench.engine.sharding.layout import MeshInfo
 ORDERED_KINDS = ("all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all")
 
 
-def axes_of_groups(groups: list[list[int]], mesh: MeshInfo,
-                   ordered: bool = False) -> list[str] | None:
+def axes_of_groups(
+    groups: list[list[int]], mesh: MeshInfo, ordered: bool = False
+) -> list[str] | None:
     """The mesh axes whose positions vary within each group, if the groups are exactly that.
 
     ``[]`` (XLA's "one group of everything") is all axes.  Axes of size 1 are never
@@ -53,8 +54,10 @@ def axes_of_groups(groups: list[list[int]], mesh: MeshInfo,
         for over in itertools.combinations(big, r):
             rest = [i for i in range(len(mesh.axis_sizes)) if i not in over]
             size = int(np.prod([mesh.axis_sizes[i] for i in over]))
-            expected = {frozenset(g) for g in
-                        np.transpose(grid, rest + list(over)).reshape(-1, size).tolist()}
+            expected = {
+                frozenset(g)
+                for g in np.transpose(grid, rest + list(over)).reshape(-1, size).tolist()
+            }
             if expected == given:
                 if ordered and r > 1:
                     return _walk_order(groups, grid, rest, over, size, mesh)
@@ -62,13 +65,20 @@ def axes_of_groups(groups: list[list[int]], mesh: MeshInfo,
     return None
 
 
-def _walk_order(groups: list[list[int]], grid: Any, rest: list[int], over: tuple[int, ...],
-                size: int, mesh: MeshInfo) -> list[str]:
+def _walk_order(
+    groups: list[list[int]],
+    grid: Any,
+    rest: list[int],
+    over: tuple[int, ...],
+    size: int,
+    mesh: MeshInfo,
+) -> list[str]:
     """The permutation of ``over`` whose row-major walk lists every group in its order."""
     given = {tuple(g) for g in groups}
     for perm in itertools.permutations(over):
-        walked = {tuple(g) for g in
-                  np.transpose(grid, rest + list(perm)).reshape(-1, size).tolist()}
+        walked = {
+            tuple(g) for g in np.transpose(grid, rest + list(perm)).reshape(-1, size).tolist()
+        }
         if walked == given:
             return [mesh.axis_names[i] for i in perm]
     return [mesh.axis_names[i] for i in over]  # an order no axis walk gives: mesh order
@@ -108,9 +118,11 @@ class MeshCollective:
     def description(self) -> str:
         if self.axes is None:
             if self.groups is not None:
-                return f"{self.kind} over device groups " + " ".join(
-                    "{" + ",".join(map(str, g)) + "}" for g in self.groups[:4]) + (
-                    " ..." if len(self.groups) > 4 else "")
+                return (
+                    f"{self.kind} over device groups "
+                    + " ".join("{" + ",".join(map(str, g)) + "}" for g in self.groups[:4])
+                    + (" ..." if len(self.groups) > 4 else "")
+                )
             return f"{self.kind} (groups not reported)"
         if not self.axes:
             return f"{self.kind} within each device (no mesh axis)"
@@ -123,10 +135,18 @@ class MeshCollective:
         return (self.kind, None if self.axes is None else tuple(self.axes), self.shape)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "shape": self.shape, "bytes": self.bytes, "axes": self.axes,
-                "description": self.description, "groups": self.groups, "pairs": self.pairs,
-                "name": self.name, "op_name": self.op_name,
-                "source": None if self.source is None else self.source.to_dict()}
+        return {
+            "kind": self.kind,
+            "shape": self.shape,
+            "bytes": self.bytes,
+            "axes": self.axes,
+            "description": self.description,
+            "groups": self.groups,
+            "pairs": self.pairs,
+            "name": self.name,
+            "op_name": self.op_name,
+            "source": None if self.source is None else self.source.to_dict(),
+        }
 
 
 def _groups_of(c: Collective, attrs: dict[str, str]) -> list[list[int]] | None:
@@ -158,11 +178,27 @@ def mesh_collectives(module: HloModule, mesh: MeshInfo) -> list[MeshCollective]:
             in_range = all(0 <= i < len(ids) for g in groups for i in g)
             if in_range:
                 dev_groups = [[ids[i] for i in g] for g in groups] if groups else [list(ids)]
-        out.append(MeshCollective(kind=c.kind, shape=c.shape, bytes=c.bytes, axes=axes,
-                                  groups=dev_groups, pairs=dev_pairs, name=c.name,
-                                  op_name=c.op_name, source=c.source))
+        out.append(
+            MeshCollective(
+                kind=c.kind,
+                shape=c.shape,
+                bytes=c.bytes,
+                axes=axes,
+                groups=dev_groups,
+                pairs=dev_pairs,
+                name=c.name,
+                op_name=c.op_name,
+                source=c.source,
+            )
+        )
     return out
 
 
-__all__ = ["ORDERED_KINDS", "MeshCollective", "axes_of_groups", "axes_of_pairs", "expand_mesh_groups",
-           "mesh_collectives"]
+__all__ = [
+    "ORDERED_KINDS",
+    "MeshCollective",
+    "axes_of_groups",
+    "axes_of_pairs",
+    "expand_mesh_groups",
+    "mesh_collectives",
+]

@@ -43,12 +43,17 @@ class MeshInfo:
         return int(math.prod(self.axis_sizes))
 
     def coords(self, position: int) -> list[int]:
-        return [int(c) for c in np.unravel_index(position, self.axis_sizes)] if self.axis_sizes \
-            else []
+        return (
+            [int(c) for c in np.unravel_index(position, self.axis_sizes)] if self.axis_sizes else []
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"axis_names": list(self.axis_names), "axis_sizes": list(self.axis_sizes),
-                "axis_types": list(self.axis_types), "device_ids": list(self.device_ids)}
+        return {
+            "axis_names": list(self.axis_names),
+            "axis_sizes": list(self.axis_sizes),
+            "axis_types": list(self.axis_types),
+            "device_ids": list(self.device_ids),
+        }
 
 
 @dataclass(slots=True)
@@ -62,8 +67,13 @@ class DeviceInfo:
     coords: list[int] | None = None  # position in the mesh, when there is one
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "process": self.process, "kind": self.kind,
-                "addressable": self.addressable, "coords": self.coords}
+        return {
+            "id": self.id,
+            "process": self.process,
+            "kind": self.kind,
+            "addressable": self.addressable,
+            "coords": self.coords,
+        }
 
 
 @dataclass(slots=True)
@@ -109,13 +119,22 @@ class Shard:
     def index_text(self) -> str:
         if not self.start:
             return "[]"
-        return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.stop, strict=False)) + "]"
+        return (
+            "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.stop, strict=False)) + "]"
+        )
 
     def to_dict(self, *, bits: int) -> dict[str, Any]:
-        return {"start": self.start, "stop": self.stop, "block_start": self.origin,
-                "padded_stop": self.padded_stop, "shape": self.shape,
-                "padded_shape": self.padded_shape, "only_padding": self.only_padding,
-                "bytes": shard_bytes(self.padded_shape, bits), "devices": self.devices}
+        return {
+            "start": self.start,
+            "stop": self.stop,
+            "block_start": self.origin,
+            "padded_stop": self.padded_stop,
+            "shape": self.shape,
+            "padded_shape": self.padded_shape,
+            "only_padding": self.only_padding,
+            "bytes": shard_bytes(self.padded_shape, bits),
+            "devices": self.devices,
+        }
 
 
 def shard_bytes(shape: list[int], bits: int) -> int:
@@ -188,8 +207,7 @@ class Layout:
         block), not from counting equal boxes.
         """
         if self.empty and self.mesh is not None and self.spec is not None:
-            return max(1, self.mesh.size // max(1, math.prod(split_counts(self.mesh,
-                                                                          self.spec))))
+            return max(1, self.mesh.size // max(1, math.prod(split_counts(self.mesh, self.spec))))
         return max((len(s.devices) for s in self.shards), default=1)
 
     @property
@@ -197,8 +215,11 @@ class Layout:
         if self.mesh is None or self.spec is None:
             return []
         used = {a for entry in self.spec for a in entry}
-        return [a for a, n in zip(self.mesh.axis_names, self.mesh.axis_sizes, strict=False)
-                if a not in used and n > 1]
+        return [
+            a
+            for a, n in zip(self.mesh.axis_names, self.mesh.axis_sizes, strict=False)
+            if a not in used and n > 1
+        ]
 
     @property
     def spec_text(self) -> str:
@@ -216,16 +237,25 @@ class Layout:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "path": self.path, "shape": self.shape, "dtype": self.dtype,
-            "itemsize": self.itemsize, "bits": self.bits, "empty": self.empty,
+            "kind": self.kind,
+            "path": self.path,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "itemsize": self.itemsize,
+            "bits": self.bits,
+            "empty": self.empty,
             "sharding": self.sharding_text,
             "mesh": None if self.mesh is None else self.mesh.to_dict(),
-            "spec": self.spec, "spec_text": self.spec_text,
-            "replicated_axes": self.replicated_axes, "replication": self.replication,
-            "fully_replicated": self.fully_replicated, "uneven": self.uneven,
+            "spec": self.spec,
+            "spec_text": self.spec_text,
+            "replicated_axes": self.replicated_axes,
+            "replication": self.replication,
+            "fully_replicated": self.fully_replicated,
+            "uneven": self.uneven,
             "process_index": self.process_index,
             "shards": [s.to_dict(bits=self.bits) for s in self.shards],
-            "devices": [d.to_dict() for d in self.devices], "notes": list(self.notes),
+            "devices": [d.to_dict() for d in self.devices],
+            "notes": list(self.notes),
         }
 
 
@@ -248,7 +278,8 @@ def spec_entries(spec: Any, ndim: int) -> list[list[str]]:
             entries.append([])
     if len(entries) > ndim:
         raise ShardingInputError(
-            f"the PartitionSpec has {len(entries)} entries but the array has rank {ndim}")
+            f"the PartitionSpec has {len(entries)} entries but the array has rank {ndim}"
+        )
     return entries + [[] for _ in range(ndim - len(entries))]
 
 
@@ -259,6 +290,7 @@ def spec_text(entries: list[list[str]]) -> str:
         if len(e) == 1:
             return repr(e[0])
         return "(" + ", ".join(repr(a) for a in e) + ")"
+
     while entries and not entries[-1]:
         entries = entries[:-1]
     return "P(" + ", ".join(one(e) for e in entries) + ")"
@@ -272,13 +304,15 @@ def check_spec(mesh: MeshInfo, entries: list[list[str]]) -> None:
             if axis not in mesh.axis_names:
                 names = ", ".join(repr(a) for a in mesh.axis_names) or "(none)"
                 raise ShardingInputError(
-                    f"unknown mesh axis {axis!r} in dimension {dim}; the mesh has {names}")
+                    f"unknown mesh axis {axis!r} in dimension {dim}; the mesh has {names}"
+                )
             if axis in seen:
                 where = "dimension" if seen[axis] == dim else "dimensions"
                 dims = f"{seen[axis]}" if seen[axis] == dim else f"{seen[axis]} and {dim}"
                 raise ShardingInputError(
                     f"mesh axis {axis!r} is used twice ({where} {dims}); each mesh axis can "
-                    f"split at most one dimension, once")
+                    f"split at most one dimension, once"
+                )
             seen[axis] = dim
 
 
@@ -289,21 +323,33 @@ def split_counts(mesh: MeshInfo, entries: list[list[str]]) -> list[int]:
 
 def indivisible(mesh: MeshInfo, entries: list[list[str]], shape: list[int]) -> str:
     """'' when every split divides its dimension, else a message that shows the padding."""
-    for dim, (n, size, entry) in enumerate(zip(split_counts(mesh, entries), shape, entries, strict=False)):
+    for dim, (n, size, entry) in enumerate(
+        zip(split_counts(mesh, entries), shape, entries, strict=False)
+    ):
         if n > 1 and size % n:
             chunk = -(-size // n)
             last = size - chunk * (n - 1)
             by = " x ".join(repr(a) for a in entry)
-            tail = (f"XLA would pad it to {chunk * n} inside jit: shards of {chunk}, "
-                    f"the last holding {last}" if last > 0 else
-                    f"{n - math.ceil(size / chunk)} shard(s) would hold only padding")
-            return (f"dimension {dim} (size {size}) is split {n} ways by {by}, and {size} is not "
-                    f"a multiple of {n}; a jax.Array needs even shards ({tail})")
+            tail = (
+                f"XLA would pad it to {chunk * n} inside jit: shards of {chunk}, "
+                f"the last holding {last}"
+                if last > 0
+                else f"{n - math.ceil(size / chunk)} shard(s) would hold only padding"
+            )
+            return (
+                f"dimension {dim} (size {size}) is split {n} ways by {by}, and {size} is not "
+                f"a multiple of {n}; a jax.Array needs even shards ({tail})"
+            )
     return ""
 
 
-def plan_layout(mesh: MeshInfo, spec: Any, shape: list[int] | tuple[int, ...],
-                dtype: Any = "float32", devices: list[DeviceInfo] | None = None) -> Layout:
+def plan_layout(
+    mesh: MeshInfo,
+    spec: Any,
+    shape: list[int] | tuple[int, ...],
+    dtype: Any = "float32",
+    devices: list[DeviceInfo] | None = None,
+) -> Layout:
     """The layout ``NamedSharding(mesh, spec)`` gives an array of ``shape``, computed directly.
 
     Mesh position ``p`` (row-major over the axes) holds, along each dimension split by
@@ -311,12 +357,16 @@ def plan_layout(mesh: MeshInfo, spec: Any, shape: list[int] | tuple[int, ...],
     (the first axis is the major one), each block ``ceil(size / splits)`` long.
     """
     shape = [int(s) for s in shape]
-    entries = spec if isinstance(spec, list) and all(isinstance(e, list) for e in spec) \
+    entries = (
+        spec
+        if isinstance(spec, list) and all(isinstance(e, list) for e in spec)
         else spec_entries(spec, len(shape))
+    )
     entries = entries + [[] for _ in range(len(shape) - len(entries))]
     if len(entries) > len(shape):
         raise ShardingInputError(
-            f"the PartitionSpec has {len(entries)} entries but the array has rank {len(shape)}")
+            f"the PartitionSpec has {len(entries)} entries but the array has rank {len(shape)}"
+        )
     check_spec(mesh, entries)
     counts = split_counts(mesh, entries)
     chunks = [-(-s // n) if n else s for s, n in zip(shape, counts, strict=False)]
@@ -342,14 +392,21 @@ def plan_layout(mesh: MeshInfo, spec: Any, shape: list[int] | tuple[int, ...],
         padded = [a + c for a, c in zip(block, chunks, strict=False)]
         stop = [min(p, s) for p, s in zip(padded, shape, strict=False)]
         start = [min(a, s) for a, s in zip(block, shape, strict=False)]
-        shards.append(Shard(start, stop, padded, by_index[key],
-                            None if block == start else block))
+        shards.append(Shard(start, stop, padded, by_index[key], None if block == start else block))
     name, bits = dtype_bits(dtype)
     if devices is None:
         devices = [DeviceInfo(d, coords=mesh.coords(p)) for p, d in enumerate(mesh.device_ids)]
-    return Layout(kind="named", shape=shape, dtype=name, bits=bits,
-                  sharding_text=f"NamedSharding({mesh_text(mesh)}, {spec_text(entries)})",
-                  shards=shards, devices=devices, mesh=mesh, spec=entries)
+    return Layout(
+        kind="named",
+        shape=shape,
+        dtype=name,
+        bits=bits,
+        sharding_text=f"NamedSharding({mesh_text(mesh)}, {spec_text(entries)})",
+        shards=shards,
+        devices=devices,
+        mesh=mesh,
+        spec=entries,
+    )
 
 
 def mesh_text(mesh: MeshInfo) -> str:
@@ -369,20 +426,26 @@ def mesh_info(mesh: Any) -> MeshInfo:
     names = [str(a) for a in mesh.axis_names]
     sizes = [int(n) for n in mesh.devices.shape]
     types = getattr(mesh, "axis_types", None) or ("Auto",) * len(names)
-    return MeshInfo(names, sizes, [_type_name(t) for t in types],
-                    [int(d.id) for d in mesh.devices.flat])
+    return MeshInfo(
+        names, sizes, [_type_name(t) for t in types], [int(d.id) for d in mesh.devices.flat]
+    )
 
 
 def device_info(device: Any, process_index: int, coords: list[int] | None = None) -> DeviceInfo:
     proc = int(getattr(device, "process_index", 0))
-    return DeviceInfo(int(device.id), proc, str(getattr(device, "device_kind", "")),
-                      proc == process_index, coords)
+    return DeviceInfo(
+        int(device.id), proc, str(getattr(device, "device_kind", "")), proc == process_index, coords
+    )
 
 
 def _kind_of(sharding: Any) -> str:
     name = type(sharding).__name__
-    return {"NamedSharding": "named", "SingleDeviceSharding": "single",
-            "GSPMDSharding": "gspmd", "PositionalSharding": "positional"}.get(name, name.lower())
+    return {
+        "NamedSharding": "named",
+        "SingleDeviceSharding": "single",
+        "GSPMDSharding": "gspmd",
+        "PositionalSharding": "positional",
+    }.get(name, name.lower())
 
 
 def _bounds(index: tuple[Any, ...], shape: list[int]) -> tuple[list[int], list[int]]:
@@ -394,8 +457,9 @@ def _bounds(index: tuple[Any, ...], shape: list[int]) -> tuple[list[int], list[i
     return start, stop
 
 
-def layout_of_sharding(sharding: Any, shape: tuple[int, ...] | list[int], dtype: Any,
-                       path: str = "") -> Layout:
+def layout_of_sharding(
+    sharding: Any, shape: tuple[int, ...] | list[int], dtype: Any, path: str = ""
+) -> Layout:
     """The layout JAX itself gives ``shape`` under ``sharding`` (``devices_indices_map``)."""
     import jax
 
@@ -429,11 +493,24 @@ def layout_of_sharding(sharding: Any, shape: tuple[int, ...] | list[int], dtype:
     notes = []
     if any(not d.addressable for d in devices):
         mine = sum(d.addressable for d in devices)
-        notes.append(f"process {me} addresses {mine} of {len(devices)} devices; "
-                     f"the others belong to other processes")
-    return Layout(kind=_kind_of(sharding), shape=shape, dtype=name, bits=bits,
-                  sharding_text=str(sharding), shards=shards, devices=devices, mesh=mesh,
-                  spec=entries, path=path, process_index=me, notes=notes)
+        notes.append(
+            f"process {me} addresses {mine} of {len(devices)} devices; "
+            f"the others belong to other processes"
+        )
+    return Layout(
+        kind=_kind_of(sharding),
+        shape=shape,
+        dtype=name,
+        bits=bits,
+        sharding_text=str(sharding),
+        shards=shards,
+        devices=devices,
+        mesh=mesh,
+        spec=entries,
+        path=path,
+        process_index=me,
+        notes=notes,
+    )
 
 
 def layout_of(x: Any, path: str = "") -> Layout:
@@ -441,15 +518,20 @@ def layout_of(x: Any, path: str = "") -> Layout:
     sharding = getattr(x, "sharding", None)
     if sharding is None or not hasattr(x, "shape") or not hasattr(x, "dtype"):
         what = type(x).__name__
-        hint = " (it lives on the host: jax.device_put puts it on devices)" \
-            if isinstance(x, np.ndarray) else ""
+        hint = (
+            " (it lives on the host: jax.device_put puts it on devices)"
+            if isinstance(x, np.ndarray)
+            else ""
+        )
         article = "an" if what[:1].lower() in "aeiou" else "a"
-        raise ShardingInputError(f"{path or 'the value'} is {article} {what}, not a jax.Array "
-                                 f"with a sharding{hint}")
+        raise ShardingInputError(
+            f"{path or 'the value'} is {article} {what}, not a jax.Array with a sharding{hint}"
+        )
     layout = layout_of_sharding(sharding, x.shape, x.dtype, path)
     if getattr(x, "is_deleted", lambda: False)():
-        layout.notes.append("this array has been deleted (donated?): its data is gone, "
-                            "the layout is what it was")
+        layout.notes.append(
+            "this array has been deleted (donated?): its data is gone, the layout is what it was"
+        )
     return layout
 
 
@@ -471,15 +553,35 @@ def layouts_of_tree(tree: Any) -> list[Layout]:
             raise ShardingInputError("the value is an empty pytree: no arrays to show")
         if len(leaves) == 1 and not skipped[0].startswith("["):
             layout_of(leaves[0][1])  # raises the single-value message
-        raise ShardingInputError(f"the value (a {type(tree).__name__}) holds no jax.Array; "
-                                 f"its leaves: " + ", ".join(skipped[:6]))
+        raise ShardingInputError(
+            f"the value (a {type(tree).__name__}) holds no jax.Array; "
+            f"its leaves: " + ", ".join(skipped[:6])
+        )
     if skipped:
-        out[0].notes.append("not arrays, left out: " + ", ".join(skipped[:6])
-                            + (" ..." if len(skipped) > 6 else ""))
+        out[0].notes.append(
+            "not arrays, left out: " + ", ".join(skipped[:6]) + (" ..." if len(skipped) > 6 else "")
+        )
     return out
 
 
-__all__ = ["LAYOUT_VERSION", "DeviceInfo", "Layout", "MeshInfo", "Shard", "ShardingInputError",
-           "check_spec", "dtype_bits", "indivisible", "layout_of", "layout_of_sharding", "layouts_of_tree",
-           "mesh_info", "mesh_text", "plan_layout", "shard_bytes", "spec_entries", "spec_text",
-           "split_counts"]
+__all__ = [
+    "LAYOUT_VERSION",
+    "DeviceInfo",
+    "Layout",
+    "MeshInfo",
+    "Shard",
+    "ShardingInputError",
+    "check_spec",
+    "dtype_bits",
+    "indivisible",
+    "layout_of",
+    "layout_of_sharding",
+    "layouts_of_tree",
+    "mesh_info",
+    "mesh_text",
+    "plan_layout",
+    "shard_bytes",
+    "spec_entries",
+    "spec_text",
+    "split_counts",
+]

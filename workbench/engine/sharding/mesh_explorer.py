@@ -90,8 +90,12 @@ class ExplorerConfig:
                 a = f
         b = device_count // a
         if a == 1:
-            cfg = cls(mesh_shape=str(device_count), axis_names="data", spec="data, None",
-                      rhs_spec="None, None")
+            cfg = cls(
+                mesh_shape=str(device_count),
+                axis_names="data",
+                spec="data, None",
+                rhs_spec="None, None",
+            )
         else:
             cfg = cls(mesh_shape=f"{a}, {b}")
         for k, v in overrides.items():
@@ -120,18 +124,26 @@ class ExplorerDiff:
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed or self.output_before != self.output_after
-                    or self.collective_bytes_before != self.collective_bytes_after
-                    or self.temp_bytes_before != self.temp_bytes_after)
+        return bool(
+            self.added
+            or self.removed
+            or self.output_before != self.output_after
+            or self.collective_bytes_before != self.collective_bytes_after
+            or self.temp_bytes_before != self.temp_bytes_after
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "removed": self.removed,
-                "collective_bytes_before": self.collective_bytes_before,
-                "collective_bytes_after": self.collective_bytes_after,
-                "temp_bytes_before": self.temp_bytes_before,
-                "temp_bytes_after": self.temp_bytes_after,
-                "output_before": self.output_before, "output_after": self.output_after,
-                "changed": self.changed}
+        return {
+            "added": self.added,
+            "removed": self.removed,
+            "collective_bytes_before": self.collective_bytes_before,
+            "collective_bytes_after": self.collective_bytes_after,
+            "temp_bytes_before": self.temp_bytes_before,
+            "temp_bytes_after": self.temp_bytes_after,
+            "output_before": self.output_before,
+            "output_after": self.output_after,
+            "changed": self.changed,
+        }
 
 
 @dataclass(slots=True)
@@ -161,17 +173,26 @@ class ExplorerResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": LAYOUT_VERSION, "kind": "explorer", "config": self.config.to_dict(),
-            "mesh": self.mesh.to_dict(), "operation": self.operation, "op_text": self.op_text,
+            "version": LAYOUT_VERSION,
+            "kind": "explorer",
+            "config": self.config.to_dict(),
+            "mesh": self.mesh.to_dict(),
+            "operation": self.operation,
+            "op_text": self.op_text,
             "inputs": [x.to_dict() for x in self.inputs],
             "outputs": [x.to_dict() for x in self.outputs],
             "collectives": [c.to_dict() for c in self.collectives],
             "collective_bytes": self.collective_bytes,
             "memory": None if self.memory is None else self.memory.to_dict(),
-            "timings": {"trace_s": self.trace_s, "lower_s": self.lower_s,
-                        "compile_s": self.compile_s, "elapsed_s": self.elapsed_s},
+            "timings": {
+                "trace_s": self.trace_s,
+                "lower_s": self.lower_s,
+                "compile_s": self.compile_s,
+                "elapsed_s": self.elapsed_s,
+            },
             "diff": None if self.diff is None else self.diff.to_dict(),
-            "notes": list(self.notes), "device_count": self.device_count,
+            "notes": list(self.notes),
+            "device_count": self.device_count,
             "process_count": self.process_count,
         }
 
@@ -209,8 +230,9 @@ def build_mesh(cfg: ExplorerConfig, devices: list[Any]) -> tuple[Any, MeshInfo]:
     if "Manual" in types:
         # A Manual axis is what shard_map makes of a mesh axis inside its body; a mesh
         # built with one outside shard_map trips JAX's internal asserts.
-        raise ShardingInputError("Manual axes exist only inside shard_map; use Auto or "
-                                 "Explicit here")
+        raise ShardingInputError(
+            "Manual axes exist only inside shard_map; use Auto or Explicit here"
+        )
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
     axis_types = tuple(getattr(jax.sharding.AxisType, t) for t in types)
@@ -231,8 +253,10 @@ def _dtype(name: str) -> Any:
 def _checked(info: MeshInfo, spec_text: str, shape: list[int], what: str) -> list[list[str]]:
     entries = parse_spec(spec_text)
     if len(entries) > len(shape):
-        raise ShardingInputError(f"the {what} spec {spec_text!r} has {len(entries)} entries but "
-                                 f"the {what} has rank {len(shape)} {tuple(shape)}")
+        raise ShardingInputError(
+            f"the {what} spec {spec_text!r} has {len(entries)} entries but "
+            f"the {what} has rank {len(shape)} {tuple(shape)}"
+        )
     entries += [[] for _ in range(len(shape) - len(entries))]
     try:
         check_spec(info, entries)
@@ -245,12 +269,16 @@ def _einsum_rhs_shape(equation: str, lhs_shape: list[int]) -> list[int]:
     ins, _, _ = equation.replace(" ", "").partition("->")
     parts = ins.split(",")
     if len(parts) != 2 or "." in ins:
-        raise ShardingInputError(f"the explorer's einsum takes two operands without '...', "
-                                 f"e.g. ij,jk->ik; got {equation!r}")
+        raise ShardingInputError(
+            f"the explorer's einsum takes two operands without '...', "
+            f"e.g. ij,jk->ik; got {equation!r}"
+        )
     lhs, rhs = parts
     if len(lhs) != len(lhs_shape):
-        raise ShardingInputError(f"the einsum's first operand {lhs!r} has {len(lhs)} indices but "
-                                 f"the array has rank {len(lhs_shape)}")
+        raise ShardingInputError(
+            f"the einsum's first operand {lhs!r} has {len(lhs)} indices but "
+            f"the array has rank {len(lhs_shape)}"
+        )
     sizes = dict(zip(lhs, lhs_shape, strict=False))
     default = lhs_shape[-1] if lhs_shape else 1
     return [sizes.get(c, default) for c in rhs]
@@ -268,14 +296,20 @@ def _describe_op(cfg: ExplorerConfig, rhs_shape: list[int] | None, dtype: Any) -
     return ""
 
 
-def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
-               explicit: bool) -> Callable[..., Any]:
+def _operation(
+    cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None, explicit: bool
+) -> Callable[..., Any]:
     """A fresh function for the chosen operation (fresh, so JAX's caches never answer)."""
     import jax
     import jax.numpy as jnp
 
-    out_sh = None if out_spec is None else jax.sharding.NamedSharding(
-        mesh, jax.sharding.PartitionSpec(*[tuple(e) if e else None for e in out_spec]))
+    out_sh = (
+        None
+        if out_spec is None
+        else jax.sharding.NamedSharding(
+            mesh, jax.sharding.PartitionSpec(*[tuple(e) if e else None for e in out_spec])
+        )
+    )
 
     def constrain(y: Any) -> Any:
         if out_sh is None:
@@ -289,9 +323,11 @@ def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
     dot_out = out_sh if explicit else None
     op: Callable[..., Any]
     if cfg.operation == "matmul":
+
         def matmul(x: Any, y: Any) -> Any:
             z = jnp.matmul(x, y, out_sharding=dot_out)
             return z if dot_out is not None else constrain(z)
+
         op = matmul
     elif cfg.operation == "einsum":
         eq = cfg.equation.replace(" ", "")
@@ -299,15 +335,16 @@ def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
         def einsum(x: Any, y: Any) -> Any:
             z = jnp.einsum(eq, x, y, out_sharding=dot_out)
             return z if dot_out is not None else constrain(z)
+
         op = einsum
     elif cfg.operation == "reduce":
         axes = tuple(parse_ints(cfg.reduce_axes, "reduction axes", 0))
-        reducers: dict[str, Callable[..., Any]] = {"sum": jnp.sum, "max": jnp.max,
-                                                   "mean": jnp.mean}
+        reducers: dict[str, Callable[..., Any]] = {"sum": jnp.sum, "max": jnp.max, "mean": jnp.mean}
         fn = reducers[cfg.reduction]
 
         def reduce(x: Any) -> Any:
             return constrain(fn(x, axis=axes))
+
         op = reduce
     else:
         if cfg.function is None:  # validate() said so already; this narrows the type
@@ -316,10 +353,13 @@ def _operation(cfg: ExplorerConfig, mesh: Any, out_spec: list[list[str]] | None,
 
         def function(x: Any) -> Any:
             return jax.tree.map(constrain, user(x)) if out_sh is not None else user(x)
+
         op = function
-    op.__name__ = op.__qualname__ = {"matmul": "matmul", "einsum": "einsum",
-                                     "reduce": cfg.reduction}.get(
-        cfg.operation, cfg.function_name or getattr(cfg.function, "__name__", "f"))
+    op.__name__ = op.__qualname__ = {
+        "matmul": "matmul",
+        "einsum": "einsum",
+        "reduce": cfg.reduction,
+    }.get(cfg.operation, cfg.function_name or getattr(cfg.function, "__name__", "f"))
     return op
 
 
@@ -327,8 +367,7 @@ def diff_results(before: ExplorerResult, after: ExplorerResult) -> ExplorerDiff:
     """Collectives added and removed (as a multiset of kind/axes/shape), bytes before/after."""
     b = Counter(c.key for c in before.collectives)
     a = Counter(c.key for c in after.collectives)
-    desc = {c.key: f"{c.description} {c.shape}" for c in [*before.collectives,
-                                                           *after.collectives]}
+    desc = {c.key: f"{c.description} {c.shape}" for c in [*before.collectives, *after.collectives]}
     added = [desc[k] for k in sorted((a - b).elements(), key=str)]
     removed = [desc[k] for k in sorted((b - a).elements(), key=str)]
 
@@ -337,8 +376,17 @@ def diff_results(before: ExplorerResult, after: ExplorerResult) -> ExplorerDiff:
 
     def temp(r: ExplorerResult) -> int | None:
         return None if r.memory is None else r.memory.temp_bytes
-    return ExplorerDiff(added, removed, before.collective_bytes, after.collective_bytes,
-                        temp(before), temp(after), out_text(before), out_text(after))
+
+    return ExplorerDiff(
+        added,
+        removed,
+        before.collective_bytes,
+        after.collective_bytes,
+        temp(before),
+        temp(after),
+        out_text(before),
+        out_text(after),
+    )
 
 
 # -- the step: validate, operands, compile, diff ----------------------------------------------
@@ -365,8 +413,9 @@ def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
     import jax
 
     if cfg.operation not in OPERATIONS:
-        raise ShardingInputError(f"unknown operation {cfg.operation!r}; one of "
-                                 f"{', '.join(OPERATIONS)}")
+        raise ShardingInputError(
+            f"unknown operation {cfg.operation!r}; one of {', '.join(OPERATIONS)}"
+        )
     mesh, info = build_mesh(cfg, devices)
     me = jax.process_index()
     pos = {int(d.id): p for p, d in enumerate(devices)}
@@ -376,9 +425,14 @@ def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
     entries = _checked(info, cfg.spec, shape, "array")
     x_layout = plan_layout(info, entries, shape, dtype, dev_infos)
     x_layout.path = "x"
-    result = ExplorerResult(config=replace(cfg), mesh=info, inputs=[x_layout],
-                            operation=cfg.operation, device_count=len(devices),
-                            process_count=jax.process_count())
+    result = ExplorerResult(
+        config=replace(cfg),
+        mesh=info,
+        inputs=[x_layout],
+        operation=cfg.operation,
+        device_count=len(devices),
+        process_count=jax.process_count(),
+    )
     bad = indivisible(info, entries, shape)
     if cfg.operation == "layout":
         if bad:
@@ -389,8 +443,9 @@ def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
     if cfg.operation == "function" and cfg.function is None:
         raise ShardingInputError("no function chosen: pick one from the notebook's namespace")
     if cfg.operation == "reduce" and cfg.reduction not in REDUCTIONS:
-        raise ShardingInputError(f"unknown reduction {cfg.reduction!r}; one of "
-                                 f"{', '.join(REDUCTIONS)}")
+        raise ShardingInputError(
+            f"unknown reduction {cfg.reduction!r}; one of {', '.join(REDUCTIONS)}"
+        )
     return _Plan(mesh, info, dev_infos, dtype, shape, entries, result)
 
 
@@ -398,7 +453,8 @@ def _spec_of(entries: list[list[str]]) -> Any:
     import jax
 
     return jax.sharding.PartitionSpec(
-        *[tuple(a) if len(a) > 1 else (a[0] if a else None) for a in entries])
+        *[tuple(a) if len(a) > 1 else (a[0] if a else None) for a in entries]
+    )
 
 
 def operands(cfg: ExplorerConfig, plan: _Plan) -> list[Any]:
@@ -411,8 +467,11 @@ def operands(cfg: ExplorerConfig, plan: _Plan) -> list[Any]:
     import jax
 
     def arg(shape: list[int], entries: list[list[str]]) -> Any:
-        return jax.ShapeDtypeStruct(tuple(shape), plan.dtype, sharding=jax.sharding.NamedSharding(
-            plan.mesh, _spec_of(entries)))
+        return jax.ShapeDtypeStruct(
+            tuple(shape),
+            plan.dtype,
+            sharding=jax.sharding.NamedSharding(plan.mesh, _spec_of(entries)),
+        )
 
     args = [arg(plan.shape, plan.entries)]
     rhs_shape: list[int] | None = None
@@ -464,8 +523,9 @@ def compile_operation(cfg: ExplorerConfig, plan: _Plan, args: list[Any]) -> None
         out_sh = jax.tree.leaves(compiled.output_shardings)
         out_info = jax.tree.leaves(ins.lowered.out_info)
         for i, (sh, aval) in enumerate(zip(out_sh, out_info, strict=False)):
-            lay = layout_of_sharding(sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1
-                                     else f"out[{i}]")
+            lay = layout_of_sharding(
+                sh, aval.shape, aval.dtype, "out" if len(out_sh) == 1 else f"out[{i}]"
+            )
             result.outputs.append(lay)
         result.collectives = mesh_collectives(parse_hlo(ins.hlo_text), plan.info)
         result.memory = ins.memory
@@ -479,8 +539,10 @@ def compile_operation(cfg: ExplorerConfig, plan: _Plan, args: list[Any]) -> None
         said = rep.summary.strip()
         if not said or said == rep.kind:
             said = "raised inside JAX without a message"
-        raise ShardingInputError(f"{result.op_text or 'the operation'} does not compile with "
-                                 f"these shardings: {rep.kind}: {said}{hint}") from None
+        raise ShardingInputError(
+            f"{result.op_text or 'the operation'} does not compile with "
+            f"these shardings: {rep.kind}: {said}{hint}"
+        ) from None
     result.trace_s = ins.timings.trace
     result.lower_s = ins.timings.lower
     result.compile_s = ins.timings.compile
@@ -492,14 +554,14 @@ def diff_since(previous: ExplorerResult | None, result: ExplorerResult) -> Explo
     Layouts alone have nothing to compare (no compile), and two different
     operations differ in everything, so both give ``None``.
     """
-    if previous is None or previous.operation != result.operation or \
-            result.operation == "layout":
+    if previous is None or previous.operation != result.operation or result.operation == "layout":
         return None
     return diff_results(previous, result)
 
 
-def explore(cfg: ExplorerConfig, previous: ExplorerResult | None = None,
-            devices: list[Any] | None = None) -> ExplorerResult:
+def explore(
+    cfg: ExplorerConfig, previous: ExplorerResult | None = None, devices: list[Any] | None = None
+) -> ExplorerResult:
     """Layouts for ``cfg``, and for an operation a real compile on the devices present."""
     t0 = time.perf_counter()
     plan = validate(cfg, available_devices() if devices is None else devices)
@@ -518,6 +580,21 @@ def per_device_bytes(layout: Layout) -> int:
     return shard_bytes(layout.shards[0].padded_shape, layout.bits)
 
 
-__all__ = ["DTYPES", "OPERATIONS", "REDUCTIONS", "ExplorerConfig", "ExplorerDiff",
-           "ExplorerResult", "available_devices", "build_mesh", "compile_operation", "diff_results",
-           "diff_since", "explore", "operands", "per_device_bytes", "user_functions", "validate"]
+__all__ = [
+    "DTYPES",
+    "OPERATIONS",
+    "REDUCTIONS",
+    "ExplorerConfig",
+    "ExplorerDiff",
+    "ExplorerResult",
+    "available_devices",
+    "build_mesh",
+    "compile_operation",
+    "diff_results",
+    "diff_since",
+    "explore",
+    "operands",
+    "per_device_bytes",
+    "user_functions",
+    "validate",
+]

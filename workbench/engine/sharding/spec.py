@@ -93,12 +93,14 @@ def parse_ints(text: str, what: str, minimum: int = 1) -> list[int]:
     try:
         values = [int(p) for p in parts]
     except ValueError:
-        raise ShardingInputError(f"the {what} must be whole numbers such as 2, 4; "
-                                 f"got {text!r}") from None
+        raise ShardingInputError(
+            f"the {what} must be whole numbers such as 2, 4; got {text!r}"
+        ) from None
     bad = [v for v in values if v < minimum]
     if bad:
-        raise ShardingInputError(f"the {what} must be at least {minimum} in every "
-                                 f"dimension; got {text!r}")
+        raise ShardingInputError(
+            f"the {what} must be at least {minimum} in every dimension; got {text!r}"
+        )
     return values
 
 
@@ -131,23 +133,33 @@ def check_mesh(shape: list[int], names: list[str], device_count: int) -> None:
     if not shape:
         raise ShardingInputError("the mesh needs at least one axis, e.g. 8 or 2, 4")
     if len(names) != len(shape):
-        raise ShardingInputError(f"{len(names)} axis name(s) for a mesh of {len(shape)} "
-                                 f"axes {tuple(shape)}")
+        raise ShardingInputError(
+            f"{len(names)} axis name(s) for a mesh of {len(shape)} axes {tuple(shape)}"
+        )
     dup = sorted({a for a in names if names.count(a) > 1})
     if dup:
         raise ShardingInputError(f"axis name {dup[0]!r} appears twice in the mesh")
     if any(not a for a in names):
         raise ShardingInputError("an axis name is empty")
     if len(shape) > device_count:
-        raise ShardingInputError(f"{len(shape)} mesh axes but only {device_count} device(s): "
-                                 f"a mesh cannot have more axes than devices")
+        raise ShardingInputError(
+            f"{len(shape)} mesh axes but only {device_count} device(s): "
+            f"a mesh cannot have more axes than devices"
+        )
     n = math.prod(shape)
     if n != device_count:
         hint = f". {restart_hint(n)}" if n > device_count else ""
         raise ShardingInputError(
             f"the mesh {' x '.join(map(str, shape))} needs {n} devices, but JAX has "
-            f"{device_count}; the product of the mesh shape must be {device_count}" + hint)
+            f"{device_count}; the product of the mesh shape must be {device_count}" + hint
+        )
 
 
-__all__ = ["AXIS_TYPES", "check_mesh", "parse_axis_types", "parse_ints", "parse_names",
-           "parse_spec"]
+__all__ = [
+    "AXIS_TYPES",
+    "check_mesh",
+    "parse_axis_types",
+    "parse_ints",
+    "parse_names",
+    "parse_spec",
+]
