@@ -5,7 +5,10 @@
  * the notebook tracker: where there are no notebooks (a console), outputs still render.
  */
 
-import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import type {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import cellsPlugin from './cells/plugin';
@@ -14,11 +17,14 @@ import panelPlugin from './panel/plugin';
 
 const linkingPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jax-workbench:linking',
-  description: 'Colours the source lines of a cell that produced jaxpr equations and HLO nodes, and links them both ways.',
+  description:
+    'Colours the source lines of a cell that produced jaxpr equations and HLO nodes, and links them both ways.',
   autoStart: true,
   optional: [INotebookTracker],
   activate: (_app: JupyterFrontEnd, tracker: INotebookTracker | null) => {
-    if (tracker) connectEditors(tracker);
+    if (tracker) {
+      connectEditors(tracker);
+    }
   }
 };
 

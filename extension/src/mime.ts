@@ -20,7 +20,10 @@ const extension: IRenderMime.IExtension = {
     mimeTypes: KINDS.map(mimeType),
     defaultRank: RANK,
     createRenderer: (options: IRenderMime.IRendererOptions) =>
-      new WorkbenchRenderer(options.mimeType, VIEWS[kindOf(options.mimeType) as Kind])
+      new WorkbenchRenderer(
+        options.mimeType,
+        VIEWS[kindOf(options.mimeType) as Kind]
+      )
   },
   rank: RANK,
   dataType: 'json'

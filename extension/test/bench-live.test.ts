@@ -14,25 +14,39 @@ import type { Payload } from '../src/common/payload';
 import type { RenderContext } from '../src/common/view';
 
 const read = (name: string): BenchPayload =>
-  JSON.parse(readFileSync(join(__dirname, 'fixtures', `${name}.json`), 'utf8')) as BenchPayload;
+  JSON.parse(
+    readFileSync(join(__dirname, 'fixtures', `${name}.json`), 'utf8')
+  ) as BenchPayload;
 const asPayload = (p: BenchPayload): Payload => p as unknown as Payload;
-const ctx = (): RenderContext => ({ mimeType: 'x', bundle: {}, cells: {}, outputId: 'o', interactive: () => undefined });
+const ctx = (): RenderContext => ({
+  mimeType: 'x',
+  bundle: {},
+  cells: {},
+  outputId: 'o',
+  interactive: () => undefined
+});
 
 /** The live fixture `k` rounds further on: more samples, a larger fraction. */
 function later(p: BenchPayload, extra: number): BenchPayload {
   const q = JSON.parse(JSON.stringify(p)) as BenchPayload;
   for (const m of q.measurements) {
     const last = m.samples[m.samples.length - 1] as number;
-    for (let i = 0; i < extra; i++) m.samples.push(last * (1 + 0.01 * i));
+    for (let i = 0; i < extra; i++) {
+      m.samples.push(last * (1 + 0.01 * i));
+    }
   }
   const pr = q.progress!;
   pr.fraction = Math.min(1, pr.fraction + extra / 12);
-  for (const k of Object.keys(pr.samples)) pr.samples[k] += extra;
+  for (const k of Object.keys(pr.samples)) {
+    pr.samples[k] += extra;
+  }
   pr.message = `${5 + extra} runs`;
   return q;
 }
 
-afterEach(() => { document.body.textContent = ''; });
+afterEach(() => {
+  document.body.textContent = '';
+});
 
 describe('bench progress state (pure)', () => {
   it('reads the partial payload: phase, percent, counts', () => {
@@ -74,17 +88,26 @@ describe('bench view: live updates then the final table', () => {
     expect(host.dataset.progress).toBe('running');
     const strip = host.querySelector<HTMLElement>('.jwb-bench-progress')!;
     expect(strip.dataset.phase).toBe('sampling');
-    expect(host.querySelector<HTMLElement>('.jwb-bench-progress-bar')!.style.width).toBe('41.7%');
-    expect(host.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')).toBe('42');
-    expect(host.querySelector('.jwb-bench-progress-text')!.textContent).toMatch(/^sampling · 5 runs/);
+    expect(
+      host.querySelector<HTMLElement>('.jwb-bench-progress-bar')!.style.width
+    ).toBe('41.7%');
+    expect(
+      host.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')
+    ).toBe('42');
+    expect(host.querySelector('.jwb-bench-progress-text')!.textContent).toMatch(
+      /^sampling · 5 runs/
+    );
     expect(host.dataset.samples).toBe('10');
-    const bars = (): number => host.querySelectorAll('.jwb-bench-plot .jwb-bench-bar').length;
+    const bars = (): number =>
+      host.querySelectorAll('.jwb-bench-plot .jwb-bench-bar').length;
     const before = bars();
     expect(before).toBeGreaterThan(0);
 
     await view.render(host, asPayload(later(live, 6)), ctx());
     expect(host.querySelectorAll('.jwb-bench-progress')).toHaveLength(1); // swapped, not stacked
-    expect(host.querySelector<HTMLElement>('.jwb-bench-progress-bar')!.style.width).toBe('91.7%');
+    expect(
+      host.querySelector<HTMLElement>('.jwb-bench-progress-bar')!.style.width
+    ).toBe('91.7%');
     expect(host.dataset.samples).toBe('22');
     expect(bars()).toBeGreaterThanOrEqual(before);
 
@@ -105,7 +128,9 @@ describe('bench view: live updates then the final table', () => {
     expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
     await view.render(host, asPayload(later(live, 3)), ctx());
     expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
-    expect(host.querySelector('tr[data-key]')!.classList.contains('jwb-open')).toBe(true);
+    expect(
+      host.querySelector('tr[data-key]')!.classList.contains('jwb-open')
+    ).toBe(true);
   });
 
   it('a stopped run keeps its table and says why, without a moving bar', async () => {
@@ -114,8 +139,12 @@ describe('bench view: live updates then the final table', () => {
     p.progress = { ...p.progress!, done: true, message: 'RuntimeError: boom' };
     await benchView().render(host, asPayload(p), ctx());
     expect(host.dataset.progress).toBe('stopped');
-    expect(host.querySelector<HTMLElement>('.jwb-bench-progress')!.dataset.state).toBe('stopped');
-    expect(host.querySelector('.jwb-bench-progress-text')!.textContent).toContain('RuntimeError: boom');
+    expect(
+      host.querySelector<HTMLElement>('.jwb-bench-progress')!.dataset.state
+    ).toBe('stopped');
+    expect(
+      host.querySelector('.jwb-bench-progress-text')!.textContent
+    ).toContain('RuntimeError: boom');
     expect(host.querySelectorAll('tr[data-key]')).toHaveLength(2);
   });
 });

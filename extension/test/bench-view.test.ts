@@ -9,11 +9,21 @@ import type { Payload } from '../src/common/payload';
 import type { RenderContext } from '../src/common/view';
 
 const read = (name: string): Payload =>
-  JSON.parse(readFileSync(join(__dirname, 'fixtures', `${name}.json`), 'utf8')) as Payload;
+  JSON.parse(
+    readFileSync(join(__dirname, 'fixtures', `${name}.json`), 'utf8')
+  ) as Payload;
 
-const ctx = (): RenderContext => ({ mimeType: 'x', bundle: {}, cells: {}, outputId: 'o', interactive: () => undefined });
+const ctx = (): RenderContext => ({
+  mimeType: 'x',
+  bundle: {},
+  cells: {},
+  outputId: 'o',
+  interactive: () => undefined
+});
 
-afterEach(() => { document.body.textContent = ''; });
+afterEach(() => {
+  document.body.textContent = '';
+});
 
 describe('bench view: live display updates', () => {
   it('keeps focus on the row the user focused in this output', async () => {
@@ -28,7 +38,7 @@ describe('bench view: live display updates', () => {
     expect(document.activeElement).toBe(now);
   });
 
-  it("an update of one bench output does not pull focus out of another one", async () => {
+  it('an update of one bench output does not pull focus out of another one', async () => {
     const a = document.body.appendChild(document.createElement('div'));
     const b = document.body.appendChild(document.createElement('div'));
     const va = benchView();

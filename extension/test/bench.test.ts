@@ -1,30 +1,66 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import { fmtBytes, fmtCount, fmtPercent, fmtSeconds, sig } from '../src/bench/format';
 import {
-  benchRows, finiteSamples, fitText, headline, histogram, rooflineLines, rooflineSource, rowCells, rowWarnings,
-  runOrder, scaleAt, sharedScale, sortRows, type BenchPayload
+  fmtBytes,
+  fmtCount,
+  fmtPercent,
+  fmtSeconds,
+  sig
+} from '../src/bench/format';
+import {
+  benchRows,
+  finiteSamples,
+  fitText,
+  headline,
+  histogram,
+  rooflineLines,
+  rooflineSource,
+  rowCells,
+  rowWarnings,
+  runOrder,
+  scaleAt,
+  sharedScale,
+  sortRows,
+  type BenchPayload
 } from '../src/bench/model';
 
 const read = <T>(name: string): T =>
-  JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as T;
+  JSON.parse(
+    readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')
+  ) as T;
 
 const two = read<BenchPayload>('bench-two');
 const sweep = read<BenchPayload>('bench-sweep');
 
 describe('number formats agree with workbench/views/_format.py', () => {
   const expected = read<{
-    seconds3: [number, string][]; seconds2: [number, string][]; bytes: [number, string][];
-    count: [number, string][]; sig: [number, number, string][]; percent: [number, number, string][];
+    seconds3: [number, string][];
+    seconds2: [number, string][];
+    bytes: [number, string][];
+    count: [number, string][];
+    sig: [number, number, string][];
+    percent: [number, number, string][];
   }>('bench-format');
   it('seconds, bytes, counts, significant digits', () => {
-    for (const [v, s] of expected.seconds3) expect(fmtSeconds(v)).toBe(s);
-    for (const [v, s] of expected.seconds2) expect(fmtSeconds(v, 2)).toBe(s);
-    for (const [v, s] of expected.bytes) expect(fmtBytes(v)).toBe(s);
-    for (const [v, s] of expected.count) expect(fmtCount(v, 'FLOP')).toBe(s);
-    for (const [v, d, s] of expected.sig) expect(sig(v, d)).toBe(s);
-    for (const [v, d, s] of expected.percent) expect(fmtPercent(v, d)).toBe(s);
+    for (const [v, s] of expected.seconds3) {
+      expect(fmtSeconds(v)).toBe(s);
+    }
+    for (const [v, s] of expected.seconds2) {
+      expect(fmtSeconds(v, 2)).toBe(s);
+    }
+    for (const [v, s] of expected.bytes) {
+      expect(fmtBytes(v)).toBe(s);
+    }
+    for (const [v, s] of expected.count) {
+      expect(fmtCount(v, 'FLOP')).toBe(s);
+    }
+    for (const [v, d, s] of expected.sig) {
+      expect(sig(v, d)).toBe(s);
+    }
+    for (const [v, d, s] of expected.percent) {
+      expect(fmtPercent(v, d)).toBe(s);
+    }
     expect(fmtSeconds(null)).toBe('n/a');
   });
 });
@@ -61,14 +97,26 @@ describe('bench view model (payloads from workbench.bench)', () => {
     expect(rows[1].ratio?.median).toBe(two.comparisons[0].ratio.median);
     const cells = rowCells(rows[1]);
     expect(cells.median).toBe(fmtSeconds(two.measurements[1].stats!.median));
-    expect(cells.ratio.startsWith(`×${sig(two.comparisons[0].ratio.median!)}`)).toBe(true);
+    expect(
+      cells.ratio.startsWith(`×${sig(two.comparisons[0].ratio.median!)}`)
+    ).toBe(true);
     expect(rowCells(rows[0]).ratio).toBe('reference');
-    expect(cells.n).toBe(`${two.measurements[1].stats!.n} × ${two.measurements[1].number}`);
-    expect(rowCells(rows[0]).first).toMatch(/^\S+ m?s \(trace .* · lower .* · XLA .*\)$/);
+    expect(cells.n).toBe(
+      `${two.measurements[1].stats!.n} × ${two.measurements[1].number}`
+    );
+    expect(rowCells(rows[0]).first).toMatch(
+      /^\S+ m?s \(trace .* · lower .* · XLA .*\)$/
+    );
   });
 
   it('leaves out a ratio interval the payload has no bounds for (null), never "NaN"', () => {
-    const p = { ...two, comparisons: two.comparisons.map(c => ({ ...c, ratio: { ...c.ratio, ci_low: null, ci_high: null } })) };
+    const p = {
+      ...two,
+      comparisons: two.comparisons.map(c => ({
+        ...c,
+        ratio: { ...c.ratio, ci_low: null, ci_high: null }
+      }))
+    };
     const cell = rowCells(benchRows(p)[1]).ratio;
     expect(cell).toBe(`×${sig(two.comparisons[0].ratio.median!)}`);
   });
@@ -86,7 +134,14 @@ describe('bench view model (payloads from workbench.bench)', () => {
     expect(histogram(s0, scale, 50).reduce((a, b) => a + b, 0)).toBe(s0.length);
     expect(runOrder(s0, 100)).toHaveLength(Math.min(100, s0.length));
     expect(runOrder([3, 1, 2], 100)).toEqual([3, 1, 2]);
-    expect(sharedScale(benchRows({ ...two, measurements: two.measurements.map(m => ({ ...m, samples: [] })) }))).toBeNull();
+    expect(
+      sharedScale(
+        benchRows({
+          ...two,
+          measurements: two.measurements.map(m => ({ ...m, samples: [] }))
+        })
+      )
+    ).toBeNull();
   });
 
   it('sorts rows by median and names the sweep points', () => {
@@ -97,23 +152,40 @@ describe('bench view model (payloads from workbench.bench)', () => {
     const down = sortRows(rows, 'median', true).map(r => r.m.stats!.median);
     expect(down).toEqual([...up].reverse());
     // the fit line is the kernel's (workbench/views/bench.py fit_text), numbers included
-    const kernel = read<Record<string, string>>('bench-texts')['bench-sweep'].split('\n');
+    const kernel =
+      read<Record<string, string>>('bench-texts')['bench-sweep'].split('\n');
     expect(sweep.fits.length).toBeGreaterThan(0);
-    for (const f of sweep.fits) expect(kernel).toContain(fitText(f, sweep.sweep_param));
+    for (const f of sweep.fits) {
+      expect(kernel).toContain(fitText(f, sweep.sweep_param));
+    }
     expect(headline(sweep)).toMatch(/ · \d+ samples in /);
   });
 
   it('says what the Python views warn about, and skips roofline numbers nobody measured', () => {
-    const m = { ...two.measurements[0], sampling_compiles: 3, stopped_by_budget: true };
+    const m = {
+      ...two.measurements[0],
+      sampling_compiles: 3,
+      stopped_by_budget: true
+    };
     const w = rowWarnings(m);
-    expect(w).toContain('recompiled 3 times during sampling: the steady state includes compiles');
+    expect(w).toContain(
+      'recompiled 3 times during sampling: the steady state includes compiles'
+    );
     expect(w).toContain(`budget reached after ${m.stats!.n} samples`);
     // workbench/engine/bench/result.py: one compile is "1 time"
-    expect(rowWarnings({ ...m, sampling_compiles: 1 })[0]).toBe('recompiled 1 time during sampling: the steady state includes compiles');
-    expect(rowWarnings({ ...m, sampling_compiles: 0, warmup_compiles: 1 })).toContain('compiled 1 time during warm-up');
+    expect(rowWarnings({ ...m, sampling_compiles: 1 })[0]).toBe(
+      'recompiled 1 time during sampling: the steady state includes compiles'
+    );
+    expect(
+      rowWarnings({ ...m, sampling_compiles: 0, warmup_compiles: 1 })
+    ).toContain('compiled 1 time during warm-up');
     const eager = two.measurements[1];
-    expect(rooflineLines(eager.roofline)).toEqual(eager.roofline ? [eager.roofline.note] : []);
-    expect(rooflineLines(two.measurements[0].roofline)[1]).toMatch(/^achieved \S+ \S*FLOP\/s/);
+    expect(rooflineLines(eager.roofline)).toEqual(
+      eager.roofline ? [eager.roofline.note] : []
+    );
+    expect(rooflineLines(two.measurements[0].roofline)[1]).toMatch(
+      /^achieved \S+ \S*FLOP\/s/
+    );
   });
 
   it('says where the roofline figures came from: XLA, our count of the HLO, or both', () => {
@@ -123,8 +195,13 @@ describe('bench view model (payloads from workbench.bench)', () => {
     expect(rooflineLines(old)[0]).toContain("per call (XLA's cost analysis)");
     const counted = { ...r, flops_source: 'counted', bytes_source: 'counted' };
     expect(rooflineSource(counted)).toBe('our count of the optimized HLO');
-    expect(rooflineLines(counted)[0]).toContain('per call (our count of the optimized HLO)');
-    expect(rooflineSource({ ...r, flops_source: 'counted', bytes_source: 'xla' }))
-      .toBe("FLOPs from our count of the optimized HLO, bytes from XLA's cost analysis");
+    expect(rooflineLines(counted)[0]).toContain(
+      'per call (our count of the optimized HLO)'
+    );
+    expect(
+      rooflineSource({ ...r, flops_source: 'counted', bytes_source: 'xla' })
+    ).toBe(
+      "FLOPs from our count of the optimized HLO, bytes from XLA's cost analysis"
+    );
   });
 });

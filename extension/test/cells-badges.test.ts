@@ -2,14 +2,39 @@
 import { describe, expect, it } from 'vitest';
 
 import {
-  REASON_CHARS, badgeFromMetadata, badgeText, counted, currentBadge, formatSeconds, parseBadge, truncate
+  REASON_CHARS,
+  badgeFromMetadata,
+  badgeText,
+  counted,
+  currentBadge,
+  formatSeconds,
+  parseBadge,
+  truncate
 } from '../src/cells/badges';
-import { currentDiff, formatBytes, formatDelta, parseDiff, summaryText, totalText } from '../src/cells/liveDiff';
+import {
+  currentDiff,
+  formatBytes,
+  formatDelta,
+  parseDiff,
+  summaryText,
+  totalText
+} from '../src/cells/liveDiff';
 import type { CellBadge, LiveDiff } from '../src/panel/protocol';
 
 export const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5', cell_id: 'c-1', run: 3, t: 1000, compiles: 1, traces: 1, lowers: 1, compile_s: 0.25,
-  misses: 0, first_reason: null, persistent_hits: 0, inspections: 0, ...over
+  cell: '5',
+  cell_id: 'c-1',
+  run: 3,
+  t: 1000,
+  compiles: 1,
+  traces: 1,
+  lowers: 1,
+  compile_s: 0.25,
+  misses: 0,
+  first_reason: null,
+  persistent_hits: 0,
+  inspections: 0,
+  ...over
 });
 
 describe('badge text', () => {
@@ -20,15 +45,44 @@ describe('badge text', () => {
     expect(counted(1, 'miss', 'misses')).toBe('1 miss');
     expect(counted(3, 'miss', 'misses')).toBe('3 misses');
     expect(badgeText(badge()).short).toBe('1 compile · 250 ms');
-    expect(badgeText(badge({ compiles: 3, compile_s: 1.234, misses: 1, first_reason: 'x: shape (3,) → (4,)', persistent_hits: 2 })).short)
-      .toBe('3 compiles · 1.2 s · 1 miss: x: shape (3,) → (4,) · 2 persistent hits');
-    expect(badgeText(badge({ misses: 2, first_reason: null, persistent_hits: 1 })).short).toBe('1 compile · 250 ms · 2 misses · 1 persistent hit');
+    expect(
+      badgeText(
+        badge({
+          compiles: 3,
+          compile_s: 1.234,
+          misses: 1,
+          first_reason: 'x: shape (3,) → (4,)',
+          persistent_hits: 2
+        })
+      ).short
+    ).toBe(
+      '3 compiles · 1.2 s · 1 miss: x: shape (3,) → (4,) · 2 persistent hits'
+    );
+    expect(
+      badgeText(badge({ misses: 2, first_reason: null, persistent_hits: 1 }))
+        .short
+    ).toBe('1 compile · 250 ms · 2 misses · 1 persistent hit');
   });
 
   it('falls back to lowerings, traces, inspections when nothing compiled', () => {
-    expect(badgeText(badge({ compiles: 0, lowers: 2, traces: 2 })).short).toBe('2 lowerings · 250 ms');
-    expect(badgeText(badge({ compiles: 0, lowers: 0, traces: 1, compile_s: 0.004 })).short).toBe('1 trace · 4.0 ms');
-    expect(badgeText(badge({ compiles: 0, lowers: 0, traces: 0, compile_s: 0, inspections: 2 })).short).toBe('2 inspections');
+    expect(badgeText(badge({ compiles: 0, lowers: 2, traces: 2 })).short).toBe(
+      '2 lowerings · 250 ms'
+    );
+    expect(
+      badgeText(badge({ compiles: 0, lowers: 0, traces: 1, compile_s: 0.004 }))
+        .short
+    ).toBe('1 trace · 4.0 ms');
+    expect(
+      badgeText(
+        badge({
+          compiles: 0,
+          lowers: 0,
+          traces: 0,
+          compile_s: 0,
+          inspections: 2
+        })
+      ).short
+    ).toBe('2 inspections');
   });
 
   it('formats times across scales', () => {
@@ -62,8 +116,17 @@ describe('badge input is untrusted', () => {
   });
 
   it('rejects wrong types instead of throwing', () => {
-    for (const bad of [null, 3, 'x', [], { ...badge(), compiles: '3' }, { ...badge(), compiles: -1 },
-      { ...badge(), first_reason: 7 }, { ...badge(), compile_s: Number.NaN }, { ...badge(), cell: {} }]) {
+    for (const bad of [
+      null,
+      3,
+      'x',
+      [],
+      { ...badge(), compiles: '3' },
+      { ...badge(), compiles: -1 },
+      { ...badge(), first_reason: 7 },
+      { ...badge(), compile_s: Number.NaN },
+      { ...badge(), cell: {} }
+    ]) {
       expect(parseBadge(bad)).toBeNull();
     }
     expect(badgeFromMetadata({ badge: 'nope' })).toBeNull();
@@ -80,11 +143,24 @@ describe('which badge a cell shows', () => {
     expect(currentBadge(badge({ cell: '5' }), null, null)).toBeNull();
   });
 
-  it('shows nothing for a run that did no JAX work (the kernel\'s all-zero badge of a cached re-run)', () => {
-    const empty = badge({ cell: '6', t: 2000, compiles: 0, traces: 0, lowers: 0, compile_s: 0 });
+  it("shows nothing for a run that did no JAX work (the kernel's all-zero badge of a cached re-run)", () => {
+    const empty = badge({
+      cell: '6',
+      t: 2000,
+      compiles: 0,
+      traces: 0,
+      lowers: 0,
+      compile_s: 0
+    });
     expect(currentBadge(badge({ cell: '5' }), empty, 6)).toBeNull();
     expect(currentBadge(empty, null, 6)).toBeNull();
-    expect(currentBadge(badge({ cell: '6', compiles: 0, traces: 0, lowers: 0, inspections: 1 }), null, 6)).not.toBeNull();
+    expect(
+      currentBadge(
+        badge({ cell: '6', compiles: 0, traces: 0, lowers: 0, inspections: 1 }),
+        null,
+        6
+      )
+    ).not.toBeNull();
   });
 
   it('prefers the newer of stored and live', () => {
@@ -98,8 +174,24 @@ describe('which badge a cell shows', () => {
 });
 
 const diff = (over: Partial<LiveDiff> = {}): LiveDiff => ({
-  cell: '8', cell_id: 'c-1', kind: 'jaxpr', t: 1, function: 'loss',
-  added: [{ what: 'mul', line: { file: '/tmp/ipykernel_1/2.py', line: 3, function: 'loss', text: 'h = h * 2' }, count: 2, examples: ['c:f32[4] = mul b 2.0'] }],
+  cell: '8',
+  cell_id: 'c-1',
+  kind: 'jaxpr',
+  t: 1,
+  function: 'loss',
+  added: [
+    {
+      what: 'mul',
+      line: {
+        file: '/tmp/ipykernel_1/2.py',
+        line: 3,
+        function: 'loss',
+        text: 'h = h * 2'
+      },
+      count: 2,
+      examples: ['c:f32[4] = mul b 2.0']
+    }
+  ],
   removed: [{ what: 'tanh', line: null, count: 1, examples: [] }],
   totals: [
     { name: 'equations', before: 12, after: 13, unit: 'count' },
@@ -117,21 +209,45 @@ describe('live diff text', () => {
     expect(totalText(time)).toBe('12 ms → 15 ms (+3.0 ms)');
     expect(totalText(temp)).toBe('1.0 KiB → 4.0 KiB (+3.0 KiB)');
     expect(totalText(est)).toBe('– → 2.0 KiB');
-    expect(formatDelta({ name: 'x', before: 5, after: 2, unit: 'count' })).toBe('−3');
-    expect(formatDelta({ name: 'x', before: 5, after: 5, unit: 'count' })).toBe('±0');
+    expect(formatDelta({ name: 'x', before: 5, after: 2, unit: 'count' })).toBe(
+      '−3'
+    );
+    expect(formatDelta({ name: 'x', before: 5, after: 5, unit: 'count' })).toBe(
+      '±0'
+    );
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(3 * 1024 ** 3)).toBe('3.0 GiB');
   });
 
   it('sums the gist', () => {
-    expect(summaryText(diff())).toBe('Live diff of loss since the previous run: +2 −1 · equations 12 → 13 (+1)');
-    expect(summaryText(diff({ added: [], removed: [], totals: [{ name: 'equations', before: 3, after: 3, unit: 'count' }] })))
-      .toBe('Live diff of loss: no change since the previous run');
+    expect(summaryText(diff())).toBe(
+      'Live diff of loss since the previous run: +2 −1 · equations 12 → 13 (+1)'
+    );
+    expect(
+      summaryText(
+        diff({
+          added: [],
+          removed: [],
+          totals: [{ name: 'equations', before: 3, after: 3, unit: 'count' }]
+        })
+      )
+    ).toBe('Live diff of loss: no change since the previous run');
   });
 
   it('keeps what is well formed of a malformed diff', () => {
-    const d = parseDiff({ ...diff(), added: [null, { what: 3 }, { what: 'add', count: 'x', line: 'no', examples: [1, 'a + b'] }], totals: 'x', extra: 1 });
-    expect(d?.added).toEqual([{ what: 'add', count: 1, line: null, examples: ['a + b'] }]);
+    const d = parseDiff({
+      ...diff(),
+      added: [
+        null,
+        { what: 3 },
+        { what: 'add', count: 'x', line: 'no', examples: [1, 'a + b'] }
+      ],
+      totals: 'x',
+      extra: 1
+    });
+    expect(d?.added).toEqual([
+      { what: 'add', count: 1, line: null, examples: ['a + b'] }
+    ]);
     expect(d?.totals).toEqual([]);
     expect(parseDiff('nope')).toBeNull();
   });

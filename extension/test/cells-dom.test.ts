@@ -11,18 +11,44 @@ import { Signal } from '@lumino/signaling';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { METADATA_KEY, renderBadge } from '../src/cells/badges';
-import { NotebookStrips, dropStoredBadge, type StripSource } from '../src/cells/decorations';
+import {
+  NotebookStrips,
+  dropStoredBadge,
+  type StripSource
+} from '../src/cells/decorations';
 import { renderDiff } from '../src/cells/liveDiff';
 import type { CellBadge, LiveDiff } from '../src/panel/protocol';
 
 const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5', cell_id: 'c-1', run: 3, t: 1000, compiles: 2, traces: 2, lowers: 2, compile_s: 1.2,
-  misses: 1, first_reason: 'w: shape (3,) → (4,)', persistent_hits: 0, inspections: 0, ...over
+  cell: '5',
+  cell_id: 'c-1',
+  run: 3,
+  t: 1000,
+  compiles: 2,
+  traces: 2,
+  lowers: 2,
+  compile_s: 1.2,
+  misses: 1,
+  first_reason: 'w: shape (3,) → (4,)',
+  persistent_hits: 0,
+  inspections: 0,
+  ...over
 });
 
 const diff = (over: Partial<LiveDiff> = {}): LiveDiff => ({
-  cell: '5', cell_id: 'c-1', kind: 'jaxpr', t: 1, function: 'f',
-  added: [{ what: 'mul', line: { file: 'x.py', line: 3, function: 'f', text: 'y = x * 2' }, count: 2, examples: ['b:f32[4] = mul a 2.0'] }],
+  cell: '5',
+  cell_id: 'c-1',
+  kind: 'jaxpr',
+  t: 1,
+  function: 'f',
+  added: [
+    {
+      what: 'mul',
+      line: { file: 'x.py', line: 3, function: 'f', text: 'y = x * 2' },
+      count: 2,
+      examples: ['b:f32[4] = mul a 2.0']
+    }
+  ],
   removed: [],
   totals: [{ name: 'equations', before: 3, after: 5, unit: 'count' }],
   ...over
@@ -30,11 +56,16 @@ const diff = (over: Partial<LiveDiff> = {}): LiveDiff => ({
 
 class FakeModel {
   readonly metadataChanged = new Signal<this, unknown>(this);
-  readonly stateChanged = new Signal<this, { name: string; newValue: unknown }>(this);
+  readonly stateChanged = new Signal<this, { name: string; newValue: unknown }>(
+    this
+  );
   readonly type = 'code';
   private _meta: Record<string, unknown> = {};
   private _count: number | null = null;
-  constructor(readonly id: string, count: number | null = null) {
+  constructor(
+    readonly id: string,
+    count: number | null = null
+  ) {
     this._count = count;
   }
   get executionCount(): number | null {
@@ -90,7 +121,9 @@ class FakeCell {
   /** full windowing: out of the viewport (CodeCellLayout.onAfterDetach keeps only the output wrapper) */
   windowOut(): void {
     this.node.style.display = 'none';
-    for (const n of [this.header, this.input, this.footer]) n.remove();
+    for (const n of [this.header, this.input, this.footer]) {
+      n.remove();
+    }
   }
   /** back into the viewport (CodeCellLayout.onBeforeAttach) */
   windowIn(): void {
@@ -145,8 +178,10 @@ class FakeSource implements StripSource {
 }
 
 const tick = (): Promise<void> => new Promise(r => setTimeout(r, 0));
-const stripIn = (cell: FakeCell): HTMLElement | null => cell.node.querySelector('.jwb-cell-strip');
-const badgeIn = (cell: FakeCell): HTMLButtonElement | null => cell.node.querySelector('.jwb-cell-badge:not([hidden])');
+const stripIn = (cell: FakeCell): HTMLElement | null =>
+  cell.node.querySelector('.jwb-cell-strip');
+const badgeIn = (cell: FakeCell): HTMLButtonElement | null =>
+  cell.node.querySelector('.jwb-cell-badge:not([hidden])');
 
 afterEach(() => {
   document.body.textContent = '';
@@ -167,7 +202,9 @@ describe('badge and diff rendering', () => {
     renderBadge(button, badge());
     const label = button.getAttribute('aria-label') ?? '';
     const visible = [...button.children].map(c => c.textContent).join(' ');
-    expect(visible).toBe('JAX 2 compiles · 1.2 s · 1 miss: w: shape (3,) → (4,)');
+    expect(visible).toBe(
+      'JAX 2 compiles · 1.2 s · 1 miss: w: shape (3,) → (4,)'
+    );
     expect(label.startsWith(visible)).toBe(true);
     expect(label).toContain('first reason: w: shape (3,) → (4,)');
     expect(label).not.toContain('Click');
@@ -176,29 +213,54 @@ describe('badge and diff rendering', () => {
   it('renders the diff groups and totals as text, collapsible', () => {
     const details = document.createElement('details');
     const evil = '<img src=x onerror=alert(1)>';
-    renderDiff(details, diff({
-      function: evil,
-      removed: [{ what: evil, line: { file: evil, line: 2, function: evil, text: evil }, count: 3, examples: [evil] }]
-    }));
+    renderDiff(
+      details,
+      diff({
+        function: evil,
+        removed: [
+          {
+            what: evil,
+            line: { file: evil, line: 2, function: evil, text: evil },
+            count: 3,
+            examples: [evil]
+          }
+        ]
+      })
+    );
     expect(details.querySelector('img')).toBeNull();
     expect(details.querySelector('summary')?.textContent).toContain('+2 −3');
-    expect(details.querySelector('summary')?.textContent).toContain('equations 3 → 5 (+2)');
-    const rows = [...details.querySelectorAll('.jwb-live-group')].map(r => r.textContent);
+    expect(details.querySelector('summary')?.textContent).toContain(
+      'equations 3 → 5 (+2)'
+    );
+    const rows = [...details.querySelectorAll('.jwb-live-group')].map(
+      r => r.textContent
+    );
     expect(rows[0]).toContain('+2');
     expect(rows[0]).toContain('mul');
     expect(rows[0]).toContain('line 3: y = x * 2');
     expect(rows[1]).toContain('−3');
     expect(rows[1]).toContain(evil);
     expect(details.querySelector('.jwb-live-delta')?.textContent).toBe('+2');
-    expect((details.querySelector('.jwb-live-example') as HTMLElement).title).toBe('b:f32[4] = mul a 2.0');
+    expect(
+      (details.querySelector('.jwb-live-example') as HTMLElement).title
+    ).toBe('b:f32[4] = mul a 2.0');
   });
 
   it('lists a dozen groups and counts the rest', () => {
     const details = document.createElement('details');
-    const many = Array.from({ length: 15 }, (_, i) => ({ what: `op${i}`, line: null, count: 2, examples: [] }));
+    const many = Array.from({ length: 15 }, (_, i) => ({
+      what: `op${i}`,
+      line: null,
+      count: 2,
+      examples: []
+    }));
     renderDiff(details, diff({ added: many }));
-    expect(details.querySelectorAll('.jwb-live-added .jwb-live-group').length).toBe(12);
-    expect(details.querySelector('.jwb-live-more')?.textContent).toBe('… 3 more groups (6 items)');
+    expect(
+      details.querySelectorAll('.jwb-live-added .jwb-live-group').length
+    ).toBe(12);
+    expect(details.querySelector('.jwb-live-more')?.textContent).toBe(
+      '… 3 more groups (6 items)'
+    );
   });
 });
 
@@ -216,7 +278,9 @@ describe('strips in a windowed notebook', () => {
     await tick();
     expect(stripIn(cell)?.parentElement).toBe(cell.footer);
     expect(cell.footer.classList.contains('jwb-cell-footer')).toBe(true);
-    expect(badgeIn(cell)?.textContent).toBe('JAX2 compiles · 1.2 s · 1 miss: w: shape (3,) → (4,)');
+    expect(badgeIn(cell)?.textContent).toBe(
+      'JAX2 compiles · 1.2 s · 1 miss: w: shape (3,) → (4,)'
+    );
     strips.dispose();
     expect(stripIn(cell)).toBeNull();
   });
@@ -224,9 +288,14 @@ describe('strips in a windowed notebook', () => {
   it('comes back with the cell after scrolling far away and back', async () => {
     const nb = new FakeNotebook();
     const source = new FakeSource();
-    const cells = Array.from({ length: 60 }, (_, i) => new FakeCell(new FakeModel(`c-${i}`, i + 1)));
+    const cells = Array.from(
+      { length: 60 },
+      (_, i) => new FakeCell(new FakeModel(`c-${i}`, i + 1))
+    );
     cells.forEach(c => nb.add(c));
-    cells[3].model.setMetadata(METADATA_KEY, { badge: badge({ cell: '4', cell_id: 'c-3' }) });
+    cells[3].model.setMetadata(METADATA_KEY, {
+      badge: badge({ cell: '4', cell_id: 'c-3' })
+    });
     const strips = new NotebookStrips(nb, source);
     cells.forEach(c => c.render());
     await tick();
@@ -235,7 +304,10 @@ describe('strips in a windowed notebook', () => {
     // scroll to the end: the cell goes out of the window, a link change refreshes meanwhile
     cells[3].windowOut();
     nb.cellInViewportChanged.emit(cells[3]);
-    source.badges.set('c-3', badge({ cell: '4', cell_id: 'c-3', t: 2000, compiles: 7 }));
+    source.badges.set(
+      'c-3',
+      badge({ cell: '4', cell_id: 'c-3', t: 2000, compiles: 7 })
+    );
     strips.refreshAll();
     // the strip waits in the detached footer; the output wrapper stays the cell node's first
     // child (CodeCellLayout.onBeforeAttach puts the other parts back around it)
@@ -300,15 +372,29 @@ describe('strips in a windowed notebook', () => {
     expect(badgeIn(cell)).toBeNull();
     expect(model.getMetadata(METADATA_KEY)).toBeUndefined(); // dropped: a restart may reuse count 5
     // the run compiled: the link gets the badge, writes the metadata, the reply sets the count
-    source.badges.set('c-1', badge({ cell: '6', t: 2000, compiles: 1, misses: 0 }));
+    source.badges.set(
+      'c-1',
+      badge({ cell: '6', t: 2000, compiles: 1, misses: 0 })
+    );
     strips.refreshAll();
     expect(badgeIn(cell)).toBeNull(); // no count yet: still running
-    model.setMetadata(METADATA_KEY, { badge: badge({ cell: '6', t: 2000, compiles: 1, misses: 0 }) });
+    model.setMetadata(METADATA_KEY, {
+      badge: badge({ cell: '6', t: 2000, compiles: 1, misses: 0 })
+    });
     model.executionCount = 6;
     expect(badgeIn(cell)?.textContent).toBe('JAX1 compile · 1.2 s');
     // a re-run that compiles nothing: the kernel's all-zero badge for count 7, or none at all
     model.run();
-    const empty = badge({ cell: '7', t: 3000, compiles: 0, traces: 0, lowers: 0, misses: 0, first_reason: null, compile_s: 0 });
+    const empty = badge({
+      cell: '7',
+      t: 3000,
+      compiles: 0,
+      traces: 0,
+      lowers: 0,
+      misses: 0,
+      first_reason: null,
+      compile_s: 0
+    });
     source.badges.set('c-1', empty);
     model.setMetadata(METADATA_KEY, { badge: empty });
     model.executionCount = 7;
@@ -352,7 +438,8 @@ describe('strips in a windowed notebook', () => {
     const strips = new NotebookStrips(nb, source);
     cell.render();
     await tick();
-    const visibleDiff = (): HTMLDetailsElement | null => cell.node.querySelector('details.jwb-live-diff:not([hidden])');
+    const visibleDiff = (): HTMLDetailsElement | null =>
+      cell.node.querySelector('details.jwb-live-diff:not([hidden])');
     expect(visibleDiff()).toBeNull();
     source.live = true;
     strips.refreshAll();
@@ -360,7 +447,12 @@ describe('strips in a windowed notebook', () => {
     expect(visibleDiff()?.textContent).toContain('equations 3 → 5 (+2)');
     visibleDiff()!.open = false;
     visibleDiff()!.dispatchEvent(new Event('toggle'));
-    source.diffs.set('c-1', diff({ totals: [{ name: 'equations', before: 5, after: 6, unit: 'count' }] }));
+    source.diffs.set(
+      'c-1',
+      diff({
+        totals: [{ name: 'equations', before: 5, after: 6, unit: 'count' }]
+      })
+    );
     strips.refreshAll();
     expect(visibleDiff()?.open).toBe(false);
     expect(visibleDiff()?.textContent).toContain('5 → 6');
@@ -372,7 +464,10 @@ describe('strips in a windowed notebook', () => {
 
   it('follows link changes (batched), re-deriving only cells whose link data changed', async () => {
     const nb = new FakeNotebook();
-    const cells = [new FakeCell(new FakeModel('a', 1)), new FakeCell(new FakeModel('b', 2))];
+    const cells = [
+      new FakeCell(new FakeModel('a', 1)),
+      new FakeCell(new FakeModel('b', 2))
+    ];
     cells.forEach(c => nb.add(c));
     const source = new FakeSource();
     const strips = new NotebookStrips(nb, source);
@@ -396,13 +491,17 @@ describe('strips in a windowed notebook', () => {
     source.diffs.set('a', diff({ cell: '1', cell_id: 'a' }));
     strips.scheduleRefresh();
     await new Promise(r => setTimeout(r, 30));
-    expect(cells[0].node.querySelector('details.jwb-live-diff:not([hidden])')).not.toBeNull();
+    expect(
+      cells[0].node.querySelector('details.jwb-live-diff:not([hidden])')
+    ).not.toBeNull();
   });
 
   it('never throws on a broken link or junk metadata', async () => {
     const nb = new FakeNotebook();
     const model = new FakeModel('c-1', 5);
-    model.setMetadata(METADATA_KEY, { badge: { cell: '<b>', compiles: 'many' } });
+    model.setMetadata(METADATA_KEY, {
+      badge: { cell: '<b>', compiles: 'many' }
+    });
     const cell = new FakeCell(model);
     nb.add(cell);
     const source = new FakeSource();

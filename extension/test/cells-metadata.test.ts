@@ -12,21 +12,40 @@ import { Signal } from '@lumino/signaling';
 import { describe, expect, it } from 'vitest';
 
 import { METADATA_KEY } from '../src/cells/badges';
-import { NotebookStrips, type CellModelLike, type StripSource } from '../src/cells/decorations';
+import {
+  NotebookStrips,
+  type CellModelLike,
+  type StripSource
+} from '../src/cells/decorations';
 import type { CellBadge } from '../src/panel/protocol';
 
 const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5', cell_id: 'c-1', run: 3, t: 1000, compiles: 2, traces: 2, lowers: 2, compile_s: 1.2,
-  misses: 1, first_reason: 'w: shape (3,) → (4,)', persistent_hits: 0, inspections: 0, ...over
+  cell: '5',
+  cell_id: 'c-1',
+  run: 3,
+  t: 1000,
+  compiles: 2,
+  traces: 2,
+  lowers: 2,
+  compile_s: 1.2,
+  misses: 1,
+  first_reason: 'w: shape (3,) → (4,)',
+  persistent_hits: 0,
+  inspections: 0,
+  ...over
 });
 
 /** A cell model the way `@jupyterlab/cells`' CodeCellModel is one: a thin face over its shared model. */
 class SharedBackedModel implements CellModelLike {
   readonly metadataChanged = new Signal<this, unknown>(this);
-  readonly stateChanged = new Signal<this, { name: string; newValue: unknown }>(this);
+  readonly stateChanged = new Signal<this, { name: string; newValue: unknown }>(
+    this
+  );
   readonly type = 'code';
   constructor(readonly sharedModel: YCodeCell) {
-    sharedModel.metadataChanged.connect((_, change) => this.metadataChanged.emit(change));
+    sharedModel.metadataChanged.connect((_, change) =>
+      this.metadataChanged.emit(change)
+    );
   }
   get id(): string {
     return this.sharedModel.getId();
@@ -57,7 +76,12 @@ class Cell {
   readonly isDisposed = false;
   readonly ready = Promise.resolve();
   constructor(readonly model: SharedBackedModel) {
-    for (const cls of ['jp-CellHeader', 'jp-Cell-inputWrapper', 'jp-Cell-outputWrapper', 'jp-CellFooter']) {
+    for (const cls of [
+      'jp-CellHeader',
+      'jp-Cell-inputWrapper',
+      'jp-Cell-outputWrapper',
+      'jp-CellFooter'
+    ]) {
       this.node.appendChild(part(cls));
     }
   }
@@ -74,7 +98,10 @@ describe('a copy of a cell', () => {
   it("does not show the original's stored badge (a new id, the same metadata and count)", async () => {
     const nb = YNotebook.create({ disableDocumentWideUndoRedo: true });
     const original = nb.insertCell(0, {
-      cell_type: 'code', id: 'c-1', source: 'y = f(x)', execution_count: 5,
+      cell_type: 'code',
+      id: 'c-1',
+      source: 'y = f(x)',
+      execution_count: 5,
       metadata: { [METADATA_KEY]: { badge: badge() } }
     }) as YCodeCell;
     // what NotebookActions.paste / duplicate insert: the cell's JSON without its id
@@ -83,7 +110,10 @@ describe('a copy of a cell', () => {
     expect(copy.getId()).not.toBe('c-1');
     expect(copy.execution_count).toBe(5);
 
-    const cells = [new Cell(new SharedBackedModel(original)), new Cell(new SharedBackedModel(copy))];
+    const cells = [
+      new Cell(new SharedBackedModel(original)),
+      new Cell(new SharedBackedModel(copy))
+    ];
     const notebook = {
       widgets: cells,
       model: { cells: { changed: new Signal<object, unknown>({}) } },
@@ -92,7 +122,9 @@ describe('a copy of a cell', () => {
     };
     const strips = new NotebookStrips(notebook, source);
     await new Promise(r => setTimeout(r, 0));
-    const shown = (c: Cell): string | null => c.node.querySelector('.jwb-cell-badge:not([hidden])')?.textContent ?? null;
+    const shown = (c: Cell): string | null =>
+      c.node.querySelector('.jwb-cell-badge:not([hidden])')?.textContent ??
+      null;
     expect(shown(cells[0])).toContain('2 compiles');
     expect(shown(cells[1])).toBeNull();
     strips.dispose();

@@ -13,53 +13,88 @@ import { describe, expect, it } from 'vitest';
 type RGBA = [number, number, number, number];
 
 function themesDir(): string {
-  const prefix = execFileSync('python', ['-c', 'import sys; print(sys.prefix)'], { encoding: 'utf8' }).trim();
+  const prefix = execFileSync(
+    'python',
+    ['-c', 'import sys; print(sys.prefix)'],
+    { encoding: 'utf8' }
+  ).trim();
   return join(prefix, 'share', 'jupyter', 'lab', 'themes', '@jupyterlab');
 }
 
 function themeVars(name: string): Record<string, string> {
   const css = readFileSync(join(themesDir(), name, 'index.css'), 'utf8');
   const out: Record<string, string> = {};
-  for (const m of css.matchAll(/(--[\w-]+)\s*:\s*([^;}]+)/g)) out[m[1]] = m[2].trim();
+  for (const m of css.matchAll(/(--[\w-]+)\s*:\s*([^;}]+)/g)) {
+    out[m[1]] = m[2].trim();
+  }
   return out;
 }
 
 function resolve(value: string, env: Record<string, string>): string | null {
   const m = /^var\((--[\w-]+)\s*(?:,\s*(.+))?\)$/.exec(value.trim());
-  if (!m) return value.trim();
-  if (m[1] in env) return resolve(env[m[1]], env);
+  if (!m) {
+    return value.trim();
+  }
+  if (m[1] in env) {
+    return resolve(env[m[1]], env);
+  }
   return m[2] ? resolve(m[2], env) : null;
 }
 
 function rgba(text: string): RGBA | null {
   const c = text.trim().toLowerCase();
-  if (c === 'white') return [255, 255, 255, 1];
-  if (c === 'black') return [0, 0, 0, 1];
+  if (c === 'white') {
+    return [255, 255, 255, 1];
+  }
+  if (c === 'black') {
+    return [0, 0, 0, 1];
+  }
   if (c.startsWith('#')) {
     let h = c.slice(1);
-    if (h.length <= 4) h = [...h].map(x => x + x).join('');
-    return [parseInt(h.slice(0, 2), 16), parseInt(h.slice(2, 4), 16), parseInt(h.slice(4, 6), 16), h.length === 8 ? parseInt(h.slice(6, 8), 16) / 255 : 1];
+    if (h.length <= 4) {
+      h = [...h].map(x => x + x).join('');
+    }
+    return [
+      parseInt(h.slice(0, 2), 16),
+      parseInt(h.slice(2, 4), 16),
+      parseInt(h.slice(4, 6), 16),
+      h.length === 8 ? parseInt(h.slice(6, 8), 16) / 255 : 1
+    ];
   }
   const m = /^rgba?\(([^)]*)\)$/.exec(c);
-  if (!m) return null;
-  const p = m[1].split(/[,\s/]+/).filter(Boolean).map(Number);
+  if (!m) {
+    return null;
+  }
+  const p = m[1]
+    .split(/[,\s/]+/)
+    .filter(Boolean)
+    .map(Number);
   return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
 }
 
 function contrast(fg: RGBA, bg: RGBA): number {
   const mix = [0, 1, 2].map(i => fg[i] * fg[3] + bg[i] * (1 - fg[3]));
-  const lin = (v: number): number => { const c = v / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-  const lum = (c: number[]): number => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const lin = (v: number): number => {
+    const c = v / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const lum = (c: number[]): number =>
+    0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
   const a = lum(mix);
   const b = lum(bg);
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }
 
-const css = readFileSync(new URL('../style/cells.css', import.meta.url), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+const css = readFileSync(
+  new URL('../style/cells.css', import.meta.url),
+  'utf8'
+).replace(/\/\*[\s\S]*?\*\//g, '');
 
 describe('cells.css text contrast in JupyterLab Light and Dark', () => {
   it('finds the installed themes', () => {
-    expect(existsSync(join(themesDir(), 'theme-light-extension', 'index.css'))).toBe(true);
+    expect(
+      existsSync(join(themesDir(), 'theme-light-extension', 'index.css'))
+    ).toBe(true);
   });
 
   for (const theme of ['theme-light-extension', 'theme-dark-extension']) {
@@ -72,17 +107,25 @@ describe('cells.css text contrast in JupyterLab Light and Dark', () => {
         const selector = m[1].trim();
         const body = m[2];
         const color = /(?:^|[;\s])color\s*:\s*([^;]+)/.exec(body);
-        if (!color) continue;
-        const bgDecl = /(?:^|[;\s])background(?:-color)?\s*:\s*([^;]+)/.exec(body);
+        if (!color) {
+          continue;
+        }
+        const bgDecl = /(?:^|[;\s])background(?:-color)?\s*:\s*([^;]+)/.exec(
+          body
+        );
         const fg = rgba(resolve(color[1], env) ?? '');
         const bg = bgDecl ? rgba(resolve(bgDecl[1], env) ?? '') : page;
         expect(fg, `${selector} color ${color[1]}`).not.toBeNull();
         expect(bg, `${selector} background`).not.toBeNull();
         // a translucent box sits on the page
-        const box: RGBA = [0, 1, 2].map(i => bg![i] * bg![3] + page[i] * (1 - bg![3])).concat(1) as RGBA;
+        const box: RGBA = [0, 1, 2]
+          .map(i => bg![i] * bg![3] + page[i] * (1 - bg![3]))
+          .concat(1) as RGBA;
         const r = contrast(fg!, box);
         checked.push(selector);
-        if (r < 4.5) bad.push(`${selector}: ${r.toFixed(2)}:1`);
+        if (r < 4.5) {
+          bad.push(`${selector}: ${r.toFixed(2)}:1`);
+        }
       }
       expect(checked.length).toBeGreaterThan(8);
       expect(bad).toEqual([]);

@@ -8,17 +8,37 @@ import type { Scene } from '../src/hlo/scene';
 import type { HloNode, HloPayload } from '../src/hlo/types';
 
 function node(id: string, bytesMoved: number, opName: string): HloNode {
-  return { id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: bytesMoved, op_name: opName };
+  return {
+    id,
+    kind: 'fusion',
+    opcode: 'fusion',
+    label: id,
+    shape: 'f32[4]',
+    bytes: 16,
+    bytes_moved: bytesMoved,
+    op_name: opName
+  };
 }
 
 describe('hlo canvas text', () => {
   it('draws every box text in --jp-ui-font-color1 (color2 is < 4.5:1 on cluster and heat-tinted boxes)', () => {
     // 20 loose ops (one far heavier: the heat-tinted top box) and a folded 70-op scope
     const nodes: HloNode[] = [];
-    for (let i = 0; i < 20; i++) nodes.push(node(`n${i}`, i === 19 ? 1e6 : 100 + i, `jit(f)/op${i}`));
-    for (let i = 0; i < 70; i++) nodes.push(node(`s${i}`, 50, 'jit(f)/jit(blk)/mul'));
-    const edges = nodes.slice(1).map((n, i) => ({ src: nodes[i].id, dst: n.id, shape: 'f32[4]', bytes: 16 }));
-    const payload = { graphs: { m: { computation: 'm', nodes, edges } } } as unknown as HloPayload;
+    for (let i = 0; i < 20; i++) {
+      nodes.push(node(`n${i}`, i === 19 ? 1e6 : 100 + i, `jit(f)/op${i}`));
+    }
+    for (let i = 0; i < 70; i++) {
+      nodes.push(node(`s${i}`, 50, 'jit(f)/jit(blk)/mul'));
+    }
+    const edges = nodes.slice(1).map((n, i) => ({
+      src: nodes[i].id,
+      dst: n.id,
+      shape: 'f32[4]',
+      bytes: 16
+    }));
+    const payload = {
+      graphs: { m: { computation: 'm', nodes, edges } }
+    } as unknown as HloPayload;
     const model = new GraphModel(payload, 'm');
     const scene = model.scene(layeredLayout(model.layoutInput()), () => null);
     expect([...scene.kind].some(k => k === 1)).toBe(true); // a folded cluster box is drawn
@@ -28,21 +48,45 @@ describe('hlo canvas text', () => {
     let fill = '';
     const ctx = new Proxy({} as Record<string | symbol, unknown>, {
       get: (_t, prop) => {
-        if (prop === 'fillStyle') return fill;
-        if (prop === 'fillText') return (t: string) => { texts.push([t, fill]); };
-        if (prop === 'measureText') return () => ({ width: 10 });
+        if (prop === 'fillStyle') {
+          return fill;
+        }
+        if (prop === 'fillText') {
+          return (t: string) => {
+            texts.push([t, fill]);
+          };
+        }
+        if (prop === 'measureText') {
+          return () => ({ width: 10 });
+        }
         return () => undefined;
       },
-      set: (_t, prop, v) => { if (prop === 'fillStyle') fill = String(v); return true; }
+      set: (_t, prop, v) => {
+        if (prop === 'fillStyle') {
+          fill = String(v);
+        }
+        return true;
+      }
     });
-    HTMLCanvasElement.prototype.getContext = (() => ctx) as unknown as HTMLCanvasElement['getContext'];
-    Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 4000 });
-    Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 4000 });
+    HTMLCanvasElement.prototype.getContext = (() =>
+      ctx) as unknown as HTMLCanvasElement['getContext'];
+    Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
+      configurable: true,
+      get: () => 4000
+    });
+    Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
+      configurable: true,
+      get: () => 4000
+    });
     const box = document.createElement('div');
     box.style.setProperty('--jp-ui-font-color1', 'rgb(1, 1, 1)');
     box.style.setProperty('--jp-ui-font-color2', 'rgb(2, 2, 2)');
     document.body.appendChild(box);
-    const canvas = new GraphCanvas(box, { click: () => undefined, dblclick: () => undefined, frameClick: () => undefined });
+    const canvas = new GraphCanvas(box, {
+      click: () => undefined,
+      dblclick: () => undefined,
+      frameClick: () => undefined
+    });
     canvas.setScene(scene);
     canvas.fit();
     expect(canvas.scale).toBeGreaterThanOrEqual(0.5); // text is drawn at this scale
@@ -57,21 +101,48 @@ describe('hlo canvas text', () => {
   it('fits a graph too big to show whole onto boxes, not onto an empty corner', () => {
     // everything opened: a tall graph whose top-left corner is empty (sources sit next to
     // their first users); the fit must show the topmost box
-    HTMLCanvasElement.prototype.getContext = (() => new Proxy({}, { get: () => () => undefined, set: () => true })) as unknown as HTMLCanvasElement['getContext'];
-    Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 600 });
-    Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 400 });
+    HTMLCanvasElement.prototype.getContext = (() =>
+      new Proxy(
+        {},
+        { get: () => () => undefined, set: () => true }
+      )) as unknown as HTMLCanvasElement['getContext'];
+    Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
+      configurable: true,
+      get: () => 600
+    });
+    Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
+      configurable: true,
+      get: () => 400
+    });
     const f64 = (a: number[]): Float64Array => Float64Array.from(a);
     const scene: Scene = {
-      n: 2, x: f64([3000, 100]), y: f64([20, 3000]), w: f64([200, 200]), h: f64([40, 40]),
-      title: ['top', 'bottom'], sub: ['', ''], heat: new Uint8Array(2), kind: new Uint8Array(2),
-      stripe: [null, null], flags: new Uint8Array(2),
-      edgeOffsets: Int32Array.from([0, 2]), edgePoints: f64([3000, 40, 100, 2980]),
-      edgeBox: f64([100, 40, 3000, 2980]), edgeWeight: f64([1]), edgeFaint: new Uint8Array(1),
-      frames: [], width: 3100, height: 3020
+      n: 2,
+      x: f64([3000, 100]),
+      y: f64([20, 3000]),
+      w: f64([200, 200]),
+      h: f64([40, 40]),
+      title: ['top', 'bottom'],
+      sub: ['', ''],
+      heat: new Uint8Array(2),
+      kind: new Uint8Array(2),
+      stripe: [null, null],
+      flags: new Uint8Array(2),
+      edgeOffsets: Int32Array.from([0, 2]),
+      edgePoints: f64([3000, 40, 100, 2980]),
+      edgeBox: f64([100, 40, 3000, 2980]),
+      edgeWeight: f64([1]),
+      edgeFaint: new Uint8Array(1),
+      frames: [],
+      width: 3100,
+      height: 3020
     };
     const box = document.createElement('div');
     document.body.appendChild(box);
-    const canvas = new GraphCanvas(box, { click: () => undefined, dblclick: () => undefined, frameClick: () => undefined });
+    const canvas = new GraphCanvas(box, {
+      click: () => undefined,
+      dblclick: () => undefined,
+      frameClick: () => undefined
+    });
     canvas.setScene(scene);
     canvas.fit(0.8);
     expect(canvas.scale).toBeCloseTo(0.8);

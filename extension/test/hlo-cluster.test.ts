@@ -1,24 +1,55 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import { buildClusters, initialExpansion, splitRepeats, visibleGraph } from '../src/hlo/cluster';
+import {
+  buildClusters,
+  initialExpansion,
+  splitRepeats,
+  visibleGraph
+} from '../src/hlo/cluster';
 import { indexGraph } from '../src/hlo/graph';
 import { GraphModel } from '../src/hlo/model';
-import { displayName, normaliseSegment, scopePath, splitOpName } from '../src/hlo/scope';
+import {
+  displayName,
+  normaliseSegment,
+  scopePath,
+  splitOpName
+} from '../src/hlo/scope';
 import type { HloGraph, HloNode, HloPayload } from '../src/hlo/types';
 
 const fixture = (name: string): unknown =>
-  JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
+  JSON.parse(
+    readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')
+  );
 
 function node(id: string, extra: Partial<HloNode> = {}): HloNode {
-  return { id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, ...extra };
+  return {
+    id,
+    kind: 'fusion',
+    opcode: 'fusion',
+    label: id,
+    shape: 'f32[4]',
+    bytes: 16,
+    bytes_moved: 32,
+    ...extra
+  };
 }
 
 describe('op_name scopes', () => {
   it('splits at top-level slashes only and drops the primitive', () => {
-    expect(splitOpName('jit(loss)/jvp(jit(layer))/dot_general')).toEqual(['jit(loss)', 'jvp(jit(layer))', 'dot_general']);
-    expect(splitOpName('jit(f)/vmap(jit(a/b))/add')).toEqual(['jit(f)', 'vmap(jit(a/b))', 'add']);
-    expect(scopePath('jit(loss)/jvp(jit(layer))/dot_general').map(s => s.key)).toEqual(['jit(loss)', 'jit(layer)@fwd']);
+    expect(splitOpName('jit(loss)/jvp(jit(layer))/dot_general')).toEqual([
+      'jit(loss)',
+      'jvp(jit(layer))',
+      'dot_general'
+    ]);
+    expect(splitOpName('jit(f)/vmap(jit(a/b))/add')).toEqual([
+      'jit(f)',
+      'vmap(jit(a/b))',
+      'add'
+    ]);
+    expect(
+      scopePath('jit(loss)/jvp(jit(layer))/dot_general').map(s => s.key)
+    ).toEqual(['jit(loss)', 'jit(layer)@fwd']);
     expect(scopePath('')).toEqual([]);
     expect(displayName('jit(layer)')).toBe('layer');
   });
@@ -30,16 +61,26 @@ describe('op_name scopes', () => {
     expect(bwd[1]).toMatchObject({ name: 'layer', dir: 'bwd' });
     expect(fwd[1].key).not.toBe(bwd[1].key);
     // a function that was not jitted: the bare wrappers become forward / backward scopes
-    expect(normaliseSegment('jvp()')).toMatchObject({ name: 'forward', dir: 'fwd' });
-    expect(normaliseSegment('transpose(jvp())')).toMatchObject({ name: 'backward', dir: 'bwd' });
-    expect(normaliseSegment('pjit(g)')).toMatchObject({ key: 'pjit(g)', dir: null });
+    expect(normaliseSegment('jvp()')).toMatchObject({
+      name: 'forward',
+      dir: 'fwd'
+    });
+    expect(normaliseSegment('transpose(jvp())')).toMatchObject({
+      name: 'backward',
+      dir: 'bwd'
+    });
+    expect(normaliseSegment('pjit(g)')).toMatchObject({
+      key: 'pjit(g)',
+      dir: null
+    });
   });
 });
 
 describe('clusters', () => {
   it('clusters by scope, groups parameters and constants, infers unnamed fusions', () => {
     const g: HloGraph = {
-      computation: 'main', nodes: [
+      computation: 'main',
+      nodes: [
         node('p0', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }),
         node('p1', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }),
         node('c0', { kind: 'constant', opcode: 'constant' }),
@@ -49,8 +90,15 @@ describe('clusters', () => {
         node('u'), // no op_name: takes its operand's scope
         node('d', { op_name: 'jit(f)/jit(dec)/mul' })
       ],
-      edges: [['p0', 'a'], ['p1', 'a'], ['c0', 'b'], ['a', 'b'], ['b', 'u'], ['u', 'd'], ['c1', 'd']]
-        .map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }))
+      edges: [
+        ['p0', 'a'],
+        ['p1', 'a'],
+        ['c0', 'b'],
+        ['a', 'b'],
+        ['b', 'u'],
+        ['u', 'd'],
+        ['c1', 'd']
+      ].map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }))
     };
     const gi = indexGraph(g);
     const tree = buildClusters(gi);
@@ -62,8 +110,16 @@ describe('clusters', () => {
     const vg = visibleGraph(gi, tree, new Set());
     expect(vg.items.length).toBe(4);
     const names = (k: number): string => tree.clusters[vg.items[k].ref].label;
-    const edges = Array.from(vg.src, (s, e) => `${names(s)}->${names(vg.dst[e])}:${vg.count[e]}`).sort();
-    expect(edges).toEqual(['constants (2)->dec:1', 'constants (2)->enc:1', 'enc->dec:1', 'parameters (2)->enc:2']);
+    const edges = Array.from(
+      vg.src,
+      (s, e) => `${names(s)}->${names(vg.dst[e])}:${vg.count[e]}`
+    ).sort();
+    expect(edges).toEqual([
+      'constants (2)->dec:1',
+      'constants (2)->enc:1',
+      'enc->dec:1',
+      'parameters (2)->enc:2'
+    ]);
     // open enc: its three nodes appear, inside a frame
     const open = visibleGraph(gi, tree, new Set([tree.clusters.indexOf(enc!)]));
     expect(open.items.length).toBe(6);
@@ -72,14 +128,23 @@ describe('clusters', () => {
 
   it('cuts a flat scope into repeats at a recurring source line', () => {
     // 6 "layers" of 5 ops; lines 10 (twice), 11, 12, 13 per layer; a prelude op first
-    const nodes: HloNode[] = [node('pre', { sources: [{ file: 'm.py', line: 3, function: 'loss' }] })];
+    const nodes: HloNode[] = [
+      node('pre', { sources: [{ file: 'm.py', line: 3, function: 'loss' }] })
+    ];
     for (let l = 0; l < 6; l++) {
       for (const line of [10, 11, 10, 12, 13]) {
-        nodes.push(node(`n${l}_${nodes.length}`, { sources: [{ file: 'm.py', line, function: 'make.<locals>.block' }] }));
+        nodes.push(
+          node(`n${l}_${nodes.length}`, {
+            sources: [{ file: 'm.py', line, function: 'make.<locals>.block' }]
+          })
+        );
       }
     }
     const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    const segs = splitRepeats(gi, nodes.map((_, i) => i));
+    const segs = splitRepeats(
+      gi,
+      nodes.map((_, i) => i)
+    );
     expect(segs?.map(s => s.length)).toEqual([6, 5, 5, 5, 5, 5]);
   });
 
@@ -90,23 +155,44 @@ describe('clusters', () => {
     const repeats = tree.clusters.filter(c => c.kind === 'repeat');
     const fwd = repeats.filter(c => c.dir === 'fwd').map(c => c.label);
     const bwd = repeats.filter(c => c.dir === 'bwd').map(c => c.label);
-    expect(fwd).toEqual(['block #1 · forward', 'block #2 · forward', 'block #3 · forward', 'block #4 · forward']);
-    expect(bwd).toEqual(['block #4 · backward', 'block #3 · backward', 'block #2 · backward', 'block #1 · backward']);
+    expect(fwd).toEqual([
+      'block #1 · forward',
+      'block #2 · forward',
+      'block #3 · forward',
+      'block #4 · forward'
+    ]);
+    expect(bwd).toEqual([
+      'block #4 · backward',
+      'block #3 · backward',
+      'block #2 · backward',
+      'block #1 · backward'
+    ]);
     const vg = visibleGraph(gi, tree, initialExpansion(tree));
     // 8 layer boxes, the parameter group and a handful of loose ends: not 20 parameter boxes
     expect(vg.items.length).toBeLessThanOrEqual(14);
-    expect(vg.items.filter(it => it.kind === 'node' && gi.nodes[it.ref].kind === 'parameter')).toEqual([]);
+    expect(
+      vg.items.filter(
+        it => it.kind === 'node' && gi.nodes[it.ref].kind === 'parameter'
+      )
+    ).toEqual([]);
   });
 });
 
 describe('graph model', () => {
   it('reveals a node inside folded clusters and folds nested clusters together', () => {
     const graph = fixture('hlo-4layer-graph.json') as HloGraph;
-    const payload = { graphs: { [graph.computation]: graph } } as unknown as HloPayload;
+    const payload = {
+      graphs: { [graph.computation]: graph }
+    } as unknown as HloPayload;
     const m = new GraphModel(payload, graph.computation);
     const before = m.visibleCount;
-    const i = m.g.nodes.findIndex(n => n.kind === 'fusion' && m.tree.nodeCluster[m.g.nodes.indexOf(n)] >= 0
-      && m.tree.clusters[m.tree.nodeCluster[m.g.nodes.indexOf(n)]].kind === 'repeat');
+    const i = m.g.nodes.findIndex(
+      n =>
+        n.kind === 'fusion' &&
+        m.tree.nodeCluster[m.g.nodes.indexOf(n)] >= 0 &&
+        m.tree.clusters[m.tree.nodeCluster[m.g.nodes.indexOf(n)]].kind ===
+          'repeat'
+    );
     expect(m.reveal(i)).toBe(true);
     expect(m.vg.items[m.vg.rep[i]]).toEqual({ kind: 'node', ref: i });
     expect(m.visibleCount).toBeGreaterThan(before);
@@ -127,7 +213,9 @@ describe('repeats are only cut where the program repeats', () => {
     const graph = fixture('hlo-straight-graph.json') as HloGraph;
     const gi = indexGraph(graph);
     const tree = buildClusters(gi);
-    expect(tree.clusters.filter(c => c.kind === 'repeat').map(c => c.label)).toEqual([]);
+    expect(
+      tree.clusters.filter(c => c.kind === 'repeat').map(c => c.label)
+    ).toEqual([]);
   });
 
   it('does not cut at a helper called at irregular places', () => {
@@ -135,44 +223,93 @@ describe('repeats are only cut where the program repeats', () => {
     const nodes: HloNode[] = [];
     for (let i = 0; i < 60; i++) {
       const line = i === 5 || i === 12 || i === 50 ? 99 : 100 + i;
-      nodes.push(node(`n${i}`, { sources: [{ file: 'm.py', line, function: 'f' }] }));
+      nodes.push(
+        node(`n${i}`, { sources: [{ file: 'm.py', line, function: 'f' }] })
+      );
     }
     const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    expect(splitRepeats(gi, nodes.map((_, i) => i))).toBeNull();
+    expect(
+      splitRepeats(
+        gi,
+        nodes.map((_, i) => i)
+      )
+    ).toBeNull();
   });
 
   it('does not cut lines strewn without order, and stays fast on a 10,000-op scope', () => {
     let seed = 3;
-    const rnd = (): number => { seed = (seed * 16807) % 2147483647; return seed / 2147483647; };
+    const rnd = (): number => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
     const strewn: HloNode[] = [];
-    for (let i = 0; i < 10000; i++) strewn.push(node(`r${i}`, { sources: [{ file: 'm.py', line: Math.floor(rnd() * 2000), function: 'f' }] }));
+    for (let i = 0; i < 10000; i++) {
+      strewn.push(
+        node(`r${i}`, {
+          sources: [
+            { file: 'm.py', line: Math.floor(rnd() * 2000), function: 'f' }
+          ]
+        })
+      );
+    }
     const t0 = performance.now();
-    expect(splitRepeats(indexGraph({ computation: 'm', nodes: strewn, edges: [] }), strewn.map((_, i) => i))).toBeNull();
+    expect(
+      splitRepeats(
+        indexGraph({ computation: 'm', nodes: strewn, edges: [] }),
+        strewn.map((_, i) => i)
+      )
+    ).toBeNull();
     // 250 real layers of 40 lines each are still found
     const layered: HloNode[] = [];
-    for (let i = 0; i < 10000; i++) layered.push(node(`l${i}`, { sources: [{ file: 'm.py', line: 10 + (i % 40), function: 'f' }] }));
-    expect(splitRepeats(indexGraph({ computation: 'm', nodes: layered, edges: [] }), layered.map((_, i) => i))?.length).toBe(250);
+    for (let i = 0; i < 10000; i++) {
+      layered.push(
+        node(`l${i}`, {
+          sources: [{ file: 'm.py', line: 10 + (i % 40), function: 'f' }]
+        })
+      );
+    }
+    expect(
+      splitRepeats(
+        indexGraph({ computation: 'm', nodes: layered, edges: [] }),
+        layered.map((_, i) => i)
+      )?.length
+    ).toBe(250);
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 
   it('still cuts two layers of a Python loop', () => {
     const nodes: HloNode[] = [];
     for (let l = 0; l < 2; l++) {
-      for (let j = 0; j < 25; j++) nodes.push(node(`n${l}_${j}`, { sources: [{ file: 'm.py', line: 10 + j, function: 'block' }] }));
+      for (let j = 0; j < 25; j++) {
+        nodes.push(
+          node(`n${l}_${j}`, {
+            sources: [{ file: 'm.py', line: 10 + j, function: 'block' }]
+          })
+        );
+      }
     }
     const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    expect(splitRepeats(gi, nodes.map((_, i) => i))?.map(s => s.length)).toEqual([25, 25]);
+    expect(
+      splitRepeats(
+        gi,
+        nodes.map((_, i) => i)
+      )?.map(s => s.length)
+    ).toEqual([25, 25]);
   });
 });
 
 describe('no boxes that say nothing', () => {
-  const edges = (pairs: string[][]): HloGraph['edges'] => pairs.map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }));
+  const edges = (pairs: string[][]): HloGraph['edges'] =>
+    pairs.map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes: 16 }));
 
   it('drops the program scope even when some nodes sit directly in it (a one-op program)', () => {
     // jax.jit(lambda x: x + 1): one add, op_name jit(<lambda>)/add
     const g: HloGraph = {
       computation: 'main.1',
-      nodes: [node('x.1', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }), node('add.2', { op_name: 'jit(<lambda>)/add' })],
+      nodes: [
+        node('x.1', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 }),
+        node('add.2', { op_name: 'jit(<lambda>)/add' })
+      ],
       edges: edges([['x.1', 'add.2']])
     };
     const tree = buildClusters(indexGraph(g));
@@ -181,8 +318,15 @@ describe('no boxes that say nothing', () => {
     // and a program whose ops are partly in a named scope: the program box goes, the scope stays
     const h: HloGraph = {
       computation: 'main.2',
-      nodes: [node('a', { op_name: 'jit(f)/sin' }), node('b', { op_name: 'jit(f)/enc/mul' }), node('c', { op_name: 'jit(f)/cos' })],
-      edges: edges([['a', 'b'], ['b', 'c']])
+      nodes: [
+        node('a', { op_name: 'jit(f)/sin' }),
+        node('b', { op_name: 'jit(f)/enc/mul' }),
+        node('c', { op_name: 'jit(f)/cos' })
+      ],
+      edges: edges([
+        ['a', 'b'],
+        ['b', 'c']
+      ])
     };
     const th = buildClusters(indexGraph(h));
     expect(th.clusters.map(c => c.label)).toEqual(['enc']);
@@ -194,15 +338,36 @@ describe('no boxes that say nothing', () => {
     const g: HloGraph = {
       computation: 'region_1.3',
       nodes: [
-        node('while.0', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0, op_name: 'jit(wc)/while' }),
-        node('get-tuple-element', { kind: 'plumbing', opcode: 'get-tuple-element', op_name: 'jit(wc)/while' }),
-        node('wrapped_cosine', { op_name: 'jit(wc)/while/body/cond/branch_0_fun/cos' }),
-        node('tuple.5', { kind: 'plumbing', opcode: 'tuple', op_name: 'jit(wc)/while' })
+        node('while.0', {
+          kind: 'parameter',
+          opcode: 'parameter',
+          bytes_moved: 0,
+          op_name: 'jit(wc)/while'
+        }),
+        node('get-tuple-element', {
+          kind: 'plumbing',
+          opcode: 'get-tuple-element',
+          op_name: 'jit(wc)/while'
+        }),
+        node('wrapped_cosine', {
+          op_name: 'jit(wc)/while/body/cond/branch_0_fun/cos'
+        }),
+        node('tuple.5', {
+          kind: 'plumbing',
+          opcode: 'tuple',
+          op_name: 'jit(wc)/while'
+        })
       ],
-      edges: edges([['while.0', 'get-tuple-element'], ['get-tuple-element', 'wrapped_cosine'], ['wrapped_cosine', 'tuple.5']])
+      edges: edges([
+        ['while.0', 'get-tuple-element'],
+        ['get-tuple-element', 'wrapped_cosine'],
+        ['wrapped_cosine', 'tuple.5']
+      ])
     };
     const tree = buildClusters(indexGraph(g));
-    expect(tree.clusters.map(c => c.label)).toEqual(['while / body / cond / branch_0_fun']);
+    expect(tree.clusters.map(c => c.label)).toEqual([
+      'while / body / cond / branch_0_fun'
+    ]);
     expect(tree.clusters[0].members).toEqual([2]);
   });
 });

@@ -6,11 +6,18 @@ import type { LayoutInput } from '../src/hlo/layout';
 function chain(n: number): LayoutInput {
   const src = Int32Array.from({ length: n - 1 }, (_, i) => i);
   const dst = Int32Array.from({ length: n - 1 }, (_, i) => i + 1);
-  return { widths: new Float64Array(n).fill(100), heights: new Float64Array(n).fill(30), src, dst };
+  return {
+    widths: new Float64Array(n).fill(100),
+    heights: new Float64Array(n).fill(30),
+    src,
+    dst
+  };
 }
 
 const realWorker = (globalThis as { Worker?: unknown }).Worker;
-afterEach(() => { (globalThis as { Worker?: unknown }).Worker = realWorker; });
+afterEach(() => {
+  (globalThis as { Worker?: unknown }).Worker = realWorker;
+});
 
 describe('layout client', () => {
   it('lays out on the main thread when the worker cannot run (e.g. a CSP without blob: workers)', async () => {
@@ -19,9 +26,17 @@ describe('layout client', () => {
       onmessage: ((ev: MessageEvent) => void) | null = null;
       onerror: ((ev: ErrorEvent) => void) | null = null;
       postMessage(): void {
-        setTimeout(() => this.onerror?.({ message: 'Refused to create a worker from blob:' } as ErrorEvent), 1);
+        setTimeout(
+          () =>
+            this.onerror?.({
+              message: 'Refused to create a worker from blob:'
+            } as ErrorEvent),
+          1
+        );
       }
-      terminate(): void { /* nothing runs */ }
+      terminate(): void {
+        /* nothing runs */
+      }
     }
     (globalThis as { Worker?: unknown }).Worker = BlockedWorker;
     const client = new LayoutClient('self.onmessage = () => {}');

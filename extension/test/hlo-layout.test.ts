@@ -1,40 +1,66 @@
 import { describe, expect, it } from 'vitest';
 
-import { backEdges, countCrossings, layeredLayout, type LayoutInput } from '../src/hlo/layout';
+import {
+  backEdges,
+  countCrossings,
+  layeredLayout,
+  type LayoutInput
+} from '../src/hlo/layout';
 
-function graph(n: number, edges: Array<[number, number]>, w = 100, h = 30): LayoutInput {
+function graph(
+  n: number,
+  edges: Array<[number, number]>,
+  w = 100,
+  h = 30
+): LayoutInput {
   return {
-    widths: new Float64Array(n).fill(w), heights: new Float64Array(n).fill(h),
-    src: Int32Array.from(edges.map(e => e[0])), dst: Int32Array.from(edges.map(e => e[1]))
+    widths: new Float64Array(n).fill(w),
+    heights: new Float64Array(n).fill(h),
+    src: Int32Array.from(edges.map(e => e[0])),
+    dst: Int32Array.from(edges.map(e => e[1]))
   };
 }
 
 /** An HLO-like random DAG: each node reads 1-3 recent nodes, a few read far back. */
 export function syntheticGraph(n: number, seed = 1): LayoutInput {
   let s = seed;
-  const rnd = (): number => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648; };
+  const rnd = (): number => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
   const edges: Array<[number, number]> = [];
   for (let i = 1; i < n; i++) {
     const k = 1 + Math.floor(rnd() * 3);
     for (let j = 0; j < k; j++) {
       const far = rnd() < 0.03;
-      const from = far ? Math.floor(rnd() * i) : Math.max(0, i - 1 - Math.floor(rnd() * 40));
+      const from = far
+        ? Math.floor(rnd() * i)
+        : Math.max(0, i - 1 - Math.floor(rnd() * 40));
       edges.push([from, i]);
     }
   }
   return graph(n, edges, 180, 40);
 }
 
-function overlaps(input: LayoutInput, r: ReturnType<typeof layeredLayout>): number {
+function overlaps(
+  input: LayoutInput,
+  r: ReturnType<typeof layeredLayout>
+): number {
   const byLayer = new Map<number, number[]>();
-  r.layer.forEach((l, v) => { const a = byLayer.get(l) ?? []; a.push(v); byLayer.set(l, a); });
+  r.layer.forEach((l, v) => {
+    const a = byLayer.get(l) ?? [];
+    a.push(v);
+    byLayer.set(l, a);
+  });
   let bad = 0;
   for (const vs of byLayer.values()) {
     vs.sort((p, q) => r.x[p] - r.x[q]);
     for (let i = 1; i < vs.length; i++) {
       const p = vs[i - 1];
       const q = vs[i];
-      if (r.x[q] - r.x[p] < (input.widths[p] + input.widths[q]) / 2 - 1e-6) bad++;
+      if (r.x[q] - r.x[p] < (input.widths[p] + input.widths[q]) / 2 - 1e-6) {
+        bad++;
+      }
     }
   }
   return bad;
@@ -42,9 +68,19 @@ function overlaps(input: LayoutInput, r: ReturnType<typeof layeredLayout>): numb
 
 describe('layered layout', () => {
   it('puts every edge downwards and nodes of a layer apart', () => {
-    const g = graph(6, [[0, 1], [0, 2], [1, 3], [2, 3], [3, 4], [0, 4], [5, 4]]);
+    const g = graph(6, [
+      [0, 1],
+      [0, 2],
+      [1, 3],
+      [2, 3],
+      [3, 4],
+      [0, 4],
+      [5, 4]
+    ]);
     const r = layeredLayout(g);
-    for (let e = 0; e < g.src.length; e++) expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+    for (let e = 0; e < g.src.length; e++) {
+      expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+    }
     expect(overlaps(g, r)).toBe(0);
     // the source 5 sits just above its user, not at the top
     expect(r.layer[5]).toBe(r.layer[4] - 1);
@@ -54,7 +90,11 @@ describe('layered layout', () => {
   });
 
   it('breaks cycles and draws reversed edges from source to target', () => {
-    const g = graph(3, [[0, 1], [1, 2], [2, 0]]);
+    const g = graph(3, [
+      [0, 1],
+      [1, 2],
+      [2, 0]
+    ]);
     const rev = backEdges(3, g.src, g.dst);
     expect([...rev].reduce((p, q) => p + q, 0)).toBe(1);
     const r = layeredLayout(g);
@@ -66,7 +106,12 @@ describe('layered layout', () => {
 
   it('reduces crossings of a twisted bipartite graph to none', () => {
     // top 0..3, bottom 4..7 wired in reverse order: the initial order crosses everywhere
-    const g = graph(8, [[0, 7], [1, 6], [2, 5], [3, 4]]);
+    const g = graph(8, [
+      [0, 7],
+      [1, 6],
+      [2, 5],
+      [3, 4]
+    ]);
     const r = layeredLayout(g, { sweeps: 2 });
     expect(countCrossings(g, r)).toBe(0);
   });
@@ -76,9 +121,13 @@ describe('layered layout', () => {
     const t0 = performance.now();
     const r = layeredLayout(g);
     const ms = performance.now() - t0;
-    console.log(`layout of 10,000 nodes / ${g.src.length} edges: ${ms.toFixed(0)} ms, ${r.layers} layers, ${r.dummies} dummies, ${r.width.toFixed(0)} x ${r.height.toFixed(0)} px`);
+    console.log(
+      `layout of 10,000 nodes / ${g.src.length} edges: ${ms.toFixed(0)} ms, ${r.layers} layers, ${r.dummies} dummies, ${r.width.toFixed(0)} x ${r.height.toFixed(0)} px`
+    );
     expect(ms).toBeLessThan(5000);
     expect(overlaps(g, r)).toBe(0);
-    for (let e = 0; e < g.src.length; e++) expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+    for (let e = 0; e < g.src.length; e++) {
+      expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+    }
   });
 });

@@ -2,36 +2,96 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { NodeSearch, parseQuery, topFusions } from '../src/hlo/search';
-import { formatSource, linesByCell, nodesForSelection } from '../src/hlo/sources';
+import {
+  formatSource,
+  linesByCell,
+  nodesForSelection
+} from '../src/hlo/sources';
 import { calledComputation, HloText } from '../src/hlo/text';
 import type { HloNode } from '../src/hlo/types';
 
-const bundle = JSON.parse(readFileSync(new URL('./fixtures/hlo-while-bundle.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const bundle = JSON.parse(
+  readFileSync(
+    new URL('./fixtures/hlo-while-bundle.json', import.meta.url),
+    'utf8'
+  )
+) as Record<string, unknown>;
 const payload = bundle['application/vnd.jax-workbench.hlo+json'] as {
   graphs: Record<string, { nodes: HloNode[] }>;
-  module: { computations: Array<{ name: string; lines: [number, number]; instructions: unknown[] }> };
+  module: {
+    computations: Array<{
+      name: string;
+      lines: [number, number];
+      instructions: unknown[];
+    }>;
+  };
 };
 
 function n(id: string, extra: Partial<HloNode> = {}): HloNode {
-  return { id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[2,4]', bytes: 32, bytes_moved: 64, ...extra };
+  return {
+    id,
+    kind: 'fusion',
+    opcode: 'fusion',
+    label: id,
+    shape: 'f32[2,4]',
+    bytes: 32,
+    bytes_moved: 64,
+    ...extra
+  };
 }
 
 const nodes = [
-  n('dot.1', { opcode: 'dot', kind: 'library', shape: 'f32[16,128]', sources: [{ file: '<workbench-cell-3>', line: 12, function: 'f' }] }),
-  n('tanh_fusion', { fused_ops: ['tanh', 'add'], primitives: ['tanh'], sources: [{ file: '/x/model.py', line: 12, function: 'g' }], bytes_moved: 500 }),
-  n('exp_fusion', { sources: [{ file: '/tmp/ipykernel_1/123.py', line: 4, function: 'h' }], bytes_moved: 900 }),
+  n('dot.1', {
+    opcode: 'dot',
+    kind: 'library',
+    shape: 'f32[16,128]',
+    sources: [{ file: '<workbench-cell-3>', line: 12, function: 'f' }]
+  }),
+  n('tanh_fusion', {
+    fused_ops: ['tanh', 'add'],
+    primitives: ['tanh'],
+    sources: [{ file: '/x/model.py', line: 12, function: 'g' }],
+    bytes_moved: 500
+  }),
+  n('exp_fusion', {
+    sources: [{ file: '/tmp/ipykernel_1/123.py', line: 4, function: 'h' }],
+    bytes_moved: 900
+  }),
   n('param', { kind: 'parameter', opcode: 'parameter', bytes_moved: 0 })
 ];
 const cells = { '/tmp/ipykernel_1/123.py': { number: 7, cell_id: 'abc' } };
 
 describe('search', () => {
   it('parses line queries', () => {
-    expect(parseQuery('cell line 12')).toEqual({ kind: 'line', line: 12, cell: 'any', file: null });
-    expect(parseQuery('cell [3] line 12')).toEqual({ kind: 'line', line: 12, cell: 3, file: null });
-    expect(parseQuery(':12')).toEqual({ kind: 'line', line: 12, cell: null, file: null });
-    expect(parseQuery('model.py:12')).toEqual({ kind: 'line', line: 12, cell: null, file: 'model.py' });
+    expect(parseQuery('cell line 12')).toEqual({
+      kind: 'line',
+      line: 12,
+      cell: 'any',
+      file: null
+    });
+    expect(parseQuery('cell [3] line 12')).toEqual({
+      kind: 'line',
+      line: 12,
+      cell: 3,
+      file: null
+    });
+    expect(parseQuery(':12')).toEqual({
+      kind: 'line',
+      line: 12,
+      cell: null,
+      file: null
+    });
+    expect(parseQuery('model.py:12')).toEqual({
+      kind: 'line',
+      line: 12,
+      cell: null,
+      file: 'model.py'
+    });
     expect(parseQuery('  ')).toEqual({ kind: 'empty' });
-    expect(parseQuery('f32[16,128] dot')).toEqual({ kind: 'text', words: ['f32[16,128]', 'dot'] });
+    expect(parseQuery('f32[16,128] dot')).toEqual({
+      kind: 'text',
+      words: ['f32[16,128]', 'dot']
+    });
   });
 
   it('finds nodes by op, shape, name and source line', () => {
@@ -55,18 +115,37 @@ describe('search', () => {
 
 describe('sources and text', () => {
   it('names cells as "cell [N] line L" and files as file:line', () => {
-    expect(formatSource(cells, { file: '/tmp/ipykernel_1/123.py', line: 4, function: 'h' })).toBe('cell [7] line 4');
-    expect(formatSource({}, { file: '<workbench-cell-3>', line: 2, function: 'f' })).toBe('cell [3] line 2');
-    expect(formatSource({}, { file: '/a/b/c/model.py', line: 9, function: 'g' })).toBe('…/c/model.py:9');
+    expect(
+      formatSource(cells, {
+        file: '/tmp/ipykernel_1/123.py',
+        line: 4,
+        function: 'h'
+      })
+    ).toBe('cell [7] line 4');
+    expect(
+      formatSource({}, { file: '<workbench-cell-3>', line: 2, function: 'f' })
+    ).toBe('cell [3] line 2');
+    expect(
+      formatSource({}, { file: '/a/b/c/model.py', line: 9, function: 'g' })
+    ).toBe('…/c/model.py:9');
     const by = linesByCell(cells, nodes);
-    expect([...by.entries()]).toEqual([['#3', [12]], ['abc', [4]]]);
+    expect([...by.entries()]).toEqual([
+      ['#3', [12]],
+      ['abc', [4]]
+    ]);
   });
 
-  it('finds an instruction\'s and a fused computation\'s text in text/plain', () => {
+  it("finds an instruction's and a fused computation's text in text/plain", () => {
     const text = new HloText(bundle['text/plain'] as string);
     const entry = payload.module.computations.find(c => c.name === 'main.8');
-    const ins = (entry?.instructions as Array<{ name: string; line: number; called?: string[]; attrs?: Record<string, string> }>)
-      .find(i => i.name === 'wrapped_reduce');
+    const ins = (
+      entry?.instructions as Array<{
+        name: string;
+        line: number;
+        called?: string[];
+        attrs?: Record<string, string>;
+      }>
+    ).find(i => i.name === 'wrapped_reduce');
     expect(text.line(ins!.line)).toContain('wrapped_reduce');
     const fused = calledComputation(ins!.called, ins!.attrs);
     const comp = payload.module.computations.find(c => c.name === fused);
@@ -79,8 +158,29 @@ describe('sources and text', () => {
 
 describe('linking', () => {
   it('finds the nodes of a line selected in a cell', () => {
-    expect(nodesForSelection(cells, nodes, { cell: 'abc', lines: [4], origin: 'editor', reveal: false })).toEqual([2]);
-    expect(nodesForSelection(cells, nodes, { cell: '#3', lines: [12, 13], origin: 'editor', reveal: true })).toEqual([0]);
-    expect(nodesForSelection(cells, nodes, { cell: 'abc', lines: [12], origin: 'editor', reveal: false })).toEqual([]);
+    expect(
+      nodesForSelection(cells, nodes, {
+        cell: 'abc',
+        lines: [4],
+        origin: 'editor',
+        reveal: false
+      })
+    ).toEqual([2]);
+    expect(
+      nodesForSelection(cells, nodes, {
+        cell: '#3',
+        lines: [12, 13],
+        origin: 'editor',
+        reveal: true
+      })
+    ).toEqual([0]);
+    expect(
+      nodesForSelection(cells, nodes, {
+        cell: 'abc',
+        lines: [12],
+        origin: 'editor',
+        reveal: false
+      })
+    ).toEqual([]);
   });
 });

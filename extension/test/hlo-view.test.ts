@@ -8,28 +8,56 @@ import type { RenderContext } from '../src/common/view';
 import type { Payload } from '../src/common/payload';
 import { HUB } from '../src/linking/hub';
 
-
-const bundle = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hlo-while-bundle.json'), 'utf8')) as Record<string, unknown>;
+const bundle = JSON.parse(
+  readFileSync(
+    join(
+      dirname(fileURLToPath(import.meta.url)),
+      'fixtures',
+      'hlo-while-bundle.json'
+    ),
+    'utf8'
+  )
+) as Record<string, unknown>;
 const MIME = 'application/vnd.jax-workbench.hlo+json';
 
 beforeAll(() => {
   // jsdom has no canvas: a context that accepts every call and draws nothing
-  const noop = new Proxy({}, {
-    get: (_t, prop) => (prop === 'measureText' ? () => ({ width: 10 }) : () => undefined),
-    set: () => true
+  const noop = new Proxy(
+    {},
+    {
+      get: (_t, prop) =>
+        prop === 'measureText' ? () => ({ width: 10 }) : () => undefined,
+      set: () => true
+    }
+  );
+  HTMLCanvasElement.prototype.getContext = (() =>
+    noop) as unknown as HTMLCanvasElement['getContext'];
+  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
+    configurable: true,
+    get: () => 600
   });
-  HTMLCanvasElement.prototype.getContext = (() => noop) as unknown as HTMLCanvasElement['getContext'];
-  Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 600 });
-  Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 400 });
+  Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
+    configurable: true,
+    get: () => 400
+  });
   if (!globalThis.requestAnimationFrame) {
-    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) => setTimeout(() => cb(performance.now()), 0)) as typeof requestAnimationFrame;
-    globalThis.cancelAnimationFrame = ((id: number) => clearTimeout(id)) as typeof cancelAnimationFrame;
+    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) =>
+      setTimeout(
+        () => cb(performance.now()),
+        0
+      )) as typeof requestAnimationFrame;
+    globalThis.cancelAnimationFrame = ((id: number) =>
+      clearTimeout(id)) as typeof cancelAnimationFrame;
   }
 });
 
-afterEach(() => { document.body.textContent = ''; });
+afterEach(() => {
+  document.body.textContent = '';
+});
 
-async function renderWhile(cells: RenderContext['cells'] = {}): Promise<{ host: HTMLElement; ready: () => boolean; dispose: () => void }> {
+async function renderWhile(
+  cells: RenderContext['cells'] = {}
+): Promise<{ host: HTMLElement; ready: () => boolean; dispose: () => void }> {
   // no worker source: jsdom has no Worker, the view lays out on the main thread
   const { HloView } = await import('../src/hlo/output');
   const hloView = (): HloView => new HloView('');
@@ -39,8 +67,13 @@ async function renderWhile(cells: RenderContext['cells'] = {}): Promise<{ host: 
   const payload = JSON.parse(JSON.stringify(bundle[MIME])) as Payload;
   const view = hloView();
   await view.render(host, payload, {
-    mimeType: MIME, bundle, cells, outputId: 'jwb-t',
-    interactive: () => { ready = true; }
+    mimeType: MIME,
+    bundle,
+    cells,
+    outputId: 'jwb-t',
+    interactive: () => {
+      ready = true;
+    }
   });
   await new Promise(r => setTimeout(r, 20));
   return { host, ready: () => ready, dispose: () => view.dispose?.() };
@@ -54,9 +87,19 @@ describe('hlo view (DOM)', () => {
     expect(ready()).toBe(true);
     expect(host.querySelector('canvas.jwb-hlo-canvas')).not.toBeNull();
     expect(Number(root.getAttribute('data-visible-nodes'))).toBeGreaterThan(0);
-    expect(host.querySelector('.jwb-hlo-summary')?.textContent).toContain('flops');
-    const graphs = [...host.querySelectorAll('.jwb-hlo-crumbs [data-graph]')].map(b => b.getAttribute('data-graph'));
-    expect(graphs.sort()).toEqual(['main.8', 'region_0.5', 'region_1.3', 'region_2.4', 'region_3.6']);
+    expect(host.querySelector('.jwb-hlo-summary')?.textContent).toContain(
+      'flops'
+    );
+    const graphs = [
+      ...host.querySelectorAll('.jwb-hlo-crumbs [data-graph]')
+    ].map(b => b.getAttribute('data-graph'));
+    expect(graphs.sort()).toEqual([
+      'main.8',
+      'region_0.5',
+      'region_1.3',
+      'region_2.4',
+      'region_3.6'
+    ]);
     expect(host.querySelector('button.jwb-hlo-fit')).not.toBeNull();
     expect(host.querySelector('.jwb-hlo-expand-all')).not.toBeNull();
     dispose();
@@ -65,48 +108,87 @@ describe('hlo view (DOM)', () => {
   it('selects a node from the top table and shows its instruction and fused text', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
-    const row = host.querySelector('table.jwb-hlo-top tr[data-node-id]') as HTMLElement;
+    const row = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
     const id = row.getAttribute('data-node-id') as string;
     row.click();
     await new Promise(r => setTimeout(r, 20));
     expect(root.getAttribute('data-selected')).toBe(id);
     const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
-    expect(details.querySelector('.jwb-hlo-instruction')?.textContent).toContain(`%${id} = `);
-    expect(details.querySelector('.jwb-hlo-fused')?.textContent).toContain('ROOT');
+    expect(
+      details.querySelector('.jwb-hlo-instruction')?.textContent
+    ).toContain(`%${id} = `);
+    expect(details.querySelector('.jwb-hlo-fused')?.textContent).toContain(
+      'ROOT'
+    );
     dispose();
   });
 
   it('searches, opens a body from the crumbs, and links lines both ways through the hub', async () => {
-    const file = Object.values((bundle[MIME] as { graphs: Record<string, { nodes: Array<{ sources?: Array<{ file: string; line: number }> }> }> }).graphs)
-      .flatMap(g => g.nodes).flatMap(n => n.sources ?? [])[0];
+    const file = Object.values(
+      (
+        bundle[MIME] as {
+          graphs: Record<
+            string,
+            {
+              nodes: Array<{ sources?: Array<{ file: string; line: number }> }>;
+            }
+          >;
+        }
+      ).graphs
+    )
+      .flatMap(g => g.nodes)
+      .flatMap(n => n.sources ?? [])[0];
     const cells = { [file.file]: { number: 5, cell_id: 'cell-5' } };
     const published: unknown[] = [];
     const off = HUB.onSelect(s => published.push(s));
     const { host, dispose } = await renderWhile(cells);
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
-    const input = host.querySelector('input.jwb-hlo-search') as HTMLInputElement;
+    const input = host.querySelector(
+      'input.jwb-hlo-search'
+    ) as HTMLInputElement;
     input.value = 'reduce';
     input.dispatchEvent(new Event('input'));
-    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(/^[1-9]\d* match/);
+    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(
+      /^[1-9]\d* match/
+    );
     input.value = `cell [5] line ${file.line}`;
     input.dispatchEvent(new Event('input'));
-    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(/^[1-9]\d* match/);
+    expect(host.querySelector('.jwb-hlo-search-count')?.textContent).toMatch(
+      /^[1-9]\d* match/
+    );
     // a line selected in the editor lights the nodes it made
-    HUB.select({ cell: 'cell-5', lines: [file.line], origin: 'editor', reveal: false });
+    HUB.select({
+      cell: 'cell-5',
+      lines: [file.line],
+      origin: 'editor',
+      reveal: false
+    });
     expect(Number(root.getAttribute('data-highlighted'))).toBeGreaterThan(0);
     HUB.select(null);
     expect(root.getAttribute('data-highlighted')).toBe('0');
     // selecting a node publishes its lines
-    const row = host.querySelector('table.jwb-hlo-top tr[data-node-id]') as HTMLElement;
+    const row = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
     row.click();
     await new Promise(r => setTimeout(r, 20));
-    expect(published.some(s => (s as { origin?: string } | null)?.origin === 'hlo')).toBe(true);
+    expect(
+      published.some(s => (s as { origin?: string } | null)?.origin === 'hlo')
+    ).toBe(true);
     // bodies as sub-graphs
-    (host.querySelector('.jwb-hlo-crumbs [data-graph="region_0.5"]') as HTMLElement).click();
+    (
+      host.querySelector(
+        '.jwb-hlo-crumbs [data-graph="region_0.5"]'
+      ) as HTMLElement
+    ).click();
     await new Promise(r => setTimeout(r, 20));
     expect(root.getAttribute('data-current-graph')).toBe('region_0.5');
     expect(host.querySelectorAll('[data-graph="region_0.5"]').length).toBe(1);
-    expect(host.querySelector('.jwb-hlo-crumb-current')?.getAttribute('data-graph')).toBe('region_0.5');
+    expect(
+      host.querySelector('.jwb-hlo-crumb-current')?.getAttribute('data-graph')
+    ).toBe('region_0.5');
     off();
     dispose();
   });
@@ -116,12 +198,21 @@ describe('hlo view (DOM)', () => {
     const { host, dispose } = await renderWhile(cells);
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
     const show = async (graph: string): Promise<void> => {
-      (host.querySelector(`.jwb-hlo-crumbs [data-graph="${graph}"]`) as HTMLElement).click();
+      (
+        host.querySelector(
+          `.jwb-hlo-crumbs [data-graph="${graph}"]`
+        ) as HTMLElement
+      ).click();
       await new Promise(r => setTimeout(r, 20));
       expect(root.getAttribute('data-current-graph')).toBe(graph);
     };
     // line 19 made 3 nodes of main.8, none of region_0.5, one of region_3.6
-    HUB.select({ cell: 'cell-7', lines: [19], origin: 'editor', reveal: false });
+    HUB.select({
+      cell: 'cell-7',
+      lines: [19],
+      origin: 'editor',
+      reveal: false
+    });
     expect(root.getAttribute('data-highlighted')).toBe('3');
     await show('region_0.5');
     expect(root.getAttribute('data-highlighted')).toBe('0');
@@ -139,24 +230,53 @@ describe('hlo view (DOM)', () => {
     const nodes: Array<Record<string, unknown>> = [];
     const edges: Array<Record<string, unknown>> = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) edges.push({ src: nodes[nodes.length - 1].id, dst: id, shape: 'f32[4]', bytes: 16 });
-      nodes.push({ id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, op_name: op });
+      if (nodes.length) {
+        edges.push({
+          src: nodes[nodes.length - 1].id,
+          dst: id,
+          shape: 'f32[4]',
+          bytes: 16
+        });
+      }
+      nodes.push({
+        id,
+        kind: 'fusion',
+        opcode: 'fusion',
+        label: id,
+        shape: 'f32[4]',
+        bytes: 16,
+        bytes_moved: 32,
+        op_name: op
+      });
     };
-    for (let i = 0; i < 450; i++) add(`a${i}`, 'jit(f)/jit(a)/add');
-    for (let i = 0; i < 5; i++) add(`b${i}`, 'jit(f)/jit(b)/mul');
+    for (let i = 0; i < 450; i++) {
+      add(`a${i}`, 'jit(f)/jit(a)/add');
+    }
+    for (let i = 0; i < 5; i++) {
+      add(`b${i}`, 'jit(f)/jit(b)/mul');
+    }
     const base = bundle[MIME] as Record<string, unknown>;
-    const payload = { ...base, graphs: { 'main.1': { computation: 'main.1', nodes, edges } }, module: { name: 'm', problems: [], computations: [] } };
+    const payload = {
+      ...base,
+      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      module: { name: 'm', problems: [], computations: [] }
+    };
     const { HloView } = await import('../src/hlo/output');
     const view = new HloView('');
     const host = document.createElement('div');
     document.body.appendChild(host);
     await view.render(host, payload as unknown as Payload, {
-      mimeType: MIME, bundle: { 'text/plain': '' }, cells: {}, outputId: 'jwb-t2', interactive: () => undefined
+      mimeType: MIME,
+      bundle: { 'text/plain': '' },
+      cells: {},
+      outputId: 'jwb-t2',
+      interactive: () => undefined
     });
     await new Promise(r => setTimeout(r, 20));
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
     expect(root.getAttribute('data-visible-nodes')).toBe('6'); // [a] b0 .. b4
-    const click = (item: number): void => (view as unknown as { _clickItem(i: number): void })._clickItem(item);
+    const click = (item: number): void =>
+      (view as unknown as { _clickItem(i: number): void })._clickItem(item);
     click(0); // open a: 455 boxes, layout pending
     expect(root.getAttribute('data-visible-nodes')).toBe('455');
     click(3); // the drawing still shows [a] b0 b1 b2 ...: box 3 is b2
@@ -168,9 +288,15 @@ describe('hlo view (DOM)', () => {
   it('offers no Collapse/Expand that would change nothing', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
-    const btn = host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement;
+    const btn = host.querySelector(
+      'button.jwb-hlo-expand-all'
+    ) as HTMLButtonElement;
     // region_0.5: its one cluster (while / body) is open from the start; nothing to expand or fold
-    (host.querySelector('.jwb-hlo-crumbs [data-graph="region_0.5"]') as HTMLElement).click();
+    (
+      host.querySelector(
+        '.jwb-hlo-crumbs [data-graph="region_0.5"]'
+      ) as HTMLElement
+    ).click();
     await new Promise(r => setTimeout(r, 20));
     const before = root.getAttribute('data-visible-nodes');
     expect(btn.disabled).toBe(true);
@@ -183,8 +309,12 @@ describe('hlo view (DOM)', () => {
   it('labels the colour legend with the quantile shares it uses', async () => {
     const { host, dispose } = await renderWhile();
     const { DEFAULT_FRACTIONS } = await import('../src/hlo/heat');
-    const steps = [...host.querySelectorAll('.jwb-hlo-legend-step')].map(e => e.textContent);
-    const top = [...DEFAULT_FRACTIONS].reverse().map(f => `top ${Math.round(f * 100)}%`);
+    const steps = [...host.querySelectorAll('.jwb-hlo-legend-step')].map(
+      e => e.textContent
+    );
+    const top = [...DEFAULT_FRACTIONS]
+      .reverse()
+      .map(f => `top ${Math.round(f * 100)}%`);
     expect(steps).toEqual(['rest', ...top]);
     dispose();
   });
@@ -195,28 +325,63 @@ describe('hlo view (DOM)', () => {
     const nodes: Array<Record<string, unknown>> = [];
     const edges: Array<Record<string, unknown>> = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) edges.push({ src: nodes[nodes.length - 1].id, dst: id, shape: 'f32[4]', bytes: 16 });
-      nodes.push({ id, kind: 'fusion', opcode: 'fusion', label: id, shape: 'f32[4]', bytes: 16, bytes_moved: 32, op_name: op });
+      if (nodes.length) {
+        edges.push({
+          src: nodes[nodes.length - 1].id,
+          dst: id,
+          shape: 'f32[4]',
+          bytes: 16
+        });
+      }
+      nodes.push({
+        id,
+        kind: 'fusion',
+        opcode: 'fusion',
+        label: id,
+        shape: 'f32[4]',
+        bytes: 16,
+        bytes_moved: 32,
+        op_name: op
+      });
     };
-    for (let i = 0; i < 450; i++) add(`a${i}`, `jit(f)/op${i}`);
-    for (let i = 0; i < 70; i++) add(`b${i}`, 'jit(f)/jit(b)/mul');
+    for (let i = 0; i < 450; i++) {
+      add(`a${i}`, `jit(f)/op${i}`);
+    }
+    for (let i = 0; i < 70; i++) {
+      add(`b${i}`, 'jit(f)/jit(b)/mul');
+    }
     const base = bundle[MIME] as Record<string, unknown>;
-    const payload = { ...base, graphs: { 'main.1': { computation: 'main.1', nodes, edges } }, module: { name: 'm', problems: [], computations: [] } };
+    const payload = {
+      ...base,
+      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      module: { name: 'm', problems: [], computations: [] }
+    };
     const { HloView } = await import('../src/hlo/output');
     const view = new HloView('');
     const host = document.createElement('div');
     document.body.appendChild(host);
     const raf = globalThis.requestAnimationFrame;
-    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) => { cb(performance.now()); return 0; }) as typeof requestAnimationFrame;
+    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) => {
+      cb(performance.now());
+      return 0;
+    }) as typeof requestAnimationFrame;
     let statusWhenReady: string | null = null;
     try {
       const done = view.render(host, payload as unknown as Payload, {
-        mimeType: MIME, bundle: { 'text/plain': '' }, cells: {}, outputId: 'jwb-t3',
-        interactive: () => { statusWhenReady = host.querySelector('.jwb-hlo-status')?.textContent ?? ''; }
+        mimeType: MIME,
+        bundle: { 'text/plain': '' },
+        cells: {},
+        outputId: 'jwb-t3',
+        interactive: () => {
+          statusWhenReady =
+            host.querySelector('.jwb-hlo-status')?.textContent ?? '';
+        }
       });
       const root = host.querySelector('.jwb-hlo') as HTMLElement;
       expect(root.getAttribute('data-visible-nodes')).toBe('451');
-      (host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement).click();
+      (
+        host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement
+      ).click();
       await done;
       await new Promise(r => setTimeout(r, 50));
     } finally {

@@ -9,10 +9,15 @@ import { syntheticPayload } from './jaxpr-synthetic';
 
 /** Naive O(nm) LCS length, to check diff() finds a longest common subsequence. */
 function lcsLength(a: string[], b: string[]): number {
-  const dp = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  const dp = Array.from({ length: a.length + 1 }, () =>
+    new Array<number>(b.length + 1).fill(0)
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
-      dp[i][j] = a[i - 1] === b[j - 1] ? dp[i - 1][j - 1] + 1 : Math.max(dp[i - 1][j], dp[i][j - 1]);
+      dp[i][j] =
+        a[i - 1] === b[j - 1]
+          ? dp[i - 1][j - 1] + 1
+          : Math.max(dp[i - 1][j], dp[i][j - 1]);
     }
   }
   return dp[a.length][b.length];
@@ -22,7 +27,9 @@ function checkMatching(a: string[], b: string[], aToB: Int32Array): number {
   let last = -1;
   let n = 0;
   aToB.forEach((bi, ai) => {
-    if (bi < 0) return;
+    if (bi < 0) {
+      return;
+    }
     expect(bi).toBeGreaterThan(last); // monotone
     expect(b[bi]).toBe(a[ai]); // equal elements
     last = bi;
@@ -34,18 +41,31 @@ function checkMatching(a: string[], b: string[], aToB: Int32Array): number {
 describe('diff', () => {
   it('matches a longest common subsequence', () => {
     const cases: [string, string][] = [
-      ['abcabba', 'cbabac'], ['', 'abc'], ['abc', ''], ['abc', 'abc'], ['xaby', 'ab'], ['kitten', 'sitting']
+      ['abcabba', 'cbabac'],
+      ['', 'abc'],
+      ['abc', ''],
+      ['abc', 'abc'],
+      ['xaby', 'ab'],
+      ['kitten', 'sitting']
     ];
     for (const [x, y] of cases) {
-      const a = [...x], b = [...y];
+      const a = [...x],
+        b = [...y];
       expect(checkMatching(a, b, diff(a, b))).toBe(lcsLength(a, b));
     }
     // random sequences over a small alphabet
     let seed = 7;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rnd = (): number =>
+      (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (let t = 0; t < 50; t++) {
-      const a = Array.from({ length: Math.floor(rnd() * 40) }, () => 'abcd'[Math.floor(rnd() * 4)]);
-      const b = Array.from({ length: Math.floor(rnd() * 40) }, () => 'abcd'[Math.floor(rnd() * 4)]);
+      const a = Array.from(
+        { length: Math.floor(rnd() * 40) },
+        () => 'abcd'[Math.floor(rnd() * 4)]
+      );
+      const b = Array.from(
+        { length: Math.floor(rnd() * 40) },
+        () => 'abcd'[Math.floor(rnd() * 4)]
+      );
       expect(checkMatching(a, b, diff(a, b))).toBe(lcsLength(a, b));
     }
   });
@@ -53,9 +73,15 @@ describe('diff', () => {
 
 describe('compare alignment', () => {
   it('aligns stages row by row, marking added and removed equations', () => {
-    const sigs = [['sin', 'mul', 'cos', 'add'], ['sin', 'mul', 'exp', 'add', 'neg'], ['sin', 'exp', 'add', 'neg']];
+    const sigs = [
+      ['sin', 'mul', 'cos', 'add'],
+      ['sin', 'mul', 'exp', 'add', 'neg'],
+      ['sin', 'exp', 'add', 'neg']
+    ];
     const al = align(sigs);
-    const grid = al.rows.map(r => [...r].map((e, k) => (e < 0 ? '.' : sigs[k][e])).join(' '));
+    const grid = al.rows.map(r =>
+      [...r].map((e, k) => (e < 0 ? '.' : sigs[k][e])).join(' ')
+    );
     expect(grid).toEqual([
       'sin sin sin',
       'mul mul .',
@@ -76,24 +102,41 @@ describe('compare alignment', () => {
   });
 
   it('aligns the real grad / vmap(grad) stages', () => {
-    const p = JSON.parse(readFileSync(new URL('./fixtures/jaxpr-compare.json', import.meta.url), 'utf8')) as JaxprComparePayload;
+    const p = JSON.parse(
+      readFileSync(
+        new URL('./fixtures/jaxpr-compare.json', import.meta.url),
+        'utf8'
+      )
+    ) as JaxprComparePayload;
     const flats = p.stages.map(s => flatten(s.jaxpr!, s.avals));
     const sigs = flats.map(signatures);
     const al = align(sigs);
     // every equation of every stage appears exactly once
     sigs.forEach((s, k) => {
-      const seen = al.rows.map(r => r[k]).filter(e => e >= 0).sort((x, y) => x - y);
+      const seen = al.rows
+        .map(r => r[k])
+        .filter(e => e >= 0)
+        .sort((x, y) => x - y);
       expect(seen).toEqual(s.map((_, i) => i));
     });
     // tanh keeps its place through every stage
-    const tanhRows = al.rows.filter(r => [...r].every((e, k) => e >= 0 && sigs[k][e].startsWith('tanh ')));
+    const tanhRows = al.rows.filter(r =>
+      [...r].every((e, k) => e >= 0 && sigs[k][e].startsWith('tanh '))
+    );
     expect(tanhRows.length).toBe(1);
   });
 
   it('aligns two 12,000-equation programs quickly', () => {
-    const a = signatures((() => { const p = syntheticPayload(12000); return flatten(p.jaxpr!, p.avals); })());
+    const a = signatures(
+      (() => {
+        const p = syntheticPayload(12000);
+        return flatten(p.jaxpr!, p.avals);
+      })()
+    );
     const b = a.slice();
-    for (let i = 0; i < b.length; i += 97) b[i] = 'neg f32[16,128]';
+    for (let i = 0; i < b.length; i += 97) {
+      b[i] = 'neg f32[16,128]';
+    }
     b.splice(5000, 0, 'custom f32[]');
     const t0 = performance.now();
     const al = align([a, b]);
@@ -110,13 +153,33 @@ describe('compare of a function and its gradient', () => {
   // model (24-layer transformer: 748 forward, 2,333 in grad(loss), distance 1,585)
   const gradLike = (fwd: string[], extra: number): string[] => {
     const out: string[] = [];
-    fwd.forEach((s, i) => { out.push(s); if (i % 2) out.push(`residual f32[${i % 5}]`); });
+    fwd.forEach((s, i) => {
+      out.push(s);
+      if (i % 2) {
+        out.push(`residual f32[${i % 5}]`);
+      }
+    });
     // half of the backward pass has signatures the forward pass has too
-    for (let i = 0; i < extra; i++) out.push(i % 2 ? `transpose f32[${i % 7},128]` : ['mul f32[]', 'add f32[16,128]'][i % 4 >> 1]);
+    for (let i = 0; i < extra; i++) {
+      out.push(
+        i % 2
+          ? `transpose f32[${i % 7},128]`
+          : ['mul f32[]', 'add f32[16,128]'][(i % 4) >> 1]
+      );
+    }
     return out;
   };
   const forward = (n: number): string[] =>
-    Array.from({ length: n }, (_, i) => ['dot_general f32[16,128]', 'tanh f32[16,128]', 'add f32[16,128]', 'mul f32[]'][i % 4] + (i % 9 ? '' : ' f32[4]'));
+    Array.from(
+      { length: n },
+      (_, i) =>
+        [
+          'dot_general f32[16,128]',
+          'tanh f32[16,128]',
+          'add f32[16,128]',
+          'mul f32[]'
+        ][i % 4] + (i % 9 ? '' : ' f32[4]')
+    );
 
   it('matches every forward equation however many the backward pass adds', () => {
     const a = forward(800);
@@ -129,14 +192,34 @@ describe('compare of a function and its gradient', () => {
 
   it('aligns a 12,000-equation function with its 36,000-equation gradient in time', () => {
     // worst case: backward equations drawn from the forward's few signatures, interleaved
-    const alpha = ['dot_general f32[16,128]', 'tanh f32[16,128]', 'add f32[16,128]', 'mul f32[]', 'mul f32[16,128]', 'sub f32[]'];
+    const alpha = [
+      'dot_general f32[16,128]',
+      'tanh f32[16,128]',
+      'add f32[16,128]',
+      'mul f32[]',
+      'mul f32[16,128]',
+      'sub f32[]'
+    ];
     let seed = 3;
-    const pick = (): string => alpha[Math.floor((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 * 6)];
+    const pick = (): string =>
+      alpha[
+        Math.floor(
+          ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 6
+        )
+      ];
     const a = Array.from({ length: 12000 }, pick);
     const b: string[] = [];
     let left = 24000;
-    a.forEach((x, i) => { b.push(x); if (i % 2 && left > 0) { b.push(pick()); left--; } });
-    while (left-- > 0) b.push(pick());
+    a.forEach((x, i) => {
+      b.push(x);
+      if (i % 2 && left > 0) {
+        b.push(pick());
+        left--;
+      }
+    });
+    while (left-- > 0) {
+      b.push(pick());
+    }
     const t0 = performance.now();
     const aToB = diff(a, b);
     const ms = performance.now() - t0;
@@ -150,28 +233,51 @@ describe('header summary', () => {
   it('groups equal avals instead of listing them', () => {
     const avals = [...Array(120).fill('f32[128,128]'), 'f32[16,128]'];
     expect(groupAvals(avals)).toEqual(['120 × f32[128,128]', 'f32[16,128]']);
-    expect(groupAvals(['f32[4]', 'i32[]', 'f32[4]'])).toEqual(['f32[4]', 'i32[]', 'f32[4]']);
+    expect(groupAvals(['f32[4]', 'i32[]', 'f32[4]'])).toEqual([
+      'f32[4]',
+      'i32[]',
+      'f32[4]'
+    ]);
     // many alternating runs: grouped by value, in first-seen order
-    const alt = Array.from({ length: 20 }, (_, i) => (i % 2 ? 'f32[2]' : 'f32[3]'));
+    const alt = Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? 'f32[2]' : 'f32[3]'
+    );
     expect(groupAvals(alt)).toEqual(['10 × f32[3]', '10 × f32[2]']);
   });
 
   it('prefers the pytree summaries', () => {
     const p = syntheticPayload(300, 2) as JaxprPayload;
-    expect(signatureText(headerSummary(p))).toBe('(10 × f32[128,128], f32[16,128]) → (f32[16,128])');
-    p.trees = { in: [{ name: 'ps', summary: 'list[2] of {w1, wk, wo, wq, wv: f32[128,128]}', leaves: 10 },
-                     { name: 'x', summary: 'f32[16,128]', leaves: 1 }],
-                out: [{ name: '', summary: 'f32[16,128]', leaves: 1 }] };
     expect(signatureText(headerSummary(p))).toBe(
-      '(ps: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → (f32[16,128])');
+      '(10 × f32[128,128], f32[16,128]) → (f32[16,128])'
+    );
+    p.trees = {
+      in: [
+        {
+          name: 'ps',
+          summary: 'list[2] of {w1, wk, wo, wq, wv: f32[128,128]}',
+          leaves: 10
+        },
+        { name: 'x', summary: 'f32[16,128]', leaves: 1 }
+      ],
+      out: [{ name: '', summary: 'f32[16,128]', leaves: 1 }]
+    };
+    expect(signatureText(headerSummary(p))).toBe(
+      '(ps: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → (f32[16,128])'
+    );
   });
 
   it('reads the trees of a real version-3 payload (2-layer transformer gradient)', () => {
-    const p = JSON.parse(readFileSync(new URL('./fixtures/jaxpr-trees.json', import.meta.url), 'utf8')) as JaxprPayload;
+    const p = JSON.parse(
+      readFileSync(
+        new URL('./fixtures/jaxpr-trees.json', import.meta.url),
+        'utf8'
+      )
+    ) as JaxprPayload;
     expect(p.version).toBe(3);
     expect(signatureText(headerSummary(p))).toBe(
       '(params: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → ' +
-      '(out: list[2] of {w1, wk, wo, wq, wv: f32[128,128]})');
+        '(out: list[2] of {w1, wk, wo, wq, wv: f32[128,128]})'
+    );
     expect(flatten(p.jaxpr!, p.avals).equations).toBe(p.stats.equations);
   });
 });

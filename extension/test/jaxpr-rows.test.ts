@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 
 import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import {
-  ancestors, defaultFolds, equationText, flatten, rowSources, rowText, shownParams, visibleRows
+  ancestors,
+  defaultFolds,
+  equationText,
+  flatten,
+  rowSources,
+  rowText,
+  shownParams,
+  visibleRows
 } from '../src/jaxpr/rows';
 import { buildSearchIndex, search } from '../src/jaxpr/search';
 import { fileCellAliases, fileCellKey, sourceLabel } from '../src/jaxpr/source';
@@ -11,7 +18,11 @@ import type { JaxprPayload } from '../src/jaxpr/types';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 const fixture = JSON.parse(
-  readFileSync(new URL('./fixtures/jaxpr-control-flow.json', import.meta.url), 'utf8')) as JaxprPayload;
+  readFileSync(
+    new URL('./fixtures/jaxpr-control-flow.json', import.meta.url),
+    'utf8'
+  )
+) as JaxprPayload;
 
 describe('jaxpr rows', () => {
   const flat = flatten(fixture.jaxpr!, fixture.avals);
@@ -26,49 +37,81 @@ describe('jaxpr rows', () => {
     expect(texts).toContain('l:f32[] = mul h 2.0:f32[]');
     expect(texts).toContain('in (k, l) }');
     expect(texts[texts.length - 1]).toBe('in (y,) }');
-    for (const r of flat.rows) if (r.equation) expect(equationText(flat, r.equation)).toBe(rowText(flat, r));
+    for (const r of flat.rows) {
+      if (r.equation) {
+        expect(equationText(flat, r.equation)).toBe(rowText(flat, r));
+      }
+    }
     // the scan equation's params leave out its jaxpr, keep the rest, sorted
     const scan = flat.rows.find(r => r.equation?.primitive === 'scan')!;
-    expect(rowText(flat, scan)).toBe('f:f32[] g:f32[4] = scan[length=4 num_carry=1 num_consts=0 reverse=False unroll=1] e a');
+    expect(rowText(flat, scan)).toBe(
+      'f:f32[] g:f32[4] = scan[length=4 num_carry=1 num_consts=0 reverse=False unroll=1] e a'
+    );
     // a jit shows its name only, as JAX prints it, unless an option is not the default
     const jit = flat.rows.find(r => r.equation?.primitive === 'jit')!;
     expect(rowText(flat, jit)).toBe('u:f32[4,4] = jit[name=<lambda>] t');
-    const donated = { ...jit.equation!, params: { ...jit.equation!.params, donated_invars: '(True,)', inline: 'True' } };
-    expect(shownParams(donated)).toEqual([['donated_invars', '(True,)'], ['inline', 'True'], ['name', '<lambda>']]);
+    const donated = {
+      ...jit.equation!,
+      params: {
+        ...jit.equation!.params,
+        donated_invars: '(True,)',
+        inline: 'True'
+      }
+    };
+    expect(shownParams(donated)).toEqual([
+      ['donated_invars', '(True,)'],
+      ['inline', 'True'],
+      ['name', '<lambda>']
+    ]);
     const cond = flat.rows.find(r => r.equation?.primitive === 'cond')!;
-    expect(shownParams(cond.equation!).map(p => p[0])).not.toContain('branches');
+    expect(shownParams(cond.equation!).map(p => p[0])).not.toContain(
+      'branches'
+    );
     // cond has two branches: two nested open rows at depth 1 after it
     const condRow = flat.rows.indexOf(cond);
     expect(flat.rows[condRow + 1].kind).toBe('open');
     expect(flat.rows[condRow + 1].param).toMatch(/^branches\[/);
-    expect(flat.rows[flat.rows[condRow + 1].end + 1].param).toMatch(/^branches\[/);
+    expect(flat.rows[flat.rows[condRow + 1].end + 1].param).toMatch(
+      /^branches\[/
+    );
   });
 
   it('folds nested jaxprs and finds what hides a row', () => {
     const all = visibleRows(flat, new Set());
     expect(all.length).toBe(flat.rows.length);
-    const scanOpen = flat.rows.findIndex(r => r.kind === 'open' && r.param === 'jaxpr' && r.depth === 1);
+    const scanOpen = flat.rows.findIndex(
+      r => r.kind === 'open' && r.param === 'jaxpr' && r.depth === 1
+    );
     const folded = visibleRows(flat, new Set([scanOpen]));
     const hidden = flat.rows[scanOpen].end - scanOpen;
     expect(folded.length).toBe(all.length - hidden);
     expect([...folded]).toContain(scanOpen);
     expect([...folded]).not.toContain(scanOpen + 1);
     expect(rowText(flat, flat.rows[scanOpen], true)).toBe(
-      'jaxpr={ lambda ; h:f32[] i:f32[]. let … 3 equations … in (k, l) }');
+      'jaxpr={ lambda ; h:f32[] i:f32[]. let … 3 equations … in (k, l) }'
+    );
     expect(ancestors(flat, scanOpen + 1)).toEqual([scanOpen, 0]);
     // the top-level jaxpr never folds
     expect(visibleRows(flat, new Set([0])).length).toBe(all.length);
-    expect(defaultFolds(flat, 0).size).toBe(flat.rows.filter(r => r.kind === 'open' && r.depth > 0).length);
+    expect(defaultFolds(flat, 0).size).toBe(
+      flat.rows.filter(r => r.kind === 'open' && r.depth > 0).length
+    );
     expect(defaultFolds(flat, 1).size).toBe(0);
   });
 
   it('indexes definitions and uses of every variable', () => {
     const du = buildDefUse(flat);
     const t = du.get(varKey(0, 'd'))!;
-    expect(t.defs.map(r => rowText(flat, flat.rows[r]))).toEqual(['d:f32[4] = mul c b']);
-    expect(t.uses.map(r => rowText(flat, flat.rows[r]))).toEqual(['e:f32[] = reduce_sum[axes=(0,)] d']);
+    expect(t.defs.map(r => rowText(flat, flat.rows[r]))).toEqual([
+      'd:f32[4] = mul c b'
+    ]);
+    expect(t.uses.map(r => rowText(flat, flat.rows[r]))).toEqual([
+      'e:f32[] = reduce_sum[axes=(0,)] d'
+    ]);
     // an input of a nested jaxpr is defined on its open row; a result is used on the close row
-    const scan = flat.rows.findIndex(r => r.kind === 'open' && r.param === 'jaxpr' && r.depth === 1);
+    const scan = flat.rows.findIndex(
+      r => r.kind === 'open' && r.param === 'jaxpr' && r.depth === 1
+    );
     const h = du.get(varKey(scan, 'h'))!;
     expect(h.defs).toEqual([scan]);
     expect(flat.rows[du.get(varKey(scan, 'k'))!.uses[0]].kind).toBe('close');
@@ -76,12 +119,26 @@ describe('jaxpr rows', () => {
   });
 
   it('labels sources as cells and files', () => {
-    const cells = { '<ipython-input-1>': { number: 7, cell_id: 'abc' }, '/x/nocount.py': { number: null, cell_id: 'z' } };
-    const src = { file: '<ipython-input-1>', line: 3, column: 0, function: 'f' };
+    const cells = {
+      '<ipython-input-1>': { number: 7, cell_id: 'abc' },
+      '/x/nocount.py': { number: null, cell_id: 'z' }
+    };
+    const src = {
+      file: '<ipython-input-1>',
+      line: 3,
+      column: 0,
+      function: 'f'
+    };
     expect(sourceLabel(cells, src)).toBe('cell [7] line 3');
-    expect(sourceLabel({}, { ...src, file: '<workbench-cell-12>' })).toBe('cell [12] line 3');
-    expect(sourceLabel({}, { ...src, file: '/home/u/model.py' })).toBe('model.py:3');
-    expect(sourceLabel(cells, { ...src, file: '/x/nocount.py' })).toBe('cell line 3');
+    expect(sourceLabel({}, { ...src, file: '<workbench-cell-12>' })).toBe(
+      'cell [12] line 3'
+    );
+    expect(sourceLabel({}, { ...src, file: '/home/u/model.py' })).toBe(
+      'model.py:3'
+    );
+    expect(sourceLabel(cells, { ...src, file: '/x/nocount.py' })).toBe(
+      'cell line 3'
+    );
     expect(fileCellKey(cells, '<ipython-input-1>')).toBe('abc');
     expect(fileCellKey({}, '<workbench-cell-4>')).toBe('#4');
     expect(fileCellKey({}, '/home/u/model.py')).toBeNull();
@@ -96,7 +153,9 @@ describe('jaxpr rows', () => {
     expect([...s.linesByCell.keys()]).toEqual(['#5']);
     expect(s.linesByCell.get('#5')!.has(30)).toBe(true);
     expect(s.label[0]).toBe('cell [5] line 30');
-    const withIds = rowSources(f, { '<workbench-cell-5>': { number: 5, cell_id: 'id-5' } });
+    const withIds = rowSources(f, {
+      '<workbench-cell-5>': { number: 5, cell_id: 'id-5' }
+    });
     expect(withIds.cellOf[0]).toBe('id-5');
   });
 });
@@ -104,13 +163,16 @@ describe('jaxpr rows', () => {
 describe('jaxpr search', () => {
   const flat = flatten(fixture.jaxpr!, fixture.avals);
   const index = buildSearchIndex(flat, rowSources(flat, {}).label);
-  const prims = (hits: number[]): string[] => hits.map(e => flat.rows[flat.eqnRow[e]].equation!.primitive);
+  const prims = (hits: number[]): string[] =>
+    hits.map(e => flat.rows[flat.eqnRow[e]].equation!.primitive);
 
   it('finds primitives, variables, shapes, params and lines, nested ones too', () => {
     expect(prims(search(index, 'cos'))).toEqual(['cos']);
     expect(prims(search(index, 'f32[4,4]'))).toEqual(['jit', 'dot_general']);
     expect(prims(search(index, 'permutation=(1, 0)'))).toEqual(['transpose']);
-    expect(prims(search(index, 'REDUCE_SUM axes=(0, 1)'))).toEqual(['reduce_sum']);
+    expect(prims(search(index, 'REDUCE_SUM axes=(0, 1)'))).toEqual([
+      'reduce_sum'
+    ]);
     expect(search(index, 'gen3.py:13').length).toBeGreaterThan(0);
     expect(search(index, '   ')).toEqual([]);
     expect(search(index, 'nosuchthing')).toEqual([]);
@@ -136,13 +198,17 @@ describe('12,000 equations', () => {
     const tSearch = performance.now() - t2;
     expect(hits.length).toBe(p.stats.histogram.tanh);
     const last = flat.rows[flat.eqnRow[flat.equations - 1]];
-    expect(search(index, last.equation!.outvars[0][0] + ':')).toContain(flat.equations - 1);
+    expect(search(index, last.equation!.outvars[0][0] + ':')).toContain(
+      flat.equations - 1
+    );
     const t3 = performance.now();
     const du = buildDefUse(flat);
     const tDefUse = performance.now() - t3;
     expect(du.size).toBeGreaterThan(11000);
-    console.log(`12k: flatten+fold+sources ${tFlat.toFixed(1)} ms, search index ${tIndex.toFixed(1)} ms, ` +
-      `search ${tSearch.toFixed(1)} ms, def/use ${tDefUse.toFixed(1)} ms`);
+    console.log(
+      `12k: flatten+fold+sources ${tFlat.toFixed(1)} ms, search index ${tIndex.toFixed(1)} ms, ` +
+        `search ${tSearch.toFixed(1)} ms, def/use ${tDefUse.toFixed(1)} ms`
+    );
     // loose bounds (shared CI machines); the browser test measures the real thing
     expect(tFlat).toBeLessThan(500);
     expect(tIndex + tSearch).toBeLessThan(1000);

@@ -4,32 +4,97 @@
  * source lines spread over a `%%jaxpr` cell, and variable names unique as JAX makes them.
  */
 
-import type { Atom, Aval, Equation, Jaxpr, JaxprPayload } from '../src/jaxpr/types';
+import type {
+  Atom,
+  Aval,
+  Equation,
+  Jaxpr,
+  JaxprPayload
+} from '../src/jaxpr/types';
 
-const PRIMS = ['dot_general', 'add', 'mul', 'tanh', 'exp', 'reduce_sum', 'sub', 'div', 'broadcast_in_dim', 'transpose'];
+const PRIMS = [
+  'dot_general',
+  'add',
+  'mul',
+  'tanh',
+  'exp',
+  'reduce_sum',
+  'sub',
+  'div',
+  'broadcast_in_dim',
+  'transpose'
+];
 
-export function syntheticPayload(n = 12000, layers = 24, cell = 3): JaxprPayload {
+export function syntheticPayload(
+  n = 12000,
+  layers = 24,
+  cell = 3
+): JaxprPayload {
   const avals: Aval[] = [
-    { text: 'f32[128,128]', shape: [128, 128], dtype: 'float32', weak_type: false, sharding: null },
-    { text: 'f32[16,128]', shape: [16, 128], dtype: 'float32', weak_type: false, sharding: null },
-    { text: 'f32[]', shape: [], dtype: 'float32', weak_type: false, sharding: null },
-    { text: 'i32[16]', shape: [16], dtype: 'int32', weak_type: false, sharding: null }
+    {
+      text: 'f32[128,128]',
+      shape: [128, 128],
+      dtype: 'float32',
+      weak_type: false,
+      sharding: null
+    },
+    {
+      text: 'f32[16,128]',
+      shape: [16, 128],
+      dtype: 'float32',
+      weak_type: false,
+      sharding: null
+    },
+    {
+      text: 'f32[]',
+      shape: [],
+      dtype: 'float32',
+      weak_type: false,
+      sharding: null
+    },
+    {
+      text: 'i32[16]',
+      shape: [16],
+      dtype: 'int32',
+      weak_type: false,
+      sharding: null
+    }
   ];
   let counter = 0;
   const fresh = (aval: number): Atom => [`v${(counter++).toString(36)}`, aval];
   const hist: Record<string, number> = {};
   let total = 0;
   let top = 0;
-  const eqn = (prim: string, invars: Atom[], outvars: Atom[], line: number, sub?: Jaxpr, param = 'jaxpr'): Equation => {
+  const eqn = (
+    prim: string,
+    invars: Atom[],
+    outvars: Atom[],
+    line: number,
+    sub?: Jaxpr,
+    param = 'jaxpr'
+  ): Equation => {
     hist[prim] = (hist[prim] ?? 0) + 1;
     total++;
     const e: Equation = {
       primitive: prim,
-      params: prim === 'dot_general'
-        ? { dimension_numbers: '(([1], [0]), ([], []))', precision: 'None', preferred_element_type: 'float32' }
-        : prim === 'reduce_sum' ? { axes: '(1,)', out_sharding: 'None' } : {},
-      invars, outvars,
-      source: { file: `<workbench-cell-${cell}>`, line, column: 4, function: 'loss' },
+      params:
+        prim === 'dot_general'
+          ? {
+              dimension_numbers: '(([1], [0]), ([], []))',
+              precision: 'None',
+              preferred_element_type: 'float32'
+            }
+          : prim === 'reduce_sum'
+            ? { axes: '(1,)', out_sharding: 'None' }
+            : {},
+      invars,
+      outvars,
+      source: {
+        file: `<workbench-cell-${cell}>`,
+        line,
+        column: 4,
+        function: 'loss'
+      },
       name_stack: `jvp(loss)/layer${line}`
     };
     if (sub) {
@@ -44,14 +109,27 @@ export function syntheticPayload(n = 12000, layers = 24, cell = 3): JaxprPayload
     for (let i = 0; i < count; i++) {
       const prim = PRIMS[i % PRIMS.length];
       const out = fresh(prim === 'reduce_sum' ? 2 : 1);
-      const ins: Atom[] = prim === 'dot_general' ? [h, w] : prim === 'reduce_sum' ? [h] : prim === 'mul' ? [h, ['', 2, '2.0']] : [h, x];
-      eqns.push(eqn(prim, ins, out[1] === 2 ? [out] : [out], 2 + ((layer * 7 + i) % 28)));
-      if (out[1] !== 2) h = out;
+      const ins: Atom[] =
+        prim === 'dot_general'
+          ? [h, w]
+          : prim === 'reduce_sum'
+            ? [h]
+            : prim === 'mul'
+              ? [h, ['', 2, '2.0']]
+              : [h, x];
+      eqns.push(
+        eqn(prim, ins, out[1] === 2 ? [out] : [out], 2 + ((layer * 7 + i) % 28))
+      );
+      if (out[1] !== 2) {
+        h = out;
+      }
     }
     return { constvars: [], invars: [x, w], outvars: [h], eqns, consts: [] };
   };
   const ins: Atom[] = [];
-  for (let l = 0; l < layers * 5; l++) ins.push(fresh(0));
+  for (let l = 0; l < layers * 5; l++) {
+    ins.push(fresh(0));
+  }
   let h = fresh(1);
   ins.push(h);
   const perLayer = Math.floor((n - layers) / layers);
@@ -75,15 +153,33 @@ export function syntheticPayload(n = 12000, layers = 24, cell = 3): JaxprPayload
       inner = body(perLayer, x, w, l);
     }
     const out = fresh(1);
-    topEqns.push(eqn('pjit', [h, ins[l * 5]], [out], 30, { ...inner, invars: inner.invars }));
+    topEqns.push(
+      eqn('pjit', [h, ins[l * 5]], [out], 30, {
+        ...inner,
+        invars: inner.invars
+      })
+    );
     top++;
     h = out;
   }
   return {
-    version: 2, kind: 'jaxpr', label: `synthetic (${total} equations)`, function: 'loss',
-    transforms: ['grad'], in_avals: ins.map(a => avals[a[1]].text), out_avals: [avals[1].text],
-    timings: { trace: 0.5 }, stats: { equations: total, top_level_equations: top, histogram: hist },
-    truncated: false, avals,
-    jaxpr: { constvars: [], invars: ins, outvars: [h], eqns: topEqns, consts: [] }
+    version: 2,
+    kind: 'jaxpr',
+    label: `synthetic (${total} equations)`,
+    function: 'loss',
+    transforms: ['grad'],
+    in_avals: ins.map(a => avals[a[1]].text),
+    out_avals: [avals[1].text],
+    timings: { trace: 0.5 },
+    stats: { equations: total, top_level_equations: top, histogram: hist },
+    truncated: false,
+    avals,
+    jaxpr: {
+      constvars: [],
+      invars: ins,
+      outvars: [h],
+      eqns: topEqns,
+      consts: []
+    }
   };
 }

@@ -11,15 +11,26 @@ import { jaxprCompareView, jaxprView } from '../src/jaxpr/view';
 import { HUB } from '../src/linking/hub';
 import { syntheticPayload } from './jaxpr-synthetic';
 
-function context(id: string, bundle: Record<string, unknown> = {}): RenderContext & { ready: number } {
+function context(
+  id: string,
+  bundle: Record<string, unknown> = {}
+): RenderContext & { ready: number } {
   const ctx = {
-    mimeType: 'application/vnd.jax-workbench.jaxpr+json', bundle, cells: {}, outputId: id, ready: 0,
-    interactive: () => { ctx.ready++; }
+    mimeType: 'application/vnd.jax-workbench.jaxpr+json',
+    bundle,
+    cells: {},
+    outputId: id,
+    ready: 0,
+    interactive: () => {
+      ctx.ready++;
+    }
   };
   return ctx;
 }
 
-const rows = (host: HTMLElement): HTMLElement[] => [...host.querySelectorAll<HTMLElement>('.jwb-jaxpr-row')];
+const rows = (host: HTMLElement): HTMLElement[] => [
+  ...host.querySelectorAll<HTMLElement>('.jwb-jaxpr-row')
+];
 
 describe('jaxpr view (DOM)', () => {
   it('draws only the visible rows of 12,000 equations and links them to the hub', () => {
@@ -36,7 +47,9 @@ describe('jaxpr view (DOM)', () => {
     const drawn = rows(host);
     expect(drawn.length).toBeGreaterThan(10);
     expect(drawn.length).toBeLessThan(120);
-    expect(host.querySelector('.jwb-jaxpr-header')!.textContent).toContain('(120 × f32[128,128], f32[16,128])');
+    expect(host.querySelector('.jwb-jaxpr-header')!.textContent).toContain(
+      '(120 × f32[128,128], f32[16,128])'
+    );
     // the cell's lines were coloured for the editor under '#3'
     expect(HUB.colorsOf('#3').size).toBeGreaterThan(5);
 
@@ -44,33 +57,53 @@ describe('jaxpr view (DOM)', () => {
     HUB.select({ cell: '#3', lines: [30], origin: 'editor', reveal: true });
     const root = host.querySelector('.jwb-jaxpr')!;
     expect(root.getAttribute('data-highlighted')).toBe('24'); // one pjit per layer
-    expect(host.querySelectorAll('.jwb-jaxpr-row.jwb-linked').length).toBeGreaterThan(0);
+    expect(
+      host.querySelectorAll('.jwb-jaxpr-row.jwb-linked').length
+    ).toBeGreaterThan(0);
     HUB.select({ cell: '#4', lines: [30], origin: 'editor', reveal: false });
     expect(root.getAttribute('data-highlighted')).toBe('0');
 
     // clicking an equation's source selects its line, reveal: true
-    const src = host.querySelector<HTMLElement>('.jwb-jaxpr-row[data-eqn] .jwb-jaxpr-src')!;
+    const src = host.querySelector<HTMLElement>(
+      '.jwb-jaxpr-row[data-eqn] .jwb-jaxpr-src'
+    )!;
     src.click();
-    expect(HUB.selection).toMatchObject({ cell: '#3', origin: 'jaxpr', reveal: true });
+    expect(HUB.selection).toMatchObject({
+      cell: '#3',
+      origin: 'jaxpr',
+      reveal: true
+    });
     expect(src.textContent).toMatch(/^cell \[3\] line \d+$/);
 
     // search finds folded equations too, counts them, and steps through
-    const input = host.querySelector<HTMLInputElement>('input.jwb-jaxpr-search')!;
+    const input = host.querySelector<HTMLInputElement>(
+      'input.jwb-jaxpr-search'
+    )!;
     input.value = 'tanh';
     input.dispatchEvent(new Event('input'));
     const count = host.querySelector('.jwb-jaxpr-search-count')!;
-    expect(count.textContent).toBe(`1 of ${p.stats.histogram.tanh.toLocaleString('en-US')}`);
+    expect(count.textContent).toBe(
+      `1 of ${p.stats.histogram.tanh.toLocaleString('en-US')}`
+    );
     host.querySelector<HTMLElement>('.jwb-jaxpr-next')!.click();
     expect(count.textContent).toMatch(/^2 of /);
-    expect(host.querySelector('.jwb-jaxpr-row.jwb-jaxpr-current')).not.toBeNull();
+    expect(
+      host.querySelector('.jwb-jaxpr-row.jwb-jaxpr-current')
+    ).not.toBeNull();
     const measures = performance.getEntriesByName('jwb:jaxpr:search');
     expect(measures.length).toBeGreaterThan(0);
 
     // clicking a variable marks its definition and uses
-    const v = host.querySelector<HTMLElement>('.jwb-jaxpr-row[data-eqn] .jwb-jaxpr-v:not(.jwb-jaxpr-d)')!;
+    const v = host.querySelector<HTMLElement>(
+      '.jwb-jaxpr-row[data-eqn] .jwb-jaxpr-v:not(.jwb-jaxpr-d)'
+    )!;
     v.click();
-    expect(host.querySelectorAll('.jwb-jaxpr-row.jwb-jaxpr-varrow').length).toBeGreaterThanOrEqual(2);
-    expect(host.querySelector(`.jwb-jaxpr-d.jwb-jaxpr-vhl[data-v="${v.dataset.v}"]`)).not.toBeNull();
+    expect(
+      host.querySelectorAll('.jwb-jaxpr-row.jwb-jaxpr-varrow').length
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      host.querySelector(`.jwb-jaxpr-d.jwb-jaxpr-vhl[data-v="${v.dataset.v}"]`)
+    ).not.toBeNull();
 
     view.dispose!();
     expect(HUB.colorsOf('#3').size).toBe(0);
@@ -78,12 +111,16 @@ describe('jaxpr view (DOM)', () => {
   });
 
   it('folds and unfolds a nested jaxpr by clicking its header row', () => {
-    const p = JSON.parse(readFileSync(join(__dirname, 'fixtures/jaxpr-control-flow.json'), 'utf8'));
+    const p = JSON.parse(
+      readFileSync(join(__dirname, 'fixtures/jaxpr-control-flow.json'), 'utf8')
+    );
     const host = document.createElement('div');
     const view = jaxprView();
     view.render(host, p, context('out-cf'));
     const before = rows(host).length;
-    const header = rows(host).find(r => r.classList.contains('jwb-jaxpr-foldable'))!;
+    const header = rows(host).find(r =>
+      r.classList.contains('jwb-jaxpr-foldable')
+    )!;
     expect(header.textContent).toContain('{ lambda');
     header.click();
     const folded = rows(host);
@@ -96,10 +133,14 @@ describe('jaxpr view (DOM)', () => {
   });
 
   it('lines up compare stages with added and removed rows marked, stages packed or not', async () => {
-    const p = JSON.parse(readFileSync(join(__dirname, 'fixtures/jaxpr-compare.json'), 'utf8'));
+    const p = JSON.parse(
+      readFileSync(join(__dirname, 'fixtures/jaxpr-compare.json'), 'utf8')
+    );
     // the last stage packed, as the kernel sends big stages
     const last = p.stages[p.stages.length - 1];
-    const data = gzipSync(Buffer.from(JSON.stringify({ avals: last.avals, jaxpr: last.jaxpr }))).toString('base64');
+    const data = gzipSync(
+      Buffer.from(JSON.stringify({ avals: last.avals, jaxpr: last.jaxpr }))
+    ).toString('base64');
     delete last.avals;
     delete last.jaxpr;
     last.packed = { encoding: 'gzip+base64', fields: ['avals', 'jaxpr'], data };
@@ -114,13 +155,21 @@ describe('jaxpr view (DOM)', () => {
       globalThis.Blob = jsdomBlob;
     }
     expect(ctx.ready).toBe(1);
-    expect(host.querySelectorAll('.jwb-jaxpr-compare-head').length).toBe(p.stages.length);
+    expect(host.querySelectorAll('.jwb-jaxpr-compare-head').length).toBe(
+      p.stages.length
+    );
     const crows = host.querySelectorAll('.jwb-jaxpr-crow');
     expect(crows.length).toBeGreaterThan(10);
-    expect(crows[0].querySelectorAll('.jwb-jaxpr-ccell').length).toBe(p.stages.length);
-    expect(host.querySelectorAll('.jwb-jaxpr-ccell.jwb-jaxpr-added').length).toBeGreaterThan(0);
+    expect(crows[0].querySelectorAll('.jwb-jaxpr-ccell').length).toBe(
+      p.stages.length
+    );
+    expect(
+      host.querySelectorAll('.jwb-jaxpr-ccell.jwb-jaxpr-added').length
+    ).toBeGreaterThan(0);
     const all = crows.length;
-    const box = host.querySelector<HTMLInputElement>('.jwb-jaxpr-onlydiff input')!;
+    const box = host.querySelector<HTMLInputElement>(
+      '.jwb-jaxpr-onlydiff input'
+    )!;
     box.checked = true;
     box.dispatchEvent(new Event('change'));
     expect(host.querySelectorAll('.jwb-jaxpr-crow').length).toBeLessThan(all);

@@ -12,7 +12,9 @@ describe('pointer', () => {
     target.addEventListener('mousemove', ev => seen.push(pointerMoved(ev)));
     target.addEventListener('mouseover', ev => seen.push(pointerMoved(ev)));
     const move = (type: string, x: number, y: number): void => {
-      target.dispatchEvent(new MouseEvent(type, { clientX: x, clientY: y, bubbles: true }));
+      target.dispatchEvent(
+        new MouseEvent(type, { clientX: x, clientY: y, bubbles: true })
+      );
     };
     move('mousemove', 10, 10); // first event: moved
     move('mousemove', 12, 10); // moved

@@ -1,7 +1,11 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import { forgetResolvedColors, lineColor, resolveColor } from '../src/linking/colors';
+import {
+  forgetResolvedColors,
+  lineColor,
+  resolveColor
+} from '../src/linking/colors';
 
 /**
  * A browser's getComputedStyle, emulated: the colour the current theme gives a probe, and
@@ -20,7 +24,11 @@ beforeEach(() => {
   forgetResolvedColors();
   setTheme('JupyterLab Light', true, 'rgb(1, 2, 3)');
   vi.spyOn(window, 'getComputedStyle').mockImplementation(
-    (el: Element) => ({ color: el.isConnected ? themeColor : '' }) as unknown as CSSStyleDeclaration);
+    (el: Element) =>
+      ({
+        color: el.isConnected ? themeColor : ''
+      }) as unknown as CSSStyleDeclaration
+  );
 });
 
 afterEach(() => {
@@ -47,7 +55,7 @@ describe('resolveColor', () => {
     expect(resolveColor(css, host)).toBe('rgb(7, 8, 9)');
   });
 
-  it('gives the current theme\'s colour after a switch nobody announced (no HLO view was alive)', () => {
+  it("gives the current theme's colour after a switch nobody announced (no HLO view was alive)", () => {
     const css = lineColor(6);
     const host = document.body.appendChild(document.createElement('div'));
     expect(resolveColor(css, host)).toBe('rgb(1, 2, 3)');

@@ -3,41 +3,108 @@ import { Signal } from '@lumino/signaling';
 
 import { COMM_TARGET } from '../src/panel/protocol';
 
-export function record(seq: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function record(
+  seq: number,
+  over: Record<string, unknown> = {}
+): Record<string, unknown> {
   return {
-    function: `f${seq}`, trace_s: 0.001, lower_s: 0.002, compile_s: 0.01, total_s: 0.013,
-    kind: 'compile', origin: 'user', cell: String(1 + (seq % 5)), cell_run: 1,
-    cell_id: `cell-${seq % 5}`, thread: 'MainThread', reasons: [], call_site: null,
-    defined_at: null, key: `k${seq}`, persistent_cache: null, persistent_note: null,
-    time_saved_s: null, jax_explanation: null, inspected_by: null, started: 1000 + seq, seq,
+    function: `f${seq}`,
+    trace_s: 0.001,
+    lower_s: 0.002,
+    compile_s: 0.01,
+    total_s: 0.013,
+    kind: 'compile',
+    origin: 'user',
+    cell: String(1 + (seq % 5)),
+    cell_run: 1,
+    cell_id: `cell-${seq % 5}`,
+    thread: 'MainThread',
+    reasons: [],
+    call_site: null,
+    defined_at: null,
+    key: `k${seq}`,
+    persistent_cache: null,
+    persistent_note: null,
+    time_saved_s: null,
+    jax_explanation: null,
+    inspected_by: null,
+    started: 1000 + seq,
+    seq,
     ...over
   };
 }
 
-export function sample(t: number, live: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function sample(
+  t: number,
+  live: number,
+  over: Record<string, unknown> = {}
+): Record<string, unknown> {
   return {
-    t, when: 'end', cell: String(t), cell_id: `cell-${t}`, live_bytes: live, live_arrays: 1,
-    devices: [{ id: 0, live_bytes: live, bytes_in_use: null, peak_bytes_in_use: null, bytes_limit: null }],
+    t,
+    when: 'end',
+    cell: String(t),
+    cell_id: `cell-${t}`,
+    live_bytes: live,
+    live_arrays: 1,
+    devices: [
+      {
+        id: 0,
+        live_bytes: live,
+        bytes_in_use: null,
+        peak_bytes_in_use: null,
+        bytes_limit: null
+      }
+    ],
     ...over
   };
 }
 
 export const KERNEL = {
-  jax_version: '0.10.2', backend: 'cpu', process_index: 0, process_count: 1,
-  devices: Array.from({ length: 8 }, (_, id) => ({ id, platform: 'cpu', kind: 'cpu', process_index: 0, memory_stats: false }))
+  jax_version: '0.10.2',
+  backend: 'cpu',
+  process_index: 0,
+  process_count: 1,
+  devices: Array.from({ length: 8 }, (_, id) => ({
+    id,
+    platform: 'cpu',
+    kind: 'cpu',
+    process_index: 0,
+    memory_stats: false
+  }))
 };
 
-export function snapshot(over: Record<string, unknown> = {}): Record<string, unknown> {
+export function snapshot(
+  over: Record<string, unknown> = {}
+): Record<string, unknown> {
   return {
-    protocol: 1, type: 'snapshot', version: '0.1.0', kernel: KERNEL, records: [record(0)], dropped: 0,
-    cells: [], memory: [sample(1, 100)], benchmarks: [], diffs: [], ...over
+    protocol: 1,
+    type: 'snapshot',
+    version: '0.1.0',
+    kernel: KERNEL,
+    records: [record(0)],
+    dropped: 0,
+    cells: [],
+    memory: [sample(1, 100)],
+    benchmarks: [],
+    diffs: [],
+    ...over
   };
 }
 
 export function badge(cellId: string, compiles = 1): Record<string, unknown> {
   return {
-    cell: '3', cell_id: cellId, run: 1, t: 5, compiles, traces: compiles, lowers: compiles,
-    compile_s: 0.02, misses: 0, first_reason: null, persistent_hits: 0, inspections: 0
+    cell: '3',
+    cell_id: cellId,
+    run: 1,
+    t: 5,
+    compiles,
+    traces: compiles,
+    lowers: compiles,
+    compile_s: 0.02,
+    misses: 0,
+    first_reason: null,
+    persistent_hits: 0,
+    inspections: 0
   };
 }
 
@@ -48,7 +115,10 @@ export class FakeComm {
   sent: unknown[] = [];
   closed = false;
   isDisposed = false;
-  constructor(readonly targetName: string, readonly commId: string) {}
+  constructor(
+    readonly targetName: string,
+    readonly commId: string
+  ) {}
   open(data: unknown): unknown {
     this.opened = data;
     return {};
@@ -66,7 +136,10 @@ export class FakeComm {
   }
   /** the kernel sends `data` on this comm */
   receive(data: unknown, session = 'kernel-session-1'): void {
-    this.onMsg({ header: { session, msg_type: 'comm_msg' }, content: { comm_id: this.commId, data } });
+    this.onMsg({
+      header: { session, msg_type: 'comm_msg' },
+      content: { comm_id: this.commId, data }
+    });
   }
   /** the kernel closes this comm */
   kernelClose(): void {
@@ -78,7 +151,10 @@ let nComms = 0;
 
 export class FakeKernel {
   /** JupyterLab gives comms to one connection per kernel in a page; others have this false */
-  constructor(readonly id = `kernel-${++nComms}`, public handleComms = true) {}
+  constructor(
+    readonly id = `kernel-${++nComms}`,
+    public handleComms = true
+  ) {}
   status = 'idle';
   connectionStatus = 'connected';
   isDisposed = false;
@@ -92,26 +168,41 @@ export class FakeKernel {
   targets = new Map<string, (comm: any, msg: any) => void>();
   executed: any[] = [];
   createComm(target: string): FakeComm {
-    if (!this.handleComms) throw new Error('Comms are disabled on this kernel connection');
+    if (!this.handleComms) {
+      throw new Error('Comms are disabled on this kernel connection');
+    }
     const c = new FakeComm(target, `c${++nComms}`);
     this.comms.push(c);
     return c;
   }
   registerCommTarget(target: string, cb: (comm: any, msg: any) => void): void {
-    if (!this.handleComms) return; // JupyterLab registers it, but the connection never calls it
+    if (!this.handleComms) {
+      return;
+    } // JupyterLab registers it, but the connection never calls it
     this.targets.set(target, cb);
   }
   removeCommTarget(target: string, cb: unknown): void {
-    if (this.targets.get(target) === cb) this.targets.delete(target);
+    if (this.targets.get(target) === cb) {
+      this.targets.delete(target);
+    }
   }
   requestExecute(content: unknown): any {
     this.executed.push(content);
-    return { onIOPub: null, done: Promise.resolve({ content: { status: 'ok' } }) };
+    return {
+      onIOPub: null,
+      done: Promise.resolve({ content: { status: 'ok' } })
+    };
   }
   /** `%load_ext workbench` in the kernel: it opens its announce comm to our target */
   announce(): FakeComm {
     const c = new FakeComm(COMM_TARGET, `k${++nComms}`);
-    this.targets.get(COMM_TARGET)?.(c, { content: { comm_id: c.commId, target_name: COMM_TARGET, data: { protocol: 1, type: 'announce', version: '0.1.0' } } });
+    this.targets.get(COMM_TARGET)?.(c, {
+      content: {
+        comm_id: c.commId,
+        target_name: COMM_TARGET,
+        data: { protocol: 1, type: 'announce', version: '0.1.0' }
+      }
+    });
     return c;
   }
   get lastComm(): FakeComm | undefined {
@@ -141,13 +232,19 @@ export class FakeSession {
   }
   setStatus(status: string): void {
     const k = this.session.kernel;
-    if (k) k.status = status;
+    if (k) {
+      k.status = status;
+    }
     this.statusChanged.emit(status);
   }
   changeKernel(kernel: FakeKernel | null): void {
     const old = this.session.kernel;
     this.session.kernel = kernel;
-    this.kernelChanged.emit({ name: 'kernel', oldValue: old, newValue: kernel });
+    this.kernelChanged.emit({
+      name: 'kernel',
+      oldValue: old,
+      newValue: kernel
+    });
   }
 }
 
@@ -158,7 +255,10 @@ export class FakePanel {
   id = 'nb-1';
   sessionContext: FakeSession;
   content: { model: { cells: FakeCell[] } };
-  constructor(kernel: FakeKernel | null, cellIds: string[] = ['cell-a', 'cell-b']) {
+  constructor(
+    kernel: FakeKernel | null,
+    cellIds: string[] = ['cell-a', 'cell-b']
+  ) {
     this.sessionContext = new FakeSession(kernel);
     this.content = { model: { cells: cellIds.map(id => new FakeCell(id)) } };
   }

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 
 import { BADGE_METADATA_KEY, WorkbenchLink } from '../src/panel/link';
 import { COMM_TARGET } from '../src/panel/protocol';
-import { FakeKernel, FakePanel, badge, record, snapshot } from './panel-fixtures';
+import {
+  FakeKernel,
+  FakePanel,
+  badge,
+  record,
+  snapshot
+} from './panel-fixtures';
 
 function linkOf(panel: FakePanel): WorkbenchLink {
   return new WorkbenchLink(panel as any);
@@ -40,7 +46,9 @@ describe('WorkbenchLink', () => {
     panel.sessionContext.setStatus('idle');
     expect(k.comms).toHaveLength(1);
     await link.loadWorkbench();
-    expect(k.executed).toEqual([{ code: '%load_ext workbench', silent: true, store_history: false }]);
+    expect(k.executed).toEqual([
+      { code: '%load_ext workbench', silent: true, store_history: false }
+    ]);
     // a workbench already loaded announces nothing: the link asked again by itself
     expect(k.comms).toHaveLength(2);
     expect(k.lastComm!.opened).toEqual(HELLO);
@@ -88,7 +96,9 @@ describe('WorkbenchLink', () => {
     const panel = new FakePanel(k);
     const link = linkOf(panel);
     const first = k.lastComm!;
-    first.receive(snapshot({ records: [record(0), record(1)], cells: [badge('cell-a')] }));
+    first.receive(
+      snapshot({ records: [record(0), record(1)], cells: [badge('cell-a')] })
+    );
     expect(link.store.records).toHaveLength(2);
     expect(link.badge('cell-a')?.compiles).toBe(1);
     panel.sessionContext.setStatus('restarting');
@@ -133,13 +143,23 @@ describe('WorkbenchLink', () => {
     const k = new FakeKernel();
     const panel = new FakePanel(k, ['cell-a', 'cell-b']);
     const link = linkOf(panel);
-    k.lastComm!.receive(snapshot({ cells: [badge('cell-a', 2), badge('elsewhere', 9)] }));
+    k.lastComm!.receive(
+      snapshot({ cells: [badge('cell-a', 2), badge('elsewhere', 9)] })
+    );
     const [a, b] = panel.content.model.cells;
-    expect(a.getMetadata(BADGE_METADATA_KEY)).toEqual({ badge: badge('cell-a', 2) });
+    expect(a.getMetadata(BADGE_METADATA_KEY)).toEqual({
+      badge: badge('cell-a', 2)
+    });
     expect(b.getMetadata(BADGE_METADATA_KEY)).toBeUndefined();
     expect(link.badge('elsewhere')?.compiles).toBe(9); // kept in the link, just not written
-    k.lastComm!.receive({ protocol: 1, type: 'update', cells: [badge('cell-b', 3)] });
-    expect(b.getMetadata(BADGE_METADATA_KEY)).toEqual({ badge: badge('cell-b', 3) });
+    k.lastComm!.receive({
+      protocol: 1,
+      type: 'update',
+      cells: [badge('cell-b', 3)]
+    });
+    expect(b.getMetadata(BADGE_METADATA_KEY)).toEqual({
+      badge: badge('cell-b', 3)
+    });
   });
 
   it('survives malformed messages; another protocol is an error state', () => {
@@ -147,9 +167,27 @@ describe('WorkbenchLink', () => {
     const link = linkOf(new FakePanel(k));
     const comm = k.lastComm!;
     comm.receive(snapshot());
-    for (const junk of [null, 42, 'x', [], { protocol: 1 }, { protocol: 1, type: 'nope' },
-      { protocol: 1, type: 'update', records: 'x', cells: [null, 1], memory: [{}] },
-      { protocol: 1, type: 'update', records: [{ function: 5 }, record(3, { reasons: 'no' })], extra: { a: 1 } }]) {
+    for (const junk of [
+      null,
+      42,
+      'x',
+      [],
+      { protocol: 1 },
+      { protocol: 1, type: 'nope' },
+      {
+        protocol: 1,
+        type: 'update',
+        records: 'x',
+        cells: [null, 1],
+        memory: [{}]
+      },
+      {
+        protocol: 1,
+        type: 'update',
+        records: [{ function: 5 }, record(3, { reasons: 'no' })],
+        extra: { a: 1 }
+      }
+    ]) {
       expect(() => comm.receive(junk)).not.toThrow();
     }
     expect(link.state).toBe('connected');
@@ -202,9 +240,15 @@ describe('WorkbenchLink and a restart whose status messages it missed', () => {
     const link = linkOf(new FakePanel(k));
     k.lastComm!.receive(snapshot(), 'process-1');
     expect(link.state).toBe('connected');
-    k.iopubMessage.emit({ header: { session: 'process-1', msg_type: 'status' }, content: { execution_state: 'idle' } });
+    k.iopubMessage.emit({
+      header: { session: 'process-1', msg_type: 'status' },
+      content: { execution_state: 'idle' }
+    });
     expect(link.state).toBe('connected');
-    k.iopubMessage.emit({ header: { session: 'process-2', msg_type: 'status' }, content: { execution_state: 'idle' } });
+    k.iopubMessage.emit({
+      header: { session: 'process-2', msg_type: 'status' },
+      content: { execution_state: 'idle' }
+    });
     expect(link.store.records).toEqual([]);
     expect(k.comms).toHaveLength(2);
     expect(k.lastComm!.opened).toEqual(HELLO);

@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 
 import { LIVE_MODE_KEY, WorkbenchLinks } from '../src/panel/links';
 import { BADGE_METADATA_KEY } from '../src/panel/link';
-import { FakeKernel, FakePanel, KERNEL, badge, record, snapshot } from './panel-fixtures';
+import {
+  FakeKernel,
+  FakePanel,
+  KERNEL,
+  badge,
+  record,
+  snapshot
+} from './panel-fixtures';
 
 describe('WorkbenchLinks', () => {
   it('gives one link per notebook, a fresh one after the notebook closed', () => {
@@ -53,10 +60,21 @@ describe('WorkbenchLinks', () => {
     const ka = new FakeKernel();
     const link = links.linkFor(new FakePanel(ka) as any);
     const comm = ka.comms[ka.comms.length - 1];
-    const notStarted = { jax_version: '0.10.2', backend: '', process_index: 0, process_count: 1, devices: [] };
+    const notStarted = {
+      jax_version: '0.10.2',
+      backend: '',
+      process_index: 0,
+      process_count: 1,
+      devices: []
+    };
     comm.receive(snapshot({ kernel: notStarted }));
     expect(link.kernel?.devices).toHaveLength(0);
-    comm.receive({ protocol: 1, type: 'update', kernel: KERNEL, records: [record(1)] });
+    comm.receive({
+      protocol: 1,
+      type: 'update',
+      kernel: KERNEL,
+      records: [record(1)]
+    });
     expect(link.kernel?.backend).toBe('cpu');
     expect(link.kernel?.devices).toHaveLength(KERNEL.devices.length);
   });
@@ -90,11 +108,20 @@ describe('two notebooks on one kernel in one page', () => {
     expect(la.state).toBe('connected');
     expect(lb.state).toBe('connected');
     expect(bChanges).toBeGreaterThan(0);
-    ka.lastComm!.receive({ protocol: 1, type: 'update', records: [record(1, { cell_id: 'a1' })], cells: [badge('a1'), badge('b1')] });
+    ka.lastComm!.receive({
+      protocol: 1,
+      type: 'update',
+      records: [record(1, { cell_id: 'a1' })],
+      cells: [badge('a1'), badge('b1')]
+    });
     expect(lb.store.records.map(r => r.seq)).toEqual([0, 1]);
     expect(lb.badge('b1')?.cell_id).toBe('b1');
-    expect(b.content.model.cells[0].getMetadata(BADGE_METADATA_KEY)).toEqual({ badge: badge('b1') });
-    expect(a.content.model.cells[1].getMetadata(BADGE_METADATA_KEY)).toBeUndefined();
+    expect(b.content.model.cells[0].getMetadata(BADGE_METADATA_KEY)).toEqual({
+      badge: badge('b1')
+    });
+    expect(
+      a.content.model.cells[1].getMetadata(BADGE_METADATA_KEY)
+    ).toBeUndefined();
     // the kernel unloads: both say so
     ka.lastComm!.kernelClose();
     expect(lb.state).toBe('not-loaded');
@@ -107,7 +134,9 @@ describe('two notebooks on one kernel in one page', () => {
     const ka = new FakeKernel('shared');
     const kb = new FakeKernel('shared', false);
     const spare = new FakeKernel('shared');
-    const links = new WorkbenchLinks({ connect: k => (k.id === 'shared' ? (spare as any) : null) });
+    const links = new WorkbenchLinks({
+      connect: k => (k.id === 'shared' ? (spare as any) : null)
+    });
     const a = new FakePanel(ka);
     const b = new FakePanel(kb);
     links.linkFor(a as any);

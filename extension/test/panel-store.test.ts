@@ -2,20 +2,50 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseKernelMessage, type Batch } from '../src/panel/parse';
-import { MAX_RECORDS, MAX_SAMPLES, NO_FILTER, WorkbenchStore, cellLabel, formatBytes, type LedgerFilter } from '../src/panel/store';
+import {
+  MAX_RECORDS,
+  MAX_SAMPLES,
+  NO_FILTER,
+  WorkbenchStore,
+  cellLabel,
+  formatBytes,
+  type LedgerFilter
+} from '../src/panel/store';
 import { KERNEL, record, sample, snapshot } from './panel-fixtures';
 
 function batchOf(data: Record<string, unknown>): Batch {
   const msg = parseKernelMessage({ protocol: 1, type: 'update', ...data });
-  if (msg.type !== 'update') throw new Error(msg.type);
+  if (msg.type !== 'update') {
+    throw new Error(msg.type);
+  }
   return msg.batch;
 }
 
 describe('parseKernelMessage', () => {
   it('reads a valid snapshot whole', () => {
-    const msg = parseKernelMessage(snapshot({ records: [record(0), record(1, { reasons: [{ kind: 'shape', path: 'x', before: 'f32[3]', after: 'f32[4]', detail: null, text: 'x: f32[3] -> f32[4]' }] })] }));
+    const msg = parseKernelMessage(
+      snapshot({
+        records: [
+          record(0),
+          record(1, {
+            reasons: [
+              {
+                kind: 'shape',
+                path: 'x',
+                before: 'f32[3]',
+                after: 'f32[4]',
+                detail: null,
+                text: 'x: f32[3] -> f32[4]'
+              }
+            ]
+          })
+        ]
+      })
+    );
     expect(msg.type).toBe('snapshot');
-    if (msg.type !== 'snapshot') return;
+    if (msg.type !== 'snapshot') {
+      return;
+    }
     expect(msg.kernel).toEqual(KERNEL);
     expect(msg.batch.records).toHaveLength(2);
     expect(msg.batch.records[1].reasons[0].text).toBe('x: f32[3] -> f32[4]');
@@ -23,22 +53,55 @@ describe('parseKernelMessage', () => {
   });
 
   it('never throws, and says what was wrong', () => {
-    const cases: unknown[] = [undefined, null, 0, 'snapshot', [], { type: 'snapshot' },
-      { protocol: '1', type: 'update' }, { protocol: 1 }, { protocol: 1, type: 42 },
+    const cases: unknown[] = [
+      undefined,
+      null,
+      0,
+      'snapshot',
+      [],
+      { type: 'snapshot' },
+      { protocol: '1', type: 'update' },
+      { protocol: 1 },
+      { protocol: 1, type: 42 },
       { protocol: 1, type: 'snapshot', kernel: 'x', records: {}, cells: 7 },
-      { protocol: 1, type: 'update', records: [null, 1, 'x', { function: 'f' }, { ...record(1), kind: 'jit' }] }];
+      {
+        protocol: 1,
+        type: 'update',
+        records: [
+          null,
+          1,
+          'x',
+          { function: 'f' },
+          { ...record(1), kind: 'jit' }
+        ]
+      }
+    ];
     for (const c of cases) {
       const msg = parseKernelMessage(c);
       expect(msg).toBeTruthy();
     }
-    expect(parseKernelMessage(null)).toMatchObject({ type: 'invalid', fatal: false });
+    expect(parseKernelMessage(null)).toMatchObject({
+      type: 'invalid',
+      fatal: false
+    });
     const other = parseKernelMessage({ protocol: 2, type: 'snapshot' });
     expect(other).toMatchObject({ type: 'invalid', fatal: true });
     expect(other.type === 'invalid' && other.message).toContain('protocol 2');
     const unknown = parseKernelMessage({ protocol: 1, type: 'telemetry' });
     expect(unknown).toMatchObject({ type: 'invalid', fatal: false });
-    expect(unknown.type === 'invalid' && unknown.message).toContain('telemetry');
-    const bad = batchOf({ records: [null, 1, 'x', { function: 'f' }, { ...record(1), kind: 'jit' }, record(2)] });
+    expect(unknown.type === 'invalid' && unknown.message).toContain(
+      'telemetry'
+    );
+    const bad = batchOf({
+      records: [
+        null,
+        1,
+        'x',
+        { function: 'f' },
+        { ...record(1), kind: 'jit' },
+        record(2)
+      ]
+    });
     expect(bad.records.map(r => r.seq)).toEqual([2]);
     expect(bad.rejected).toBe(5);
   });
@@ -46,7 +109,14 @@ describe('parseKernelMessage', () => {
   it('ignores unknown fields and fixes wrong types of optional ones', () => {
     const b = batchOf({
       future: { x: 1 },
-      records: [record(4, { trace_s: '1', persistent_cache: 'maybe', reasons: ['plain text', { text: 'ok', kind: 3 }, 5], extra: [1] })],
+      records: [
+        record(4, {
+          trace_s: '1',
+          persistent_cache: 'maybe',
+          reasons: ['plain text', { text: 'ok', kind: 3 }, 5],
+          extra: [1]
+        })
+      ],
       memory: [sample(1, 10, { devices: 'x' }), { t: 'now', live_bytes: 1 }]
     });
     const r = b.records[0];
@@ -76,38 +146,85 @@ describe('WorkbenchStore', () => {
 
   it('keeps at most 2,000 memory samples', () => {
     const s = new WorkbenchStore();
-    s.apply(batchOf({ memory: Array.from({ length: MAX_SAMPLES + 10 }, (_, i) => sample(i, i)) }));
+    s.apply(
+      batchOf({
+        memory: Array.from({ length: MAX_SAMPLES + 10 }, (_, i) => sample(i, i))
+      })
+    );
     expect(s.memory).toHaveLength(MAX_SAMPLES);
     expect(s.memory[0].t).toBe(10);
   });
 
   it('groups per cell, newest cell and entry first, with a row per reason', () => {
     const s = new WorkbenchStore();
-    s.apply(batchOf({ records: [
-      record(1, { cell: '3', cell_id: 'a' }),
-      record(2, { cell: '4', cell_id: 'b' }),
-      record(3, { cell: '5', cell_id: 'a', reasons: [{ text: 'x: f32[3] -> f32[4]' }] }),
-      record(4, { cell: 'background', cell_id: null })
-    ] }));
+    s.apply(
+      batchOf({
+        records: [
+          record(1, { cell: '3', cell_id: 'a' }),
+          record(2, { cell: '4', cell_id: 'b' }),
+          record(3, {
+            cell: '5',
+            cell_id: 'a',
+            reasons: [{ text: 'x: f32[3] -> f32[4]' }]
+          }),
+          record(4, { cell: 'background', cell_id: null })
+        ]
+      })
+    );
     const rows = s.rows(NO_FILTER);
-    const shape = rows.map(r => r.kind === 'group' ? `G ${r.label} ${r.count}` : r.kind === 'reason' ? `  R ${r.text}` : `  ${r.kind} ${r.record.seq}`);
+    const shape = rows.map(r =>
+      r.kind === 'group'
+        ? `G ${r.label} ${r.count}`
+        : r.kind === 'reason'
+          ? `  R ${r.text}`
+          : `  ${r.kind} ${r.record.seq}`
+    );
     expect(shape).toEqual([
-      'G background 1', '  record 4', '  times 4',
-      'G [5] 2', '  record 3', '  times 3', '  R x: f32[3] -> f32[4]', '  record 1', '  times 1',
-      'G [4] 1', '  record 2', '  times 2'
+      'G background 1',
+      '  record 4',
+      '  times 4',
+      'G [5] 2',
+      '  record 3',
+      '  times 3',
+      '  R x: f32[3] -> f32[4]',
+      '  record 1',
+      '  times 1',
+      'G [4] 1',
+      '  record 2',
+      '  times 2'
     ]);
     expect(s.rows(NO_FILTER)).toBe(rows); // cached until something changes
   });
 
   it('filters by text over function, reason and cell, by origin and by cell id', () => {
     const s = new WorkbenchStore();
-    s.apply(batchOf({ records: [
-      record(1, { function: 'loss', cell: '3', cell_id: 'a' }),
-      record(2, { function: 'jnp.sin', origin: 'jax', cell: '4', cell_id: 'b' }),
-      record(3, { function: 'step', cell: '5', cell_id: 'a', reasons: [{ text: 'Loss shape changed' }] }),
-      record(4, { function: 'inspect', origin: 'workbench', cell: '6', cell_id: 'c' })
-    ] }));
-    const f = (over: Partial<LedgerFilter>): number[] => s.filtered({ ...NO_FILTER, ...over }).map(r => r.seq);
+    s.apply(
+      batchOf({
+        records: [
+          record(1, { function: 'loss', cell: '3', cell_id: 'a' }),
+          record(2, {
+            function: 'jnp.sin',
+            origin: 'jax',
+            cell: '4',
+            cell_id: 'b'
+          }),
+          record(3, {
+            function: 'step',
+            cell: '5',
+            cell_id: 'a',
+            reasons: [{ text: 'Loss shape changed' }]
+          }),
+          record(4, {
+            function: 'inspect',
+            origin: 'workbench',
+            cell: '6',
+            cell_id: 'c'
+          })
+        ]
+      })
+    );
+    const f = (over: Partial<LedgerFilter>): number[] =>
+      s.filtered({ ...NO_FILTER, ...over }).map(r => r.seq);
     expect(f({ text: 'LOSS' })).toEqual([1, 3]);
     expect(f({ text: '[4]' })).toEqual([2]);
     expect(f({ origins: new Set(['user']) })).toEqual([1, 3]);
@@ -119,8 +236,29 @@ describe('WorkbenchStore', () => {
 
   it('cleared empties the ledger and badges, restart empties everything', () => {
     const s = new WorkbenchStore();
-    const msg = parseKernelMessage(snapshot({ cells: [{ cell: '1', cell_id: 'a', run: 1, t: 1, compiles: 1, traces: 1, lowers: 1, compile_s: 0.1, misses: 0, first_reason: null, persistent_hits: 0, inspections: 0 }] }));
-    if (msg.type !== 'snapshot') throw new Error(msg.type);
+    const msg = parseKernelMessage(
+      snapshot({
+        cells: [
+          {
+            cell: '1',
+            cell_id: 'a',
+            run: 1,
+            t: 1,
+            compiles: 1,
+            traces: 1,
+            lowers: 1,
+            compile_s: 0.1,
+            misses: 0,
+            first_reason: null,
+            persistent_hits: 0,
+            inspections: 0
+          }
+        ]
+      })
+    );
+    if (msg.type !== 'snapshot') {
+      throw new Error(msg.type);
+    }
     s.applySnapshot(msg.kernel, msg.version, msg.batch);
     expect(s.badges.size).toBe(1);
     s.clearLedger();

@@ -6,7 +6,9 @@ import { describe, expect, it, vi } from 'vitest';
 // jsdom has no DragEvent, which @lumino/dragdrop (under @lumino/widgets) touches on import
 vi.hoisted(() => {
   const g = globalThis as any;
-  if (typeof g.DragEvent === 'undefined') g.DragEvent = class DragEvent extends g.MouseEvent {};
+  if (typeof g.DragEvent === 'undefined') {
+    g.DragEvent = class DragEvent extends g.MouseEvent {};
+  }
 });
 
 import { parseKernelMessage } from '../src/panel/parse';
@@ -43,9 +45,13 @@ class FakeLink {
   }
   feed(data: Record<string, unknown>) {
     const msg = parseKernelMessage(data);
-    if (msg.type === 'snapshot') this.store.applySnapshot(msg.kernel, msg.version, msg.batch);
-    else if (msg.type === 'update') this.store.apply(msg.batch);
-    else throw new Error(msg.type);
+    if (msg.type === 'snapshot') {
+      this.store.applySnapshot(msg.kernel, msg.version, msg.batch);
+    } else if (msg.type === 'update') {
+      this.store.apply(msg.batch);
+    } else {
+      throw new Error(msg.type);
+    }
     this.changed.emit();
   }
 }
@@ -68,19 +74,25 @@ function sidebar(link: FakeLink, shown: string[] = []) {
 describe('WorkbenchSidebar', () => {
   it('draws only the visible rows of 10,000 ledger entries', () => {
     const link = new FakeLink();
-    link.feed(snapshot({ records: Array.from({ length: 10_000 }, (_, i) => record(i)) }));
+    link.feed(
+      snapshot({ records: Array.from({ length: 10_000 }, (_, i) => record(i)) })
+    );
     const w = sidebar(link);
     const rows = w.ledger.rows();
     expect(rows.length).toBe(10_000 * 2 + 5);
     const inDom = w.node.querySelectorAll('.jwb-panel-row').length;
     expect(inDom).toBeGreaterThan(10);
     expect(inDom).toBeLessThan(100);
-    expect(w.node.querySelector('[data-jwb="ledger-count"]')!.textContent).toBe('10,000 entries');
+    expect(w.node.querySelector('[data-jwb="ledger-count"]')!.textContent).toBe(
+      '10,000 entries'
+    );
     // scrolling far down draws other rows, still a handful
     const sc = w.ledger.list.scroller;
     sc.scrollTop = 22 * 15_000;
     w.ledger.list.update();
-    const drawn = [...w.node.querySelectorAll('.jwb-panel-row')].map(n => Number(n.getAttribute('data-jwb-row')));
+    const drawn = [...w.node.querySelectorAll('.jwb-panel-row')].map(n =>
+      Number(n.getAttribute('data-jwb-row'))
+    );
     expect(Math.min(...drawn)).toBeGreaterThan(14_000);
     expect(drawn.length).toBeLessThan(100);
     w.dispose();
@@ -88,12 +100,43 @@ describe('WorkbenchSidebar', () => {
 
   it('puts every kernel string in as text', () => {
     const link = new FakeLink();
-    link.feed(snapshot({
-      kernel: { ...KERNEL, jax_version: XSS, devices: [{ id: 0, platform: 'cpu', kind: XSS, process_index: 0, memory_stats: false }] },
-      records: [record(1, { function: XSS, cell: XSS, cell_id: 'a', reasons: [{ text: XSS }] })],
-      benchmarks: [{ label: XSS, cell: XSS, cell_id: 'a', t: 1, median_s: 0.001, best_s: null, runs: 3 }],
-      memory: [sample(1, 10), sample(2, 2048, { cell: XSS })]
-    }));
+    link.feed(
+      snapshot({
+        kernel: {
+          ...KERNEL,
+          jax_version: XSS,
+          devices: [
+            {
+              id: 0,
+              platform: 'cpu',
+              kind: XSS,
+              process_index: 0,
+              memory_stats: false
+            }
+          ]
+        },
+        records: [
+          record(1, {
+            function: XSS,
+            cell: XSS,
+            cell_id: 'a',
+            reasons: [{ text: XSS }]
+          })
+        ],
+        benchmarks: [
+          {
+            label: XSS,
+            cell: XSS,
+            cell_id: 'a',
+            t: 1,
+            median_s: 0.001,
+            best_s: null,
+            runs: 3
+          }
+        ],
+        memory: [sample(1, 10), sample(2, 2048, { cell: XSS })]
+      })
+    );
     link.message = XSS;
     const w = sidebar(link);
     expect(w.node.querySelector('img')).toBeNull();
@@ -101,7 +144,9 @@ describe('WorkbenchSidebar', () => {
     const text = w.node.textContent!;
     expect(text.split(XSS).length - 1).toBeGreaterThanOrEqual(6); // message, version, kind, fn, reason, bench ...
     expect(w.node.querySelector('.jwb-panel-fn')!.textContent).toBe(XSS);
-    expect(w.node.querySelector('.jwb-panel-chart title')!.textContent).toContain(XSS);
+    expect(
+      w.node.querySelector('.jwb-panel-chart title')!.textContent
+    ).toContain(XSS);
     w.dispose();
   });
 
@@ -109,7 +154,13 @@ describe('WorkbenchSidebar', () => {
     const link = new FakeLink();
     const w = sidebar(link);
     const load = w.node.querySelector<HTMLButtonElement>('[data-jwb="load"]')!;
-    const states: LinkState[] = ['no-kernel', 'connecting', 'connected', 'not-loaded', 'error'];
+    const states: LinkState[] = [
+      'no-kernel',
+      'connecting',
+      'connected',
+      'not-loaded',
+      'error'
+    ];
     const labels = new Set<string>();
     for (const s of states) {
       link.state = s;
@@ -129,27 +180,45 @@ describe('WorkbenchSidebar', () => {
 
   it('lists devices and memory; a ledger click shows its cell, or says it is not here', async () => {
     const link = new FakeLink();
-    link.feed(snapshot({
-      records: [record(1, { cell: '3', cell_id: 'a' }), record(2, { cell: '4', cell_id: 'gone' })],
-      memory: [sample(1, 0), sample(2, 64 * 1024 * 1024), sample(3, 0)]
-    }));
+    link.feed(
+      snapshot({
+        records: [
+          record(1, { cell: '3', cell_id: 'a' }),
+          record(2, { cell: '4', cell_id: 'gone' })
+        ],
+        memory: [sample(1, 0), sample(2, 64 * 1024 * 1024), sample(3, 0)]
+      })
+    );
     const shown: string[] = [];
     const w = sidebar(link, shown);
-    expect(w.node.querySelector('[data-jwb="device-count"]')!.textContent).toBe('8');
-    expect(w.node.querySelector('[data-jwb="device-kind"]')!.textContent).toBe('8 × cpu on process 0');
+    expect(w.node.querySelector('[data-jwb="device-count"]')!.textContent).toBe(
+      '8'
+    );
+    expect(w.node.querySelector('[data-jwb="device-kind"]')!.textContent).toBe(
+      '8 × cpu on process 0'
+    );
     expect(w.node.querySelectorAll('.jwb-panel-chart-mark')).toHaveLength(2);
-    expect(w.node.querySelector('.jwb-panel-live-bytes')!.textContent).toBe('0 B');
-    const entry = w.node.querySelector<HTMLElement>('.jwb-panel-entry[data-jwb-cell-id="a"]')!;
+    expect(w.node.querySelector('.jwb-panel-live-bytes')!.textContent).toBe(
+      '0 B'
+    );
+    const entry = w.node.querySelector<HTMLElement>(
+      '.jwb-panel-entry[data-jwb-cell-id="a"]'
+    )!;
     entry.dispatchEvent(new MouseEvent('click', { bubbles: true }));
     await Promise.resolve();
     await Promise.resolve();
     expect(shown).toEqual(['a']);
-    expect(w.node.querySelector('[data-jwb="note"]')!.textContent).toBe('Showing cell [3].');
-    w.node.querySelector<HTMLElement>('.jwb-panel-entry[data-jwb-cell-id="gone"]')!
+    expect(w.node.querySelector('[data-jwb="note"]')!.textContent).toBe(
+      'Showing cell [3].'
+    );
+    w.node
+      .querySelector<HTMLElement>('.jwb-panel-entry[data-jwb-cell-id="gone"]')!
       .dispatchEvent(new MouseEvent('click', { bubbles: true }));
     await Promise.resolve();
     await Promise.resolve();
-    expect(w.node.querySelector('[data-jwb="note"]')!.textContent).toContain('not in this notebook');
+    expect(w.node.querySelector('[data-jwb="note"]')!.textContent).toContain(
+      'not in this notebook'
+    );
     // the cell chip filters the ledger to a cell and clears
     w.filterCell('a');
     expect(w.ledger.rows().filter(r => r.kind === 'record')).toHaveLength(1);
@@ -160,9 +229,13 @@ describe('WorkbenchSidebar', () => {
     expect(chip.hidden).toBe(true);
     expect(w.ledger.rows().filter(r => r.kind === 'record')).toHaveLength(2);
     // origin toggles
-    w.node.querySelector<HTMLButtonElement>('[data-jwb-origin="user"]')!.click();
+    w.node
+      .querySelector<HTMLButtonElement>('[data-jwb-origin="user"]')!
+      .click();
     expect(w.ledger.rows()).toHaveLength(0);
-    expect(w.node.querySelector('.jwb-panel-ledger .jwb-panel-empty')!.textContent).toContain('No entry matches');
+    expect(
+      w.node.querySelector('.jwb-panel-ledger .jwb-panel-empty')!.textContent
+    ).toContain('No entry matches');
     w.dispose();
   });
 });

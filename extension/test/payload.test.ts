@@ -12,9 +12,15 @@ describe('payload', () => {
 
   it('unpacks gzip+base64 fields and leaves plain payloads alone', async () => {
     const fields = { graphs: { main: { nodes: [1, 2, 3] } }, module: null };
-    const data = gzipSync(Buffer.from(JSON.stringify(fields))).toString('base64');
-    const packed: Payload = { version: 2, kind: 'hlo', label: 'f',
-      packed: { encoding: 'gzip+base64', fields: ['graphs', 'module'], data } };
+    const data = gzipSync(Buffer.from(JSON.stringify(fields))).toString(
+      'base64'
+    );
+    const packed: Payload = {
+      version: 2,
+      kind: 'hlo',
+      label: 'f',
+      packed: { encoding: 'gzip+base64', fields: ['graphs', 'module'], data }
+    };
     const out = await unpack(packed);
     expect(out.graphs).toEqual(fields.graphs);
     expect(out.label).toBe('f');
@@ -24,7 +30,11 @@ describe('payload', () => {
   });
 
   it('refuses an unknown encoding', async () => {
-    const bad = { version: 2, kind: 'hlo', packed: { encoding: 'zstd', fields: [], data: '' } };
+    const bad = {
+      version: 2,
+      kind: 'hlo',
+      packed: { encoding: 'zstd', fields: [], data: '' }
+    };
     await expect(unpack(bad as unknown as Payload)).rejects.toThrow(/encoding/);
   });
 });

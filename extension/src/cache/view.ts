@@ -8,22 +8,47 @@
 import { add, el } from '../common/dom';
 import type { FeatureViewFactory } from '../common/view';
 import {
-  againParts, distinctSites, groupHead, LEDGER_COLUMNS, ledgerCell, ledgerView, persistentLine,
-  persistentRows, recordLine, recordMatches, siteLabel, type CacheCellPayload, type CachePayload,
-  type CompileRecord, type FunctionGroup, type MissReason, type PersistentStatus
+  againParts,
+  distinctSites,
+  groupHead,
+  LEDGER_COLUMNS,
+  ledgerCell,
+  ledgerView,
+  persistentLine,
+  persistentRows,
+  recordLine,
+  recordMatches,
+  siteLabel,
+  type CacheCellPayload,
+  type CachePayload,
+  type CompileRecord,
+  type FunctionGroup,
+  type MissReason,
+  type PersistentStatus
 } from './model';
 
 function reasonItem(parent: HTMLElement, r: MissReason): void {
   const li = add(parent, el('li', 'jwb-cache-reason'));
-  add(li, el('span', `jwb-cache-kind jwb-cache-kind-${r.kind.replace(/[^a-z_]/g, '')}`, r.kind.replace(/_/g, ' ')));
+  add(
+    li,
+    el(
+      'span',
+      `jwb-cache-kind jwb-cache-kind-${r.kind.replace(/[^a-z_]/g, '')}`,
+      r.kind.replace(/_/g, ' ')
+    )
+  );
   add(li, el('span', undefined, ` ${r.text}`));
 }
 
 function groupNode(g: FunctionGroup): HTMLElement {
   const box = el('div', `jwb-cache-group jwb-cache-origin-${g.origin}`);
   const line = add(box, el('div', 'jwb-cache-line'));
-  const hasMore = g.origin !== 'jax' && (g.reasons.length > 0 || g.call_sites.length > 0);
-  const toggle = add(line, el('button', 'jwb-cache-toggle', hasMore ? '▸' : ''));
+  const hasMore =
+    g.origin !== 'jax' && (g.reasons.length > 0 || g.call_sites.length > 0);
+  const toggle = add(
+    line,
+    el('button', 'jwb-cache-toggle', hasMore ? '▸' : '')
+  );
   toggle.disabled = !hasMore;
   toggle.setAttribute('aria-label', 'details');
   add(line, el('span', 'jwb-cache-head', groupHead(g)));
@@ -43,10 +68,15 @@ function groupNode(g: FunctionGroup): HTMLElement {
     det.hidden = true;
     if (g.reasons.length) {
       const ul = add(det, el('ul'));
-      for (const r of g.reasons) reasonItem(ul, r);
+      for (const r of g.reasons) {
+        reasonItem(ul, r);
+      }
     }
     for (const c of distinctSites(g.call_sites, 3)) {
-      const d = add(det, el('div', 'jwb-cache-site', `called at ${siteLabel(c)}: `));
+      const d = add(
+        det,
+        el('div', 'jwb-cache-site', `called at ${siteLabel(c)}: `)
+      );
       add(d, el('code', undefined, c.text));
     }
     const flip = (): void => {
@@ -55,7 +85,11 @@ function groupNode(g: FunctionGroup): HTMLElement {
       box.classList.toggle('jwb-open', !det.hidden);
     };
     toggle.addEventListener('click', flip);
-    line.addEventListener('click', ev => { if (ev.target !== toggle) flip(); });
+    line.addEventListener('click', ev => {
+      if (ev.target !== toggle) {
+        flip();
+      }
+    });
   }
   return box;
 }
@@ -65,8 +99,12 @@ export const cacheCellView: FeatureViewFactory = () => ({
     const p = raw as unknown as CacheCellPayload;
     host.textContent = '';
     const root = add(host, el('div', 'jwb-cache-cell'));
-    for (const g of p.functions) root.appendChild(groupNode(g));
-    if (p.jax_helpers) root.appendChild(groupNode(p.jax_helpers));
+    for (const g of p.functions) {
+      root.appendChild(groupNode(g));
+    }
+    if (p.jax_helpers) {
+      root.appendChild(groupNode(p.jax_helpers));
+    }
     ctx.interactive();
   }
 });
@@ -78,7 +116,9 @@ function recordNode(r: CompileRecord): HTMLElement {
     add(li, el('span', 'jwb-cache-site', ` · at ${siteLabel(r.call_site)}: `));
     add(li, el('code', undefined, r.call_site.text));
   }
-  if (r.persistent_note) add(li, el('div', 'jwb-cache-note', r.persistent_note));
+  if (r.persistent_note) {
+    add(li, el('div', 'jwb-cache-note', r.persistent_note));
+  }
   if (r.jax_explanation) {
     const d = add(li, el('details', 'jwb-cache-explain'));
     add(d, el('summary', undefined, "JAX's explanation"));
@@ -88,89 +128,172 @@ function recordNode(r: CompileRecord): HTMLElement {
 }
 
 export const cacheView: FeatureViewFactory = () => {
-  const state = { sort: null as string | null, desc: false, query: '', open: new Set<string>() };
+  const state = {
+    sort: null as string | null,
+    desc: false,
+    query: '',
+    open: new Set<string>()
+  };
   return {
     render(host, raw, ctx) {
       const p = raw as unknown as CachePayload;
       host.textContent = '';
       const root = add(host, el('div', 'jwb-cache'));
       const bar = add(root, el('div', 'jwb-cache-bar'));
-      add(bar, el('span', 'jwb-cache-count',
-        `${p.functions.length}${p.functions_total > p.functions.length ? ` of ${p.functions_total}` : ''} functions · ` +
-        `${p.records.length}${p.records_total > p.records.length ? ` of ${p.records_total}` : ''} compile records`));
+      add(
+        bar,
+        el(
+          'span',
+          'jwb-cache-count',
+          `${p.functions.length}${p.functions_total > p.functions.length ? ` of ${p.functions_total}` : ''} functions · ` +
+            `${p.records.length}${p.records_total > p.records.length ? ` of ${p.records_total}` : ''} compile records`
+        )
+      );
       const filter = add(bar, el('input', 'jwb-cache-filter jp-mod-styled'));
       filter.type = 'search';
       filter.placeholder = 'filter: function, cell, reason';
       filter.value = state.query;
       const shownCount = add(bar, el('span', 'jwb-cache-shown'));
-      const table = add(add(root, el('div', 'jwb-cache-scroll')), el('table', 'jwb-cache-table'));
+      const table = add(
+        add(root, el('div', 'jwb-cache-scroll')),
+        el('table', 'jwb-cache-table')
+      );
       const hr = add(add(table, el('thead')), el('tr'));
       const body = add(table, el('tbody'));
       const recBox = add(root, el('details', 'jwb-cache-records'));
       const recSum = add(recBox, el('summary'));
       const recList = add(recBox, el('ol'));
-      add(root, el('div', 'jwb-cache-persist', persistentLine(p.persistent_cache)));
+      add(
+        root,
+        el('div', 'jwb-cache-persist', persistentLine(p.persistent_cache))
+      );
 
       const ths: HTMLElement[] = [];
       const fill = (): void => {
-        const idx = ledgerView(p.functions, state.query, state.sort, state.desc);
+        const idx = ledgerView(
+          p.functions,
+          state.query,
+          state.sort,
+          state.desc
+        );
         body.textContent = '';
         for (const i of idx) {
           const f = p.functions[i];
-          const tr = add(body, el('tr', `jwb-cache-row jwb-cache-origin-${f.origin}`));
+          const tr = add(
+            body,
+            el('tr', `jwb-cache-row jwb-cache-origin-${f.origin}`)
+          );
           tr.dataset.key = f.key;
           tr.tabIndex = 0;
           const open = state.open.has(f.key);
           tr.classList.toggle('jwb-open', open);
           tr.setAttribute('aria-expanded', String(open));
           for (const c of LEDGER_COLUMNS) {
-            const td = add(tr, el('td', c.numeric ? 'jwb-num' : undefined, ledgerCell(f, c.id)));
-            if (c.id === 'defined' && f.defined_at) td.title = f.defined_at;
-            if (c.id === 'function') td.classList.add('jwb-cache-fn');
-            if (c.id === 'why') td.classList.add('jwb-cache-why');
+            const td = add(
+              tr,
+              el('td', c.numeric ? 'jwb-num' : undefined, ledgerCell(f, c.id))
+            );
+            if (c.id === 'defined' && f.defined_at) {
+              td.title = f.defined_at;
+            }
+            if (c.id === 'function') {
+              td.classList.add('jwb-cache-fn');
+            }
+            if (c.id === 'why') {
+              td.classList.add('jwb-cache-why');
+            }
           }
           const flip = (): void => {
-            if (state.open.has(f.key)) state.open.delete(f.key);
-            else state.open.add(f.key);
+            if (state.open.has(f.key)) {
+              state.open.delete(f.key);
+            } else {
+              state.open.add(f.key);
+            }
             fill();
           };
           tr.addEventListener('click', flip);
-          tr.addEventListener('keydown', ev => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); flip(); } });
+          tr.addEventListener('keydown', ev => {
+            if (ev.key === 'Enter' || ev.key === ' ') {
+              ev.preventDefault();
+              flip();
+            }
+          });
           if (open) {
             const dr = add(body, el('tr', 'jwb-cache-detail'));
             const td = add(dr, el('td'));
             td.colSpan = LEDGER_COLUMNS.length;
-            add(td, el('div', 'jwb-cache-key', `key ${f.key} · ${f.traces} traces · ${f.lowers} lowerings`));
+            add(
+              td,
+              el(
+                'div',
+                'jwb-cache-key',
+                `key ${f.key} · ${f.traces} traces · ${f.lowers} lowerings`
+              )
+            );
             if (f.misses.length) {
-              add(td, el('div', 'jwb-cache-caption', `compiles with reasons (the latest ${f.misses.length}):`));
+              add(
+                td,
+                el(
+                  'div',
+                  'jwb-cache-caption',
+                  `compiles with reasons (the latest ${f.misses.length}):`
+                )
+              );
               const ol = add(td, el('ol'));
-              for (const m of f.misses) ol.appendChild(recordNode(m));
-            } else add(td, el('div', 'jwb-cache-caption', 'no recompiles recorded'));
+              for (const m of f.misses) {
+                ol.appendChild(recordNode(m));
+              }
+            } else {
+              add(td, el('div', 'jwb-cache-caption', 'no recompiles recorded'));
+            }
           }
         }
-        shownCount.textContent = state.query ? `${idx.length} match${idx.length === 1 ? '' : 'es'}` : '';
+        shownCount.textContent = state.query
+          ? `${idx.length} match${idx.length === 1 ? '' : 'es'}`
+          : '';
         root.dataset.shown = String(idx.length);
         ths.forEach(th => {
-          th.classList.toggle('jwb-sort-asc', state.sort === th.dataset.col && !state.desc);
-          th.classList.toggle('jwb-sort-desc', state.sort === th.dataset.col && state.desc);
+          th.classList.toggle(
+            'jwb-sort-asc',
+            state.sort === th.dataset.col && !state.desc
+          );
+          th.classList.toggle(
+            'jwb-sort-desc',
+            state.sort === th.dataset.col && state.desc
+          );
         });
-        const recs = p.records.filter(r => recordMatches(r, state.query)).reverse();
+        const recs = p.records
+          .filter(r => recordMatches(r, state.query))
+          .reverse();
         recSum.textContent = `newest compile records (${recs.length}${state.query ? ' matching' : ''})`;
         recList.textContent = '';
-        for (const r of recs.slice(0, 200)) recList.appendChild(recordNode(r));
+        for (const r of recs.slice(0, 200)) {
+          recList.appendChild(recordNode(r));
+        }
       };
       for (const c of LEDGER_COLUMNS) {
-        const th = add(hr, el('th', `jwb-sortable${c.numeric ? ' jwb-num' : ''}`, c.label));
+        const th = add(
+          hr,
+          el('th', `jwb-sortable${c.numeric ? ' jwb-num' : ''}`, c.label)
+        );
         th.dataset.col = c.id;
         th.tabIndex = 0;
         ths.push(th);
         const click = (): void => {
-          if (state.sort === c.id) state.desc = !state.desc;
-          else { state.sort = c.id; state.desc = c.numeric; }
+          if (state.sort === c.id) {
+            state.desc = !state.desc;
+          } else {
+            state.sort = c.id;
+            state.desc = c.numeric;
+          }
           fill();
         };
         th.addEventListener('click', click);
-        th.addEventListener('keydown', ev => { if (ev.key === 'Enter') click(); });
+        th.addEventListener('keydown', ev => {
+          if (ev.key === 'Enter') {
+            click();
+          }
+        });
       }
       filter.addEventListener('input', () => {
         state.query = filter.value;

@@ -31,33 +31,66 @@ export const METADATA_KEY = 'jax-workbench';
 /** how many characters of the first miss reason the compact text keeps */
 export const REASON_CHARS = 60;
 
-const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isObj = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 const count = (x: unknown): number | null =>
   typeof x === 'number' && Number.isFinite(x) && x >= 0 ? Math.floor(x) : null;
-const seconds = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : null);
+const seconds = (x: unknown): number | null =>
+  typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : null;
 const strOrNull = (x: unknown): string | null | undefined =>
   x === null ? null : typeof x === 'string' ? x : undefined;
 
 /** A `cell_badge` checked field by field (null if it is not one); unknown fields are dropped. */
 export function parseBadge(x: unknown): CellBadge | null {
-  if (!isObj(x)) return null;
-  const cell = typeof x.cell === 'string' ? x.cell : typeof x.cell === 'number' && Number.isFinite(x.cell) ? String(x.cell) : null;
+  if (!isObj(x)) {
+    return null;
+  }
+  const cell =
+    typeof x.cell === 'string'
+      ? x.cell
+      : typeof x.cell === 'number' && Number.isFinite(x.cell)
+        ? String(x.cell)
+        : null;
   const cellId = strOrNull(x.cell_id);
   const firstReason = strOrNull(x.first_reason);
   const nums = {
-    compiles: count(x.compiles), traces: count(x.traces), lowers: count(x.lowers),
-    misses: count(x.misses), persistent_hits: count(x.persistent_hits), inspections: count(x.inspections)
+    compiles: count(x.compiles),
+    traces: count(x.traces),
+    lowers: count(x.lowers),
+    misses: count(x.misses),
+    persistent_hits: count(x.persistent_hits),
+    inspections: count(x.inspections)
   };
   const compileS = seconds(x.compile_s);
-  const run = typeof x.run === 'number' && Number.isFinite(x.run) ? x.run : null;
+  const run =
+    typeof x.run === 'number' && Number.isFinite(x.run) ? x.run : null;
   const t = typeof x.t === 'number' && Number.isFinite(x.t) ? x.t : null;
-  if (cell === null || cellId === undefined || firstReason === undefined || compileS === null || run === null || t === null) return null;
-  if (Object.values(nums).some(v => v === null)) return null;
+  if (
+    cell === null ||
+    cellId === undefined ||
+    firstReason === undefined ||
+    compileS === null ||
+    run === null ||
+    t === null
+  ) {
+    return null;
+  }
+  if (Object.values(nums).some(v => v === null)) {
+    return null;
+  }
   return {
-    cell, cell_id: cellId, run, t,
-    compiles: nums.compiles as number, traces: nums.traces as number, lowers: nums.lowers as number,
-    compile_s: compileS, misses: nums.misses as number, first_reason: firstReason,
-    persistent_hits: nums.persistent_hits as number, inspections: nums.inspections as number
+    cell,
+    cell_id: cellId,
+    run,
+    t,
+    compiles: nums.compiles as number,
+    traces: nums.traces as number,
+    lowers: nums.lowers as number,
+    compile_s: compileS,
+    misses: nums.misses as number,
+    first_reason: firstReason,
+    persistent_hits: nums.persistent_hits as number,
+    inspections: nums.inspections as number
   };
 }
 
@@ -67,21 +100,39 @@ export function badgeFromMetadata(value: unknown): CellBadge | null {
 }
 
 /** `1 compile`, `2 compiles`; `plural` for irregular ones (`1 miss`, `2 misses`). */
-export function counted(n: number, singular: string, plural = `${singular}s`): string {
+export function counted(
+  n: number,
+  singular: string,
+  plural = `${singular}s`
+): string {
   return `${n} ${n === 1 ? singular : plural}`;
 }
 
 /** Seconds as people read them: `850 µs`, `4.2 ms`, `120 ms`, `1.2 s`, `14 s`, `2 min 5 s`. */
 export function formatSeconds(s: number): string {
-  if (!Number.isFinite(s)) return '–';
+  if (!Number.isFinite(s)) {
+    return '–';
+  }
   const a = Math.abs(s);
   const sign = s < 0 ? '−' : '';
-  if (a === 0) return '0 s';
-  if (a < 1e-3) return `${sign}${Math.round(a * 1e6)} µs`;
-  if (a < 1e-2) return `${sign}${(a * 1e3).toFixed(1)} ms`;
-  if (a < 1) return `${sign}${Math.round(a * 1e3)} ms`;
-  if (a < 10) return `${sign}${a.toFixed(1)} s`;
-  if (a < 60) return `${sign}${Math.round(a)} s`;
+  if (a === 0) {
+    return '0 s';
+  }
+  if (a < 1e-3) {
+    return `${sign}${Math.round(a * 1e6)} µs`;
+  }
+  if (a < 1e-2) {
+    return `${sign}${(a * 1e3).toFixed(1)} ms`;
+  }
+  if (a < 1) {
+    return `${sign}${Math.round(a * 1e3)} ms`;
+  }
+  if (a < 10) {
+    return `${sign}${a.toFixed(1)} s`;
+  }
+  if (a < 60) {
+    return `${sign}${Math.round(a)} s`;
+  }
   const m = Math.floor(a / 60);
   return `${sign}${m} min ${Math.round(a - m * 60)} s`;
 }
@@ -89,7 +140,9 @@ export function formatSeconds(s: number): string {
 /** Cut `text` to `max` characters (one line), ending in `…` when cut. */
 export function truncate(text: string, max: number): string {
   const one = text.replace(/\s+/g, ' ').trim();
-  if (one.length <= max) return one;
+  if (one.length <= max) {
+    return one;
+  }
   return `${one.slice(0, Math.max(1, max - 1)).trimEnd()}…`;
 }
 
@@ -104,27 +157,50 @@ export interface BadgeText {
 export function badgeText(b: CellBadge): BadgeText {
   const short: string[] = [];
   const full: string[] = [];
-  if (b.compiles > 0) short.push(counted(b.compiles, 'compile'));
-  else if (b.lowers > 0) short.push(counted(b.lowers, 'lowering'));
-  else if (b.traces > 0) short.push(counted(b.traces, 'trace'));
-  else if (b.inspections > 0) short.push(counted(b.inspections, 'inspection'));
+  if (b.compiles > 0) {
+    short.push(counted(b.compiles, 'compile'));
+  } else if (b.lowers > 0) {
+    short.push(counted(b.lowers, 'lowering'));
+  } else if (b.traces > 0) {
+    short.push(counted(b.traces, 'trace'));
+  } else if (b.inspections > 0) {
+    short.push(counted(b.inspections, 'inspection'));
+  }
   const work = b.compiles + b.lowers + b.traces;
-  if (work > 0) short.push(formatSeconds(b.compile_s));
+  if (work > 0) {
+    short.push(formatSeconds(b.compile_s));
+  }
   if (b.misses > 0) {
     const misses = counted(b.misses, 'miss', 'misses');
-    short.push(b.first_reason ? `${misses}: ${truncate(b.first_reason, REASON_CHARS)}` : misses);
+    short.push(
+      b.first_reason
+        ? `${misses}: ${truncate(b.first_reason, REASON_CHARS)}`
+        : misses
+    );
   }
-  if (b.persistent_hits > 0) short.push(counted(b.persistent_hits, 'persistent hit'));
+  if (b.persistent_hits > 0) {
+    short.push(counted(b.persistent_hits, 'persistent hit'));
+  }
 
   full.push(`JAX work of cell [${b.cell}] (run ${b.run})`);
-  full.push(`${counted(b.compiles, 'XLA compile')}, ${counted(b.lowers, 'lowering')}, ${counted(b.traces, 'trace')}: ${formatSeconds(b.compile_s)} in all`);
+  full.push(
+    `${counted(b.compiles, 'XLA compile')}, ${counted(b.lowers, 'lowering')}, ${counted(b.traces, 'trace')}: ${formatSeconds(b.compile_s)} in all`
+  );
   if (b.misses > 0) {
     full.push(`${counted(b.misses, 'recompile')} of functions compiled before`);
-    if (b.first_reason) full.push(`first reason: ${b.first_reason}`);
+    if (b.first_reason) {
+      full.push(`first reason: ${b.first_reason}`);
+    }
   }
-  if (b.persistent_hits > 0) full.push(`${counted(b.persistent_hits, 'persistent-cache hit')}`);
-  if (b.inspections > 0) full.push(`${counted(b.inspections, 'workbench inspection')} (%%jaxpr, %%hlo, …) not counted above`);
-  full.push('Click: this cell\'s entries in the JAX Workbench panel');
+  if (b.persistent_hits > 0) {
+    full.push(`${counted(b.persistent_hits, 'persistent-cache hit')}`);
+  }
+  if (b.inspections > 0) {
+    full.push(
+      `${counted(b.inspections, 'workbench inspection')} (%%jaxpr, %%hlo, …) not counted above`
+    );
+  }
+  full.push("Click: this cell's entries in the JAX Workbench panel");
   return { short: short.join(' · ') || 'no compiles', full: full.join('\n') };
 }
 
@@ -134,12 +210,23 @@ export function badgeText(b: CellBadge): BadgeText {
  * cell shows (its `cell` is the current execution count; none while the cell runs).
  */
 export function currentBadge(
-  stored: CellBadge | null, live: CellBadge | null, executionCount: number | null
+  stored: CellBadge | null,
+  live: CellBadge | null,
+  executionCount: number | null
 ): CellBadge | null {
   let best = stored;
-  if (live && (!best || live.t > best.t || (live.t === best.t && live.run >= best.run))) best = live;
-  if (!best || executionCount === null || executionCount === undefined) return null;
-  if (best.cell !== String(executionCount)) return null;
+  if (
+    live &&
+    (!best || live.t > best.t || (live.t === best.t && live.run >= best.run))
+  ) {
+    best = live;
+  }
+  if (!best || executionCount === null || executionCount === undefined) {
+    return null;
+  }
+  if (best.cell !== String(executionCount)) {
+    return null;
+  }
   return isEmptyBadge(best) ? null : best;
 }
 
@@ -149,12 +236,34 @@ export function currentBadge(
  * silence means cached dispatch (the panel's ledger still lists the run's cell).
  */
 export function isEmptyBadge(b: CellBadge): boolean {
-  return b.compiles + b.traces + b.lowers + b.misses + b.persistent_hits + b.inspections === 0;
+  return (
+    b.compiles +
+      b.traces +
+      b.lowers +
+      b.misses +
+      b.persistent_hits +
+      b.inspections ===
+    0
+  );
 }
 
 /** A stable key of what a badge shows (to skip re-rendering an unchanged one). */
 export function badgeKey(b: CellBadge | null): string {
-  return b ? JSON.stringify([b.cell, b.run, b.t, b.compiles, b.lowers, b.traces, b.compile_s, b.misses, b.first_reason, b.persistent_hits, b.inspections]) : '';
+  return b
+    ? JSON.stringify([
+        b.cell,
+        b.run,
+        b.t,
+        b.compiles,
+        b.lowers,
+        b.traces,
+        b.compile_s,
+        b.misses,
+        b.first_reason,
+        b.persistent_hits,
+        b.inspections
+      ])
+    : '';
 }
 
 /** Fill `button` with a badge (text only); `data-jwb-*` attributes for tests and styling. */
@@ -166,7 +275,10 @@ export function renderBadge(button: HTMLElement, b: CellBadge): void {
   button.title = full;
   // the accessible name starts with the visible text (WCAG 2.5.3: speech users say what they
   // see), then the details of the title; not its last line (what a click does)
-  button.setAttribute('aria-label', [`JAX ${short}`, ...full.split('\n').slice(0, -1)].join('. '));
+  button.setAttribute(
+    'aria-label',
+    [`JAX ${short}`, ...full.split('\n').slice(0, -1)].join('. ')
+  );
   button.dataset.jwbCompiles = String(b.compiles);
   button.dataset.jwbMisses = String(b.misses);
   button.dataset.jwbCell = b.cell;

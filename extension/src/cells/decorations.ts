@@ -26,7 +26,13 @@ import type { ISignal } from '@lumino/signaling';
 
 import type { CellBadge, LiveDiff } from '../panel/protocol';
 import { el } from '../common/dom';
-import { METADATA_KEY, badgeFromMetadata, badgeKey, currentBadge, renderBadge } from './badges';
+import {
+  METADATA_KEY,
+  badgeFromMetadata,
+  badgeKey,
+  currentBadge,
+  renderBadge
+} from './badges';
 import { currentDiff, diffKey, parseDiff, renderDiff } from './liveDiff';
 
 export interface CellModelLike {
@@ -49,7 +55,9 @@ export interface CellLike {
 
 export interface NotebookLike {
   readonly widgets: readonly CellLike[];
-  readonly model: { readonly cells: { readonly changed: ISignal<any, any> } } | null;
+  readonly model: {
+    readonly cells: { readonly changed: ISignal<any, any> };
+  } | null;
   readonly modelChanged: ISignal<any, any>;
   readonly cellInViewportChanged?: ISignal<any, any>;
   readonly isDisposed: boolean;
@@ -74,7 +82,11 @@ function executionCount(model: CellModelLike): number | null {
 }
 
 function childWithClass(node: HTMLElement, cls: string): HTMLElement | null {
-  for (const child of Array.from(node.children)) if (child.classList.contains(cls)) return child as HTMLElement;
+  for (const child of Array.from(node.children)) {
+    if (child.classList.contains(cls)) {
+      return child as HTMLElement;
+    }
+  }
   return null;
 }
 
@@ -82,18 +94,28 @@ function childWithClass(node: HTMLElement, cls: string): HTMLElement | null {
 export class CellStrip {
   readonly strip: HTMLDivElement = el('div', 'jwb-cell-strip');
   private readonly _button: HTMLButtonElement = el('button', 'jwb-cell-badge');
-  private readonly _details: HTMLDetailsElement = el('details', 'jwb-live-diff');
+  private readonly _details: HTMLDetailsElement = el(
+    'details',
+    'jwb-live-diff'
+  );
   private _badgeKey = '';
   private _diffKey = '';
   private _open = true;
   private _ready = false;
   private _disposed = false;
   /** what the link gave last (to skip link changes that are not about this cell) */
-  private _seen: { live: unknown; diff: unknown; mode: boolean } = { live: null, diff: null, mode: false };
+  private _seen: { live: unknown; diff: unknown; mode: boolean } = {
+    live: null,
+    diff: null,
+    mode: false
+  };
   /** the cell's model, kept: a disposed cell widget's `model` is null */
   private readonly _model: CellModelLike;
 
-  constructor(readonly cell: CellLike, private readonly _source: StripSource) {
+  constructor(
+    readonly cell: CellLike,
+    private readonly _source: StripSource
+  ) {
     this._model = cell.model;
     this._button.type = 'button';
     this._button.addEventListener('click', ev => {
@@ -106,10 +128,13 @@ export class CellStrip {
     });
     this._model.metadataChanged.connect(this._onMetadata, this);
     this._model.stateChanged.connect(this._onState, this);
-    void cell.ready.then(() => {
-      this._ready = true;
-      this.refresh();
-    }, () => undefined);
+    void cell.ready.then(
+      () => {
+        this._ready = true;
+        this.refresh();
+      },
+      () => undefined
+    );
   }
 
   /** The badge and diff shown now (null: none). */
@@ -123,7 +148,9 @@ export class CellStrip {
       stored = badgeFromMetadata(model.getMetadata(METADATA_KEY));
       // a copied / pasted / duplicated cell keeps the original's metadata (and, by default,
       // its outputs and execution count) under a new id: that badge is another cell's run
-      if (stored && stored.cell_id !== model.id) stored = null;
+      if (stored && stored.cell_id !== model.id) {
+        stored = null;
+      }
     } catch {
       stored = null;
     }
@@ -136,7 +163,10 @@ export class CellStrip {
     } catch {
       /* a link in trouble shows what the notebook stored */
     }
-    return { badge: currentBadge(stored, live, count), diff: currentDiff(diff, count) };
+    return {
+      badge: currentBadge(stored, live, count),
+      diff: currentDiff(diff, count)
+    };
   }
 
   /**
@@ -154,20 +184,31 @@ export class CellStrip {
     } catch {
       /* refresh() says what a link in trouble means */
     }
-    if (live === this._seen.live && diff === this._seen.diff && mode === this._seen.mode) return;
+    if (
+      live === this._seen.live &&
+      diff === this._seen.diff &&
+      mode === this._seen.mode
+    ) {
+      return;
+    }
     this.refresh();
   }
 
   /** Re-derive what to show and make sure the strip is in the cell's footer. */
   refresh(): void {
-    if (this._disposed || this.cell.isDisposed || !this._ready) return;
+    if (this._disposed || this.cell.isDisposed || !this._ready) {
+      return;
+    }
     const { badge, diff } = this.current();
     const bKey = badgeKey(badge);
     const dKey = diffKey(diff);
     if (bKey !== this._badgeKey) {
       this._badgeKey = bKey;
-      if (badge) renderBadge(this._button, badge);
-      else this._button.textContent = '';
+      if (badge) {
+        renderBadge(this._button, badge);
+      } else {
+        this._button.textContent = '';
+      }
     }
     if (dKey !== this._diffKey) {
       this._diffKey = dKey;
@@ -180,10 +221,17 @@ export class CellStrip {
     }
     this._button.hidden = !badge;
     this._details.hidden = !diff;
-    if (badge && this._button.parentNode !== this.strip) this.strip.insertBefore(this._button, this.strip.firstChild);
-    if (diff && this._details.parentNode !== this.strip) this.strip.appendChild(this._details);
-    if (badge || diff) this.place();
-    else this.unplace();
+    if (badge && this._button.parentNode !== this.strip) {
+      this.strip.insertBefore(this._button, this.strip.firstChild);
+    }
+    if (diff && this._details.parentNode !== this.strip) {
+      this.strip.appendChild(this._details);
+    }
+    if (badge || diff) {
+      this.place();
+    } else {
+      this.unplace();
+    }
   }
 
   /** Put the strip into the cell's footer (or, lacking one, right after the output area). */
@@ -191,16 +239,27 @@ export class CellStrip {
     const node = this.cell.node;
     const footer = childWithClass(node, FOOTER);
     if (footer) {
-      if (this.strip.parentNode !== footer) footer.appendChild(this.strip);
+      if (this.strip.parentNode !== footer) {
+        footer.appendChild(this.strip);
+      }
       footer.classList.add(FOOTER_WITH_STRIP);
       return;
     }
     // a windowed-out code cell's footer is out of the cell node for now and comes back with
     // the strip still in it
-    if (this.strip.parentElement?.classList.contains(FOOTER)) return;
+    if (this.strip.parentElement?.classList.contains(FOOTER)) {
+      return;
+    }
     const wrapper = childWithClass(node, OUTPUT_WRAPPER);
-    if (!wrapper) return; // not rendered yet: placed when ready / in view
-    if (this.strip.parentNode !== node || this.strip.previousElementSibling !== wrapper) wrapper.after(this.strip);
+    if (!wrapper) {
+      return;
+    } // not rendered yet: placed when ready / in view
+    if (
+      this.strip.parentNode !== node ||
+      this.strip.previousElementSibling !== wrapper
+    ) {
+      wrapper.after(this.strip);
+    }
   }
 
   unplace(): void {
@@ -215,13 +274,25 @@ export class CellStrip {
     this.refresh();
   }
 
-  private _onState(_model: unknown, change: { name?: string; newValue?: unknown }): void {
-    if (change?.name === 'executionState' && change.newValue === 'running') dropStoredBadge(this._model);
-    if (change?.name === 'executionCount' || change?.name === 'executionState') this.refresh();
+  private _onState(
+    _model: unknown,
+    change: { name?: string; newValue?: unknown }
+  ): void {
+    if (change?.name === 'executionState' && change.newValue === 'running') {
+      dropStoredBadge(this._model);
+    }
+    if (
+      change?.name === 'executionCount' ||
+      change?.name === 'executionState'
+    ) {
+      this.refresh();
+    }
   }
 
   dispose(): void {
-    if (this._disposed) return;
+    if (this._disposed) {
+      return;
+    }
     this._disposed = true;
     this._model.metadataChanged.disconnect(this._onMetadata, this);
     this._model.stateChanged.disconnect(this._onState, this);
@@ -238,11 +309,23 @@ export class CellStrip {
 export function dropStoredBadge(model: CellModelLike): void {
   try {
     const value = model.getMetadata(METADATA_KEY);
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !('badge' in value)) return;
-    const rest: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      Array.isArray(value) ||
+      !('badge' in value)
+    ) {
+      return;
+    }
+    const rest: Record<string, unknown> = {
+      ...(value as Record<string, unknown>)
+    };
     delete rest.badge;
-    if (Object.keys(rest).length) model.setMetadata(METADATA_KEY, rest);
-    else model.deleteMetadata(METADATA_KEY);
+    if (Object.keys(rest).length) {
+      model.setMetadata(METADATA_KEY, rest);
+    } else {
+      model.deleteMetadata(METADATA_KEY);
+    }
   } catch {
     /* a read-only model: the execution-count check still hides the stale badge */
   }
@@ -256,7 +339,10 @@ export class NotebookStrips {
   private _disposed = false;
   private _cellsSignal: ISignal<any, any> | null = null;
 
-  constructor(readonly notebook: NotebookLike, private readonly _source: StripSource) {
+  constructor(
+    readonly notebook: NotebookLike,
+    private readonly _source: StripSource
+  ) {
     notebook.modelChanged.connect(this._connectModel, this);
     notebook.cellInViewportChanged?.connect(this._onInViewport, this);
     this._connectModel();
@@ -270,12 +356,18 @@ export class NotebookStrips {
   /** Make strips for new code cells, drop those of cells gone. */
   scan(): void {
     this._scanPending = false;
-    if (this._disposed || this.notebook.isDisposed) return;
+    if (this._disposed || this.notebook.isDisposed) {
+      return;
+    }
     const present = new Set<CellLike>();
     for (const cell of this.notebook.widgets) {
-      if (cell.model.type !== 'code' || cell.isDisposed) continue;
+      if (cell.model.type !== 'code' || cell.isDisposed) {
+        continue;
+      }
       present.add(cell);
-      if (this._strips.has(cell)) continue;
+      if (this._strips.has(cell)) {
+        continue;
+      }
       const strip = new CellStrip(cell, this._source);
       this._strips.set(cell, strip);
       cell.disposed.connect(() => {
@@ -294,25 +386,40 @@ export class NotebookStrips {
   /** Re-derive every cell's strip now. */
   refreshAll(): void {
     this._refreshPending = false;
-    if (this._disposed) return;
-    for (const strip of this._strips.values()) strip.refresh();
+    if (this._disposed) {
+      return;
+    }
+    for (const strip of this._strips.values()) {
+      strip.refresh();
+    }
   }
 
   /** Refresh, soon, the strips whose link data changed (the link changes many times a second while cells run). */
   scheduleRefresh(): void {
-    if (this._refreshPending || this._disposed) return;
+    if (this._refreshPending || this._disposed) {
+      return;
+    }
     this._refreshPending = true;
     const run = (): void => {
       this._refreshPending = false;
-      if (this._disposed) return;
-      for (const strip of this._strips.values()) strip.refreshFromLink();
+      if (this._disposed) {
+        return;
+      }
+      for (const strip of this._strips.values()) {
+        strip.refreshFromLink();
+      }
     };
-    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(run);
-    else setTimeout(run, 0);
+    if (typeof requestAnimationFrame === 'function') {
+      requestAnimationFrame(run);
+    } else {
+      setTimeout(run, 0);
+    }
   }
 
   private _scheduleScan(): void {
-    if (this._scanPending || this._disposed) return;
+    if (this._scanPending || this._disposed) {
+      return;
+    }
     this._scanPending = true;
     setTimeout(() => this.scan(), 0);
   }
@@ -329,12 +436,16 @@ export class NotebookStrips {
   }
 
   dispose(): void {
-    if (this._disposed) return;
+    if (this._disposed) {
+      return;
+    }
     this._disposed = true;
     this._cellsSignal?.disconnect(this._scheduleScan, this);
     this.notebook.modelChanged.disconnect(this._connectModel, this);
     this.notebook.cellInViewportChanged?.disconnect(this._onInViewport, this);
-    for (const strip of this._strips.values()) strip.dispose();
+    for (const strip of this._strips.values()) {
+      strip.dispose();
+    }
     this._strips.clear();
   }
 }

@@ -14,9 +14,18 @@ export interface CellInfo {
 export type CellMap = Record<string, CellInfo>;
 
 /** A stable key for a cell: its id when known, else `#<prompt number>`; null: not a cell. */
-export function cellKey(cells: CellMap | undefined, file: string): string | null {
+export function cellKey(
+  cells: CellMap | undefined,
+  file: string
+): string | null {
   const info = cells?.[file];
-  if (!info) return null;
-  if (info.cell_id) return info.cell_id;
-  return info.number !== null && info.number !== undefined ? `#${info.number}` : null;
+  if (!info) {
+    return null;
+  }
+  if (info.cell_id) {
+    return info.cell_id;
+  }
+  return info.number !== null && info.number !== undefined
+    ? `#${info.number}`
+    : null;
 }

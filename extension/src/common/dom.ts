@@ -4,11 +4,17 @@
  */
 
 export function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K, cls?: string, text?: string | null
+  tag: K,
+  cls?: string,
+  text?: string | null
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = text;
+  if (cls) {
+    node.className = cls;
+  }
+  if (text !== undefined && text !== null) {
+    node.textContent = text;
+  }
   return node;
 }
 
@@ -20,10 +26,13 @@ export function add<T extends Node>(parent: Node, child: T): T {
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K, attrs: Record<string, string | number> = {}
+  tag: K,
+  attrs: Record<string, string | number> = {}
 ): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  for (const [k, v] of Object.entries(attrs)) {
+    node.setAttribute(k, String(v));
+  }
   return node;
 }
 
@@ -35,8 +44,16 @@ export function cssVar(host: Element, name: string, fallback = ''): string {
 
 /** Call `fn` whenever JupyterLab's theme changes (light <-> dark); returns the disconnect. */
 export function onThemeChange(fn: () => void): () => void {
-  if (typeof MutationObserver === 'undefined' || typeof document === 'undefined') return () => undefined;
+  if (
+    typeof MutationObserver === 'undefined' ||
+    typeof document === 'undefined'
+  ) {
+    return () => undefined;
+  }
   const obs = new MutationObserver(() => fn());
-  obs.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name'] });
+  obs.observe(document.body, {
+    attributes: true,
+    attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name']
+  });
   return () => obs.disconnect();
 }

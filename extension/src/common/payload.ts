@@ -13,8 +13,16 @@ export const MIME_SUFFIX = '+json';
 
 /** Every kind the kernel emits (one schema file each). */
 export const KINDS = [
-  'jaxpr', 'jaxpr-compare', 'hlo', 'bench', 'sharding', 'mesh-explorer',
-  'cache', 'cache-cell', 'cache-persistent', 'profile'
+  'jaxpr',
+  'jaxpr-compare',
+  'hlo',
+  'bench',
+  'sharding',
+  'mesh-explorer',
+  'cache',
+  'cache-cell',
+  'cache-persistent',
+  'profile'
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -45,24 +53,34 @@ export interface Payload {
 function base64ToBytes(b64: string): Uint8Array {
   const bin = atob(b64);
   const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  for (let i = 0; i < bin.length; i++) {
+    out[i] = bin.charCodeAt(i);
+  }
   return out;
 }
 
 /** Gunzip `bytes` to text with the platform's DecompressionStream (browsers, Node 18+). */
 export async function gunzipText(bytes: Uint8Array): Promise<string> {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = new Blob([bytes])
+    .stream()
+    .pipeThrough(new DecompressionStream('gzip'));
   return await new Response(stream).text();
 }
 
 /** The plain payload: packed fields decompressed and merged in, `packed` removed. */
 export async function unpack(payload: Payload): Promise<Payload> {
   const packed = payload.packed;
-  if (!packed) return payload;
-  if (packed.encoding !== 'gzip+base64') {
-    throw new Error(`unknown packed encoding ${JSON.stringify(packed.encoding)}`);
+  if (!packed) {
+    return payload;
   }
-  const fields = JSON.parse(await gunzipText(base64ToBytes(packed.data))) as Record<string, unknown>;
+  if (packed.encoding !== 'gzip+base64') {
+    throw new Error(
+      `unknown packed encoding ${JSON.stringify(packed.encoding)}`
+    );
+  }
+  const fields = JSON.parse(
+    await gunzipText(base64ToBytes(packed.data))
+  ) as Record<string, unknown>;
   const out: Payload = { ...payload, ...fields };
   delete out.packed;
   return out;

@@ -36,9 +36,13 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
     performance.mark(`jwb:${kind}:received`, { detail: { outputId } });
     const raw = model.data[this._mimeType] as unknown as Payload | undefined;
     try {
-      if (!raw || typeof raw !== 'object') throw new Error('no payload');
+      if (!raw || typeof raw !== 'object') {
+        throw new Error('no payload');
+      }
       const payload = await unpack(raw);
-      if (!this._view) this._view = this._factory();
+      if (!this._view) {
+        this._view = this._factory();
+      }
       this.node.removeAttribute('data-jwb-ready');
       let done = false;
       const ctx: RenderContext = {
@@ -47,7 +51,9 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
         cells: ((payload as { cells?: CellMap }).cells ?? {}) as CellMap,
         outputId,
         interactive: () => {
-          if (done) return;
+          if (done) {
+            return;
+          }
           done = true;
           performance.mark(`jwb:${kind}:interactive`, { detail: { outputId } });
           this.node.setAttribute('data-jwb-ready', '1');
@@ -64,7 +70,8 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
     const note = document.createElement('div');
     note.className = 'jwb-ext-error';
     note.textContent = `jax-workbench could not draw this ${this._kind} output: ${
-      err instanceof Error ? err.message : String(err)}`;
+      err instanceof Error ? err.message : String(err)
+    }`;
     this.node.appendChild(note);
     const text = model.data['text/plain'];
     if (typeof text === 'string') {
@@ -76,7 +83,9 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   dispose(): void {
-    if (this.isDisposed) return;
+    if (this.isDisposed) {
+      return;
+    }
     this._view?.dispose?.();
     this._view = null;
     super.dispose();

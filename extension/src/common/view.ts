@@ -27,7 +27,11 @@ export interface RenderContext {
 
 export interface FeatureView {
   /** Draw `payload` into `host` (called again with a new payload on display updates). */
-  render(host: HTMLElement, payload: Payload, ctx: RenderContext): void | Promise<void>;
+  render(
+    host: HTMLElement,
+    payload: Payload,
+    ctx: RenderContext
+  ): void | Promise<void>;
   /** Release workers, listeners and observers. */
   dispose?(): void;
 }

@@ -11,14 +11,14 @@ import type { Kind } from './payload';
 import type { FeatureViewFactory } from './view';
 
 export const VIEWS: Record<Kind, FeatureViewFactory> = {
-  'jaxpr': jaxprView,
+  jaxpr: jaxprView,
   'jaxpr-compare': jaxprCompareView,
-  'hlo': hloView,
-  'bench': benchView,
-  'sharding': shardingView,
+  hlo: hloView,
+  bench: benchView,
+  sharding: shardingView,
   'mesh-explorer': meshExplorerView,
-  'cache': cacheView,
+  cache: cacheView,
   'cache-cell': cacheCellView,
   'cache-persistent': cachePersistentView,
-  'profile': profileView
+  profile: profileView
 };

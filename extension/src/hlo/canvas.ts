@@ -8,7 +8,14 @@
  * redraw is recorded as `performance.measure('jwb:hlo:frame')`.
  */
 
-import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, hitFrameTab, hitTest, type Scene } from './scene';
+import {
+  FLAG_LINKED,
+  FLAG_SEARCH,
+  FLAG_SELECTED,
+  hitFrameTab,
+  hitTest,
+  type Scene
+} from './scene';
 import { readPalette, type Palette } from './theme';
 
 export interface CanvasEvents {
@@ -34,7 +41,13 @@ export class GraphCanvas {
   private _raf = 0;
   private _palette: Palette;
   private _active = false;
-  private _drag: { x: number; y: number; tx: number; ty: number; moved: boolean } | null = null;
+  private _drag: {
+    x: number;
+    y: number;
+    tx: number;
+    ty: number;
+    moved: boolean;
+  } | null = null;
   private _miniCache: HTMLCanvasElement | null = null;
   private _miniDrag = false;
   /** a fit asked for before the box had a size */
@@ -44,19 +57,27 @@ export class GraphCanvas {
   /** milliseconds of the last few redraws (for the summary's debug line and tests) */
   readonly frameTimes: number[] = [];
 
-  constructor(private readonly _box: HTMLElement, private readonly _events: CanvasEvents) {
+  constructor(
+    private readonly _box: HTMLElement,
+    private readonly _events: CanvasEvents
+  ) {
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'jwb-hlo-canvas';
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
-    this.canvas.setAttribute('aria-label', 'HLO graph: drag or arrow keys to pan; click then wheel, Ctrl+wheel or +/- to zoom; 0 fits');
+    this.canvas.setAttribute(
+      'aria-label',
+      'HLO graph: drag or arrow keys to pan; click then wheel, Ctrl+wheel or +/- to zoom; 0 fits'
+    );
     this.minimap = document.createElement('canvas');
     this.minimap.className = 'jwb-hlo-minimap';
     _box.append(this.canvas, this.minimap);
     this._ctx = this.canvas.getContext('2d') as CanvasRenderingContext2D;
     this._palette = readPalette(_box);
-    this._resize = typeof ResizeObserver !== 'undefined'
-      ? new ResizeObserver(() => this._measure()) : null;
+    this._resize =
+      typeof ResizeObserver !== 'undefined'
+        ? new ResizeObserver(() => this._measure())
+        : null;
     this._resize?.observe(_box);
     this._measure();
     this._listen();
@@ -79,7 +100,9 @@ export class GraphCanvas {
   }
 
   requestDraw(): void {
-    if (this._raf || typeof requestAnimationFrame === 'undefined') return;
+    if (this._raf || typeof requestAnimationFrame === 'undefined') {
+      return;
+    }
     this._raf = requestAnimationFrame(() => {
       this._raf = 0;
       this.draw();
@@ -92,27 +115,42 @@ export class GraphCanvas {
    */
   fit(minScale = 0, around = -1): void {
     const s = this._scene;
-    if (!s) return;
+    if (!s) {
+      return;
+    }
     if (this._cssW <= 1 || this._cssH <= 1) {
       this._pendingFit = [minScale, around];
       return;
     }
     this._pendingFit = null;
     const pad = 16;
-    const fitScale = Math.min((this._cssW - 2 * pad) / Math.max(1, s.width), (this._cssH - 2 * pad) / Math.max(1, s.height));
-    const scale = Math.max(MIN_SCALE, Math.min(1, Math.max(fitScale, minScale)));
+    const fitScale = Math.min(
+      (this._cssW - 2 * pad) / Math.max(1, s.width),
+      (this._cssH - 2 * pad) / Math.max(1, s.height)
+    );
+    const scale = Math.max(
+      MIN_SCALE,
+      Math.min(1, Math.max(fitScale, minScale))
+    );
     if (fitScale < minScale && (around < 0 || around >= s.n) && s.n > 0) {
       // not shown whole and no box named: start at the topmost box (leftmost of its row),
       // not at the top-left corner of the drawing, which is often empty
       let top = 0;
-      for (let i = 1; i < s.n; i++) if (s.y[i] < s.y[top] || (s.y[i] === s.y[top] && s.x[i] < s.x[top])) top = i;
+      for (let i = 1; i < s.n; i++) {
+        if (s.y[i] < s.y[top] || (s.y[i] === s.y[top] && s.x[i] < s.x[top])) {
+          top = i;
+        }
+      }
       around = top;
     }
     this._scale = scale;
     this._tx = (this._cssW - s.width * scale) / 2;
     this._ty = fitScale >= minScale ? (this._cssH - s.height * scale) / 2 : pad;
     if (s.width * scale > this._cssW) {
-      this._tx = around >= 0 && around < s.n ? this._cssW / 2 - s.x[around] * scale : pad;
+      this._tx =
+        around >= 0 && around < s.n
+          ? this._cssW / 2 - s.x[around] * scale
+          : pad;
     }
     if (fitScale < minScale && around >= 0 && around < s.n) {
       this._ty = Math.min(pad, this._cssH / 3 - s.y[around] * scale);
@@ -123,9 +161,13 @@ export class GraphCanvas {
   /** Centre item i (zooming in to a readable scale when needed). */
   focus(i: number, minScale = 0.8): void {
     const s = this._scene;
-    if (!s || i < 0 || i >= s.n) return;
+    if (!s || i < 0 || i >= s.n) {
+      return;
+    }
     this._pendingFit = null;
-    if (this._scale < minScale) this._scale = minScale;
+    if (this._scale < minScale) {
+      this._scale = minScale;
+    }
     this._tx = this._cssW / 2 - s.x[i] * this._scale;
     this._ty = this._cssH / 2 - s.y[i] * this._scale;
     this.requestDraw();
@@ -133,24 +175,32 @@ export class GraphCanvas {
 
   isVisible(i: number): boolean {
     const s = this._scene;
-    if (!s) return false;
+    if (!s) {
+      return false;
+    }
     const sx = s.x[i] * this._scale + this._tx;
     const sy = s.y[i] * this._scale + this._ty;
     return sx >= 0 && sx <= this._cssW && sy >= 0 && sy <= this._cssH;
   }
 
   dispose(): void {
-    if (this._raf) cancelAnimationFrame(this._raf);
+    if (this._raf) {
+      cancelAnimationFrame(this._raf);
+    }
     this._raf = 0;
     this._resize?.disconnect();
-    for (const d of this._disposers) d();
+    for (const d of this._disposers) {
+      d();
+    }
   }
 
   private _measure(): void {
     const w = Math.max(1, Math.floor(this._box.clientWidth));
     const h = Math.max(1, Math.floor(this._box.clientHeight));
     const dpr = (typeof window !== 'undefined' && window.devicePixelRatio) || 1;
-    if (w === this._cssW && h === this._cssH && dpr === this._dpr) return;
+    if (w === this._cssW && h === this._cssH && dpr === this._dpr) {
+      return;
+    }
     this._cssW = w;
     this._cssH = h;
     this._dpr = dpr;
@@ -158,35 +208,58 @@ export class GraphCanvas {
     this.canvas.height = Math.round(h * dpr);
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${h}px`;
-    if (this._pendingFit && w > 1 && h > 1) this.fit(...this._pendingFit);
+    if (this._pendingFit && w > 1 && h > 1) {
+      this.fit(...this._pendingFit);
+    }
     this.requestDraw();
   }
 
-  private _on<K extends keyof HTMLElementEventMap>(el: HTMLElement, type: K,
-    fn: (ev: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions): void {
+  private _on<K extends keyof HTMLElementEventMap>(
+    el: HTMLElement,
+    type: K,
+    fn: (ev: HTMLElementEventMap[K]) => void,
+    opts?: AddEventListenerOptions
+  ): void {
     el.addEventListener(type, fn as EventListener, opts);
-    this._disposers.push(() => el.removeEventListener(type, fn as EventListener, opts));
+    this._disposers.push(() =>
+      el.removeEventListener(type, fn as EventListener, opts)
+    );
   }
 
   private _world(ev: MouseEvent): [number, number] {
     const r = this.canvas.getBoundingClientRect();
-    return [(ev.clientX - r.left - this._tx) / this._scale, (ev.clientY - r.top - this._ty) / this._scale];
+    return [
+      (ev.clientX - r.left - this._tx) / this._scale,
+      (ev.clientY - r.top - this._ty) / this._scale
+    ];
   }
 
   private _listen(): void {
     const c = this.canvas;
     this._on(c, 'pointerdown', ev => {
-      if (ev.button !== 0) return;
+      if (ev.button !== 0) {
+        return;
+      }
       this._active = true;
-      this._drag = { x: ev.clientX, y: ev.clientY, tx: this._tx, ty: this._ty, moved: false };
+      this._drag = {
+        x: ev.clientX,
+        y: ev.clientY,
+        tx: this._tx,
+        ty: this._ty,
+        moved: false
+      };
       c.setPointerCapture?.(ev.pointerId);
     });
     this._on(c, 'pointermove', ev => {
       const d = this._drag;
-      if (!d) return;
+      if (!d) {
+        return;
+      }
       const dx = ev.clientX - d.x;
       const dy = ev.clientY - d.y;
-      if (!d.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+      if (!d.moved && Math.abs(dx) + Math.abs(dy) < 4) {
+        return;
+      }
       d.moved = true;
       c.classList.add('jwb-hlo-panning');
       this._tx = d.tx + dx;
@@ -197,55 +270,98 @@ export class GraphCanvas {
       const d = this._drag;
       this._drag = null;
       c.classList.remove('jwb-hlo-panning');
-      if (!d || d.moved || ev.type === 'pointercancel') return;
+      if (!d || d.moved || ev.type === 'pointercancel') {
+        return;
+      }
       const s = this._scene;
-      if (!s) return;
+      if (!s) {
+        return;
+      }
       const [wx, wy] = this._world(ev);
       const f = hitFrameTab(s, wx, wy);
       const item = hitTest(s, wx, wy);
-      if (item < 0 && f >= 0) this._events.frameClick(f);
-      else this._events.click(item, ev);
+      if (item < 0 && f >= 0) {
+        this._events.frameClick(f);
+      } else {
+        this._events.click(item, ev);
+      }
     };
     this._on(c, 'pointerup', end);
     this._on(c, 'pointercancel', end);
-    this._on(c, 'pointerleave', () => { this._active = false; });
+    this._on(c, 'pointerleave', () => {
+      this._active = false;
+    });
     this._on(c, 'dblclick', ev => {
       const s = this._scene;
-      if (!s) return;
+      if (!s) {
+        return;
+      }
       const [wx, wy] = this._world(ev);
       const item = hitTest(s, wx, wy);
-      if (item >= 0) this._events.dblclick(item);
+      if (item >= 0) {
+        this._events.dblclick(item);
+      }
     });
-    this._on(c, 'wheel', ev => {
-      if (!this._active && !ev.ctrlKey && !ev.metaKey) return; // let the notebook scroll
-      ev.preventDefault();
-      const r = c.getBoundingClientRect();
-      const px = ev.clientX - r.left;
-      const py = ev.clientY - r.top;
-      const factor = Math.exp(-ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015));
-      const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * factor));
-      this._tx = px - (px - this._tx) * (ns / this._scale);
-      this._ty = py - (py - this._ty) * (ns / this._scale);
-      this._scale = ns;
-      this.requestDraw();
-    }, { passive: false });
+    this._on(
+      c,
+      'wheel',
+      ev => {
+        if (!this._active && !ev.ctrlKey && !ev.metaKey) {
+          return;
+        } // let the notebook scroll
+        ev.preventDefault();
+        const r = c.getBoundingClientRect();
+        const px = ev.clientX - r.left;
+        const py = ev.clientY - r.top;
+        const factor = Math.exp(
+          -ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015)
+        );
+        const ns = Math.min(
+          MAX_SCALE,
+          Math.max(MIN_SCALE, this._scale * factor)
+        );
+        this._tx = px - (px - this._tx) * (ns / this._scale);
+        this._ty = py - (py - this._ty) * (ns / this._scale);
+        this._scale = ns;
+        this.requestDraw();
+      },
+      { passive: false }
+    );
     this._on(c, 'keydown', ev => {
       const step = 60;
       const zoom = (f: number): void => {
         const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * f));
-        this._tx = this._cssW / 2 - (this._cssW / 2 - this._tx) * (ns / this._scale);
-        this._ty = this._cssH / 2 - (this._cssH / 2 - this._ty) * (ns / this._scale);
+        this._tx =
+          this._cssW / 2 - (this._cssW / 2 - this._tx) * (ns / this._scale);
+        this._ty =
+          this._cssH / 2 - (this._cssH / 2 - this._ty) * (ns / this._scale);
         this._scale = ns;
       };
       switch (ev.key) {
-        case 'ArrowLeft': this._tx += step; break;
-        case 'ArrowRight': this._tx -= step; break;
-        case 'ArrowUp': this._ty += step; break;
-        case 'ArrowDown': this._ty -= step; break;
-        case '+': case '=': zoom(1.25); break;
-        case '-': zoom(0.8); break;
-        case '0': this.fit(); return;
-        default: return;
+        case 'ArrowLeft':
+          this._tx += step;
+          break;
+        case 'ArrowRight':
+          this._tx -= step;
+          break;
+        case 'ArrowUp':
+          this._ty += step;
+          break;
+        case 'ArrowDown':
+          this._ty -= step;
+          break;
+        case '+':
+        case '=':
+          zoom(1.25);
+          break;
+        case '-':
+          zoom(0.8);
+          break;
+        case '0':
+          this.fit();
+          return;
+        default:
+          return;
       }
       ev.preventDefault();
       this.requestDraw();
@@ -253,7 +369,9 @@ export class GraphCanvas {
     const mini = this.minimap;
     const jump = (ev: PointerEvent): void => {
       const s = this._scene;
-      if (!s) return;
+      if (!s) {
+        return;
+      }
       const r = mini.getBoundingClientRect();
       const k = this._miniScale();
       const wx = (ev.clientX - r.left - k.ox) / k.s;
@@ -262,17 +380,38 @@ export class GraphCanvas {
       this._ty = this._cssH / 2 - wy * this._scale;
       this.requestDraw();
     };
-    this._on(mini, 'pointerdown', ev => { this._miniDrag = true; mini.setPointerCapture?.(ev.pointerId); jump(ev); });
-    this._on(mini, 'pointermove', ev => { if (this._miniDrag) jump(ev); });
-    this._on(mini, 'pointerup', () => { this._miniDrag = false; });
+    this._on(mini, 'pointerdown', ev => {
+      this._miniDrag = true;
+      mini.setPointerCapture?.(ev.pointerId);
+      jump(ev);
+    });
+    this._on(mini, 'pointermove', ev => {
+      if (this._miniDrag) {
+        jump(ev);
+      }
+    });
+    this._on(mini, 'pointerup', () => {
+      this._miniDrag = false;
+    });
   }
 
-  private _miniScale(): { s: number; ox: number; oy: number; w: number; h: number } {
+  private _miniScale(): {
+    s: number;
+    ox: number;
+    oy: number;
+    w: number;
+    h: number;
+  } {
     const w = this.minimap.clientWidth || 160;
     const h = this.minimap.clientHeight || 110;
     const sc = this._scene;
-    if (!sc) return { s: 1, ox: 0, oy: 0, w, h };
-    const s = Math.min((w - 8) / Math.max(1, sc.width), (h - 8) / Math.max(1, sc.height));
+    if (!sc) {
+      return { s: 1, ox: 0, oy: 0, w, h };
+    }
+    const s = Math.min(
+      (w - 8) / Math.max(1, sc.width),
+      (h - 8) / Math.max(1, sc.height)
+    );
     return { s, ox: (w - sc.width * s) / 2, oy: (h - sc.height * s) / 2, w, h };
   }
 
@@ -287,7 +426,9 @@ export class GraphCanvas {
       // performance.measure with options needs a modern engine; timings still kept below
     }
     this.frameTimes.push(t1 - t0);
-    if (this.frameTimes.length > 50) this.frameTimes.shift();
+    if (this.frameTimes.length > 50) {
+      this.frameTimes.shift();
+    }
   }
 
   private _drawMain(): void {
@@ -298,7 +439,9 @@ export class GraphCanvas {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = p.background;
     ctx.fillRect(0, 0, this._cssW, this._cssH);
-    if (!s) return;
+    if (!s) {
+      return;
+    }
     const sc = this._scale;
     ctx.setTransform(dpr * sc, 0, 0, dpr * sc, dpr * this._tx, dpr * this._ty);
     // world viewport
@@ -311,7 +454,9 @@ export class GraphCanvas {
     // frames of expanded clusters
     ctx.lineWidth = px;
     for (const fr of s.frames) {
-      if (fr.x1 < vx0 || fr.x0 > vx1 || fr.y1 < vy0 || fr.y0 - 18 > vy1) continue;
+      if (fr.x1 < vx0 || fr.x0 > vx1 || fr.y1 < vy0 || fr.y0 - 18 > vy1) {
+        continue;
+      }
       ctx.setLineDash([4 * px, 3 * px]);
       ctx.strokeStyle = p.border;
       ctx.strokeRect(fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0);
@@ -320,7 +465,12 @@ export class GraphCanvas {
         ctx.fillStyle = p.textDim;
         ctx.font = `11px ${p.font}`;
         ctx.textBaseline = 'bottom';
-        ctx.fillText(`▾ ${fr.label}`, fr.x0 + 2, fr.y0 - 2, Math.max(40, fr.x1 - fr.x0));
+        ctx.fillText(
+          `▾ ${fr.label}`,
+          fr.x0 + 2,
+          fr.y0 - 2,
+          Math.max(40, fr.x1 - fr.x0)
+        );
       }
     }
 
@@ -334,14 +484,27 @@ export class GraphCanvas {
       ctx.lineWidth = Math.max(px, 1);
       ctx.beginPath();
       for (let e = 0; e < m; e++) {
-        if ((s.edgeFaint[e] === 1) !== (pass === 0)) continue;
+        if ((s.edgeFaint[e] === 1) !== (pass === 0)) {
+          continue;
+        }
         const b = 4 * e;
-        if (s.edgeBox[b + 2] < vx0 || s.edgeBox[b] > vx1 || s.edgeBox[b + 3] < vy0 || s.edgeBox[b + 1] > vy1) continue;
+        if (
+          s.edgeBox[b + 2] < vx0 ||
+          s.edgeBox[b] > vx1 ||
+          s.edgeBox[b + 3] < vy0 ||
+          s.edgeBox[b + 1] > vy1
+        ) {
+          continue;
+        }
         const k0 = s.edgeOffsets[e];
         const k1 = s.edgeOffsets[e + 1];
         ctx.moveTo(s.edgePoints[2 * k0], s.edgePoints[2 * k0 + 1]);
-        for (let k = k0 + 1; k < k1; k++) ctx.lineTo(s.edgePoints[2 * k], s.edgePoints[2 * k + 1]);
-        if (pass === 1) heads.push(k1 - 1, k1 - 2);
+        for (let k = k0 + 1; k < k1; k++) {
+          ctx.lineTo(s.edgePoints[2 * k], s.edgePoints[2 * k + 1]);
+        }
+        if (pass === 1) {
+          heads.push(k1 - 1, k1 - 2);
+        }
       }
       ctx.stroke();
     }
@@ -373,7 +536,14 @@ export class GraphCanvas {
     for (let i = 0; i < s.n; i++) {
       const hw = s.w[i] / 2;
       const hh = s.h[i] / 2;
-      if (s.x[i] + hw < vx0 || s.x[i] - hw > vx1 || s.y[i] + hh < vy0 || s.y[i] - hh > vy1) continue;
+      if (
+        s.x[i] + hw < vx0 ||
+        s.x[i] - hw > vx1 ||
+        s.y[i] + hh < vy0 ||
+        s.y[i] - hh > vy1
+      ) {
+        continue;
+      }
       visible.push(i);
     }
     const detailed = sc * 12 >= 6;
@@ -384,16 +554,30 @@ export class GraphCanvas {
         ctx.fillStyle = p.heat[hb];
         ctx.beginPath();
         for (const i of visible) {
-          if (s.heat[i] === hb) ctx.rect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+          if (s.heat[i] === hb) {
+            ctx.rect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+          }
         }
         ctx.fill();
       }
       for (const i of visible) {
         const f = s.flags[i];
-        if (!f) continue;
+        if (!f) {
+          continue;
+        }
         ctx.lineWidth = 3 * px;
-        ctx.strokeStyle = f & FLAG_SELECTED ? p.select : f & FLAG_LINKED ? p.highlight : p.search;
-        ctx.strokeRect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
+        ctx.strokeStyle =
+          f & FLAG_SELECTED
+            ? p.select
+            : f & FLAG_LINKED
+              ? p.highlight
+              : p.search;
+        ctx.strokeRect(
+          s.x[i] - s.w[i] / 2,
+          s.y[i] - s.h[i] / 2,
+          s.w[i],
+          s.h[i]
+        );
       }
       return;
     }
@@ -422,9 +606,18 @@ export class GraphCanvas {
       const f = s.flags[i];
       let bw = heat === 5 ? 2.5 : 1;
       let bc = heat === 5 ? p.heat[5] : p.border;
-      if (f & FLAG_SEARCH) { bc = p.search; bw = 3; }
-      if (f & FLAG_LINKED) { bc = p.highlight; bw = 3; }
-      if (f & FLAG_SELECTED) { bc = p.select; bw = 3.5; }
+      if (f & FLAG_SEARCH) {
+        bc = p.search;
+        bw = 3;
+      }
+      if (f & FLAG_LINKED) {
+        bc = p.highlight;
+        bw = 3;
+      }
+      if (f & FLAG_SELECTED) {
+        bc = p.select;
+        bw = 3.5;
+      }
       ctx.lineWidth = Math.max(bw, bw * px);
       ctx.strokeStyle = bc;
       ctx.strokeRect(x0, y0, w, h);
@@ -453,19 +646,32 @@ export class GraphCanvas {
     const mini = this.minimap;
     const s = this._scene;
     // no minimap while the whole graph is in view
-    const whole = !s || (this._tx >= 0 && this._ty >= 0 && this._tx + s.width * this._scale <= this._cssW &&
-      this._ty + s.height * this._scale <= this._cssH);
-    if (whole !== mini.hidden) mini.hidden = whole;
-    if (whole) return;
+    const whole =
+      !s ||
+      (this._tx >= 0 &&
+        this._ty >= 0 &&
+        this._tx + s.width * this._scale <= this._cssW &&
+        this._ty + s.height * this._scale <= this._cssH);
+    if (whole !== mini.hidden) {
+      mini.hidden = whole;
+    }
+    if (whole) {
+      return;
+    }
     const k = this._miniScale();
     const dpr = this._dpr;
-    if (mini.width !== Math.round(k.w * dpr) || mini.height !== Math.round(k.h * dpr)) {
+    if (
+      mini.width !== Math.round(k.w * dpr) ||
+      mini.height !== Math.round(k.h * dpr)
+    ) {
       mini.width = Math.round(k.w * dpr);
       mini.height = Math.round(k.h * dpr);
       this._miniCache = null;
     }
     const ctx = mini.getContext('2d');
-    if (!ctx || !s) return;
+    if (!ctx || !s) {
+      return;
+    }
     const p = this._palette;
     if (!this._miniCache) {
       const off = document.createElement('canvas');
@@ -480,9 +686,15 @@ export class GraphCanvas {
           oc.fillStyle = p.heat[hb];
           oc.beginPath();
           for (let i = 0; i < s.n; i++) {
-            if (s.heat[i] !== hb) continue;
-            oc.rect(k.ox + (s.x[i] - s.w[i] / 2) * k.s, k.oy + (s.y[i] - s.h[i] / 2) * k.s,
-              Math.max(1, s.w[i] * k.s), Math.max(1, s.h[i] * k.s));
+            if (s.heat[i] !== hb) {
+              continue;
+            }
+            oc.rect(
+              k.ox + (s.x[i] - s.w[i] / 2) * k.s,
+              k.oy + (s.y[i] - s.h[i] / 2) * k.s,
+              Math.max(1, s.w[i] * k.s),
+              Math.max(1, s.h[i] * k.s)
+            );
           }
           oc.fill();
         }
@@ -496,6 +708,11 @@ export class GraphCanvas {
     ctx.lineWidth = 1.5;
     const vx = (-this._tx / this._scale) * k.s + k.ox;
     const vy = (-this._ty / this._scale) * k.s + k.oy;
-    ctx.strokeRect(vx, vy, (this._cssW / this._scale) * k.s, (this._cssH / this._scale) * k.s);
+    ctx.strokeRect(
+      vx,
+      vy,
+      (this._cssW / this._scale) * k.s,
+      (this._cssH / this._scale) * k.s
+    );
   }
 }

@@ -49,10 +49,15 @@ export interface ClusterOptions {
   maxLeaf?: number;
 }
 
-function inferMissingScopes(g: GraphIndex, paths: (ScopeSegment[] | null)[]): void {
+function inferMissingScopes(
+  g: GraphIndex,
+  paths: (ScopeSegment[] | null)[]
+): void {
   // null: a group node (parameter/constant), never given a scope; [] with no op_name: unknown
   const n = g.nodes.length;
-  const known = paths.map((p, i) => p !== null && (p.length > 0 || g.opNames[i] !== ''));
+  const known = paths.map(
+    (p, i) => p !== null && (p.length > 0 || g.opNames[i] !== '')
+  );
   const preds: number[][] = Array.from({ length: n }, () => []);
   const succs: number[][] = Array.from({ length: n }, () => []);
   for (let e = 0; e < g.src.length; e++) {
@@ -62,22 +67,34 @@ function inferMissingScopes(g: GraphIndex, paths: (ScopeSegment[] | null)[]): vo
   const pick = (cands: number[]): ScopeSegment[] | null => {
     const votes = new Map<string, { path: ScopeSegment[]; n: number }>();
     for (const c of cands) {
-      if (!known[c]) continue;
+      if (!known[c]) {
+        continue;
+      }
       const p = paths[c] as ScopeSegment[];
       const key = p.map(s => s.key).join('/');
       const v = votes.get(key);
-      if (v) v.n++;
-      else votes.set(key, { path: p, n: 1 });
+      if (v) {
+        v.n++;
+      } else {
+        votes.set(key, { path: p, n: 1 });
+      }
     }
     let best: { path: ScopeSegment[]; n: number } | null = null;
-    for (const v of votes.values()) if (!best || v.n > best.n) best = v;
+    for (const v of votes.values()) {
+      if (!best || v.n > best.n) {
+        best = v;
+      }
+    }
     return best ? best.path : null;
   };
   for (let pass = 0; pass < 4; pass++) {
     let changed = false;
-    const order = pass % 2 === 0 ? [...Array(n).keys()] : [...Array(n).keys()].reverse();
+    const order =
+      pass % 2 === 0 ? [...Array(n).keys()] : [...Array(n).keys()].reverse();
     for (const i of order) {
-      if (known[i] || paths[i] === null) continue;
+      if (known[i] || paths[i] === null) {
+        continue;
+      }
       const p = pick(preds[i]) ?? pick(succs[i]);
       if (p) {
         paths[i] = p;
@@ -85,16 +102,22 @@ function inferMissingScopes(g: GraphIndex, paths: (ScopeSegment[] | null)[]): vo
         changed = true;
       }
     }
-    if (!changed) break;
+    if (!changed) {
+      break;
+    }
   }
 }
 
 function sourceKey(g: GraphIndex, i: number): string | null {
   const srcs = g.nodes[i].sources;
-  if (!srcs || srcs.length === 0) return null;
+  if (!srcs || srcs.length === 0) {
+    return null;
+  }
   let best = srcs[0];
   for (const s of srcs) {
-    if (s.file < best.file || (s.file === best.file && s.line < best.line)) best = s;
+    if (s.file < best.file || (s.file === best.file && s.line < best.line)) {
+      best = s;
+    }
   }
   return `${best.file}:${best.line}`;
 }
@@ -111,14 +134,21 @@ const SHARED = 0.5;
 /** how many of the best cuts are checked for shared code */
 const MAX_CHECKS = 24;
 
-export function splitRepeats(g: GraphIndex, members: number[]): number[][] | null {
+export function splitRepeats(
+  g: GraphIndex,
+  members: number[]
+): number[][] | null {
   const keys = members.map(i => sourceKey(g, i));
   const count = new Map<string, number>();
   const first = new Map<string, number>();
   keys.forEach((k, pos) => {
-    if (k === null) return;
+    if (k === null) {
+      return;
+    }
     count.set(k, (count.get(k) ?? 0) + 1);
-    if (!first.has(k)) first.set(k, pos);
+    if (!first.has(k)) {
+      first.set(k, pos);
+    }
   });
   // the period k (how many repeats) and the anchor line that starts each one.  A layer
   // may run a line several times (layer_norm twice, three projections on one line), so k is
@@ -128,25 +158,44 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
   // else the most even cut.
   const positions = new Map<string, number[]>();
   keys.forEach((key, pos) => {
-    if (key === null) return;
+    if (key === null) {
+      return;
+    }
     let a = positions.get(key);
-    if (!a) positions.set(key, (a = []));
+    if (!a) {
+      positions.set(key, (a = []));
+    }
     a.push(pos);
   });
   const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
-  const distinct = [...new Set([...positions.values()].map(p => p.length))].filter(c => c >= 2);
+  const distinct = [
+    ...new Set([...positions.values()].map(p => p.length))
+  ].filter(c => c >= 2);
   const ks = new Set<number>(distinct);
-  for (const c1 of distinct) for (const c2 of distinct) ks.add(gcd(c1, c2));
+  for (const c1 of distinct) {
+    for (const c2 of distinct) {
+      ks.add(gcd(c1, c2));
+    }
+  }
   const covered = (k: number): number => {
     let s = 0;
-    for (const ps of positions.values()) if (ps.length % k === 0) s += ps.length;
+    for (const ps of positions.values()) {
+      if (ps.length % k === 0) {
+        s += ps.length;
+      }
+    }
     return s;
   };
   let best = 0;
   const cands = [...ks].filter(k => k >= 2 && k <= members.length / 2);
   const cover = new Map<number, number>();
-  for (const k of cands) { cover.set(k, covered(k)); best = Math.max(best, cover.get(k) as number); }
-  if (best === 0) return null;
+  for (const k of cands) {
+    cover.set(k, covered(k));
+    best = Math.max(best, cover.get(k) as number);
+  }
+  if (best === 0) {
+    return null;
+  }
   // a cut is only a repeat when the pieces hold the same code: most members' lines must run
   // in at least two pieces and half of them, the same number of times in each (a straight
   // program whose lines each run twice, a helper called at a few places, lines strewn
@@ -156,22 +205,36 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
     let piece = 0;
     let keyed = 0;
     keys.forEach((key, pos) => {
-      while (piece + 1 < at.length && pos >= at[piece + 1]) piece++;
-      if (key === null) return;
+      while (piece + 1 < at.length && pos >= at[piece + 1]) {
+        piece++;
+      }
+      if (key === null) {
+        return;
+      }
       keyed++;
       let per = counts.get(key);
-      if (!per) counts.set(key, (per = new Map()));
+      if (!per) {
+        counts.set(key, (per = new Map()));
+      }
       per.set(piece, (per.get(piece) ?? 0) + 1);
     });
     const need = Math.max(2, Math.ceil(at.length / 2));
     let shared = 0;
     for (const per of counts.values()) {
-      if (per.size < need) continue;
+      if (per.size < need) {
+        continue;
+      }
       let lo = Infinity;
       let hi = 0;
       let total = 0;
-      for (const c of per.values()) { lo = Math.min(lo, c); hi = Math.max(hi, c); total += c; }
-      if (lo === hi) shared += total;
+      for (const c of per.values()) {
+        lo = Math.min(lo, c);
+        hi = Math.max(hi, c);
+        total += c;
+      }
+      if (lo === hi) {
+        shared += total;
+      }
     }
     return keyed ? shared / keyed : 0;
   };
@@ -180,19 +243,31 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
   // hold the same code wins (a bounded number are checked: each check reads all members)
   const options: Array<{ at: number[]; cost: number; k: number }> = [];
   for (const kk of cands) {
-    if ((cover.get(kk) as number) < 0.5 * best) continue;
+    if ((cover.get(kk) as number) < 0.5 * best) {
+      continue;
+    }
     for (const ps of positions.values()) {
-      if (ps.length % kk !== 0) continue;
+      if (ps.length % kk !== 0) {
+        continue;
+      }
       const j = ps.length / kk;
       const at: number[] = [];
-      for (let i = 0; i < ps.length; i += j) at.push(ps[i]);
+      for (let i = 0; i < ps.length; i += j) {
+        at.push(ps[i]);
+      }
       let lo = Infinity;
       let hi = 0;
       // the first and last repeats also hold what runs before and after the loop: judge
       // evenness on the inner ones when there are any
       const inner = at.length >= 4;
-      for (let i = inner ? 1 : 0; i < (inner ? at.length - 1 : at.length); i++) {
-        const len = (i + 1 < at.length ? at[i + 1] : members.length) - (i === 0 ? 0 : at[i]);
+      for (
+        let i = inner ? 1 : 0;
+        i < (inner ? at.length - 1 : at.length);
+        i++
+      ) {
+        const len =
+          (i + 1 < at.length ? at[i + 1] : members.length) -
+          (i === 0 ? 0 : at[i]);
         lo = Math.min(lo, len);
         hi = Math.max(hi, len);
       }
@@ -202,15 +277,24 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
   options.sort((a, b) => {
     const ea = a.cost <= EVEN;
     const eb = b.cost <= EVEN;
-    if (ea !== eb) return ea ? -1 : 1;
-    if (ea && a.k !== b.k) return b.k - a.k;
+    if (ea !== eb) {
+      return ea ? -1 : 1;
+    }
+    if (ea && a.k !== b.k) {
+      return b.k - a.k;
+    }
     return a.cost - b.cost;
   });
   let cuts: number[] | null = null;
   for (const o of options.slice(0, MAX_CHECKS)) {
-    if (recurring(o.at) >= SHARED) { cuts = o.at; break; }
+    if (recurring(o.at) >= SHARED) {
+      cuts = o.at;
+      break;
+    }
   }
-  if (cuts === null) return null;
+  if (cuts === null) {
+    return null;
+  }
   const cutSet = new Set(cuts.slice(1));
   const segments: number[][] = [];
   let cur: number[] = [];
@@ -221,15 +305,23 @@ export function splitRepeats(g: GraphIndex, members: number[]): number[][] | nul
     }
     cur.push(m);
   });
-  if (cur.length) segments.push(cur);
+  if (cur.length) {
+    segments.push(cur);
+  }
   return segments.length >= 2 ? segments : null;
 }
 
-export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): ClusterTree {
+export function buildClusters(
+  g: GraphIndex,
+  options: ClusterOptions = {}
+): ClusterTree {
   const maxLeaf = options.maxLeaf ?? 40;
   const n = g.nodes.length;
   const paths: (ScopeSegment[] | null)[] = g.nodes.map((node, i) =>
-    node.kind === 'parameter' || node.kind === 'constant' ? null : scopePath(g.opNames[i]));
+    node.kind === 'parameter' || node.kind === 'constant'
+      ? null
+      : scopePath(g.opNames[i])
+  );
   inferMissingScopes(g, paths);
 
   // drop a leading scope every scoped node shares (nodes directly in it become loose)
@@ -238,14 +330,30 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     let all = true;
     let any = false;
     for (const p of paths) {
-      if (p === null) continue;
-      if (p.length < 1) { all = false; break; }
+      if (p === null) {
+        continue;
+      }
+      if (p.length < 1) {
+        all = false;
+        break;
+      }
       any = true;
-      if (head === null) head = p[0].key;
-      else if (p[0].key !== head) { all = false; break; }
+      if (head === null) {
+        head = p[0].key;
+      } else if (p[0].key !== head) {
+        all = false;
+        break;
+      }
     }
-    if (!all || !any) break;
-    for (let i = 0; i < n; i++) { const p = paths[i]; if (p) paths[i] = p.slice(1); }
+    if (!all || !any) {
+      break;
+    }
+    for (let i = 0; i < n; i++) {
+      const p = paths[i];
+      if (p) {
+        paths[i] = p.slice(1);
+      }
+    }
   }
 
   const clusters: Cluster[] = [];
@@ -253,11 +361,30 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
   const topClusters: number[] = [];
   const topNodes: number[] = [];
   const nodeCluster = new Int32Array(n).fill(-1);
-  const make = (id: string, label: string, kind: ClusterKind, dir: Direction, parent: number): number => {
+  const make = (
+    id: string,
+    label: string,
+    kind: ClusterKind,
+    dir: Direction,
+    parent: number
+  ): number => {
     const c = clusters.length;
-    clusters.push({ id, label, kind, dir, parent, children: [], members: [], size: 0, bytesMoved: 0 });
-    if (parent >= 0) clusters[parent].children.push(c);
-    else topClusters.push(c);
+    clusters.push({
+      id,
+      label,
+      kind,
+      dir,
+      parent,
+      children: [],
+      members: [],
+      size: 0,
+      bytesMoved: 0
+    });
+    if (parent >= 0) {
+      clusters[parent].children.push(c);
+    } else {
+      topClusters.push(c);
+    }
     return c;
   };
 
@@ -266,20 +393,27 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
   const direct = new Map<string, number>();
   const inner = new Map<string, Set<string>>();
   for (const p of paths) {
-    if (p === null) continue;
+    if (p === null) {
+      continue;
+    }
     let key = '';
     for (const seg of p) {
       const next = key ? `${key}/${seg.key}` : seg.key;
       if (key) {
         let set = inner.get(key);
-        if (!set) inner.set(key, (set = new Set()));
+        if (!set) {
+          inner.set(key, (set = new Set()));
+        }
         set.add(next);
       }
       key = next;
     }
-    if (key) direct.set(key, (direct.get(key) ?? 0) + 1);
+    if (key) {
+      direct.set(key, (direct.get(key) ?? 0) + 1);
+    }
   }
-  const passThrough = (key: string): boolean => !direct.has(key) && (inner.get(key)?.size ?? 0) === 1;
+  const passThrough = (key: string): boolean =>
+    !direct.has(key) && (inner.get(key)?.size ?? 0) === 1;
 
   const params: number[] = [];
   const consts: number[] = [];
@@ -295,8 +429,13 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     let prefix = '';
     for (const seg of p) {
       key = key ? `${key}/${seg.key}` : seg.key;
-      if (seg.dir) dir = seg.dir;
-      const label = seg.dir && seg.key !== `@${seg.dir}` ? `${seg.name} · ${seg.dir === 'fwd' ? 'forward' : 'backward'}` : seg.name;
+      if (seg.dir) {
+        dir = seg.dir;
+      }
+      const label =
+        seg.dir && seg.key !== `@${seg.dir}`
+          ? `${seg.name} · ${seg.dir === 'fwd' ? 'forward' : 'backward'}`
+          : seg.name;
       if (passThrough(key)) {
         prefix += `${label} / `;
         continue;
@@ -309,27 +448,41 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
       prefix = '';
       parent = c;
     }
-    if (parent >= 0) clusters[parent].members.push(i);
-    else topNodes.push(i);
+    if (parent >= 0) {
+      clusters[parent].members.push(i);
+    } else {
+      topNodes.push(i);
+    }
   }
 
   // repeats inside big flat scopes
   const scopeCount = clusters.length;
   for (let c = 0; c < scopeCount; c++) {
     const cl = clusters[c];
-    if (cl.members.length <= maxLeaf) continue;
+    if (cl.members.length <= maxLeaf) {
+      continue;
+    }
     const segs = splitRepeats(g, cl.members);
-    if (!segs) continue;
+    if (!segs) {
+      continue;
+    }
     cl.members = [];
     segs.forEach((seg, s) => {
       const fnCount = new Map<string, number>();
-      for (const i of seg) for (const src of g.nodes[i].sources ?? []) {
-        const f = shortFunction(src.function);
-        fnCount.set(f, (fnCount.get(f) ?? 0) + 1);
+      for (const i of seg) {
+        for (const src of g.nodes[i].sources ?? []) {
+          const f = shortFunction(src.function);
+          fnCount.set(f, (fnCount.get(f) ?? 0) + 1);
+        }
       }
       let fn = 'repeat';
       let best = 0;
-      for (const [f, k] of fnCount) if (k > best) { fn = f; best = k; }
+      for (const [f, k] of fnCount) {
+        if (k > best) {
+          fn = f;
+          best = k;
+        }
+      }
       const num = cl.dir === 'bwd' ? segs.length - s : s + 1;
       const label = `${fn} #${num}${cl.dir === 'bwd' ? ' · backward' : cl.dir === 'fwd' ? ' · forward' : ''}`;
       const r = make(`${cl.id}#${s}`, label, 'repeat', cl.dir, c);
@@ -337,21 +490,46 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
     });
   }
 
-  if (params.length >= 2) make('group:parameters', `parameters (${params.length})`, 'group', null, -1);
-  else topNodes.push(...params);
-  if (params.length >= 2) clusters[clusters.length - 1].members = params;
+  if (params.length >= 2) {
+    make(
+      'group:parameters',
+      `parameters (${params.length})`,
+      'group',
+      null,
+      -1
+    );
+  } else {
+    topNodes.push(...params);
+  }
+  if (params.length >= 2) {
+    clusters[clusters.length - 1].members = params;
+  }
   if (consts.length >= 2) {
-    const c = make('group:constants', `constants (${consts.length})`, 'group', null, -1);
+    const c = make(
+      'group:constants',
+      `constants (${consts.length})`,
+      'group',
+      null,
+      -1
+    );
     clusters[c].members = consts;
-  } else topNodes.push(...consts);
+  } else {
+    topNodes.push(...consts);
+  }
   topNodes.sort((a, b) => a - b);
 
-  for (let c = 0; c < clusters.length; c++) for (const i of clusters[c].members) nodeCluster[i] = c;
+  for (let c = 0; c < clusters.length; c++) {
+    for (const i of clusters[c].members) {
+      nodeCluster[i] = c;
+    }
+  }
   // sizes bottom-up (children are created after their parents)
   for (let c = clusters.length - 1; c >= 0; c--) {
     const cl = clusters[c];
     cl.size += cl.members.length;
-    for (const i of cl.members) cl.bytesMoved += g.nodes[i].bytes_moved;
+    for (const i of cl.members) {
+      cl.bytesMoved += g.nodes[i].bytes_moved;
+    }
     if (cl.parent >= 0) {
       clusters[cl.parent].size += cl.size;
       clusters[cl.parent].bytesMoved += cl.bytesMoved;
@@ -363,7 +541,9 @@ export function buildClusters(g: GraphIndex, options: ClusterOptions = {}): Clus
 /** Ancestors of cluster c, outermost first, c last. */
 export function clusterPath(tree: ClusterTree, c: number): number[] {
   const out: number[] = [];
-  for (let k = c; k >= 0; k = tree.clusters[k].parent) out.unshift(k);
+  for (let k = c; k >= 0; k = tree.clusters[k].parent) {
+    out.unshift(k);
+  }
   return out;
 }
 
@@ -379,17 +559,27 @@ export function initialExpansion(tree: ClusterTree, target = 64): Set<number> {
     let best = -1;
     for (const c of frontier) {
       const cl = tree.clusters[c];
-      if (cl.kind === 'group' || cl.kind === 'repeat') continue;
+      if (cl.kind === 'group' || cl.kind === 'repeat') {
+        continue;
+      }
       const grow = cl.children.length + cl.members.length - 1;
-      if (visible + grow > target) continue;
-      if (best < 0 || cl.size > tree.clusters[best].size) best = c;
+      if (visible + grow > target) {
+        continue;
+      }
+      if (best < 0 || cl.size > tree.clusters[best].size) {
+        best = c;
+      }
     }
-    if (best < 0) break;
+    if (best < 0) {
+      break;
+    }
     const cl = tree.clusters[best];
     visible += cl.children.length + cl.members.length - 1;
     expanded.add(best);
     frontier.delete(best);
-    for (const ch of cl.children) frontier.add(ch);
+    for (const ch of cl.children) {
+      frontier.add(ch);
+    }
   }
   return expanded;
 }
@@ -415,7 +605,11 @@ export interface VisibleGraph {
   frames: Array<{ cluster: number; items: number[] }>;
 }
 
-export function visibleGraph(g: GraphIndex, tree: ClusterTree, expanded: Set<number>): VisibleGraph {
+export function visibleGraph(
+  g: GraphIndex,
+  tree: ClusterTree,
+  expanded: Set<number>
+): VisibleGraph {
   const items: VisibleItem[] = [];
   const n = g.nodes.length;
   const rep = new Int32Array(n).fill(-1);
@@ -438,15 +632,22 @@ export function visibleGraph(g: GraphIndex, tree: ClusterTree, expanded: Set<num
       rep[i] = items.length;
       items.push({ kind: 'node', ref: i });
     }
-    for (const ch of cl.children) visit(ch);
+    for (const ch of cl.children) {
+      visit(ch);
+    }
   };
   // items in program order of their first node keeps the layout's initial order natural
   const tops: Array<[number, boolean]> = [];
-  for (const c of tree.topClusters) tops.push([c, true]);
-  for (const i of tree.topNodes) tops.push([i, false]);
+  for (const c of tree.topClusters) {
+    tops.push([c, true]);
+  }
+  for (const i of tree.topNodes) {
+    tops.push([i, false]);
+  }
   for (const [ref, isCluster] of tops) {
-    if (isCluster) visit(ref);
-    else {
+    if (isCluster) {
+      visit(ref);
+    } else {
       rep[ref] = items.length;
       items.push({ kind: 'node', ref });
     }
@@ -454,17 +655,28 @@ export function visibleGraph(g: GraphIndex, tree: ClusterTree, expanded: Set<num
   // nodes inside folded clusters
   for (let c = 0; c < tree.clusters.length; c++) {
     const p = tree.clusters[c].parent;
-    if (clusterRep[c] === -1 && p >= 0 && clusterRep[p] !== -1) clusterRep[c] = clusterRep[p];
+    if (clusterRep[c] === -1 && p >= 0 && clusterRep[p] !== -1) {
+      clusterRep[c] = clusterRep[p];
+    }
   }
   for (let i = 0; i < n; i++) {
-    if (rep[i] !== -1) continue;
+    if (rep[i] !== -1) {
+      continue;
+    }
     const c = tree.nodeCluster[i];
     rep[i] = c >= 0 ? clusterRep[c] : -1;
   }
   // frames: every item under an expanded cluster belongs to its frame and its ancestors'
   items.forEach((it, k) => {
-    let c = it.kind === 'cluster' ? tree.clusters[it.ref].parent : tree.nodeCluster[it.ref];
-    for (; c >= 0; c = tree.clusters[c].parent) if (frameOf[c] >= 0) frames[frameOf[c]].items.push(k);
+    let c =
+      it.kind === 'cluster'
+        ? tree.clusters[it.ref].parent
+        : tree.nodeCluster[it.ref];
+    for (; c >= 0; c = tree.clusters[c].parent) {
+      if (frameOf[c] >= 0) {
+        frames[frameOf[c]].items.push(k);
+      }
+    }
   });
 
   const m = items.length;
@@ -476,20 +688,30 @@ export function visibleGraph(g: GraphIndex, tree: ClusterTree, expanded: Set<num
   for (let e = 0; e < g.src.length; e++) {
     const a = rep[g.src[e]];
     const b = rep[g.dst[e]];
-    if (a < 0 || b < 0 || a === b) continue;
+    if (a < 0 || b < 0 || a === b) {
+      continue;
+    }
     const key = a * m + b;
     const k = agg.get(key);
     if (k === undefined) {
       agg.set(key, es.length);
-      es.push(a); ed.push(b); ec.push(1); eb.push(g.edgeBytes[e]);
+      es.push(a);
+      ed.push(b);
+      ec.push(1);
+      eb.push(g.edgeBytes[e]);
     } else {
       ec[k]++;
       eb[k] += g.edgeBytes[e];
     }
   }
   return {
-    items, rep, clusterItem, frames,
-    src: Int32Array.from(es), dst: Int32Array.from(ed), count: Int32Array.from(ec),
+    items,
+    rep,
+    clusterItem,
+    frames,
+    src: Int32Array.from(es),
+    dst: Int32Array.from(ed),
+    count: Int32Array.from(ec),
     bytes: Float64Array.from(eb)
   };
 }

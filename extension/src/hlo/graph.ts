@@ -14,22 +14,34 @@ export interface GraphIndex {
 }
 
 /** The module's full (non-compact) instructions of a computation, by name. */
-export function moduleInstructions(payload: HloPayload, computation: string): Map<string, HloInstruction> {
+export function moduleInstructions(
+  payload: HloPayload,
+  computation: string
+): Map<string, HloInstruction> {
   const out = new Map<string, HloInstruction>();
   const comp = payload.module?.computations.find(c => c.name === computation);
-  if (!comp) return out;
+  if (!comp) {
+    return out;
+  }
   for (const ins of comp.instructions) {
-    if (!Array.isArray(ins)) out.set(ins.name, ins);
+    if (!Array.isArray(ins)) {
+      out.set(ins.name, ins);
+    }
   }
   return out;
 }
 
-export function indexGraph(graph: HloGraph, instructions?: Map<string, HloInstruction>): GraphIndex {
+export function indexGraph(
+  graph: HloGraph,
+  instructions?: Map<string, HloInstruction>
+): GraphIndex {
   const index = new Map<string, number>();
   graph.nodes.forEach((n, i) => index.set(n.id, i));
   const kept: number[] = [];
   graph.edges.forEach((e, i) => {
-    if (index.has(e.src) && index.has(e.dst) && e.src !== e.dst) kept.push(i);
+    if (index.has(e.src) && index.has(e.dst) && e.src !== e.dst) {
+      kept.push(i);
+    }
   });
   const src = new Int32Array(kept.length);
   const dst = new Int32Array(kept.length);
@@ -40,6 +52,16 @@ export function indexGraph(graph: HloGraph, instructions?: Map<string, HloInstru
     dst[k] = index.get(e.dst) as number;
     edgeBytes[k] = e.bytes;
   });
-  const opNames = graph.nodes.map(n => n.op_name ?? instructions?.get(n.id)?.op_name ?? '');
-  return { name: graph.computation, nodes: graph.nodes, index, src, dst, edgeBytes, opNames };
+  const opNames = graph.nodes.map(
+    n => n.op_name ?? instructions?.get(n.id)?.op_name ?? ''
+  );
+  return {
+    name: graph.computation,
+    nodes: graph.nodes,
+    index,
+    src,
+    dst,
+    edgeBytes,
+    opNames
+  };
 }

@@ -7,7 +7,11 @@
  */
 import { layeredLayout, type LayoutInput, type LayoutOptions } from './layout';
 
-interface Request { seq: number; input: LayoutInput; options?: LayoutOptions }
+interface Request {
+  seq: number;
+  input: LayoutInput;
+  options?: LayoutOptions;
+}
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 scope.onmessage = (ev: MessageEvent<Request>) => {
@@ -16,8 +20,17 @@ scope.onmessage = (ev: MessageEvent<Request>) => {
     const t0 = performance.now();
     const r = layeredLayout(input, options);
     const ms = performance.now() - t0;
-    scope.postMessage({ seq, result: r, ms }, [r.x.buffer, r.y.buffer, r.layer.buffer, r.edgeOffsets.buffer, r.edgePoints.buffer]);
+    scope.postMessage({ seq, result: r, ms }, [
+      r.x.buffer,
+      r.y.buffer,
+      r.layer.buffer,
+      r.edgeOffsets.buffer,
+      r.edgePoints.buffer
+    ]);
   } catch (err) {
-    scope.postMessage({ seq, error: err instanceof Error ? err.message : String(err) });
+    scope.postMessage({
+      seq,
+      error: err instanceof Error ? err.message : String(err)
+    });
   }
 };

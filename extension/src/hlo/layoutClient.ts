@@ -11,12 +11,22 @@
  * the output's HTML).  Where no worker can be started, the same code runs on the main thread.
  */
 
-import { layeredLayout, type LayoutInput, type LayoutOptions, type LayoutResult } from './layout';
+import {
+  layeredLayout,
+  type LayoutInput,
+  type LayoutOptions,
+  type LayoutResult
+} from './layout';
 
 /** up to this many boxes are laid out synchronously on the main thread */
 export const SYNC_LIMIT = 400;
 
-interface Answer { seq: number; result?: LayoutResult; error?: string; ms?: number }
+interface Answer {
+  seq: number;
+  result?: LayoutResult;
+  error?: string;
+  ms?: number;
+}
 
 export class LayoutClient {
   private _worker: Worker | null = null;
@@ -24,20 +34,37 @@ export class LayoutClient {
   private _seq = 0;
   /** the worker failed to load or run (e.g. a CSP without blob: workers): main thread from now on */
   private _broken = false;
-  private readonly _pending = new Map<number, {
-    resolve(r: LayoutResult | null): void; reject(e: Error): void; start: number;
-    input: LayoutInput; options?: LayoutOptions;
-  }>();
+  private readonly _pending = new Map<
+    number,
+    {
+      resolve(r: LayoutResult | null): void;
+      reject(e: Error): void;
+      start: number;
+      input: LayoutInput;
+      options?: LayoutOptions;
+    }
+  >();
   /** duration of the last layout (post to answer), ms */
   lastMs = 0;
 
   constructor(private readonly _source: string) {}
 
   private _start(): Worker | null {
-    if (this._worker) return this._worker;
-    if (this._broken || !this._source || typeof Worker === 'undefined' || typeof Blob === 'undefined') return null;
+    if (this._worker) {
+      return this._worker;
+    }
+    if (
+      this._broken ||
+      !this._source ||
+      typeof Worker === 'undefined' ||
+      typeof Blob === 'undefined'
+    ) {
+      return null;
+    }
     try {
-      this._url = URL.createObjectURL(new Blob([this._source], { type: 'text/javascript' }));
+      this._url = URL.createObjectURL(
+        new Blob([this._source], { type: 'text/javascript' })
+      );
       const w = new Worker(this._url);
       w.onmessage = (ev: MessageEvent<Answer>) => this._answer(ev.data);
       w.onerror = ev => {
@@ -46,7 +73,9 @@ export class LayoutClient {
         this._broken = true;
         w.terminate();
         this._worker = null;
-        for (const [seq, p] of this._pending) this._onMain(seq, p.input, p.options);
+        for (const [seq, p] of this._pending) {
+          this._onMain(seq, p.input, p.options);
+        }
       };
       this._worker = w;
     } catch {
@@ -57,21 +86,33 @@ export class LayoutClient {
 
   private _answer(a: Answer): void {
     const p = this._pending.get(a.seq);
-    if (!p) return;
+    if (!p) {
+      return;
+    }
     this._pending.delete(a.seq);
     const end = performance.now();
     this.lastMs = end - p.start;
     try {
-      performance.measure('jwb:hlo:layout', { start: p.start, end, detail: { where: this._worker ? 'worker' : 'main', workerMs: a.ms } });
+      performance.measure('jwb:hlo:layout', {
+        start: p.start,
+        end,
+        detail: { where: this._worker ? 'worker' : 'main', workerMs: a.ms }
+      });
     } catch {
       // older engines: the timing is still in lastMs
     }
-    if (a.error) p.reject(new Error(a.error));
-    else p.resolve(a.seq === this._seq ? (a.result as LayoutResult) : null);
+    if (a.error) {
+      p.reject(new Error(a.error));
+    } else {
+      p.resolve(a.seq === this._seq ? (a.result as LayoutResult) : null);
+    }
   }
 
   /** The layout, or null when a newer request replaced this one. */
-  layout(input: LayoutInput, options?: LayoutOptions): Promise<LayoutResult | null> {
+  layout(
+    input: LayoutInput,
+    options?: LayoutOptions
+  ): Promise<LayoutResult | null> {
     const seq = ++this._seq;
     const start = performance.now();
     if (input.widths.length <= SYNC_LIMIT) {
@@ -79,7 +120,11 @@ export class LayoutClient {
       const end = performance.now();
       this.lastMs = end - start;
       try {
-        performance.measure('jwb:hlo:layout', { start, end, detail: { where: 'main', boxes: input.widths.length } });
+        performance.measure('jwb:hlo:layout', {
+          start,
+          end,
+          detail: { where: 'main', boxes: input.widths.length }
+        });
       } catch {
         // older engines
       }
@@ -88,19 +133,31 @@ export class LayoutClient {
     const w = this._start();
     return new Promise((resolve, reject) => {
       this._pending.set(seq, { resolve, reject, start, input, options });
-      if (w) w.postMessage({ seq, input, options });
-      else this._onMain(seq, input, options);
+      if (w) {
+        w.postMessage({ seq, input, options });
+      } else {
+        this._onMain(seq, input, options);
+      }
     });
   }
 
   /** lay out on the main thread, after the current task */
-  private _onMain(seq: number, input: LayoutInput, options?: LayoutOptions): void {
+  private _onMain(
+    seq: number,
+    input: LayoutInput,
+    options?: LayoutOptions
+  ): void {
     setTimeout(() => {
-      if (!this._pending.has(seq)) return;
+      if (!this._pending.has(seq)) {
+        return;
+      }
       try {
         this._answer({ seq, result: layeredLayout(input, options) });
       } catch (err) {
-        this._answer({ seq, error: err instanceof Error ? err.message : String(err) });
+        this._answer({
+          seq,
+          error: err instanceof Error ? err.message : String(err)
+        });
       }
     }, 0);
   }
@@ -108,9 +165,13 @@ export class LayoutClient {
   dispose(): void {
     this._worker?.terminate();
     this._worker = null;
-    if (this._url) URL.revokeObjectURL(this._url);
+    if (this._url) {
+      URL.revokeObjectURL(this._url);
+    }
     this._url = null;
-    for (const [, p] of this._pending) p.resolve(null);
+    for (const [, p] of this._pending) {
+      p.resolve(null);
+    }
     this._pending.clear();
   }
 }

@@ -41,20 +41,37 @@ export interface Scene {
   height: number;
 }
 
-export function edgeBoxes(offsets: Int32Array, points: Float64Array): Float64Array {
+export function edgeBoxes(
+  offsets: Int32Array,
+  points: Float64Array
+): Float64Array {
   const m = offsets.length - 1;
   const box = new Float64Array(4 * Math.max(0, m));
   for (let e = 0; e < m; e++) {
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    let x0 = Infinity,
+      y0 = Infinity,
+      x1 = -Infinity,
+      y1 = -Infinity;
     for (let k = offsets[e]; k < offsets[e + 1]; k++) {
       const px = points[2 * k];
       const py = points[2 * k + 1];
-      if (px < x0) x0 = px;
-      if (px > x1) x1 = px;
-      if (py < y0) y0 = py;
-      if (py > y1) y1 = py;
+      if (px < x0) {
+        x0 = px;
+      }
+      if (px > x1) {
+        x1 = px;
+      }
+      if (py < y0) {
+        y0 = py;
+      }
+      if (py > y1) {
+        y1 = py;
+      }
     }
-    box[4 * e] = x0; box[4 * e + 1] = y0; box[4 * e + 2] = x1; box[4 * e + 3] = y1;
+    box[4 * e] = x0;
+    box[4 * e + 1] = y0;
+    box[4 * e + 2] = x1;
+    box[4 * e + 3] = y1;
   }
   return box;
 }
@@ -62,7 +79,12 @@ export function edgeBoxes(offsets: Int32Array, points: Float64Array): Float64Arr
 /** The item under a world point, -1: none (last drawn wins, so search from the end). */
 export function hitTest(scene: Scene, wx: number, wy: number): number {
   for (let i = scene.n - 1; i >= 0; i--) {
-    if (Math.abs(wx - scene.x[i]) <= scene.w[i] / 2 && Math.abs(wy - scene.y[i]) <= scene.h[i] / 2) return i;
+    if (
+      Math.abs(wx - scene.x[i]) <= scene.w[i] / 2 &&
+      Math.abs(wy - scene.y[i]) <= scene.h[i] / 2
+    ) {
+      return i;
+    }
   }
   return -1;
 }
@@ -71,7 +93,9 @@ export function hitTest(scene: Scene, wx: number, wy: number): number {
 export function hitFrameTab(scene: Scene, wx: number, wy: number): number {
   for (let f = scene.frames.length - 1; f >= 0; f--) {
     const fr = scene.frames[f];
-    if (wx >= fr.x0 && wx <= fr.x1 && wy >= fr.y0 - 18 && wy <= fr.y0) return f;
+    if (wx >= fr.x0 && wx <= fr.x1 && wy >= fr.y0 - 18 && wy <= fr.y0) {
+      return f;
+    }
   }
   return -1;
 }

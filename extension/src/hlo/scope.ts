@@ -29,9 +29,11 @@ export function splitOpName(opName: string): string[] {
   let start = 0;
   for (let i = 0; i < opName.length; i++) {
     const c = opName[i];
-    if (c === '(' || c === '[') depth++;
-    else if ((c === ')' || c === ']') && depth > 0) depth--;
-    else if (c === '/' && depth === 0) {
+    if (c === '(' || c === '[') {
+      depth++;
+    } else if ((c === ')' || c === ']') && depth > 0) {
+      depth--;
+    } else if (c === '/' && depth === 0) {
       out.push(opName.slice(start, i));
       start = i + 1;
     }
@@ -45,7 +47,9 @@ const WRAPPER = /^([A-Za-z_][\w.]*)\((.*)\)$/s;
 /** `jit(layer)` -> `layer`; `pjit(f)` -> `f`; anything else as it is. */
 export function displayName(segment: string): string {
   const m = WRAPPER.exec(segment);
-  if (m && (m[1] === 'jit' || m[1] === 'pjit') && m[2]) return m[2];
+  if (m && (m[1] === 'jit' || m[1] === 'pjit') && m[2]) {
+    return m[2];
+  }
   return segment;
 }
 
@@ -55,31 +59,47 @@ export function normaliseSegment(segment: string): ScopeSegment | null {
   let dir: Direction = null;
   for (;;) {
     const m = WRAPPER.exec(s);
-    if (!m) break;
+    if (!m) {
+      break;
+    }
     if (m[1] === 'transpose') {
       dir = 'bwd';
       s = m[2];
     } else if (m[1] === 'jvp') {
-      if (dir === null) dir = 'fwd';
+      if (dir === null) {
+        dir = 'fwd';
+      }
       s = m[2];
-    } else break;
+    } else {
+      break;
+    }
   }
   if (!s) {
-    if (dir === null) return null;
-    return { key: `@${dir}`, name: dir === 'fwd' ? 'forward' : 'backward', dir };
+    if (dir === null) {
+      return null;
+    }
+    return {
+      key: `@${dir}`,
+      name: dir === 'fwd' ? 'forward' : 'backward',
+      dir
+    };
   }
   return { key: dir ? `${s}@${dir}` : s, name: displayName(s), dir };
 }
 
 /** The scope path of an op_name (primitive dropped, wrappers normalised). */
 export function scopePath(opName: string | undefined | null): ScopeSegment[] {
-  if (!opName) return [];
+  if (!opName) {
+    return [];
+  }
   const segs = splitOpName(opName);
   segs.pop();
   const out: ScopeSegment[] = [];
   for (const seg of segs) {
     const n = normaliseSegment(seg);
-    if (n) out.push(n);
+    if (n) {
+      out.push(n);
+    }
   }
   return out;
 }

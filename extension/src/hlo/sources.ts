@@ -9,7 +9,9 @@ const MAGIC_CELL = /^<workbench-cell-(\d+)>$/;
 /** The cell's prompt number of a source file, null: not a cell. */
 export function cellNumber(cells: CellMap, file: string): number | null {
   const info = cells[file];
-  if (info && info.number !== null && info.number !== undefined) return info.number;
+  if (info && info.number !== null && info.number !== undefined) {
+    return info.number;
+  }
   const m = MAGIC_CELL.exec(file);
   return m ? Number(m[1]) : null;
 }
@@ -21,7 +23,9 @@ export function isCell(cells: CellMap, file: string): boolean {
 /** The hub's key of a source file's cell (payload `cells`, else the magic cell's number). */
 export function cellKeyOf(cells: CellMap, file: string): string | null {
   const k = cellKey(cells, file);
-  if (k !== null) return k;
+  if (k !== null) {
+    return k;
+  }
   const m = MAGIC_CELL.exec(file);
   return m ? `#${m[1]}` : null;
 }
@@ -40,28 +44,50 @@ export function formatSource(cells: CellMap, s: HloSource): string {
 }
 
 /** cell key -> sorted lines, over these nodes' sources */
-export function linesByCell(cells: CellMap, nodes: Iterable<HloNode>): Map<string, number[]> {
+export function linesByCell(
+  cells: CellMap,
+  nodes: Iterable<HloNode>
+): Map<string, number[]> {
   const acc = new Map<string, Set<number>>();
   for (const node of nodes) {
     for (const s of node.sources ?? []) {
       const key = cellKeyOf(cells, s.file);
-      if (key === null || s.line <= 0) continue;
+      if (key === null || s.line <= 0) {
+        continue;
+      }
       let set = acc.get(key);
-      if (!set) acc.set(key, (set = new Set()));
+      if (!set) {
+        acc.set(key, (set = new Set()));
+      }
       set.add(s.line);
     }
   }
   const out = new Map<string, number[]>();
-  for (const [k, set] of acc) out.set(k, [...set].sort((a, b) => a - b));
+  for (const [k, set] of acc) {
+    out.set(
+      k,
+      [...set].sort((a, b) => a - b)
+    );
+  }
   return out;
 }
 
 /** Indices of the nodes with a source line in a selection (a line picked in the editor). */
-export function nodesForSelection(cells: CellMap, nodes: HloNode[], sel: LineSelection): number[] {
+export function nodesForSelection(
+  cells: CellMap,
+  nodes: HloNode[],
+  sel: LineSelection
+): number[] {
   const lines = new Set(sel.lines);
   const out: number[] = [];
   nodes.forEach((n, i) => {
-    if ((n.sources ?? []).some(s => lines.has(s.line) && cellKeyOf(cells, s.file) === sel.cell)) out.push(i);
+    if (
+      (n.sources ?? []).some(
+        s => lines.has(s.line) && cellKeyOf(cells, s.file) === sel.cell
+      )
+    ) {
+      out.push(i);
+    }
   });
   return out;
 }

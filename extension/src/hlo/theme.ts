@@ -23,7 +23,8 @@ export interface Palette {
 
 export function readPalette(el: Element): Palette {
   const cs = getComputedStyle(el);
-  const v = (name: string, fallback: string): string => cs.getPropertyValue(name).trim() || fallback;
+  const v = (name: string, fallback: string): string =>
+    cs.getPropertyValue(name).trim() || fallback;
   return {
     background: v('--jp-layout-color0', 'Canvas'),
     node: v('--jp-layout-color1', 'Canvas'),

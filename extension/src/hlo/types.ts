@@ -7,7 +7,14 @@ export interface HloSource {
 }
 
 export type NodeKind =
-  'parameter' | 'fusion' | 'library' | 'collective' | 'control' | 'constant' | 'plumbing' | 'op';
+  | 'parameter'
+  | 'fusion'
+  | 'library'
+  | 'collective'
+  | 'control'
+  | 'constant'
+  | 'plumbing'
+  | 'op';
 
 export interface HloNode {
   id: string;
@@ -88,13 +95,21 @@ export interface HloPayload {
   backend: string;
   device_kinds: string[];
   device_count: number;
-  timings: { trace_s: number | null; lower_s: number | null; compile_s: number | null };
+  timings: {
+    trace_s: number | null;
+    lower_s: number | null;
+    compile_s: number | null;
+  };
   counts: {
-    stablehlo_ops: number | null; hlo_instructions: number | null;
-    fusions: number | null; unfused_ops: number | null;
+    stablehlo_ops: number | null;
+    hlo_instructions: number | null;
+    fusions: number | null;
+    unfused_ops: number | null;
   };
   cost: {
-    flops: number | null; transcendentals: number | null; bytes_accessed: number | null;
+    flops: number | null;
+    transcendentals: number | null;
+    bytes_accessed: number | null;
     optimal_seconds: number | null;
   };
   memory: Record<string, number | boolean | null>;

@@ -22,12 +22,19 @@ class CompareView implements FeatureView {
   private _rows: Int32Array[] = [];
   private _onlyDiff = false;
 
-  async render(host: HTMLElement, payload: Payload, ctx: RenderContext): Promise<void> {
+  async render(
+    host: HTMLElement,
+    payload: Payload,
+    ctx: RenderContext
+  ): Promise<void> {
     this.dispose();
     const raw = payload as unknown as JaxprComparePayload;
     // each stage is packed on its own when big (the renderer unpacks only the envelope)
     const stagesUnpacked = await Promise.all(
-      raw.stages.map(s => unpack(s as unknown as Payload) as unknown as Promise<JaxprPayload>));
+      raw.stages.map(
+        s => unpack(s as unknown as Payload) as unknown as Promise<JaxprPayload>
+      )
+    );
     const p: JaxprComparePayload = { ...raw, stages: stagesUnpacked };
     host.textContent = '';
     const root = el('div', 'jwb-jaxpr jwb-jaxpr-compare');
@@ -46,16 +53,38 @@ class CompareView implements FeatureView {
       const col = el('div', 'jwb-jaxpr-compare-head');
       col.appendChild(buildHeader(s));
       const total = s.stats.equations;
-      let added = 0, removed = 0;
+      let added = 0,
+        removed = 0;
       for (let e = 0; e < sigs[k].length; e++) {
-        if (k > 0 && !al.matchedPrev[k][e]) added++;
-        if (k < stages.length - 1 && !al.matchedNext[k][e]) removed++;
+        if (k > 0 && !al.matchedPrev[k][e]) {
+          added++;
+        }
+        if (k < stages.length - 1 && !al.matchedNext[k][e]) {
+          removed++;
+        }
       }
-      const parts = [plural(total, 'equation') + (prev === null ? '' : ` (${total - prev >= 0 ? '+' : ''}${total - prev})`)];
-      if (k > 0) parts.push(`${added} added`);
-      if (k < stages.length - 1) parts.push(`${removed} removed in the next`);
+      const parts = [
+        plural(total, 'equation') +
+          (prev === null
+            ? ''
+            : ` (${total - prev >= 0 ? '+' : ''}${total - prev})`)
+      ];
+      if (k > 0) {
+        parts.push(`${added} added`);
+      }
+      if (k < stages.length - 1) {
+        parts.push(`${removed} removed in the next`);
+      }
       col.appendChild(el('div', 'jwb-jaxpr-delta', parts.join(' · ')));
-      if (!s.jaxpr) col.appendChild(el('div', 'jwb-jaxpr-note', 'too many equations for the structured view'));
+      if (!s.jaxpr) {
+        col.appendChild(
+          el(
+            'div',
+            'jwb-jaxpr-note',
+            'too many equations for the structured view'
+          )
+        );
+      }
       prev = total;
       heads.appendChild(col);
     });
@@ -71,14 +100,20 @@ class CompareView implements FeatureView {
     });
     label.append(box, document.createTextNode(' only rows that differ'));
     const legend = el('span', 'jwb-jaxpr-legend');
-    legend.append(el('span', 'jwb-jaxpr-added', 'added'), document.createTextNode(' '),
-                  el('span', 'jwb-jaxpr-removed', 'removed'), document.createTextNode(' '),
-                  el('span', 'jwb-jaxpr-changed', 'added and removed'));
+    legend.append(
+      el('span', 'jwb-jaxpr-added', 'added'),
+      document.createTextNode(' '),
+      el('span', 'jwb-jaxpr-removed', 'removed'),
+      document.createTextNode(' '),
+      el('span', 'jwb-jaxpr-changed', 'added and removed')
+    );
     bar.append(label, legend);
     root.appendChild(bar);
 
     const list = new VirtualList({
-      rowHeight: ROW_HEIGHT, overscan: 12, maxHeight: MAX_LIST_HEIGHT,
+      rowHeight: ROW_HEIGHT,
+      overscan: 12,
+      maxHeight: MAX_LIST_HEIGHT,
       render: i => this._renderRow(i, cols)
     });
     list.scroller.classList.add('jwb-jaxpr-list');
@@ -91,12 +126,16 @@ class CompareView implements FeatureView {
 
   private _filter(): void {
     const al = this._al!;
-    this._rows = !this._onlyDiff ? al.rows : al.rows.filter(row => {
-      for (let k = 0; k < row.length; k++) {
-        if (row[k] < 0 || markOf(al, k, row[k]) !== 'same') return true;
-      }
-      return false;
-    });
+    this._rows = !this._onlyDiff
+      ? al.rows
+      : al.rows.filter(row => {
+          for (let k = 0; k < row.length; k++) {
+            if (row[k] < 0 || markOf(al, k, row[k]) !== 'same') {
+              return true;
+            }
+          }
+          return false;
+        });
     this._list!.setCount(this._rows.length);
   }
 
@@ -112,7 +151,9 @@ class CompareView implements FeatureView {
       if (e >= 0 && flat) {
         const r = flat.rows[flat.eqnRow[e]];
         const mark = markOf(this._al!, k, e);
-        if (mark !== 'same') cell.classList.add(`jwb-jaxpr-${mark}`);
+        if (mark !== 'same') {
+          cell.classList.add(`jwb-jaxpr-${mark}`);
+        }
         cell.dataset.eqn = String(e);
         cell.dataset.mark = mark;
         const code = el('span', 'jwb-jaxpr-code');

@@ -22,16 +22,22 @@ export function buildDefUse(flat: FlatJaxpr): Map<string, DefUse> {
   const map = new Map<string, DefUse>();
   const entry = (name: string): DefUse => {
     let d = map.get(name);
-    if (!d) map.set(name, (d = { defs: [], uses: [] }));
+    if (!d) {
+      map.set(name, (d = { defs: [], uses: [] }));
+    }
     return d;
   };
   const add = (atoms: Atom[], row: number, def: boolean): void => {
     const scope = scopeOf(flat, row);
     for (const a of atoms) {
-      if (a.length === 3 || a[0] === '_') continue;
+      if (a.length === 3 || a[0] === '_') {
+        continue;
+      }
       const d = entry(varKey(scope, a[0]));
       const list = def ? d.defs : d.uses;
-      if (list[list.length - 1] !== row) list.push(row);
+      if (list[list.length - 1] !== row) {
+        list.push(row);
+      }
     }
   };
   flat.rows.forEach((r, i) => {

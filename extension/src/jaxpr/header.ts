@@ -13,22 +13,29 @@ function runs(avals: string[]): [string, number][] {
   const out: [string, number][] = [];
   for (const a of avals) {
     const last = out[out.length - 1];
-    if (last && last[0] === a) last[1]++;
-    else out.push([a, 1]);
+    if (last && last[0] === a) {
+      last[1]++;
+    } else {
+      out.push([a, 1]);
+    }
   }
   return out;
 }
 
 function byValue(avals: string[]): [string, number][] {
   const counts = new Map<string, number>();
-  for (const a of avals) counts.set(a, (counts.get(a) ?? 0) + 1);
+  for (const a of avals) {
+    counts.set(a, (counts.get(a) ?? 0) + 1);
+  }
   return [...counts];
 }
 
 /** `["120 × f32[128,128]", "f32[16,128]"]` for 120 equal avals and one other. */
 export function groupAvals(avals: string[]): string[] {
   let groups = runs(avals);
-  if (groups.length > MAX_ENTRIES) groups = byValue(avals);
+  if (groups.length > MAX_ENTRIES) {
+    groups = byValue(avals);
+  }
   return groups.map(([a, n]) => (n > 1 ? `${n} × ${a}` : a));
 }
 
@@ -61,6 +68,11 @@ export function signatureText(s: HeaderSummary): string {
 }
 
 /** Top primitives of the histogram: `[["mul", 400], ...]`, largest first. */
-export function topPrimitives(hist: Record<string, number>, n = 12): [string, number][] {
-  return Object.entries(hist).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
+export function topPrimitives(
+  hist: Record<string, number>,
+  n = 12
+): [string, number][] {
+  return Object.entries(hist)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, n);
 }

@@ -14,8 +14,15 @@ import { buildDefUse, varKey, type DefUse } from './defuse';
 import { appendSegments, el, plural, seconds } from './dom';
 import { headerSummary, signatureText, topPrimitives } from './header';
 import {
-  ancestors, defaultFolds, flatten, rowSegments, rowSources, scopeOf, visibleRows,
-  type FlatJaxpr, type RowSources
+  ancestors,
+  defaultFolds,
+  flatten,
+  rowSegments,
+  rowSources,
+  scopeOf,
+  visibleRows,
+  type FlatJaxpr,
+  type RowSources
 } from './rows';
 import { buildSearchIndex, search, type SearchIndex } from './search';
 import { fileCellAliases } from './source';
@@ -27,7 +34,10 @@ const INDENT_CH = 2;
 const MAX_LIST_HEIGHT = 540;
 
 /** The header (title, signature, counts, primitive histogram) of one jaxpr payload. */
-export function buildHeader(p: JaxprPayload, onPrimitive?: (prim: string) => void): HTMLElement {
+export function buildHeader(
+  p: JaxprPayload,
+  onPrimitive?: (prim: string) => void
+): HTMLElement {
   const head = el('div', 'jwb-jaxpr-header');
   const title = el('div', 'jwb-jaxpr-title');
   title.appendChild(el('span', 'jwb-jaxpr-label', p.label));
@@ -39,16 +49,26 @@ export function buildHeader(p: JaxprPayload, onPrimitive?: (prim: string) => voi
   const total = p.stats.equations;
   const top = p.stats.top_level_equations;
   const meta = [plural(total, 'equation')];
-  if (top !== total) meta[0] += ` (${top.toLocaleString('en-US')} at top level)`;
-  meta.push(`${plural(summary.inLeaves, 'input')} → ${plural(summary.outLeaves, 'output')}`);
+  if (top !== total) {
+    meta[0] += ` (${top.toLocaleString('en-US')} at top level)`;
+  }
+  meta.push(
+    `${plural(summary.inLeaves, 'input')} → ${plural(summary.outLeaves, 'output')}`
+  );
   meta.push(`traced in ${seconds(p.timings.trace)}`);
   head.appendChild(el('div', 'jwb-jaxpr-meta', meta.join(' · ')));
   const hist = el('div', 'jwb-jaxpr-hist');
   for (const [prim, n] of topPrimitives(p.stats.histogram)) {
-    const chip = el('button', 'jwb-jaxpr-chip', `${prim} ${n.toLocaleString('en-US')}`);
+    const chip = el(
+      'button',
+      'jwb-jaxpr-chip',
+      `${prim} ${n.toLocaleString('en-US')}`
+    );
     chip.type = 'button';
     chip.title = onPrimitive ? `search for ${prim}` : `${prim}: ${n}`;
-    if (onPrimitive) chip.addEventListener('click', () => onPrimitive(prim));
+    if (onPrimitive) {
+      chip.addEventListener('click', () => onPrimitive(prim));
+    }
     hist.appendChild(chip);
   }
   head.appendChild(hist);
@@ -95,11 +115,18 @@ class JaxprView implements FeatureView {
     this._cells = ctx.cells;
     root.appendChild(buildHeader(p, prim => this._setQuery(prim)));
     if (!p.jaxpr) {
-      root.appendChild(el('div', 'jwb-jaxpr-note',
-        `This program has ${plural(p.stats.equations, 'equation')}: too many for the structured view. ` +
-        'The text view below has them all.'));
+      root.appendChild(
+        el(
+          'div',
+          'jwb-jaxpr-note',
+          `This program has ${plural(p.stats.equations, 'equation')}: too many for the structured view. ` +
+            'The text view below has them all.'
+        )
+      );
       const text = ctx.bundle['text/plain'];
-      if (typeof text === 'string') root.appendChild(el('pre', 'jwb-jaxpr-text', text));
+      if (typeof text === 'string') {
+        root.appendChild(el('pre', 'jwb-jaxpr-text', text));
+      }
       host.appendChild(root);
       ctx.interactive();
       return;
@@ -110,12 +137,21 @@ class JaxprView implements FeatureView {
     this._lit = new Uint8Array(flat.equations);
     this._hitSet = new Uint8Array(flat.equations);
     this._folded = defaultFolds(flat);
-    for (const file of Object.keys(this._cells)) this._addAliases(file);
-    for (const r of flat.rows) if (r.equation?.source) this._addAliases(r.equation.source.file);
+    for (const file of Object.keys(this._cells)) {
+      this._addAliases(file);
+    }
+    for (const r of flat.rows) {
+      if (r.equation?.source) {
+        this._addAliases(r.equation.source.file);
+      }
+    }
 
     root.appendChild(this._toolbar());
     const list = new VirtualList({
-      rowHeight: ROW_HEIGHT, overscan: 12, maxHeight: MAX_LIST_HEIGHT, render: i => this._renderRow(i)
+      rowHeight: ROW_HEIGHT,
+      overscan: 12,
+      maxHeight: MAX_LIST_HEIGHT,
+      render: i => this._renderRow(i)
     });
     list.scroller.classList.add('jwb-jaxpr-list');
     this._list = list;
@@ -128,25 +164,33 @@ class JaxprView implements FeatureView {
       HUB.color({ cell, colors: lineColors(lines) }, this._outputId);
     }
     this._unsubscribe = HUB.onSelect(sel => this._onSelection(sel));
-    if (HUB.selection) this._onSelection(HUB.selection);
+    if (HUB.selection) {
+      this._onSelection(HUB.selection);
+    }
     ctx.interactive();
     // the search index is built while the user reads, not on their first keystroke
     const flatNow = flat;
     this._idle = window.setTimeout(() => {
       this._idle = 0;
-      if (this._flat === flatNow) this._ensureIndex();
+      if (this._flat === flatNow) {
+        this._ensureIndex();
+      }
     }, 200);
   }
 
   private _ensureIndex(): SearchIndex {
-    if (!this._index) this._index = buildSearchIndex(this._flat!, this._sources!.label);
+    if (!this._index) {
+      this._index = buildSearchIndex(this._flat!, this._sources!.label);
+    }
     return this._index;
   }
 
   private _addAliases(file: string): void {
     for (const alias of fileCellAliases(this._cells, file)) {
       let set = this._aliasFiles.get(alias);
-      if (!set) this._aliasFiles.set(alias, (set = new Set()));
+      if (!set) {
+        this._aliasFiles.set(alias, (set = new Set()));
+      }
       set.add(file);
     }
   }
@@ -157,13 +201,18 @@ class JaxprView implements FeatureView {
     const flat = this._flat!;
     this._visible = visibleRows(flat, this._folded);
     this._rowToVis = new Int32Array(flat.rows.length).fill(-1);
-    this._visible.forEach((r, v) => { this._rowToVis[r] = v; });
+    this._visible.forEach((r, v) => {
+      this._rowToVis[r] = v;
+    });
     this._list!.setCount(this._visible.length);
   }
 
   private _toggleFold(row: number): void {
-    if (this._folded.has(row)) this._folded.delete(row);
-    else this._folded.add(row);
+    if (this._folded.has(row)) {
+      this._folded.delete(row);
+    } else {
+      this._folded.add(row);
+    }
     this._relayout();
   }
 
@@ -177,10 +226,18 @@ class JaxprView implements FeatureView {
   private _reveal(row: number): void {
     const flat = this._flat!;
     let changed = false;
-    for (const a of ancestors(flat, row)) if (this._folded.delete(a)) changed = true;
-    if (changed) this._relayout();
+    for (const a of ancestors(flat, row)) {
+      if (this._folded.delete(a)) {
+        changed = true;
+      }
+    }
+    if (changed) {
+      this._relayout();
+    }
     const v = this._rowToVis[row];
-    if (v >= 0) this._list!.scrollTo(v);
+    if (v >= 0) {
+      this._list!.scrollTo(v);
+    }
   }
 
   private _renderRow(v: number): HTMLElement {
@@ -195,23 +252,34 @@ class JaxprView implements FeatureView {
       gutter.textContent = folded ? '▸' : '▾';
       gutter.classList.add('jwb-jaxpr-fold');
       node.classList.add('jwb-jaxpr-foldable');
-      node.title = folded ? `unfold (${plural(row.count, 'equation')})` : 'fold';
+      node.title = folded
+        ? `unfold (${plural(row.count, 'equation')})`
+        : 'fold';
     }
     node.appendChild(gutter);
-    const depth = row.kind === 'eqn' ? row.depth + 1 : row.kind === 'close' ? row.depth + 1 : row.depth;
+    const depth =
+      row.kind === 'eqn'
+        ? row.depth + 1
+        : row.kind === 'close'
+          ? row.depth + 1
+          : row.depth;
     const code = el('span', 'jwb-jaxpr-code');
     code.style.paddingLeft = `${depth * INDENT_CH}ch`;
-    const hl = this._var && this._var.scope === scopeOf(flat, r) ? this._var.name : null;
+    const hl =
+      this._var && this._var.scope === scopeOf(flat, r) ? this._var.name : null;
     appendSegments(code, rowSegments(flat, row, folded), hl);
     node.appendChild(code);
-    if (this._varRows.has(r)) node.classList.add('jwb-jaxpr-varrow');
+    if (this._varRows.has(r)) {
+      node.classList.add('jwb-jaxpr-varrow');
+    }
     if (row.kind === 'eqn') {
       const e = row.eqn;
       node.dataset.eqn = String(e);
       const src = row.equation!.source;
       if (src) {
         const link = el('span', 'jwb-jaxpr-src', this._sources!.label[e]);
-        link.title = `${src.file}:${src.line}:${src.column} (${src.function})` +
+        link.title =
+          `${src.file}:${src.line}:${src.column} (${src.function})` +
           (row.equation!.name_stack ? ` · ${row.equation!.name_stack}` : '');
         if (this._sources!.cellOf[e]) {
           link.classList.add('jwb-jaxpr-src-cell');
@@ -221,9 +289,15 @@ class JaxprView implements FeatureView {
         }
         node.appendChild(link);
       }
-      if (this._lit[e]) node.classList.add('jwb-linked');
-      if (this._hitSet[e]) node.classList.add('jwb-jaxpr-match');
-      if (this._current >= 0 && this._hits[this._current] === e) node.classList.add('jwb-jaxpr-current');
+      if (this._lit[e]) {
+        node.classList.add('jwb-linked');
+      }
+      if (this._hitSet[e]) {
+        node.classList.add('jwb-jaxpr-match');
+      }
+      if (this._current >= 0 && this._hits[this._current] === e) {
+        node.classList.add('jwb-jaxpr-current');
+      }
     }
     return node;
   }
@@ -234,12 +308,17 @@ class JaxprView implements FeatureView {
     scroller.addEventListener('click', ev => {
       const target = ev.target as HTMLElement;
       const rowNode = target.closest<HTMLElement>('.jwb-jaxpr-row');
-      if (!rowNode) return;
+      if (!rowNode) {
+        return;
+      }
       const r = Number(rowNode.dataset.row);
       const v = target.closest<HTMLElement>('[data-v]');
       if (v?.dataset.v) {
         const scope = scopeOf(this._flat!, r);
-        const same = this._var && this._var.name === v.dataset.v && this._var.scope === scope;
+        const same =
+          this._var &&
+          this._var.name === v.dataset.v &&
+          this._var.scope === scope;
         this._highlightVar(same ? null : { name: v.dataset.v, scope });
         return;
       }
@@ -248,40 +327,67 @@ class JaxprView implements FeatureView {
         return;
       }
       const row = this._flat!.rows[r];
-      if (row.kind === 'open' && row.depth > 0) this._toggleFold(r);
+      if (row.kind === 'open' && row.depth > 0) {
+        this._toggleFold(r);
+      }
     });
     scroller.addEventListener('mouseover', ev => {
-      if (!pointerMoved(ev)) return; // the list or the page scrolled under a still pointer
-      const rowNode = (ev.target as HTMLElement).closest<HTMLElement>('.jwb-jaxpr-row');
+      if (!pointerMoved(ev)) {
+        return;
+      } // the list or the page scrolled under a still pointer
+      const rowNode = (ev.target as HTMLElement).closest<HTMLElement>(
+        '.jwb-jaxpr-row'
+      );
       const r = rowNode ? Number(rowNode.dataset.row) : -1;
-      if (r === this._hovered) return;
+      if (r === this._hovered) {
+        return;
+      }
       this._hovered = r;
-      if (r >= 0) this._publishRow(r, false);
+      if (r >= 0) {
+        this._publishRow(r, false);
+      }
     });
     scroller.addEventListener('mouseleave', () => {
       this._hovered = -1;
       const sel = HUB.selection;
-      if (sel && sel.origin === 'jaxpr' && !sel.reveal) HUB.select(null);
+      if (sel && sel.origin === 'jaxpr' && !sel.reveal) {
+        HUB.select(null);
+      }
     });
   }
 
   /** Tell the hub about row `r`'s source line (hover: reveal false; click: true). */
   private _publishRow(r: number, reveal: boolean): void {
     const row = this._flat!.rows[r];
-    if (row.kind !== 'eqn') return;
+    if (row.kind !== 'eqn') {
+      return;
+    }
     const src = row.equation!.source;
     const cell = this._sources!.cellOf[row.eqn];
-    if (!src || !cell) return;
+    if (!src || !cell) {
+      return;
+    }
     const cur = HUB.selection;
-    if (!reveal && cur && cur.reveal && cur.origin === 'jaxpr' && cur.cell === cell &&
-        cur.lines.length === 1 && cur.lines[0] === src.line) return; // keep the click's selection
+    if (
+      !reveal &&
+      cur &&
+      cur.reveal &&
+      cur.origin === 'jaxpr' &&
+      cur.cell === cell &&
+      cur.lines.length === 1 &&
+      cur.lines[0] === src.line
+    ) {
+      return;
+    } // keep the click's selection
     this._published = { cell, lines: [src.line], origin: 'jaxpr', reveal };
     HUB.select(this._published);
   }
 
   private _onSelection(sel: LineSelection | null): void {
     const flat = this._flat;
-    if (!flat || !this._root) return;
+    if (!flat || !this._root) {
+      return;
+    }
     this._lit.fill(0);
     let n = 0;
     let first = -1;
@@ -293,16 +399,23 @@ class JaxprView implements FeatureView {
         if (src && lines.has(src.line) && files.has(src.file)) {
           this._lit[e] = 1;
           n++;
-          if (first < 0) first = e;
+          if (first < 0) {
+            first = e;
+          }
         }
       }
     }
     this._root.setAttribute('data-highlighted', String(n));
     for (const [, node] of this._list!.drawn()) {
       const e = node.dataset.eqn;
-      node.classList.toggle('jwb-linked', e !== undefined && this._lit[Number(e)] === 1);
+      node.classList.toggle(
+        'jwb-linked',
+        e !== undefined && this._lit[Number(e)] === 1
+      );
     }
-    if (sel && sel.reveal && sel.origin !== 'jaxpr' && first >= 0) this._reveal(flat.eqnRow[first]);
+    if (sel && sel.reveal && sel.origin !== 'jaxpr' && first >= 0) {
+      this._reveal(flat.eqnRow[first]);
+    }
   }
 
   private _highlightVar(v: { name: string; scope: number } | null): void {
@@ -310,17 +423,25 @@ class JaxprView implements FeatureView {
     this._varRows.clear();
     let def = -1;
     if (v) {
-      if (!this._defUse) this._defUse = buildDefUse(this._flat!);
+      if (!this._defUse) {
+        this._defUse = buildDefUse(this._flat!);
+      }
       const du = this._defUse.get(varKey(v.scope, v.name));
       if (du) {
-        for (const r of du.defs) this._varRows.add(r);
-        for (const r of du.uses) this._varRows.add(r);
+        for (const r of du.defs) {
+          this._varRows.add(r);
+        }
+        for (const r of du.uses) {
+          this._varRows.add(r);
+        }
         def = du.defs.length ? du.defs[0] : -1;
       }
     }
     this._root!.dataset.var = v?.name ?? '';
     this._list!.refresh();
-    if (def >= 0) this._reveal(def);
+    if (def >= 0) {
+      this._reveal(def);
+    }
   }
 
   // -- search -----------------------------------------------------------------------------
@@ -364,7 +485,9 @@ class JaxprView implements FeatureView {
   }
 
   private _setQuery(q: string): void {
-    if (!this._input) return;
+    if (!this._input) {
+      return;
+    }
     this._input.value = q;
     this._runSearch();
   }
@@ -375,24 +498,36 @@ class JaxprView implements FeatureView {
     const q = this._input!.value;
     this._hits = q.trim() ? search(this._ensureIndex(), q) : [];
     this._hitSet.fill(0);
-    for (const e of this._hits) this._hitSet[e] = 1;
+    for (const e of this._hits) {
+      this._hitSet[e] = 1;
+    }
     this._current = this._hits.length ? 0 : -1;
     this._showCount(q);
-    if (this._current >= 0) this._reveal(flat.eqnRow[this._hits[0]]);
+    if (this._current >= 0) {
+      this._reveal(flat.eqnRow[this._hits[0]]);
+    }
     this._list!.refresh();
     performance.measure('jwb:jaxpr:search', {
-      start: t0, end: performance.now(), detail: { query: q, results: this._hits.length }
+      start: t0,
+      end: performance.now(),
+      detail: { query: q, results: this._hits.length }
     });
   }
 
   private _showCount(q: string): void {
     const n = this._hits.length;
-    this._count!.textContent = !q.trim() ? '' : n ? `${this._current + 1} of ${n.toLocaleString('en-US')}` : 'no results';
+    this._count!.textContent = !q.trim()
+      ? ''
+      : n
+        ? `${this._current + 1} of ${n.toLocaleString('en-US')}`
+        : 'no results';
   }
 
   private _step(d: number): void {
     const n = this._hits.length;
-    if (!n) return;
+    if (!n) {
+      return;
+    }
     this._current = (this._current + d + n) % n;
     this._showCount(this._input!.value);
     this._reveal(this._flat!.eqnRow[this._hits[this._current]]);
@@ -402,14 +537,20 @@ class JaxprView implements FeatureView {
   // -- lifetime ---------------------------------------------------------------------------
 
   private _teardown(): void {
-    if (this._idle) window.clearTimeout(this._idle);
+    if (this._idle) {
+      window.clearTimeout(this._idle);
+    }
     this._idle = 0;
     this._unsubscribe?.();
     this._unsubscribe = null;
     // the editor would keep the line selected (and other outputs lit) for an output now gone
-    if (this._published && HUB.selection === this._published) HUB.select(null);
+    if (this._published && HUB.selection === this._published) {
+      HUB.select(null);
+    }
     this._published = null;
-    if (this._outputId) HUB.release(this._outputId);
+    if (this._outputId) {
+      HUB.release(this._outputId);
+    }
     this._list?.dispose();
     this._list = null;
     this._flat = null;

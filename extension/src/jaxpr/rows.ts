@@ -51,19 +51,57 @@ export function flatten(jaxpr: Jaxpr, avals: Aval[]): FlatJaxpr {
   const rows: Row[] = [];
   let eqnCount = 0;
   const eqnRows: number[] = [];
-  const walk = (j: Jaxpr, depth: number, parent: number, param: string): number => {
+  const walk = (
+    j: Jaxpr,
+    depth: number,
+    parent: number,
+    param: string
+  ): number => {
     const open = rows.length;
-    rows.push({ kind: 'open', depth, eqn: -1, end: -1, parent, jaxpr: j, equation: null, param, count: 0 });
+    rows.push({
+      kind: 'open',
+      depth,
+      eqn: -1,
+      end: -1,
+      parent,
+      jaxpr: j,
+      equation: null,
+      param,
+      count: 0
+    });
     const before = eqnCount;
     for (const eq of j.eqns) {
       eqnRows.push(rows.length);
-      rows.push({ kind: 'eqn', depth, eqn: eqnCount++, end: -1, parent: open, jaxpr: null,
-                  equation: eq, param: '', count: 0 });
-      if (eq.subjaxprs) for (const sub of eq.subjaxprs) walk(sub.jaxpr, depth + 1, open, sub.param);
+      rows.push({
+        kind: 'eqn',
+        depth,
+        eqn: eqnCount++,
+        end: -1,
+        parent: open,
+        jaxpr: null,
+        equation: eq,
+        param: '',
+        count: 0
+      });
+      if (eq.subjaxprs) {
+        for (const sub of eq.subjaxprs) {
+          walk(sub.jaxpr, depth + 1, open, sub.param);
+        }
+      }
     }
     rows[open].count = eqnCount - before;
     rows[open].end = rows.length;
-    rows.push({ kind: 'close', depth, eqn: -1, end: -1, parent: open, jaxpr: j, equation: null, param, count: 0 });
+    rows.push({
+      kind: 'close',
+      depth,
+      eqn: -1,
+      end: -1,
+      parent: open,
+      jaxpr: j,
+      equation: null,
+      param,
+      count: 0
+    });
     return open;
   };
   walk(jaxpr, 0, -1, '');
@@ -73,18 +111,27 @@ export function flatten(jaxpr: Jaxpr, avals: Aval[]): FlatJaxpr {
 /** Nested jaxprs deeper than `openDepth` start folded (their open rows' indices). */
 export function defaultFolds(flat: FlatJaxpr, openDepth = 1): Set<number> {
   const out = new Set<number>();
-  flat.rows.forEach((r, i) => { if (r.kind === 'open' && r.depth > openDepth) out.add(i); });
+  flat.rows.forEach((r, i) => {
+    if (r.kind === 'open' && r.depth > openDepth) {
+      out.add(i);
+    }
+  });
   return out;
 }
 
 /** Row indices shown given the folded open rows (a folded block shows its open row only). */
-export function visibleRows(flat: FlatJaxpr, folded: ReadonlySet<number>): Int32Array {
+export function visibleRows(
+  flat: FlatJaxpr,
+  folded: ReadonlySet<number>
+): Int32Array {
   const rows = flat.rows;
   const out = new Int32Array(rows.length);
   let n = 0;
   for (let i = 0; i < rows.length; i++) {
     out[n++] = i;
-    if (rows[i].kind === 'open' && rows[i].depth > 0 && folded.has(i)) i = rows[i].end;
+    if (rows[i].kind === 'open' && rows[i].depth > 0 && folded.has(i)) {
+      i = rows[i].end;
+    }
   }
   return out.slice(0, n);
 }
@@ -114,7 +161,8 @@ export function scopeOf(flat: FlatJaxpr, row: number): number {
 
 // -- text -------------------------------------------------------------------------------
 
-export type SegKind = 'var' | 'def' | 'type' | 'lit' | 'prim' | 'param' | 'kw' | 'punct';
+export type SegKind =
+  'var' | 'def' | 'type' | 'lit' | 'prim' | 'param' | 'kw' | 'punct';
 
 export interface Segment {
   text: string;
@@ -123,40 +171,68 @@ export interface Segment {
   name?: string;
 }
 
-const TYPED_SCALAR = /^Typed(?:Int|Float|Complex|Bool)\(([^]*), dtype=[\w.]+\)$/;
+const TYPED_SCALAR =
+  /^Typed(?:Int|Float|Complex|Bool)\(([^]*), dtype=[\w.]+\)$/;
 
 /**
  * A literal's value as JAX prints it: JAX 0.10 keeps Python scalars as `TypedInt(0,
  * dtype=int32)` (whose str() the payload carries), printed `0:i32[]`.
  */
 export function literalText(text: string): string {
-  if (!text.startsWith('Typed')) return text;
+  if (!text.startsWith('Typed')) {
+    return text;
+  }
   const m = TYPED_SCALAR.exec(text);
   return m ? m[1] : text;
 }
 
 /** A param's text on one line (a custom_jvp's `jvp_jaxpr_fun` prints over several). */
 export function paramText(text: string): string {
-  return /[\r\n]/.test(text) ? text.replace(/[ \t]*[\r\n]+\s*/g, ' ').trim() : text;
+  return /[\r\n]/.test(text)
+    ? text.replace(/[ \t]*[\r\n]+\s*/g, ' ').trim()
+    : text;
 }
 
-function atomSegs(a: Atom, avals: Aval[], binding: boolean, out: Segment[]): void {
+function atomSegs(
+  a: Atom,
+  avals: Aval[],
+  binding: boolean,
+  out: Segment[]
+): void {
   const type = avals[a[1]]?.text ?? '?';
   if (a.length === 3) {
-    out.push({ text: literalText(a[2]), kind: 'lit' }, { text: ':', kind: 'punct' }, { text: type, kind: 'type' });
+    out.push(
+      { text: literalText(a[2]), kind: 'lit' },
+      { text: ':', kind: 'punct' },
+      { text: type, kind: 'type' }
+    );
   } else if (a[0] === '_') {
     out.push({ text: '_', kind: 'punct' });
-    if (binding) out.push({ text: ':', kind: 'punct' }, { text: type, kind: 'type' });
+    if (binding) {
+      out.push({ text: ':', kind: 'punct' }, { text: type, kind: 'type' });
+    }
   } else if (binding) {
-    out.push({ text: a[0], kind: 'def', name: a[0] }, { text: ':', kind: 'punct' }, { text: type, kind: 'type' });
+    out.push(
+      { text: a[0], kind: 'def', name: a[0] },
+      { text: ':', kind: 'punct' },
+      { text: type, kind: 'type' }
+    );
   } else {
     out.push({ text: a[0], kind: 'var', name: a[0] });
   }
 }
 
-function atomsSegs(atoms: Atom[], avals: Aval[], binding: boolean, out: Segment[], sep = ' '): void {
+function atomsSegs(
+  atoms: Atom[],
+  avals: Aval[],
+  binding: boolean,
+  out: Segment[],
+  sep = ' '
+): void {
   atoms.forEach((a, i) => {
-    if (i) out.push({ text: sep, kind: 'punct' });
+    if (i) {
+      out.push({ text: sep, kind: 'punct' });
+    }
     atomSegs(a, avals, binding, out);
   });
 }
@@ -166,8 +242,12 @@ const DEFAULT_TUPLE = /^\((?:(False|None|UnspecifiedValue)(?:, ?\1)*,?)?\)$/;
 
 /** jit's params at their defaults, which JAX's printer leaves out too (its pjit pp rule). */
 function isCallDefault(key: string, value: string): boolean {
-  if (key === 'name') return false;
-  if (value === 'False' && (key === 'keep_unused' || key === 'inline')) return true;
+  if (key === 'name') {
+    return false;
+  }
+  if (value === 'False' && (key === 'keep_unused' || key === 'inline')) {
+    return true;
+  }
   return value === 'Mesh()' || value === '{}' || DEFAULT_TUPLE.test(value);
 }
 
@@ -176,56 +256,94 @@ function isCallDefault(key: string, value: string): boolean {
  * `None`s (defaults such as precision and accuracy) and a jit's default options.
  */
 export function shownParams(eq: Equation): [string, string][] {
-  const nested = eq.subjaxprs ? new Set(eq.subjaxprs.map(s => s.param.split('[', 1)[0])) : null;
+  const nested = eq.subjaxprs
+    ? new Set(eq.subjaxprs.map(s => s.param.split('[', 1)[0]))
+    : null;
   const call = CALLS.has(eq.primitive);
   const out: [string, string][] = [];
   for (const k in eq.params) {
     const v = eq.params[k];
-    if (v === 'None' || v === '<jaxpr>' || nested?.has(k) || (call && isCallDefault(k, v))) continue;
+    if (
+      v === 'None' ||
+      v === '<jaxpr>' ||
+      nested?.has(k) ||
+      (call && isCallDefault(k, v))
+    ) {
+      continue;
+    }
     out.push([k, paramText(v)]);
   }
-  return out.length > 1 ? out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : out;
+  return out.length > 1
+    ? out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    : out;
 }
 
 /** The row's text as segments (without indentation). */
-export function rowSegments(flat: FlatJaxpr, row: Row, folded = false): Segment[] {
+export function rowSegments(
+  flat: FlatJaxpr,
+  row: Row,
+  folded = false
+): Segment[] {
   const out: Segment[] = [];
   const avals = flat.avals;
   if (row.kind === 'eqn' && row.equation) {
     const eq = row.equation;
     atomsSegs(eq.outvars, avals, true, out);
-    if (eq.outvars.length) out.push({ text: ' = ', kind: 'punct' }); // JAX: no "=" without results
+    if (eq.outvars.length) {
+      out.push({ text: ' = ', kind: 'punct' });
+    } // JAX: no "=" without results
     out.push({ text: eq.primitive, kind: 'prim' });
     const params = shownParams(eq);
     if (params.length) {
-      out.push({ text: `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`, kind: 'param' });
+      out.push({
+        text: `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`,
+        kind: 'param'
+      });
     }
-    if (eq.invars.length) out.push({ text: ' ', kind: 'punct' });
+    if (eq.invars.length) {
+      out.push({ text: ' ', kind: 'punct' });
+    }
     atomsSegs(eq.invars, avals, false, out);
   } else if (row.kind === 'open' && row.jaxpr) {
     const j = row.jaxpr;
-    if (row.param) out.push({ text: `${row.param}=`, kind: 'param' });
+    if (row.param) {
+      out.push({ text: `${row.param}=`, kind: 'param' });
+    }
     out.push({ text: '{ lambda ', kind: 'kw' });
     atomsSegs(j.constvars, avals, true, out);
     out.push({ text: '; ', kind: 'punct' }); // JAX: `lambda ; a` and `lambda a:f32[4]; b`
     atomsSegs(j.invars, avals, true, out);
     out.push({ text: '. ', kind: 'punct' }, { text: 'let', kind: 'kw' });
     if (folded) {
-      out.push({ text: ` … ${row.count} equation${row.count === 1 ? '' : 's'} … `, kind: 'punct' },
-               { text: 'in', kind: 'kw' }, { text: ' (', kind: 'punct' });
+      out.push(
+        {
+          text: ` … ${row.count} equation${row.count === 1 ? '' : 's'} … `,
+          kind: 'punct'
+        },
+        { text: 'in', kind: 'kw' },
+        { text: ' (', kind: 'punct' }
+      );
       atomsSegs(j.outvars, avals, false, out, ', ');
-      out.push({ text: j.outvars.length === 1 ? ',) }' : ') }', kind: 'punct' });
+      out.push({
+        text: j.outvars.length === 1 ? ',) }' : ') }',
+        kind: 'punct'
+      });
     }
   } else if (row.kind === 'close' && row.jaxpr) {
     out.push({ text: 'in', kind: 'kw' }, { text: ' (', kind: 'punct' });
     atomsSegs(row.jaxpr.outvars, avals, false, out, ', ');
-    out.push({ text: row.jaxpr.outvars.length === 1 ? ',) }' : ') }', kind: 'punct' });
+    out.push({
+      text: row.jaxpr.outvars.length === 1 ? ',) }' : ') }',
+      kind: 'punct'
+    });
   }
   return out;
 }
 
 function atomText(a: Atom, avals: Aval[], binding: boolean): string {
-  if (a.length === 3) return `${literalText(a[2])}:${avals[a[1]]?.text ?? '?'}`;
+  if (a.length === 3) {
+    return `${literalText(a[2])}:${avals[a[1]]?.text ?? '?'}`;
+  }
   return binding ? `${a[0]}:${avals[a[1]]?.text ?? '?'}` : a[0];
 }
 
@@ -233,16 +351,24 @@ function atomText(a: Atom, avals: Aval[], binding: boolean): string {
 export function equationText(flat: FlatJaxpr, eq: Equation): string {
   const avals = flat.avals;
   let s = '';
-  for (let i = 0; i < eq.outvars.length; i++) s += (i ? ' ' : '') + atomText(eq.outvars[i], avals, true);
+  for (let i = 0; i < eq.outvars.length; i++) {
+    s += (i ? ' ' : '') + atomText(eq.outvars[i], avals, true);
+  }
   s += (eq.outvars.length ? ' = ' : '') + eq.primitive;
   const params = shownParams(eq);
-  if (params.length) s += `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`;
-  for (const a of eq.invars) s += ' ' + atomText(a, avals, false);
+  if (params.length) {
+    s += `[${params.map(([k, v]) => `${k}=${v}`).join(' ')}]`;
+  }
+  for (const a of eq.invars) {
+    s += ' ' + atomText(a, avals, false);
+  }
   return s;
 }
 
 export function rowText(flat: FlatJaxpr, row: Row, folded = false): string {
-  return rowSegments(flat, row, folded).map(s => s.text).join('');
+  return rowSegments(flat, row, folded)
+    .map(s => s.text)
+    .join('');
 }
 
 // -- source lines ------------------------------------------------------------------------
@@ -263,7 +389,9 @@ export function rowSources(flat: FlatJaxpr, cells: CellMap): RowSources {
   const keyCache = new Map<string, string | null>();
   for (const r of flat.rows) {
     const src = r.equation?.source;
-    if (!src) continue;
+    if (!src) {
+      continue;
+    }
     let key = keyCache.get(src.file);
     if (key === undefined) {
       key = fileCellKey(cells, src.file);
@@ -273,7 +401,9 @@ export function rowSources(flat: FlatJaxpr, cells: CellMap): RowSources {
     label[r.eqn] = sourceLabel(cells, src);
     if (key && src.line > 0) {
       let set = linesByCell.get(key);
-      if (!set) linesByCell.set(key, (set = new Set()));
+      if (!set) {
+        linesByCell.set(key, (set = new Set()));
+      }
       set.add(src.line);
     }
   }

@@ -11,14 +11,21 @@ export interface SearchIndex {
   text: string[];
 }
 
-export function buildSearchIndex(flat: FlatJaxpr, labels: string[]): SearchIndex {
+export function buildSearchIndex(
+  flat: FlatJaxpr,
+  labels: string[]
+): SearchIndex {
   const text: string[] = new Array(flat.equations);
   for (let e = 0; e < flat.equations; e++) {
     const eq = flat.rows[flat.eqnRow[e]].equation!;
     const src = eq.source;
     const parts = [equationText(flat, eq), labels[e] ?? ''];
-    if (src) parts.push(`${src.file}:${src.line}`, src.function);
-    if (eq.name_stack) parts.push(eq.name_stack);
+    if (src) {
+      parts.push(`${src.file}:${src.line}`, src.function);
+    }
+    if (eq.name_stack) {
+      parts.push(eq.name_stack);
+    }
     text[e] = parts.join('\u0001').toLowerCase();
   }
   return { text };
@@ -27,12 +34,18 @@ export function buildSearchIndex(flat: FlatJaxpr, labels: string[]): SearchIndex
 /** Equation indices whose text holds every term of `query`, in program order. */
 export function search(index: SearchIndex, query: string): number[] {
   const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
-  if (!terms.length) return [];
+  if (!terms.length) {
+    return [];
+  }
   const out: number[] = [];
   const text = index.text;
   outer: for (let e = 0; e < text.length; e++) {
     const t = text[e];
-    for (const term of terms) if (t.indexOf(term) < 0) continue outer;
+    for (const term of terms) {
+      if (t.indexOf(term) < 0) {
+        continue outer;
+      }
+    }
     out.push(e);
   }
   return out;

@@ -13,7 +13,9 @@ const MAGIC_CELL = /^<workbench-cell-(\d+)>$/;
 /** The hub key of the cell `file` is (its id, else `#<number>`); null: not a cell. */
 export function fileCellKey(cells: CellMap, file: string): string | null {
   const key = cellKey(cells, file);
-  if (key) return key;
+  if (key) {
+    return key;
+  }
   const m = MAGIC_CELL.exec(file);
   return m ? `#${m[1]}` : null;
 }
@@ -22,10 +24,16 @@ export function fileCellKey(cells: CellMap, file: string): string | null {
 export function fileCellAliases(cells: CellMap, file: string): string[] {
   const out: string[] = [];
   const info = cells[file];
-  if (info?.cell_id) out.push(info.cell_id);
-  if (info && info.number !== null && info.number !== undefined) out.push(`#${info.number}`);
+  if (info?.cell_id) {
+    out.push(info.cell_id);
+  }
+  if (info && info.number !== null && info.number !== undefined) {
+    out.push(`#${info.number}`);
+  }
   const m = MAGIC_CELL.exec(file);
-  if (m && !out.includes(`#${m[1]}`)) out.push(`#${m[1]}`);
+  if (m && !out.includes(`#${m[1]}`)) {
+    out.push(`#${m[1]}`);
+  }
   return out;
 }
 
@@ -39,9 +47,12 @@ export function sourceLabel(cells: CellMap, src: Source): string {
   const info = cells[src.file];
   if (info) {
     return info.number !== null && info.number !== undefined
-      ? `cell [${info.number}] line ${src.line}` : `cell line ${src.line}`;
+      ? `cell [${info.number}] line ${src.line}`
+      : `cell line ${src.line}`;
   }
   const m = MAGIC_CELL.exec(src.file);
-  if (m) return `cell [${m[1]}] line ${src.line}`;
+  if (m) {
+    return `cell [${m[1]}] line ${src.line}`;
+  }
   return `${basename(src.file)}:${src.line}`;
 }

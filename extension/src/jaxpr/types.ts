@@ -58,7 +58,11 @@ export interface JaxprPayload {
   in_avals: string[];
   out_avals: string[];
   timings: { trace: number | null };
-  stats: { equations: number; top_level_equations: number; histogram: Record<string, number> };
+  stats: {
+    equations: number;
+    top_level_equations: number;
+    histogram: Record<string, number>;
+  };
   truncated: boolean;
   avals: Aval[];
   jaxpr: Jaxpr | null;

@@ -50,7 +50,9 @@ export class VirtualList {
 
   /** Redraw the rows in range now (after the items' content or marks changed). */
   refresh(): void {
-    for (const node of this._nodes.values()) node.remove();
+    for (const node of this._nodes.values()) {
+      node.remove();
+    }
     this._nodes.clear();
     this._first = 0;
     this._last = -1;
@@ -67,7 +69,9 @@ export class VirtualList {
   }
 
   schedule(): void {
-    if (this._frame) return;
+    if (this._frame) {
+      return;
+    }
     this._frame = requestAnimationFrame(() => {
       this._frame = 0;
       this.update();
@@ -79,7 +83,10 @@ export class VirtualList {
     const h = this._opts.rowHeight;
     const top = i * h;
     const view = this.scroller.clientHeight || 400;
-    if (top < this.scroller.scrollTop || top + h > this.scroller.scrollTop + view) {
+    if (
+      top < this.scroller.scrollTop ||
+      top + h > this.scroller.scrollTop + view
+    ) {
       this.scroller.scrollTop = Math.max(0, top - view / 2 + h / 2);
     }
     this.update();
@@ -92,7 +99,9 @@ export class VirtualList {
     const top = this.scroller.scrollTop;
     const first = Math.max(0, Math.floor(top / h) - over);
     const last = Math.min(this._count - 1, Math.ceil((top + view) / h) + over);
-    if (first === this._first && last === this._last) return;
+    if (first === this._first && last === this._last) {
+      return;
+    }
     for (const [i, node] of this._nodes) {
       if (i < first || i > last) {
         node.remove();
@@ -101,7 +110,9 @@ export class VirtualList {
     }
     const frag = document.createDocumentFragment();
     for (let i = first; i <= last; i++) {
-      if (this._nodes.has(i)) continue;
+      if (this._nodes.has(i)) {
+        continue;
+      }
       const node = this._opts.render(i);
       node.style.position = 'absolute';
       node.style.top = `${i * h}px`;
@@ -115,7 +126,9 @@ export class VirtualList {
   }
 
   dispose(): void {
-    if (this._frame) cancelAnimationFrame(this._frame);
+    if (this._frame) {
+      cancelAnimationFrame(this._frame);
+    }
     this.scroller.removeEventListener('scroll', this._onScroll);
     this._nodes.clear();
   }

@@ -12,8 +12,12 @@
 
 /** theme variables with distinct hues in JupyterLab Light and Dark */
 export const LINE_PALETTE = [
-  '--jp-brand-color1', '--jp-warn-color1', '--jp-success-color1',
-  '--jp-error-color1', '--jp-mirror-editor-meta-color', '--jp-info-color1'
+  '--jp-brand-color1',
+  '--jp-warn-color1',
+  '--jp-success-color1',
+  '--jp-error-color1',
+  '--jp-mirror-editor-meta-color',
+  '--jp-info-color1'
 ] as const;
 
 const SLOTS = LINE_PALETTE.length * 2;
@@ -26,16 +30,24 @@ const SLOTS = LINE_PALETTE.length * 2;
 export function lineColor(line: number, alpha = 0.22): string {
   const slot = ((Math.round(line) % SLOTS) + SLOTS) % SLOTS;
   const variable = LINE_PALETTE[slot % LINE_PALETTE.length];
-  if (alpha >= 1) return `var(${variable})`;
-  const strength = slot < LINE_PALETTE.length ? alpha : Math.min(1, alpha * 1.7);
+  if (alpha >= 1) {
+    return `var(${variable})`;
+  }
+  const strength =
+    slot < LINE_PALETTE.length ? alpha : Math.min(1, alpha * 1.7);
   return `color-mix(in srgb, var(${variable}) ${Math.round(strength * 100)}%, transparent)`;
 }
 
 /** line -> colour for each distinct line in `lines` (lines < 1 are left out). */
-export function lineColors(lines: Iterable<number>, alpha = 0.22): Map<number, string> {
+export function lineColors(
+  lines: Iterable<number>,
+  alpha = 0.22
+): Map<number, string> {
   const sorted = [...new Set(lines)].filter(l => l > 0).sort((a, b) => a - b);
   const out = new Map<number, string>();
-  for (const line of sorted) out.set(line, lineColor(line, alpha));
+  for (const line of sorted) {
+    out.set(line, lineColor(line, alpha));
+  }
   return out;
 }
 
@@ -58,16 +70,22 @@ function themeKey(): string {
 export function resolveColor(css: string, host: HTMLElement): string {
   const key = `${themeKey()}|${css}`;
   const hit = _resolved.get(key);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    return hit;
+  }
   const parent = host.isConnected ? host : document.body;
-  if (!parent) return css;
+  if (!parent) {
+    return css;
+  }
   const probe = document.createElement('span');
   probe.style.display = 'none';
   probe.style.color = css;
   parent.appendChild(probe);
   const value = getComputedStyle(probe).color;
   probe.remove();
-  if (!value) return css;
+  if (!value) {
+    return css;
+  }
   _resolved.set(key, value);
   return value;
 }

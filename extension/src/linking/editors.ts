@@ -11,15 +11,33 @@
  * cell, notebook, and editor.
  */
 
-import { RangeSetBuilder, StateEffect, StateField, type Extension, type Text } from '@codemirror/state';
-import { Decoration, EditorView, type DecorationSet, type ViewUpdate } from '@codemirror/view';
+import {
+  RangeSetBuilder,
+  StateEffect,
+  StateField,
+  type Extension,
+  type Text
+} from '@codemirror/state';
+import {
+  Decoration,
+  EditorView,
+  type DecorationSet,
+  type ViewUpdate
+} from '@codemirror/view';
 import type { Cell } from '@jupyterlab/cells';
 import type { CodeMirrorEditor } from '@jupyterlab/codemirror';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { HUB, type LineSelection } from './hub';
 import { pointerMoved } from './pointer';
-import { cellKeys, keyOfLine, lineMarks, marksKey, mergeColors, selectedLines } from './lines';
+import {
+  cellKeys,
+  keyOfLine,
+  lineMarks,
+  marksKey,
+  mergeColors,
+  selectedLines
+} from './lines';
 
 interface Marks {
   colors: Map<number, string>;
@@ -33,10 +51,16 @@ function decorations(marks: Marks, doc: Text): DecorationSet {
   const builder = new RangeSetBuilder<Decoration>();
   for (const m of lineMarks(marks.colors, marks.selected, doc.lines)) {
     const line = doc.line(m.line);
-    builder.add(line.from, line.from, Decoration.line({
-      class: m.selected ? 'jwb-line jwb-line-selected' : 'jwb-line',
-      attributes: m.color ? { style: `background-color: ${m.color}` } : undefined
-    }));
+    builder.add(
+      line.from,
+      line.from,
+      Decoration.line({
+        class: m.selected ? 'jwb-line jwb-line-selected' : 'jwb-line',
+        attributes: m.color
+          ? { style: `background-color: ${m.color}` }
+          : undefined
+      })
+    );
   }
   return builder.finish();
 }
@@ -52,7 +76,9 @@ const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
         changed = true;
       }
     }
-    if (!changed && !tr.docChanged) return value;
+    if (!changed && !tr.docChanged) {
+      return value;
+    }
     return { marks, deco: decorations(marks, tr.state.doc) };
   },
   provide: f => EditorView.decorations.from(f, v => v.deco)
@@ -65,20 +91,29 @@ class CellLink {
   private _colors = new Map<number, string>();
   private _hoverLine = -1;
 
-  constructor(readonly cell: Cell, readonly panel: NotebookPanel) {
+  constructor(
+    readonly cell: Cell,
+    readonly panel: NotebookPanel
+  ) {
     cell.model.stateChanged.connect(this._onState, this);
   }
 
   keys(): string[] {
-    const model = this.cell.model as Cell['model'] & { executionCount?: number | null };
+    const model = this.cell.model as Cell['model'] & {
+      executionCount?: number | null;
+    };
     return cellKeys(model.id, model.executionCount ?? null);
   }
 
   /** Install the extension in the cell's editor once it exists. */
   attach(): void {
-    if (this._view || this.cell.isDisposed) return;
+    if (this._view || this.cell.isDisposed) {
+      return;
+    }
     const editor = this.cell.editor as CodeMirrorEditor | null;
-    if (!editor || typeof editor.injectExtension !== 'function') return;
+    if (!editor || typeof editor.injectExtension !== 'function') {
+      return;
+    }
     editor.injectExtension(this._extension());
     this._view = editor.editor;
     this.refreshColors();
@@ -97,10 +132,14 @@ class CellLink {
   /** Repaint with the current colours and the hub's selection (only if anything changed). */
   push(): void {
     const view = this._view;
-    if (!view) return;
+    if (!view) {
+      return;
+    }
     const selected = selectedLines(this.keys(), HUB.selection);
     const key = marksKey(this._colors, selected);
-    if (key === this._key) return;
+    if (key === this._key) {
+      return;
+    }
     this._key = key;
     view.dispatch({ effects: setMarks.of({ colors: this._colors, selected }) });
   }
@@ -116,10 +155,14 @@ class CellLink {
     await this.cell.ready;
     this.attach();
     const view = this._view;
-    if (!view || this.cell.isDisposed) return;
+    if (!view || this.cell.isDisposed) {
+      return;
+    }
     const doc = view.state.doc;
     const l = doc.line(Math.max(1, Math.min(line, doc.lines)));
-    view.dispatch({ effects: EditorView.scrollIntoView(l.from, { y: 'center' }) });
+    view.dispatch({
+      effects: EditorView.scrollIntoView(l.from, { y: 'center' })
+    });
   }
 
   private _extension(): Extension {
@@ -127,7 +170,9 @@ class CellLink {
       marksField,
       EditorView.domEventHandlers({
         mousemove: (ev, view) => {
-          if (pointerMoved(ev)) this._hover(view, ev);
+          if (pointerMoved(ev)) {
+            this._hover(view, ev);
+          }
           return false;
         },
         mouseleave: () => {
@@ -146,14 +191,21 @@ class CellLink {
 
   private _hover(view: EditorView, ev: MouseEvent): void {
     const line = this._lineAt(view, ev.clientY);
-    if (line === this._hoverLine) return;
+    if (line === this._hoverLine) {
+      return;
+    }
     this._hoverLine = line;
     const keys = this.keys();
     const key = keyOfLine(keys, line, k => HUB.colorsOf(k));
     const sel = HUB.selection;
     if (key) {
       HUB.select({ cell: key, lines: [line], origin: 'editor', reveal: false });
-    } else if (sel && sel.origin === 'editor' && !sel.reveal && keys.includes(sel.cell)) {
+    } else if (
+      sel &&
+      sel.origin === 'editor' &&
+      !sel.reveal &&
+      keys.includes(sel.cell)
+    ) {
       HUB.select(null);
     }
   }
@@ -161,11 +213,20 @@ class CellLink {
   private _leave(): void {
     this._hoverLine = -1;
     const sel = HUB.selection;
-    if (sel && sel.origin === 'editor' && !sel.reveal && this.keys().includes(sel.cell)) HUB.select(null);
+    if (
+      sel &&
+      sel.origin === 'editor' &&
+      !sel.reveal &&
+      this.keys().includes(sel.cell)
+    ) {
+      HUB.select(null);
+    }
   }
 
   private _onUpdate(update: ViewUpdate): void {
-    if (!update.selectionSet || !update.view.hasFocus) return;
+    if (!update.selectionSet || !update.view.hasFocus) {
+      return;
+    }
     const state = update.state;
     const line = state.doc.lineAt(state.selection.main.head).number;
     const keys = this.keys();
@@ -173,17 +234,29 @@ class CellLink {
     const sel = HUB.selection;
     // publishing from inside CodeMirror's update cycle would re-enter dispatch
     queueMicrotask(() => {
-      if (key) HUB.select({ cell: key, lines: [line], origin: 'editor', reveal: true });
-      else if (sel && sel.origin === 'editor' && keys.includes(sel.cell)) HUB.select(null);
+      if (key) {
+        HUB.select({
+          cell: key,
+          lines: [line],
+          origin: 'editor',
+          reveal: true
+        });
+      } else if (sel && sel.origin === 'editor' && keys.includes(sel.cell)) {
+        HUB.select(null);
+      }
     });
   }
 
   private _onState(_model: unknown, change: { name: string }): void {
-    if (change.name === 'executionCount') this.refreshColors();
+    if (change.name === 'executionCount') {
+      this.refreshColors();
+    }
   }
 
   dispose(): void {
-    if (!this.cell.isDisposed) this.cell.model.stateChanged.disconnect(this._onState, this);
+    if (!this.cell.isDisposed) {
+      this.cell.model.stateChanged.disconnect(this._onState, this);
+    }
     if (this._view && !this.cell.isDisposed) {
       try {
         this._view.dispatch({ effects: setMarks.of(EMPTY) });
@@ -203,28 +276,42 @@ class EditorLinker {
     _tracker.forEach(panel => this._track(panel));
     _tracker.widgetAdded.connect((_, panel) => this._track(panel));
     HUB.onColor(coloring => {
-      for (const link of this._all()) if (link.keys().includes(coloring.cell)) link.refreshColors();
+      for (const link of this._all()) {
+        if (link.keys().includes(coloring.cell)) {
+          link.refreshColors();
+        }
+      }
     });
     HUB.onSelect(sel => this._onSelect(sel));
   }
 
   private *_all(): IterableIterator<CellLink> {
-    for (const links of this._links.values()) yield* links.values();
+    for (const links of this._links.values()) {
+      yield* links.values();
+    }
   }
 
   private _track(panel: NotebookPanel): void {
-    if (this._links.has(panel)) return;
+    if (this._links.has(panel)) {
+      return;
+    }
     const links = new Map<Cell, CellLink>();
     this._links.set(panel, links);
     let pending = 0;
     const scan = (): void => {
       pending = 0;
-      if (panel.isDisposed) return;
+      if (panel.isDisposed) {
+        return;
+      }
       const present = new Set<Cell>();
       for (const cell of panel.content.widgets) {
-        if (cell.model.type !== 'code') continue;
+        if (cell.model.type !== 'code') {
+          continue;
+        }
         present.add(cell);
-        if (links.has(cell)) continue;
+        if (links.has(cell)) {
+          continue;
+        }
         const link = new CellLink(cell, panel);
         links.set(cell, link);
         cell.disposed.connect(() => {
@@ -241,7 +328,9 @@ class EditorLinker {
       }
     };
     const later = (): void => {
-      if (!pending) pending = window.setTimeout(scan, 0);
+      if (!pending) {
+        pending = window.setTimeout(scan, 0);
+      }
     };
     const connectModel = (): void => {
       panel.content.model?.cells.changed.connect(later);
@@ -251,17 +340,27 @@ class EditorLinker {
     connectModel();
     void panel.context.ready.then(later);
     panel.disposed.connect(() => {
-      if (pending) window.clearTimeout(pending);
-      for (const link of links.values()) link.dispose();
+      if (pending) {
+        window.clearTimeout(pending);
+      }
+      for (const link of links.values()) {
+        link.dispose();
+      }
       this._links.delete(panel);
     });
   }
 
   private _onSelect(sel: LineSelection | null): void {
-    for (const link of this._all()) link.push();
-    if (!sel || !sel.reveal || sel.origin === 'editor' || !sel.lines.length) return;
+    for (const link of this._all()) {
+      link.push();
+    }
+    if (!sel || !sel.reveal || sel.origin === 'editor' || !sel.lines.length) {
+      return;
+    }
     const targets = [...this._all()].filter(l => l.keys().includes(sel.cell));
-    if (!targets.length) return;
+    if (!targets.length) {
+      return;
+    }
     const current = this._tracker.currentWidget;
     const target = targets.find(l => l.panel === current) ?? targets[0];
     void target.reveal(Math.min(...sel.lines));
@@ -272,5 +371,7 @@ let linker: EditorLinker | null = null;
 
 /** Link every notebook's cell editors (present and future) to the hub; once per app. */
 export function connectEditors(tracker: INotebookTracker): void {
-  if (!linker) linker = new EditorLinker(tracker);
+  if (!linker) {
+    linker = new EditorLinker(tracker);
+  }
 }

@@ -44,7 +44,9 @@ export class LinkHub {
   /** Announce a selection (null clears it). */
   select(selection: LineSelection | null): void {
     this._selection = selection;
-    for (const listener of [...this._selectListeners]) listener(selection);
+    for (const listener of [...this._selectListeners]) {
+      listener(selection);
+    }
   }
 
   onSelect(listener: Listener<LineSelection | null>): () => void {
@@ -61,13 +63,20 @@ export class LinkHub {
     let cells: Map<string, Map<number, string>> | undefined = this._unowned;
     if (owner !== undefined) {
       cells = this._owned.get(owner);
-      if (!cells) this._owned.set(owner, (cells = new Map()));
+      if (!cells) {
+        this._owned.set(owner, (cells = new Map()));
+      }
     }
     const mine = cells.get(coloring.cell) ?? new Map<number, string>();
-    for (const [line, color] of coloring.colors) mine.set(line, color);
+    for (const [line, color] of coloring.colors) {
+      mine.set(line, color);
+    }
     cells.set(coloring.cell, mine);
-    const merged = this._colorings.get(coloring.cell) ?? new Map<number, string>();
-    for (const [line, color] of coloring.colors) merged.set(line, color);
+    const merged =
+      this._colorings.get(coloring.cell) ?? new Map<number, string>();
+    for (const [line, color] of coloring.colors) {
+      merged.set(line, color);
+    }
     this._colorings.set(coloring.cell, merged);
     this._emitColor(coloring.cell, merged);
   }
@@ -78,27 +87,38 @@ export class LinkHub {
    */
   release(owner: string): void {
     const cells = this._owned.get(owner);
-    if (!cells) return;
+    if (!cells) {
+      return;
+    }
     this._owned.delete(owner);
     for (const [cell, lines] of cells) {
       const merged = this._colorings.get(cell);
-      if (!merged) continue;
+      if (!merged) {
+        continue;
+      }
       for (const line of lines.keys()) {
         let holder: string | undefined;
         for (const other of this._owned.values()) {
           holder = other.get(cell)?.get(line);
-          if (holder) break;
+          if (holder) {
+            break;
+          }
         }
         holder ??= this._unowned.get(cell)?.get(line);
-        if (holder) merged.set(line, holder);
-        else merged.delete(line);
+        if (holder) {
+          merged.set(line, holder);
+        } else {
+          merged.delete(line);
+        }
       }
       this._emitColor(cell, merged);
     }
   }
 
   private _emitColor(cell: string, colors: Map<number, string>): void {
-    for (const listener of [...this._colorListeners]) listener({ cell, colors });
+    for (const listener of [...this._colorListeners]) {
+      listener({ cell, colors });
+    }
   }
 
   colorsOf(cell: string): Map<number, string> {

@@ -15,9 +15,14 @@ function record(ev: MouseEvent): void {
 }
 
 function install(): void {
-  if (installed || typeof window === 'undefined') return;
+  if (installed || typeof window === 'undefined') {
+    return;
+  }
   installed = true;
-  window.addEventListener('mousemove', record, { capture: true, passive: true });
+  window.addEventListener('mousemove', record, {
+    capture: true,
+    passive: true
+  });
 }
 
 /** False for a mousemove/mouseover at the coordinates of the mousemove before it. */

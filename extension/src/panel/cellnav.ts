@@ -11,15 +11,26 @@ import type { NotebookPanel } from '@jupyterlab/notebook';
 /** The index of the cell with model id `cellId`, or -1. */
 export function cellIndex(panel: NotebookPanel, cellId: string): number {
   const cells = panel.content?.model?.cells;
-  if (!cells) return -1;
-  for (let i = 0; i < cells.length; i++) if (cells.get(i).id === cellId) return i;
+  if (!cells) {
+    return -1;
+  }
+  for (let i = 0; i < cells.length; i++) {
+    if (cells.get(i).id === cellId) {
+      return i;
+    }
+  }
   return -1;
 }
 
 /** Scroll `panel` to its cell `cellId` and make it the active cell; false if absent. */
-export async function showCell(panel: NotebookPanel, cellId: string): Promise<boolean> {
+export async function showCell(
+  panel: NotebookPanel,
+  cellId: string
+): Promise<boolean> {
   const index = cellIndex(panel, cellId);
-  if (index < 0) return false;
+  if (index < 0) {
+    return false;
+  }
   const nb = panel.content;
   nb.activeCellIndex = index;
   try {

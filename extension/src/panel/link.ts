@@ -27,7 +27,13 @@ import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Signal, type ISignal } from '@lumino/signaling';
 
 import { parseKernelMessage } from './parse';
-import { COMM_TARGET, PROTOCOL, type CellBadge, type KernelInfo, type LiveDiff } from './protocol';
+import {
+  COMM_TARGET,
+  PROTOCOL,
+  type CellBadge,
+  type KernelInfo,
+  type LiveDiff
+} from './protocol';
 import { WorkbenchStore } from './store';
 import type { IWorkbenchLink, LinkState } from './tokens';
 
@@ -75,9 +81,13 @@ export class WorkbenchLink implements IWorkbenchLink {
   /** a hello is owed to the kernel as soon as it is idle */
   private _needHello = false;
   private _disposed = false;
-  private readonly _target: CommTarget = (comm, msg) => this._onAnnounce(comm, msg);
+  private readonly _target: CommTarget = (comm, msg) =>
+    this._onAnnounce(comm, msg);
 
-  constructor(readonly notebook: NotebookPanel, private readonly _hub: LinkHub | null = null) {
+  constructor(
+    readonly notebook: NotebookPanel,
+    private readonly _hub: LinkHub | null = null
+  ) {
     const sc = notebook.sessionContext;
     sc.kernelChanged.connect(this._onKernelChanged, this);
     sc.statusChanged.connect(this._onStatus, this);
@@ -131,10 +141,17 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   /** The "Load workbench" button: a user's click, so it may run while the kernel is busy. */
   async loadWorkbench(): Promise<void> {
-    if (this._leader) return this._leader.loadWorkbench();
+    if (this._leader) {
+      return this._leader.loadWorkbench();
+    }
     const kernel = this._kernel;
-    if (!kernel || this._disposed) return;
-    this._setState('connecting', 'Loading the workbench (%load_ext workbench)…');
+    if (!kernel || this._disposed) {
+      return;
+    }
+    this._setState(
+      'connecting',
+      'Loading the workbench (%load_ext workbench)…'
+    );
     let failed: string | null = null;
     try {
       const future = kernel.requestExecute(
@@ -148,16 +165,22 @@ export class WorkbenchLink implements IWorkbenchLink {
         }
       };
       const reply = await future.done;
-      const content = reply?.content as { status?: string; ename?: unknown; evalue?: unknown } | undefined;
+      const content = reply?.content as
+        { status?: string; ename?: unknown; evalue?: unknown } | undefined;
       if (content && content.status === 'error' && !failed) {
         failed = `${String(content.ename)}: ${String(content.evalue)}`;
       }
     } catch (err) {
       failed = String(err);
     }
-    if (this._disposed || kernel !== this._kernel) return;
+    if (this._disposed || kernel !== this._kernel) {
+      return;
+    }
     if (failed) {
-      this._setState('not-loaded', `%load_ext workbench failed in the kernel: ${failed}`);
+      this._setState(
+        'not-loaded',
+        `%load_ext workbench failed in the kernel: ${failed}`
+      );
       return;
     }
     // `%load_ext` of a workbench already loaded announces nothing: ask ourselves
@@ -169,10 +192,16 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   /** Ask the kernel for a memory sample now (a click, or the panel when idle). */
   requestSample(userClick = false): boolean {
-    if (this._leader) return this._leader.requestSample(userClick);
+    if (this._leader) {
+      return this._leader.requestSample(userClick);
+    }
     const kernel = this._kernel;
-    if (!kernel || !this._comm || this._state !== 'connected') return false;
-    if (!userClick && kernel.status !== 'idle') return false;
+    if (!kernel || !this._comm || this._state !== 'connected') {
+      return false;
+    }
+    if (!userClick && kernel.status !== 'idle') {
+      return false;
+    }
     try {
       this._comm.send({ protocol: PROTOCOL, type: 'sample' });
       return true;
@@ -182,7 +211,9 @@ export class WorkbenchLink implements IWorkbenchLink {
   }
 
   dispose(): void {
-    if (this._disposed) return;
+    if (this._disposed) {
+      return;
+    }
     this._disposed = true;
     this._detach(true);
     Signal.clearData(this);
@@ -190,21 +221,34 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   // -- kernel lifecycle -------------------------------------------------------------------
 
-  private _onKernelChanged(_: ISessionContext, args: { newValue: Kernel_ | null }): void {
+  private _onKernelChanged(
+    _: ISessionContext,
+    args: { newValue: Kernel_ | null }
+  ): void {
     this._attach(args.newValue ?? null);
   }
 
   private _onStatus(_: ISessionContext, status: Kernel.Status): void {
-    if (this._disposed || this._leader) return;
+    if (this._disposed || this._leader) {
+      return;
+    }
     // 'starting' alone: another connection (a second notebook, another tab) restarted it
-    if (status === 'restarting' || status === 'autorestarting'
-        || (status === 'starting' && (this._comm !== null || this._state === 'connected'))) {
+    if (
+      status === 'restarting' ||
+      status === 'autorestarting' ||
+      (status === 'starting' &&
+        (this._comm !== null || this._state === 'connected'))
+    ) {
       // the connection disposes its comms itself; the target registry survives
       this._dropComm(false);
       this._store.reset();
       this._needHello = true;
-      this._setState('connecting', status === 'autorestarting'
-        ? 'The kernel died and is restarting…' : 'The kernel is restarting…');
+      this._setState(
+        'connecting',
+        status === 'autorestarting'
+          ? 'The kernel died and is restarting…'
+          : 'The kernel is restarting…'
+      );
       return;
     }
     if (status === 'dead') {
@@ -217,11 +261,18 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._maybeHello();
   }
 
-  private _onConnection(_: ISessionContext, status: Kernel.ConnectionStatus): void {
-    if (this._disposed || this._leader) return;
+  private _onConnection(
+    _: ISessionContext,
+    status: Kernel.ConnectionStatus
+  ): void {
+    if (this._disposed || this._leader) {
+      return;
+    }
     if (status === 'disconnected' || status === 'connecting') {
       // messages may be lost while the socket is down: ask again afterwards
-      if (this._state === 'connected' || this._comm) this._needHello = true;
+      if (this._state === 'connected' || this._comm) {
+        this._needHello = true;
+      }
       return;
     }
     this._maybeHello();
@@ -261,7 +312,9 @@ export class WorkbenchLink implements IWorkbenchLink {
   /** This notebook's connection does not handle comms: follow a link whose does. */
   private _follow(): void {
     const kernel = this._kernel;
-    if (!kernel || this._disposed) return;
+    if (!kernel || this._disposed) {
+      return;
+    }
     const leader = this._hub?.leaderFor(this, kernel.id) ?? null;
     if (leader) {
       this._leader = leader;
@@ -283,15 +336,27 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     spare?.dispose();
-    this._setState('error', 'Another connection to this kernel (another page or extension) handles its comms: ' +
-      'this notebook cannot reach the workbench. Open the panel from a notebook of that connection.');
+    this._setState(
+      'error',
+      'Another connection to this kernel (another page or extension) handles its comms: ' +
+        'this notebook cannot reach the workbench. Open the panel from a notebook of that connection.'
+    );
   }
 
   /** Called by the hub when links come and go: a follower without a live leader looks again. */
   relink(): void {
-    if (this._disposed || !this._kernel || this._kernel.handleComms !== false || this._spare) return;
+    if (
+      this._disposed ||
+      !this._kernel ||
+      this._kernel.handleComms !== false ||
+      this._spare
+    ) {
+      return;
+    }
     const leader = this._leader;
-    if (leader && leader.leads && leader.commKernelId === this._kernel.id) return;
+    if (leader && leader.leads && leader.commKernelId === this._kernel.id) {
+      return;
+    }
     this._unfollow();
     this._follow();
   }
@@ -303,14 +368,18 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   private _onLeaderChanged(): void {
     const leader = this._leader;
-    if (!leader || this._disposed) return;
+    if (!leader || this._disposed) {
+      return;
+    }
     if (!leader.leads || leader.commKernelId !== this._kernel?.id) {
       this.relink();
       return;
     }
     this._state = leader.state;
     this._message = leader.message;
-    if (leader.state === 'connected') this._writeBadges([...leader.store.badges.values()]);
+    if (leader.state === 'connected') {
+      this._writeBadges([...leader.store.badges.values()]);
+    }
     this._changed.emit();
   }
 
@@ -331,7 +400,9 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._kernel = null;
     const spare = this._spare;
     this._spare = null;
-    if (spare && !spare.isDisposed) spare.dispose();
+    if (spare && !spare.isDisposed) {
+      spare.dispose();
+    }
   }
 
   /** Forget the comm; `close`: tell the kernel (it lives on, e.g. the notebook closed). */
@@ -339,12 +410,20 @@ export class WorkbenchLink implements IWorkbenchLink {
     const comm = this._comm;
     this._comm = null;
     this._snapshot = false;
-    if (!comm) return;
+    if (!comm) {
+      return;
+    }
     comm.onMsg = () => undefined;
     comm.onClose = () => undefined;
     try {
       const conn = this._commKernel;
-      if (close && !comm.isDisposed && conn && !conn.isDisposed && conn.connectionStatus === 'connected') {
+      if (
+        close &&
+        !comm.isDisposed &&
+        conn &&
+        !conn.isDisposed &&
+        conn.connectionStatus === 'connected'
+      ) {
         comm.close();
       } else if (!comm.isDisposed) {
         comm.dispose();
@@ -357,8 +436,12 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _maybeHello(): void {
     const kernel = this._kernel;
     const conn = this._commKernel;
-    if (!this._needHello || !kernel || !conn || this._disposed) return;
-    if (kernel.status !== 'idle' || conn.connectionStatus !== 'connected') return;
+    if (!this._needHello || !kernel || !conn || this._disposed) {
+      return;
+    }
+    if (kernel.status !== 'idle' || conn.connectionStatus !== 'connected') {
+      return;
+    }
     this._needHello = false;
     try {
       if (this._comm) {
@@ -369,10 +452,15 @@ export class WorkbenchLink implements IWorkbenchLink {
         this._bind(comm);
         comm.open(HELLO);
       }
-      if (this._state !== 'connected') this._setState('connecting', 'Asking the kernel for the workbench…');
+      if (this._state !== 'connected') {
+        this._setState('connecting', 'Asking the kernel for the workbench…');
+      }
     } catch (err) {
       this._dropComm(false);
-      this._setState('error', `Could not reach the kernel's workbench: ${String(err)}`);
+      this._setState(
+        'error',
+        `Could not reach the kernel's workbench: ${String(err)}`
+      );
     }
   }
 
@@ -382,17 +470,28 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._snapshot = false;
     comm.onMsg = msg => {
       const session = msg?.header?.session;
-      this._onMessage(comm, msg?.content?.data, typeof session === 'string' ? session : null);
+      this._onMessage(
+        comm,
+        msg?.content?.data,
+        typeof session === 'string' ? session : null
+      );
     };
     comm.onClose = () => this._onClose(comm);
   }
 
   /** `%load_ext workbench` opened a comm to us: answer hello on it once idle. */
-  private _onAnnounce(comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void {
-    if (this._disposed) return;
+  private _onAnnounce(
+    comm: Kernel.IComm,
+    msg: KernelMessage.ICommOpenMsg
+  ): void {
+    if (this._disposed) {
+      return;
+    }
     const parsed = parseKernelMessage(msg?.content?.data);
     if (parsed.type !== 'announce') {
-      if (parsed.type === 'invalid' && parsed.fatal) this._setState('error', parsed.message);
+      if (parsed.type === 'invalid' && parsed.fatal) {
+        this._setState('error', parsed.message);
+      }
       try {
         comm.close();
       } catch {
@@ -403,12 +502,17 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._store.reset();
     this._bind(comm);
     this._needHello = true;
-    this._setState('connecting', `The workbench ${parsed.version} was loaded; connecting…`);
+    this._setState(
+      'connecting',
+      `The workbench ${parsed.version} was loaded; connecting…`
+    );
     this._maybeHello();
   }
 
   private _onClose(comm: Kernel.IComm): void {
-    if (comm !== this._comm || this._disposed) return;
+    if (comm !== this._comm || this._disposed) {
+      return;
+    }
     const hadSnapshot = this._snapshot;
     this._comm = null;
     this._snapshot = false;
@@ -417,18 +521,31 @@ export class WorkbenchLink implements IWorkbenchLink {
       this._changed.emit();
       return;
     }
-    this._setState('not-loaded', hadSnapshot
-      ? 'The workbench was unloaded from this kernel (%unload_ext workbench).'
-      : 'The workbench is not loaded in this kernel.');
+    this._setState(
+      'not-loaded',
+      hadSnapshot
+        ? 'The workbench was unloaded from this kernel (%unload_ext workbench).'
+        : 'The workbench is not loaded in this kernel.'
+    );
   }
 
   /** A message from another kernel process than the snapshot's: the kernel restarted. */
   private _onIopub(_: Kernel_, msg: KernelMessage.IIOPubMessage): void {
     // status messages only: the server writes some messages itself (an output rate limit
     // warning) under its own session id
-    if (msg?.header?.msg_type !== 'status') return;
+    if (msg?.header?.msg_type !== 'status') {
+      return;
+    }
     const session = msg?.header?.session;
-    if (this._disposed || this._leader || !this._kernelSession || !session || session === this._kernelSession) return;
+    if (
+      this._disposed ||
+      this._leader ||
+      !this._kernelSession ||
+      !session ||
+      session === this._kernelSession
+    ) {
+      return;
+    }
     this._kernelSession = null;
     this._dropComm(false);
     this._store.reset();
@@ -437,8 +554,14 @@ export class WorkbenchLink implements IWorkbenchLink {
     this._maybeHello();
   }
 
-  private _onMessage(comm: Kernel.IComm, data: unknown, session: string | null = null): void {
-    if (comm !== this._comm || this._disposed) return;
+  private _onMessage(
+    comm: Kernel.IComm,
+    data: unknown,
+    session: string | null = null
+  ): void {
+    if (comm !== this._comm || this._disposed) {
+      return;
+    }
     const msg = parseKernelMessage(data);
     switch (msg.type) {
       case 'snapshot':
@@ -449,10 +572,14 @@ export class WorkbenchLink implements IWorkbenchLink {
         this._setState('connected', this._connectedMessage());
         return;
       case 'update':
-        if (!this._snapshot) return; // a push before our snapshot: the snapshot will hold it
+        if (!this._snapshot) {
+          return;
+        } // a push before our snapshot: the snapshot will hold it
         this._store.apply(msg.batch, msg.kernel);
         this._writeBadges(msg.batch.cells);
-        if (msg.batch.rejected) this._message = this._connectedMessage();
+        if (msg.batch.rejected) {
+          this._message = this._connectedMessage();
+        }
         this._changed.emit();
         return;
       case 'cleared':
@@ -461,7 +588,8 @@ export class WorkbenchLink implements IWorkbenchLink {
         return;
       case 'bye':
         // the close follows; say why now
-        this._message = 'The workbench was unloaded from this kernel (%unload_ext workbench).';
+        this._message =
+          'The workbench was unloaded from this kernel (%unload_ext workbench).';
         return;
       case 'error':
         this._message = `The kernel's workbench reported: ${msg.message}`;
@@ -485,30 +613,51 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _connectedMessage(): string {
     const v = this._store.workbenchVersion;
     const bad = this._store.rejected;
-    return `Connected to jax-workbench ${v ?? ''}`.trim() +
-      (bad ? ` (${bad} malformed item${bad === 1 ? '' : 's'} ignored)` : '') + '.';
+    return (
+      `Connected to jax-workbench ${v ?? ''}`.trim() +
+      (bad ? ` (${bad} malformed item${bad === 1 ? '' : 's'} ignored)` : '') +
+      '.'
+    );
   }
 
   private _setState(state: LinkState, message: string): void {
     this._state = state;
     this._message = message;
-    if (!this._disposed) this._changed.emit();
+    if (!this._disposed) {
+      this._changed.emit();
+    }
   }
 
   /** Each badge into its cell's metadata, found by the notebook's cell id (skipped if absent). */
   private _writeBadges(badges: CellBadge[]): void {
-    if (!badges.length) return;
-    const cells = this.notebook.content?.model?.cells as unknown as Iterable<MetadataCell> | undefined;
-    if (!cells) return;
+    if (!badges.length) {
+      return;
+    }
+    const cells = this.notebook.content?.model?.cells as unknown as
+      Iterable<MetadataCell> | undefined;
+    if (!cells) {
+      return;
+    }
     const wanted = new Map<string, CellBadge>();
-    for (const b of badges) if (b.cell_id) wanted.set(b.cell_id, b);
+    for (const b of badges) {
+      if (b.cell_id) {
+        wanted.set(b.cell_id, b);
+      }
+    }
     try {
       for (const cell of cells) {
         const badge = wanted.get(cell.id);
-        if (!badge) continue;
+        if (!badge) {
+          continue;
+        }
         const value = { badge };
         const old = cell.getMetadata(BADGE_METADATA_KEY);
-        if (old !== undefined && JSON.stringify(old) === JSON.stringify(value)) continue;
+        if (
+          old !== undefined &&
+          JSON.stringify(old) === JSON.stringify(value)
+        ) {
+          continue;
+        }
         cell.setMetadata(BADGE_METADATA_KEY, value);
       }
     } catch {

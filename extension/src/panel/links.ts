@@ -26,12 +26,16 @@ function readLiveMode(): boolean {
 export interface WorkbenchLinksOptions {
   /** a new connection to a kernel, the way JupyterLab makes them (the plugin gives
    * `serviceManager.kernels.connectTo`): comms go to it only if no other connection has them */
-  connect?: (kernel: Kernel.IKernelConnection) => Kernel.IKernelConnection | null;
+  connect?: (
+    kernel: Kernel.IKernelConnection
+  ) => Kernel.IKernelConnection | null;
 }
 
 export class WorkbenchLinks implements IWorkbenchLinks {
   private readonly _links = new Map<NotebookPanel, WorkbenchLink>();
-  private readonly _liveModeChanged = new Signal<IWorkbenchLinks, boolean>(this);
+  private readonly _liveModeChanged = new Signal<IWorkbenchLinks, boolean>(
+    this
+  );
   private _liveMode = readLiveMode();
   /** set by the plugin: shows the sidebar filtered to a cell */
   onOpenPanel: (cellId: string | null) => void = () => undefined;
@@ -41,7 +45,13 @@ export class WorkbenchLinks implements IWorkbenchLinks {
     this._hub = {
       leaderFor: (link, kernelId) => {
         for (const other of this._links.values()) {
-          if (other !== link && other.leads && other.commKernelId === kernelId) return other;
+          if (
+            other !== link &&
+            other.leads &&
+            other.commKernelId === kernelId
+          ) {
+            return other;
+          }
         }
         return null;
       },
@@ -72,7 +82,9 @@ export class WorkbenchLinks implements IWorkbenchLinks {
   }
 
   set liveMode(on: boolean) {
-    if (on === this._liveMode) return;
+    if (on === this._liveMode) {
+      return;
+    }
     this._liveMode = on;
     try {
       globalThis.localStorage?.setItem(LIVE_MODE_KEY, String(on));
@@ -88,14 +100,18 @@ export class WorkbenchLinks implements IWorkbenchLinks {
 
   /** A link came or went: followers without a live leader look again. */
   private _relink(): void {
-    for (const link of [...this._links.values()]) link.relink();
+    for (const link of [...this._links.values()]) {
+      link.relink();
+    }
   }
 
   /** The page is going away (reload, tab closed): close every comm now.  A closing page
    * sends no `comm_close` by itself, so the kernel would keep pushing every update to a comm
    * nobody reads, one more per reload. */
   closeAll(): void {
-    for (const link of [...this._links.values()]) link.dispose();
+    for (const link of [...this._links.values()]) {
+      link.dispose();
+    }
     this._links.clear();
   }
 

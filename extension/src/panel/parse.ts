@@ -42,12 +42,21 @@ export interface Batch {
 
 export type ParsedMessage =
   | { type: 'announce'; version: string }
-  | { type: 'snapshot'; version: string; kernel: KernelInfo | null; batch: Batch }
+  | {
+      type: 'snapshot';
+      version: string;
+      kernel: KernelInfo | null;
+      batch: Batch;
+    }
   | { type: 'update'; kernel: KernelInfo | null; batch: Batch }
   | { type: 'cleared' }
   | { type: 'bye' }
   | { type: 'error'; message: string }
-  | { type: 'invalid'; message: string; /** another protocol: nothing else can be trusted */ fatal: boolean };
+  | {
+      type: 'invalid';
+      message: string;
+      /** another protocol: nothing else can be trusted */ fatal: boolean;
+    };
 
 function isObj(x: unknown): x is Obj {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -71,13 +80,21 @@ function nonNeg(x: unknown): number | null {
 }
 
 function oneOf<T extends string>(x: unknown, allowed: readonly T[]): T | null {
-  return typeof x === 'string' && (allowed as readonly string[]).includes(x) ? (x as T) : null;
+  return typeof x === 'string' && (allowed as readonly string[]).includes(x)
+    ? (x as T)
+    : null;
 }
 
 /** Read each item of a list with `read`; non-lists give [], unreadable items are counted. */
-function list<T>(x: unknown, read: (item: unknown) => T | null, bad: { n: number }): T[] {
+function list<T>(
+  x: unknown,
+  read: (item: unknown) => T | null,
+  bad: { n: number }
+): T[] {
   if (!Array.isArray(x)) {
-    if (x !== undefined && x !== null) bad.n++;
+    if (x !== undefined && x !== null) {
+      bad.n++;
+    }
     return [];
   }
   const out: T[] = [];
@@ -88,27 +105,50 @@ function list<T>(x: unknown, read: (item: unknown) => T | null, bad: { n: number
     } catch {
       v = null;
     }
-    if (v === null) bad.n++;
-    else out.push(v);
+    if (v === null) {
+      bad.n++;
+    } else {
+      out.push(v);
+    }
   }
   return out;
 }
 
 export function readCallSite(x: unknown): CallSite | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const file = str(x.file);
   const line = int(x.line);
-  if (file === null || line === null) return null;
-  return { file, line, function: str(x.function) ?? '', text: str(x.text) ?? '' };
+  if (file === null || line === null) {
+    return null;
+  }
+  return {
+    file,
+    line,
+    function: str(x.function) ?? '',
+    text: str(x.text) ?? ''
+  };
 }
 
 export function readReason(x: unknown): MissReason | null {
   if (typeof x === 'string') {
-    return { kind: '', path: '', before: null, after: null, detail: null, text: x };
+    return {
+      kind: '',
+      path: '',
+      before: null,
+      after: null,
+      detail: null,
+      text: x
+    };
   }
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const text = str(x.text);
-  if (text === null) return null;
+  if (text === null) {
+    return null;
+  }
   return {
     kind: str(x.kind) ?? '',
     path: str(x.path) ?? '',
@@ -124,11 +164,15 @@ const ORIGINS = ['user', 'jax', 'workbench'] as const;
 const PCACHE = ['hit', 'miss', 'written'] as const;
 
 export function readRecord(x: unknown): CompileRecord | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const fn = str(x.function);
   const kind = oneOf(x.kind, KINDS);
   const seq = int(x.seq);
-  if (fn === null || kind === null || seq === null) return null;
+  if (fn === null || kind === null || seq === null) {
+    return null;
+  }
   const bad = { n: 0 };
   const trace = nonNeg(x.trace_s);
   const lower = nonNeg(x.lower_s);
@@ -160,9 +204,13 @@ export function readRecord(x: unknown): CompileRecord | null {
 }
 
 export function readDevice(x: unknown): DeviceInfo | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const id = int(x.id);
-  if (id === null) return null;
+  if (id === null) {
+    return null;
+  }
   return {
     id,
     platform: str(x.platform) ?? '',
@@ -173,7 +221,9 @@ export function readDevice(x: unknown): DeviceInfo | null {
 }
 
 export function readKernelInfo(x: unknown): KernelInfo | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const bad = { n: 0 };
   return {
     jax_version: str(x.jax_version) ?? '?',
@@ -185,9 +235,13 @@ export function readKernelInfo(x: unknown): KernelInfo | null {
 }
 
 function readDeviceMemory(x: unknown): DeviceMemory | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const id = int(x.id);
-  if (id === null) return null;
+  if (id === null) {
+    return null;
+  }
   return {
     id,
     live_bytes: nonNeg(x.live_bytes) ?? 0,
@@ -200,10 +254,14 @@ function readDeviceMemory(x: unknown): DeviceMemory | null {
 const WHEN = ['load', 'start', 'end', 'request'] as const;
 
 export function readMemorySample(x: unknown): MemorySample | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const t = num(x.t);
   const live = nonNeg(x.live_bytes);
-  if (t === null || live === null) return null;
+  if (t === null || live === null) {
+    return null;
+  }
   const bad = { n: 0 };
   return {
     t,
@@ -217,9 +275,13 @@ export function readMemorySample(x: unknown): MemorySample | null {
 }
 
 export function readBadge(x: unknown): CellBadge | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const cell = str(x.cell);
-  if (cell === null) return null;
+  if (cell === null) {
+    return null;
+  }
   const count = (v: unknown): number => nonNeg(v) ?? 0;
   return {
     cell,
@@ -238,9 +300,13 @@ export function readBadge(x: unknown): CellBadge | null {
 }
 
 export function readBench(x: unknown): BenchSummary | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const label = str(x.label);
-  if (label === null) return null;
+  if (label === null) {
+    return null;
+  }
   const out: BenchSummary = {
     label,
     cell: str(x.cell),
@@ -250,31 +316,58 @@ export function readBench(x: unknown): BenchSummary | null {
     best_s: nonNeg(x.best_s),
     runs: nonNeg(x.runs) ?? 0
   };
-  if (Array.isArray(x.variants)) out.variants = x.variants.filter((v): v is string => typeof v === 'string');
-  if (x.interrupted === true) out.interrupted = true;
+  if (Array.isArray(x.variants)) {
+    out.variants = x.variants.filter((v): v is string => typeof v === 'string');
+  }
+  if (x.interrupted === true) {
+    out.interrupted = true;
+  }
   return out;
 }
 
 function readDiffGroup(x: unknown): DiffGroup | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const what = str(x.what);
-  if (what === null) return null;
+  if (what === null) {
+    return null;
+  }
   const examples = Array.isArray(x.examples)
-    ? x.examples.filter((v): v is string => typeof v === 'string').slice(0, 3) : [];
-  return { what, line: readCallSite(x.line), count: int(x.count) ?? 1, examples };
+    ? x.examples.filter((v): v is string => typeof v === 'string').slice(0, 3)
+    : [];
+  return {
+    what,
+    line: readCallSite(x.line),
+    count: int(x.count) ?? 1,
+    examples
+  };
 }
 
 function readDiffTotal(x: unknown): DiffTotal | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const name = str(x.name);
-  if (name === null) return null;
-  return { name, before: num(x.before), after: num(x.after), unit: oneOf(x.unit, ['count', 's', 'bytes'] as const) ?? 'count' };
+  if (name === null) {
+    return null;
+  }
+  return {
+    name,
+    before: num(x.before),
+    after: num(x.after),
+    unit: oneOf(x.unit, ['count', 's', 'bytes'] as const) ?? 'count'
+  };
 }
 
 export function readDiff(x: unknown): LiveDiff | null {
-  if (!isObj(x)) return null;
+  if (!isObj(x)) {
+    return null;
+  }
   const kind = oneOf(x.kind, ['jaxpr', 'hlo'] as const);
-  if (kind === null) return null;
+  if (kind === null) {
+    return null;
+  }
   const bad = { n: 0 };
   return {
     cell: str(x.cell),
@@ -297,7 +390,11 @@ function readBatch(x: Obj): Batch {
   const diffs = list(x.diffs, readDiff, bad);
   const dropped = int(x.dropped);
   return {
-    records, cells, memory, benchmarks, diffs,
+    records,
+    cells,
+    memory,
+    benchmarks,
+    diffs,
     dropped: dropped !== null && dropped > 0 ? dropped : 0,
     rejected: bad.n
   };
@@ -306,13 +403,22 @@ function readBatch(x: Obj): Batch {
 /** One comm message's `data`, read; never throws. */
 export function parseKernelMessage(data: unknown): ParsedMessage {
   try {
-    if (!isObj(data)) return { type: 'invalid', message: 'The kernel sent a message that is not an object.', fatal: false };
-    if (data.protocol !== PROTOCOL) {
-      const p = typeof data.protocol === 'number' || typeof data.protocol === 'string'
-        ? String(data.protocol) : 'none';
+    if (!isObj(data)) {
       return {
         type: 'invalid',
-        message: `The kernel's workbench speaks protocol ${p}; this panel speaks protocol ${PROTOCOL}. ` +
+        message: 'The kernel sent a message that is not an object.',
+        fatal: false
+      };
+    }
+    if (data.protocol !== PROTOCOL) {
+      const p =
+        typeof data.protocol === 'number' || typeof data.protocol === 'string'
+          ? String(data.protocol)
+          : 'none';
+      return {
+        type: 'invalid',
+        message:
+          `The kernel's workbench speaks protocol ${p}; this panel speaks protocol ${PROTOCOL}. ` +
           'Install the same jax-workbench version in the kernel and in JupyterLab.',
         fatal: true
       };
@@ -321,23 +427,46 @@ export function parseKernelMessage(data: unknown): ParsedMessage {
       case 'announce':
         return { type: 'announce', version: str(data.version) ?? '?' };
       case 'snapshot':
-        return { type: 'snapshot', version: str(data.version) ?? '?', kernel: readKernelInfo(data.kernel), batch: readBatch(data) };
+        return {
+          type: 'snapshot',
+          version: str(data.version) ?? '?',
+          kernel: readKernelInfo(data.kernel),
+          batch: readBatch(data)
+        };
       case 'update':
         // `kernel` only once JAX started its backends after the snapshot (the kernel never
         // starts them itself): absent otherwise
-        return { type: 'update', kernel: readKernelInfo(data.kernel), batch: readBatch(data) };
+        return {
+          type: 'update',
+          kernel: readKernelInfo(data.kernel),
+          batch: readBatch(data)
+        };
       case 'cleared':
         return { type: 'cleared' };
       case 'bye':
         return { type: 'bye' };
       case 'error':
-        return { type: 'error', message: str(data.message) ?? 'the kernel reported an error' };
+        return {
+          type: 'error',
+          message: str(data.message) ?? 'the kernel reported an error'
+        };
       default: {
-        const t = typeof data.type === 'string' ? data.type.slice(0, 40) : typeof data.type;
-        return { type: 'invalid', message: `The kernel sent a message of an unknown type (${t}); ignored.`, fatal: false };
+        const t =
+          typeof data.type === 'string'
+            ? data.type.slice(0, 40)
+            : typeof data.type;
+        return {
+          type: 'invalid',
+          message: `The kernel sent a message of an unknown type (${t}); ignored.`,
+          fatal: false
+        };
       }
     }
   } catch (err) {
-    return { type: 'invalid', message: `The kernel sent a message the panel cannot read (${String(err)}).`, fatal: false };
+    return {
+      type: 'invalid',
+      message: `The kernel sent a message the panel cannot read (${String(err)}).`,
+      fatal: false
+    };
   }
 }

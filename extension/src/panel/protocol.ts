@@ -164,13 +164,35 @@ export interface Update {
   diffs?: LiveDiff[];
 }
 
-export interface Announce { protocol: 1; type: 'announce'; version: string }
-export interface Cleared { protocol: 1; type: 'cleared' }
-export interface Bye { protocol: 1; type: 'bye' }
-export interface KernelError { protocol: 1; type: 'error'; message: string }
+export interface Announce {
+  protocol: 1;
+  type: 'announce';
+  version: string;
+}
+export interface Cleared {
+  protocol: 1;
+  type: 'cleared';
+}
+export interface Bye {
+  protocol: 1;
+  type: 'bye';
+}
+export interface KernelError {
+  protocol: 1;
+  type: 'error';
+  message: string;
+}
 
-export type KernelMessage = Announce | Snapshot | Update | Cleared | Bye | KernelError;
+export type KernelMessage =
+  Announce | Snapshot | Update | Cleared | Bye | KernelError;
 
-export interface Hello { protocol: 1; type: 'hello'; client?: string }
-export interface SampleRequest { protocol: 1; type: 'sample' }
+export interface Hello {
+  protocol: 1;
+  type: 'hello';
+  client?: string;
+}
+export interface SampleRequest {
+  protocol: 1;
+  type: 'sample';
+}
 export type FrontEndMessage = Hello | SampleRequest;

@@ -40,7 +40,11 @@ export const STATE_LABELS: Record<LinkState, string> = {
   error: 'Cannot use this kernel'
 };
 
-function section(parent: HTMLElement, title: string, name: string): HTMLElement {
+function section(
+  parent: HTMLElement,
+  title: string,
+  name: string
+): HTMLElement {
   const box = add(parent, el('section', `jwb-panel-section jwb-panel-${name}`));
   box.setAttribute('data-jwb', name);
   add(box, el('h3', 'jwb-panel-h', title));
@@ -49,16 +53,23 @@ function section(parent: HTMLElement, title: string, name: string): HTMLElement 
 
 /** "8 × cpu" per device kind, with the processes they live on. */
 export function describeDevices(k: KernelInfo): string[] {
-  const kinds = new Map<string, { n: number; procs: Set<number>; platform: string }>();
+  const kinds = new Map<
+    string,
+    { n: number; procs: Set<number>; platform: string }
+  >();
   for (const d of k.devices) {
     const key = d.kind || d.platform || '?';
     let e = kinds.get(key);
-    if (!e) kinds.set(key, (e = { n: 0, procs: new Set(), platform: d.platform }));
+    if (!e) {
+      kinds.set(key, (e = { n: 0, procs: new Set(), platform: d.platform }));
+    }
     e.n++;
     e.procs.add(d.process_index);
   }
-  return [...kinds].map(([kind, e]) =>
-    `${e.n} × ${kind}${e.platform && e.platform !== kind ? ` (${e.platform})` : ''} on process${e.procs.size === 1 ? '' : 'es'} ${[...e.procs].sort((a, b) => a - b).join(', ')}`);
+  return [...kinds].map(
+    ([kind, e]) =>
+      `${e.n} × ${kind}${e.platform && e.platform !== kind ? ` (${e.platform})` : ''} on process${e.procs.size === 1 ? '' : 'es'} ${[...e.procs].sort((a, b) => a - b).join(', ')}`
+  );
 }
 
 export class WorkbenchSidebar extends Widget {
@@ -92,7 +103,14 @@ export class WorkbenchSidebar extends Widget {
     const stateLine = add(head, el('div', 'jwb-panel-stateline'));
     this._state = add(stateLine, el('span', 'jwb-panel-state'));
     this._state.setAttribute('data-jwb', 'state');
-    this._load = add(stateLine, el('button', 'jwb-panel-load jp-mod-styled jp-mod-accept', 'Load workbench'));
+    this._load = add(
+      stateLine,
+      el(
+        'button',
+        'jwb-panel-load jp-mod-styled jp-mod-accept',
+        'Load workbench'
+      )
+    );
     this._load.type = 'button';
     this._load.setAttribute('data-jwb', 'load');
     this._load.title = 'Run %load_ext workbench in this kernel';
@@ -106,8 +124,17 @@ export class WorkbenchSidebar extends Widget {
     this._live.type = 'checkbox';
     this._live.setAttribute('data-jwb', 'live-mode');
     this._live.checked = _opts.liveMode();
-    this._live.addEventListener('change', () => _opts.setLiveMode(this._live.checked));
-    add(live, el('span', undefined, 'Live mode: show what changed when a %%jaxpr / %%hlo cell re-runs'));
+    this._live.addEventListener('change', () =>
+      _opts.setLiveMode(this._live.checked)
+    );
+    add(
+      live,
+      el(
+        'span',
+        undefined,
+        'Live mode: show what changed when a %%jaxpr / %%hlo cell re-runs'
+      )
+    );
     this._note = add(head, el('div', 'jwb-panel-note'));
     this._note.setAttribute('data-jwb', 'note');
     this._note.setAttribute('role', 'status');
@@ -117,7 +144,9 @@ export class WorkbenchSidebar extends Widget {
     this._memory = section(body, 'Memory', 'memory');
     const ledgerBox = section(body, 'Compile ledger', 'ledger-section');
     ledgerBox.parentElement?.classList.add('jwb-panel-grow');
-    this.ledger = new LedgerView({ openCell: (id, label) => void this._openCell(id, label) });
+    this.ledger = new LedgerView({
+      openCell: (id, label) => void this._openCell(id, label)
+    });
     add(ledgerBox, this.ledger.node);
     this._bench = section(body, 'Latest timings and benchmarks', 'bench');
     this._draw();
@@ -129,7 +158,9 @@ export class WorkbenchSidebar extends Widget {
 
   /** Follow another notebook's link (null: no notebook). */
   setLink(link: SidebarLink | null): void {
-    if (link === this._link) return;
+    if (link === this._link) {
+      return;
+    }
     this._link?.changed.disconnect(this._schedule, this);
     this._link = link;
     link?.changed.connect(this._schedule, this);
@@ -154,7 +185,9 @@ export class WorkbenchSidebar extends Widget {
       this._dirty = true;
       return;
     }
-    if (this._frame) return;
+    if (this._frame) {
+      return;
+    }
     if (typeof requestAnimationFrame === 'undefined') {
       this._draw();
       return;
@@ -167,7 +200,9 @@ export class WorkbenchSidebar extends Widget {
 
   /** Redraw now (tests; the panel's own redraws are scheduled). */
   flush(): void {
-    if (this._frame) cancelAnimationFrame(this._frame);
+    if (this._frame) {
+      cancelAnimationFrame(this._frame);
+    }
     this._frame = 0;
     this._draw();
   }
@@ -185,7 +220,9 @@ export class WorkbenchSidebar extends Widget {
   }
 
   private _draw(): void {
-    if (this.isDisposed) return;
+    if (this.isDisposed) {
+      return;
+    }
     const link = this._link;
     const state: LinkState | 'no-notebook' = link ? link.state : 'no-notebook';
     this.node.setAttribute('data-jwb-state', state);
@@ -194,12 +231,15 @@ export class WorkbenchSidebar extends Widget {
       : 'No notebook';
     this._state.textContent = link ? STATE_LABELS[link.state] : 'No notebook';
     this._state.className = `jwb-panel-state jwb-state-${state}`;
-    this._message.textContent = link ? link.message
+    this._message.textContent = link
+      ? link.message
       : 'Open a notebook to see its kernel’s devices, memory and compiles.';
     this._load.hidden = !link || link.state !== 'not-loaded';
     const store = link ? link.store : null;
     const key = store ? `${store.version}:${state}` : state;
-    if (key === this._drawnKey) return;
+    if (key === this._drawnKey) {
+      return;
+    }
     this._drawnKey = key;
     this._drawDevices(link && link.state === 'connected' ? link.kernel : null);
     this._drawMemory(store, link?.state === 'connected');
@@ -218,9 +258,14 @@ export class WorkbenchSidebar extends Widget {
       // the kernel never starts JAX's backends itself (that would fix the platform and device
       // count before the user's code could choose them)
       box.removeAttribute('data-jwb-count');
-      add(box, el('div', 'jwb-panel-empty',
-        `JAX ${k.jax_version} has not started its backends yet: the devices appear after the first JAX computation.`))
-        .setAttribute('data-jwb', 'devices-not-started');
+      add(
+        box,
+        el(
+          'div',
+          'jwb-panel-empty',
+          `JAX ${k.jax_version} has not started its backends yet: the devices appear after the first JAX computation.`
+        )
+      ).setAttribute('data-jwb', 'devices-not-started');
       return;
     }
     box.setAttribute('data-jwb-count', String(k.devices.length));
@@ -230,7 +275,9 @@ export class WorkbenchSidebar extends Widget {
       add(dl, el('dd', undefined, value)).setAttribute('data-jwb', key);
     };
     fact('devices', String(k.devices.length), 'device-count');
-    for (const line of describeDevices(k)) fact('kind', line, 'device-kind');
+    for (const line of describeDevices(k)) {
+      fact('kind', line, 'device-kind');
+    }
     fact('backend', k.backend, 'backend');
     fact('process', `${k.process_index} of ${k.process_count}`, 'process');
     fact('JAX', k.jax_version, 'jax-version');
@@ -246,12 +293,17 @@ export class WorkbenchSidebar extends Widget {
     const samples = store.memory;
     add(box, memoryChart(samples));
     add(box, memoryFigures(samples));
-    const refresh = add(box, el('button', 'jwb-panel-sample jp-mod-styled', 'Sample now'));
+    const refresh = add(
+      box,
+      el('button', 'jwb-panel-sample jp-mod-styled', 'Sample now')
+    );
     refresh.type = 'button';
     refresh.setAttribute('data-jwb', 'sample');
     refresh.title = 'Ask the kernel for a memory reading now';
     refresh.addEventListener('click', () => {
-      if (!this._link?.requestSample(true)) this._note.textContent = 'The workbench is not connected.';
+      if (!this._link?.requestSample(true)) {
+        this._note.textContent = 'The workbench is not connected.';
+      }
     });
   }
 
@@ -259,28 +311,46 @@ export class WorkbenchSidebar extends Widget {
     const box = this._bench;
     box.textContent = '';
     if (!benchmarks.length) {
-      add(box, el('div', 'jwb-panel-empty', 'No %jaxbench or %timeit-style run yet.'));
+      add(
+        box,
+        el('div', 'jwb-panel-empty', 'No %jaxbench or %timeit-style run yet.')
+      );
       return;
     }
     const list = add(box, el('ol', 'jwb-panel-benchlist'));
     for (const b of [...benchmarks].reverse().slice(0, 12)) {
       const li = add(list, el('li', 'jwb-panel-bench'));
-      if (b.cell_id) li.setAttribute('data-jwb-cell-id', b.cell_id);
+      if (b.cell_id) {
+        li.setAttribute('data-jwb-cell-id', b.cell_id);
+      }
       add(li, el('span', 'jwb-panel-bench-label', b.label));
       const parts = [`median ${formatSeconds(b.median_s)}`];
-      if (b.best_s !== null && b.best_s !== undefined) parts.push(`best ${formatSeconds(b.best_s)}`);
+      if (b.best_s !== null && b.best_s !== undefined) {
+        parts.push(`best ${formatSeconds(b.best_s)}`);
+      }
       parts.push(`${b.runs} run${b.runs === 1 ? '' : 's'}`);
-      if (b.variants && b.variants.length > 1) parts.push(`${b.variants.length} variants`);
-      if (b.interrupted) parts.push('interrupted');
-      if (b.cell) parts.push(`cell ${cellLabel(b.cell)}`);
+      if (b.variants && b.variants.length > 1) {
+        parts.push(`${b.variants.length} variants`);
+      }
+      if (b.interrupted) {
+        parts.push('interrupted');
+      }
+      if (b.cell) {
+        parts.push(`cell ${cellLabel(b.cell)}`);
+      }
       add(li, el('span', 'jwb-panel-dim', parts.join(' · ')));
-      li.addEventListener('click', () => void this._openCell(b.cell_id, cellLabel(b.cell)));
+      li.addEventListener(
+        'click',
+        () => void this._openCell(b.cell_id, cellLabel(b.cell))
+      );
     }
   }
 
   private async _openCell(cellId: string | null, label: string): Promise<void> {
     const link = this._link;
-    if (!link) return;
+    if (!link) {
+      return;
+    }
     if (!cellId) {
       this._note.textContent = `Cell ${label} ran outside this notebook's cells (no cell id).`;
       return;
@@ -293,8 +363,12 @@ export class WorkbenchSidebar extends Widget {
   }
 
   dispose(): void {
-    if (this.isDisposed) return;
-    if (this._frame) cancelAnimationFrame(this._frame);
+    if (this.isDisposed) {
+      return;
+    }
+    if (this._frame) {
+      cancelAnimationFrame(this._frame);
+    }
     this._link?.changed.disconnect(this._schedule, this);
     this.ledger.dispose();
     super.dispose();

@@ -10,7 +10,14 @@
  */
 
 import type { Batch } from './parse';
-import type { BenchSummary, CellBadge, CompileRecord, KernelInfo, LiveDiff, MemorySample } from './protocol';
+import type {
+  BenchSummary,
+  CellBadge,
+  CompileRecord,
+  KernelInfo,
+  LiveDiff,
+  MemorySample
+} from './protocol';
 
 export const MAX_RECORDS = 10_000;
 export const MAX_SAMPLES = 2_000;
@@ -27,7 +34,11 @@ export interface LedgerFilter {
   cellId: string | null;
 }
 
-export const NO_FILTER: LedgerFilter = { text: '', origins: new Set(ORIGINS), cellId: null };
+export const NO_FILTER: LedgerFilter = {
+  text: '',
+  origins: new Set(ORIGINS),
+  cellId: null
+};
 
 export interface GroupRow {
   kind: 'group';
@@ -65,7 +76,9 @@ export type LedgerRow = GroupRow | RecordRow | TimesRow | ReasonRow;
 
 /** `[5]` for an execution count, the kernel's own word otherwise. */
 export function cellLabel(cell: string | null | undefined): string {
-  if (!cell) return 'outside a cell';
+  if (!cell) {
+    return 'outside a cell';
+  }
   return /^\d+$/.test(cell) ? `[${cell}]` : cell;
 }
 
@@ -74,12 +87,26 @@ function groupKey(r: CompileRecord): string {
 }
 
 function matches(r: CompileRecord, f: LedgerFilter, needle: string): boolean {
-  if (!f.origins.has(r.origin)) return false;
-  if (f.cellId !== null && r.cell_id !== f.cellId) return false;
-  if (!needle) return true;
-  if (r.function.toLowerCase().includes(needle)) return true;
-  if (cellLabel(r.cell).toLowerCase().includes(needle)) return true;
-  for (const reason of r.reasons) if (reason.text.toLowerCase().includes(needle)) return true;
+  if (!f.origins.has(r.origin)) {
+    return false;
+  }
+  if (f.cellId !== null && r.cell_id !== f.cellId) {
+    return false;
+  }
+  if (!needle) {
+    return true;
+  }
+  if (r.function.toLowerCase().includes(needle)) {
+    return true;
+  }
+  if (cellLabel(r.cell).toLowerCase().includes(needle)) {
+    return true;
+  }
+  for (const reason of r.reasons) {
+    if (reason.text.toLowerCase().includes(needle)) {
+      return true;
+    }
+  }
   return false;
 }
 
@@ -122,7 +149,11 @@ export class WorkbenchStore {
     this.version++;
   }
 
-  applySnapshot(kernel: KernelInfo | null, version: string, batch: Batch): void {
+  applySnapshot(
+    kernel: KernelInfo | null,
+    version: string,
+    batch: Batch
+  ): void {
     this.reset();
     this.kernel = kernel;
     this.workbenchVersion = version;
@@ -139,10 +170,16 @@ export class WorkbenchStore {
     this.rejected += batch.rejected;
     this.dropped += batch.dropped;
     if (batch.records.length) {
-      const last = this.records.length ? this.records[this.records.length - 1].seq : -Infinity;
+      const last = this.records.length
+        ? this.records[this.records.length - 1].seq
+        : -Infinity;
       let fresh = batch.records;
       // normally in seq order after what we hold; a replay or disorder is tolerated
-      if (fresh.some((r, i) => r.seq <= last || (i > 0 && r.seq <= fresh[i - 1].seq))) {
+      if (
+        fresh.some(
+          (r, i) => r.seq <= last || (i > 0 && r.seq <= fresh[i - 1].seq)
+        )
+      ) {
         const seen = new Set(this.records.map(r => r.seq));
         fresh = fresh.filter(r => !seen.has(r.seq) && (seen.add(r.seq), true));
         this.records = this.records.concat(fresh).sort((a, b) => a.seq - b.seq);
@@ -155,16 +192,28 @@ export class WorkbenchStore {
         this.dropped += over;
       }
     }
-    for (const b of batch.cells) if (b.cell_id) this.badges.set(b.cell_id, b);
-    for (const d of batch.diffs) if (d.cell_id) this.diffs.set(d.cell_id, d);
+    for (const b of batch.cells) {
+      if (b.cell_id) {
+        this.badges.set(b.cell_id, b);
+      }
+    }
+    for (const d of batch.diffs) {
+      if (d.cell_id) {
+        this.diffs.set(d.cell_id, d);
+      }
+    }
     if (batch.memory.length) {
       this.memory = this.memory.concat(batch.memory);
-      if (this.memory.length > MAX_SAMPLES) this.memory = this.memory.slice(this.memory.length - MAX_SAMPLES);
+      if (this.memory.length > MAX_SAMPLES) {
+        this.memory = this.memory.slice(this.memory.length - MAX_SAMPLES);
+      }
     }
     if (batch.benchmarks.length) {
       this.benchmarks = this.benchmarks.concat(batch.benchmarks);
       if (this.benchmarks.length > MAX_BENCHMARKS) {
-        this.benchmarks = this.benchmarks.slice(this.benchmarks.length - MAX_BENCHMARKS);
+        this.benchmarks = this.benchmarks.slice(
+          this.benchmarks.length - MAX_BENCHMARKS
+        );
       }
     }
     this.version++;
@@ -182,13 +231,29 @@ export class WorkbenchStore {
    */
   rows(filter: LedgerFilter): LedgerRow[] {
     const key = `${this.version}\u0000${filter.text}\u0000${[...filter.origins].sort().join(',')}\u0000${filter.cellId ?? ''}`;
-    if (key === this._rowsKey) return this._rows;
-    const groups = new Map<string, { row: GroupRow; records: CompileRecord[]; last: number }>();
+    if (key === this._rowsKey) {
+      return this._rows;
+    }
+    const groups = new Map<
+      string,
+      { row: GroupRow; records: CompileRecord[]; last: number }
+    >();
     for (const r of this.filtered(filter)) {
       const k = groupKey(r);
       let g = groups.get(k);
       if (!g) {
-        g = { row: { kind: 'group', key: k, label: cellLabel(r.cell), cellId: r.cell_id, count: 0, seconds: 0 }, records: [], last: r.seq };
+        g = {
+          row: {
+            kind: 'group',
+            key: k,
+            label: cellLabel(r.cell),
+            cellId: r.cell_id,
+            count: 0,
+            seconds: 0
+          },
+          records: [],
+          last: r.seq
+        };
         groups.set(k, g);
       }
       g.records.push(r);
@@ -204,7 +269,14 @@ export class WorkbenchStore {
         const record = g.records[i];
         rows.push({ kind: 'record', record, group: g.row });
         rows.push({ kind: 'times', record, group: g.row });
-        for (const reason of record.reasons) rows.push({ kind: 'reason', record, text: reason.text, group: g.row });
+        for (const reason of record.reasons) {
+          rows.push({
+            kind: 'reason',
+            record,
+            text: reason.text,
+            group: g.row
+          });
+        }
       }
     }
     this._rowsKey = key;
@@ -221,7 +293,9 @@ export class WorkbenchStore {
 // -- formatting shared by the views -------------------------------------------------------
 
 export function formatBytes(n: number | null | undefined): string {
-  if (n === null || n === undefined || !Number.isFinite(n)) return '–';
+  if (n === null || n === undefined || !Number.isFinite(n)) {
+    return '–';
+  }
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = Math.abs(n);
   let u = 0;
@@ -229,15 +303,32 @@ export function formatBytes(n: number | null | undefined): string {
     v /= 1024;
     u++;
   }
-  const s = u === 0 ? String(Math.round(v)) : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+  const s =
+    u === 0
+      ? String(Math.round(v))
+      : v >= 100
+        ? v.toFixed(0)
+        : v >= 10
+          ? v.toFixed(1)
+          : v.toFixed(2);
   return `${n < 0 ? '−' : ''}${s} ${units[u]}`;
 }
 
 export function formatSeconds(s: number | null | undefined): string {
-  if (s === null || s === undefined || !Number.isFinite(s)) return '–';
-  if (s >= 10) return `${s.toFixed(1)} s`;
-  if (s >= 1) return `${s.toFixed(2)} s`;
-  if (s >= 1e-3) return `${(s * 1e3).toFixed(s >= 0.1 ? 0 : 1)} ms`;
-  if (s >= 1e-6) return `${(s * 1e6).toFixed(1)} µs`;
+  if (s === null || s === undefined || !Number.isFinite(s)) {
+    return '–';
+  }
+  if (s >= 10) {
+    return `${s.toFixed(1)} s`;
+  }
+  if (s >= 1) {
+    return `${s.toFixed(2)} s`;
+  }
+  if (s >= 1e-3) {
+    return `${(s * 1e3).toFixed(s >= 0.1 ? 0 : 1)} ms`;
+  }
+  if (s >= 1e-6) {
+    return `${(s * 1e6).toFixed(1)} µs`;
+  }
   return s === 0 ? '0 s' : `${(s * 1e9).toFixed(0)} ns`;
 }

@@ -14,7 +14,8 @@ import type { CellBadge, KernelInfo, LiveDiff } from './protocol';
  * `connected`: the workbench answered; `not-loaded`: the kernel has no workbench
  * (`%load_ext workbench` not run); `no-kernel`; `error`: a protocol mismatch, said in
  * `IWorkbenchLink.message`. */
-export type LinkState = 'no-kernel' | 'connecting' | 'connected' | 'not-loaded' | 'error';
+export type LinkState =
+  'no-kernel' | 'connecting' | 'connected' | 'not-loaded' | 'error';
 
 export interface IWorkbenchLink {
   readonly notebook: NotebookPanel;

@@ -7,45 +7,109 @@
 import { fmtPercent, fmtSeconds } from '../bench/format';
 import type { CellMap } from '../common/cells';
 
-export interface SourceRef { file: string; line: number; function: string }
+export interface SourceRef {
+  file: string;
+  line: number;
+  function: string;
+}
 
 export interface InstructionRow {
-  name: string; opcode: string; label: string; computation: string;
-  seconds: number; share: number; events_per_call: number; spread: number; resolved: boolean;
-  sources: SourceRef[]; primitives: string[];
-  flops: number | null; bytes: number | null; cost_source: string; dtype: string | null;
-  flops_per_s: number | null; bytes_per_s: number | null; intensity: number | null;
+  name: string;
+  opcode: string;
+  label: string;
+  computation: string;
+  seconds: number;
+  share: number;
+  events_per_call: number;
+  spread: number;
+  resolved: boolean;
+  sources: SourceRef[];
+  primitives: string[];
+  flops: number | null;
+  bytes: number | null;
+  cost_source: string;
+  dtype: string | null;
+  flops_per_s: number | null;
+  bytes_per_s: number | null;
+  intensity: number | null;
   bound: 'compute' | 'memory' | null;
 }
 
 export interface LineRow {
-  file: string; line: number; function: string; text: string | null;
-  seconds: number; share: number; in_cell: boolean; cell: number | null;
+  file: string;
+  line: number;
+  function: string;
+  text: string | null;
+  seconds: number;
+  share: number;
+  in_cell: boolean;
+  cell: number | null;
 }
 
 /** `[line, text, seconds | null, share | null]` */
 export type ListingRow = [number, string, number | null, number | null];
 
-export interface Listing { file: string; cell: number | null; in_cell: boolean; rows: ListingRow[] }
+export interface Listing {
+  file: string;
+  cell: number | null;
+  in_cell: boolean;
+  rows: ListingRow[];
+}
 
-export interface TimelineEvent { name: string; instruction: string | null; start_us: number; duration_us: number }
+export interface TimelineEvent {
+  name: string;
+  instruction: string | null;
+  start_us: number;
+  duration_us: number;
+}
 
 export interface ProfilePayload {
-  version: number; kind: 'profile';
-  label: string; backend: string; device_kind: string; module_name: string; module_key: string;
-  calls: number; step_seconds: number[]; step_s: number; attributed_s: number; coverage: number;
-  busy_s: number; step_source: string; attribution: string;
-  instructions: InstructionRow[]; lines: LineRow[]; listings: Listing[];
+  version: number;
+  kind: 'profile';
+  label: string;
+  backend: string;
+  device_kind: string;
+  module_name: string;
+  module_key: string;
+  calls: number;
+  step_seconds: number[];
+  step_s: number;
+  attributed_s: number;
+  coverage: number;
+  busy_s: number;
+  step_source: string;
+  attribution: string;
+  instructions: InstructionRow[];
+  lines: LineRow[];
+  listings: Listing[];
   primitives: { name: string; seconds: number; share: number }[];
   timeline: { step_us: number; events: TimelineEvent[] };
-  peak: { name: string | null; flops_per_s: Record<string, number>; bytes_per_s: number | null };
-  notes: string[]; profile_s: number; compile_s: number | null; phases: Record<string, number>;
-  top: number; cells: CellMap;
+  peak: {
+    name: string | null;
+    flops_per_s: Record<string, number>;
+    bytes_per_s: number | null;
+  };
+  notes: string[];
+  profile_s: number;
+  compile_s: number | null;
+  phases: Record<string, number>;
+  top: number;
+  cells: CellMap;
 }
 
 /** Distinct fills for the heaviest instructions (the Python view's palette); grey for the rest. */
-export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
-  '#ff9da7', '#9c755f', '#bab0ac'];
+export const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac'
+];
 export const OTHER_FILL = '#9aa4ad';
 
 export function attributedSeconds(p: ProfilePayload): number {
@@ -53,25 +117,35 @@ export function attributedSeconds(p: ProfilePayload): number {
 }
 
 export function headline(p: ProfilePayload): string {
-  return `profile of ${p.label}: ${p.calls} calls on ${p.backend} (${p.device_kind}), median step ` +
+  return (
+    `profile of ${p.label}: ${p.calls} calls on ${p.backend} (${p.device_kind}), median step ` +
     `${fmtSeconds(p.step_s)}, attributed ${fmtSeconds(attributedSeconds(p))} ` +
-    '(sum of per-instruction medians)';
+    '(sum of per-instruction medians)'
+  );
 }
 
 export function coverageLine(p: ProfilePayload): string {
-  return `coverage: ${fmtPercent(p.coverage)} of the measured step time is attributed to HLO ` +
-    `instructions (median over ${p.calls} calls; step = ${p.step_source})`;
+  return (
+    `coverage: ${fmtPercent(p.coverage)} of the measured step time is attributed to HLO ` +
+    `instructions (median over ${p.calls} calls; step = ${p.step_source})`
+  );
 }
 
 /** `cell [3]` for a notebook cell, else the file's path. */
 export function fileTitle(l: Listing): string {
-  if (l.in_cell) return l.cell !== null ? `cell [${l.cell}]` : 'cell';
+  if (l.in_cell) {
+    return l.cell !== null ? `cell [${l.cell}]` : 'cell';
+  }
   return l.file;
 }
 
 export function sourceLabel(s: SourceRef, cells: CellMap): string {
   const cell = cells[s.file];
-  if (cell) return cell.number !== null ? `cell [${cell.number}] line ${s.line}` : `cell line ${s.line}`;
+  if (cell) {
+    return cell.number !== null
+      ? `cell [${cell.number}] line ${s.line}`
+      : `cell line ${s.line}`;
+  }
   const base = s.file.split(/[\\/]/).pop() ?? s.file;
   return `${base}:${s.line}`;
 }
@@ -79,47 +153,72 @@ export function sourceLabel(s: SourceRef, cells: CellMap): string {
 /** Colour of each of the `PALETTE.length` heaviest instructions (the payload is heaviest first). */
 export function timelineColors(p: ProfilePayload): Map<string, string> {
   const out = new Map<string, string>();
-  p.instructions.slice(0, PALETTE.length).forEach((r, i) => out.set(r.name, PALETTE[i]));
+  p.instructions
+    .slice(0, PALETTE.length)
+    .forEach((r, i) => out.set(r.name, PALETTE[i]));
   return out;
 }
 
-export interface Bar { x: number; w: number; fill: string; tip: string }
+export interface Bar {
+  x: number;
+  w: number;
+  fill: string;
+  tip: string;
+}
 
 /** The median call's events as bars on `[0, width]`; gaps between them are overhead. */
 export function timelineBars(p: ProfilePayload, width: number): Bar[] {
   const step = p.timeline.step_us;
-  if (!(step > 0)) return [];
+  if (!(step > 0)) {
+    return [];
+  }
   const colors = timelineColors(p);
   const scale = width / step;
   return p.timeline.events.map(e => {
     let tip = `${e.instruction ?? e.name}: ${fmtSeconds(e.duration_us * 1e-6)} at +${e.start_us.toFixed(1)} µs`;
-    if (e.instruction && e.name !== e.instruction) tip += ` (kernel ${e.name})`;
-    return { x: e.start_us * scale, w: Math.max(e.duration_us * scale, 0.5),
-      fill: colors.get(e.instruction ?? '') ?? OTHER_FILL, tip };
+    if (e.instruction && e.name !== e.instruction) {
+      tip += ` (kernel ${e.name})`;
+    }
+    return {
+      x: e.start_us * scale,
+      w: Math.max(e.duration_us * scale, 0.5),
+      fill: colors.get(e.instruction ?? '') ?? OTHER_FILL,
+      tip
+    };
   });
 }
 
 /** Time not covered by any event of the median call: host and launch overhead. */
 export function gapMicroseconds(p: ProfilePayload): number {
-  const spans = p.timeline.events.map(e => [e.start_us, e.start_us + e.duration_us]).sort((a, b) => a[0] - b[0]);
+  const spans = p.timeline.events
+    .map(e => [e.start_us, e.start_us + e.duration_us])
+    .sort((a, b) => a[0] - b[0]);
   let covered = 0;
   let end = -Infinity;
   let start = 0;
   for (const [s, t] of spans) {
     if (s > end) {
-      if (end > -Infinity) covered += end - start;
+      if (end > -Infinity) {
+        covered += end - start;
+      }
       start = s;
       end = t;
     } else {
       end = Math.max(end, t);
     }
   }
-  if (end > -Infinity) covered += end - start;
+  if (end > -Infinity) {
+    covered += end - start;
+  }
   return Math.max(0, p.timeline.step_us - covered);
 }
 
 export function boundText(r: InstructionRow, peakKnown: boolean): string {
-  if (r.bound) return `${r.bound}-bound`;
-  if (r.intensity === null) return 'n/a';
+  if (r.bound) {
+    return `${r.bound}-bound`;
+  }
+  if (r.intensity === null) {
+    return 'n/a';
+  }
   return peakKnown ? 'n/a' : 'unknown peak';
 }

@@ -8,14 +8,28 @@
 import { add, cssVar, el } from '../common/dom';
 import { fmtBytes } from '../bench/format';
 import {
-  dimCaption, layoutHeadline, layoutPicture, layoutSummary, MAX_LABELLED_TILES,
-  devicesText, shardTooltip, tileAt, type DeviceSetColors, type Layout, type Picture
+  dimCaption,
+  layoutHeadline,
+  layoutPicture,
+  layoutSummary,
+  MAX_LABELLED_TILES,
+  devicesText,
+  shardTooltip,
+  tileAt,
+  type DeviceSetColors,
+  type Layout,
+  type Picture
 } from './model';
 
 /** The colours tiles cycle through: JupyterLab's theme variables only. */
 export const TILE_PALETTE = [
-  '--jp-brand-color1', '--jp-warn-color1', '--jp-success-color1', '--jp-error-color1',
-  '--jp-info-color1', '--jp-mirror-editor-operator-color', '--jp-mirror-editor-string-color',
+  '--jp-brand-color1',
+  '--jp-warn-color1',
+  '--jp-success-color1',
+  '--jp-error-color1',
+  '--jp-info-color1',
+  '--jp-mirror-editor-operator-color',
+  '--jp-mirror-editor-string-color',
   '--jp-mirror-editor-meta-color'
 ];
 
@@ -34,7 +48,9 @@ export class Tooltip {
     const n = this.node;
     n.textContent = '';
     add(n, el('div', 'jwb-sh-tip-title', title));
-    for (const l of lines) add(n, el('div', undefined, l));
+    for (const l of lines) {
+      add(n, el('div', undefined, l));
+    }
     n.hidden = false;
     const root = n.offsetParent as HTMLElement | null;
     const maxX = (root?.clientWidth ?? 800) - n.offsetWidth - 4;
@@ -89,16 +105,37 @@ export class LayoutCards {
     const body = add(card, el('div', 'jwb-sh-body'));
     const pic = layoutPicture(lay, this._colors, width);
     const fig = add(body, el('div', 'jwb-sh-fig'));
-    if (pic.cols !== null) add(fig, el('div', 'jwb-sh-cap jwb-sh-cap-cols', dimCaption(lay, pic.cols)));
+    if (pic.cols !== null) {
+      add(
+        fig,
+        el('div', 'jwb-sh-cap jwb-sh-cap-cols', dimCaption(lay, pic.cols))
+      );
+    }
     const row = add(fig, el('div', 'jwb-sh-figrow'));
-    if (pic.rows !== null) add(row, el('div', 'jwb-sh-cap jwb-sh-cap-rows', dimCaption(lay, pic.rows)));
+    if (pic.rows !== null) {
+      add(
+        row,
+        el('div', 'jwb-sh-cap jwb-sh-cap-rows', dimCaption(lay, pic.rows))
+      );
+    }
     const canvas = add(row, el('canvas', 'jwb-sh-canvas'));
     if (pic.hiddenFacets) {
-      add(fig, el('div', 'jwb-sh-note', `… ${pic.hiddenFacets} more blocks of the leading dimensions not drawn`));
+      add(
+        fig,
+        el(
+          'div',
+          'jwb-sh-note',
+          `… ${pic.hiddenFacets} more blocks of the leading dimensions not drawn`
+        )
+      );
     }
     const meshCells = new Map<number, HTMLElement>();
-    if (lay.mesh && lay.mesh.device_ids.length <= 256) add(body, meshGrid(lay, meshCells));
-    for (const n of lay.notes) add(card, el('div', 'jwb-sh-note', `note: ${n}`));
+    if (lay.mesh && lay.mesh.device_ids.length <= 256) {
+      add(body, meshGrid(lay, meshCells));
+    }
+    for (const n of lay.notes) {
+      add(card, el('div', 'jwb-sh-note', `note: ${n}`));
+    }
     const d: Drawn = { lay, pic, canvas, hover: null, meshCells };
     this._drawn.push(d);
     this._schedule(d);
@@ -117,16 +154,23 @@ export class LayoutCards {
     for (const d of this._drawn) {
       for (const [id, cell] of d.meshCells) {
         const k = groupOf.get(id);
-        if (k === undefined) delete cell.dataset.group;
-        else cell.dataset.group = String(k % 4);
+        if (k === undefined) {
+          delete cell.dataset.group;
+        } else {
+          cell.dataset.group = String(k % 4);
+        }
       }
     }
   }
 
   redrawAll(): void {
-    if (this._disposed) return;
+    if (this._disposed) {
+      return;
+    }
     this._theme = null;
-    for (const d of this._drawn) this._draw(d);
+    for (const d of this._drawn) {
+      this._draw(d);
+    }
   }
 
   private readonly _queue: Drawn[] = [];
@@ -134,8 +178,11 @@ export class LayoutCards {
 
   /** Call `cb` once every card made so far is drawn. */
   whenDrawn(cb: () => void): void {
-    if (!this._pending) cb();
-    else this._waiting.push(cb);
+    if (!this._pending) {
+      cb();
+    } else {
+      this._waiting.push(cb);
+    }
   }
 
   /**
@@ -146,7 +193,9 @@ export class LayoutCards {
    */
   private _schedule(d: Drawn): void {
     this._queue.push(d);
-    if (this._pending || this._disposed) return;
+    if (this._pending || this._disposed) {
+      return;
+    }
     this._pending = true;
     if (this._root.isConnected) {
       queueMicrotask(() => this._flush());
@@ -154,16 +203,23 @@ export class LayoutCards {
     }
     if (typeof ResizeObserver !== 'undefined') {
       this._observer = new ResizeObserver(() => {
-        if (this._root.isConnected) this._flush();
+        if (this._root.isConnected) {
+          this._flush();
+        }
       });
       this._observer.observe(this._root);
       return;
     }
     const poll = (): void => {
       this._frame = 0;
-      if (this._disposed) return;
-      if (this._root.isConnected) this._flush();
-      else this._frame = requestAnimationFrame(poll);
+      if (this._disposed) {
+        return;
+      }
+      if (this._root.isConnected) {
+        this._flush();
+      } else {
+        this._frame = requestAnimationFrame(poll);
+      }
     };
     this._frame = requestAnimationFrame(poll);
   }
@@ -171,11 +227,17 @@ export class LayoutCards {
   private _flush(): void {
     this._observer?.disconnect();
     this._observer = null;
-    if (this._disposed || !this._pending) return;
+    if (this._disposed || !this._pending) {
+      return;
+    }
     this._pending = false;
     const batch = this._queue.splice(0);
-    for (const q of batch) this._draw(q);
-    for (const cb of this._waiting.splice(0)) cb();
+    for (const q of batch) {
+      this._draw(q);
+    }
+    for (const cb of this._waiting.splice(0)) {
+      cb();
+    }
   }
 
   /** Stop waiting to draw (the output was replaced or disposed) and forget the cards. */
@@ -183,7 +245,9 @@ export class LayoutCards {
     this._disposed = true;
     this._observer?.disconnect();
     this._observer = null;
-    if (this._frame) cancelAnimationFrame(this._frame);
+    if (this._frame) {
+      cancelAnimationFrame(this._frame);
+    }
     this._frame = 0;
     this._queue.length = 0;
     this._waiting.length = 0;
@@ -191,7 +255,9 @@ export class LayoutCards {
   }
 
   private _themeColors(): Theme {
-    if (this._theme) return this._theme;
+    if (this._theme) {
+      return this._theme;
+    }
     const host = this._root;
     const brand = cssVar(host, '--jp-brand-color1');
     this._theme = {
@@ -217,8 +283,14 @@ export class LayoutCards {
     if (hover !== d.hover) {
       d.hover = hover;
       this._draw(d);
-      for (const c of d.meshCells.values()) c.classList.remove('jwb-sh-on');
-      if (hover !== null) for (const id of d.lay.shards[hover].devices) d.meshCells.get(id)?.classList.add('jwb-sh-on');
+      for (const c of d.meshCells.values()) {
+        c.classList.remove('jwb-sh-on');
+      }
+      if (hover !== null) {
+        for (const id of d.lay.shards[hover].devices) {
+          d.meshCells.get(id)?.classList.add('jwb-sh-on');
+        }
+      }
       d.canvas.dataset.hover = hover === null ? '' : String(hover);
     }
     if (hover === null) {
@@ -227,7 +299,12 @@ export class LayoutCards {
     }
     const tip = shardTooltip(d.lay, hover, fmtBytes);
     const root = this._root.getBoundingClientRect();
-    this._tip.show(tip.title, tip.lines, ev.clientX - root.left, ev.clientY - root.top);
+    this._tip.show(
+      tip.title,
+      tip.lines,
+      ev.clientX - root.left,
+      ev.clientY - root.top
+    );
   }
 
   private _leave(d: Drawn): void {
@@ -235,7 +312,9 @@ export class LayoutCards {
     if (d.hover !== null) {
       d.hover = null;
       this._draw(d);
-      for (const c of d.meshCells.values()) c.classList.remove('jwb-sh-on');
+      for (const c of d.meshCells.values()) {
+        c.classList.remove('jwb-sh-on');
+      }
     }
   }
 
@@ -251,14 +330,23 @@ export class LayoutCards {
       canvas.style.height = `${H}px`;
     }
     const ctx = canvas.getContext('2d');
-    if (!ctx) return;
-    if (!this._root.isConnected) return;
-    const { palette, bg, text, edge, hatch, accent, font } = this._themeColors();
+    if (!ctx) {
+      return;
+    }
+    if (!this._root.isConnected) {
+      return;
+    }
+    const { palette, bg, text, edge, hatch, accent, font } =
+      this._themeColors();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     ctx.translate(1, 1);
     const labelled = lay.shards.length <= MAX_LABELLED_TILES;
-    const hoverSlot = d.hover === null ? -1 : d.pic.facets.flatMap(f => f.tiles).find(t => t.shard === d.hover)?.color ?? -1;
+    const hoverSlot =
+      d.hover === null
+        ? -1
+        : (d.pic.facets.flatMap(f => f.tiles).find(t => t.shard === d.hover)
+            ?.color ?? -1);
     ctx.font = `11px ${font}`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
@@ -302,7 +390,13 @@ export class LayoutCards {
         const lit = t.shard === d.hover;
         const same = !lit && t.color === hoverSlot;
         ctx.strokeStyle = lit || same ? accent : edge;
-        ctx.lineWidth = lit ? 2.5 : same ? 1.5 : lay.shards.length > MAX_LABELLED_TILES ? 0.3 : 0.8;
+        ctx.lineWidth = lit
+          ? 2.5
+          : same
+            ? 1.5
+            : lay.shards.length > MAX_LABELLED_TILES
+              ? 0.3
+              : 0.8;
         ctx.setLineDash(same ? [4, 3] : []);
         ctx.strokeRect(t.bx, t.by, t.bw, t.bh);
         ctx.setLineDash([]);
@@ -327,14 +421,31 @@ function meshGrid(lay: Layout, cells: Map<number, HTMLElement>): HTMLElement {
   const box = el('div', 'jwb-sh-mesh');
   const names = mesh.axis_names;
   const sizes = mesh.axis_sizes;
-  add(box, el('div', 'jwb-sh-mesh-title',
-    `mesh ${names.map((a, i) => `${a}=${sizes[i]}${mesh.axis_types[i] && mesh.axis_types[i] !== 'Auto' ? ` (${mesh.axis_types[i]})` : ''}`).join(' × ')}`));
+  add(
+    box,
+    el(
+      'div',
+      'jwb-sh-mesh-title',
+      `mesh ${names.map((a, i) => `${a}=${sizes[i]}${mesh.axis_types[i] && mesh.axis_types[i] !== 'Auto' ? ` (${mesh.axis_types[i]})` : ''}`).join(' × ')}`
+    )
+  );
   const cols = sizes.length ? sizes[sizes.length - 1] : 1;
   const rows = Math.max(1, mesh.device_ids.length / Math.max(1, cols));
   const table = add(box, el('table', 'jwb-sh-mesh-grid'));
   const head = add(table, el('tr'));
-  add(head, el('th', undefined, names.length > 1 ? `${names.slice(0, -1).join(',')} \\ ${names[names.length - 1]}` : ''));
-  for (let c = 0; c < cols; c++) add(head, el('th', undefined, String(c)));
+  add(
+    head,
+    el(
+      'th',
+      undefined,
+      names.length > 1
+        ? `${names.slice(0, -1).join(',')} \\ ${names[names.length - 1]}`
+        : ''
+    )
+  );
+  for (let c = 0; c < cols; c++) {
+    add(head, el('th', undefined, String(c)));
+  }
   const lead = sizes.slice(0, -1);
   for (let r = 0; r < rows; r++) {
     const tr = add(table, el('tr'));

@@ -26,16 +26,26 @@ export const shardingView: FeatureViewFactory = () => {
       cards = new LayoutCards(root, new DeviceSetColors(), tip);
       const head = add(root, el('div', 'jwb-sh-bar'));
       const total = payload.total_layouts ?? layouts.length;
-      add(head, el('span', 'jwb-sh-count',
-        `${layouts.length} array${layouts.length === 1 ? '' : 's'}` +
-        (total > layouts.length ? ` (the first ${layouts.length} of ${total}; the result's .layouts has all)` : '')));
+      add(
+        head,
+        el(
+          'span',
+          'jwb-sh-count',
+          `${layouts.length} array${layouts.length === 1 ? '' : 's'}` +
+            (total > layouts.length
+              ? ` (the first ${layouts.length} of ${total}; the result's .layouts has all)`
+              : '')
+        )
+      );
       const list = add(root, el('div', 'jwb-sh-list'));
       const more = el('button', 'jwb-sh-more jp-mod-styled');
       let shown: number[] = [];
       let drawn = 0;
       const page = (): void => {
         const stop = Math.min(shown.length, drawn + PAGE);
-        for (; drawn < stop; drawn++) cards!.card(list, layouts[shown[drawn]]);
+        for (; drawn < stop; drawn++) {
+          cards!.card(list, layouts[shown[drawn]]);
+        }
         more.hidden = drawn >= shown.length;
         more.textContent = `show ${Math.min(PAGE, shown.length - drawn)} more (${shown.length - drawn} not shown)`;
       };
