@@ -21,7 +21,7 @@ from IPython.core.displaypub import DisplayPublisher
 import workbench
 from workbench import schemas
 from workbench.engine.bench.runner import Progress, run_benchmark
-from workbench.ipython import bench_live
+from workbench.ipython import bench_progress
 from workbench.views.bench import BENCH_MIME, bench_bundle, progress_text
 
 
@@ -57,9 +57,9 @@ class FakePublisher(DisplayPublisher):
 def published(shell, monkeypatch):
     pub = FakePublisher()
     monkeypatch.setattr(shell, "display_pub", pub)
-    monkeypatch.setattr(bench_live, "INTERVAL_S", 0.0)  # every due round, within MAX_SHARE
-    monkeypatch.setattr(bench_live, "PHASE_INTERVAL_S", 0.0)
-    monkeypatch.setattr(bench_live, "MAX_SHARE", 1.0)
+    monkeypatch.setattr(bench_progress, "INTERVAL_S", 0.0)  # every due round, within MAX_SHARE
+    monkeypatch.setattr(bench_progress, "PHASE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(bench_progress, "MAX_SHARE", 1.0)
     return pub.messages
 
 
@@ -170,17 +170,17 @@ def test_bad_input_shows_no_live_output(shell, published):
 
 def test_updates_are_spaced_by_their_cost(shell, published, monkeypatch):
     """A run of many fast rounds sends a bounded number of updates (the kernel-side cost)."""
-    monkeypatch.setattr(bench_live, "INTERVAL_S", 0.25)
-    monkeypatch.setattr(bench_live, "PHASE_INTERVAL_S", 0.05)
-    monkeypatch.setattr(bench_live, "MAX_SHARE", 0.05)
-    seen: list[bench_live.LiveBench] = []
-    real_init = bench_live.LiveBench.__init__
+    monkeypatch.setattr(bench_progress, "INTERVAL_S", 0.25)
+    monkeypatch.setattr(bench_progress, "PHASE_INTERVAL_S", 0.05)
+    monkeypatch.setattr(bench_progress, "MAX_SHARE", 0.05)
+    seen: list[bench_progress.LiveBench] = []
+    real_init = bench_progress.LiveBench.__init__
 
     def init(self, *a, **k):
         real_init(self, *a, **k)
         seen.append(self)
 
-    monkeypatch.setattr(bench_live.LiveBench, "__init__", init)
+    monkeypatch.setattr(bench_progress.LiveBench, "__init__", init)
     t = time.perf_counter()
     r = workbench.bench(
         jax.jit(lambda x: x + 1),

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.panel_kernel import PanelKernel
-from workbench.ipython.panel_comm import flush_times
+from workbench.ipython.sidepanel import flush_times
 
 pytestmark = pytest.mark.slow
 

@@ -122,8 +122,8 @@ def test_hlo_layout_is_prepared_only_for_rich_output(monkeypatch):
 def test_results_are_the_engine_records_without_subclassing():
     from workbench.engine.bench.result import Benchmark
     from workbench.engine.hlo.report import HloReport
-    from workbench.engine.jaxpr.inspection import Inspection
     from workbench.engine.sharding.layout import Layout
+    from workbench.engine.stages import Inspection
     from workbench.views.display import Display
 
     r = workbench.bench(lambda v: v + 1, jnp.ones(8), budget=0.05, live=False)

@@ -2,7 +2,7 @@
 
 Thin by design: check where we run (a Jupyter kernel gets the live display), hand
 the call to :func:`~workbench.engine.bench.runner.run_benchmark` with
-:class:`~workbench.ipython.bench_live.LiveBench` as its observer (the run so far as one
+:class:`~workbench.ipython.bench_progress.LiveBench` as its observer (the run so far as one
 output, updated in place through display updates), and return the engine's
 ``Benchmark`` record in a :class:`~workbench.views.display.Display` (``r.measurements``,
 ``r.to_json()``...).  When the live output was shown, it is updated at the end to the
@@ -148,7 +148,7 @@ def bench_call(
         raise _short(exc) from None
     observer = None
     if in_kernel() if live is None else live:
-        from workbench.ipython.bench_live import LiveBench, updates_in_place
+        from workbench.ipython.bench_progress import LiveBench, updates_in_place
 
         # where an output cannot be updated in place (terminal IPython prints every
         # display), live=True would print each update: the result is shown once instead

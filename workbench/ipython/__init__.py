@@ -2,7 +2,7 @@
 
 One module per magic family (``jaxpr_magics``, ``hlo_magics``, ``bench_magics``,
 ``sharding_magics``, ``cache_magics``), the cell semantics they share (``cell``), their
-flag parsing (``args``) and the live benchmark output (``bench_live``: display updates).  :func:`load` and :func:`unload`
+flag parsing (``args``) and the live benchmark output (``bench_progress``: display updates).  :func:`load` and :func:`unload`
 are the only places that touch the shell's registries, so ``%unload_ext`` undoes
 exactly what ``%load_ext`` did.
 """
@@ -15,10 +15,10 @@ from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
 from workbench.engine.common.source import set_cell_resolver
 from workbench.engine.hlo.report import HloReport
-from workbench.engine.jaxpr.inspection import Inspection
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
-from workbench.ipython import cache_magics, panel_comm
+from workbench.engine.stages import Inspection
+from workbench.ipython import cache_magics, sidepanel
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
@@ -73,12 +73,12 @@ def load(shell: Any) -> None:
     ids.record_running()
     set_cell_resolver(shell_cell_labels(shell, ids))
     # after cache_magics: the panel's post_run_cell reads the cell's final label from it
-    panel_comm.load(shell)
+    sidepanel.load(shell)
 
 
 def unload(shell: Any) -> None:
     """Remove what :func:`load` installed."""
-    panel_comm.unload(shell)  # first: its bye goes out while everything else still stands
+    sidepanel.unload(shell)  # first: its bye goes out while everything else still stands
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
         # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}

@@ -10,15 +10,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api._errors import releases_arguments
-from workbench.api._trace import compile_report
+from workbench.api.errors import releases_arguments
+from workbench.api.tracing import compile_report
 from workbench.engine.hlo.report import (
     STAGES,
     HloOptionError,
     HloReport,
     fusion_for,
 )
-from workbench.ipython import panel_comm
+from workbench.ipython import sidepanel
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -106,7 +106,7 @@ class HloMagics(Magics):
         except WorkbenchError as exc:
             raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
         if cell is not None:  # live mode: diff against this cell's last run
-            panel_comm.note_result(self.shell, "hlo", rep)
+            sidepanel.note_result(self.shell, "hlo", rep)
         return hlo_display(rep, text_only=args.text)
 
 

@@ -14,8 +14,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api._errors import releases_arguments
-from workbench.ipython import panel_comm
+from workbench.api.errors import releases_arguments
+from workbench.ipython import sidepanel
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -76,7 +76,7 @@ class JaxprMagics(Magics):
             compare=args.compare,
         )
         if cell is not None and stages:  # live mode: diff against this cell's last run
-            panel_comm.note_result(self.shell, "jaxpr", stages[-1])
+            sidepanel.note_result(self.shell, "jaxpr", stages[-1])
         return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 

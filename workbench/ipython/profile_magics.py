@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError, CellInterrupted, _at_call, capture_call

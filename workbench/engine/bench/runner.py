@@ -63,7 +63,7 @@ from workbench.engine.common.analysis import CostAnalysis
 from workbench.engine.common.environment import environment
 from workbench.engine.hlo.costs import ProgramCost, program_cost
 from workbench.engine.hlo.parser import parse_hlo
-from workbench.engine.jaxpr.inspection import function_name, inspect
+from workbench.engine.stages import function_name, inspect
 
 DEFAULT_BUDGET_S = 3.0
 DEFAULT_PRECISION = 0.01

@@ -23,7 +23,7 @@ from workbench.engine.hlo.graph import fusion_label
 from workbench.engine.hlo.model import HloComputation, HloInstruction, HloModule
 from workbench.engine.hlo.shapes import parse_shape
 from workbench.engine.profile.events import ProfileEvents, Step
-from workbench.engine.profile.record import (
+from workbench.engine.profile.report import (
     InstructionTime,
     LineTime,
     Listing,

@@ -5,7 +5,7 @@
 ``announce`` data (a panel already open connects without asking), subscribes to the
 cache tracker's records and adds cell hooks.  ``%unload_ext`` calls :func:`unload`:
 ``bye`` on every comm, comms closed, subscription, hooks and target removed.  The
-messages are built by :mod:`workbench.views.panel_messages` and described by
+messages are built by :mod:`workbench.views.sidepanel_messages` and described by
 ``workbench/schemas/comm/panel.schema.json`` (prose in ``docs/panel-protocol.md``).
 
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
@@ -47,7 +47,7 @@ from workbench.engine.live import Fingerprint, diff_fingerprints, hlo_fingerprin
 from workbench.engine.monitor import KernelInfo, jax_started, kernel_info, sample_memory
 from workbench.ipython import cache_magics
 from workbench.ipython.prompt import current_cell_id, prompt_number
-from workbench.views import panel_messages as pm
+from workbench.views import sidepanel_messages as pm
 
 _log = logging.getLogger(__name__)
 

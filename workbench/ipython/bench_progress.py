@@ -83,7 +83,7 @@ class LiveBench:
         if p.benchmark is not None:
             # the final record: the front door shows the finished result; the side panel
             # hears of it here too (workbench.bench has no hook of its own)
-            from workbench.ipython.panel_comm import note_benchmark
+            from workbench.ipython.sidepanel import note_benchmark
 
             note_benchmark(p.benchmark)
             return

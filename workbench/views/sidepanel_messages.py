@@ -3,7 +3,7 @@
 Pure functions: records in, JSON-ready dicts out, one per message type or definition of
 ``workbench/schemas/comm/panel.schema.json`` (the contract with the JupyterLab
 extension; tests validate every message against it).  Nothing here sends, batches or
-keeps state: :mod:`workbench.ipython.panel_comm` does that.
+keeps state: :mod:`workbench.ipython.sidepanel` does that.
 """
 
 from __future__ import annotations

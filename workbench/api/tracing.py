@@ -16,8 +16,8 @@ from typing import Any
 from workbench.engine.common.errors import calling_user_line, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.report import HloReport, build_hlo_report, fusion_for
-from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
+from workbench.engine.stages import BackendUnavailable, Inspection, inspect_stages
 from workbench.views.errors import WorkbenchError
 
 
