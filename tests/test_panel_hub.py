@@ -22,7 +22,8 @@ from workbench import schemas
 from workbench.engine.cache import CACHE
 from workbench.engine.live import LiveDiff, TotalChange
 from workbench.engine.monitor import memory
-from workbench.ipython import cache_magics, sidepanel
+from workbench.ipython import sidepanel
+from workbench.ipython.session import Session
 from workbench.views import sidepanel_messages as pm
 
 
@@ -62,14 +63,14 @@ def hub(shell):
     h.flush()
 
 
-def _connect(hub: sidepanel.PanelHub) -> FakeComm:
+def _connect(hub: sidepanel.SidePanelHub) -> FakeComm:
     comm = FakeComm()
     hub.attach(comm, {"protocol": 1, "type": "hello"})
     assert comm.sent[-1]["type"] == "snapshot"
     return comm
 
 
-def _updates(comm: FakeComm, hub: sidepanel.PanelHub) -> list[dict[str, Any]]:
+def _updates(comm: FakeComm, hub: sidepanel.SidePanelHub) -> list[dict[str, Any]]:
     hub.flush()  # what a timer would send a moment later
     return comm.of("update")
 
@@ -212,10 +213,11 @@ def test_unload_says_bye_and_removes_everything(shell, run):
         assert hub._timer is None
     finally:
         run("%load_ext workbench")
-    hooks = cache_magics.hooks_for(shell)
+    session = Session.of(shell)
     new = sidepanel.hub_for(shell)
-    assert new is not None and new is not hub
-    assert hooks.on_end == [new.cell_ended]  # reloaded: one of each, not two
+    assert session is not None and new is not None and new is not hub
+    assert session._cell_ended == [new.cell_ended]  # reloaded: one of each, not two
+    assert session._results == [new.on_result]
     assert list(CACHE._subscribers).count(new.on_record) == 1
 
 
@@ -293,30 +295,6 @@ def test_non_finite_numbers_go_out_as_null(monkeypatch):
         isinstance(v, float) and not math.isfinite(v)
         for v in json.loads(json.dumps(comm.sent[0]))["diffs"][0]["totals"]
     )
-
-
-def test_two_shells_unloading_one_leaves_the_others_target(shell):
-    import comm as comm_pkg
-
-    manager = comm_pkg.get_comm_manager()
-    first = sidepanel.hub_for(shell)
-    other = SimpleNamespace()  # a second shell in the process (no cell hooks, no kernel)
-    second = sidepanel.load(other)
-    try:
-        opened = FakeComm()
-        manager.targets[pm.COMM_TARGET](
-            opened, {"content": {"data": {"protocol": 1, "type": "hello"}}}
-        )
-        assert opened.comm_id in second._peers  # the newest load answers
-    finally:
-        sidepanel.unload(other)
-    # the shell still loaded answers again, and unloading the other removed nothing of it
-    assert pm.COMM_TARGET in manager.targets
-    again = FakeComm()
-    manager.targets[pm.COMM_TARGET](again, {"content": {"data": {"protocol": 1, "type": "hello"}}})
-    assert first is not None and again.comm_id in first._peers
-    first._on_close({"content": {"comm_id": again.comm_id}})
-    assert first.on_record in CACHE._subscribers and second.on_record not in CACHE._subscribers
 
 
 def test_a_timer_that_fired_after_being_replaced_leaves_the_new_one_alone(hub):

@@ -18,7 +18,6 @@ from workbench.engine.hlo.report import (
     HloReport,
     fusion_for,
 )
-from workbench.ipython import sidepanel
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -35,6 +34,7 @@ from workbench.ipython.cell import (
     interruptible,
     trace_captured,
 )
+from workbench.ipython.session import publish_result
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
@@ -105,8 +105,8 @@ class HloMagics(Magics):
                 rep = compile_report(ins, args.stage, args.fusion)
         except WorkbenchError as exc:
             raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
-        if cell is not None:  # live mode: diff against this cell's last run
-            sidepanel.note_result(self.shell, "hlo", rep)
+        # a cell magic's re-run is diffed against its last run (live mode)
+        publish_result(self.shell, "hlo", rep, whole_cell=cell is not None)
         return hlo_display(rep, text_only=args.text)
 
 
