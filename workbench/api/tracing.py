@@ -1,4 +1,5 @@
-"""The stages every call-inspecting front door forces, and the short errors they raise.
+"""The stages every call-inspecting front door forces, and the short errors they raise
+(shared by the twins in :mod:`workbench.api` and the magics in :mod:`workbench.ipython`).
 
 ``workbench.jaxpr``/``hlo`` and the ``%%jaxpr``/``%%hlo`` magics all come through here, so a
 Python ``if`` on a traced value fails in the same place, with the same short

@@ -247,10 +247,10 @@ def trace_captured(
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except WorkbenchError as exc:
-        raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
+        raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
 
 
-def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
+def at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
     """Errors raised inside JAX itself (e.g. grad of a non-scalar) point at the call line."""
     if rep.where is None:
         rep.where = SourceLine(captured.filename, captured.line, "<cell>", captured.call_text)

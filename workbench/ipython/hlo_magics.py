@@ -29,7 +29,7 @@ from workbench.ipython.args import (
 from workbench.ipython.cell import (
     CellError,
     CellInterrupted,
-    _at_call,
+    at_call,
     capture_call,
     interruptible,
     trace_captured,
@@ -104,7 +104,7 @@ class HloMagics(Magics):
             with interruptible(f"while compiling {captured.call_text}"):
                 rep = compile_report(ins, args.stage, args.fusion)
         except WorkbenchError as exc:
-            raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
+            raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
         # a cell magic's re-run is diffed against its last run (live mode)
         publish_result(self.shell, "hlo", rep, whole_cell=cell is not None)
         return hlo_display(rep, text_only=args.text)

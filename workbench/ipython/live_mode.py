@@ -15,17 +15,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from workbench.engine.live import Fingerprint, LiveDiff, diff_fingerprints
-from workbench.engine.live import hlo_fingerprint as _hlo_fingerprint
-from workbench.engine.live import jaxpr_fingerprint as _jaxpr_fingerprint
+from workbench.engine.live import (
+    Fingerprint,
+    LiveDiff,
+    diff_fingerprints,
+    hlo_fingerprint,
+    jaxpr_fingerprint,
+)
 
 #: cells whose latest fingerprint is kept (the oldest go first)
 MAX_FINGERPRINTS = 500
 
 #: the results live mode compares, by the kind their front door names them
 _FINGERPRINTS: dict[str, Callable[[Any], Fingerprint]] = {
-    "jaxpr": _jaxpr_fingerprint,
-    "hlo": _hlo_fingerprint,
+    "jaxpr": jaxpr_fingerprint,
+    "hlo": hlo_fingerprint,
 }
 
 
