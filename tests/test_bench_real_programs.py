@@ -235,7 +235,9 @@ def test_bad_precision_is_refused_before_anything_runs(run, shell, value):
     assert r.error is not None and type(r.error).__name__ == "UsageError"
     assert "precision" in r.message and calls == []
     with pytest.raises(ValueError, match="precision"):
-        workbench.bench(shell.user_ns["counted"], jnp.ones(2), precision=float(value), progress=False)
+        workbench.bench(
+            shell.user_ns["counted"], jnp.ones(2), precision=float(value), progress=False
+        )
     assert calls == []
 
 
