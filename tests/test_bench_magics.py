@@ -1,4 +1,4 @@
-"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the live display."""
+"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the progress display."""
 
 from __future__ import annotations
 

@@ -157,10 +157,6 @@ class Session:
             delattr(self.shell, _SESSION_ATTR)
         setattr(self.shell, _CELL_IDS_ATTR, self.cell_ids)
 
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
     # -- the IPython hooks: the order of the parts is decided here ---------------------
     def pre_run_cell(self, info: Any = None) -> None:
         """A cell starts: 1. its id is recorded beside its number (so its functions can be
