@@ -1,4 +1,4 @@
-"""The live benchmark output: display updates of one output, in a real InteractiveShell.
+"""The benchmark's progress display: display updates of one output, in a real InteractiveShell.
 
 A fake display publisher records what a kernel would send: ``display_data`` (the first
 bundle, with its ``display_id``) and ``update_display_data`` (every later one).  Every
@@ -21,7 +21,7 @@ from IPython.core.displaypub import DisplayPublisher
 import workbench
 from workbench import schemas
 from workbench.engine.bench.runner import Progress, run_benchmark
-from workbench.ipython import bench_live
+from workbench.ipython import bench_progress
 from workbench.views.bench import BENCH_MIME, bench_bundle, progress_text
 
 
@@ -57,9 +57,9 @@ class FakePublisher(DisplayPublisher):
 def published(shell, monkeypatch):
     pub = FakePublisher()
     monkeypatch.setattr(shell, "display_pub", pub)
-    monkeypatch.setattr(bench_live, "INTERVAL_S", 0.0)  # every due round, within MAX_SHARE
-    monkeypatch.setattr(bench_live, "PHASE_INTERVAL_S", 0.0)
-    monkeypatch.setattr(bench_live, "MAX_SHARE", 1.0)
+    monkeypatch.setattr(bench_progress, "INTERVAL_S", 0.0)  # every due round, within MAX_SHARE
+    monkeypatch.setattr(bench_progress, "PHASE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(bench_progress, "MAX_SHARE", 1.0)
     return pub.messages
 
 
@@ -84,7 +84,7 @@ def _one_output(messages: list[Message]) -> str:
     return first.display_id
 
 
-def test_magic_updates_one_output_live_then_shows_the_result(shell, published, monkeypatch):
+def test_magic_updates_one_output_as_it_runs_then_shows_the_result(shell, published, monkeypatch):
     monkeypatch.setattr("workbench.api.bench.in_kernel", lambda: True)
     shell.user_ns["slow"] = _slow(4)
     shell.user_ns["x"] = jnp.ones(4)
@@ -132,7 +132,7 @@ def test_interrupt_ends_on_the_kept_samples_not_a_progress_bar(shell, published)
             raise KeyboardInterrupt
         return ready
 
-    r = workbench.bench(f, 1, number=1, budget=20, precision=0, roofline=False, live=True)
+    r = workbench.bench(f, 1, number=1, budget=20, precision=0, roofline=False, progress=True)
     assert r.interrupted and 1 <= len(r.measurements[0].samples) < 30
     _one_output(published)
     final = published[-1].payload
@@ -151,7 +151,7 @@ def test_an_exception_after_the_run_leaves_a_stopped_output(shell, published, mo
 
     monkeypatch.setattr(api, "run_benchmark", failing)
     with pytest.raises(RuntimeError, match="boom"):
-        workbench.bench(_slow(2), 1, number=1, repeat=20, budget=20, roofline=False, live=True)
+        workbench.bench(_slow(2), 1, number=1, repeat=20, budget=20, roofline=False, progress=True)
     _one_output(published)
     last = published[-1]
     assert last.payload is not None and last.payload["progress"]["done"] is True
@@ -160,27 +160,27 @@ def test_an_exception_after_the_run_leaves_a_stopped_output(shell, published, mo
     assert last.payload["measurements"][0]["samples"]  # what was measured stays visible
 
 
-def test_bad_input_shows_no_live_output(shell, published):
+def test_bad_input_shows_no_progress_output(shell, published):
     from workbench.engine.bench.sampler import BenchInputError
 
     with pytest.raises(BenchInputError, match="make_args"):
-        workbench.bench(jax.jit(jnp.sin), sweep={"n": [1, 2]}, live=True)
+        workbench.bench(jax.jit(jnp.sin), sweep={"n": [1, 2]}, progress=True)
     assert published == []
 
 
 def test_updates_are_spaced_by_their_cost(shell, published, monkeypatch):
     """A run of many fast rounds sends a bounded number of updates (the kernel-side cost)."""
-    monkeypatch.setattr(bench_live, "INTERVAL_S", 0.25)
-    monkeypatch.setattr(bench_live, "PHASE_INTERVAL_S", 0.05)
-    monkeypatch.setattr(bench_live, "MAX_SHARE", 0.05)
-    seen: list[bench_live.LiveBench] = []
-    real_init = bench_live.LiveBench.__init__
+    monkeypatch.setattr(bench_progress, "INTERVAL_S", 0.25)
+    monkeypatch.setattr(bench_progress, "PHASE_INTERVAL_S", 0.05)
+    monkeypatch.setattr(bench_progress, "MAX_SHARE", 0.05)
+    seen: list[bench_progress.ProgressDisplay] = []
+    real_init = bench_progress.ProgressDisplay.__init__
 
     def init(self, *a, **k):
         real_init(self, *a, **k)
         seen.append(self)
 
-    monkeypatch.setattr(bench_live.LiveBench, "__init__", init)
+    monkeypatch.setattr(bench_progress.ProgressDisplay, "__init__", init)
     t = time.perf_counter()
     r = workbench.bench(
         jax.jit(lambda x: x + 1),
@@ -190,13 +190,23 @@ def test_updates_are_spaced_by_their_cost(shell, published, monkeypatch):
         budget=50,
         precision=0,
         roofline=False,
-        live=True,
+        progress=True,
     )
     wall = time.perf_counter() - t
-    (live,) = seen
+    (display,) = seen
     assert len(r.measurements[0].samples) == 3000
-    assert live.updates == len(published) <= 4 + wall / 0.25 + 2
-    assert live.cost_s <= 0.2 * wall  # loose: shared CI cores; measured 2-6%
+    assert display.updates == len(published) <= 4 + wall / 0.25 + 2
+    assert display.cost_s <= 0.2 * wall  # loose: shared CI cores; measured 2-6%
+
+
+def test_live_is_still_accepted_as_the_former_name_of_progress(shell, published):
+    """``live=`` (the keyword's name before "live" came to mean live mode only) still
+    turns the progress display on and off."""
+    workbench.bench(_slow(1), 1, number=1, repeat=3, budget=20, roofline=False, live=True)
+    shown = len(published)
+    _one_output(published)
+    workbench.bench(_slow(1), 1, number=1, repeat=3, budget=20, roofline=False, live=False)
+    assert len(published) == shown  # nothing shown while it ran
 
 
 def test_snapshot_is_the_run_so_far_and_matches_the_schema():
@@ -227,9 +237,9 @@ def test_snapshot_is_the_run_so_far_and_matches_the_schema():
     assert text.startswith("running: sampling (3 runs)") and "samples: a 3, b 3" in text
 
 
-def test_a_shell_without_display_updates_gets_no_live_output(shell, capsys):
-    """Terminal IPython prints every display: live=True there must not print each update."""
-    r = workbench.bench(_slow(2), 1, number=1, repeat=30, budget=20, roofline=False, live=True)
+def test_a_shell_without_display_updates_gets_no_progress_output(shell, capsys):
+    """Terminal IPython prints every display: progress=True there must not print each update."""
+    r = workbench.bench(_slow(2), 1, number=1, repeat=30, budget=20, roofline=False, progress=True)
     assert len(r.measurements[0].samples) == 30
     out = capsys.readouterr().out
     assert "running:" not in out and "stopped before the end" not in out
@@ -245,7 +255,7 @@ def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(
 
     monkeypatch.setattr(api, "bench_display", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, live=True)
+        workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, progress=True)
     _one_output(published)
     last = published[-1]
     assert last.payload is not None and last.payload["progress"]["done"] is True
@@ -255,7 +265,7 @@ def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(
 def test_the_progress_bar_reads_when_sanitised(shell, published):
     from tests.test_fallback_html import sanitize
 
-    workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, live=True)
+    workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, progress=True)
     partial = [m for m in published if m.payload is not None and "progress" in m.payload]
     html = sanitize(partial[-1].data["text/html"])
     track = re.search(r'<div class="jwb-progress-track"([^>]*)>', html)

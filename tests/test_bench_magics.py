@@ -1,4 +1,4 @@
-"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the live display."""
+"""``%jaxbench`` / ``%%jaxbench`` through a real InteractiveShell, the view, and the progress display."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def test_sweep_view_draws_loglog_with_exponent():
         make_args=lambda n: jnp.ones((n, n)),
         budget=0.3,
         roofline=False,
-        live=False,
+        progress=False,
     )
     bundle = b._repr_mimebundle_()
     assert "time vs n, log-log" in bundle["text/html"]
@@ -161,7 +161,7 @@ def test_python_twin_bad_settings_stay_benchinputerror_and_render_short(kwargs, 
     from workbench.engine.bench.sampler import BenchInputError
 
     with pytest.raises(BenchInputError, match=needle) as info:
-        workbench.bench(jax.jit(jnp.sin), jnp.ones(3), live=False, **kwargs)
+        workbench.bench(jax.jit(jnp.sin), jnp.ones(3), progress=False, **kwargs)
     exc = info.value
     assert isinstance(exc, ValueError)
     assert str(exc) == exc.report.summary  # the plain message, as before

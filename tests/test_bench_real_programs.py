@@ -220,7 +220,7 @@ def test_a_fast_call_is_not_marked_as_stopped_by_the_budget():
     assert (
         "budget reached"
         not in workbench.bench(
-            jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.5, live=False
+            jax.jit(lambda x: x + 1), jnp.ones(4), budget=0.5, progress=False
         )._repr_mimebundle_()["text/plain"]
     )
     back = Benchmark.from_json(b.to_json())
@@ -235,7 +235,9 @@ def test_bad_precision_is_refused_before_anything_runs(run, shell, value):
     assert r.error is not None and type(r.error).__name__ == "UsageError"
     assert "precision" in r.message and calls == []
     with pytest.raises(ValueError, match="precision"):
-        workbench.bench(shell.user_ns["counted"], jnp.ones(2), precision=float(value), live=False)
+        workbench.bench(
+            shell.user_ns["counted"], jnp.ones(2), precision=float(value), progress=False
+        )
     assert calls == []
 
 

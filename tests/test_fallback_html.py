@@ -187,7 +187,7 @@ def _other_views(shell) -> dict[str, str]:
         "jaxpr-compare": _html(workbench.jaxpr(_loss, w, x, transforms="grad", compare=True)),
         "hlo-lowered": _html(workbench.hlo(_loss, w, x, stage="lowered")),
         "bench": _html(
-            workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, live=False)
+            workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, progress=False)
         ),
         "sharding": _html(workbench.sharding({"x": xs, "y": jnp.ones(3)})),
         "mesh-explorer": mesh_explorer.explorer_bundle(

@@ -1,6 +1,7 @@
 """The layer rule as checked contracts: `lint-imports` over the import-linter contracts in
 pyproject.toml (engine -> views -> front doors; no display code in the engine, no JAX in
-the views; JAX internals only through workbench.engine._jax_compat)."""
+the views; JAX internals only through workbench.engine._jax_compat; the side panel's
+modules imported by the extension loader only, never by a magic)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def test_import_contracts_are_kept():
     # every contract ran (a contract that failed to load would not be listed as kept)
     for name in (
         "above views above engine",
+        "Only the extension loader imports the side panel",
         "engine imports no display",
         "Views import no JAX",
         "Only workbench.engine._jax_compat",
@@ -95,3 +97,27 @@ def test_private_imports_contract_finds_each_form(tmp_path):
         assert f"- pkg.{bad} " in report, (bad, report)
     for good in ("shim", "public", "compat", "compat.core"):
         assert f"- pkg.{good} " not in report, (good, report)
+
+
+def test_a_magic_importing_the_side_panel_breaks_the_contract(tmp_path):
+    """The side panel contract of pyproject.toml, run on a copy of the package in which a
+    magic imports the side panel's comm module and another its messages: both reported."""
+    shutil.copytree(
+        ROOT / "workbench",
+        tmp_path / "workbench",
+        ignore=shutil.ignore_patterns("labextension", "__pycache__"),
+    )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for name, line in (
+        ("jaxpr_magics.py", "from workbench.ipython import sidepanel  # noqa: F401\n"),
+        ("bench_magics.py", "from workbench.views import sidepanel_messages  # noqa: F401\n"),
+    ):
+        magic = tmp_path / "workbench" / "ipython" / name
+        magic.write_text(magic.read_text() + line)
+    out = _lint_imports(tmp_path, [tmp_path, ROOT])
+    report = out.stdout + out.stderr
+    assert out.returncode == 1, report
+    broken = report.split("Broken contracts", 1)[-1]
+    assert "Only the extension loader imports the side panel" in broken, report
+    assert "workbench.ipython.jaxpr_magics -> workbench.ipython.sidepanel" in broken, report
+    assert "workbench.ipython.bench_magics -> workbench.views.sidepanel_messages" in broken, report

@@ -14,11 +14,11 @@ import jax.numpy as jnp
 import pytest
 
 from workbench import schemas
-from workbench.engine.jaxpr.inspection import inspect
 from workbench.engine.live import diff_fingerprints, jaxpr_fingerprint
 from workbench.engine.live.fingerprint import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, MAX_GROUPS
-from workbench.ipython import panel_comm
-from workbench.views import panel_messages as pm
+from workbench.engine.stages import inspect
+from workbench.ipython import sidepanel
+from workbench.views import sidepanel_messages as pm
 
 
 class _Kernel:
@@ -35,7 +35,7 @@ class _Kernel:
 def in_cell(shell, run, monkeypatch):
     kernel = _Kernel()
     monkeypatch.setattr(shell, "kernel", kernel, raising=False)
-    hub = panel_comm.hub_for(shell)
+    hub = sidepanel.hub_for(shell)
     assert hub is not None
 
     def run_in(cell_id: str, code: str) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from workbench import schemas
 from workbench.engine.monitor import kernel_info, sample_memory
 from workbench.engine.monitor.memory import live_bytes_by_device
-from workbench.views import panel_messages as pm
+from workbench.views import sidepanel_messages as pm
 
 
 def _bytes(sample, device_id):

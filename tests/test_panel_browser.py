@@ -60,7 +60,7 @@ FAKE_KERNEL_SIDE = f"""
 import time
 from comm import create_comm
 from workbench.engine.cache.records import CompileRecord
-from workbench.views import panel_messages as pm
+from workbench.views import sidepanel_messages as pm
 from workbench.engine.monitor import kernel_info, sample_memory
 XSS = {XSS!r}
 def rec(i):

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.panel_kernel import PanelKernel
-from workbench.ipython.panel_comm import flush_times
+from workbench.ipython.sidepanel import flush_times
 
 pytestmark = pytest.mark.slow
 
@@ -211,8 +211,8 @@ def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
     k.run_ok(
         "import jax, jax.numpy as jnp\n@jax.jit\ndef tiny(x):\n    return x + 1\ntiny(jnp.ones(8))"
     )
-    # -q: only the magic reports it; workbench.bench: only its live display; the plain
-    # magic: both, and the panel still hears of it once
+    # each door reports its result to the shell's session once: the magic (with -q or
+    # not) and the workbench.bench twin; the panel hears of each benchmark once
     k.run_ok("rb = %jaxbench -q --budget 0.3 tiny(jnp.ones(8))", cell_id="bench")
     k.run_ok("r = __import__('workbench').bench(tiny, jnp.ones(8), budget=0.3)", cell_id="bench2")
     k.run_ok("%jaxbench --budget 0.3 tiny(jnp.ones(8))", cell_id="bench3")

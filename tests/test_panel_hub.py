@@ -22,8 +22,9 @@ from workbench import schemas
 from workbench.engine.cache import CACHE
 from workbench.engine.live import LiveDiff, TotalChange
 from workbench.engine.monitor import memory
-from workbench.ipython import cache_magics, panel_comm
-from workbench.views import panel_messages as pm
+from workbench.ipython import sidepanel
+from workbench.ipython.session import Session
+from workbench.views import sidepanel_messages as pm
 
 
 class FakeComm:
@@ -53,7 +54,7 @@ class FakeComm:
 
 @pytest.fixture
 def hub(shell):
-    h = panel_comm.hub_for(shell)
+    h = sidepanel.hub_for(shell)
     assert h is not None
     yield h
     for comm_id in list(h._peers):  # no comm of one test outlives it
@@ -62,14 +63,14 @@ def hub(shell):
     h.flush()
 
 
-def _connect(hub: panel_comm.PanelHub) -> FakeComm:
+def _connect(hub: sidepanel.SidePanelHub) -> FakeComm:
     comm = FakeComm()
     hub.attach(comm, {"protocol": 1, "type": "hello"})
     assert comm.sent[-1]["type"] == "snapshot"
     return comm
 
 
-def _updates(comm: FakeComm, hub: panel_comm.PanelHub) -> list[dict[str, Any]]:
+def _updates(comm: FakeComm, hub: sidepanel.SidePanelHub) -> list[dict[str, Any]]:
     hub.flush()  # what a timer would send a moment later
     return comm.of("update")
 
@@ -105,9 +106,9 @@ def test_updates_carry_the_cells_records_and_badge(hub, run):
 
 def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatch):
     calls = []
-    real = panel_comm.sample_memory
+    real = sidepanel.sample_memory
     monkeypatch.setattr(
-        panel_comm, "sample_memory", lambda *a, **k: calls.append(a) or real(*a, **k)
+        sidepanel, "sample_memory", lambda *a, **k: calls.append(a) or real(*a, **k)
     )
     assert hub.comms == 0
     run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
@@ -120,7 +121,7 @@ def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatc
 
 
 def test_a_batch_holds_at_most_max_records_and_counts_the_rest(hub, run, monkeypatch):
-    monkeypatch.setattr(panel_comm, "MAX_BATCH_RECORDS", 5)
+    monkeypatch.setattr(sidepanel, "MAX_BATCH_RECORDS", 5)
     # no timed or end-of-cell flush: the whole cell's records meet in one batch, however
     # slowly the machine compiles (a timer flushing every few records never drops any)
     monkeypatch.setattr(hub, "_schedule", lambda *a, **k: None)
@@ -197,7 +198,7 @@ def test_subscribers_run_only_on_compiles_and_never_break_a_call(shell, run):
 
 
 def test_unload_says_bye_and_removes_everything(shell, run):
-    hub = panel_comm.hub_for(shell)
+    hub = sidepanel.hub_for(shell)
     comm = _connect(hub)
     import comm as comm_pkg
 
@@ -208,14 +209,15 @@ def test_unload_says_bye_and_removes_everything(shell, run):
         assert comm.sent[-1] == pm.bye() and comm.closed
         assert pm.COMM_TARGET not in manager.targets
         assert hub.on_record not in CACHE._subscribers
-        assert panel_comm.hub_for(shell) is None
+        assert sidepanel.hub_for(shell) is None
         assert hub._timer is None
     finally:
         run("%load_ext workbench")
-    hooks = cache_magics.hooks_for(shell)
-    new = panel_comm.hub_for(shell)
-    assert new is not None and new is not hub
-    assert hooks.on_end == [new.cell_ended]  # reloaded: one of each, not two
+    session = Session.of(shell)
+    new = sidepanel.hub_for(shell)
+    assert session is not None and new is not None and new is not hub
+    assert session._cell_ended == [new.cell_ended]  # reloaded: one of each, not two
+    assert session._results == [new.on_result]
     assert list(CACHE._subscribers).count(new.on_record) == 1
 
 
@@ -295,30 +297,6 @@ def test_non_finite_numbers_go_out_as_null(monkeypatch):
     )
 
 
-def test_two_shells_unloading_one_leaves_the_others_target(shell):
-    import comm as comm_pkg
-
-    manager = comm_pkg.get_comm_manager()
-    first = panel_comm.hub_for(shell)
-    other = SimpleNamespace()  # a second shell in the process (no cell hooks, no kernel)
-    second = panel_comm.load(other)
-    try:
-        opened = FakeComm()
-        manager.targets[pm.COMM_TARGET](
-            opened, {"content": {"data": {"protocol": 1, "type": "hello"}}}
-        )
-        assert opened.comm_id in second._peers  # the newest load answers
-    finally:
-        panel_comm.unload(other)
-    # the shell still loaded answers again, and unloading the other removed nothing of it
-    assert pm.COMM_TARGET in manager.targets
-    again = FakeComm()
-    manager.targets[pm.COMM_TARGET](again, {"content": {"data": {"protocol": 1, "type": "hello"}}})
-    assert first is not None and again.comm_id in first._peers
-    first._on_close({"content": {"comm_id": again.comm_id}})
-    assert first.on_record in CACHE._subscribers and second.on_record not in CACHE._subscribers
-
-
 def test_a_timer_that_fired_after_being_replaced_leaves_the_new_one_alone(hub):
     """The end of a cell cancels a long timer and sets a short one; if the long one had
     already fired (its thread waiting for the lock), it must neither forget the new
@@ -352,7 +330,7 @@ import json, uuid
 from IPython.core.interactiveshell import InteractiveShell
 from jax._src import xla_bridge
 from workbench import schemas
-from workbench.ipython import panel_comm
+from workbench.ipython import sidepanel
 
 class Comm:
     comm_id = uuid.uuid4().hex
@@ -366,7 +344,7 @@ class Comm:
 
 sh = InteractiveShell.instance()
 sh.run_cell("%load_ext workbench")
-hub = panel_comm.hub_for(sh)
+hub = sidepanel.hub_for(sh)
 comm = Comm()
 hub.attach(comm, {"protocol": 1, "type": "hello"})
 sh.run_cell("x = 1")

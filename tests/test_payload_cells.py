@@ -91,10 +91,12 @@ def test_files_that_are_not_cells_are_left_out():
 
 
 def _id_hooks(shell) -> int:
-    from workbench.ipython.prompt import CellIds
+    """The pre_run_cell hooks that record cell ids: the session's (it records the id
+    first, then tells the rest of the workbench that a cell started)."""
+    from workbench.ipython.session import Session
 
     return sum(
-        isinstance(getattr(cb, "__self__", None), CellIds)
+        isinstance(getattr(cb, "__self__", None), Session)
         for cb in shell.events.callbacks["pre_run_cell"]
     )
 

@@ -80,14 +80,14 @@ def payloads(shell) -> dict[str, list[dict]]:
     add(workbench.hlo(_sharded, xs))  # collectives
     add(workbench.hlo(_with_cond, jnp.ones(3)))  # control-flow graphs
     add(workbench.hlo(_loss, w, x, stage="lowered"))
-    add(workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, live=False))
+    add(workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, progress=False))
     add(
         workbench.bench(
             lambda v: v * 2,
             sweep={"n": [8, 64]},
             make_args=lambda n: (jnp.ones(n),),
             budget=0.05,
-            live=False,
+            progress=False,
             roofline=False,
         )
     )

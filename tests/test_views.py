@@ -122,11 +122,11 @@ def test_hlo_layout_is_prepared_only_for_rich_output(monkeypatch):
 def test_results_are_the_engine_records_without_subclassing():
     from workbench.engine.bench.result import Benchmark
     from workbench.engine.hlo.report import HloReport
-    from workbench.engine.jaxpr.inspection import Inspection
     from workbench.engine.sharding.layout import Layout
+    from workbench.engine.stages import Inspection
     from workbench.views.display import Display
 
-    r = workbench.bench(lambda v: v + 1, jnp.ones(8), budget=0.05, live=False)
+    r = workbench.bench(lambda v: v + 1, jnp.ones(8), budget=0.05, progress=False)
     assert type(r) is Display and isinstance(r.record, Benchmark)
     assert not isinstance(r, Benchmark)  # holds the record, is not a subclass of it
     assert r.measurements is r.record.measurements and r.ok and r.median > 0
@@ -154,7 +154,7 @@ def test_a_plain_engine_record_displays_like_its_front_door(shell):
     from workbench.engine.bench.result import Benchmark
 
     fmt = shell.display_formatter.format
-    r = workbench.bench(lambda v: v + 1, jnp.ones(8), number=2, repeat=3, live=False)
+    r = workbench.bench(lambda v: v + 1, jnp.ones(8), number=2, repeat=3, progress=False)
     h = workbench.hlo(lambda x: jnp.tanh(x) * 2, jnp.ones(4))
     j = workbench.jaxpr(lambda x: x * 2, 1.0)
     for front, record in (
@@ -265,7 +265,7 @@ def test_bench_twin_reports_the_failure_in_its_result():
     other variants still run), naming the user's line, and the result still displays."""
     import jax
 
-    r = workbench.bench(jax.jit(_branchy), 1.0, budget=0.05, live=False)
+    r = workbench.bench(jax.jit(_branchy), 1.0, budget=0.05, progress=False)
     err = r.measurements[0].error
     assert err is not None and err.kind == "TracerBoolConversionError"
     assert err.where is not None and err.where.line == _IF_LINE

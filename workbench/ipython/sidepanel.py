@@ -1,12 +1,16 @@
 """The kernel side of the JAX Workbench side panel: the ``jax-workbench`` comm target.
 
-``%load_ext workbench`` calls :func:`load`: it registers the comm target (so a panel's
-``hello`` is answered with a ``snapshot``), opens one comm towards the front end with
-``announce`` data (a panel already open connects without asking), subscribes to the
-cache tracker's records and adds cell hooks.  ``%unload_ext`` calls :func:`unload`:
-``bye`` on every comm, comms closed, subscription, hooks and target removed.  The
-messages are built by :mod:`workbench.views.panel_messages` and described by
-``workbench/schemas/comm/panel.schema.json`` (prose in ``docs/panel-protocol.md``).
+``%load_ext workbench`` calls :func:`open_sidepanel` with the shell's
+:class:`~workbench.ipython.session.Session`: it registers the comm target (so a side
+panel's ``hello`` is answered with a ``snapshot``), opens one comm towards the front end
+with ``announce`` data (a side panel already open connects without asking), subscribes to
+the cache tracker's records and to the session's cells and results.  ``%unload_ext``
+closes the hub (:meth:`SidePanelHub.close`): ``bye`` on every comm, comms closed,
+subscriptions and target removed.  The messages are built by
+:mod:`workbench.views.sidepanel_messages` and described by the side panel's comm schema
+(``workbench.schemas.comm_schema()``; prose in ``docs/``).  Only the extension loader
+imports this module (an import-linter contract in pyproject.toml): the magics tell the
+session what they produced, and the hub listens.
 
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
 thousand messages.  News (records, cell badges, memory samples, benchmarks, live
@@ -43,11 +47,9 @@ from typing import Any
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache import CACHE
 from workbench.engine.cache.records import CompileRecord
-from workbench.engine.live import Fingerprint, diff_fingerprints, hlo_fingerprint, jaxpr_fingerprint
 from workbench.engine.monitor import KernelInfo, jax_started, kernel_info, sample_memory
-from workbench.ipython import cache_magics
-from workbench.ipython.prompt import current_cell_id, prompt_number
-from workbench.views import panel_messages as pm
+from workbench.ipython.session import Result, Session
+from workbench.views import sidepanel_messages as pm
 
 _log = logging.getLogger(__name__)
 
@@ -74,9 +76,8 @@ def flush_times(seconds: float) -> list[float]:
 MAX_BATCH_RECORDS = 2_000
 MAX_MEMORY_SAMPLES = 2_000
 MAX_BENCHMARKS = 50
-#: cells whose latest badge, live diff and fingerprint are kept (the oldest go first)
+#: cells whose latest badge and live diff are kept (the oldest go first)
 MAX_CELLS = 10_000
-MAX_FINGERPRINTS = 500
 
 
 @dataclass
@@ -100,8 +101,9 @@ class _Cell:
     started: float = field(default_factory=time.time)
 
 
-class PanelHub:
-    """Everything the panel is told, for one shell: history, pending news and the comms."""
+class SidePanelHub:
+    """Everything the side panel is told, for one shell: history, pending news and the
+    comms."""
 
     def __init__(self, shell: Any, version: str) -> None:
         self.shell = shell
@@ -124,7 +126,6 @@ class PanelHub:
         self._memory: deque[dict[str, Any]] = deque(maxlen=MAX_MEMORY_SAMPLES)
         self._benchmarks: deque[dict[str, Any]] = deque(maxlen=MAX_BENCHMARKS)
         self._diffs: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
         self._benched: deque[weakref.ref[Benchmark]] = deque(maxlen=8)
         self._timer: threading.Timer | None = None
         self._due = 0.0  # when the pending timer fires (monotonic)
@@ -134,8 +135,11 @@ class PanelHub:
         self._closed = False
         #: the devices once JAX started (None until then: a snapshot lists none)
         self._kernel: KernelInfo | None = None
-        #: the comm target function registered for this hub (set by :func:`load`)
-        self.target: Any = None
+        #: the comm target that was registered before this hub's, handed back on close
+        #: if it still answers (another shell of the process loaded earlier)
+        self._previous_target: Any = None
+        #: what :meth:`close` undoes of :func:`open_sidepanel` (the session's listeners)
+        self._unsubscribe: list[Any] = []
         #: messages sent (every comm), and updates among them: for tests and benchmarks
         self.messages_sent = 0
         self.updates_sent = 0
@@ -267,35 +271,25 @@ class PanelHub:
         except Exception:
             _log.debug("panel: benchmark not noted", exc_info=True)
 
-    def note_result(self, kind: str, result: Any) -> None:
-        """A ``%%jaxpr`` (an Inspection) or ``%%hlo`` (an HloReport) cell finished: keep its
-        fingerprint by cell id and, if the cell ran before, queue the live diff."""
+    def on_result(self, result: Result) -> None:
+        """The session's result listener: a finished benchmark becomes the side panel's
+        latest timings, a live diff (a re-run ``%%jaxpr`` / ``%%hlo`` cell) is queued."""
+        if result.kind == "bench":
+            self.note_benchmark(result.value)
+        if result.live_diff is None or result.cell_id is None:
+            return
         try:
-            cell_id = current_cell_id(self.shell)
-            if cell_id is None:  # no notebook cell to attach a diff to
-                return
-            fp = jaxpr_fingerprint(result) if kind == "jaxpr" else hlo_fingerprint(result)
+            msg = pm.live_diff(result.live_diff, result.cell, result.cell_id)
             with self._lock:
-                before = self._fingerprints.pop(cell_id, None)
-                self._fingerprints[cell_id] = fp
-                while len(self._fingerprints) > MAX_FINGERPRINTS:
-                    self._fingerprints.popitem(last=False)
-            if before is None or before.kind != fp.kind:
-                return
-            number = prompt_number(self.shell)
-            msg = pm.live_diff(
-                diff_fingerprints(before, fp), None if number is None else str(number), cell_id
-            )
-            with self._lock:
-                self._diffs.pop(cell_id, None)
-                self._diffs[cell_id] = msg
+                self._diffs.pop(result.cell_id, None)
+                self._diffs[result.cell_id] = msg
                 while len(self._diffs) > MAX_CELLS:
                     self._diffs.popitem(last=False)
                 self._add("diffs", msg)
         except Exception:
-            _log.debug("panel: live diff not made", exc_info=True)
+            _log.debug("panel: live diff not sent", exc_info=True)
 
-    # -- cell hooks (called by the cache feature's pre/post_run_cell) -------------------
+    # -- cell listeners (called from the session's pre/post_run_cell) ------------------
     def cell_started(self, label: str, cell_id: str | None) -> None:
         self._cell = _Cell(label, cell_id)
         if self._listening():
@@ -500,7 +494,7 @@ class PanelHub:
         c = comm_pkg.create_comm(target_name=pm.COMM_TARGET, data=pm.announce(self.version))
         self.attach(c)
 
-    def close(self) -> None:
+    def _say_bye(self) -> None:
         """``bye`` and close every comm; no timer left running."""
         with self._lock:
             self._closed = True
@@ -523,31 +517,58 @@ class PanelHub:
         """Open comms (ready or not)."""
         return len(self._peers)
 
+    # -- the comm target ---------------------------------------------------------------------
+    def open_comm(self, comm: Any, open_msg: Any) -> None:
+        """The comm target: a front end opened a comm to ``jax-workbench``."""
+        try:
+            data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) else None
+            self.attach(comm, data)
+        except Exception:
+            _log.debug("panel: comm open failed", exc_info=True)
 
-#: id(shell) -> its hub, while loaded
-_HUBS: dict[int, PanelHub] = {}
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Undo :func:`open_sidepanel`: ``bye`` on every comm, the subscriptions go, and
+        the comm target is handed back to the hub that had it before, if still open."""
+        if self._closed:
+            return
+        CACHE.unsubscribe(self.on_record)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        self._say_bye()
+        # The comm manager is the process's: one target for every shell in it.  Remove it
+        # only if it is this hub's (another shell loaded later owns it now), and hand it
+        # back to the shell that had it before (the newest one still loaded), so unloading
+        # one shell never leaves another one deaf.
+        manager = _comm_manager()
+        if manager.targets.get(pm.COMM_TARGET) == self.open_comm:
+            manager.targets.pop(pm.COMM_TARGET, None)
+            previous = _still_open(self._previous_target)
+            if previous is not None:
+                manager.register_target(pm.COMM_TARGET, previous)
 
 
-def hub_for(shell: Any) -> PanelHub | None:
+def _still_open(target: Any) -> Any:
+    """``target``, or the first target before it whose hub is still open (None if none)."""
+    while target is not None:
+        hub = getattr(target, "__self__", None)
+        if not isinstance(hub, SidePanelHub):
+            return target  # someone else's target: leave it as it was
+        if not hub.is_closed:
+            return target
+        target = hub._previous_target
+    return None
+
+
+def hub_for(shell: Any) -> SidePanelHub | None:
     """The shell's hub while ``%load_ext workbench`` is in effect, else None."""
-    hub = _HUBS.get(id(shell))
-    return hub if hub is not None and hub.shell is shell else None
-
-
-def note_result(shell: Any, kind: str, result: Any) -> None:
-    """For ``%%jaxpr`` / ``%%hlo``: the cell's result, for live diffs (no-op if not loaded)."""
-    hub = hub_for(shell)
-    if hub is not None:
-        hub.note_result(kind, result)
-
-
-def note_benchmark(bench: Benchmark) -> None:
-    """For ``%jaxbench`` and ``workbench.bench``: a finished benchmark (no-op if not loaded)."""
-    from IPython import get_ipython
-
-    hub = hub_for(get_ipython())
-    if hub is not None:
-        hub.note_benchmark(bench)
+    session = Session.of(shell)
+    hub = session.sidepanel if session is not None else None
+    return hub if isinstance(hub, SidePanelHub) else None
 
 
 def _comm_manager() -> Any:
@@ -556,24 +577,26 @@ def _comm_manager() -> Any:
     return comm_pkg.get_comm_manager()
 
 
-def load(shell: Any) -> PanelHub:
-    """Register the comm target, the tracker subscription and the cell hooks; announce."""
+def open_sidepanel(session: Session) -> SidePanelHub:
+    """The side panel's hub for ``session``'s shell: the comm target, the tracker
+    subscription, the session's cell and result listeners; announced to a front end."""
     from workbench import __version__
 
-    unload(shell)  # loaded twice: one of everything
-    hub = _HUBS[id(shell)] = PanelHub(shell, __version__)
-    hub.target = _target(hub)
-    _comm_manager().register_target(pm.COMM_TARGET, hub.target)
+    hub = SidePanelHub(session.shell, __version__)
+    manager = _comm_manager()
+    hub._previous_target = manager.targets.get(pm.COMM_TARGET)
+    manager.register_target(pm.COMM_TARGET, hub.open_comm)
     CACHE.subscribe(hub.on_record)
-    hooks = cache_magics.hooks_for(shell)
-    if hooks is not None:
-        hooks.on_start.append(hub.cell_started)
-        hooks.on_end.append(hub.cell_ended)
+    hub._unsubscribe = [
+        session.on_cell_start(hub.cell_started),
+        session.on_cell_end(hub.cell_ended),
+        session.on_result(hub.on_result),
+    ]
     try:
         hub.take_sample("load")
     except Exception:
         _log.debug("panel: first sample failed", exc_info=True)
-    if getattr(shell, "kernel", None) is not None:  # a Jupyter kernel: tell the front end
+    if getattr(session.shell, "kernel", None) is not None:  # a Jupyter kernel: tell the front end
         try:
             hub.announce()
         except Exception:
@@ -581,47 +604,12 @@ def load(shell: Any) -> PanelHub:
     return hub
 
 
-def _target(hub: PanelHub) -> Any:
-    def open_comm(comm: Any, open_msg: Any) -> None:
-        try:
-            data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) else None
-            hub.attach(comm, data)
-        except Exception:
-            _log.debug("panel: comm open failed", exc_info=True)
-
-    return open_comm
-
-
-def unload(shell: Any) -> None:
-    """Say ``bye``, close the comms and remove everything :func:`load` installed."""
-    hub = _HUBS.pop(id(shell), None)
-    if hub is None:
-        return
-    CACHE.unsubscribe(hub.on_record)
-    hooks = cache_magics.hooks_for(shell)
-    if hooks is not None:
-        hooks.on_start[:] = [cb for cb in hooks.on_start if cb != hub.cell_started]
-        hooks.on_end[:] = [cb for cb in hooks.on_end if cb != hub.cell_ended]
-    hub.close()
-    # The comm manager is the process's: one target for every shell in it.  Remove it only
-    # if it is this hub's (another shell loaded later owns it now), and hand it back to a
-    # shell still loaded, so unloading one shell never leaves another one deaf.
-    manager = _comm_manager()
-    if manager.targets.get(pm.COMM_TARGET) is hub.target:
-        manager.targets.pop(pm.COMM_TARGET, None)
-        if _HUBS:
-            manager.register_target(pm.COMM_TARGET, list(_HUBS.values())[-1].target)
-
-
 __all__ = [
     "FLUSH_INTERVAL_S",
     "MAX_BATCH_RECORDS",
     "MAX_FLUSH_INTERVAL_S",
+    "SidePanelHub",
     "flush_times",
-    "PanelHub",
     "hub_for",
-    "load",
-    "note_benchmark",
-    "note_result",
-    "unload",
+    "open_sidepanel",
 ]

@@ -2,7 +2,7 @@
 
 Run by hand (not part of the test suite)::
 
-    python benchmarks/bench_panel.py [--rounds N] [--calls N] [--compiles N] [--loop-reference]
+    python benchmarks/bench_sidepanel.py [--rounds N] [--calls N] [--compiles N] [--loop-reference]
 
 What is measured
 ----------------

@@ -1,6 +1,6 @@
-"""A running benchmark shown live through display updates (no widgets, no comms).
+"""A running benchmark's progress, shown through display updates (no widgets, no comms).
 
-:class:`LiveBench` is an observer of :func:`workbench.engine.bench.runner.run_benchmark`:
+:class:`ProgressDisplay` is an observer of :func:`workbench.engine.bench.runner.run_benchmark`:
 the runner calls it between samples (never inside a timed region).  A few times a
 second, and on phase changes, it takes the run's partial record
 (:meth:`~workbench.engine.bench.runner.Progress.snapshot`: the samples so far, their
@@ -38,7 +38,7 @@ def updates_in_place() -> bool:
     """True where a display can be updated in place: a Jupyter kernel, or a shell whose
     display publisher handles updates itself.  Terminal IPython's publisher (the base
     :class:`~IPython.core.displaypub.DisplayPublisher`) prints every display and every
-    update, so a live run there would print its progress dozens of times."""
+    update, so a run shown as it goes would print its progress dozens of times there."""
     from IPython import get_ipython
     from IPython.core.displaypub import DisplayPublisher
 
@@ -51,7 +51,7 @@ def updates_in_place() -> bool:
     return publisher is not None and type(publisher).publish is not DisplayPublisher.publish
 
 
-class LiveBench:
+class ProgressDisplay:
     """Observer that shows the run so far as one output, updated in place."""
 
     def __init__(
@@ -80,12 +80,7 @@ class LiveBench:
 
     def __call__(self, p: Progress) -> None:
         """Runner callback; returns at once unless an update is due."""
-        if p.benchmark is not None:
-            # the final record: the front door shows the finished result; the side panel
-            # hears of it here too (workbench.bench has no hook of its own)
-            from workbench.ipython.panel_comm import note_benchmark
-
-            note_benchmark(p.benchmark)
+        if p.benchmark is not None:  # the final record: the front door shows the result
             return
         self._event = p
         now = time.perf_counter()
@@ -114,7 +109,7 @@ class LiveBench:
         self._last_cost = cost if self.updates > 1 else 0.0
 
     def finish(self, bundle: dict[str, Any]) -> None:
-        """Replace the live output by the finished result's bundle."""
+        """Replace the progress output by the finished result's bundle."""
         if self.handle is not None:
             self._send(bundle, time.perf_counter())
 
@@ -149,4 +144,4 @@ class LiveBench:
         self._send(bundle, time.perf_counter())
 
 
-__all__ = ["LiveBench", "updates_in_place"]
+__all__ = ["ProgressDisplay", "updates_in_place"]

@@ -1,4 +1,5 @@
-"""Bad arguments to the Python twins, reported the way the magics report theirs.
+"""The front doors' short errors: bad arguments to the Python twins, reported the way the
+magics report theirs, and :func:`releases_arguments`, which both doors' entry points wear.
 
 A wrong argument (``workbench.inspect(3)``, ``stage='nonsense'``, an unknown backend or
 transform) is the caller's mistake, not a failure inside the workbench: IPython should
@@ -78,15 +79,6 @@ def check_backend(backend: object) -> None:
         )
 
 
-__all__ = [
-    "ArgumentTypeError",
-    "ArgumentValueError",
-    "check_backend",
-    "check_static",
-    "short_input_error",
-]
-
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: the short, user-facing errors of the twins (``WorkbenchError`` and the argument errors)
@@ -124,3 +116,13 @@ def releases_arguments(*short: type[BaseException]) -> Callable[[_F], _F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+__all__ = [
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "check_backend",
+    "check_static",
+    "releases_arguments",
+    "short_input_error",
+]

@@ -1,4 +1,5 @@
-"""The stages every call-inspecting front door forces, and the short errors they raise.
+"""The stages every call-inspecting front door forces, and the short errors they raise
+(shared by the twins in :mod:`workbench.api` and the magics in :mod:`workbench.ipython`).
 
 ``workbench.jaxpr``/``hlo`` and the ``%%jaxpr``/``%%hlo`` magics all come through here, so a
 Python ``if`` on a traced value fails in the same place, with the same short
@@ -16,8 +17,8 @@ from typing import Any
 from workbench.engine.common.errors import calling_user_line, report
 from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.report import HloReport, build_hlo_report, fusion_for
-from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection, inspect_stages
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
+from workbench.engine.stages import BackendUnavailable, Inspection, inspect_stages
 from workbench.views.errors import WorkbenchError
 
 

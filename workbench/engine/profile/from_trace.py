@@ -27,7 +27,7 @@ from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.profile.attribute import attribute
 from workbench.engine.profile.events import NoDeviceEvents
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.profile.run import ProfileError, check_calls, device_events
 from workbench.engine.profile.store import text_key
 

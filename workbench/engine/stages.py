@@ -53,7 +53,7 @@ from workbench.engine.jaxpr.trees import TreeSummary, summarize_call
 # Equations created inside our own wrappers belong to the user's line, not ours; and
 # the frames of the front doors that call the user's function (the magics, the twins)
 # are no source of an op either: the whole package is excluded, not just the engine.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 compat.exclude_path_from_user_frames(_PACKAGE_DIR)
 
 
