@@ -26,7 +26,7 @@ from workbench.engine.hlo.costs import instruction_costs, program_cost
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
 
-GPU = Path(__file__).parent / "data" / "gpu"
+GPU = Path(__file__).parents[1] / "data" / "gpu"
 REL = 0.05
 
 

@@ -20,7 +20,7 @@ from workbench import RecompileError, no_recompiles
 pytest_plugins = ["pytester"]
 
 HERE = Path(__file__).name
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _line_of(marker: str) -> int:

@@ -346,7 +346,7 @@ def test_static_arguments_of_a_jitted_function():
 # -- the 24-layer transformer gradient ----------------------------------------------------
 @pytest.mark.slow  # compiles the 24-layer gradient (seconds)
 def test_coverage_of_the_24_layer_transformer_gradient():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from bench_jaxpr import init_params, make_loss
 
     params, x = init_params()
@@ -414,7 +414,7 @@ def test_steps_by_time_window_match_steps_by_run_id(mm_args):
 def test_html_reads_when_sanitised(mm_args):
     """The checks every view's HTML passes (tests/test_fallback_html.py): essentials inline,
     no SVG text left loose by a sanitizer, theme colours only."""
-    from tests.test_fallback_html import essentials_inline, sanitize, theme_colours_only
+    from tests.views.test_fallback_html import essentials_inline, sanitize, theme_colours_only
 
     html = workbench.profile(two_matmuls, *mm_args, n=3)._repr_mimebundle_()["text/html"]
     s = essentials_inline(html)

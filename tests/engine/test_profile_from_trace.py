@@ -25,7 +25,7 @@ from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.profile import PROFILE_MIME, profile_display
 
-DATA = Path(__file__).parent / "data" / "gpu"
+DATA = Path(__file__).parents[1] / "data" / "gpu"
 TRACE = DATA / "mlp4_grad.cb.xplane.pb"
 HLO = DATA / "mlp4_grad.hlo.txt"
 KIND = "NVIDIA H100 80GB HBM3"
@@ -128,7 +128,7 @@ def test_calls_must_be_a_positive_count(calls):
 
 
 def test_readme_documents_profile_from_trace_in_the_profile_row():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     (row,) = [ln for ln in readme.splitlines() if ln.startswith("| `workbench.profile(fn")]
     assert "`workbench.profile_from_trace(trace, hlo, calls=N)`" in row
     for words in (

@@ -27,7 +27,7 @@ from workbench.engine.profile.events import (
 )
 from workbench.engine.profile.store import module_key
 
-DATA = Path(__file__).parent / "data" / "gpu"
+DATA = Path(__file__).parents[1] / "data" / "gpu"
 
 
 def _module(name: str):

@@ -14,7 +14,7 @@ from tests.browser import free_port
 
 pytestmark = pytest.mark.slow  # two Python processes start JAX and talk over TCP
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_two_processes_see_addressable_and_remote_shards(tmp_path):

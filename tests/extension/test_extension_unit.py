@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-EXT = Path(__file__).resolve().parent.parent / "extension"
+EXT = Path(__file__).resolve().parents[2] / "extension"
 
 pytestmark = pytest.mark.slow
 

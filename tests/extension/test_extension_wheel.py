@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DIST = "share/jupyter/labextensions/jax-workbench"
 
 pytestmark = pytest.mark.slow

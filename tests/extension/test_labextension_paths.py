@@ -15,7 +15,7 @@ import pytest
 
 import workbench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_labextension_paths_match_the_build_and_the_wheel():

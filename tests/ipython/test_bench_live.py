@@ -253,7 +253,7 @@ def test_an_interrupt_while_drawing_the_result_leaves_a_stopped_output(
 
 
 def test_the_progress_bar_reads_when_sanitised(shell, published):
-    from tests.test_fallback_html import sanitize
+    from tests.views.test_fallback_html import sanitize
 
     workbench.bench(_slow(2), 1, number=1, repeat=10, budget=20, roofline=False, live=True)
     partial = [m for m in published if m.payload is not None and "progress" in m.payload]

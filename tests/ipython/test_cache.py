@@ -469,7 +469,7 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
     import sys
     from pathlib import Path
 
-    child = Path(__file__).with_name("cache_pcache_child.py")
+    child = Path(__file__).parents[1] / "cache_pcache_child.py"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
 
     def run_child() -> dict:

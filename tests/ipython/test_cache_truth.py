@@ -13,7 +13,7 @@ import math
 import jax
 import pytest
 
-from tests import test_cache
+from tests.ipython import test_cache
 from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CACHE, CacheTracker, attribution, queries, tracker
 from workbench.views.cache import (

@@ -40,7 +40,7 @@ import pytest
 
 from tests import tutorials
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
 BRANCH = "main"  # the branch the README's Binder link builds
 TOUR_PATH = "notebooks/00_tour.ipynb"

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import pytest
 
 from tests import tutorials
-from tests.test_tutorial_00_tour import histogram
+from tests.notebooks.test_tutorial_00_tour import histogram
 
 pytestmark = pytest.mark.notebook
 

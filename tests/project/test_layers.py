@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _lint_imports(cwd: Path, pythonpath: list[Path]) -> subprocess.CompletedProcess:

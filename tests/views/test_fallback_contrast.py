@@ -17,7 +17,7 @@ import pytest
 
 from workbench.views import _html, bench, cache, hlo, sharding
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 THEMES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
 
 

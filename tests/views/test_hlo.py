@@ -375,7 +375,7 @@ def test_compile_failure_names_the_users_line(run):
     assert rep.where is not None and rep.where.file == __file__
     assert rep.where.text == "workbench.hlo(_unknown_target, jnp.ones(3))  # the calling line"
     assert rep.where.function == "test_compile_failure_names_the_users_line"
-    run("from tests.test_hlo import _unknown_target")
+    run("from tests.views.test_hlo import _unknown_target")
     r = run("%%hlo\n_unknown_target(jnp.ones(3))")
     assert r.error is not None and r.error.report.phase == "compile"
     assert "workbench_no_such_target" in r.short_error()

@@ -118,7 +118,7 @@ def test_small_hlo_stays_plain_with_op_names_and_no_layouts():
 
 @pytest.mark.slow  # compiles the 24-layer gradient (a few seconds)
 def test_24_layer_hlo_fits_the_notebook_budget():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from bench_jaxpr import init_params, make_loss
 
     params, x = init_params()
@@ -273,7 +273,7 @@ def test_notebook_sizes_are_measured_as_nbformat_saves_them():
     24-layer ``%%hlo``: its text/plain has 20,000 lines)."""
     import nbformat
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from bench_notebook_size import stored_sizes
 
     bundle = {

@@ -248,7 +248,7 @@ def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
 
 
 def test_docs_point_to_the_schemas():
-    docs = Path(__file__).parent.parent / "docs"
+    docs = Path(__file__).parents[2] / "docs"
     text = "".join(p.read_text() for p in docs.glob("mime-*.md"))
     for kind in schemas.kinds():
         assert f"workbench/schemas/{kind}.schema.json" in text, kind

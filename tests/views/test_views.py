@@ -241,7 +241,7 @@ def test_twin_and_magic_give_the_same_report(run):
 
     with pytest.raises(WorkbenchError) as info:
         workbench.jaxpr(_branchy, 1.0)
-    run("from tests.test_views import _branchy")
+    run("from tests.views.test_views import _branchy")
     r = run("%jaxpr _branchy(1.0)")
     assert isinstance(r.error, CellError) and isinstance(r.error, WorkbenchError)
     assert (r.error.report.kind, r.error.report.summary, r.error.report.where.line) == (
