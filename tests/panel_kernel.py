@@ -1,5 +1,6 @@
 """A real ipykernel driven through jupyter_client, speaking the side panel's comm protocol
-as the JupyterLab extension does (for tests/test_panel_comm.py and benchmarks/bench_panel.py).
+as the JupyterLab extension does (for tests/ipython/test_panel_comm.py and
+benchmarks/bench_panel.py).
 
 Every message the kernel sends on a ``jax-workbench`` comm (comm_open data and comm_msg
 data) is validated against ``workbench/schemas/comm/panel.schema.json`` as it arrives,

@@ -415,7 +415,8 @@ def test_donation_behind_a_python_wrapper_is_found_on_copies(capfd):
     """Donation the jit settings do not show (a Python wrapper around a donating jit):
     the first call gets copies of the arguments, what it deleted is copied for every
     later call, and the user's arrays (shared by every variant) survive.  (A ``jax.jit``
-    with ``donate_argnums`` is read from its settings: tests/test_bench_real_programs.py.)"""
+    with ``donate_argnums`` is read from its settings:
+    tests/ipython/test_bench_real_programs.py.)"""
     inner = jax.jit(lambda v: v * 2, donate_argnums=0)
     plain = jax.jit(lambda v: v * 2)
 

@@ -115,7 +115,7 @@ def test_power_law_fit_recovers_exponent():
 
 
 def test_loop_counts_round_up_to_1_2_5():
-    # (seconds are formatted by the views: tests/test_views.py::test_seconds_like_timeit)
+    # (seconds are formatted by the views: tests/views/test_views.py::test_seconds_like_timeit)
     assert [round_up_125(x) for x in (0.3, 1, 1.5, 3, 7, 11, 100, 101)] == [
         1,
         1,

@@ -412,7 +412,7 @@ def test_steps_by_time_window_match_steps_by_run_id(mm_args):
 
 
 def test_html_reads_when_sanitised(mm_args):
-    """The checks every view's HTML passes (tests/test_fallback_html.py): essentials inline,
+    """The checks every view's HTML passes (tests/views/test_fallback_html.py): essentials inline,
     no SVG text left loose by a sanitizer, theme colours only."""
     from tests.views.test_fallback_html import essentials_inline, sanitize, theme_colours_only
 

@@ -1,7 +1,7 @@
 """The notebook explorer's resources from the Jupyter server: the kernel side (quick tests).
 
 The page side (the helper mapping URLs, BokehJS's stylesheet models) runs in a real browser
-in ``tests/test_mesh_offline_browser.py``.
+in ``tests/chromium/test_mesh_offline_browser.py``.
 """
 
 from __future__ import annotations
