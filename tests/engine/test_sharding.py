@@ -1,4 +1,5 @@
-"""Sharding layouts: geometry vs JAX's devices_indices_map, live arrays, collectives, views, %sharding."""
+"""Sharding layouts: geometry vs JAX's devices_indices_map, live arrays, collectives, views and
+the Python twin (``%sharding`` itself: tests/ipython/test_sharding_magic.py)."""
 
 from __future__ import annotations
 
@@ -434,59 +435,12 @@ def test_fake_devices_before_jax_starts_gives_that_many(tmp_path):
     assert p.stdout.split() == ["3", "3", "--xla_force_host_platform_device_count=3"]
 
 
-# -- %sharding and workbench.sharding -------------------------------------------------------
-def test_sharding_magic(run, shell):
-    shell.user_ns["mesh_"] = _mesh((2, 4), ("data", "model"))
-    r = run(
-        "xs = jax.device_put(jnp.zeros((8, 8)), "
-        "jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec('data')))\n"
-        "%sharding {'a': xs, 'b': [xs]}"
-    )
-    assert r.error is None, r.message
-    data = r.bundle[MIME]
-    assert [x["path"] for x in data["layouts"]] == ["['a']", "['b'][0]"]
-    assert "text/html" in r.bundle and "P('data')" in r.bundle["text/plain"]
-    t = run("%sharding --text xs")
-    assert set(t.bundle) == {"text/plain"}
-
-
-def test_sharding_magic_bad_input(run, shell):
-    shell.user_ns["keep_me"] = 41
-    r = run("%sharding undefined_name + 1")
-    assert r.error is not None and "NameError" in r.message
-    assert "%sharding undefined_name + 1" in r.message
-    r = run("%sharding keep_me")
-    assert "not a jax.Array" in r.message and len(r.message.splitlines()) <= 3
-    r = run("%sharding (")
-    assert "SyntaxError" in r.message
-    assert shell.user_ns["keep_me"] == 41
-    assert run("%sharding").error is not None
-
-
+# -- workbench.sharding -------------------------------------------------------------------
 def test_python_twin():
     disp = workbench.sharding(jnp.ones((2, 2)))
     bundle = disp._repr_mimebundle_()
     assert bundle[MIME]["layouts"][0]["kind"] == "single"
     assert re.search(r"float32\[2, 2\]", bundle["text/plain"])
-
-
-@pytest.mark.parametrize(
-    "spec, shape, message",
-    [
-        ("P('data', 'data')", (8, 8), "duplicate entries for `data`"),
-        ("P('data')", (15, 8), "divide"),
-        ("P('nope')", (8, 8), "nope"),
-    ],
-)
-def test_sharding_magic_bad_specs_name_the_line(run, shell, spec, shape, message):
-    shell.user_ns["mesh_"] = _mesh((2, 4), ("data", "model"))
-    line = (
-        f"%sharding jax.device_put(jnp.zeros({shape}), "
-        f"jax.sharding.NamedSharding(mesh_, jax.sharding.PartitionSpec{spec[1:]}))"
-    )
-    r = run(line)
-    assert r.error is not None and message in r.message
-    assert line in r.message and len(r.message.splitlines()) <= 3
 
 
 # -- padding-only blocks, Manual axes, key dtypes, diffs, axis order, empty arrays ----------

@@ -18,45 +18,19 @@ import weakref
 import jax
 import jax.numpy as jnp
 import pytest
-from IPython.utils.capture import capture_output
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CACHE, CacheTracker, capture_compiles
-from workbench.views.cache import CACHE_CELL_MIME, CACHE_MIME, CACHE_PERSISTENT_MIME
+from workbench.views.cache import CACHE_MIME, CACHE_PERSISTENT_MIME
 
-
-class Cell:
-    def __init__(self, shell, code: str) -> None:
-        with capture_output() as cap:
-            self.result = shell.run_cell(code, store_history=True)
-        self.error = self.result.error_in_exec or self.result.error_before_exec
-        self.stdout, self.stderr = cap.stdout, cap.stderr
-        self.outputs = [o.data for o in cap.outputs]
-        self.lines = [d for d in self.outputs if CACHE_CELL_MIME in d]
-        self.bundle: dict = {}
-        if self.result.result is not None:
-            self.bundle, _ = shell.display_formatter.format(self.result.result)
-
-    @property
-    def summary(self) -> dict | None:
-        assert len(self.lines) <= 1
-        return self.lines[0][CACHE_CELL_MIME] if self.lines else None
-
-    def group(self, function: str) -> dict:
-        assert self.summary is not None, "the cell compiled nothing"
-        found = [g for g in self.summary["functions"] if g["function"] == function]
-        assert found, [g["function"] for g in self.summary["functions"]]
-        return found[0]
+if typing.TYPE_CHECKING:
+    from tests.conftest import CellRun
 
 
 @pytest.fixture
-def cell(shell):
-    def _cell(code: str) -> Cell:
-        c = Cell(shell, code)
-        assert c.error is None, c.error
-        return c
-
-    yield _cell
+def cell(run, shell):
+    """``run`` for cells that must succeed; afterwards ``_`` is still IPython's."""
+    yield lambda code: run(code).ok()
     # the shell is the session's: a cell assigning ``_`` stops IPython updating it for
     # good, and later tests (``%jaxbench`` results read back as ``_``) would fail
     # (IPython's own rule: it updates ``_`` while it is absent or still its value)
@@ -335,7 +309,7 @@ def test_html_escapes_user_strings(cell):
     assert "<script>alert" not in html and "&lt;script&gt;" in html
 
 
-def test_timings_switch(cell, shell):
+def test_timings_switch(run, cell, shell):
     cell("%workbench timings off")
     try:
         c = cell("@jax.jit\ndef f_off(x):\n    return x / 2\nf_off(jnp.ones(2))")
@@ -344,20 +318,20 @@ def test_timings_switch(cell, shell):
     finally:
         cell("%workbench timings on")
     assert cell("f_off(jnp.ones(9))").group("jit(f_off)")["compiles"] == 1
-    bad = Cell(shell, "%workbench timings maybe")
+    bad = run("%workbench timings maybe")
     assert bad.error is not None and "invalid choice: 'maybe'" in str(bad.error)
     assert "'on', 'off'" in str(bad.error) and "usage: %workbench [timings] [on|off]" in str(
         bad.error
     )
 
 
-def test_jaxcache_bad_input_is_short(shell):
+def test_jaxcache_bad_input_is_short(run, shell):
     for line in (
         "%jaxcache frobnicate",
         "%jaxcache persist --min-compile-time",
         "%jaxcache persist /tmp/x --min-compile-time soon",
     ):
-        c = Cell(shell, line)
+        c = run(line)
         assert c.error is not None
         assert len(str(c.error).splitlines()) <= 2
 
@@ -378,17 +352,55 @@ def test_persist_shows_settings(cell, tmp_path):
     assert jax.config.jax_compilation_cache_dir is None
 
 
-def test_unload_removes_everything_and_restores_config(shell):
+@pytest.mark.slow  # several cells with the persistent cache on
+def test_persistent_cache_write_log_stays_out_of_the_cell(cell, tmp_path, caplog):
+    # JAX's own log handler writes to the process's stderr (a notebook shows it in the
+    # cell); caplog sees every record that reaches a handler
+    try:
+        cell(f"%jaxcache persist {tmp_path} --min-compile-time 0")
+        with caplog.at_level(logging.DEBUG, logger="jax"):
+            c = cell("@jax.jit\ndef f_pc(x):\n    return jnp.sin(x) * 5\nf_pc(jnp.ones(4))")
+        assert [r.persistent_cache for r in CACHE.records() if r.function == "jit(f_pc)"] == [
+            "written"
+        ]
+        shown = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert not [m for m in shown if "persistent compilation cache" in m], shown
+        assert "Writing" not in c.stdout + c.stderr
+    finally:
+        cell("%jaxcache persist off")
+
+
+@pytest.mark.slow  # three cells each
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("/proc", "cannot write"),
+        ("''", "directory is empty"),
+        ("DIR --min-compile-time nan", "--min-compile-time"),
+        ("DIR --min-compile-time -1", "--min-compile-time"),
+        ("DIR --min-entry-size -5", "--min-entry-size"),
+    ],
+)
+def test_persist_refuses_settings_that_cannot_work(run, tmp_path, line, says):
+    before = run("%jaxcache persist").bundle[CACHE_PERSISTENT_MIME]
+    c = run("%jaxcache persist " + line.replace("DIR", str(tmp_path / "pc")))
+    assert c.error is not None and says in str(c.error), (c.error, c.stdout)
+    assert "Traceback" not in c.stdout + c.stderr
+    after = run("%jaxcache persist").bundle[CACHE_PERSISTENT_MIME]
+    assert after == before  # nothing changed
+
+
+def test_unload_removes_everything_and_restores_config(run, shell):
     duration_before = len(compat.monitoring_listeners("duration"))
     event_before = len(compat.monitoring_listeners("event"))
     on_duration, on_event, log_filter = CACHE.listeners()
     # the extension has JAX explain misses on the cell's thread only, while a cell runs
     assert jax.config.jax_explain_cache_misses is False
-    assert Cell(shell, "explain_in_cell = jax.config.jax_explain_cache_misses").error is None
+    assert run("explain_in_cell = jax.config.jax_explain_cache_misses").error is None
     assert shell.user_ns["explain_in_cell"] is True
     hooks_before = len(shell.events.callbacks["post_run_cell"])
     try:
-        Cell(shell, "%unload_ext workbench")
+        run("%unload_ext workbench")
         assert jax.config.jax_explain_cache_misses is False  # never changed globally
         assert on_duration not in compat.monitoring_listeners("duration")
         assert on_event not in compat.monitoring_listeners("event")
@@ -404,11 +416,11 @@ def test_unload_removes_everything_and_restores_config(shell):
 
         printers = shell.display_formatter.mimebundle_formatter.type_printers
         assert CacheSnapshot in _RECORD_VIEWS and not set(_RECORD_VIEWS) & set(printers)
-        c = Cell(shell, "@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
+        c = run("@jax.jit\ndef f_unl(x):\n    return x + 9\nf_unl(jnp.ones(2))")
         assert c.error is None and c.lines == []
         assert not any(r.function == "jit(f_unl)" for r in CACHE.records())
     finally:
-        Cell(shell, "%load_ext workbench")
+        run("%load_ext workbench")
     assert jax.config.jax_explain_cache_misses is False
     assert on_duration in compat.monitoring_listeners("duration")
 
@@ -509,11 +521,11 @@ def test_jaxpr_magic_traces_are_the_workbenchs_work(cell):
 # -- review fixes: each test failed before its fix ------------------------------------------
 
 
-def _user_groups(c: Cell) -> list[str]:
+def _user_groups(c: CellRun) -> list[str]:
     return [g["function"] for g in c.summary["functions"]] if c.summary else []
 
 
-def _helpers(c: Cell) -> list[str]:
+def _helpers(c: CellRun) -> list[str]:
     h = c.summary["jax_helpers"] if c.summary else None
     return h["names"] if h else []
 
@@ -683,14 +695,14 @@ def test_log_filter_holds_back_only_our_explanations(shell):
     assert jax.config.jax_explain_cache_misses is False
 
 
-def test_user_enabling_explanations_after_load_keeps_them(shell):
+def test_user_enabling_explanations_after_load_keeps_them(run, shell):
     try:
-        Cell(shell, "jax.config.update('jax_explain_cache_misses', True)")
-        Cell(shell, "%unload_ext workbench")
+        run("jax.config.update('jax_explain_cache_misses', True)")
+        run("%unload_ext workbench")
         assert jax.config.jax_explain_cache_misses is True  # the user's value stays
     finally:
         jax.config.update("jax_explain_cache_misses", False)
-        Cell(shell, "%load_ext workbench")
+        run("%load_ext workbench")
 
 
 def test_explanation_for_another_function_is_not_attached():
@@ -718,10 +730,10 @@ def test_thread_from_an_earlier_cell_is_background(cell):
     assert rec.cell == "background" and rec.cell_run is None
 
 
-def test_failed_trace_leaves_no_signature(shell):
-    c = Cell(shell, "@jax.jit\ndef f_bad(x):\n    return x.reshape(7)\nf_bad(jnp.ones(3))")
+def test_failed_trace_leaves_no_signature(run, shell):
+    c = run("@jax.jit\ndef f_bad(x):\n    return x.reshape(7)\nf_bad(jnp.ones(3))")
     assert c.error is not None
-    c = Cell(shell, "f_bad(jnp.ones(7))")
+    c = run("f_bad(jnp.ones(7))")
     assert c.error is None and c.group("jit(f_bad)")["reasons"] == []
 
 

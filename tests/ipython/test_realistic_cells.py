@@ -19,9 +19,6 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import pytest
-from IPython.utils.capture import capture_output
-
-from workbench.views.cache import CACHE_CELL_MIME
 
 # realistic Flax/Equinox/Optax programs, compiled and benchmarked: part of the full run,
 # not of the quick loop (-m 'not slow')
@@ -481,56 +478,24 @@ SHARDED = {
 }
 
 
-class Cell:
-    """One cell run in the session's shell: the error, the value's bundle, the compile line."""
-
-    def __init__(self, shell, code: str) -> None:
-        with capture_output() as cap:
-            self.result = shell.run_cell(code, store_history=True)
-        self.error = self.result.error_in_exec or self.result.error_before_exec
-        self.stdout, self.stderr = cap.stdout, cap.stderr
-        self.lines = [o.data for o in cap.outputs if CACHE_CELL_MIME in o.data]
-        self.bundle: dict = {}
-        if self.result.result is not None:
-            self.bundle, _ = shell.display_formatter.format(self.result.result)
-
-    def ok(self) -> Cell:
-        assert self.error is None, f"{self.error}\n{self.stdout}{self.stderr}"
-        return self
-
-    @property
-    def text(self) -> str:
-        return self.ok().bundle["text/plain"]
-
-    def reasons(self, function: str) -> list[dict]:
-        summary = self.lines[0][CACHE_CELL_MIME] if self.lines else {}
-        groups = [
-            g
-            for g in summary.get("functions", [])
-            if g["function"] == function and g["origin"] == "user"
-        ]
-        assert len(groups) == 1, summary
-        return groups[0]["reasons"]
-
-
 @pytest.fixture(scope="module")
-def cells(shell):
-    def _cell(code: str) -> Cell:
-        return Cell(shell, code)
-
-    _cell(SETUP).ok()
-    return _cell
+def cells(run):
+    """The session's ``run``, with this module's definitions (``SETUP``) run first."""
+    run(SETUP).ok()
+    return run
 
 
 @pytest.mark.parametrize("name,call,want,want_grad", CELLS, ids=[c[0] for c in CELLS])
 def test_realistic_cell(cells, shell, name, call, want, want_grad):
     ns = shell.user_ns
     cells(f"_rc_want = {want}").ok()
-    assert cells(f"%jaxpr --text {call}").text == ns["_rc_want"]
+    assert cells(f"%jaxpr --text {call}").ok().bundle["text/plain"] == ns["_rc_want"]
     if want_grad is not None:
         cells(f"_rc_want_grad = {want_grad}").ok()
-        assert cells(f"%jaxpr --text -t grad {call}").text == ns["_rc_want_grad"]
-    assert "HloModule" in cells(f"%%hlo --text\n{call}").text
+        assert (
+            cells(f"%jaxpr --text -t grad {call}").ok().bundle["text/plain"] == ns["_rc_want_grad"]
+        )
+    assert "HloModule" in cells(f"%%hlo --text\n{call}").ok().bundle["text/plain"]
     # the real call still works afterwards (nothing consumed, nothing left broken)
     cells(_real_call(name, call)).ok()
 
