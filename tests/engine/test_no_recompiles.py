@@ -352,7 +352,7 @@ def test_numpy_inputs_same_types_pass():
         from_numpy(jnp.ones(3, jnp.float32))
 
 
-# -- review: what JAX users do around the guard ----------------------------------------
+# -- what JAX users do around the guard ------------------------------------------------
 
 
 def test_aot_compile_and_donation_and_shard_map_are_judged_by_shape():

@@ -1,9 +1,9 @@
-"""One record for "a line of the user's source" (issue 10, item 5).
+"""One record for "a line of the user's source".
 
 Every feature points back at the user's code; when each grows its own
 ``file``/``line`` dataclass the views draw them differently and the payloads
 drift.  These tests look for such records across the package, so a new one
-fails here rather than in a review.
+fails here.
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ def test_failing_setup_line_names_the_line_and_keeps_namespace(run, shell):
 
 
 def test_function_that_raises_fails_the_cell_with_a_short_report(run, shell):
-    """Issue 11 item 12: a failing call fails the cell (it used to be only shown in the
-    result, so Run All went on and nbclient passed)."""
+    """A failing call fails the cell (were it only shown in the result, Run All would go on
+    and nbclient would pass)."""
     shell.user_ns["bad"] = lambda x: x.no_such_method()
     r = run("%jaxbench --budget 0.1 bad(x)")
     assert r.error is not None and not r.result.success

@@ -1,4 +1,4 @@
-"""``%jaxbench`` on the programs JAX users write (issue 11, items 3, 5 and 15).
+"""``%jaxbench`` on the programs JAX users write.
 
 Equinox and Flax NNX train steps (outputs with non-array leaves), donating update
 steps (the user's arrays must survive the benchmark), and the budget as an upper
@@ -24,7 +24,7 @@ from workbench.views.bench import BENCH_MIME
 pytestmark = pytest.mark.slow
 
 
-# -- item 3: train steps returning models ------------------------------------------------
+# -- train steps returning models ---------------------------------------------------------
 def _equinox_step_namespace(shell) -> None:
     shell.run_cell(
         "import equinox as eqx, optax\n"
@@ -102,7 +102,7 @@ def test_flax_nnx_train_step_is_timed(run, shell):
     assert m["error"] is None and m["samples"] and m["output"] == "float32[]"
 
 
-# -- item 5: donation never consumes the user's arrays ---------------------------------
+# -- donation never consumes the user's arrays --------------------------------------------
 def test_donating_function_is_timed_on_copies_and_p_survives(run, shell):
     shell.run_cell(
         "from functools import partial\n"
@@ -155,7 +155,7 @@ def test_donated_copies_are_made_outside_the_clock():
     assert b.measurement("plain").ok
 
 
-# -- item 15: the budget bounds the wall time --------------------------------------------
+# -- the budget bounds the wall time ------------------------------------------------------
 def _sleepy(seconds: float):
     def slow(x):  # a Python function: time.sleep runs on every call
         time.sleep(seconds)
@@ -262,7 +262,7 @@ def test_a_slow_first_call_of_a_fast_function_still_gets_warm_up_and_autoranging
     assert b.comparisons and b.comparisons[0].ratio.pairs == len(m.samples)
 
 
-# -- review: donation the jit settings do not show must not consume the user's arrays -----
+# -- donation the jit settings do not show never consumes the user's arrays either --------
 def test_equinox_filter_jit_donation_keeps_the_users_arrays(run, shell):
     """``eqx.filter_jit(..., donate='all-except-first')`` is how Equinox users donate;
     it is no ``jax.jit`` wrapper, so the settings say nothing: the first call must not

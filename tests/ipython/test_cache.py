@@ -127,8 +127,8 @@ def test_static_argument_reason(cell):
 
 def test_a_retrace_beside_a_compile_is_called_retraced_not_recompiled(cell):
     """One jit call compiles; two ``make_jaxpr`` traces of the same function in the same
-    cell only trace: their reasons are retraces, whatever else the cell compiled (the line
-    used to say ``compiled 1x · recompiled: xs changed f32[20] -> f32[10]; ...``)."""
+    cell only trace: their reasons are retraces, whatever else the cell compiled (never
+    ``compiled 1x · recompiled: xs changed f32[20] -> f32[10]; ...``)."""
     cell("def ema_rt(xs, alpha):\n    return xs * alpha")
     c = cell(
         "got_rt = jax.jit(ema_rt)(jnp.ones(20), 0.9)\n"
@@ -509,7 +509,7 @@ def test_persistent_cache_hit_in_a_second_process(tmp_path):
 
 
 def test_jaxpr_magic_traces_are_the_workbenchs_work(cell):
-    # issue 11 item 6: the magic's own trace is recorded as such, never as the user's
+    # the magic's own trace is recorded as such, never as the user's
     c = cell("%%jaxpr -t grad\ndef f_mag(w):\n    return jnp.sum(jnp.sin(w))\nf_mag(jnp.ones(3))")
     g = c.group("jit(grad(f_mag))")
     assert g["origin"] == "workbench" and g["traces"] == 1 and g["compiles"] == 0
@@ -518,7 +518,7 @@ def test_jaxpr_magic_traces_are_the_workbenchs_work(cell):
     assert "inspected by %%jaxpr" in c.lines[0]["text/plain"]
 
 
-# -- review fixes: each test failed before its fix ------------------------------------------
+# -- the edges: call structure, statics by value, eager ops, AOT, threads, JAX's listeners ---
 
 
 def _user_groups(c: CellRun) -> list[str]:
@@ -595,7 +595,7 @@ def test_compiles_of_user_code_without_a_trace_are_user_work(cell):
 def test_eager_jax_ops_stay_helpers(cell):
     cell("@jax.jit\ndef f_eag(x):\n    return jnp.arccosh(x) + 1\nf_eag(jnp.ones(3) * 2)")
     c = cell("_e = jnp.arccosh(jnp.ones(3) * 2)")  # JAX's own jit, trace cached by f_eag
-    # a cheap helper is left out of the cell's line (issue 11), but recorded as JAX's
+    # a cheap helper is left out of the cell's line, but recorded as JAX's
     assert _user_groups(c) == []
     assert CACHE.records()[-1].function == "jit(arccosh)"
     assert CACHE.records()[-1].origin == "jax"

@@ -1,10 +1,10 @@
 """A function traced but never compiled (``jax.make_jaxpr``, ``jax.eval_shape``,
 ``jax.jit(f).trace``) and then called through ``jax.jit`` compiles for the *first* time.
 
-Regression: the ledger compared that compile with the earlier trace's identical signature and
-called it a recompile ("JAX's caches were cleared or the entry evicted"), so the compile line
-said "recompiled" and ``workbench.no_recompiles()`` failed a block that compiled nothing
-twice.  A real ``jax.clear_caches()`` after a compile is still a recompile."""
+The compile is not compared with the earlier trace's identical signature: it is no recompile
+("JAX's caches were cleared or the entry evicted"), the compile line does not say
+"recompiled", and ``workbench.no_recompiles()`` passes a block that compiled nothing twice.
+A real ``jax.clear_caches()`` after a compile is still a recompile."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Real ecosystem calls through %%jaxpr / %%hlo and their twins (issue 11: items 1, 2, 4,
-13, 14, 16): Flax NNX and Equinox jit wrappers, models with non-array leaves, jitted
-methods with a static ``self``, static argument names, labels, colour codes, and
-displayed records that must not keep the user's arrays alive.
+"""Real ecosystem calls through %%jaxpr / %%hlo and their twins: Flax NNX and Equinox jit
+wrappers, models with non-array leaves, jitted methods with a static ``self``, static
+argument names, labels, colour codes, and displayed records that must not keep the user's
+arrays alive.
 
 Expected jaxprs come from JAX itself (``jax.make_jaxpr``, ``eqx.filter_make_jaxpr``).
 """
@@ -42,7 +42,7 @@ def _text(cell_run) -> str:
     return cell_run.bundle["text/plain"]
 
 
-# -- item 1: nnx.jit ------------------------------------------------------------------------
+# -- nnx.jit ----------------------------------------------------------------------------------
 
 NNX_CELL = """
 lin = nnx.Linear(4, 2, rngs=nnx.Rngs(0))
@@ -85,7 +85,7 @@ def test_only_real_jax_jit_counts_as_jitted():
     assert not compat.is_jitted(eqx.filter_jit(lambda x: x))
 
 
-# -- item 2: Equinox ------------------------------------------------------------------------
+# -- Equinox ----------------------------------------------------------------------------------
 
 EQX_CELL = """
 m = eqx.nn.MLP(2, 1, 8, 1, key=jax.random.key(0))
@@ -160,7 +160,7 @@ def test_a_long_error_summary_is_bounded_at_a_sentence():
     assert rep.summary.endswith("something. …")
 
 
-# -- item 4: jitted method with static self -------------------------------------------------
+# -- jitted method with static self -----------------------------------------------------------
 
 METHOD_CELL = """
 class D:
@@ -193,7 +193,7 @@ def test_jitted_method_with_static_self_hlo_and_twins(run, ns):
     )
 
 
-# -- item 14: static argument names must exist ----------------------------------------------
+# -- static argument names must exist ---------------------------------------------------------
 
 
 def test_unknown_static_argname_is_refused(run, ns):
@@ -211,7 +211,7 @@ def test_static_argname_passed_positionally_is_static(run, ns):
     assert text == str(jax.make_jaxpr(ns["f14b"], static_argnums=1)(jnp.ones(3), 4))
 
 
-# -- item 13: labels and colour -------------------------------------------------------------
+# -- labels and colour ------------------------------------------------------------------------
 
 
 def test_hlo_title_names_the_transformed_function(ns):
@@ -246,7 +246,7 @@ def test_jaxpr_text_never_has_colour_codes(run, ns, monkeypatch):
             assert not ANSI.search(str(data)), (cell, mime)
 
 
-# -- item 16: displayed records hold no user arrays -----------------------------------------
+# -- displayed records hold no user arrays ----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -502,7 +502,7 @@ def test_grad_of_a_linen_loss_equals_jax_grad(run, realistic):
     assert shown == str(jax.make_jaxpr(jax.grad(ns["lloss"]))(ns["lparams"], ns["xb"], ns["yb"]))
 
 
-# -- review: the filtered path (non-array leaves) must not keep the arrays alive either --------
+# -- the filtered path (non-array leaves) keeps no arrays alive either ------------------------
 
 
 @pytest.mark.parametrize(

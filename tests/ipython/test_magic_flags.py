@@ -132,7 +132,7 @@ def test_unknown_flag_and_missing_value_are_short_usage_errors(run, form):
     assert isinstance(r.error, UsageError) and "--stage needs a value" in r.short_error()
     r = run(_form("jaxbench", "-n many", CALL, form))
     assert isinstance(r.error, UsageError)
-    assert "-n needs an integer N, got 'many'" in r.short_error()  # issue 11 item 23
+    assert "-n needs an integer N, got 'many'" in r.short_error()
 
 
 def test_sharding_flags(run, shell):

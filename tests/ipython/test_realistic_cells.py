@@ -1,4 +1,4 @@
-"""Realistic cells, the way JAX users write them (issue 11, "Done when": a broader set).
+"""Realistic cells, the way JAX users write them: a broad set through every magic.
 
 Each cell below is a program a Flax, Equinox, Optax or plain JAX user writes: train steps,
 collectives, sharded jits, key pytrees, control flow, remat policies, custom rules, solvers,
