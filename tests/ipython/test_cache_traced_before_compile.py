@@ -4,11 +4,17 @@
 The compile is not compared with the earlier trace's identical signature: it is no recompile
 ("JAX's caches were cleared or the entry evicted"), the compile line does not say
 "recompiled", and ``workbench.no_recompiles()`` passes a block that compiled nothing twice.
-A real ``jax.clear_caches()`` after a compile is still a recompile."""
+A real ``jax.clear_caches()`` after a compile is still a recompile, and a closure's compile is
+told by its own function object, never by a sibling closure of the same code inspected
+before it."""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import pytest
+
+from workbench.engine.cache import CACHE
 
 TRACES = {
     "make_jaxpr": "jax.make_jaxpr({f})(jnp.ones(3))",
@@ -68,3 +74,41 @@ def test_a_shape_only_traced_before_is_compared_with_the_compiled_ones(run, how)
     (rec,) = run("_mine3").result.result
     assert rec.kind == "compile" and rec.is_recompile
     assert [(m.kind, m.before, m.after) for m in rec.reasons] == [("shape", "f32[3]", "f32[5]")]
+
+
+def _lambda_compile(run, code: str):
+    """The one ``jit(<lambda>)`` record the cell ``code`` adds to the tracker."""
+    before = len(CACHE.records())
+    run(code).ok()
+    (rec,) = [r for r in CACHE.records()[before:] if r.function == "jit(<lambda>)"]
+    return rec
+
+
+def test_a_closures_compile_is_told_by_its_own_function_object(run, shell):
+    """Two closures of one lambda (a factory's): ``%jaxpr`` inspects the first and
+    ``jax.make_jaxpr`` traces the second, so both have a trace and neither a compile (JAX's
+    own per-object cache is empty).  The second's first compile is a first compile (not
+    "caches cleared", as if it were the inspected sibling's); the first's then follows a
+    compile of the same code by another object: a closure, as JAX caches per function
+    object (no "unknown"); and a new shape is the change JAX reports."""
+    run("def mk_cl(k):\n    return jax.jit(lambda x: x * k)\nfs_cl = [mk_cl(1.0), mk_cl(2.0)]")
+    first, second = shell.user_ns["fs_cl"]
+    run("%jaxpr --text fs_cl[0](jnp.ones(3))").ok()
+    run("jax.make_jaxpr(fs_cl[1])(jnp.ones(3))").ok()
+    assert (first._cache_size(), second._cache_size()) == (0, 0)
+
+    rec = _lambda_compile(run, "fs_cl[1](jnp.ones(3))")
+    assert (first._cache_size(), second._cache_size()) == (0, 1)
+    assert (rec.origin, [r.kind for r in rec.reasons]) == ("user", ["new_function"])
+    assert rec.reasons[0].detail == "first compile of jit(<lambda>)"
+
+    rec = _lambda_compile(run, "fs_cl[0](jnp.ones(3))")
+    assert (first._cache_size(), second._cache_size()) == (1, 1)
+    assert (rec.origin, [r.kind for r in rec.reasons]) == ("user", ["closure"])
+
+    three, four = (jax.typeof(jnp.ones(n)).str_short(short_dtypes=True) for n in (3, 4))
+    rec = _lambda_compile(run, "fs_cl[0](jnp.ones(4))")
+    assert first._cache_size() == 2
+    assert [(r.kind, r.path, r.before, r.after) for r in rec.reasons] == [
+        ("shape", "x", three, four)
+    ]

@@ -2,7 +2,7 @@
 inspections (``%%jaxpr``, ``%%hlo``, ``workbench.inspect``, the mesh explorer) are its own
 work, never the user's recompiles; JAX's cheap helpers stay out of the line; the user's
 functions (pmap and jit alike) carry the reason JAX compares, also after a trace JAX had
-cached for an inspection, and a lowering is matched to its own function object.
+cached for an inspection.
 
 Each test runs its cells in the session's real IPython shell (the workbench loaded) and
 reads the compile line's payload (``cache-cell``) or the tracker's records.
@@ -240,8 +240,6 @@ def test_call_after_two_jaxpr_inspections_is_matched_to_its_own_trace(cell):
 def test_an_inspection_on_one_thread_never_marks_a_compile_on_another(shell):
     import threading
 
-    import jax.numpy as jnp
-
     from workbench.engine.cache import inspecting
 
     @jax.jit
@@ -271,44 +269,3 @@ def test_an_inspection_on_one_thread_never_marks_a_compile_on_another(shell):
     insp = [r for r in recs if r.function == "jit(f_thr_insp)"]
     assert user and all(r.origin == "user" and r.inspected_by is None for r in user)
     assert insp and all(r.origin == "workbench" and r.inspected_by == "%%hlo" for r in insp)
-
-
-# -- a compile is matched to its own function object, never a sibling closure's -------------------
-
-
-def _lambda_compile(run, code: str):
-    """The one ``jit(<lambda>)`` record the cell ``code`` adds to the tracker."""
-    before = len(CACHE.records())
-    run(code).ok()
-    (rec,) = [r for r in CACHE.records()[before:] if r.function == "jit(<lambda>)"]
-    return rec
-
-
-def test_a_closures_compile_is_told_by_its_own_function_object(run, shell):
-    """Two closures of one lambda (a factory's): ``%jaxpr`` inspects the first and
-    ``jax.make_jaxpr`` traces the second, so both have a trace and neither a compile (JAX's
-    own per-object cache is empty).  The second's first compile is a first compile (not
-    "caches cleared", as if it were the inspected sibling's); the first's then follows a
-    compile of the same code by another object: a closure, as JAX caches per function
-    object (no "unknown"); and a new shape is the change JAX reports."""
-    run("def mk_cl(k):\n    return jax.jit(lambda x: x * k)\nfs_cl = [mk_cl(1.0), mk_cl(2.0)]")
-    first, second = shell.user_ns["fs_cl"]
-    run("%jaxpr --text fs_cl[0](jnp.ones(3))").ok()
-    run("jax.make_jaxpr(fs_cl[1])(jnp.ones(3))").ok()
-    assert (first._cache_size(), second._cache_size()) == (0, 0)
-
-    rec = _lambda_compile(run, "fs_cl[1](jnp.ones(3))")
-    assert (first._cache_size(), second._cache_size()) == (0, 1)
-    assert (rec.origin, [r.kind for r in rec.reasons]) == ("user", ["new_function"])
-    assert rec.reasons[0].detail == "first compile of jit(<lambda>)"
-
-    rec = _lambda_compile(run, "fs_cl[0](jnp.ones(3))")
-    assert (first._cache_size(), second._cache_size()) == (1, 1)
-    assert (rec.origin, [r.kind for r in rec.reasons]) == ("user", ["closure"])
-
-    three, four = (jax.typeof(jnp.ones(n)).str_short(short_dtypes=True) for n in (3, 4))
-    rec = _lambda_compile(run, "fs_cl[0](jnp.ones(4))")
-    assert first._cache_size() == 2
-    assert [(r.kind, r.path, r.before, r.after) for r in rec.reasons] == [
-        ("shape", "x", three, four)
-    ]
