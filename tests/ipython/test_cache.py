@@ -359,8 +359,8 @@ def test_persistent_cache_write_log_stays_out_of_the_cell(cell, tmp_path, caplog
     try:
         cell(f"%jaxcache persist {tmp_path} --min-compile-time 0")
         with caplog.at_level(logging.DEBUG, logger="jax"):
-            c = cell("@jax.jit\ndef f_pc(x):\n    return jnp.sin(x) * 5\nf_pc(jnp.ones(4))")
-        assert [r.persistent_cache for r in CACHE.records() if r.function == "jit(f_pc)"] == [
+            c = cell("@jax.jit\ndef f_pclog(x):\n    return jnp.sin(x) * 5\nf_pclog(jnp.ones(4))")
+        assert [r.persistent_cache for r in CACHE.records() if r.function == "jit(f_pclog)"] == [
             "written"
         ]
         shown = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
