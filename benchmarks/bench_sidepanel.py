@@ -50,7 +50,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.panel_kernel import PanelKernel  # noqa: E402
+from tests.sidepanel_kernel import PanelKernel  # noqa: E402
 
 SETUP = (
     "import time, jax, jax.numpy as jnp\n"
