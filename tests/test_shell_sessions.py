@@ -10,6 +10,7 @@ current request carries ``metadata.cellId``, as ipykernel gives JupyterLab's cel
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from typing import Any
 
@@ -238,3 +239,34 @@ def test_unloading_one_shell_keeps_the_other_working(pair):
     # a's tracker still hears the process's compiles, but b's cell is none of a's cells
     recs = [r for r in CACHE.records() if r.function == "jit(b_unloaded)"]
     assert recs and all(r.cell_run is None and r.cell_id is None for r in recs)
+
+
+def test_the_bench_twin_in_a_script_imports_no_ipython_front_door():
+    """A script calling ``workbench.bench`` has no shell, so no session to tell of the
+    result: finding that out must not import the IPython front door (every magic module
+    and the side panel's comm) into a program that never uses it."""
+    code = (
+        "import sys, jax.numpy as jnp, workbench\n"
+        "r = workbench.bench(lambda x: x + 1, jnp.ones(3), budget=0.1, roofline=False)\n"
+        "assert r.record.measurements\n"
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.ipython')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_bench_twin_tells_the_running_shells_session_once(shell, monkeypatch):
+    w = Watched(shell, monkeypatch)
+    try:
+        w.run(
+            "twin",
+            "import workbench\nr = workbench.bench(jnp.sin, jnp.ones(3), budget=0.1, roofline=False)",
+        )
+    finally:
+        w.stop_watching()
+    (res,) = w.results
+    assert res.kind == "bench" and res.cell_id == "twin"
+    assert res.value is shell.user_ns["r"].record
