@@ -377,3 +377,43 @@ def test_the_comm_target_goes_back_past_a_closed_hub_to_an_open_one(pair):
         assert comm.comm_id in hub_a._peers and comm.sent[-1]["type"] == "snapshot"
     finally:
         hub_a._on_close({"content": {"comm_id": comm.comm_id}})
+
+
+def test_an_unload_that_fails_half_way_still_unloads_so_a_load_starts_afresh(pair, monkeypatch):
+    """Putting JAX's configuration back fails (the error reaches the user's cell), yet the
+    rest of the unload happens: the session leaves the shell, its hooks, the side panel and
+    the magics go, and the next ``%load_ext`` opens a working session, not the dead one."""
+    from workbench.ipython.cache_magics import CellCompiles
+
+    a, b = pair
+    old, hub_b = b.session, sidepanel.hub_for(b.shell)
+    assert hub_b is not None
+    uninstall = CellCompiles.uninstall
+
+    def fails_after_undoing(self: CellCompiles) -> None:
+        uninstall(self)
+        raise RuntimeError("JAX's configuration could not be put back")
+
+    b.stop_watching()
+    with monkeypatch.context() as m:
+        m.setattr(CellCompiles, "uninstall", fails_after_undoing)
+        with pytest.raises(RuntimeError, match="could not be put back"):
+            workbench.unload_ipython_extension(b.shell)
+    assert Session.of(b.shell) is None and hub_b.is_closed
+    assert old.pre_run_cell not in b.shell.events.callbacks["pre_run_cell"]
+    assert "jaxpr" not in b.shell.magics_manager.magics["cell"]
+    assert "jaxcache" not in b.shell.magics_manager.magics["line"]
+
+    workbench.load_ipython_extension(b.shell)
+    fresh = Watched(b.shell, monkeypatch)
+    try:
+        assert fresh.session is not old
+        fresh.run(
+            "after-a-failed-unload",
+            "@jax.jit\ndef reloaded(x):\n    return x * 9\nreloaded(jnp.ones(2))",
+        )
+        ((run, _, cell_id),) = fresh.ended
+        assert cell_id == "after-a-failed-unload"
+        assert "jit(reloaded)" in {r.function for r in CACHE.records(run)}
+    finally:
+        fresh.stop_watching()
