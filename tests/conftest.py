@@ -126,7 +126,7 @@ def validate_every_payload(monkeypatch):
     packed as it is shown and unpacked (``schemas.unpack``) as a front end reads it.
 
     All bundles are built by ``View.bundle`` (the one display protocol: magics, twins, the
-    compile line, ``%jaxcache``, the live benchmark widget's final output) and lone payloads
+    compile line, ``%jaxcache``, the benchmark progress display's final output) and lone payloads
     by ``View.payload``; both are wrapped here.  IPython's display formatter swallows
     exceptions raised while formatting, so failures are also collected and fail the test
     at teardown.
