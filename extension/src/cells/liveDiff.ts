@@ -16,7 +16,7 @@ import type {
   DiffGroup,
   DiffTotal,
   LiveDiff
-} from '../panel/protocol';
+} from '../sidepanel/protocol';
 import { el } from '../common/dom';
 import { counted, formatSeconds, truncate } from './badges';
 

@@ -17,7 +17,7 @@ import type {
 } from '@jupyterlab/application';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 
-import { IWorkbenchLinks, type IWorkbenchLink } from '../panel/tokens';
+import { IWorkbenchLinks, type IWorkbenchLink } from '../sidepanel/tokens';
 import { NotebookStrips, type NotebookLike } from './decorations';
 
 /** Follow every notebook of `tracker` (present and future); returns the strips per panel. */

@@ -3,19 +3,19 @@
  *
  * Summary strip; toolbar (sub-graph breadcrumb, search, fit, expand all, colour legend);
  * the canvas graph (clusters by op_name scope, laid out in a worker) with a details panel;
- * the top-N heaviest fusions.  Selecting a node publishes its source lines to the link hub;
+ * the top-N heaviest fusions.  Selecting a node publishes its source lines to the source-line hub;
  * a line selected elsewhere lights the nodes it made.
  */
 
 import type { CellMap } from '../common/cells';
 import { el, onThemeChange } from '../common/dom';
-import type { FeatureView, RenderContext } from '../common/view';
-import { HUB, type LineSelection } from '../linking/hub';
+import type { FeatureView, RenderContext } from '../common/featureView';
+import { HUB, type LineSelection } from '../sourcelines/hub';
 import {
   forgetResolvedColors,
   lineColors,
   resolveColor
-} from '../linking/colors';
+} from '../sourcelines/colors';
 import { GraphCanvas } from './canvas';
 import { clusterPath, type VisibleGraph } from './cluster';
 import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
