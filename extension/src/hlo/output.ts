@@ -17,7 +17,7 @@ import {
   resolveColor
 } from '../sourcelines/colors';
 import { GraphCanvas } from './canvas';
-import { clusterPath, type VisibleGraph } from './cluster';
+import { clusterPath } from './cluster';
 import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
 import { LayoutClient } from './layoutClient';
 import { GraphModel } from './model';
@@ -31,6 +31,7 @@ import {
 } from './sources';
 import { calledComputation, HloText } from './text';
 import type { HloNode, HloPayload } from './types';
+import type { VisibleGraph } from './visible';
 
 const TOP_N = 10;
 
