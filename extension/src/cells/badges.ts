@@ -5,7 +5,7 @@
  * text, the reason uncut included, is the node's `title`.
  *
  * Badges come from two places: the cell's metadata (`jax-workbench` → `{badge}`, written by
- * the panel's link so a badge survives windowed detach and a reload of the saved notebook)
+ * the side panel's link so a badge survives windowed detach and a reload of the saved notebook)
  * and the link itself (`link.badge(cellId)`, as the kernel sent it).  Both are untrusted: a notebook file can
  * hold anything under that key, so `parseBadge` checks every field and everything from the
  * kernel reaches the page through `textContent` / `title` only.
@@ -25,7 +25,7 @@
 import type { CellBadge } from '../sidepanel/protocol';
 import { el } from '../common/dom';
 
-/** the cell-metadata key the panel's link writes badges under */
+/** the cell-metadata key the side panel's link writes badges under */
 export const METADATA_KEY = 'jax-workbench';
 
 /** how many characters of the first miss reason the compact text keeps */
@@ -235,7 +235,7 @@ export function currentBadge(
 /**
  * A run that did no JAX work: the kernel sends such a badge for a re-run that compiled
  * nothing, to replace the cell's earlier badge.  It shows as no badge: under a cell,
- * silence means cached dispatch (the panel's ledger still lists the run's cell).
+ * silence means cached dispatch (the side panel's ledger still lists the run's cell).
  */
 export function isEmptyBadge(b: CellBadge): boolean {
   return (

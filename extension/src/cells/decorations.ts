@@ -63,7 +63,7 @@ export interface NotebookLike {
   readonly isDisposed: boolean;
 }
 
-/** What the strips read: the notebook's link and the panel (see `sidepanel/tokens.ts`). */
+/** What the strips read: the notebook's link and the side panel (see `sidepanel/tokens.ts`). */
 export interface StripSource {
   badge(cellId: string): CellBadge | null;
   diff(cellId: string): LiveDiff | null;

@@ -20,7 +20,7 @@ import type {
 import { el } from '../common/dom';
 import { counted, formatSeconds, truncate } from './badges';
 
-/** groups listed per side before "… N more" (the rest are in the panel) */
+/** groups listed per side before "… N more" (the rest are in the side panel) */
 export const MAX_GROUPS = 12;
 
 const isObj = (x: unknown): x is Record<string, unknown> =>
