@@ -108,8 +108,13 @@ for (const f of files) {
     names.set(f.schema.$id, { name: f.root, file: f });
   }
   for (const [key, def] of Object.entries(f.schema.$defs ?? {})) {
-    if (typeof def.title !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(def.title)) {
-      throw new Error(`${f.rel}${SUFFIX}#/$defs/${key} needs a PascalCase title`);
+    if (
+      typeof def.title !== 'string' ||
+      !/^[A-Z][A-Za-z0-9]*$/.test(def.title)
+    ) {
+      throw new Error(
+        `${f.rel}${SUFFIX}#/$defs/${key} needs a PascalCase title`
+      );
     }
     names.set(`${f.schema.$id}#/$defs/${key}`, { name: def.title, file: f });
   }
@@ -124,7 +129,9 @@ for (const f of files) {
 }
 for (const f of files) {
   if (f.root && seen.has(f.root)) {
-    throw new Error(`title ${f.root} (${seen.get(f.root)}) is ${f.rel}'s root type`);
+    throw new Error(
+      `title ${f.root} (${seen.get(f.root)}) is ${f.rel}'s root type`
+    );
   }
 }
 
@@ -195,7 +202,9 @@ function forTypeScript(node, f, imports) {
   const out = {};
   for (const [k, v] of Object.entries(node)) {
     if (
-      ['$schema', '$id', 'if', 'then', 'else', 'not', 'contentSchema'].includes(k)
+      ['$schema', '$id', 'if', 'then', 'else', 'not', 'contentSchema'].includes(
+        k
+      )
     ) {
       continue;
     }
@@ -282,10 +291,10 @@ async function generate(f) {
     ` * ${what}.\n * Do not edit: change the schema and run \`npm run generate\`.\n */\n`;
   return await format(
     banner +
-    (importLines.length ? `\n${importLines.join('\n')}\n` : '') +
-    '\n' +
-    code.trim() +
-    '\n',
+      (importLines.length ? `\n${importLines.join('\n')}\n` : '') +
+      '\n' +
+      code.trim() +
+      '\n',
     { ...STYLE, parser: 'typescript' }
   );
 }
@@ -296,7 +305,9 @@ function versions() {
     .map(f => [f.rel, f.schema.properties?.version?.const]);
   for (const [kind, v] of kinds) {
     if (!Number.isInteger(v)) {
-      throw new Error(`${kind}${SUFFIX}: properties.version must be {"const": <integer>}`);
+      throw new Error(
+        `${kind}${SUFFIX}: properties.version must be {"const": <integer>}`
+      );
     }
   }
   const comms = files
@@ -327,10 +338,15 @@ async function main(argv) {
   if (i >= 0) {
     out = argv[i + 1];
   } else if (argv.length) {
-    throw new Error(`usage: generate-types.mjs [--out DIR] (got ${argv.join(' ')})`);
+    throw new Error(
+      `usage: generate-types.mjs [--out DIR] (got ${argv.join(' ')})`
+    );
   }
   const written = new Map([
-    ['versions.ts', await format(versions(), { ...STYLE, parser: 'typescript' })]
+    [
+      'versions.ts',
+      await format(versions(), { ...STYLE, parser: 'typescript' })
+    ]
   ]);
   for (const f of files) {
     written.set(`${f.rel}.ts`, await generate(f));
@@ -345,7 +361,11 @@ async function main(argv) {
     });
   mkdirSync(out, { recursive: true });
   for (const rel of stale(out)) {
-    if (rel.endsWith('.ts') && !rel.endsWith('.worker-source.ts') && !written.has(rel)) {
+    if (
+      rel.endsWith('.ts') &&
+      !rel.endsWith('.worker-source.ts') &&
+      !written.has(rel)
+    ) {
       rmSync(join(out, rel));
     }
   }

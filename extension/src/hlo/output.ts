@@ -30,7 +30,7 @@ import {
   nodesForSelection
 } from './sources';
 import { calledComputation, HloText } from './text';
-import type { HloNode, HloPayload } from './types';
+import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 
 const TOP_N = 10;
 
@@ -225,7 +225,7 @@ export class HloView implements FeatureView {
     if (m.reported === false) {
       add('memory', 'n/a (not reported)');
     } else {
-      const mem = (k: string): string =>
+      const mem = (k: keyof HloPayload['memory']): string =>
         formatBytes(typeof m[k] === 'number' ? (m[k] as number) : null);
       add('memory peak', mem('peak_bytes'));
       add('args', mem('argument_bytes'));
