@@ -2,7 +2,7 @@
 as the JupyterLab extension does (for tests/test_panel_comm.py and benchmarks/bench_panel.py).
 
 Every message the kernel sends on a ``jax-workbench`` comm (comm_open data and comm_msg
-data) is validated against ``workbench/schemas/comm/panel.schema.json`` as it arrives,
+data) is validated against ``workbench/schemas/comm/sidepanel.schema.json`` as it arrives,
 so no test can see a message the schema does not allow.
 """
 

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /**
- * A real JAX 0.10 program (workbench.jaxpr payload, version 3) with what plain examples
+ * A real JAX program (workbench.jaxpr payload, test/fixtures/make_fixtures.py) with what plain examples
  * lack: one jitted function called twice (JAX shares its jaxpr, so both bodies carry the
  * same variable names), custom_jvp / custom_vjp calls (params whose text has newlines),
  * a while loop with integer literals, and debug.print (an equation with no results).

@@ -6,7 +6,7 @@
 cache tracker's records and adds cell hooks.  ``%unload_ext`` calls :func:`unload`:
 ``bye`` on every comm, comms closed, subscription, hooks and target removed.  The
 messages are built by :mod:`workbench.views.panel_messages` and described by
-``workbench/schemas/comm/panel.schema.json`` (prose in ``docs/panel-protocol.md``).
+``workbench/schemas/comm/sidepanel.schema.json`` (prose in ``docs/sidepanel-protocol.md``).
 
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
 thousand messages.  News (records, cell badges, memory samples, benchmarks, live

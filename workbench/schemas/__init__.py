@@ -109,6 +109,27 @@ def _validator(mime: str) -> Any:
     return Draft202012Validator(schema_for(mime), registry=_registry())
 
 
+def validate_definition(ref: str, value: Any) -> None:
+    """Check ``value`` against one definition of the package's schemas, named by its URI
+    (``urn:jax-workbench:schema:hlo#/$defs/graph``): a piece of a payload kept on its own,
+    such as a test fixture of one graph.  Raises ``jsonschema.ValidationError``.  Needs
+    ``jsonschema``."""
+    from jsonschema.exceptions import best_match
+
+    if not ref.startswith(ID_PREFIX):
+        raise UnknownPayload(f"{ref!r} is not a {ID_PREFIX}... reference")
+    error = best_match(_ref_validator(ref).iter_errors(value))
+    if error is not None:
+        raise error
+
+
+@cache
+def _ref_validator(ref: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator({"$ref": ref}, registry=_registry())
+
+
 #: the comm schemas (``comm/<name>.schema.json``): messages, not MIME payloads, so they are
 #: not :func:`kinds` and have no MIME type
 COMM_DIR = "comm"
@@ -224,5 +245,6 @@ __all__ = [
     "schema_for",
     "unpack",
     "validate",
+    "validate_definition",
     "validate_message",
 ]

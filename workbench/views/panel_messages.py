@@ -1,7 +1,7 @@
 """The side panel's comm messages, built from engine records as plain dicts.
 
 Pure functions: records in, JSON-ready dicts out, one per message type or definition of
-``workbench/schemas/comm/panel.schema.json`` (the contract with the JupyterLab
+``workbench/schemas/comm/sidepanel.schema.json`` (the contract with the JupyterLab
 extension; tests validate every message against it).  Nothing here sends, batches or
 keeps state: :mod:`workbench.ipython.panel_comm` does that.
 """
