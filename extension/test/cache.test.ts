@@ -13,6 +13,7 @@ import {
   siteLabel,
   type CacheCellPayload,
   type CachePayload,
+  type MissReason,
   type PersistentStatus
 } from '../src/cache/model';
 
@@ -45,7 +46,7 @@ describe('the compile line (cache-cell payloads from real cells)', () => {
     const g = {
       ...p.functions[0],
       traces: 2,
-      reasons: [
+      reasons: <MissReason[]>[
         {
           kind: 'shape',
           path: 'x',

@@ -20,14 +20,14 @@ import { describe, expect, it } from 'vitest';
 import type { RenderContext } from '../src/common/view';
 import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import { flatten, rowText, scopeOf } from '../src/jaxpr/rows';
-import type { JaxprPayload } from '../src/jaxpr/types';
+import type { UnpackedJaxprPayload } from '../src/jaxpr/types';
 import { jaxprView } from '../src/jaxpr/view';
 import { HUB } from '../src/linking/hub';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 const p = JSON.parse(
   readFileSync(join(__dirname, 'fixtures/jaxpr-shared-custom.json'), 'utf8')
-) as JaxprPayload;
+) as UnpackedJaxprPayload;
 const flat = flatten(p.jaxpr!, p.avals);
 const texts = flat.rows.map(r => rowText(flat, r));
 

@@ -14,7 +14,7 @@ import {
 } from '../src/jaxpr/rows';
 import { buildSearchIndex, search } from '../src/jaxpr/search';
 import { fileCellAliases, fileCellKey, sourceLabel } from '../src/jaxpr/source';
-import type { JaxprPayload } from '../src/jaxpr/types';
+import type { UnpackedJaxprPayload } from '../src/jaxpr/types';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 const fixture = JSON.parse(
@@ -22,7 +22,7 @@ const fixture = JSON.parse(
     new URL('./fixtures/jaxpr-control-flow.json', import.meta.url),
     'utf8'
   )
-) as JaxprPayload;
+) as UnpackedJaxprPayload;
 
 describe('jaxpr rows', () => {
   const flat = flatten(fixture.jaxpr!, fixture.avals);
