@@ -9,8 +9,8 @@
 // The generated files are committed: a schema change shows its TypeScript effect in the same
 // diff, the extension type-checks and builds straight after `npm ci`, and the wheel build
 // (hatch-jupyter-builder -> npm run build) needs no generator and no Python.
-// The suite (tests/test_extension_contract.py) regenerates into a temporary folder and fails
-// when a committed file differs.
+// The suite (tests/extension/test_extension_contract.py) regenerates into a temporary folder
+// and fails when a committed file differs.
 //
 // Names: every `$defs` entry has a `title`, its TypeScript name (unique across all schemas);
 // a payload schema's root is `<Kind>Payload` (hlo -> HloPayload, cache-cell ->
