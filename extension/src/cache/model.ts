@@ -16,12 +16,7 @@ export type {
   CachePersistentPayload,
   PersistentStatus
 } from '../generated/cache-persistent';
-export type {
-  CallSite,
-  CompileRecord,
-  MissReason,
-  Origin
-} from '../generated/common';
+export type { CompileRecord, MissReason } from '../generated/common';
 
 /** Digits of the compact cache texts (as the Python view). */
 export const DIGITS = 2;

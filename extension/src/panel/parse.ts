@@ -25,22 +25,22 @@ import {
   type LiveDiff,
   type MemorySample,
   type MissReason,
-  type Origin
+  type Origin,
+  type Update
 } from './protocol';
 
 type Obj = Record<string, unknown>;
 
 /** What the lists of a snapshot or an update carry once read (bad items dropped). */
-export interface Batch {
-  records: CompileRecord[];
-  dropped: number;
-  cells: CellBadge[];
-  memory: MemorySample[];
-  benchmarks: BenchSummary[];
-  diffs: LiveDiff[];
+export type Batch = Required<
+  Pick<
+    Update,
+    'records' | 'dropped' | 'cells' | 'memory' | 'benchmarks' | 'diffs'
+  >
+> & {
   /** items that were dropped because they were malformed (said in the panel) */
   rejected: number;
-}
+};
 
 export type ParsedMessage =
   | { type: 'announce'; version: string }
