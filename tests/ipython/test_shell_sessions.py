@@ -1,6 +1,9 @@
 """Two shells side by side in one process, each with the workbench loaded: each keeps its
 own session (cell ids, the cache feature's cells, live mode, the side panel's link, the
-result listeners), and unloading one leaves the other working.
+result listeners), and unloading one leaves the other working.  And what every session
+promises: a listener's bug breaks no cell, no result is kept alive, the side panel's comm
+target goes back to a hub still open, and the ``workbench.bench`` twin tells the running
+shell's session without a script ever importing the IPython front door.
 
 The first shell is the suite's ``InteractiveShell.instance()``; the second is a real
 ``InteractiveShell`` constructed directly (IPython allows several; only ``.instance()`` is
@@ -10,11 +13,15 @@ current request carries ``metadata.cellId``, as ipykernel gives JupyterLab's cel
 
 from __future__ import annotations
 
+import gc
+import subprocess
 import sys
+import weakref
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
 import workbench
@@ -24,6 +31,7 @@ from workbench.engine.common.source import cell_label
 from workbench.ipython import sidepanel
 from workbench.ipython.session import Result, Session
 from workbench.views import sidepanel_messages as pm
+from workbench.views.cache import CACHE_CELL_MIME
 
 
 class _Kernel:
@@ -238,3 +246,174 @@ def test_unloading_one_shell_keeps_the_other_working(pair):
     # a's tracker still hears the process's compiles, but b's cell is none of a's cells
     recs = [r for r in CACHE.records() if r.function == "jit(b_unloaded)"]
     assert recs and all(r.cell_run is None and r.cell_id is None for r in recs)
+
+
+def test_the_bench_twin_in_a_script_imports_no_ipython_front_door():
+    """A script calling ``workbench.bench`` has no shell, so no session to tell of the
+    result: finding that out must not import the IPython front door (every magic module
+    and the side panel's comm) into a program that never uses it."""
+    code = (
+        "import sys, jax.numpy as jnp, workbench\n"
+        "r = workbench.bench(lambda x: x + 1, jnp.ones(3), budget=0.1, roofline=False)\n"
+        "assert r.record.measurements\n"
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.ipython')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_bench_twin_tells_the_running_shells_session_once(shell, monkeypatch):
+    w = Watched(shell, monkeypatch)
+    try:
+        w.run(
+            "twin",
+            "import workbench\nr = workbench.bench(jnp.sin, jnp.ones(3), budget=0.1, roofline=False)",
+        )
+    finally:
+        w.stop_watching()
+    (res,) = w.results
+    assert res.kind == "bench" and res.cell_id == "twin"
+    assert res.value is shell.user_ns["r"].record
+
+
+def _raise(*args: Any) -> None:
+    raise RuntimeError("a listener's bug")
+
+
+def test_a_listener_that_raises_breaks_no_cell_and_no_later_listener(shell, monkeypatch):
+    """Listeners subscribed before the side panel's and the test's raise on every cell and
+    result: the cells still succeed, the compile line is still shown, and the listeners
+    after the failing ones (the side panel's badge, the test's record) still hear."""
+    session = Session.of(shell)
+    assert session is not None
+    offs = [session.on_cell_start(_raise), session.on_cell_end(_raise), session.on_result(_raise)]
+    # subscribed first: move the side panel's listeners after the failing ones
+    hub = sidepanel.hub_for(shell)
+    assert hub is not None
+    for off in hub._unsubscribe:
+        off()
+    hub._unsubscribe = [
+        session.on_cell_start(hub.cell_started),
+        session.on_cell_end(hub.cell_ended),
+        session.on_result(hub.on_result),
+    ]
+    w = Watched(shell, monkeypatch)
+    try:
+        w.kernel.cell_id = "raising-jit"
+        with capture_output() as cap:
+            ran = shell.run_cell(
+                "@jax.jit\ndef past_a_bad_listener(x):\n    return x * 11\n"
+                "past_a_bad_listener(jnp.ones(3))",
+                store_history=True,
+            )
+        assert ran.success
+        lines = [o.data[CACHE_CELL_MIME] for o in cap.outputs if CACHE_CELL_MIME in o.data]
+        (line,) = lines
+        assert "jit(past_a_bad_listener)" in {g["function"] for g in line["functions"]}
+        assert [e[2] for e in w.ended] == ["raising-jit"]
+        assert "raising-jit" in hub._cells
+        first = "%%jaxpr\njnp.sin(jnp.ones(3))"
+        w.run("raising-jaxpr", first)
+        w.run("raising-jaxpr", first.replace("sin", "cos"))
+        assert [r.kind for r in w.results] == ["jaxpr", "jaxpr"]
+        assert w.results[-1].live_diff is not None
+        assert "raising-jaxpr" in hub._diffs
+    finally:
+        w.stop_watching()
+        for off in offs:
+            off()
+
+
+def test_the_session_keeps_no_result_alive(shell, monkeypatch):
+    """Live mode keeps fingerprints, never the results (which hold the user's constants):
+    once the cell's output is dropped, the results a session saw are gone."""
+    kernel = _Kernel()
+    monkeypatch.setattr(shell, "kernel", kernel, raising=False)
+    kernel.cell_id = "not-kept"
+    session = Session.of(shell)
+    assert session is not None
+    seen: list[tuple[weakref.ref[Any], bool]] = []
+    off = session.on_result(lambda r: seen.append((weakref.ref(r.value), r.live_diff is not None)))
+    try:
+        for body in ("jnp.sin(jnp.ones(3))", "jnp.cos(jnp.ones(3))"):
+            shown = shell.run_cell_magic("jaxpr", "", body)
+            assert shown is not None
+            del shown
+    finally:
+        off()
+    gc.collect()
+    assert [diffed for _, diffed in seen] == [False, True]  # compared with the first run
+    assert [ref() for ref, _ in seen] == [None, None]
+
+
+def test_the_comm_target_goes_back_past_a_closed_hub_to_an_open_one(pair):
+    """Three hubs, loaded in order: the suite shell's, the second shell's, a third.  The
+    middle one closes first (its shell unloads: the third keeps the target), then the
+    third: the target goes back past the closed middle hub to the suite shell's."""
+    import comm as comm_pkg
+
+    a, b = pair
+    manager = comm_pkg.get_comm_manager()
+    hub_a, hub_b = sidepanel.hub_for(a.shell), sidepanel.hub_for(b.shell)
+    assert hub_a is not None and hub_b is not None
+    assert manager.targets[pm.COMM_TARGET] == hub_b.open_comm
+    third = sidepanel.open_sidepanel(Session(b.shell))
+    try:
+        assert manager.targets[pm.COMM_TARGET] == third.open_comm
+        b.stop_watching()
+        workbench.unload_ipython_extension(b.shell)
+        assert hub_b.is_closed
+        assert manager.targets[pm.COMM_TARGET] == third.open_comm  # not the closed hub's
+    finally:
+        third.close()
+    assert manager.targets[pm.COMM_TARGET] == hub_a.open_comm
+    hello = {"content": {"data": {"protocol": 1, "type": "hello"}}}
+    comm = _Comm("past-the-closed-hub")
+    manager.targets[pm.COMM_TARGET](comm, hello)
+    try:
+        assert comm.comm_id in hub_a._peers and comm.sent[-1]["type"] == "snapshot"
+    finally:
+        hub_a._on_close({"content": {"comm_id": comm.comm_id}})
+
+
+def test_an_unload_that_fails_half_way_still_unloads_so_a_load_starts_afresh(pair, monkeypatch):
+    """Putting JAX's configuration back fails (the error reaches the user's cell), yet the
+    rest of the unload happens: the session leaves the shell, its hooks, the side panel and
+    the magics go, and the next ``%load_ext`` opens a working session, not the dead one."""
+    from workbench.ipython.cache_magics import CellCompiles
+
+    a, b = pair
+    old, hub_b = b.session, sidepanel.hub_for(b.shell)
+    assert hub_b is not None
+    uninstall = CellCompiles.uninstall
+
+    def fails_after_undoing(self: CellCompiles) -> None:
+        uninstall(self)
+        raise RuntimeError("JAX's configuration could not be put back")
+
+    b.stop_watching()
+    with monkeypatch.context() as m:
+        m.setattr(CellCompiles, "uninstall", fails_after_undoing)
+        with pytest.raises(RuntimeError, match="could not be put back"):
+            workbench.unload_ipython_extension(b.shell)
+    assert Session.of(b.shell) is None and hub_b.is_closed
+    assert old.pre_run_cell not in b.shell.events.callbacks["pre_run_cell"]
+    assert "jaxpr" not in b.shell.magics_manager.magics["cell"]
+    assert "jaxcache" not in b.shell.magics_manager.magics["line"]
+
+    workbench.load_ipython_extension(b.shell)
+    fresh = Watched(b.shell, monkeypatch)
+    try:
+        assert fresh.session is not old
+        fresh.run(
+            "after-a-failed-unload",
+            "@jax.jit\ndef reloaded(x):\n    return x * 9\nreloaded(jnp.ones(2))",
+        )
+        ((run, _, cell_id),) = fresh.ended
+        assert cell_id == "after-a-failed-unload"
+        assert "jit(reloaded)" in {r.function for r in CACHE.records(run)}
+    finally:
+        fresh.stop_watching()

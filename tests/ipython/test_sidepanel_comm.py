@@ -16,7 +16,9 @@ import pytest
 from tests.sidepanel_kernel import PanelKernel
 from workbench.ipython.sidepanel import flush_times
 
-pytestmark = pytest.mark.slow
+# one kernel for the module, whose tests build on each other's state (the extension loaded by
+# an earlier test): under pytest-xdist they stay on one worker (``--dist loadgroup``)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sidepanel-kernel")]
 
 
 @pytest.fixture(scope="module")

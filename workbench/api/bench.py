@@ -14,6 +14,7 @@ the finished benchmark (the side panel's latest timings).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -121,12 +122,22 @@ def bench(
         text=text,
         label=label,
     )
-    from workbench.ipython.session import current_session
-
-    session = current_session()
-    if session is not None:  # %jaxbench tells its own shell's session
-        session.result_produced("bench", result.record)
+    _tell_session(result.record)
     return result
+
+
+def _tell_session(record: Benchmark) -> None:
+    """The running shell's session hears of the finished benchmark (the side panel's latest
+    timings); ``%jaxbench`` tells its own shell's session itself.
+
+    A session exists only once ``%load_ext workbench`` imported its module: without that
+    module there is none to tell, and importing it here would load the whole IPython front
+    door (every magic, the side panel's comm) into a script that never uses it.
+    """
+    session_module = sys.modules.get("workbench.ipython.session")
+    session = session_module.current_session() if session_module is not None else None
+    if session is not None:
+        session.result_produced("bench", record)
 
 
 def bench_call(

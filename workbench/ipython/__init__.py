@@ -72,15 +72,24 @@ def load(shell: Any) -> Session:
 
 
 def unload(shell: Any) -> None:
-    """Remove what :func:`load` installed."""
+    """Remove what :func:`load` installed (all of it, even when closing the session
+    raises: the error still reaches the user, after the magics and displays are gone)."""
     session = Session.of(shell)
-    if session is not None:
-        registered = shell.magics_manager.magics["line"]
-        # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}
-        for name in cast(dict[str, dict[str, Any]], session.cache_magics.magics)["line"]:
-            if getattr(registered.get(name), "__self__", None) is session.cache_magics:
-                registered.pop(name, None)
-        session.close()  # the side panel first: its bye goes out while the rest stands
+    try:
+        if session is not None:
+            registered = shell.magics_manager.magics["line"]
+            # IPython declares ``Magics.magics = None``; @magics_class fills in
+            # {kind: {name: ...}}
+            for name in cast(dict[str, dict[str, Any]], session.cache_magics.magics)["line"]:
+                if getattr(registered.get(name), "__self__", None) is session.cache_magics:
+                    registered.pop(name, None)
+            session.close()  # the side panel first: its bye goes out while the rest stands
+    finally:
+        _unregister(shell)
+
+
+def _unregister(shell: Any) -> None:
+    """The magic classes and the engine records' displays go."""
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
         table = cast(dict[str, dict[str, Any]], cls.magics)

@@ -130,7 +130,12 @@ class Session:
         """Undo :meth:`open`, in the reverse order: the side panel first (its ``bye``
         goes out while everything else still stands), then the hooks, the cache
         feature's listeners and configuration, and the session leaves the shell.  The
-        cell ids stay on the shell for the next session."""
+        cell ids stay on the shell for the next session.
+
+        Why the ``finally``: if putting JAX's configuration back fails, the error reaches
+        the user, but the session still leaves the shell; a session left behind, closed,
+        would be taken for the open one by the next ``%load_ext``, which would then
+        install nothing."""
         if not self._open:
             return
         self._open = False
@@ -148,14 +153,16 @@ class Session:
                 self.shell.events.unregister(name, cb)
             except ValueError:
                 pass
-        self.compiles.uninstall()
-        remove_cell_resolver(self._resolver)
-        self._cell_started.clear()
-        self._cell_ended.clear()
-        self._results.clear()
-        if getattr(self.shell, _SESSION_ATTR, None) is self:
-            delattr(self.shell, _SESSION_ATTR)
-        setattr(self.shell, _CELL_IDS_ATTR, self.cell_ids)
+        try:
+            self.compiles.uninstall()
+        finally:
+            remove_cell_resolver(self._resolver)
+            self._cell_started.clear()
+            self._cell_ended.clear()
+            self._results.clear()
+            if getattr(self.shell, _SESSION_ATTR, None) is self:
+                delattr(self.shell, _SESSION_ATTR)
+            setattr(self.shell, _CELL_IDS_ATTR, self.cell_ids)
 
     # -- the IPython hooks: the order of the parts is decided here ---------------------
     def pre_run_cell(self, info: Any = None) -> None:

@@ -27,7 +27,7 @@ export interface LineColoring {
 
 type Listener<T> = (value: T) => void;
 
-export class LinkHub {
+export class SourceLineHub {
   private _selection: LineSelection | null = null;
   private readonly _selectListeners = new Set<Listener<LineSelection | null>>();
   private readonly _colorListeners = new Set<Listener<LineColoring>>();
@@ -131,5 +131,5 @@ export class LinkHub {
   }
 }
 
-/** The extension's hub. */
-export const HUB = new LinkHub();
+/** The extension's one source-line hub. */
+export const HUB = new SourceLineHub();

@@ -5,7 +5,7 @@ import {
   forgetResolvedColors,
   lineColor,
   resolveColor
-} from '../src/linking/colors';
+} from '../src/sourcelines/colors';
 
 /**
  * A browser's getComputedStyle, emulated: the colour the current theme gives a probe, and

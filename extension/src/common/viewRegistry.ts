@@ -8,7 +8,7 @@ import { meshExplorerView } from '../mesh/view';
 import { profileView } from '../profile/view';
 import { shardingView } from '../sharding/view';
 import type { Kind } from './payload';
-import type { FeatureViewFactory } from './view';
+import type { FeatureViewFactory } from './featureView';
 
 export const VIEWS: Record<Kind, FeatureViewFactory> = {
   jaxpr: jaxprView,

@@ -1,7 +1,7 @@
 // Messages and fakes shared by the panel tests (not a test file itself).
 import { Signal } from '@lumino/signaling';
 
-import { COMM_TARGET } from '../src/panel/protocol';
+import { COMM_TARGET } from '../src/sidepanel/protocol';
 
 export function record(
   seq: number,

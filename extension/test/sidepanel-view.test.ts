@@ -11,11 +11,11 @@ vi.hoisted(() => {
   }
 });
 
-import { parseKernelMessage } from '../src/panel/parse';
-import { WorkbenchSidebar, type SidebarLink } from '../src/panel/sidebar';
-import { WorkbenchStore } from '../src/panel/store';
-import type { LinkState } from '../src/panel/tokens';
-import { KERNEL, record, sample, snapshot } from './panel-fixtures';
+import { parseKernelMessage } from '../src/sidepanel/parse';
+import { WorkbenchSidebar, type SidebarLink } from '../src/sidepanel/sidebar';
+import { WorkbenchStore } from '../src/sidepanel/store';
+import type { LinkState } from '../src/sidepanel/tokens';
+import { KERNEL, record, sample, snapshot } from './sidepanel-fixtures';
 
 const XSS = '<img src=x onerror="window.__pwned=1">';
 

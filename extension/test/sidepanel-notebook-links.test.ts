@@ -2,8 +2,8 @@
 // IWorkbenchLinks: one link per notebook, and the live-mode toggle kept in localStorage.
 import { describe, expect, it } from 'vitest';
 
-import { LIVE_MODE_KEY, WorkbenchLinks } from '../src/panel/links';
-import { BADGE_METADATA_KEY } from '../src/panel/link';
+import { LIVE_MODE_KEY, WorkbenchLinks } from '../src/sidepanel/notebookLinks';
+import { BADGE_METADATA_KEY } from '../src/sidepanel/kernelLink';
 import {
   FakeKernel,
   FakePanel,
@@ -11,7 +11,7 @@ import {
   badge,
   record,
   snapshot
-} from './panel-fixtures';
+} from './sidepanel-fixtures';
 
 describe('WorkbenchLinks', () => {
   it('gives one link per notebook, a fresh one after the notebook closed', () => {

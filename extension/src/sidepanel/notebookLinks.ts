@@ -9,7 +9,7 @@ import { Signal, type ISignal } from '@lumino/signaling';
 
 import type { Kernel } from '@jupyterlab/services';
 
-import { WorkbenchLink, type LinkHub } from './link';
+import { WorkbenchLink, type LinkPeers } from './kernelLink';
 import type { IWorkbenchLink, IWorkbenchLinks } from './tokens';
 
 export const LIVE_MODE_KEY = 'jax-workbench:live-mode';
@@ -39,10 +39,10 @@ export class WorkbenchLinks implements IWorkbenchLinks {
   private _liveMode = readLiveMode();
   /** set by the plugin: shows the sidebar filtered to a cell */
   onOpenPanel: (cellId: string | null) => void = () => undefined;
-  private readonly _hub: LinkHub;
+  private readonly _peers: LinkPeers;
 
   constructor(options: WorkbenchLinksOptions = {}) {
-    this._hub = {
+    this._peers = {
       leaderFor: (link, kernelId) => {
         for (const other of this._links.values()) {
           if (
@@ -62,7 +62,7 @@ export class WorkbenchLinks implements IWorkbenchLinks {
   linkFor(notebook: NotebookPanel): WorkbenchLink {
     let link = this._links.get(notebook);
     if (!link || link.isDisposed) {
-      link = new WorkbenchLink(notebook, this._hub);
+      link = new WorkbenchLink(notebook, this._peers);
       this._links.set(notebook, link);
       notebook.disposed.connect(() => {
         this._links.delete(notebook);

@@ -1,5 +1,5 @@
 /**
- * The panel plugin: one `WorkbenchLink` per open notebook (made when the notebook opens, so
+ * The side panel plugin: one `WorkbenchLink` per open notebook (made when the notebook opens, so
  * a later `%load_ext workbench` finds the comm target registered and badges are written
  * even while the panel is closed), the "JAX Workbench" sidebar in the right area (JupyterLab 4
  * and Notebook 7's notebook page), following the active notebook, and `IWorkbenchLinks` for
@@ -14,7 +14,7 @@ import {
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { showCell } from './cellnav';
-import { WorkbenchLinks } from './links';
+import { WorkbenchLinks } from './notebookLinks';
 import { PANEL_ID, WorkbenchSidebar } from './sidebar';
 import { IWorkbenchLinks } from './tokens';
 

@@ -11,9 +11,9 @@
  * A second notebook on the same kernel in one page: JupyterLab lets only the first
  * connection to a kernel handle comms (`handleComms`), so the second notebook's connection
  * can neither open a comm nor hear the kernel's.  Its link *follows* a link whose
- * connection does (the `LinkHub` finds it): it shows that link's state and store (the kernel
+ * connection does (its `LinkPeers` find it): it shows that link's state and store (the kernel
  * pushes the same news to every comm) and writes the badges of its own cells.  When no such
- * link is left (the leader's notebook closed), it asks the hub for a connection of its own,
+ * link is left (the leader's notebook closed), it asks its peers for a connection of its own,
  * made the way JupyterLab makes them so comms stay with one connection per kernel.
  *
  * Everything received goes through `parseKernelMessage` (tolerant) into a `WorkbenchStore`;
@@ -45,7 +45,7 @@ type Kernel_ = Kernel.IKernelConnection;
 type CommTarget = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => void;
 
 /** What a link needs from the other links of the page (see `WorkbenchLinks`). */
-export interface LinkHub {
+export interface LinkPeers {
   /** another live link whose own connection to kernel `kernelId` handles comms */
   leaderFor(link: WorkbenchLink, kernelId: string): WorkbenchLink | null;
   /** a new connection to the kernel, handling comms if no other connection in the page does */
@@ -86,7 +86,7 @@ export class WorkbenchLink implements IWorkbenchLink {
 
   constructor(
     readonly notebook: NotebookPanel,
-    private readonly _hub: LinkHub | null = null
+    private readonly _peers: LinkPeers | null = null
   ) {
     const sc = notebook.sessionContext;
     sc.kernelChanged.connect(this._onKernelChanged, this);
@@ -315,7 +315,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     if (!kernel || this._disposed) {
       return;
     }
-    const leader = this._hub?.leaderFor(this, kernel.id) ?? null;
+    const leader = this._peers?.leaderFor(this, kernel.id) ?? null;
     if (leader) {
       this._leader = leader;
       leader.changed.connect(this._onLeaderChanged, this);
@@ -324,7 +324,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     }
     let spare: Kernel_ | null = null;
     try {
-      spare = this._hub?.connect(kernel) ?? null;
+      spare = this._peers?.connect(kernel) ?? null;
     } catch {
       spare = null;
     }
@@ -343,7 +343,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     );
   }
 
-  /** Called by the hub when links come and go: a follower without a live leader looks again. */
+  /** Called by `WorkbenchLinks` when links come and go: a follower without a live leader looks again. */
   relink(): void {
     if (
       this._disposed ||

@@ -1,15 +1,15 @@
 // The link's state machine against fake kernel/comm objects (what JupyterLab's services do).
 import { describe, expect, it } from 'vitest';
 
-import { BADGE_METADATA_KEY, WorkbenchLink } from '../src/panel/link';
-import { COMM_TARGET } from '../src/panel/protocol';
+import { BADGE_METADATA_KEY, WorkbenchLink } from '../src/sidepanel/kernelLink';
+import { COMM_TARGET } from '../src/sidepanel/protocol';
 import {
   FakeKernel,
   FakePanel,
   badge,
   record,
   snapshot
-} from './panel-fixtures';
+} from './sidepanel-fixtures';
 
 function linkOf(panel: FakePanel): WorkbenchLink {
   return new WorkbenchLink(panel as any);

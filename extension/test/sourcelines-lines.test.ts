@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { lineColor, lineColors } from '../src/linking/colors';
-import { LinkHub } from '../src/linking/hub';
+import { lineColor, lineColors } from '../src/sourcelines/colors';
+import { SourceLineHub } from '../src/sourcelines/hub';
 import {
   cellKeys,
   keyOfLine,
@@ -9,7 +9,7 @@ import {
   marksKey,
   mergeColors,
   selectedLines
-} from '../src/linking/lines';
+} from '../src/sourcelines/lines';
 
 describe('line colours', () => {
   it('gives a line the same colour whatever else is linked', () => {
@@ -29,7 +29,7 @@ describe('line colours', () => {
 
 describe('hub colours with owners', () => {
   it('takes back what an output coloured when it is released', () => {
-    const hub = new LinkHub();
+    const hub = new SourceLineHub();
     const seen: number[][] = [];
     hub.onColor(c => seen.push([...c.colors.keys()].sort()));
     hub.color(
@@ -71,7 +71,7 @@ describe('hub colours with owners', () => {
 describe('hub colours with and without owners', () => {
   it('keeps a line an owner-less output coloured when an owner of the same line is released', () => {
     // the HLO view colours without an owner; the jaxpr view of the same cell with one
-    const hub = new LinkHub();
+    const hub = new SourceLineHub();
     hub.color({
       cell: 'c',
       colors: new Map([

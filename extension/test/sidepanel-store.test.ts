@@ -1,7 +1,7 @@
 // The kernel-message reader (tolerant) and the bounded, grouped, filterable store.
 import { describe, expect, it } from 'vitest';
 
-import { parseKernelMessage, type Batch } from '../src/panel/parse';
+import { parseKernelMessage, type Batch } from '../src/sidepanel/parse';
 import {
   MAX_RECORDS,
   MAX_SAMPLES,
@@ -10,8 +10,8 @@ import {
   cellLabel,
   formatBytes,
   type LedgerFilter
-} from '../src/panel/store';
-import { KERNEL, record, sample, snapshot } from './panel-fixtures';
+} from '../src/sidepanel/store';
+import { KERNEL, record, sample, snapshot } from './sidepanel-fixtures';
 
 function batchOf(data: Record<string, unknown>): Batch {
   const msg = parseKernelMessage({ protocol: 1, type: 'update', ...data });

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 /**
  * The bench view while a benchmark runs: display updates carry `progress` (fixture
- * bench-live.json: a real partial payload, `Progress.snapshot()` of a two-variant run after
+ * bench-progress.json: a real partial payload, `Progress.snapshot()` of a two-variant run after
  * 5 of 12 rounds, through `bench_bundle`), then the finished result without it.
  */
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { headline, progressState, type BenchPayload } from '../src/bench/model';
 import { benchView } from '../src/bench/view';
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 
 const read = (name: string): BenchPayload =>
   JSON.parse(
@@ -26,7 +26,7 @@ const ctx = (): RenderContext => ({
   interactive: () => undefined
 });
 
-/** The live fixture `k` rounds further on: more samples, a larger fraction. */
+/** The progress fixture `k` rounds further on: more samples, a larger fraction. */
 function later(p: BenchPayload, extra: number): BenchPayload {
   const q = JSON.parse(JSON.stringify(p)) as BenchPayload;
   for (const m of q.measurements) {
@@ -50,18 +50,18 @@ afterEach(() => {
 
 describe('bench progress state (pure)', () => {
   it('reads the partial payload: phase, percent, counts', () => {
-    const s = progressState(read('bench-live'))!;
+    const s = progressState(read('bench-progress'))!;
     expect(s.state).toBe('running');
     expect(s.phase).toBe('sampling');
     expect(s.percent).toBeCloseTo(41.67, 1);
     expect(s.text).toMatch(/^sampling · 5 runs · 42% · \d/);
     expect(s.counts).toBe('jit 5 · plus 5');
-    expect(headline(read('bench-live'))).toContain('10 samples so far');
+    expect(headline(read('bench-progress'))).toContain('10 samples so far');
   });
 
   it('is null for a finished result and "stopped" for a run an exception ended', () => {
     expect(progressState(read('bench-two'))).toBeNull();
-    const p = read('bench-live');
+    const p = read('bench-progress');
     p.progress = { ...p.progress!, done: true, message: 'interrupted' };
     const s = progressState(p)!;
     expect(s.state).toBe('stopped');
@@ -71,7 +71,7 @@ describe('bench progress state (pure)', () => {
   });
 
   it('clamps a fraction outside 0..1 and names sweep points', () => {
-    const p = read('bench-live');
+    const p = read('bench-progress');
     p.progress = { ...p.progress!, fraction: 1.7, point: 1, points: 3 };
     const s = progressState(p)!;
     expect(s.percent).toBe(100);
@@ -79,12 +79,12 @@ describe('bench progress state (pure)', () => {
   });
 });
 
-describe('bench view: live updates then the final table', () => {
+describe('bench view: progress updates then the final table', () => {
   it('shows a bar and phase, plots that grow, then the table alone', async () => {
     const host = document.body.appendChild(document.createElement('div'));
     const view = benchView();
-    const live = read('bench-live');
-    await view.render(host, asPayload(live), ctx());
+    const partial = read('bench-progress');
+    await view.render(host, asPayload(partial), ctx());
     expect(host.dataset.progress).toBe('running');
     const strip = host.querySelector<HTMLElement>('.jwb-bench-progress')!;
     expect(strip.dataset.phase).toBe('sampling');
@@ -103,7 +103,7 @@ describe('bench view: live updates then the final table', () => {
     const before = bars();
     expect(before).toBeGreaterThan(0);
 
-    await view.render(host, asPayload(later(live, 6)), ctx());
+    await view.render(host, asPayload(later(partial, 6)), ctx());
     expect(host.querySelectorAll('.jwb-bench-progress')).toHaveLength(1); // swapped, not stacked
     expect(
       host.querySelector<HTMLElement>('.jwb-bench-progress-bar')!.style.width
@@ -111,7 +111,7 @@ describe('bench view: live updates then the final table', () => {
     expect(host.dataset.samples).toBe('22');
     expect(bars()).toBeGreaterThanOrEqual(before);
 
-    const final = read('bench-live');
+    const final = read('bench-progress');
     delete final.progress;
     await view.render(host, asPayload(final), ctx());
     expect(host.querySelector('.jwb-bench-progress')).toBeNull();
@@ -119,14 +119,14 @@ describe('bench view: live updates then the final table', () => {
     expect(host.querySelectorAll('tr[data-key]')).toHaveLength(2);
   });
 
-  it('keeps an opened row open across live updates', async () => {
+  it('keeps an opened row open across progress updates', async () => {
     const host = document.body.appendChild(document.createElement('div'));
     const view = benchView();
-    const live = read('bench-live');
-    await view.render(host, asPayload(live), ctx());
+    const partial = read('bench-progress');
+    await view.render(host, asPayload(partial), ctx());
     host.querySelector<HTMLElement>('tr[data-key]')!.click();
     expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
-    await view.render(host, asPayload(later(live, 3)), ctx());
+    await view.render(host, asPayload(later(partial, 3)), ctx());
     expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
     expect(
       host.querySelector('tr[data-key]')!.classList.contains('jwb-open')
@@ -135,7 +135,7 @@ describe('bench view: live updates then the final table', () => {
 
   it('a stopped run keeps its table and says why, without a moving bar', async () => {
     const host = document.body.appendChild(document.createElement('div'));
-    const p = read('bench-live');
+    const p = read('bench-progress');
     p.progress = { ...p.progress!, done: true, message: 'RuntimeError: boom' };
     await benchView().render(host, asPayload(p), ctx());
     expect(host.dataset.progress).toBe('stopped');

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from 'vitest';
 
-import { pointerMoved, resetPointer } from '../src/linking/pointer';
+import { pointerMoved, resetPointer } from '../src/sourcelines/pointer';
 
 describe('pointer', () => {
   it('tells a moving pointer from a page scrolling under a still one', () => {
