@@ -3,7 +3,7 @@ as the JupyterLab extension does (for tests/ipython/test_sidepanel_comm.py and
 benchmarks/bench_sidepanel.py).
 
 Every message the kernel sends on a ``jax-workbench`` comm (comm_open data and comm_msg
-data) is validated against ``workbench/schemas/comm/panel.schema.json`` as it arrives,
+data) is validated against ``workbench/schemas/comm/sidepanel.schema.json`` as it arrives,
 so no test can see a message the schema does not allow.
 """
 

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 /**
  * The profile view on a real CPU payload (`%%jaxprof` in an IPython shell, written by
- * tests/data/make_profile_fixture.py): the model's pieces and the drawn DOM.
+ * test/fixtures/make_fixtures.py): the model's pieces and the drawn DOM.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

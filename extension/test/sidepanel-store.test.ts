@@ -234,6 +234,42 @@ describe('WorkbenchStore', () => {
     expect(f({ cellId: 'zzz' })).toEqual([]);
   });
 
+  it("keeps a compile the kernel could not attribute as unknown, never as the user's", () => {
+    const records = batchOf({
+      records: [
+        record(1, { origin: 'unknown' }),
+        record(2), // the user's
+        record(3, { origin: undefined }), // a kernel that said nothing
+        record(4, { origin: 'elsewhere' }) // a word this panel does not know
+      ]
+    }).records;
+    expect(records.map(r => [r.seq, r.origin])).toEqual([
+      [1, 'unknown'],
+      [2, 'user'],
+      [3, 'unknown'],
+      [4, 'unknown']
+    ]);
+    const s = new WorkbenchStore();
+    s.apply(
+      batchOf({ records: [record(1, { origin: 'unknown' }), record(2)] })
+    );
+    const f = (over: Partial<LedgerFilter>): number[] =>
+      s.filtered({ ...NO_FILTER, ...over }).map(r => r.seq);
+    expect(f({})).toEqual([1, 2]); // shown by default
+    expect(f({ origins: new Set(['user']) })).toEqual([2]);
+    expect(f({ origins: new Set(['unknown']) })).toEqual([1]);
+  });
+
+  it('reads a reason given as bare text as one of unknown kind', () => {
+    const [r] = batchOf({
+      records: [record(1, { reasons: ['x changed', { text: 'y changed' }] })]
+    }).records;
+    expect(r.reasons.map(x => [x.kind, x.text])).toEqual([
+      ['unknown', 'x changed'],
+      ['unknown', 'y changed']
+    ]);
+  });
+
   it('cleared empties the ledger and badges, restart empties everything', () => {
     const s = new WorkbenchStore();
     const msg = parseKernelMessage(

@@ -72,6 +72,38 @@ function sidebar(link: FakeLink, shown: string[] = []) {
 }
 
 describe('WorkbenchSidebar', () => {
+  it('shows an unattributed compile as unknown, with a toggle of its own', () => {
+    const link = new FakeLink();
+    link.feed(
+      snapshot({
+        records: [
+          record(1, { function: 'mystery', origin: 'unknown' }),
+          record(2, { function: 'loss' })
+        ]
+      })
+    );
+    const w = sidebar(link);
+    const entry = w.node.querySelector<HTMLElement>(
+      '.jwb-panel-entry[data-jwb-seq="1"]'
+    )!;
+    expect(entry.classList.contains('jwb-origin-unknown')).toBe(true);
+    expect(entry.querySelector('.jwb-panel-origin-tag')!.textContent).toBe(
+      'unknown'
+    );
+    const toggle = w.node.querySelector<HTMLButtonElement>(
+      '[data-jwb-origin="unknown"]'
+    )!;
+    expect(toggle.title).toContain('could not attribute');
+    toggle.click();
+    expect(
+      w.ledger
+        .rows()
+        .filter(r => r.kind === 'record')
+        .map(r => (r.kind === 'record' ? r.record.function : ''))
+    ).toEqual(['loss']);
+    w.dispose();
+  });
+
   it('draws only the visible rows of 10,000 ledger entries', () => {
     const link = new FakeLink();
     link.feed(

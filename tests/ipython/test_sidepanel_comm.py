@@ -2,7 +2,7 @@
 CPU devices) through jupyter_client, comms opened from the client with ``hello``.
 
 Every message the kernel sends on a ``jax-workbench`` comm is validated against
-``workbench/schemas/comm/panel.schema.json`` as it arrives (tests/sidepanel_kernel.py).
+``workbench/schemas/comm/sidepanel.schema.json`` as it arrives (tests/sidepanel_kernel.py).
 Expected values are computed in the kernel from JAX (``workbench.cache()``'s records,
 ``jax.devices()``, array sizes), never written down here.
 """

@@ -94,12 +94,16 @@ def test_big_jaxpr_carries_every_equation_packed(big_jaxpr):
 
 
 def test_the_schemas_describe_packed(big_jaxpr):
+    # the envelope is the shared definition; each kind says what its data holds
+    envelope = schemas.common_schema()["$defs"]["packed"]
+    assert envelope["properties"]["encoding"] == {"const": schemas.PACKED_ENCODING}
+    assert envelope["properties"]["data"]["contentEncoding"] == "base64"
+    assert envelope["properties"]["data"]["contentMediaType"] == "application/gzip"
     for kind, fields in (("hlo", ["graphs", "module"]), ("jaxpr", ["avals", "jaxpr"])):
         s = schemas.schema_for(schemas.mime_type(kind))
-        data = s["properties"]["packed"]["properties"]["data"]
-        assert data["contentEncoding"] == "base64"
-        assert data["contentMediaType"] == "application/gzip"
-        assert set(data["contentSchema"]["properties"]) == set(fields)
+        packed = s["properties"]["packed"]
+        assert packed["$ref"] == "urn:jax-workbench:schema:common#/$defs/packed"
+        assert set(packed["properties"]["data"]["contentSchema"]["properties"]) == set(fields)
     with pytest.raises(ValidationError):  # both the fields and packed: not allowed
         p = big_jaxpr
         schemas.validate(JAXPR_MIME, {**schemas.unpack(p), "packed": p["packed"]})

@@ -127,7 +127,7 @@ def payloads(shell) -> dict[str, list[dict]]:
 
 def test_one_schema_file_per_kind_and_each_is_valid():
     files = sorted(p.name for p in SCHEMA_DIR.glob("*.json"))
-    assert files == sorted(f"{k}.schema.json" for k in schemas.kinds())
+    assert files == sorted(f"{k}.schema.json" for k in [*schemas.kinds(), *schemas.SHARED])
     view_kinds = {v.kind for v in _views()}
     assert view_kinds == set(schemas.kinds()), "every view's kind has a schema and vice versa"
     for kind in schemas.kinds():
@@ -138,6 +138,67 @@ def test_one_schema_file_per_kind_and_each_is_valid():
         assert s["title"] == schemas.mime_type(kind)
         assert {"version", "kind"} <= set(s["required"])
         assert s["properties"]["kind"] == {"const": kind}
+
+
+def _refs(node):
+    """Every ``$ref`` in a schema, depth first."""
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _every_schema() -> list[dict]:
+    return [
+        *(schemas.schema_for(schemas.mime_type(k)) for k in schemas.kinds()),
+        schemas.common_schema(),
+        *(schemas.comm_schema(c) for c in schemas.comms()),
+    ]
+
+
+def test_shared_definitions_live_once_in_the_common_schema():
+    common = schemas.common_schema()
+    Draft202012Validator.check_schema(common)
+    assert common["$id"] == "urn:jax-workbench:schema:common"
+    assert "kind" not in common.get("properties", {}), "the common schema is not a payload"
+    shared = set(common["$defs"])
+    for name in ("source_line", "call_site", "compile_record", "miss_reason", "origin", "seconds"):
+        assert name in shared, name
+    # no other schema defines a definition of the same name again
+    for schema in _every_schema():
+        if schema is not common:
+            again = shared & set(schema.get("$defs", {}))
+            assert not again, f"{schema['$id']} defines {sorted(again)} again"
+
+
+def test_every_reference_resolves_within_the_package():
+    """Every ``$ref`` names a schema of the package (``urn:jax-workbench:schema:...``) or a
+    place in its own file, and lands on a definition: validation never needs a network."""
+    ids = {s["$id"]: s for s in _every_schema()}
+    for schema in ids.values():
+        for ref in _refs(schema):
+            base, _, pointer = ref.partition("#")
+            target = ids[base] if base else schema
+            assert base == "" or base in ids, f"{schema['$id']}: {ref} is not one of ours"
+            for part in [p for p in pointer.split("/") if p]:
+                assert part in target, f"{schema['$id']}: {ref} does not resolve"
+                target = target[part]
+
+
+def test_every_definition_has_a_unique_title():
+    """Each definition's ``title`` is the name of its generated TypeScript type: present and
+    unique across every schema, so the generated names are stable and never collide."""
+    seen: dict[str, str] = {}
+    for schema in _every_schema():
+        for name, definition in schema.get("$defs", {}).items():
+            title = definition.get("title")
+            assert isinstance(title, str) and title.isidentifier(), f"{schema['$id']}#{name}"
+            assert title not in seen, f"{title} titles {seen.get(title)} and {schema['$id']}#{name}"
+            seen[title] = f"{schema['$id']}#{name}"
 
 
 def test_every_kind_built_and_valid(payloads):

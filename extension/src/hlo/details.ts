@@ -15,7 +15,7 @@ import type { GraphModel } from './model';
 import { button } from './sections';
 import { cellKeyOf, formatSource } from './sources';
 import { calledComputation, type HloText } from './text';
-import type { HloNode, HloPayload } from './types';
+import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 
 /** What the details of an instruction read, and what their buttons do. */
 export interface NodeDetails {

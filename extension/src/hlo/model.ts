@@ -14,7 +14,7 @@ import { indexGraph, moduleInstructions, type GraphIndex } from './graph';
 import { formatBytes, heatScale, type HeatScale } from './heat';
 import type { LayoutInput, LayoutResult } from './layout';
 import { edgeBoxes, type Frame, type Scene } from './scene';
-import type { HloInstruction, HloPayload } from './types';
+import type { HloInstruction, UnpackedHloPayload } from './types';
 import { visibleGraph, type VisibleGraph } from './visible';
 
 export const NODE_W = 200;
@@ -32,7 +32,7 @@ export class GraphModel {
   vg: VisibleGraph;
 
   constructor(
-    payload: HloPayload,
+    payload: UnpackedHloPayload,
     readonly name: string,
     target = 64
   ) {

@@ -32,7 +32,7 @@ import {
 } from './sections';
 import { linesByCell, nodesForSelection } from './sources';
 import { HloText } from './text';
-import type { HloNode, HloPayload } from './types';
+import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 import type { VisibleGraph } from './visible';
 
 interface GraphState {

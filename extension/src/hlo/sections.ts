@@ -10,7 +10,7 @@ import { el } from '../common/dom';
 import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
 import { topFusions } from './search';
 import { formatSource } from './sources';
-import type { HloPayload } from './types';
+import type { UnpackedHloPayload as HloPayload } from './types';
 
 /** how many fusions the top table lists */
 export const TOP_N = 10;
@@ -66,7 +66,7 @@ export function summaryStrip(p: HloPayload): HTMLElement {
   if (m.reported === false) {
     add('memory', 'n/a (not reported)');
   } else {
-    const mem = (k: string): string =>
+    const mem = (k: keyof HloPayload['memory']): string =>
       formatBytes(typeof m[k] === 'number' ? (m[k] as number) : null);
     add('memory peak', mem('peak_bytes'));
     add('args', mem('argument_bytes'));

@@ -26,7 +26,7 @@ import {
 } from './rows';
 import { buildSearchIndex, search, type SearchIndex } from './search';
 import { fileCellAliases } from './source';
-import type { JaxprPayload } from './types';
+import type { JaxprPayload, UnpackedJaxprPayload } from './types';
 import { VirtualList } from './virtual';
 
 export const ROW_HEIGHT = 18;
@@ -106,7 +106,7 @@ class JaxprView implements FeatureView {
 
   render(host: HTMLElement, payload: Payload, ctx: RenderContext): void {
     this._teardown();
-    const p = payload as unknown as JaxprPayload;
+    const p = payload as unknown as UnpackedJaxprPayload;
     host.textContent = '';
     const root = el('div', 'jwb-jaxpr');
     root.setAttribute('data-highlighted', '0');

@@ -101,7 +101,8 @@ export class LedgerView {
       b.title = {
         user: 'compiles of your functions',
         jax: "JAX's own (jnp operations, internal jits)",
-        workbench: "the workbench's inspections (%%jaxpr, %%hlo, …)"
+        workbench: "the workbench's inspections (%%jaxpr, %%hlo, …)",
+        unknown: 'compiles the kernel could not attribute to anyone'
       }[origin];
       b.addEventListener('click', () => {
         if (this._filter.origins.has(origin)) {

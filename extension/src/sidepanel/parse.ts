@@ -1,13 +1,14 @@
 /**
- * Tolerant reading of the kernel's comm messages (`protocol.ts` has the types, the JSON
- * Schema `workbench/schemas/comm/panel.schema.json` is the contract).
+ * Tolerant reading of the kernel's comm messages (`protocol.ts` has the types, generated from
+ * the JSON Schema `workbench/schemas/comm/sidepanel.schema.json`, the contract).
  *
  * Messages are untrusted input: a kernel of another jax-workbench version, a bug, or any
  * code in the kernel that opens a comm to our target can send anything.  So each reader
  * checks the fields the panel *uses* (types, enums), fills what an older kernel may leave
  * out with null, ignores fields it does not know, drops an item it cannot use instead of
  * the whole message, and never throws: the worst outcome is a `ParsedMessage` of kind
- * `invalid` with a sentence the panel shows as its state.
+ * `invalid` with a sentence the panel shows as its state.  What the kernel could not say
+ * stays unsaid: a compile it could not attribute keeps origin `unknown`, never `user`.
  */
 
 import {
@@ -16,29 +17,30 @@ import {
   type CallSite,
   type CellBadge,
   type CompileRecord,
-  type DeviceInfo,
   type DeviceMemory,
   type DiffGroup,
   type DiffTotal,
+  type KernelDevice,
   type KernelInfo,
   type LiveDiff,
   type MemorySample,
-  type MissReason
+  type MissReason,
+  type Origin,
+  type Update
 } from './protocol';
 
 type Obj = Record<string, unknown>;
 
 /** What the lists of a snapshot or an update carry once read (bad items dropped). */
-export interface Batch {
-  records: CompileRecord[];
-  dropped: number;
-  cells: CellBadge[];
-  memory: MemorySample[];
-  benchmarks: BenchSummary[];
-  diffs: LiveDiff[];
+export type Batch = Required<
+  Pick<
+    Update,
+    'records' | 'dropped' | 'cells' | 'memory' | 'benchmarks' | 'diffs'
+  >
+> & {
   /** items that were dropped because they were malformed (said in the panel) */
   rejected: number;
-}
+};
 
 export type ParsedMessage =
   | { type: 'announce'; version: string }
@@ -77,6 +79,14 @@ function int(x: unknown): number | null {
 function nonNeg(x: unknown): number | null {
   const n = num(x);
   return n !== null && n >= 0 ? n : null;
+}
+
+/**
+ * Every member of a string union of the schema, as a list: the compiler checks the record
+ * names each member once and nothing else, so the list follows the generated type.
+ */
+export function members<T extends string>(each: Record<T, true>): readonly T[] {
+  return Object.keys(each) as T[];
 }
 
 function oneOf<T extends string>(x: unknown, allowed: readonly T[]): T | null {
@@ -131,14 +141,30 @@ export function readCallSite(x: unknown): CallSite | null {
   };
 }
 
+const REASON_KINDS = members<MissReason['kind']>({
+  new_function: true,
+  redefined: true,
+  closure: true,
+  static_arg: true,
+  pytree: true,
+  shape: true,
+  dtype: true,
+  weak_type: true,
+  sharding: true,
+  context: true,
+  cache_cleared: true,
+  unknown: true
+});
+
 export function readReason(x: unknown): MissReason | null {
   if (typeof x === 'string') {
+    // a reason as bare text (older kernels): what kind it is, nobody said
     return {
-      kind: '',
-      path: '',
+      kind: 'unknown',
+      path: null,
       before: null,
       after: null,
-      detail: null,
+      detail: '',
       text: x
     };
   }
@@ -150,18 +176,32 @@ export function readReason(x: unknown): MissReason | null {
     return null;
   }
   return {
-    kind: str(x.kind) ?? '',
-    path: str(x.path) ?? '',
+    kind: oneOf(x.kind, REASON_KINDS) ?? 'unknown',
+    path: str(x.path),
     before: str(x.before),
     after: str(x.after),
-    detail: str(x.detail),
+    detail: str(x.detail) ?? '',
     text
   };
 }
 
-const KINDS = ['compile', 'lower', 'trace'] as const;
-const ORIGINS = ['user', 'jax', 'workbench'] as const;
-const PCACHE = ['hit', 'miss', 'written'] as const;
+const KINDS = members<CompileRecord['kind']>({
+  compile: true,
+  lower: true,
+  trace: true
+});
+/** every origin the schema knows, `unknown` (the tracker could not attribute it) included */
+export const ORIGINS = members<Origin>({
+  user: true,
+  jax: true,
+  workbench: true,
+  unknown: true
+});
+const PCACHE = members<NonNullable<CompileRecord['persistent_cache']>>({
+  hit: true,
+  miss: true,
+  written: true
+});
 
 export function readRecord(x: unknown): CompileRecord | null {
   if (!isObj(x)) {
@@ -184,7 +224,8 @@ export function readRecord(x: unknown): CompileRecord | null {
     compile_s: compile,
     total_s: nonNeg(x.total_s) ?? (trace ?? 0) + (lower ?? 0) + (compile ?? 0),
     kind,
-    origin: oneOf(x.origin, ORIGINS) ?? 'user',
+    // an origin this panel does not know (a newer kernel's) or none at all: not known
+    origin: oneOf(x.origin, ORIGINS) ?? 'unknown',
     cell: str(x.cell) ?? '',
     cell_run: int(x.cell_run),
     cell_id: str(x.cell_id),
@@ -203,7 +244,7 @@ export function readRecord(x: unknown): CompileRecord | null {
   };
 }
 
-export function readDevice(x: unknown): DeviceInfo | null {
+export function readDevice(x: unknown): KernelDevice | null {
   if (!isObj(x)) {
     return null;
   }
@@ -251,7 +292,12 @@ function readDeviceMemory(x: unknown): DeviceMemory | null {
   };
 }
 
-const WHEN = ['load', 'start', 'end', 'request'] as const;
+const WHEN = members<MemorySample['when']>({
+  load: true,
+  start: true,
+  end: true,
+  request: true
+});
 
 export function readMemorySample(x: unknown): MemorySample | null {
   if (!isObj(x)) {
@@ -344,6 +390,8 @@ function readDiffGroup(x: unknown): DiffGroup | null {
   };
 }
 
+const UNITS = members<DiffTotal['unit']>({ count: true, s: true, bytes: true });
+
 function readDiffTotal(x: unknown): DiffTotal | null {
   if (!isObj(x)) {
     return null;
@@ -356,15 +404,17 @@ function readDiffTotal(x: unknown): DiffTotal | null {
     name,
     before: num(x.before),
     after: num(x.after),
-    unit: oneOf(x.unit, ['count', 's', 'bytes'] as const) ?? 'count'
+    unit: oneOf(x.unit, UNITS) ?? 'count'
   };
 }
+
+const DIFF_KINDS = members<LiveDiff['kind']>({ jaxpr: true, hlo: true });
 
 export function readDiff(x: unknown): LiveDiff | null {
   if (!isObj(x)) {
     return null;
   }
-  const kind = oneOf(x.kind, ['jaxpr', 'hlo'] as const);
+  const kind = oneOf(x.kind, DIFF_KINDS);
   if (kind === null) {
     return null;
   }

@@ -9,22 +9,24 @@
  * cell; it is cached per (version, filter) because the view asks on every scroll.
  */
 
-import type { Batch } from './parse';
+import { ORIGINS, type Batch } from './parse';
 import type {
   BenchSummary,
   CellBadge,
   CompileRecord,
   KernelInfo,
   LiveDiff,
-  MemorySample
+  MemorySample,
+  Origin
 } from './protocol';
 
 export const MAX_RECORDS = 10_000;
 export const MAX_SAMPLES = 2_000;
 export const MAX_BENCHMARKS = 50;
 
-export type Origin = CompileRecord['origin'];
-export const ORIGINS: readonly Origin[] = ['user', 'jax', 'workbench'];
+export type { Origin } from './protocol';
+/** every origin, `unknown` included: the ledger shows what the kernel could not attribute */
+export { ORIGINS };
 
 export interface LedgerFilter {
   /** case-insensitive text over function, reasons and the cell's label */
