@@ -18,7 +18,9 @@ function upToDate() {
     return false;
   }
   const t = statSync(installed).mtimeMs;
-  return ['package.json', 'package-lock.json'].every(f => statSync(f).mtimeMs <= t);
+  return ['package.json', 'package-lock.json'].every(
+    f => statSync(f).mtimeMs <= t
+  );
 }
 
 function npm(argv) {
@@ -32,7 +34,9 @@ function npm(argv) {
 
 if (args[0] === 'install' && args.length === 1) {
   if (upToDate()) {
-    console.log('npm-ci.mjs: node_modules matches package-lock.json, no install needed');
+    console.log(
+      'npm-ci.mjs: node_modules matches package-lock.json, no install needed'
+    );
     process.exit(0);
   }
   npm(['ci']);
