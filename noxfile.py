@@ -20,8 +20,10 @@ reinstalling).  Arguments after ``--`` go to pytest: ``nox -s quick -- tests/tes
 The JupyterLab extension is built once, here, not once per virtualenv: ``npm ci`` when
 ``extension/node_modules`` does not match ``package-lock.json`` and ``npm run build`` when the
 build in ``workbench/labextension`` is missing or older than its sources; each session's
-``pip install -e .`` then skips npm (``HATCH_JUPYTER_BUILDER_SKIP_NPM``).  pip's cache is
-shared by all sessions.
+``pip install -e .`` then skips npm (``HATCH_JUPYTER_BUILDER_SKIP_NPM``).  Virtualenvs are
+made and filled by uv where it is installed (``pip install "nox[uv]"``, as the README's test
+command does): from uv's cache, shared by all sessions and runs, a session's install takes
+seconds; without uv, by venv and pip.
 
 Interpreters come from this machine, never downloaded: ``python3.X`` on PATH when it runs,
 else pyenv's ``versions/3.X.*`` (pyenv puts a ``python3.12`` shim on PATH that fails while
@@ -47,7 +49,9 @@ EXT = ROOT / "extension"
 BUILT = ROOT / "workbench" / "labextension"
 
 nox.needs_version = ">=2025.5.1"
-nox.options.default_venv_backend = "venv"
+# uv when installed (`pip install "nox[uv]"`): it installs from its own cache, which pip's HTTP
+# cache is no match for here (the registry's responses are not cached by pip at all); else venv
+nox.options.default_venv_backend = "uv|venv"
 nox.options.download_python = "never"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["oldest", "full", "binder"]
@@ -173,7 +177,8 @@ def _build_extension(session: nox.Session) -> None:
 def _install(session: nox.Session, *extra: str) -> None:
     """This checkout with its test extras (npm skipped: see the module doc), then ``extra``."""
     t0 = time.monotonic()
-    session.install("-e", ".[test]", *extra, env=NO_NPM)
+    # pip too: the wheel test builds with `python -m pip wheel` (uv's virtualenvs have no pip)
+    session.install("pip", "-e", ".[test]", *extra, env=NO_NPM)
     session.run(
         "python",
         "-c",
