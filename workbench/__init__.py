@@ -20,6 +20,7 @@ package is layered: ``engine`` (talks to JAX) -> ``views`` (records to MIME bund
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from workbench.api.bench import bench
@@ -34,7 +35,26 @@ from workbench.engine import Inspection, TransformSpec, inspect_chain
 from workbench.engine.cache import CacheSnapshot, CompileRecord, cache, capture_compiles
 from workbench.engine.common.devices import fake_devices
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version, which the build takes from
+    ``extension/package.json`` (hatch-nodejs-version): one version for the Python package and
+    the JupyterLab extension, written in one place.  A checkout imported without being
+    installed (``PYTHONPATH``) reads that file itself."""
+    try:
+        return metadata.version("jax-workbench")
+    except metadata.PackageNotFoundError:
+        import json
+        from pathlib import Path
+
+        package = Path(__file__).resolve().parent.parent / "extension" / "package.json"
+        try:
+            return str(json.loads(package.read_text(encoding="utf-8"))["version"])
+        except (OSError, ValueError, KeyError):
+            return "0+unknown"
+
+
+__version__ = _version()
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -12,13 +12,49 @@ import { describe, expect, it } from 'vitest';
 
 type RGBA = [number, number, number, number];
 
+/**
+ * The Python whose JupyterLab is checked: the one running the test suite
+ * (tests/extension/test_extension_unit.py sets WORKBENCH_PYTHON to it), else, for vitest run by hand,
+ * the active virtualenv's, else the first `python3` or `python` on PATH that has JupyterLab.
+ */
+function python(): string {
+  if (process.env.WORKBENCH_PYTHON) {
+    return process.env.WORKBENCH_PYTHON;
+  }
+  const candidates = [
+    process.env.VIRTUAL_ENV && join(process.env.VIRTUAL_ENV, 'bin', 'python'),
+    'python3',
+    'python'
+  ];
+  for (const exe of candidates) {
+    if (!exe) {
+      continue;
+    }
+    try {
+      execFileSync(exe, ['-c', 'import jupyterlab'], { stdio: 'ignore' });
+      return exe;
+    } catch {
+      // not there, or without JupyterLab: try the next one
+    }
+  }
+  throw new Error(
+    'no Python with JupyterLab found: set WORKBENCH_PYTHON to the interpreter of the ' +
+      'environment the extension is installed in'
+  );
+}
+
+let themes: string | undefined;
+
 function themesDir(): string {
-  const prefix = execFileSync(
-    'python',
-    ['-c', 'import sys; print(sys.prefix)'],
-    { encoding: 'utf8' }
-  ).trim();
-  return join(prefix, 'share', 'jupyter', 'lab', 'themes', '@jupyterlab');
+  if (themes === undefined) {
+    const prefix = execFileSync(
+      python(),
+      ['-c', 'import sys; print(sys.prefix)'],
+      { encoding: 'utf8' }
+    ).trim();
+    themes = join(prefix, 'share', 'jupyter', 'lab', 'themes', '@jupyterlab');
+  }
+  return themes;
 }
 
 function themeVars(name: string): Record<string, string> {

@@ -5,12 +5,15 @@ Builds the wheel once from this checkout, installs it into a fresh virtualenv an
 ``python -m jupyterlab.browser_check --no-browser-test``) whether the extension is there,
 enabled and OK.
 
-The virtualenv is made with ``--system-site-packages`` so that JAX and JupyterLab are not
-downloaded again; its own ``workbench`` package and its own
-``share/jupyter/labextensions/jax-workbench`` come from the wheel (pip installs them into the
-venv; the base environment's editable install and its copy of the extension in the base
-prefix's share/ are not on the venv's Jupyter data path, and the test checks both facts
-rather than assuming them).
+The virtualenv sees the site-packages of the environment running the tests (through a
+``.pth`` file listing them) so that JAX and JupyterLab are not downloaded again; its own
+``workbench`` package and its own ``share/jupyter/labextensions/jax-workbench`` come from the
+wheel (pip installs them into the venv, ahead of those directories on ``sys.path``; the test
+environment's editable install and its copy of the extension in its prefix's share/ are not on
+the venv's Jupyter data path, and the test checks both facts rather than assuming them).
+``--system-site-packages`` would not do: run from inside a virtualenv (a nox session, a
+developer's venv), a nested venv's "system" is the base interpreter, which has none of the
+test environment's packages.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import importlib.util
 import json
 import os
 import re
+import site
 import subprocess
 import sys
 import zipfile
@@ -54,7 +58,13 @@ def wheel(tmp_path_factory) -> Path:
         "-w",
         str(out),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    # where the extension is not built yet, the build runs `jupyter labextension build`: the
+    # test environment's, found beside its interpreter even when that environment is not
+    # activated (`/path/to/venv/bin/python -m pytest`)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=900, env={**os.environ, "PATH": path}
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     wheels = list(out.glob("jax_workbench-*.whl"))
     assert len(wheels) == 1, wheels
@@ -90,10 +100,9 @@ def test_wheel_ships_the_prebuilt_extension_and_schemas(wheel: Path):
 def venv(tmp_path_factory, wheel: Path) -> dict:
     d = tmp_path_factory.mktemp("venv")
     venv = d / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
-    )
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
+    _see_this_environment(py)
     proc = subprocess.run(
         [
             str(py),
@@ -129,6 +138,33 @@ def venv(tmp_path_factory, wheel: Path) -> dict:
         JUPYTER_PLATFORM_DIRS="1",
     )
     return {"dir": venv, "python": py, "env": env}
+
+
+def _test_environment_site_dirs() -> list[str]:
+    """The directories this interpreter imports installed packages from: its site-packages
+    (a virtualenv's own, or the system Python's) and the user site, where enabled."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        dirs.append(site.getusersitepackages())
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def _see_this_environment(py: Path) -> None:
+    """Let the venv import this environment's packages: one ``.pth`` line per site
+    directory, appended to ``sys.path`` after the venv's own site-packages (so the wheel's
+    ``workbench`` wins). A ``.pth`` line adds the directory only; the ``.pth`` files inside
+    it (the editable install's path hook among them) are not run, so this checkout is not
+    importable in the venv (``test_venv_uses_its_own_workbench_and_extension``)."""
+    own = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
+    lines = [d for d in _test_environment_site_dirs() if Path(d).resolve() != Path(own).resolve()]
+    assert lines, "no site-packages found for the test environment"
+    (Path(own) / "_test_environment.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _run(venv: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -433,6 +433,7 @@ def _build(base: Path, t0: float) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.notebook
+@pytest.mark.binder
 def test_binder_installs_the_extension_enabled_and_ok(binder_env):
     print(f"binder: Python {binder_env['version']}, installed in {binder_env['install_s']:.0f} s")
     missing = [
@@ -553,6 +554,7 @@ def _run_in_binder(binder_env, name: str):
 
 @pytest.mark.slow
 @pytest.mark.notebook
+@pytest.mark.binder
 @pytest.mark.parametrize("name", BINDER_NOTEBOOKS)
 def test_binder_runs_every_notebook(binder_env, name, record_property):
     """The tour, then each topic notebook as the learner finishes it (exercise cells holding
