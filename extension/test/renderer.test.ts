@@ -17,7 +17,7 @@ vi.hoisted(() => {
 
 import { versionProblem, type Payload } from '../src/common/payload';
 import { WorkbenchRenderer } from '../src/common/renderer';
-import type { FeatureView } from '../src/common/view';
+import type { FeatureView } from '../src/common/featureView';
 import { PAYLOAD_VERSIONS } from '../src/generated/versions';
 
 const HLO = 'application/vnd.jax-workbench.hlo+json';

@@ -9,6 +9,7 @@ the generator nor Python); these checks keep them honest.  They need ``extension
 
 from __future__ import annotations
 
+import ast
 import filecmp
 import json
 import re
@@ -108,6 +109,40 @@ def test_every_fixture_is_known():
     payloads = [f for f in _fixtures() if f not in NOT_PAYLOADS | HLO_GRAPHS]
     assert payloads, "no payload fixtures found"
     assert (NOT_PAYLOADS | HLO_GRAPHS) <= set(_fixtures())
+
+
+def _written_by_make_fixtures() -> set[str]:
+    """The fixture names ``make_fixtures.py`` writes: the literal first argument of each
+    ``_save(...)`` call and the names in its ``CACHE_NAMES`` table (read, not run: running it
+    takes minutes of JAX)."""
+    tree = ast.parse((FIXTURES / "make_fixtures.py").read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "_save"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.add(node.args[0].value)
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "CACHE_NAMES" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            names |= {v.value for v in node.value.values if isinstance(v, ast.Constant)}
+    return names
+
+
+def test_one_command_writes_every_fixture():
+    """``make_fixtures.py`` rebuilds exactly the fixtures the tests read: none is left to go
+    stale under an old name, none is written that nothing reads."""
+    written = _written_by_make_fixtures()
+    assert written, "no _save(...) calls found in make_fixtures.py"
+    on_disk = set(_fixtures())
+    assert sorted(on_disk - written) == [], "fixtures make_fixtures.py does not rebuild"
+    assert sorted(written - on_disk) == [], "make_fixtures.py writes fixtures that are not here"
 
 
 @pytest.mark.parametrize("name", _fixtures())
