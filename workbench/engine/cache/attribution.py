@@ -351,6 +351,10 @@ class Attribution:
             # capture): JAX's own explanation knows its cache (other input types, or
             # another function object defined on the same line)
             return [r for r in parsed.reasons if r.kind not in ("unknown", "new_function")]
+        if prior is None and parsed is not None and parsed.seen_before:
+            if where not in self.inspected_sites:
+                # JAX's cache had other keys for it, and it says no more than that
+                return list(parsed.reasons)
         return [MissReason("new_function", detail=f"first call of {fun_name}")]
 
     def _same_cell_source(self, key: str, where: str | None) -> str | None:

@@ -233,6 +233,10 @@ class ParsedExplanation:
     function: str | None = None
     defined_at: str | None = None  # "file:line" of the function JAX is explaining
     never_seen: bool = False
+    #: JAX's cache held other keys for this function: it compiled before, even where JAX
+    #: gives no reason (JAX 0.12 says "cache miss explanation unavailable" for a changed
+    #: static argument)
+    seen_before: bool = False
 
 
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+?)$")
@@ -296,6 +300,7 @@ def parse_jax_explanation(text: str) -> ParsedExplanation:
         else:
             out.reasons.append(MissReason("new_function", detail="first call of this function"))
         return out
+    out.seen_before = "previously seen cache keys" in text or "closest previous key" in text
     if "Tracing context doesn't match" in text:
         details = [ln.strip(" *") for ln in lines if ln.strip().startswith("*")]
         out.reasons.append(
@@ -331,10 +336,11 @@ def parse_jax_explanation(text: str) -> ParsedExplanation:
                 _parse_type_change(m.group("path"), m.group("now"), m.group("before"))
             )
     if not out.reasons:
-        out.reasons.append(
-            MissReason(
-                "unknown",
-                detail=text.strip().splitlines()[-1].strip() if text.strip() else "no explanation",
+        last = text.strip().splitlines()[-1].strip() if text.strip() else "no explanation"
+        if out.seen_before and "unavailable" in last:
+            last = (
+                "compiled before with other arguments; JAX gave no reason (a static "
+                "argument's value, or a change JAX does not explain)"
             )
-        )
+        out.reasons.append(MissReason("unknown", detail=last))
     return out
