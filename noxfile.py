@@ -216,7 +216,7 @@ def binder(session: nox.Session) -> None:
 
     It makes its own fresh virtualenv; this session's virtualenv only runs pytest."""
     _install(session)
-    _pytest(session, "-m", "binder", "--durations=15", "tests/test_binder.py")
+    _pytest(session, "-m", "binder", "--durations=15", "tests/notebooks/test_binder.py")
 
 
 @nox.session(python=PY_NEWEST, default=False)

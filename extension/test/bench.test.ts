@@ -193,7 +193,11 @@ describe('bench view model (payloads from workbench.bench)', () => {
     expect(r).not.toBeNull();
     const { flops_source: _f, bytes_source: _b, ...old } = r;
     expect(rooflineLines(old)[0]).toContain("per call (XLA's cost analysis)");
-    const counted = { ...r, flops_source: 'counted', bytes_source: 'counted' };
+    const counted = {
+      ...r,
+      flops_source: 'counted' as const,
+      bytes_source: 'counted' as const
+    };
     expect(rooflineSource(counted)).toBe('our count of the optimized HLO');
     expect(rooflineLines(counted)[0]).toContain(
       'per call (our count of the optimized HLO)'

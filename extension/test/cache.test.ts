@@ -13,6 +13,7 @@ import {
   siteLabel,
   type CacheCellPayload,
   type CachePayload,
+  type MissReason,
   type PersistentStatus
 } from '../src/cache/model';
 
@@ -45,7 +46,7 @@ describe('the compile line (cache-cell payloads from real cells)', () => {
     const g = {
       ...p.functions[0],
       traces: 2,
-      reasons: [
+      reasons: <MissReason[]>[
         {
           kind: 'shape',
           path: 'x',
@@ -64,8 +65,9 @@ describe('the compile line (cache-cell payloads from real cells)', () => {
         }
       ]
     };
-    const head =
-      'jit(loss): compiled 1x in 69 ms (trace 7.6 · lower 12 · XLA 50)';
+    // the kernel's own words for the group's times: its line up to the reasons
+    const head = texts['cache-cell-recompile'].split(' · recompiled: ')[0];
+    expect(head).toMatch(/^jit\(loss\): compiled 1x in .+ \(trace .+\)$/);
     expect(groupLine({ ...g, reasons_from: ['compile', 'trace'] })).toBe(
       `${head} · recompiled: x changed f32[3,8] -> f32[5,8] · retraced: x changed f32[5,8] -> f32[7,8]`
     );

@@ -14,7 +14,7 @@ type RGBA = [number, number, number, number];
 
 /**
  * The Python whose JupyterLab is checked: the one running the test suite
- * (tests/test_extension_unit.py sets WORKBENCH_PYTHON to it), else, for vitest run by hand,
+ * (tests/extension/test_extension_unit.py sets WORKBENCH_PYTHON to it), else, for vitest run by hand,
  * the active virtualenv's, else the first `python3` or `python` on PATH that has JupyterLab.
  */
 function python(): string {

@@ -5,7 +5,7 @@ import { GraphCanvas } from '../src/hlo/canvas';
 import { layeredLayout } from '../src/hlo/layout';
 import { GraphModel } from '../src/hlo/model';
 import type { Scene } from '../src/hlo/scene';
-import type { HloNode, HloPayload } from '../src/hlo/types';
+import type { HloNode, UnpackedHloPayload } from '../src/hlo/types';
 
 function node(id: string, bytesMoved: number, opName: string): HloNode {
   return {
@@ -38,7 +38,7 @@ describe('hlo canvas text', () => {
     }));
     const payload = {
       graphs: { m: { computation: 'm', nodes, edges } }
-    } as unknown as HloPayload;
+    } as unknown as UnpackedHloPayload;
     const model = new GraphModel(payload, 'm');
     const scene = model.scene(layeredLayout(model.layoutInput()), () => null);
     expect([...scene.kind].some(k => k === 1)).toBe(true); // a folded cluster box is drawn

@@ -1,21 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import {
-  buildClusters,
-  initialExpansion,
-  splitRepeats,
-  visibleGraph
-} from '../src/hlo/cluster';
+import { buildClusters, initialExpansion } from '../src/hlo/cluster';
 import { indexGraph } from '../src/hlo/graph';
 import { GraphModel } from '../src/hlo/model';
+import { splitRepeats } from '../src/hlo/repeats';
 import {
   displayName,
   normaliseSegment,
   scopePath,
   splitOpName
 } from '../src/hlo/scope';
-import type { HloGraph, HloNode, HloPayload } from '../src/hlo/types';
+import type { HloGraph, HloNode, UnpackedHloPayload } from '../src/hlo/types';
+import { visibleGraph } from '../src/hlo/visible';
 
 const fixture = (name: string): unknown =>
   JSON.parse(
@@ -183,7 +180,7 @@ describe('graph model', () => {
     const graph = fixture('hlo-4layer-graph.json') as HloGraph;
     const payload = {
       graphs: { [graph.computation]: graph }
-    } as unknown as HloPayload;
+    } as unknown as UnpackedHloPayload;
     const m = new GraphModel(payload, graph.computation);
     const before = m.visibleCount;
     const i = m.g.nodes.findIndex(

@@ -8,7 +8,11 @@ import {
   nodesForSelection
 } from '../src/hlo/sources';
 import { calledComputation, HloText } from '../src/hlo/text';
-import type { HloNode } from '../src/hlo/types';
+import type {
+  HloInstruction,
+  HloNode,
+  UnpackedHloPayload
+} from '../src/hlo/types';
 
 const bundle = JSON.parse(
   readFileSync(
@@ -16,16 +20,9 @@ const bundle = JSON.parse(
     'utf8'
   )
 ) as Record<string, unknown>;
-const payload = bundle['application/vnd.jax-workbench.hlo+json'] as {
-  graphs: Record<string, { nodes: HloNode[] }>;
-  module: {
-    computations: Array<{
-      name: string;
-      lines: [number, number];
-      instructions: unknown[];
-    }>;
-  };
-};
+const payload = bundle[
+  'application/vnd.jax-workbench.hlo+json'
+] as UnpackedHloPayload;
 
 function n(id: string, extra: Partial<HloNode> = {}): HloNode {
   return {
@@ -137,19 +134,19 @@ describe('sources and text', () => {
 
   it("finds an instruction's and a fused computation's text in text/plain", () => {
     const text = new HloText(bundle['text/plain'] as string);
-    const entry = payload.module.computations.find(c => c.name === 'main.8');
-    const ins = (
-      entry?.instructions as Array<{
-        name: string;
-        line: number;
-        called?: string[];
-        attrs?: Record<string, string>;
-      }>
-    ).find(i => i.name === 'wrapped_reduce');
-    expect(text.line(ins!.line)).toContain('wrapped_reduce');
+    const comps = payload.module!.computations;
+    const entry = comps.find(c => c.entry)!;
+    // an instruction of the entry computation that calls a fused computation
+    const ins = (entry.instructions as HloInstruction[]).find(i =>
+      (i.called ?? []).some(
+        c => comps.find(x => x.name === c)?.role === 'fused'
+      )
+    );
+    expect(ins).toBeDefined();
+    expect(text.line(ins!.line)).toContain(`%${ins!.name} = `);
     const fused = calledComputation(ins!.called, ins!.attrs);
-    const comp = payload.module.computations.find(c => c.name === fused);
-    expect(comp).toBeDefined();
+    const comp = comps.find(c => c.name === fused);
+    expect(comp?.role).toBe('fused');
     const body = text.range(comp!.lines[0], comp!.lines[1]);
     expect(body.split('\n')[0]).toContain(fused as string);
     expect(text.range(1, 10, 3).split('\n').pop()).toBe('… 7 more lines');

@@ -4,9 +4,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import type { Payload } from '../src/common/payload';
-import { HUB } from '../src/linking/hub';
+import type { UnpackedHloPayload } from '../src/hlo/types';
+import { HUB } from '../src/sourcelines/hub';
 
 const bundle = JSON.parse(
   readFileSync(
@@ -19,6 +20,22 @@ const bundle = JSON.parse(
   )
 ) as Record<string, unknown>;
 const MIME = 'application/vnd.jax-workbench.hlo+json';
+const WHILE = bundle[MIME] as UnpackedHloPayload;
+/** the program's file (the fixture's programs are compiled under a file name of their own) */
+const FILE = Object.values(WHILE.graphs)
+  .flatMap(g => g.nodes)
+  .flatMap(n => n.sources ?? [])[0].file;
+/** the entry computation's graph */
+const ENTRY = WHILE.module!.computations.find(c => c.entry)!.name;
+/** the while loop's body: the graph holding the cond */
+const BODY = Object.keys(WHILE.graphs).find(g =>
+  WHILE.graphs[g].nodes.some(n => n.opcode === 'conditional')
+)!;
+/** nodes of graph `g` made by line `line` of the program */
+const nodesOfLine = (g: string, line: number): number =>
+  WHILE.graphs[g].nodes.filter(n =>
+    (n.sources ?? []).some(s => s.file === FILE && s.line === line)
+  ).length;
 
 beforeAll(() => {
   // jsdom has no canvas: a context that accepts every call and draws nothing
@@ -93,13 +110,9 @@ describe('hlo view (DOM)', () => {
     const graphs = [
       ...host.querySelectorAll('.jwb-hlo-crumbs [data-graph]')
     ].map(b => b.getAttribute('data-graph'));
-    expect(graphs.sort()).toEqual([
-      'main.8',
-      'region_0.5',
-      'region_1.3',
-      'region_2.4',
-      'region_3.6'
-    ]);
+    expect(graphs.sort()).toEqual(Object.keys(WHILE.graphs).sort());
+    expect(graphs).toContain(ENTRY);
+    expect(graphs).toContain(BODY);
     expect(host.querySelector('button.jwb-hlo-fit')).not.toBeNull();
     expect(host.querySelector('.jwb-hlo-expand-all')).not.toBeNull();
     dispose();
@@ -126,18 +139,7 @@ describe('hlo view (DOM)', () => {
   });
 
   it('searches, opens a body from the crumbs, and links lines both ways through the hub', async () => {
-    const file = Object.values(
-      (
-        bundle[MIME] as {
-          graphs: Record<
-            string,
-            {
-              nodes: Array<{ sources?: Array<{ file: string; line: number }> }>;
-            }
-          >;
-        }
-      ).graphs
-    )
+    const file = Object.values(WHILE.graphs)
       .flatMap(g => g.nodes)
       .flatMap(n => n.sources ?? [])[0];
     const cells = { [file.file]: { number: 5, cell_id: 'cell-5' } };
@@ -180,21 +182,21 @@ describe('hlo view (DOM)', () => {
     // bodies as sub-graphs
     (
       host.querySelector(
-        '.jwb-hlo-crumbs [data-graph="region_0.5"]'
+        `.jwb-hlo-crumbs [data-graph="${BODY}"]`
       ) as HTMLElement
     ).click();
     await new Promise(r => setTimeout(r, 20));
-    expect(root.getAttribute('data-current-graph')).toBe('region_0.5');
-    expect(host.querySelectorAll('[data-graph="region_0.5"]').length).toBe(1);
+    expect(root.getAttribute('data-current-graph')).toBe(BODY);
+    expect(host.querySelectorAll(`[data-graph="${BODY}"]`).length).toBe(1);
     expect(
       host.querySelector('.jwb-hlo-crumb-current')?.getAttribute('data-graph')
-    ).toBe('region_0.5');
+    ).toBe(BODY);
     off();
     dispose();
   });
 
   it('re-links the selected line when another graph is shown (no stale node indices)', async () => {
-    const cells = { '/tmp/hlo12/gen.py': { number: 7, cell_id: 'cell-7' } };
+    const cells = { [FILE]: { number: 7, cell_id: 'cell-7' } };
     const { host, dispose } = await renderWhile(cells);
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
     const show = async (graph: string): Promise<void> => {
@@ -206,20 +208,27 @@ describe('hlo view (DOM)', () => {
       await new Promise(r => setTimeout(r, 20));
       expect(root.getAttribute('data-current-graph')).toBe(graph);
     };
-    // line 19 made 3 nodes of main.8, none of region_0.5, one of region_3.6
+    // the line of the cond: nodes of the body and of each branch, none of the entry
+    const condNode = WHILE.graphs[BODY].nodes.find(
+      n => n.opcode === 'conditional'
+    )!;
+    const line = condNode.sources![0].line;
+    const branch = condNode.called![0];
+    const expected = [ENTRY, BODY, branch].map(g => nodesOfLine(g, line));
+    expect(new Set(expected).size).toBe(3); // three graphs, three answers
     HUB.select({
       cell: 'cell-7',
-      lines: [19],
+      lines: [line],
       origin: 'editor',
       reveal: false
     });
-    expect(root.getAttribute('data-highlighted')).toBe('3');
-    await show('region_0.5');
-    expect(root.getAttribute('data-highlighted')).toBe('0');
-    await show('region_3.6');
-    expect(root.getAttribute('data-highlighted')).toBe('1');
-    await show('main.8');
-    expect(root.getAttribute('data-highlighted')).toBe('3');
+    expect(root.getAttribute('data-highlighted')).toBe(String(expected[0]));
+    await show(BODY);
+    expect(root.getAttribute('data-highlighted')).toBe(String(expected[1]));
+    await show(branch);
+    expect(root.getAttribute('data-highlighted')).toBe(String(expected[2]));
+    await show(ENTRY);
+    expect(root.getAttribute('data-highlighted')).toBe(String(expected[0]));
     HUB.select(null);
     dispose();
   });
@@ -291,10 +300,11 @@ describe('hlo view (DOM)', () => {
     const btn = host.querySelector(
       'button.jwb-hlo-expand-all'
     ) as HTMLButtonElement;
-    // region_0.5: its one cluster (while / body) is open from the start; nothing to expand or fold
+    // the loop's body: its one cluster (while / body) is open from the start; nothing to
+    // expand or fold
     (
       host.querySelector(
-        '.jwb-hlo-crumbs [data-graph="region_0.5"]'
+        `.jwb-hlo-crumbs [data-graph="${BODY}"]`
       ) as HTMLElement
     ).click();
     await new Promise(r => setTimeout(r, 20));

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { align, diff, markOf, signatures } from '../src/jaxpr/compare';
 import { groupAvals, headerSummary, signatureText } from '../src/jaxpr/header';
 import { flatten } from '../src/jaxpr/rows';
-import type { JaxprComparePayload, JaxprPayload } from '../src/jaxpr/types';
+import type {
+  UnpackedJaxprComparePayload,
+  UnpackedJaxprPayload
+} from '../src/jaxpr/types';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 /** Naive O(nm) LCS length, to check diff() finds a longest common subsequence. */
@@ -107,7 +110,7 @@ describe('compare alignment', () => {
         new URL('./fixtures/jaxpr-compare.json', import.meta.url),
         'utf8'
       )
-    ) as JaxprComparePayload;
+    ) as UnpackedJaxprComparePayload;
     const flats = p.stages.map(s => flatten(s.jaxpr!, s.avals));
     const sigs = flats.map(signatures);
     const al = align(sigs);
@@ -246,7 +249,7 @@ describe('header summary', () => {
   });
 
   it('prefers the pytree summaries', () => {
-    const p = syntheticPayload(300, 2) as JaxprPayload;
+    const p = syntheticPayload(300, 2) as UnpackedJaxprPayload;
     expect(signatureText(headerSummary(p))).toBe(
       '(10 × f32[128,128], f32[16,128]) → (f32[16,128])'
     );
@@ -272,7 +275,7 @@ describe('header summary', () => {
         new URL('./fixtures/jaxpr-trees.json', import.meta.url),
         'utf8'
       )
-    ) as JaxprPayload;
+    ) as UnpackedJaxprPayload;
     expect(p.version).toBe(3);
     expect(signatureText(headerSummary(p))).toBe(
       '(params: list[2] of {w1, wk, wo, wq, wv: f32[128,128]}, x: f32[16,128]) → ' +

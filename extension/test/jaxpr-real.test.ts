@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /**
- * A real JAX 0.10 program (workbench.jaxpr payload, version 3) with what plain examples
+ * A real JAX program (workbench.jaxpr payload, test/fixtures/make_fixtures.py) with what plain examples
  * lack: one jitted function called twice (JAX shares its jaxpr, so both bodies carry the
  * same variable names), custom_jvp / custom_vjp calls (params whose text has newlines),
  * a while loop with integer literals, and debug.print (an equation with no results).
@@ -17,17 +17,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import { flatten, rowText, scopeOf } from '../src/jaxpr/rows';
-import type { JaxprPayload } from '../src/jaxpr/types';
+import type { UnpackedJaxprPayload } from '../src/jaxpr/types';
 import { jaxprView } from '../src/jaxpr/view';
-import { HUB } from '../src/linking/hub';
+import { HUB } from '../src/sourcelines/hub';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 const p = JSON.parse(
   readFileSync(join(__dirname, 'fixtures/jaxpr-shared-custom.json'), 'utf8')
-) as JaxprPayload;
+) as UnpackedJaxprPayload;
 const flat = flatten(p.jaxpr!, p.avals);
 const texts = flat.rows.map(r => rowText(flat, r));
 

@@ -9,7 +9,7 @@ import type {
   Aval,
   Equation,
   Jaxpr,
-  JaxprPayload
+  UnpackedJaxprPayload
 } from '../src/jaxpr/types';
 
 const PRIMS = [
@@ -29,7 +29,7 @@ export function syntheticPayload(
   n = 12000,
   layers = 24,
   cell = 3
-): JaxprPayload {
+): UnpackedJaxprPayload {
   const avals: Aval[] = [
     {
       text: 'f32[128,128]',
@@ -163,7 +163,7 @@ export function syntheticPayload(
     h = out;
   }
   return {
-    version: 2,
+    version: 3,
     kind: 'jaxpr',
     label: `synthetic (${total} equations)`,
     function: 'loss',
@@ -173,6 +173,8 @@ export function syntheticPayload(
     timings: { trace: 0.5 },
     stats: { equations: total, top_level_equations: top, histogram: hist },
     truncated: false,
+    trees: { in: [], out: [] },
+    cells: {},
     avals,
     jaxpr: {
       constvars: [],

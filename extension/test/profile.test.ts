@@ -1,15 +1,15 @@
 // @vitest-environment jsdom
 /**
  * The profile view on a real CPU payload (`%%jaxprof` in an IPython shell, written by
- * tests/data/make_profile_fixture.py): the model's pieces and the drawn DOM.
+ * test/fixtures/make_fixtures.py): the model's pieces and the drawn DOM.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
-import { VIEWS } from '../src/common/views';
+import type { RenderContext } from '../src/common/featureView';
+import { VIEWS } from '../src/common/viewRegistry';
 import {
   OTHER_FILL,
   attributedSeconds,

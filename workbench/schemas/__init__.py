@@ -1,9 +1,14 @@
 """JSON Schemas (draft 2020-12) of every ``application/vnd.jax-workbench.<kind>+json`` payload.
 
 One file per kind, ``<kind>.schema.json``, shipped in the wheel: the contract the
-JupyterLab extension is written against and that the test suite checks every bundle it
-produces against.  The schema of a payload is found from its MIME type alone, so a new
-kind needs only its file.  Importing this module imports neither JAX nor ``jsonschema``
+JupyterLab extension is written against (its TypeScript types are generated from these
+files, ``extension/scripts/generate-types.mjs``) and that the test suite checks every bundle
+it produces against.  The schema of a payload is found from its MIME type alone, so a new
+kind needs only its file.  What several kinds share (a source line, a compile record, a
+miss reason, the seconds of a stage) is defined once in ``common.schema.json`` and
+referenced as ``urn:jax-workbench:schema:common#/$defs/<name>``; the side panel's comm
+messages are ``comm/sidepanel.schema.json``.  All references resolve offline, within this
+package.  Importing this module imports neither JAX nor ``jsonschema``
 (a test dependency: :func:`validate` imports it when called).
 """
 
@@ -19,6 +24,8 @@ MIME_SUFFIX = "+json"
 ID_PREFIX = "urn:jax-workbench:schema:"
 #: the one encoding of a payload's ``packed`` field (see :func:`unpack`)
 PACKED_ENCODING = "gzip+base64"
+#: schema files beside the kinds' that are not a kind: definitions the others reference
+SHARED = ("common",)
 
 
 class UnknownPayload(LookupError):
@@ -38,22 +45,33 @@ def kind_of(mime: str) -> str | None:
 
 
 def kinds() -> list[str]:
-    """Every kind with a schema file, sorted."""
+    """Every kind with a schema file, sorted (the shared definitions are not a kind)."""
     suffix = ".schema.json"
     return sorted(
-        p.name[: -len(suffix)]
+        name
         for p in resources.files(__name__).iterdir()
-        if p.name.endswith(suffix)
+        if p.name.endswith(suffix) and (name := p.name[: -len(suffix)]) not in SHARED
     )
 
 
 @cache
 def _load(kind: str) -> dict[str, Any]:
     path = resources.files(__name__) / f"{kind}.schema.json"
-    if not path.is_file():
+    if kind in SHARED or not path.is_file():
         raise UnknownPayload(f"no schema for kind {kind!r} (have: {', '.join(kinds())})")
+    return _read(path)
+
+
+def _read(path: Any) -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return schema
+
+
+@cache
+def common_schema() -> dict[str, Any]:
+    """The shared definitions (``common.schema.json``) that payload and comm schemas
+    reference: not a payload, so it has no MIME type and is not one of :func:`kinds`."""
+    return _read(resources.files(__name__) / "common.schema.json")
 
 
 def schema_for(mime: str) -> dict[str, Any]:
@@ -66,11 +84,12 @@ def schema_for(mime: str) -> dict[str, Any]:
 
 @cache
 def _registry() -> Any:
+    """Every schema of the package by its ``$id`` (``urn:jax-workbench:schema:...``), so any
+    ``$ref`` between them resolves from the package alone, never over a network."""
     from referencing import Registry, Resource
 
-    return Registry().with_resources(
-        (_load(k)["$id"], Resource.from_contents(_load(k))) for k in kinds()
-    )
+    every = [_load(k) for k in kinds()] + [common_schema()] + [comm_schema(n) for n in comms()]
+    return Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in every)
 
 
 def validate(mime: str, payload: Any) -> None:
@@ -90,36 +109,64 @@ def _validator(mime: str) -> Any:
     return Draft202012Validator(schema_for(mime), registry=_registry())
 
 
-#: the comm schemas (``comm/<name>.schema.json``): messages, not MIME payloads, so they are
-#: not :func:`kinds` and have no MIME type
-COMM_DIR = "comm"
+def validate_definition(ref: str, value: Any) -> None:
+    """Check ``value`` against one definition of the package's schemas, named by its URI
+    (``urn:jax-workbench:schema:hlo#/$defs/graph``): a piece of a payload kept on its own,
+    such as a test fixture of one graph.  Raises ``jsonschema.ValidationError``.  Needs
+    ``jsonschema``."""
+    from jsonschema.exceptions import best_match
+
+    if not ref.startswith(ID_PREFIX):
+        raise UnknownPayload(f"{ref!r} is not a {ID_PREFIX}... reference")
+    error = best_match(_ref_validator(ref).iter_errors(value))
+    if error is not None:
+        raise error
 
 
 @cache
-def comm_schema(name: str = "panel") -> dict[str, Any]:
-    """The JSON Schema of the messages on comm ``name`` (``panel``: the side panel's)."""
+def _ref_validator(ref: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator({"$ref": ref}, registry=_registry())
+
+
+#: the comm schemas (``comm/<name>.schema.json``): messages, not MIME payloads, so they are
+#: not :func:`kinds` and have no MIME type
+COMM_DIR = "comm"
+#: the side panel's comm (target ``jax-workbench``): ``comm/sidepanel.schema.json``
+SIDEPANEL = "sidepanel"
+
+
+def comms() -> list[str]:
+    """Every comm with a schema file, sorted."""
+    suffix = ".schema.json"
+    return sorted(
+        p.name[: -len(suffix)]
+        for p in (resources.files(__name__) / COMM_DIR).iterdir()
+        if p.name.endswith(suffix)
+    )
+
+
+@cache
+def comm_schema(name: str = SIDEPANEL) -> dict[str, Any]:
+    """The JSON Schema of the messages on comm ``name`` (``sidepanel``: the side panel's)."""
     path = resources.files(__name__) / COMM_DIR / f"{name}.schema.json"
     if not path.is_file():
         raise UnknownPayload(f"no comm schema {name!r}")
-    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return schema
+    return _read(path)
 
 
 @cache
 def _message_validator(name: str, kind: str | None) -> Any:
     from jsonschema import Draft202012Validator
-    from referencing import Resource
 
     schema = comm_schema(name)
-    # the payload schemas are in the registry so the message schema's $refs into them
-    # (urn:jax-workbench:schema:cache#/$defs/compile_record) resolve
-    registry = _registry().with_resource(schema["$id"], Resource.from_contents(schema))
     if kind is not None:  # one message type: errors name the field, not "no oneOf matched"
         schema = {"$ref": f"{schema['$id']}#/$defs/{kind}"}
-    return Draft202012Validator(schema, registry=registry)
+    return Draft202012Validator(schema, registry=_registry())
 
 
-def validate_message(msg: Any, comm: str = "panel") -> None:
+def validate_message(msg: Any, comm: str = SIDEPANEL) -> None:
     """Check one comm message (the ``data`` of a comm_open / comm_msg) against the comm's
     schema; raises ``jsonschema.ValidationError`` with the offending field's path.  Needs
     ``jsonschema``."""
@@ -186,13 +233,18 @@ __all__ = [
     "COMM_DIR",
     "MIME_PREFIX",
     "PACKED_ENCODING",
+    "SHARED",
+    "SIDEPANEL",
     "UnknownPayload",
+    "common_schema",
     "comm_schema",
+    "comms",
     "kind_of",
     "kinds",
     "mime_type",
     "schema_for",
     "unpack",
     "validate",
+    "validate_definition",
     "validate_message",
 ]

@@ -1,7 +1,8 @@
 /**
- * The bench payload's types and the pure view model of the timing table: one row per
- * measurement (variant × sweep point) with its summary texts, the ratio to the reference
- * variant, a shared scale for the distribution plots, histogram bins and run-order buckets.
+ * The bench payload's types (generated from workbench/schemas/bench.schema.json) and the pure
+ * view model of the timing table: one row per measurement (variant × sweep point) with its
+ * summary texts, the ratio to the reference variant, a shared scale for the distribution
+ * plots, histogram bins and run-order buckets.
  */
 
 import {
@@ -13,138 +14,25 @@ import {
   pyFixed,
   sig
 } from './format';
+import type {
+  BenchPayload,
+  Fit,
+  Measurement,
+  Ratio,
+  Roofline
+} from '../generated/bench';
 
-export interface Stats {
-  n: number;
-  min: number;
-  max: number;
-  median: number;
-  mean: number;
-  std: number | null;
-  q1: number;
-  q3: number;
-  iqr: number;
-  ci_low: number;
-  ci_high: number;
-  ci_coverage: number;
-  outliers: number[];
-  warnings: string[];
-}
-
-export interface FirstCall {
-  total_s: number | null;
-  trace_s: number | null;
-  lower_s: number | null;
-  compile_s: number | null;
-  compiles: number | null;
-  functions: string[];
-  source: string;
-}
-
-export interface Roofline {
-  device_kind: string;
-  dtype: string;
-  seconds: number | null;
-  flops: number | null;
-  bytes_accessed: number | null;
-  flops_per_s: number | null;
-  bytes_per_s: number | null;
-  intensity: number | null;
-  peak_name: string | null;
-  peak_source: string;
-  peak_flops_per_s: number | null;
-  peak_bytes_per_s: number | null;
-  flops_fraction: number | null;
-  bytes_fraction: number | null;
-  bound: string | null;
-  note: string;
-  /** where flops / bytes_accessed came from ("xla", "counted": ours from the optimized HLO,
-   *  "unknown"); absent in records older than our own count, whose figures were XLA's */
-  flops_source?: string;
-  bytes_source?: string;
-}
-
-export interface BenchError {
-  phase: string;
-  kind: string;
-  summary: string;
-  hints: string[];
-  where: { file: string; line: number; function: string; text: string } | null;
-}
-
-export interface Measurement {
-  variant: string;
-  params: Record<string, unknown>;
-  number: number;
-  samples: (number | null)[];
-  warmup_calls: number;
-  first_call: FirstCall | null;
-  output: string;
-  stats: Stats | null;
-  roofline: Roofline | null;
-  error: BenchError | null;
-  interrupted: boolean;
-  warmup_compiles: number | null;
-  sampling_compiles: number | null;
-  stopped_by_budget?: boolean;
-}
-
-export interface Ratio {
-  variant: string;
-  reference: string;
-  median: number | null;
-  ci_low: number | null;
-  ci_high: number | null;
-  ci_coverage: number | null;
-  pairs: number;
-}
-
-export interface Fit {
-  variant: string;
-  exponent: number | null;
-  coefficient: number | null;
-  r2: number | null;
-  exponent_stderr: number | null;
-  points: number;
-}
-
-/** Present only on the partial payloads of a running benchmark (display updates). */
-export interface Progress {
-  phase: string;
-  message: string;
-  fraction: number;
-  elapsed_s: number;
-  point: number;
-  points: number;
-  /** samples so far per variant, all sweep points together */
-  samples: Record<string, number>;
-  /** true when an exception stopped the run before its result */
-  done: boolean;
-}
-
-export interface BenchPayload {
-  version: number;
-  kind: 'bench';
-  label: string;
-  variants: string[];
-  sweep_param: string | null;
-  sweep_values: unknown[];
-  measurements: Measurement[];
-  comparisons: { params: Record<string, unknown>; ratio: Ratio }[];
-  fits: Fit[];
-  env: Record<string, unknown>;
-  config: {
-    budget_s: number;
-    number: number | null;
-    repeat: number | null;
-    precision: number;
-    min_runs: number;
-    roofline: boolean;
-  };
-  interrupted: boolean;
-  wall_s: number | null;
-  progress?: Progress;
-}
+export type {
+  BenchError,
+  BenchPayload,
+  BenchProgress,
+  BenchStats,
+  FirstCall,
+  Fit,
+  Measurement,
+  Ratio,
+  Roofline
+} from '../generated/bench';
 
 const PHASE_WORDS: Record<string, string> = {
   compile: 'compiling',
@@ -204,7 +92,7 @@ export function paramsText(params: Record<string, unknown>): string {
 }
 
 export interface Row {
-  /** stable across live updates: variant + sweep point */
+  /** stable across progress updates: variant + sweep point */
   key: string;
   m: Measurement;
   params: string;

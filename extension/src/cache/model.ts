@@ -1,122 +1,22 @@
 /**
- * The cache payloads' types and their pure view models: the compile line of one cell in the
- * Python view's words, the ledger's sortable/filterable rows, the persistent-cache summary.
+ * The cache payloads' types (generated from workbench/schemas/cache*.schema.json) and their
+ * pure view models: the compile line of one cell in the Python view's words, the ledger's
+ * sortable/filterable rows, the persistent-cache summary.
  */
 
 import { fmtBytes, fmtInUnit, fmtSeconds, secondsUnit } from '../bench/format';
+import type { FunctionStats } from '../generated/cache';
+import type { FunctionGroup } from '../generated/cache-cell';
+import type { PersistentStatus } from '../generated/cache-persistent';
+import type { CallSite, CompileRecord } from '../generated/common';
 
-export type Origin = 'user' | 'jax' | 'workbench' | 'unknown';
-
-export interface MissReason {
-  kind: string;
-  path: string | null;
-  before: string | null;
-  after: string | null;
-  detail: string;
-  text: string;
-}
-
-export interface CallSite {
-  file: string;
-  line: number;
-  function: string;
-  text: string;
-}
-
-export interface FunctionGroup {
-  function: string;
-  origin: Origin;
-  compiles: number;
-  traces: number;
-  lowers: number;
-  trace_s: number;
-  lower_s: number;
-  compile_s: number;
-  total_s: number;
-  persistent_hits: number;
-  persistent_written: number;
-  time_saved_s: number;
-  reasons: MissReason[];
-  call_sites: CallSite[];
-  names: string[];
-  inspected_by: string[];
-  /** per reason, the kind of record it came from ('compile' | 'lower' | 'trace'); absent in
-   * payloads written before it existed */
-  reasons_from?: string[];
-}
-
-export interface CacheCellPayload {
-  version: number;
-  kind: 'cache-cell';
-  cell: string;
-  cell_id: string | null;
-  functions: FunctionGroup[];
-  jax_helpers: FunctionGroup | null;
-}
-
-export interface CompileRecord {
-  function: string;
-  trace_s: number | null;
-  lower_s: number | null;
-  compile_s: number | null;
-  total_s: number;
-  kind: string;
-  origin: Origin;
-  cell: string;
-  cell_run: number | null;
-  cell_id: string | null;
-  thread: string;
-  reasons: MissReason[];
-  call_site: CallSite | null;
-  defined_at: string | null;
-  key: string;
-  persistent_cache: string | null;
-  persistent_note: string | null;
-  time_saved_s: number | null;
-  jax_explanation: string | null;
-  inspected_by: string | null;
-  started: number;
-  seq: number;
-}
-
-export interface FunctionStats {
-  key: string;
-  function: string;
-  origin: Origin;
-  defined_at: string | null;
-  compiles: number;
-  traces: number;
-  lowers: number;
-  trace_s: number;
-  lower_s: number;
-  compile_s: number;
-  persistent_hits: number;
-  time_saved_s: number;
-  entries: number;
-  recompiles: number;
-  misses: CompileRecord[];
-}
-
-export interface PersistentStatus {
-  directory: string | null;
-  min_compile_time_s: number;
-  min_entry_size_bytes: number;
-  max_size_bytes: number;
-  hits: number;
-  misses: number;
-  written: number;
-  time_saved_s: number;
-}
-
-export interface CachePayload {
-  version: number;
-  kind: 'cache';
-  functions: FunctionStats[];
-  functions_total: number;
-  records: CompileRecord[];
-  records_total: number;
-  persistent_cache: PersistentStatus;
-}
+export type { CachePayload, FunctionStats } from '../generated/cache';
+export type { CacheCellPayload, FunctionGroup } from '../generated/cache-cell';
+export type {
+  CachePersistentPayload,
+  PersistentStatus
+} from '../generated/cache-persistent';
+export type { CompileRecord, MissReason } from '../generated/common';
 
 /** Digits of the compact cache texts (as the Python view). */
 export const DIGITS = 2;

@@ -6,12 +6,9 @@
  * the prompt number when there is no id (a plain kernel, an old notebook).
  */
 
-export interface CellInfo {
-  number: number | null;
-  cell_id: string | null;
-}
+import type { CellMap } from '../generated/common';
 
-export type CellMap = Record<string, CellInfo>;
+export type { CellInfo, CellMap } from '../generated/common';
 
 /** A stable key for a cell: its id when known, else `#<prompt number>`; null: not a cell. */
 export function cellKey(

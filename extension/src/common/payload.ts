@@ -11,20 +11,14 @@
 export const MIME_PREFIX = 'application/vnd.jax-workbench.';
 export const MIME_SUFFIX = '+json';
 
-/** Every kind the kernel emits (one schema file each). */
-export const KINDS = [
-  'jaxpr',
-  'jaxpr-compare',
-  'hlo',
-  'bench',
-  'sharding',
-  'mesh-explorer',
-  'cache',
-  'cache-cell',
-  'cache-persistent',
-  'profile'
-] as const;
-export type Kind = (typeof KINDS)[number];
+import type { Packed } from '../generated/common';
+import { PAYLOAD_VERSIONS, type Kind } from '../generated/versions';
+
+export type { Kind } from '../generated/versions';
+export type { Packed } from '../generated/common';
+
+/** Every kind the kernel emits (one schema file each, workbench/schemas/<kind>.schema.json). */
+export const KINDS = Object.keys(PAYLOAD_VERSIONS) as Kind[];
 
 export function mimeType(kind: string): string {
   return `${MIME_PREFIX}${kind}${MIME_SUFFIX}`;
@@ -36,18 +30,54 @@ export function kindOf(mime: string): string | null {
     : null;
 }
 
-/** `packed`: `{"encoding": "gzip+base64", "fields": [...], "data": "<base64>"}`. */
-export interface Packed {
-  encoding: 'gzip+base64';
-  fields: string[];
-  data: string;
-}
+/**
+ * A payload as a view reads it: `unpack` restored the fields `packed` held (`F`, those the
+ * kind's schema requires when it is not packed).
+ */
+export type Unpacked<P extends { packed?: unknown }, F extends keyof P> = Omit<
+  P,
+  'packed' | F
+> &
+  Required<Pick<P, F>>;
 
+/** Any payload before its kind is known: the envelope every schema shares. */
 export interface Payload {
   version: number;
   kind: string;
   packed?: Packed;
   [key: string]: unknown;
+}
+
+/**
+ * Why this extension will not draw `payload` as a `kind` output, or null when it can: a
+ * payload of a newer schema version than the extension was built with (its fields may mean
+ * something else now), or one without a version at all.  Older versions are drawn: the views
+ * read what earlier kernels sent.
+ */
+export function versionProblem(kind: string, payload: unknown): string | null {
+  const known = (PAYLOAD_VERSIONS as Record<string, number | undefined>)[kind];
+  const version =
+    typeof payload === 'object' && payload !== null
+      ? (payload as { version?: unknown }).version
+      : undefined;
+  if (
+    typeof version !== 'number' ||
+    !Number.isInteger(version) ||
+    version < 1
+  ) {
+    return `This ${kind} output carries no payload version, so it is not one jax-workbench made.`;
+  }
+  if (known === undefined) {
+    return `This extension does not know the ${kind} kind of output (payload v${version}): upgrade the jax-workbench extension.`;
+  }
+  if (version > known) {
+    return (
+      `This output was made by a newer jax-workbench (${kind} payload v${version}); ` +
+      `this extension understands up to v${known} — upgrade the extension ` +
+      '(pip install -U jax-workbench, then reload the page).'
+    );
+  }
+  return null;
 }
 
 function base64ToBytes(b64: string): Uint8Array {

@@ -3,16 +3,20 @@
  *
  * It never uses kernel HTML: it reads the JSON payload (unpacking it if packed) and hands
  * it to the feature's view, so trusted and untrusted notebooks render the same.  A payload
- * it cannot draw (a newer version, a bug) shows a one-line note and the output's
- * `text/plain`, never a broken output.
+ * it cannot draw (a newer version than its schemas, a bug) shows a one-line note and the
+ * output's `text/plain`, never a broken output.
  */
 
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import type { CellMap } from './cells';
-import { kindOf, unpack, type Payload } from './payload';
-import type { FeatureView, FeatureViewFactory, RenderContext } from './view';
+import { kindOf, unpack, versionProblem, type Payload } from './payload';
+import type {
+  FeatureView,
+  FeatureViewFactory,
+  RenderContext
+} from './featureView';
 
 let _outputs = 0;
 
@@ -38,6 +42,14 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
     try {
       if (!raw || typeof raw !== 'object') {
         throw new Error('no payload');
+      }
+      const problem = versionProblem(kind, raw);
+      if (problem !== null) {
+        // a display update may replace a drawn output: its view lets go of what it holds
+        this._view?.dispose?.();
+        this._view = null;
+        this._showNote(problem, model);
+        return;
       }
       const payload = await unpack(raw);
       if (!this._view) {
@@ -66,12 +78,20 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   private _showError(err: unknown, model: IRenderMime.IMimeModel): void {
+    this._showNote(
+      `jax-workbench could not draw this ${this._kind} output: ${
+        err instanceof Error ? err.message : String(err)
+      }`,
+      model
+    );
+  }
+
+  /** One line saying why the output is not drawn, then the kernel's `text/plain`. */
+  private _showNote(message: string, model: IRenderMime.IMimeModel): void {
     this.node.textContent = '';
     const note = document.createElement('div');
     note.className = 'jwb-ext-error';
-    note.textContent = `jax-workbench could not draw this ${this._kind} output: ${
-      err instanceof Error ? err.message : String(err)
-    }`;
+    note.textContent = message;
     this.node.appendChild(note);
     const text = model.data['text/plain'];
     if (typeof text === 'string') {

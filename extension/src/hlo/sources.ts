@@ -1,8 +1,8 @@
 /** Source lines of HLO nodes: how they read ("cell [3] line 4"), and which cell they are. */
 
 import { cellKey, type CellMap } from '../common/cells';
-import type { LineSelection } from '../linking/hub';
-import type { HloNode, HloSource } from './types';
+import type { LineSelection } from '../sourcelines/hub';
+import type { HloNode, SourceLine } from './types';
 
 const MAGIC_CELL = /^<workbench-cell-(\d+)>$/;
 
@@ -35,7 +35,7 @@ function shortPath(file: string): string {
   return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : file;
 }
 
-export function formatSource(cells: CellMap, s: HloSource): string {
+export function formatSource(cells: CellMap, s: SourceLine): string {
   if (isCell(cells, s.file)) {
     const n = cellNumber(cells, s.file);
     return `cell [${n === null ? ' ' : n}] line ${s.line}`;

@@ -4,13 +4,17 @@
  * added, one its next stage drops is marked removed.  Virtualised like the jaxpr view.
  */
 
-import type { FeatureView, RenderContext } from '../common/view';
+import type { FeatureView, RenderContext } from '../common/featureView';
 import { unpack, type Payload } from '../common/payload';
 import { align, markOf, signatures, type Alignment } from './compare';
 import { appendSegments, el, plural } from './dom';
 import { buildHeader, ROW_HEIGHT } from './jaxprView';
 import { flatten, rowSegments, rowText, type FlatJaxpr } from './rows';
-import type { JaxprComparePayload, JaxprPayload } from './types';
+import type {
+  JaxprComparePayload,
+  UnpackedJaxprComparePayload,
+  UnpackedJaxprPayload
+} from './types';
 import { VirtualList } from './virtual';
 
 const MAX_LIST_HEIGHT = 540;
@@ -32,10 +36,13 @@ class CompareView implements FeatureView {
     // each stage is packed on its own when big (the renderer unpacks only the envelope)
     const stagesUnpacked = await Promise.all(
       raw.stages.map(
-        s => unpack(s as unknown as Payload) as unknown as Promise<JaxprPayload>
+        s =>
+          unpack(
+            s as unknown as Payload
+          ) as unknown as Promise<UnpackedJaxprPayload>
       )
     );
-    const p: JaxprComparePayload = { ...raw, stages: stagesUnpacked };
+    const p: UnpackedJaxprComparePayload = { ...raw, stages: stagesUnpacked };
     host.textContent = '';
     const root = el('div', 'jwb-jaxpr jwb-jaxpr-compare');
     root.setAttribute('data-highlighted', '0');

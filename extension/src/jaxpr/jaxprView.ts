@@ -5,11 +5,11 @@
  */
 
 import type { CellMap } from '../common/cells';
-import type { FeatureView, RenderContext } from '../common/view';
+import type { FeatureView, RenderContext } from '../common/featureView';
 import type { Payload } from '../common/payload';
-import { lineColor, lineColors } from '../linking/colors';
-import { HUB, type LineSelection } from '../linking/hub';
-import { pointerMoved } from '../linking/pointer';
+import { lineColor, lineColors } from '../sourcelines/colors';
+import { HUB, type LineSelection } from '../sourcelines/hub';
+import { pointerMoved } from '../sourcelines/pointer';
 import { buildDefUse, varKey, type DefUse } from './defuse';
 import { appendSegments, el, plural, seconds } from './dom';
 import { headerSummary, signatureText, topPrimitives } from './header';
@@ -26,7 +26,7 @@ import {
 } from './rows';
 import { buildSearchIndex, search, type SearchIndex } from './search';
 import { fileCellAliases } from './source';
-import type { JaxprPayload } from './types';
+import type { JaxprPayload, UnpackedJaxprPayload } from './types';
 import { VirtualList } from './virtual';
 
 export const ROW_HEIGHT = 18;
@@ -106,7 +106,7 @@ class JaxprView implements FeatureView {
 
   render(host: HTMLElement, payload: Payload, ctx: RenderContext): void {
     this._teardown();
-    const p = payload as unknown as JaxprPayload;
+    const p = payload as unknown as UnpackedJaxprPayload;
     host.textContent = '';
     const root = el('div', 'jwb-jaxpr');
     root.setAttribute('data-highlighted', '0');

@@ -248,6 +248,9 @@ function isCallDefault(key: string, value: string): boolean {
   if (value === 'False' && (key === 'keep_unused' || key === 'inline')) {
     return true;
   }
+  if (key === 'inline' && value === 'Inline.AUTO') {
+    return true; // JAX 0.12's default (an enum where it was False)
+  }
   return value === 'Mesh()' || value === '{}' || DEFAULT_TUPLE.test(value);
 }
 

@@ -1,77 +1,33 @@
 /**
- * The jaxpr payloads as TypeScript types: `application/vnd.jax-workbench.jaxpr+json`
- * (workbench/schemas/jaxpr.schema.json, docs/mime-jaxpr.md) and `jaxpr-compare+json`.
+ * The jaxpr payloads as TypeScript types: `application/vnd.jax-workbench.jaxpr+json` and
+ * `jaxpr-compare+json`, generated from `workbench/schemas/jaxpr.schema.json` and
+ * `jaxpr-compare.schema.json` (src/generated/), and the payloads as the views read them.
  */
 
-import type { CellMap } from '../common/cells';
+import type { Unpacked } from '../common/payload';
+import type { JaxprComparePayload } from '../generated/jaxpr-compare';
+import type { Equation, JaxprPayload } from '../generated/jaxpr';
 
-export interface Aval {
-  text: string;
-  shape: (number | string)[] | null;
-  dtype: string | null;
-  weak_type: boolean;
-  sharding: string | null;
-}
+export type {
+  Atom,
+  Aval,
+  Equation,
+  Jaxpr,
+  JaxprPayload,
+  TreeSummary
+} from '../generated/jaxpr';
+export type { JaxprComparePayload } from '../generated/jaxpr-compare';
 
-/** `[name, aval]` for a variable (`_`: an unread result), `["", aval, text]` for a literal. */
-export type Atom = [string, number] | [string, number, string];
+/** An equation's source line (JAX always gives its column), when it kept one. */
+export type Source = NonNullable<Equation['source']>;
 
-export interface Source {
-  file: string;
-  line: number;
-  column: number;
-  function: string;
-}
+/** A jaxpr payload as the views read it: unpacked, so `avals` and `jaxpr` are there. */
+export type UnpackedJaxprPayload = Unpacked<JaxprPayload, 'avals' | 'jaxpr'>;
 
-export interface Equation {
-  primitive: string;
-  params: Record<string, string>;
-  invars: Atom[];
-  outvars: Atom[];
-  source: Source | null;
-  name_stack: string;
-  subjaxprs?: { param: string; jaxpr: Jaxpr }[];
-  effects?: string[];
-}
-
-export interface Jaxpr {
-  constvars: Atom[];
-  invars: Atom[];
-  outvars: Atom[];
-  eqns: Equation[];
-  consts: string[];
-}
-
-/** A pytree summary: `{"name": "ps", "summary": "list[24] of {...}", "leaves": 120}`. */
-export interface TreeSummary {
-  name: string;
-  summary: string;
-  leaves: number;
-}
-
-export interface JaxprPayload {
-  version: number;
-  kind: 'jaxpr';
-  label: string;
-  function: string;
-  transforms: string[];
-  in_avals: string[];
-  out_avals: string[];
-  timings: { trace: number | null };
-  stats: {
-    equations: number;
-    top_level_equations: number;
-    histogram: Record<string, number>;
-  };
-  truncated: boolean;
-  avals: Aval[];
-  jaxpr: Jaxpr | null;
-  trees?: { in?: TreeSummary[]; out?: TreeSummary[] };
-  cells?: CellMap;
-}
-
-export interface JaxprComparePayload {
-  version: number;
-  kind: 'jaxpr-compare';
-  stages: JaxprPayload[];
-}
+/** `%jaxpr --compare` as the view reads it: every stage unpacked. */
+export type UnpackedJaxprComparePayload = Omit<
+  JaxprComparePayload,
+  'stages'
+> & {
+  stages: UnpackedJaxprPayload[];
+};

@@ -4,59 +4,20 @@
  */
 
 import { fmtBytes, fmtSeconds } from '../bench/format';
-import type { Layout, MeshInfo } from '../sharding/model';
+import type {
+  ExplorerCollective,
+  ExplorerDiff,
+  MeshExplorerPayload
+} from '../generated/mesh-explorer';
 
-export interface Collective {
-  kind: string;
-  shape: string;
-  bytes: number;
-  axes: string[] | null;
-  description: string;
-  groups: number[][] | null;
-  pairs: number[][] | null;
-  name: string;
-  op_name: string;
-  source: { file?: string; line?: number } | null;
-}
-
-export interface ExplorerDiff {
-  added: string[];
-  removed: string[];
-  collective_bytes_before: number;
-  collective_bytes_after: number;
-  temp_bytes_before: number | null;
-  temp_bytes_after: number | null;
-  output_before: string;
-  output_after: string;
-  changed: boolean;
-}
-
-export interface MeshExplorerPayload {
-  version: number;
-  kind: 'mesh-explorer';
-  config: Record<string, string>;
-  mesh: MeshInfo;
-  operation: string;
-  op_text: string;
-  inputs: Layout[];
-  outputs: Layout[];
-  collectives: Collective[];
-  collective_bytes: number;
-  memory: Record<string, number | boolean | null> | null;
-  timings: {
-    trace_s: number | null;
-    lower_s: number | null;
-    compile_s: number | null;
-    elapsed_s: number | null;
-  };
-  diff: ExplorerDiff | null;
-  notes: string[];
-  device_count: number;
-  process_count: number;
-}
+export type {
+  ExplorerCollective,
+  ExplorerDiff,
+  MeshExplorerPayload
+} from '../generated/mesh-explorer';
 
 /** `{0,1,2,3} {4,5,6,7}`, at most `limit` groups. */
-export function groupsText(c: Collective, limit = 8): string {
+export function groupsText(c: ExplorerCollective, limit = 8): string {
   if (c.pairs) {
     const ps = c.pairs
       .slice(0, limit)
@@ -79,7 +40,7 @@ export function groupsText(c: Collective, limit = 8): string {
  * groups, or for a collective-permute the connected sets its source -> target pairs form
  * (a ring over 'model' is one group per ring), in order of first appearance; null if neither.
  */
-export function deviceGroups(c: Collective): number[][] | null {
+export function deviceGroups(c: ExplorerCollective): number[][] | null {
   if (c.groups) {
     return c.groups;
   }
@@ -127,7 +88,7 @@ export function deviceGroups(c: Collective): number[][] | null {
 }
 
 /** The collectives table: one row of cells per collective. */
-export function collectiveRows(cs: Collective[]): string[][] {
+export function collectiveRows(cs: ExplorerCollective[]): string[][] {
   return cs.map(c => [
     c.description || c.kind,
     c.shape,
@@ -138,7 +99,10 @@ export function collectiveRows(cs: Collective[]): string[][] {
 }
 
 /** The memory_analysis fields both views show, with the Python view's labels, in its order. */
-const MEMORY_FIELDS: [string, string][] = [
+const MEMORY_FIELDS: [
+  keyof NonNullable<MeshExplorerPayload['memory']>,
+  string
+][] = [
   ['argument_bytes', 'arguments'],
   ['output_bytes', 'outputs'],
   ['temp_bytes', 'temporaries'],

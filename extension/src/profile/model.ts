@@ -6,96 +6,21 @@
 
 import { fmtPercent, fmtSeconds } from '../bench/format';
 import type { CellMap } from '../common/cells';
+import type { SourceLine } from '../generated/common';
+import type {
+  ProfileInstruction,
+  ProfileListing,
+  ProfilePayload
+} from '../generated/profile';
 
-export interface SourceRef {
-  file: string;
-  line: number;
-  function: string;
-}
-
-export interface InstructionRow {
-  name: string;
-  opcode: string;
-  label: string;
-  computation: string;
-  seconds: number;
-  share: number;
-  events_per_call: number;
-  spread: number;
-  resolved: boolean;
-  sources: SourceRef[];
-  primitives: string[];
-  flops: number | null;
-  bytes: number | null;
-  cost_source: string;
-  dtype: string | null;
-  flops_per_s: number | null;
-  bytes_per_s: number | null;
-  intensity: number | null;
-  bound: 'compute' | 'memory' | null;
-}
-
-export interface LineRow {
-  file: string;
-  line: number;
-  function: string;
-  text: string | null;
-  seconds: number;
-  share: number;
-  in_cell: boolean;
-  cell: number | null;
-}
-
-/** `[line, text, seconds | null, share | null]` */
-export type ListingRow = [number, string, number | null, number | null];
-
-export interface Listing {
-  file: string;
-  cell: number | null;
-  in_cell: boolean;
-  rows: ListingRow[];
-}
-
-export interface TimelineEvent {
-  name: string;
-  instruction: string | null;
-  start_us: number;
-  duration_us: number;
-}
-
-export interface ProfilePayload {
-  version: number;
-  kind: 'profile';
-  label: string;
-  backend: string;
-  device_kind: string;
-  module_name: string;
-  module_key: string;
-  calls: number;
-  step_seconds: number[];
-  step_s: number;
-  attributed_s: number;
-  coverage: number;
-  busy_s: number;
-  step_source: string;
-  attribution: string;
-  instructions: InstructionRow[];
-  lines: LineRow[];
-  listings: Listing[];
-  primitives: { name: string; seconds: number; share: number }[];
-  timeline: { step_us: number; events: TimelineEvent[] };
-  peak: {
-    name: string | null;
-    flops_per_s: Record<string, number>;
-    bytes_per_s: number | null;
-  };
-  notes: string[];
-  profile_s: number;
-  compile_s: number | null;
-  phases: Record<string, number>;
-  top: number;
-  cells: CellMap;
-}
+export type {
+  ListingRow,
+  ProfileInstruction,
+  ProfileLine,
+  ProfileListing,
+  ProfilePayload,
+  TimelineEvent
+} from '../generated/profile';
 
 /** Distinct fills for the heaviest instructions (the Python view's palette); grey for the rest. */
 export const PALETTE = [
@@ -132,14 +57,14 @@ export function coverageLine(p: ProfilePayload): string {
 }
 
 /** `cell [3]` for a notebook cell, else the file's path. */
-export function fileTitle(l: Listing): string {
+export function fileTitle(l: ProfileListing): string {
   if (l.in_cell) {
     return l.cell !== null ? `cell [${l.cell}]` : 'cell';
   }
   return l.file;
 }
 
-export function sourceLabel(s: SourceRef, cells: CellMap): string {
+export function sourceLabel(s: SourceLine, cells: CellMap): string {
   const cell = cells[s.file];
   if (cell) {
     return cell.number !== null
@@ -213,7 +138,7 @@ export function gapMicroseconds(p: ProfilePayload): number {
   return Math.max(0, p.timeline.step_us - covered);
 }
 
-export function boundText(r: InstructionRow, peakKnown: boolean): string {
+export function boundText(r: ProfileInstruction, peakKnown: boolean): string {
   if (r.bound) {
     return `${r.bound}-bound`;
   }

@@ -5,61 +5,20 @@
  * colour per device set.  No DOM here: `view.ts` draws these on canvas.
  */
 
-export interface MeshInfo {
-  axis_names: string[];
-  axis_sizes: number[];
-  axis_types: string[];
-  device_ids: number[];
-}
+import type {
+  Layout,
+  LayoutDevice,
+  MeshInfo,
+  Shard
+} from '../generated/sharding';
 
-export interface Shard {
-  start: number[];
-  stop: number[];
-  block_start: number[];
-  padded_stop: number[];
-  shape: number[];
-  padded_shape: number[];
-  only_padding: boolean;
-  bytes: number;
-  devices: number[];
-}
-
-export interface DeviceInfo {
-  id: number;
-  process: number;
-  kind: string;
-  addressable: boolean;
-  coords: number[] | null;
-}
-
-export interface Layout {
-  kind: string;
-  path: string;
-  shape: number[];
-  dtype: string;
-  itemsize: number;
-  bits: number;
-  empty: boolean;
-  sharding: string;
-  mesh: MeshInfo | null;
-  spec: string[][] | null;
-  spec_text: string;
-  replicated_axes: string[];
-  replication: number;
-  fully_replicated: boolean;
-  uneven: boolean;
-  process_index: number;
-  shards: Shard[];
-  devices: DeviceInfo[];
-  notes: string[];
-}
-
-export interface ShardingPayload {
-  version: number;
-  kind: 'sharding';
-  layouts: Layout[];
-  total_layouts?: number;
-}
+export type {
+  Layout,
+  LayoutDevice,
+  MeshInfo,
+  Shard,
+  ShardingPayload
+} from '../generated/sharding';
 
 /** At most this many facets are drawn per layout; the rest are counted. */
 export const MAX_FACETS = 64;
@@ -420,7 +379,7 @@ export function shardTooltip(
   const coords = s.devices
     .slice(0, 8)
     .map(d => byId.get(d))
-    .filter((d): d is DeviceInfo => !!d && d.coords !== null);
+    .filter((d): d is LayoutDevice => !!d && d.coords !== null);
   if (coords.length && lay.mesh) {
     lines.push(
       `mesh coords (${lay.mesh.axis_names.join(', ')}): ` +
@@ -431,7 +390,7 @@ export function shardTooltip(
   const remote = s.devices
     .map(d => byId.get(d))
     .filter(d => d && !d.addressable)
-    .map(d => (d as DeviceInfo).id);
+    .map(d => (d as LayoutDevice).id);
   if (remote.length) {
     lines.push(
       `not addressable from process ${lay.process_index}: ${devicesText(remote)}`
