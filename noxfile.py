@@ -157,7 +157,6 @@ def _newest_mtime(*paths: Path) -> float:
 
 def _build_extension(session: nox.Session) -> None:
     """``npm run build`` into workbench/labextension, when missing or older than its sources."""
-    _node_modules(session)
     sources = [
         EXT / name
         for name in ("src", "style", "schema", "package.json", "tsconfig.json", "scripts")
@@ -205,8 +204,9 @@ def oldest(session: nox.Session) -> None:
 @nox.session(python=PY_NEWEST)
 def full(session: nox.Session) -> None:
     """Every test but the Binder simulation, on Python 3.12 and the newest JAX."""
-    _build_extension(session)
+    _node_modules(session)
     _install(session, "--upgrade", "jax", "jaxlib")
+    _build_extension(session)  # after the install: `jupyter labextension build` is the venv's
     _pytest(session, *XDIST, "-m", "not binder", "--durations=30")
 
 
