@@ -269,16 +269,24 @@ describe('WorkbenchLink leaving a comm the kernel may still write to', () => {
     expect(link.store.records.map(r => r.seq)).toEqual([0]);
   });
 
-  it('a restart disposes the comm without leave (the new kernel process never knew it)', () => {
+  it("a restart drops a comm the connection disposed without a word, and leaves one it did not (the new process's)", () => {
     const k = new FakeKernel();
     const panel = new FakePanel(k);
     const link = linkOf(panel);
-    const comm = k.lastComm!;
-    comm.receive(snapshot());
+    const old = k.lastComm!;
+    old.receive(snapshot());
+    old.dispose(); // what JupyterLab's connection does to its comms on a restart
     panel.sessionContext.setStatus('restarting');
-    expect(comm.sent).toEqual([]);
-    expect(comm.isDisposed).toBe(true);
+    expect(old.sent).toEqual([]);
     expect(link.state).toBe('connecting');
+    panel.sessionContext.setStatus('idle');
+    const fresh = k.lastComm!;
+    expect(fresh).not.toBe(old);
+    expect(fresh.opened).toEqual(HELLO);
+    // a late 'starting' while the hello to the new process is out: its close must find the comm
+    panel.sessionContext.setStatus('starting');
+    expect(fresh.sent).toEqual([LEAVE]);
+    expect(fresh.isDisposed).toBe(false);
   });
 });
 

@@ -246,8 +246,9 @@ export class WorkbenchLink implements IWorkbenchLink {
       (status === 'starting' &&
         (this._comm !== null || this._state === 'connected'))
     ) {
-      // the connection disposes its comms itself; the target registry survives
-      this._dropComm(false);
+      // the connection disposes the old process's comms itself (the target registry
+      // survives); a comm still alive may be the new process's (a late status): leave it
+      this._dropComm(true);
       this._store.reset();
       this._needHello = true;
       this._setState(
@@ -564,7 +565,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     this._kernelSession = null;
-    this._dropComm(false);
+    this._dropComm(true);
     this._store.reset();
     this._needHello = true;
     this._setState('connecting', 'The kernel was restarted…');
