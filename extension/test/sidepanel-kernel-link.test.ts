@@ -16,6 +16,7 @@ function linkOf(panel: FakePanel): WorkbenchLink {
 }
 
 const HELLO = { protocol: 1, type: 'hello', client: 'panel' };
+const LEAVE = { protocol: 1, type: 'leave' };
 
 describe('WorkbenchLink', () => {
   it('says hello on an idle kernel, and is connected after the snapshot', () => {
@@ -129,7 +130,8 @@ describe('WorkbenchLink', () => {
     k2.status = 'starting';
     panel.sessionContext.changeKernel(k2);
     expect(k1.targets.has(COMM_TARGET)).toBe(false);
-    expect(k1.comms[0].closed).toBe(true);
+    expect(k1.comms[0].sent).toEqual([LEAVE]); // the old kernel closes it
+    expect(k1.comms[0].closed).toBe(false);
     expect(k2.targets.has(COMM_TARGET)).toBe(true);
     expect(link.state).toBe('connecting');
     expect(link.store.records).toHaveLength(0);
@@ -213,8 +215,78 @@ describe('WorkbenchLink', () => {
     expect(again.sent).toEqual([HELLO]);
     panel.disposed.emit();
     expect(link.isDisposed).toBe(true);
-    expect(again.closed).toBe(true);
+    expect(again.sent).toEqual([HELLO, LEAVE]);
+    expect(again.closed).toBe(false);
     expect(k.targets.has(COMM_TARGET)).toBe(false);
+  });
+});
+
+describe('WorkbenchLink leaving a comm the kernel may still write to', () => {
+  it('sends leave and never closes the comm; what arrives before the kernel closes it is ignored', () => {
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    const comm = k.lastComm!;
+    comm.receive(snapshot());
+    expect(link.state).toBe('connected');
+    let closes = 0;
+    const close = comm.close.bind(comm);
+    comm.close = () => {
+      closes++;
+      close();
+    };
+    panel.disposed.emit();
+    expect(link.isDisposed).toBe(true);
+    expect(comm.sent).toEqual([LEAVE]);
+    expect(closes).toBe(0);
+    expect(comm.isDisposed).toBe(false);
+    // an update already on its way, then the kernel's close: both land on the open comm
+    comm.receive({ protocol: 1, type: 'update', records: [record(7)] });
+    comm.kernelClose();
+    expect(link.store.records.map(r => r.seq)).toEqual([0]);
+    expect(closes).toBe(0);
+  });
+
+  it('an announce replacing a live comm leaves the old one (the kernel closes it) and says hello on the new', () => {
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    const first = k.lastComm!;
+    first.receive(snapshot());
+    let closes = 0;
+    first.close = () => {
+      closes++;
+    };
+    const announced = k.announce();
+    expect(first.sent).toEqual([LEAVE]);
+    expect(closes).toBe(0);
+    expect(announced.sent).toEqual([HELLO]);
+    // a late update on the old comm changes nothing; the new comm's snapshot connects
+    first.receive({ protocol: 1, type: 'update', records: [record(9)] });
+    expect(link.state).toBe('connecting');
+    announced.receive(snapshot());
+    expect(link.state).toBe('connected');
+    expect(link.store.records.map(r => r.seq)).toEqual([0]);
+  });
+
+  it("a restart drops a comm the connection disposed without a word, and leaves one it did not (the new process's)", () => {
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    const old = k.lastComm!;
+    old.receive(snapshot());
+    old.dispose(); // what JupyterLab's connection does to its comms on a restart
+    panel.sessionContext.setStatus('restarting');
+    expect(old.sent).toEqual([]);
+    expect(link.state).toBe('connecting');
+    panel.sessionContext.setStatus('idle');
+    const fresh = k.lastComm!;
+    expect(fresh).not.toBe(old);
+    expect(fresh.opened).toEqual(HELLO);
+    // a late 'starting' while the hello to the new process is out: its close must find the comm
+    panel.sessionContext.setStatus('starting');
+    expect(fresh.sent).toEqual([LEAVE]);
+    expect(fresh.isDisposed).toBe(false);
   });
 });
 

@@ -42,16 +42,18 @@ describe('WorkbenchLinks', () => {
     expect(new WorkbenchLinks().liveMode).toBe(false);
   });
 
-  it('closeAll (the page going away) closes every comm, so the kernel stops pushing to it', () => {
+  it('closeAll (the page going away) leaves every comm, so the kernel stops pushing to it', () => {
     const links = new WorkbenchLinks();
     const ka = new FakeKernel();
     const a = new FakePanel(ka) as any;
     links.linkFor(a);
     const comm = ka.comms[ka.comms.length - 1];
     comm.receive(snapshot());
-    expect(comm.closed).toBe(false);
+    expect(comm.sent).toEqual([]);
     links.closeAll();
-    expect(comm.closed).toBe(true);
+    // the kernel closes it on `leave`; the page never closes a comm the kernel writes to
+    expect(comm.sent).toEqual([{ protocol: 1, type: 'leave' }]);
+    expect(comm.closed).toBe(false);
     expect(links.links()).toHaveLength(0);
   });
 

@@ -144,6 +144,50 @@ def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
         assert any(b["cell_id"] == "cell-c" for b in _all(_updates(k, cid, seen2), "cells"))
 
 
+_HUB_COMMS = (
+    "__import__('workbench.ipython.sidepanel', fromlist=['hub_for']).hub_for(get_ipython()).comms"
+)
+
+
+def test_leave_makes_the_kernel_close_the_comm_and_send_nothing_more_on_it(kernel):
+    """A front end done with a comm sends ``leave`` instead of closing it: the kernel drops
+    the comm and closes it itself, after which nothing more arrives on it, while a comm that
+    stays keeps getting updates."""
+    k = kernel
+    k.run_ok("%load_ext workbench", cell_id="load-leave")
+    staying, _ = k.hello()
+    leaving, _ = k.hello()
+    before = _value(k, _HUB_COMMS)
+    # news is pending when the leave arrives: a cell that compiles, with no flush yet
+    k.run_ok(
+        "import jax, jax.numpy as jnp\n@jax.jit\ndef on_leave(x):\n    return x - 3\n"
+        "on_leave(jnp.ones(4))",
+        cell_id="cell-leave-1",
+    )
+    k.send(leaving, {"protocol": 1, "type": "leave"})
+    closed = k.wait_for(lambda e: e.comm_id == leaving and e.kind == "close", timeout=30)
+    assert _value(k, _HUB_COMMS) == before - 1
+    after_close = k.events.index(closed)
+    k.run_ok("on_leave(jnp.ones(6))", cell_id="cell-leave-2")
+    k.pump(0.6)
+    # the comm that left hears nothing after the kernel's close
+    assert k.messages(leaving, since=after_close + 1) == []
+    assert [e.kind for e in k.events if e.comm_id == leaving].count("close") == 1
+    # the other comm still gets the records of both cells, exactly the ledger's
+    expected = _value(
+        k,
+        "[r.seq for r in __import__('workbench').cache().records "
+        "if r.cell_id in ('cell-leave-1', 'cell-leave-2')]",
+    )
+    got = [
+        r["seq"]
+        for r in _all(_updates(k, staying), "records")
+        if r["cell_id"] in ("cell-leave-1", "cell-leave-2")
+    ]
+    assert expected and got == expected
+    assert not k.closed(staying)
+
+
 def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
     k = kernel
     k.run_ok("%load_ext workbench")

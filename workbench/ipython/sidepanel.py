@@ -10,7 +10,8 @@ subscriptions and target removed.  The messages are built by
 :mod:`workbench.views.sidepanel_messages` and described by the side panel's comm schema
 (``workbench.schemas.comm_schema()``; prose in ``docs/``).  Only the extension loader
 imports this module (an import-linter contract in pyproject.toml): the magics tell the
-session what they produced, and the hub listens.
+session what they produced, and the hub listens.  A front end done with a comm sends
+``leave`` and the hub closes it: the page never closes a comm an update may be on its way to.
 
 Why a hub that batches: a loop compiling a thousand times would otherwise send a
 thousand messages.  News (records, cell badges, memory samples, benchmarks, live
@@ -483,8 +484,27 @@ class SidePanelHub:
                 "request", cell.label if cell else None, cell.cell_id if cell else None
             )
             self._schedule()
+        elif kind == "leave":
+            self._leave(comm)
         else:
             self._send(comm.comm_id, peer, pm.error(f"unknown message type {pm.quoted(kind)}"))
+
+    def _leave(self, comm: Any) -> None:
+        """The front end stops listening on ``comm``: forget it and close it from here.
+
+        Why the kernel closes and not the page: an update may already be on its way when
+        the page is done with a comm; had the page closed it, that update would reach a
+        comm the page no longer knows (JupyterLab logs "Comm not found").  The peer goes
+        under ``_lock``, which every send holds, so nothing is sent on it afterwards, and
+        our ``comm_close`` follows whatever was sent before; the page's comm stays open
+        (ignoring what arrives) until that close reaches it."""
+        with self._lock:
+            self._peers.pop(comm.comm_id, None)
+            self._peers_changed()
+            try:
+                comm.close()
+            except Exception:
+                _log.debug("panel: close after leave failed", exc_info=True)
 
     def announce(self) -> None:
         """Open a comm to the front end with ``announce``: a panel already open answers

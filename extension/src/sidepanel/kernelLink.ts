@@ -31,6 +31,7 @@ import {
   COMM_TARGET,
   PROTOCOL,
   type CellBadge,
+  type FrontEndMessage,
   type KernelInfo,
   type LiveDiff
 } from './protocol';
@@ -39,7 +40,13 @@ import type { IWorkbenchLink, LinkState } from './tokens';
 
 export const BADGE_METADATA_KEY = 'jax-workbench';
 
-const HELLO = { protocol: PROTOCOL, type: 'hello', client: 'panel' };
+const HELLO = {
+  protocol: PROTOCOL,
+  type: 'hello',
+  client: 'panel'
+} satisfies FrontEndMessage;
+/** done with a comm: the kernel closes it (see `_dropComm`) */
+const LEAVE = { protocol: PROTOCOL, type: 'leave' } satisfies FrontEndMessage;
 
 type Kernel_ = Kernel.IKernelConnection;
 type CommTarget = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => void;
@@ -239,8 +246,9 @@ export class WorkbenchLink implements IWorkbenchLink {
       (status === 'starting' &&
         (this._comm !== null || this._state === 'connected'))
     ) {
-      // the connection disposes its comms itself; the target registry survives
-      this._dropComm(false);
+      // the connection disposes the old process's comms itself (the target registry
+      // survives); a comm still alive may be the new process's (a late status): leave it
+      this._dropComm(true);
       this._store.reset();
       this._needHello = true;
       this._setState(
@@ -405,8 +413,16 @@ export class WorkbenchLink implements IWorkbenchLink {
     }
   }
 
-  /** Forget the comm; `close`: tell the kernel (it lives on, e.g. the notebook closed). */
-  private _dropComm(close: boolean): void {
+  /**
+   * Forget the comm; `leave`: tell the kernel (it lives on, e.g. the notebook closed).
+   *
+   * The page never closes a comm the kernel may still write to: an update already on its
+   * way would reach a comm the kernel connection no longer knows, and it logs "Comm not
+   * found for comm id".  It sends `leave` instead and stops listening; the kernel sends
+   * nothing more on the comm and closes it, and that close disposes the page's comm (what
+   * arrives before it lands on a comm still open, and is ignored).
+   */
+  private _dropComm(leave: boolean): void {
     const comm = this._comm;
     this._comm = null;
     this._snapshot = false;
@@ -418,14 +434,15 @@ export class WorkbenchLink implements IWorkbenchLink {
     try {
       const conn = this._commKernel;
       if (
-        close &&
+        leave &&
         !comm.isDisposed &&
         conn &&
         !conn.isDisposed &&
         conn.connectionStatus === 'connected'
       ) {
-        comm.close();
+        comm.send(LEAVE);
       } else if (!comm.isDisposed) {
+        // the kernel is gone or restarting (it forgot the comm): nothing can arrive on it
         comm.dispose();
       }
     } catch {
@@ -492,6 +509,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       if (parsed.type === 'invalid' && parsed.fatal) {
         this._setState('error', parsed.message);
       }
+      // closing is safe here: the kernel sends nothing unasked on a comm that never said hello
       try {
         comm.close();
       } catch {
@@ -547,7 +565,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     this._kernelSession = null;
-    this._dropComm(false);
+    this._dropComm(true);
     this._store.reset();
     this._needHello = true;
     this._setState('connecting', 'The kernel was restarted…');

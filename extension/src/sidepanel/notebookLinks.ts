@@ -105,9 +105,9 @@ export class WorkbenchLinks implements IWorkbenchLinks {
     }
   }
 
-  /** The page is going away (reload, tab closed): close every comm now.  A closing page
-   * sends no `comm_close` by itself, so the kernel would keep pushing every update to a comm
-   * nobody reads, one more per reload. */
+  /** The page is going away (reload, tab closed): leave every comm now (the kernel closes
+   * them).  A closing page tells the kernel nothing by itself, so the kernel would keep
+   * pushing every update to a comm nobody reads, one more per reload. */
   closeAll(): void {
     for (const link of [...this._links.values()]) {
       link.dispose();

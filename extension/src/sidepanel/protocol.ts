@@ -13,6 +13,7 @@ import type {
   Cleared,
   Hello,
   KernelError,
+  Leave,
   SampleRequest,
   Snapshot,
   Update
@@ -35,6 +36,7 @@ export type {
   KernelDevice,
   KernelError,
   KernelInfo,
+  Leave,
   LiveDiff,
   MemorySample,
   SampleRequest,
@@ -53,4 +55,4 @@ export type KernelMessage =
   Announce | Snapshot | Update | Cleared | Bye | KernelError;
 
 /** What the front end sends. */
-export type FrontEndMessage = Hello | SampleRequest;
+export type FrontEndMessage = Hello | SampleRequest | Leave;

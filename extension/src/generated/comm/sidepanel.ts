@@ -20,6 +20,7 @@ export type ProtocolVersion = 1;
 export type SidepanelMessage =
   | Hello
   | SampleRequest
+  | Leave
   | Announce
   | Snapshot
   | Update
@@ -48,6 +49,15 @@ export interface Hello {
 export interface SampleRequest {
   protocol: ProtocolVersion;
   type: 'sample';
+}
+/**
+ * front end -> kernel: I stop listening on this comm (its notebook closed, its kernel changed, another comm replaces it); the kernel sends nothing more on it and closes it. The front end never closes a comm the kernel may still write to: updates already on their way land on a comm that is still open and are ignored
+ *
+ * Schema: `workbench/schemas/comm/sidepanel.schema.json#/$defs/leave`.
+ */
+export interface Leave {
+  protocol: ProtocolVersion;
+  type: 'leave';
 }
 /**
  * kernel -> front end, the data of the comm_open the kernel sends when %load_ext workbench runs: the front end answers hello on this comm
