@@ -21,14 +21,18 @@ import pytest
 
 from tests import tutorials
 from tests.browser import (
-    JupyterServer,
     PageWatch,
     artifacts_dir,
     wait_for_notebook,
     workbench_outputs,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebook]
+# with the tour's notebook tests: the tour is executed once per test process
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.notebook,
+    pytest.mark.xdist_group(tutorials.xdist_group(tutorials.TOUR)),
+]
 
 NB = "window.jupyterapp.shell.currentWidget"
 PANEL = '[data-jwb="panel"]'
@@ -41,18 +45,10 @@ def executed():
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, executed):
-    server = JupyterServer(tmp_path_factory.mktemp("lab-tour"))
-    nbformat.write(executed, server.root / NAME)
-    assert not server.is_trusted(server.root / NAME)  # a shared, executed copy: untrusted
-    server.start()
-    try:
-        server.assert_serves_checkout_build()
-    except BaseException:
-        server.stop()
-        raise
-    yield server
-    server.stop()
+def lab(lab, executed):
+    nbformat.write(executed, lab.root / NAME)
+    assert not lab.is_trusted(lab.root / NAME)  # a shared, executed copy: untrusted
+    return lab
 
 
 def _shot(page, name: str) -> None:
