@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import IO, Any
@@ -228,9 +229,17 @@ class JupyterServer:
     def shutdown_kernels(self) -> None:
         """End every session and kernel (a test's kernels hold memory and CPU until then)."""
         for s in self.api("GET", "/api/sessions") or []:
-            self.api("DELETE", f"/api/sessions/{s['id']}")
+            self._delete(f"/api/sessions/{s['id']}")
         for k in self.api("GET", "/api/kernels") or []:
-            self.api("DELETE", f"/api/kernels/{k['id']}")
+            self._delete(f"/api/kernels/{k['id']}")
+
+    def _delete(self, path: str) -> None:
+        """DELETE ``path``; already gone is fine (sessions sharing a kernel end with it)."""
+        try:
+            self.api("DELETE", path)
+        except urllib.error.HTTPError as e:
+            if e.code != 404:
+                raise
 
     #: the user settings tests change (theme, notebook windowing); :meth:`reset` clears them
     CHANGED_SETTINGS = (
@@ -263,7 +272,7 @@ class JupyterServer:
             page.close()
             for session in self.api("GET", "/api/sessions") or []:
                 if session["path"] == name:
-                    self.api("DELETE", f"/api/sessions/{session['id']}")
+                    self._delete(f"/api/sessions/{session['id']}")
             self._notebook7_errors = set(watch.errors)
         return set(self._notebook7_errors)
 

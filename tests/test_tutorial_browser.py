@@ -56,8 +56,20 @@ def _shot(page, name: str) -> None:
 
 
 def _scroll_to(page, index: int) -> None:
-    page.evaluate(f"(i) => {NB}.content.scrollToItem(i, 'start')", index)
-    page.wait_for_timeout(300)
+    """Scroll cell ``index`` to the top; back once the notebook has drawn what is now in view
+    (scrollToItem settles the scroll; the cell is in the viewport; two more frames let the
+    windowing attach or hide the other cells)."""
+    page.evaluate(
+        f"""async (i) => {{
+            const nb = {NB}.content;
+            const frame = () => new Promise(r => requestAnimationFrame(r));
+            await nb.scrollToItem(i, 'start');
+            for (let k = 0; k < 300 && !nb.widgets[i].inViewport; k++) await frame();
+            await frame();
+            await frame();
+        }}""",
+        index,
+    )
 
 
 def _cell_rendered(page, index: int) -> list[dict]:
