@@ -12,10 +12,10 @@ starts; each sample is the mean of ``--calls`` back-to-back calls (results are
 kept and blocked on once at the end of the sample, as a loop in a notebook would
 be dispatch-bound).
 
-*Off* (the reference): a real IPython ``InteractiveShell`` with the cache feature
-unloaded (``workbench.ipython.cache_magics.unload``).  *On*: the same shell with it
-loaded (the cache tracker's listeners on ``jax.monitoring``, the log filter,
-``jax_explain_cache_misses`` on, the cell hooks).  Target: on/off at most 1.03.
+*Off* (the reference): a real IPython ``InteractiveShell`` with the workbench unloaded
+(``workbench.unload_ipython_extension``).  *On*: the same shell with it loaded (the cache
+tracker's listeners on ``jax.monitoring``, the log filter, ``jax_explain_cache_misses`` on,
+the cell hooks, the side panel's tracker subscription).  Target: on/off at most 1.03.
 
 A third row, *compile*, times one fresh trace+lower+compile of a new function
 with the cache feature on vs off (what the listeners cost when JAX does compile);
@@ -43,7 +43,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from workbench.ipython import cache_magics  # noqa: E402
+import workbench  # noqa: E402
 
 
 def _dispatch_sample(f, x, calls: int) -> float:
@@ -74,9 +74,9 @@ def main() -> None:
     x = jnp.ones(4)
     f(x).block_until_ready()
     for _ in range(3):  # warm both states
-        cache_magics.load(shell)
+        workbench.load_ipython_extension(shell)
         _dispatch_sample(f, x, args.calls)
-        cache_magics.unload(shell)
+        workbench.unload_ipython_extension(shell)
         _dispatch_sample(f, x, args.calls)
 
     # Each round times off, on and a second off ("A/A": the noise floor of this machine),
@@ -90,11 +90,11 @@ def main() -> None:
         sample: dict[str, float] = {}
         for state in order:
             if state == "on":
-                cache_magics.load(shell)
+                workbench.load_ipython_extension(shell)
             sample[state] = _dispatch_sample(f, x, args.calls)
             comp[state].append(_compile_sample(r * 3 + states.index(state)))
             if state == "on":
-                cache_magics.unload(shell)
+                workbench.unload_ipython_extension(shell)
             disp[state].append(sample[state])
         ratios.append(sample["on"] / sample["off"])
         aa.append(sample["off2"] / sample["off"])

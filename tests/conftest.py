@@ -34,6 +34,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
+        # Under pytest-xdist (``--dist loadgroup``) a module's tests stay on one worker, in
+        # order, unless they name a group of their own (browser tests sharing one JupyterLab
+        # server across modules): many modules build a shell's or a kernel's state cell by
+        # cell, and JAX programs compiled once per module stay compiled once.
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")
@@ -45,13 +51,16 @@ def shell() -> InteractiveShell:
 
 
 class CellRun:
-    """One cell run: IPython's result, captured output and the formatted bundle."""
+    """One cell run in the session's shell, the one way tests run a cell: IPython's result,
+    the captured output and displays, the value's formatted bundle, and the compile line
+    (the ``cache-cell`` display) the workbench printed under the cell."""
 
     def __init__(self, shell: InteractiveShell, code: str) -> None:
         with capture_output() as cap:
             self.result = shell.run_cell(code, store_history=True)
         self.stdout = cap.stdout
         self.stderr = cap.stderr
+        self.outputs: list[dict] = [o.data for o in cap.outputs]
         self.error = self.result.error_in_exec or self.result.error_before_exec
         self.bundle: dict = {}
         if self.result.result is not None:
@@ -61,6 +70,11 @@ class CellRun:
     def message(self) -> str:
         return str(self.error) if self.error is not None else ""
 
+    def ok(self) -> CellRun:
+        """This run, checked to have raised nothing."""
+        assert self.error is None, f"{self.error}\n{self.stdout}{self.stderr}"
+        return self
+
     def short_error(self) -> str:
         """The printed error, checked to be the short kind: no traceback, a few lines."""
         assert self.error is not None
@@ -69,9 +83,52 @@ class CellRun:
         assert len(text.strip().splitlines()) <= 8, text
         return text
 
+    @property
+    def lines(self) -> list[dict]:
+        """The compile lines shown under the cell (at most one): their bundles."""
+        from workbench.views.cache import CACHE_CELL_MIME
 
-@pytest.fixture
+        return [d for d in self.outputs if CACHE_CELL_MIME in d]
+
+    @property
+    def summary(self) -> dict | None:
+        """The compile line's payload (``cache-cell``), or None when the cell compiled nothing."""
+        from workbench.views.cache import CACHE_CELL_MIME
+
+        assert len(self.lines) <= 1
+        return self.lines[0][CACHE_CELL_MIME] if self.lines else None
+
+    @property
+    def line_text(self) -> str:
+        """The compile line as text ("" when there is none)."""
+        return self.lines[0]["text/plain"] if self.lines else ""
+
+    def groups(self, function: str, origin: str | None = None) -> list[dict]:
+        """The compile line's groups for ``function`` (of ``origin``: user, jax, workbench)."""
+        return [
+            g
+            for g in (self.summary or {}).get("functions", [])
+            if g["function"] == function and (origin is None or g["origin"] == origin)
+        ]
+
+    def group(self, function: str) -> dict:
+        """The first group for ``function``, checked to exist."""
+        assert self.summary is not None, "the cell compiled nothing"
+        found = self.groups(function)
+        assert found, [g["function"] for g in self.summary["functions"]]
+        return found[0]
+
+    def reasons(self, function: str) -> list[dict]:
+        """The recompile reasons of the user's one group for ``function``."""
+        groups = self.groups(function, "user")
+        assert len(groups) == 1, self.summary
+        return groups[0]["reasons"]
+
+
+@pytest.fixture(scope="session")
 def run(shell: InteractiveShell):
+    """``run(code)``: runs one cell in the session's shell and returns its :class:`CellRun`."""
+
     def _run(code: str) -> CellRun:
         return CellRun(shell, code)
 
@@ -84,7 +141,7 @@ def validate_every_payload(monkeypatch):
     packed as it is shown and unpacked (``schemas.unpack``) as a front end reads it.
 
     All bundles are built by ``View.bundle`` (the one display protocol: magics, twins, the
-    compile line, ``%jaxcache``, the live benchmark widget's final output) and lone payloads
+    compile line, ``%jaxcache``, the benchmark progress display's final output) and lone payloads
     by ``View.payload``; both are wrapped here.  IPython's display formatter swallows
     exceptions raised while formatting, so failures are also collected and fail the test
     at teardown.

@@ -8,7 +8,7 @@ each import's source line, so this contract reads which module names those lines
 import and matches them against the private patterns.  Registered in pyproject.toml
 under ``[tool.importlinter] contract_types``; lint-imports puts the working directory
 on ``sys.path``, so ``tests.contracts`` is importable when it runs from the repository
-root (as ``tests/test_layers.py`` does).
+root (as ``tests/project/test_layers.py`` does).
 """
 
 from __future__ import annotations

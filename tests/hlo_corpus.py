@@ -8,6 +8,7 @@ programs with every collective kind on the 8 fake CPU devices.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -249,3 +250,10 @@ CASES: list[Case] = [
 
 def compiled_text(case: Case) -> str:
     return jax.jit(case.fn, **case.jit_kwargs).lower(*case.args()).compile().as_text()
+
+
+@functools.cache
+def corpus_texts() -> dict[str, str]:
+    """Every case's optimized HLO by name, compiled once per process (the parser's tests
+    and the layout's tests read the same modules)."""
+    return {c.name: compiled_text(c) for c in CASES}

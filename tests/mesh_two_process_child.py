@@ -1,4 +1,4 @@
-"""One of two JAX processes on loopback (see tests/test_sharding_multiprocess.py).
+"""One of two JAX processes on loopback (see tests/engine/test_sharding_multiprocess.py).
 
 Usage: python -m tests.mesh_two_process_child PROCESS_ID COORDINATOR_PORT OUT_JSON
 Each process has 4 CPU devices; together they form a 2 x 4 mesh.  The process

@@ -1,7 +1,8 @@
 /**
- * The app plugins: editor links for outputs (the renderers themselves are the MIME
- * extension in `mime.ts`), the "JAX Workbench" side panel with its per-notebook kernel
- * links (`panel/`), and the per-cell badges and live diffs (`cells/`).  Each is optional on
+ * The app plugins: source-line linking between outputs and cell editors (`sourcelines/`; the
+ * renderers themselves are the MIME extension in `mime.ts`), the "JAX Workbench" side panel
+ * with its per-notebook kernel links (`sidepanel/`), and the per-cell badges and live diffs
+ * (`cells/`).  Each is optional on
  * the notebook tracker: where there are no notebooks (a console), outputs still render.
  */
 
@@ -12,10 +13,10 @@ import type {
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import cellsPlugin from './cells/plugin';
-import { connectEditors } from './linking/editors';
-import panelPlugin from './panel/plugin';
+import { connectEditors } from './sourcelines/editors';
+import sidePanelPlugin from './sidepanel/plugin';
 
-const linkingPlugin: JupyterFrontEndPlugin<void> = {
+const sourceLinesPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jax-workbench:linking',
   description:
     'Colours the source lines of a cell that produced jaxpr equations and HLO nodes, and links them both ways.',
@@ -28,4 +29,4 @@ const linkingPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [linkingPlugin, panelPlugin, cellsPlugin];
+export default [sourceLinesPlugin, sidePanelPlugin, cellsPlugin];

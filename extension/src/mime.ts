@@ -9,7 +9,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 
 import { WorkbenchRenderer } from './common/renderer';
 import { KINDS, kindOf, mimeType, type Kind } from './common/payload';
-import { VIEWS } from './common/views';
+import { VIEWS } from './common/viewRegistry';
 
 export const RANK = 40;
 

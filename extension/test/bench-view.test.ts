@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { benchView } from '../src/bench/view';
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 
 const read = (name: string): Payload =>
   JSON.parse(

@@ -19,7 +19,7 @@ import {
   summaryText,
   totalText
 } from '../src/cells/liveDiff';
-import type { CellBadge, LiveDiff } from '../src/panel/protocol';
+import type { CellBadge, LiveDiff } from '../src/sidepanel/protocol';
 
 export const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
   cell: '5',

@@ -17,7 +17,7 @@ import {
   type StripSource
 } from '../src/cells/decorations';
 import { renderDiff } from '../src/cells/liveDiff';
-import type { CellBadge, LiveDiff } from '../src/panel/protocol';
+import type { CellBadge, LiveDiff } from '../src/sidepanel/protocol';
 
 const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
   cell: '5',

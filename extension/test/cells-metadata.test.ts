@@ -17,7 +17,7 @@ import {
   type CellModelLike,
   type StripSource
 } from '../src/cells/decorations';
-import type { CellBadge } from '../src/panel/protocol';
+import type { CellBadge } from '../src/sidepanel/protocol';
 
 const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
   cell: '5',

@@ -1,14 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import {
-  buildClusters,
-  initialExpansion,
-  splitRepeats,
-  visibleGraph
-} from '../src/hlo/cluster';
+import { buildClusters, initialExpansion } from '../src/hlo/cluster';
 import { indexGraph } from '../src/hlo/graph';
 import { GraphModel } from '../src/hlo/model';
+import { splitRepeats } from '../src/hlo/repeats';
 import {
   displayName,
   normaliseSegment,
@@ -16,6 +12,7 @@ import {
   splitOpName
 } from '../src/hlo/scope';
 import type { HloGraph, HloNode, HloPayload } from '../src/hlo/types';
+import { visibleGraph } from '../src/hlo/visible';
 
 const fixture = (name: string): unknown =>
   JSON.parse(

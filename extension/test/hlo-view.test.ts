@@ -4,9 +4,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import type { Payload } from '../src/common/payload';
-import { HUB } from '../src/linking/hub';
+import { HUB } from '../src/sourcelines/hub';
 
 const bundle = JSON.parse(
   readFileSync(

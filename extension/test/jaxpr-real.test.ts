@@ -17,12 +17,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import { buildDefUse, varKey } from '../src/jaxpr/defuse';
 import { flatten, rowText, scopeOf } from '../src/jaxpr/rows';
 import type { JaxprPayload } from '../src/jaxpr/types';
 import { jaxprView } from '../src/jaxpr/view';
-import { HUB } from '../src/linking/hub';
+import { HUB } from '../src/sourcelines/hub';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 const p = JSON.parse(

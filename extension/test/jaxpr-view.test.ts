@@ -6,9 +6,9 @@ import { Blob as NodeBlob } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import { jaxprCompareView, jaxprView } from '../src/jaxpr/view';
-import { HUB } from '../src/linking/hub';
+import { HUB } from '../src/sourcelines/hub';
 import { syntheticPayload } from './jaxpr-synthetic';
 
 function context(

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
-import { VIEWS } from '../src/common/views';
+import type { RenderContext } from '../src/common/featureView';
+import { VIEWS } from '../src/common/viewRegistry';
 import {
   OTHER_FILL,
   attributedSeconds,

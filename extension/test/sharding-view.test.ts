@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { Payload } from '../src/common/payload';
-import type { RenderContext } from '../src/common/view';
+import type { RenderContext } from '../src/common/featureView';
 import { meshExplorerView } from '../src/mesh/view';
 import { shardingView } from '../src/sharding/view';
 

@@ -1,18 +1,20 @@
 """``workbench.bench(fn, *args)``: the Python front door of the benchmarks.
 
-Thin by design: check where we run (a Jupyter kernel gets the live display), hand
+Thin by design: check where we run (a Jupyter kernel gets the progress display), hand
 the call to :func:`~workbench.engine.bench.runner.run_benchmark` with
-:class:`~workbench.ipython.bench_live.LiveBench` as its observer (the run so far as one
-output, updated in place through display updates), and return the engine's
+:class:`~workbench.ipython.bench_progress.ProgressDisplay` as its observer (the run so far
+as one output, updated in place through display updates), and return the engine's
 ``Benchmark`` record in a :class:`~workbench.views.display.Display` (``r.measurements``,
-``r.to_json()``...).  When the live output was shown, it is updated at the end to the
+``r.to_json()``...).  When the progress output was shown, it is updated at the end to the
 finished result (so a saved notebook keeps the table and plots) and the returned value
 is not shown a second time by the same cell (:func:`hide_in_execution`: the kernel's
-execution count is a front door's business, not a view's).
+execution count is a front door's business, not a view's).  The shell's session hears of
+the finished benchmark (the side panel's latest timings).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -74,12 +76,13 @@ def bench(
     precision: float = DEFAULT_PRECISION,
     roofline: bool = True,
     peaks: DevicePeak | dict[str, Any] | None = None,
-    live: bool | None = None,
+    progress: bool | None = None,
     text: bool = False,
     label: str | None = None,
+    live: bool | None = None,
     **kwargs: Any,
 ) -> Display[Benchmark]:
-    """Time ``fn(*args, **kwargs)`` correctly and show it (live in a notebook).
+    """Time ``fn(*args, **kwargs)`` correctly and show it (as it goes, in a notebook).
 
     - ``fn`` may be a dict ``{"name": function}``: the variants run interleaved and
       each is compared with the first (ratio of paired samples with its 95% CI).
@@ -94,13 +97,16 @@ def bench(
       donated arguments, made outside the clock: your arrays are never consumed.
     - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
       the device's peak (``peaks=`` overrides the table).
-    - ``live``: show the run as it goes (progress, plots that grow, through display
+    - ``progress``: show the run as it goes (progress, plots that grow, through display
       updates of one output); default: on in a kernel.  Where outputs cannot be
       updated in place (terminal IPython, plain Python) the result is shown once.
+      ``live=`` is its former name, still accepted.
 
     The options are keyword-only; any other keyword goes to ``fn``.
     """
-    return bench_call(
+    if progress is None:
+        progress = live
+    result = bench_call(
         fn,
         args,
         kwargs,
@@ -112,10 +118,26 @@ def bench(
         precision=precision,
         roofline=roofline,
         peaks=peaks,
-        live=live,
+        progress=progress,
         text=text,
         label=label,
     )
+    _tell_session(result.record)
+    return result
+
+
+def _tell_session(record: Benchmark) -> None:
+    """The running shell's session hears of the finished benchmark (the side panel's latest
+    timings); ``%jaxbench`` tells its own shell's session itself.
+
+    A session exists only once ``%load_ext workbench`` imported its module: without that
+    module there is none to tell, and importing it here would load the whole IPython front
+    door (every magic, the side panel's comm) into a script that never uses it.
+    """
+    session_module = sys.modules.get("workbench.ipython.session")
+    session = session_module.current_session() if session_module is not None else None
+    if session is not None:
+        session.result_produced("bench", record)
 
 
 def bench_call(
@@ -131,7 +153,7 @@ def bench_call(
     precision: float = DEFAULT_PRECISION,
     roofline: bool = True,
     peaks: DevicePeak | dict[str, Any] | None = None,
-    live: bool | None = None,
+    progress: bool | None = None,
     text: bool = False,
     label: str | None = None,
 ) -> Display[Benchmark]:
@@ -147,13 +169,13 @@ def bench_call(
     except BenchInputError as exc:
         raise _short(exc) from None
     observer = None
-    if in_kernel() if live is None else live:
-        from workbench.ipython.bench_live import LiveBench, updates_in_place
+    if in_kernel() if progress is None else progress:
+        from workbench.ipython.bench_progress import ProgressDisplay, updates_in_place
 
         # where an output cannot be updated in place (terminal IPython prints every
-        # display), live=True would print each update: the result is shown once instead
+        # display), progress=True would print each update: the result is shown once instead
         if updates_in_place():
-            observer = LiveBench(text_only=text)  # shows its output on the first event
+            observer = ProgressDisplay(text_only=text)  # shows its output on the first event
     try:
         record = run_benchmark(
             fn,
@@ -193,9 +215,9 @@ def bench_call(
 def hide_in_execution(result: Display[Any], execution_count: int | None) -> None:
     """Skip the automatic display of ``result`` in cell ``execution_count``.
 
-    Used when that cell's live output already shows the result (or with ``-q``); any
+    Used when that cell's progress output already shows the result (or with ``-q``); any
     later display (``r`` in another cell) shows it in full.  The hook is an instance
-    attribute, so results never shown live display through the ordinary
+    attribute, so results never shown as they went display through the ordinary
     ``_repr_mimebundle_`` path.
     """
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import check_backend, releases_arguments, short_input_error
-from workbench.api._trace import caller_line, compile_report, trace_stages
+from workbench.api.errors import check_backend, releases_arguments, short_input_error
+from workbench.api.tracing import caller_line, compile_report, trace_stages
 from workbench.engine.hlo.report import HloOptionError, HloReport, fusion_for
-from workbench.engine.jaxpr.inspection import BackendUnavailable, resolve_backend
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec, normalize
+from workbench.engine.stages import BackendUnavailable, resolve_backend
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import check_static, short_input_error
-from workbench.engine.jaxpr.inspection import Inspection
-from workbench.engine.jaxpr.inspection import inspect as _engine_inspect
+from workbench.api.errors import check_static, short_input_error
 from workbench.engine.jaxpr.transforms import TransformError, TransformSpec
+from workbench.engine.stages import Inspection
+from workbench.engine.stages import inspect as _engine_inspect
 
 
 def inspect(

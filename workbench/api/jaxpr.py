@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.api._errors import releases_arguments
-from workbench.api._trace import caller_line, trace_stages
+from workbench.api.errors import releases_arguments
+from workbench.api.tracing import caller_line, trace_stages
 from workbench.engine.jaxpr.transforms import TransformSpec
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError

@@ -15,10 +15,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from workbench.api._errors import short_input_error
-from workbench.api._trace import caller_line
-from workbench.engine.profile.record import ProfileReport
-from workbench.engine.profile.recorded import profile_recorded
+from workbench.api.errors import short_input_error
+from workbench.api.tracing import caller_line
+from workbench.engine.profile.from_trace import profile_recorded
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError

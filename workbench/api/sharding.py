@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.api._errors import releases_arguments
-from workbench.api._trace import caller_line
+from workbench.api.errors import releases_arguments
+from workbench.api.tracing import caller_line
 from workbench.engine.common.errors import ErrorReport
 from workbench.engine.sharding.layout import Layout, ShardingInputError, layouts_of_tree
 from workbench.views.display import Display

@@ -2,7 +2,6 @@
 
 from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
 from workbench.engine.common.errors import ErrorReport, report
-from workbench.engine.jaxpr.inspection import Inspection, inspect, inspect_chain, inspect_stages
 from workbench.engine.jaxpr.model import JaxprModel, build_model
 from workbench.engine.jaxpr.transforms import (
     TRANSFORM_NAMES,
@@ -10,6 +9,7 @@ from workbench.engine.jaxpr.transforms import (
     TransformSpec,
     parse_transforms,
 )
+from workbench.engine.stages import Inspection, inspect, inspect_chain, inspect_stages
 
 __all__ = [
     "TRANSFORM_NAMES",

@@ -1,10 +1,13 @@
 """The IPython front door: ``%load_ext workbench`` installs the magics and the cell hooks.
 
 One module per magic family (``jaxpr_magics``, ``hlo_magics``, ``bench_magics``,
-``sharding_magics``, ``cache_magics``), the cell semantics they share (``cell``), their
-flag parsing (``args``) and the live benchmark output (``bench_live``: display updates).  :func:`load` and :func:`unload`
-are the only places that touch the shell's registries, so ``%unload_ext`` undoes
-exactly what ``%load_ext`` did.
+``sharding_magics``, ``profile_magics``, ``cache_magics``), the cell semantics they share
+(``cell``), their flag parsing (``args``), the benchmark's progress display
+(``bench_progress``: display updates), live mode (``live_mode``) and the side panel's
+comm (``sidepanel``).  Each shell's state is its :class:`~workbench.ipython.session.Session`
+(``session``).  :func:`load` and :func:`unload` are the only places that touch the
+shell's registries, so ``%unload_ext`` undoes exactly what ``%load_ext`` did; and this
+module is the only one that imports the side panel's (pyproject.toml's import contracts).
 """
 
 from __future__ import annotations
@@ -13,18 +16,17 @@ from typing import Any, cast
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
-from workbench.engine.common.source import set_cell_resolver
 from workbench.engine.hlo.report import HloReport
-from workbench.engine.jaxpr.inspection import Inspection
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
-from workbench.ipython import cache_magics, panel_comm
+from workbench.engine.stages import Inspection
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.profile_magics import ProfileMagics
-from workbench.ipython.prompt import CellIds, shell_cell_labels
+from workbench.ipython.session import Session
 from workbench.ipython.sharding_magics import ShardingMagics
+from workbench.ipython.sidepanel import open_sidepanel
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
 from workbench.views.display import Display, View
@@ -49,57 +51,53 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
 }
 
 
-#: each shell's execution count -> cell id record (its pre_run_cell hook while loaded; kept
-#: after an unload so that ``%reload_ext workbench`` still knows the earlier cells)
-_CELL_IDS: dict[int, CellIds] = {}
-
-
 def _record_bundle(record: Any, include: Any = None, exclude: Any = None) -> Any:
     return Display(record, _RECORD_VIEWS[type(record)])._repr_mimebundle_(include, exclude)
 
 
-def load(shell: Any) -> None:
-    """Register the magics, the engine records' displays and the cache feature's hooks."""
+def load(shell: Any) -> Session:
+    """Register the magics and the engine records' displays, and open the shell's
+    session (its cell hooks, the cache feature, the side panel's link)."""
     for cls in _MAGIC_CLASSES:
         shell.register_magics(cls)
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.for_type(record_type, _record_bundle)
-    cache_magics.load(shell)
-    ids = _CELL_IDS.get(id(shell))
-    if ids is None or ids.shell is not shell:
-        ids = _CELL_IDS[id(shell)] = CellIds(shell)
-    _unhook(shell, ids)  # loaded twice without an unload: one hook, not two
-    shell.events.register("pre_run_cell", ids.pre_run_cell)
-    ids.record_running()
-    set_cell_resolver(shell_cell_labels(shell, ids))
-    # after cache_magics: the panel's post_run_cell reads the cell's final label from it
-    panel_comm.load(shell)
+    session = Session.of(shell)
+    if session is not None:  # loaded twice without an unload: one of everything
+        return session
+    session = Session.open(shell)
+    shell.register_magics(session.cache_magics)
+    session.sidepanel = open_sidepanel(session)
+    return session
 
 
 def unload(shell: Any) -> None:
-    """Remove what :func:`load` installed."""
-    panel_comm.unload(shell)  # first: its bye goes out while everything else still stands
+    """Remove what :func:`load` installed (all of it, even when closing the session
+    raises: the error still reaches the user, after the magics and displays are gone)."""
+    session = Session.of(shell)
+    try:
+        if session is not None:
+            registered = shell.magics_manager.magics["line"]
+            # IPython declares ``Magics.magics = None``; @magics_class fills in
+            # {kind: {name: ...}}
+            for name in cast(dict[str, dict[str, Any]], session.cache_magics.magics)["line"]:
+                if getattr(registered.get(name), "__self__", None) is session.cache_magics:
+                    registered.pop(name, None)
+            session.close()  # the side panel first: its bye goes out while the rest stands
+    finally:
+        _unregister(shell)
+
+
+def _unregister(shell: Any) -> None:
+    """The magic classes and the engine records' displays go."""
     magics = shell.magics_manager.magics
     for cls in _MAGIC_CLASSES:
-        # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}
         table = cast(dict[str, dict[str, Any]], cls.magics)
         for kind in ("line", "cell"):
             for name in table[kind]:
                 magics[kind].pop(name, None)
     for record_type in _RECORD_VIEWS:
         shell.display_formatter.mimebundle_formatter.type_printers.pop(record_type, None)
-    cache_magics.unload(shell)
-    ids = _CELL_IDS.get(id(shell))
-    if ids is not None:  # the hook goes; the record stays for a %reload_ext
-        _unhook(shell, ids)
-    set_cell_resolver(None)
-
-
-def _unhook(shell: Any, ids: CellIds) -> None:
-    try:
-        shell.events.unregister("pre_run_cell", ids.pre_run_cell)
-    except ValueError:
-        pass
 
 
 __all__ = ["load", "unload"]

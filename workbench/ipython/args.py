@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
-from workbench.engine.jaxpr.inspection import BackendUnavailable, resolve_backend
 from workbench.engine.jaxpr.transforms import TRANSFORM_NAMES, TransformError, normalize
+from workbench.engine.stages import BackendUnavailable, resolve_backend
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,21 +14,21 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from workbench.api._errors import releases_arguments
 from workbench.api.bench import bench_call, hide_in_execution
+from workbench.api.errors import releases_arguments
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import DEFAULT_BUDGET_S, DEFAULT_PRECISION, check_settings
 from workbench.engine.bench.sampler import BenchInputError
-from workbench.ipython import panel_comm
 from workbench.ipython.args import parse_magic_line
 from workbench.ipython.cell import CellError, CellInterrupted, capture_call
+from workbench.ipython.session import publish_result
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 
 
 @magics_class
 class BenchMagics(Magics):
-    """``%jaxbench`` / ``%%jaxbench``: time a JAX call correctly, live."""
+    """``%jaxbench`` / ``%%jaxbench``: time a JAX call correctly, showing its progress."""
 
     @no_var_expand  # the expression is Python, kept as typed (as %timeit does)
     @magic_arguments()
@@ -101,10 +101,10 @@ class BenchMagics(Magics):
             roofline=not args.no_roofline,
             text=args.text,
             label=captured.call_text,
-            live=False if args.quiet else None,
+            progress=False if args.quiet else None,
         )
-        panel_comm.note_benchmark(result.record)  # the side panel's latest timings
-        shown = "_ipython_display_" in vars(result)  # the live output ended showing it
+        publish_result(self.shell, "bench", result.record)  # e.g. the side panel's timings
+        shown = "_ipython_display_" in vars(result)  # the progress output ended showing it
         if args.quiet:
             shell = self.shell
             assert shell is not None  # a registered magic always has its shell

@@ -1,19 +1,17 @@
 """IPython front door of the cache feature: the cell line, ``%jaxcache``, ``%workbench``.
 
-Thin by design: the IPython ``pre_run_cell``/``post_run_cell`` hooks tell the engine's
-cache tracker which cell is running, and after each cell the tracker's summary of that
-cell goes to the view.  Everything installed here is undone by :func:`unload`:
-the hooks, the tracker's JAX listeners and log filter, the magics, and the JAX
-configuration changed by ``%jaxcache persist``.  ``jax_explain_cache_misses`` is
+Thin by design: :class:`CellCompiles` tells the engine's cache tracker which cell is
+running (called from the shell session's ``pre_run_cell``/``post_run_cell`` hooks), and
+after each cell the tracker's summary of that cell goes to the view.  Everything installed
+is undone on ``%unload_ext``: the tracker's JAX listeners and log filter, the magics, and
+the JAX configuration changed by ``%jaxcache persist``.  ``jax_explain_cache_misses`` is
 turned on only for the cell's own thread while a cell runs (so its global value stays
 the user's: if they turn it on, they see JAX's messages).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -30,39 +28,31 @@ from workbench.ipython.args import parse_magic_line, usage_line
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.cache import cache_display, cell_line_display, persistent_display
 
-_log = logging.getLogger(__name__)
 
+class CellCompiles:
+    """The cache feature's part of one shell's cells: which cell the tracker attributes
+    compiles to, JAX's miss explanations while it runs, and the compile line after it.
 
-class CellHooks:
-    """The per-shell state: hooks, the timings switch, the JAX config to restore."""
+    Owned by the shell's :class:`~workbench.ipython.session.Session`, which calls
+    :meth:`begin_cell` and :meth:`end_cell` from its own IPython hooks (in the order it
+    documents) and :meth:`install`/:meth:`uninstall` on load and unload.
+    """
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
+        #: ``%workbench timings on|off``: the compile line beside each cell that compiled
         self.timings = True
         self._explain_token: tuple[Any] | None = None
         self._run: int | None = None
         self._label = ""
-        #: told of each cell: ``(label, cell_id)`` when it starts, ``(run, label,
-        #: cell_id)`` when it ended (final label, records complete); the side panel's
-        #: hooks, called from these so %unload_ext has one set of IPython hooks to remove
-        self.on_start: list[Callable[[str, str | None], None]] = []
-        self.on_end: list[Callable[[int, str, str | None], None]] = []
         self._cell_id: str | None = None
 
-    def load(self) -> None:
+    def install(self) -> None:
         CACHE.install()
-        self.shell.events.register("pre_run_cell", self.pre_run_cell)
-        self.shell.events.register("post_run_cell", self.post_run_cell)
 
-    def unload(self) -> None:
-        for name, cb in (
-            ("pre_run_cell", self.pre_run_cell),
-            ("post_run_cell", self.post_run_cell),
-        ):
-            try:
-                self.shell.events.unregister(name, cb)
-            except ValueError:
-                pass
+    def uninstall(self) -> None:
+        """Everything :meth:`install` and a running cell set up goes (the tracker's
+        listeners are reference-counted: another shell's stay)."""
         if self._run is not None:
             CACHE.end_cell()
             self._run = None
@@ -71,50 +61,49 @@ class CellHooks:
         CACHE.uninstall()
         restore_persistent_cache()
 
-    def pre_run_cell(self, info: Any = None) -> None:
+    def begin_cell(self) -> tuple[str, str | None]:
+        """A cell starts: compiles from now on are its own.  Returns its ``(label, cell_id)``."""
         self._label = str(prompt_number(self.shell, before_run=True))
         self._cell_id = current_cell_id(self.shell)
         self._run = CACHE.begin_cell(self._label, self._cell_id)
-        _tell(self.on_start, self._label, self._cell_id)
         # JAX's own explanations, read from its logger, refine our reasons (e.g. a
         # changed tracing context); printed only if the user asked for them globally.
         if self._explain_token is None:
             self._explain_token = CACHE.explain_on_this_thread()
+        return self._label, self._cell_id
 
-    def post_run_cell(self, result: Any = None) -> None:
+    def end_cell(self, result: Any = None) -> tuple[int, str, str | None] | None:
+        """The cell ended: its records are complete and carry the cell's final label
+        (IPython knows the number for sure only now).  Returns ``(run, label, cell_id)``,
+        or None when no cell was begun (the one that loaded the extension)."""
         CACHE.stop_explaining(self._explain_token)
         self._explain_token = None
         if self._run is None:
-            return
+            return None
         CACHE.end_cell()
         run, self._run = self._run, None
         count = getattr(result, "execution_count", None)
         if count is not None and str(count) != self._label:
             self._label = str(count)
             CACHE.relabel_cell(run, self._label)
-        _tell(self.on_end, run, self._label, self._cell_id)
+        return run, self._label, self._cell_id
+
+    def show_compile_line(self, run: int, label: str) -> None:
+        """The line beside a cell that compiled (``%workbench timings off`` hides it)."""
         if not self.timings:
             return
-        summary = CACHE.cell_summary(run, self._label)
+        summary = CACHE.cell_summary(run, label)
         if not summary.empty:
             display(cell_line_display(summary))
-
-
-def _tell(callbacks: list[Callable[..., None]], *args: Any) -> None:
-    for cb in callbacks:
-        try:
-            cb(*args)
-        except Exception:  # a listener's bug never breaks the user's cell
-            _log.debug("cell hook listener failed", exc_info=True)
 
 
 @magics_class
 class CacheMagics(Magics):
     """``%jaxcache`` and ``%workbench timings on|off``."""
 
-    def __init__(self, shell: Any, hooks: CellHooks) -> None:
+    def __init__(self, shell: Any, cells: CellCompiles) -> None:
         super().__init__(shell)
-        self.hooks = hooks
+        self.cells = cells
 
     @magic_arguments()
     @argument(
@@ -200,44 +189,9 @@ class CacheMagics(Magics):
         """``%workbench timings on|off``: the compile line beside each cell (on by default)."""
         args, _ = parse_magic_line(self.workbench, line)
         if args.state is not None:
-            self.hooks.timings = args.state == "on"
+            self.cells.timings = args.state == "on"
             return
-        print(f"workbench timings: {'on' if self.hooks.timings else 'off'}")
+        print(f"workbench timings: {'on' if self.cells.timings else 'off'}")
 
 
-_LOADED: dict[int, tuple[CellHooks, CacheMagics]] = {}
-
-
-def hooks_for(shell: Any) -> CellHooks | None:
-    """The shell's cell hooks while the cache feature is loaded."""
-    entry = _LOADED.get(id(shell))
-    return entry[0] if entry is not None else None
-
-
-def load(shell: Any) -> CellHooks:
-    """Install the cache feature's hooks and magics in ``shell`` (idempotent)."""
-    if id(shell) in _LOADED:
-        return _LOADED[id(shell)][0]
-    hooks = CellHooks(shell)
-    hooks.load()
-    magics = CacheMagics(shell, hooks)
-    shell.register_magics(magics)
-    _LOADED[id(shell)] = (hooks, magics)
-    return hooks
-
-
-def unload(shell: Any) -> None:
-    """Remove everything :func:`load` installed from ``shell``."""
-    entry = _LOADED.pop(id(shell), None)
-    if entry is None:
-        return
-    hooks, magics = entry
-    hooks.unload()
-    registered = shell.magics_manager.magics["line"]
-    # IPython declares ``Magics.magics = None``; @magics_class fills in {kind: {name: ...}}
-    for name in cast(dict[str, dict[str, Any]], CacheMagics.magics)["line"]:
-        if getattr(registered.get(name), "__self__", None) is magics:
-            registered.pop(name, None)
-
-
-__all__ = ["CellHooks", "CacheMagics", "hooks_for", "load", "unload"]
+__all__ = ["CacheMagics", "CellCompiles"]

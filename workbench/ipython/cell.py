@@ -22,11 +22,11 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from workbench.api._trace import trace_stages
+from workbench.api.tracing import trace_stages
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import CellLabel, SourceLine, register_cell
-from workbench.engine.jaxpr.inspection import BackendUnavailable, Inspection
 from workbench.engine.jaxpr.transforms import TransformError
+from workbench.engine.stages import BackendUnavailable, Inspection
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.errors import WorkbenchError
 
@@ -231,7 +231,7 @@ def trace_captured(
     backend: str | None = None,
 ) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
-    stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api._trace.trace_stages`)."""
+    stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
     try:
         with interruptible(f"while tracing {captured.call_text}"):
             return trace_stages(
@@ -247,10 +247,10 @@ def trace_captured(
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except WorkbenchError as exc:
-        raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
+        raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
 
 
-def _at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
+def at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:
     """Errors raised inside JAX itself (e.g. grad of a non-scalar) point at the call line."""
     if rep.where is None:
         rep.where = SourceLine(captured.filename, captured.line, "<cell>", captured.call_text)

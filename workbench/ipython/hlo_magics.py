@@ -10,15 +10,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api._errors import releases_arguments
-from workbench.api._trace import compile_report
+from workbench.api.errors import releases_arguments
+from workbench.api.tracing import compile_report
 from workbench.engine.hlo.report import (
     STAGES,
     HloOptionError,
     HloReport,
     fusion_for,
 )
-from workbench.ipython import panel_comm
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -30,11 +29,12 @@ from workbench.ipython.args import (
 from workbench.ipython.cell import (
     CellError,
     CellInterrupted,
-    _at_call,
+    at_call,
     capture_call,
     interruptible,
     trace_captured,
 )
+from workbench.ipython.session import publish_result
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.hlo import hlo_display
@@ -104,9 +104,9 @@ class HloMagics(Magics):
             with interruptible(f"while compiling {captured.call_text}"):
                 rep = compile_report(ins, args.stage, args.fusion)
         except WorkbenchError as exc:
-            raise CellError(_at_call(exc.report, captured), subject=exc.subject) from None
-        if cell is not None:  # live mode: diff against this cell's last run
-            panel_comm.note_result(self.shell, "hlo", rep)
+            raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
+        # a cell magic's re-run is diffed against its last run (live mode)
+        publish_result(self.shell, "hlo", rep, whole_cell=cell is not None)
         return hlo_display(rep, text_only=args.text)
 
 

@@ -14,8 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api._errors import releases_arguments
-from workbench.ipython import panel_comm
+from workbench.api.errors import releases_arguments
 from workbench.ipython.args import (
     argnames,
     argnums,
@@ -24,6 +23,7 @@ from workbench.ipython.args import (
     trace_arguments,
 )
 from workbench.ipython.cell import CellInterrupted, capture_call, trace_captured
+from workbench.ipython.session import publish_result
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
 from workbench.views.jaxpr import jaxpr_display
@@ -75,8 +75,8 @@ class JaxprMagics(Magics):
             argnames(args.static_argnames),
             compare=args.compare,
         )
-        if cell is not None and stages:  # live mode: diff against this cell's last run
-            panel_comm.note_result(self.shell, "jaxpr", stages[-1])
+        if stages:  # a cell magic's re-run is diffed against its last run (live mode)
+            publish_result(self.shell, "jaxpr", stages[-1], whole_cell=cell is not None)
         return jaxpr_display(stages, compare=args.compare, depth=args.depth, text_only=args.text)
 
 

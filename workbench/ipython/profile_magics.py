@@ -13,10 +13,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
 from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, CellInterrupted, _at_call, capture_call
+from workbench.ipython.cell import CellError, CellInterrupted, at_call, capture_call
 from workbench.views.display import Display
 from workbench.views.profile import DEFAULT_TOP, profile_display
 
@@ -78,7 +78,7 @@ class ProfileMagics(Magics):
                 label=captured.call_text,
             )
         except ProfileError as exc:
-            failure = CellError(_at_call(exc.report, captured))
+            failure = CellError(at_call(exc.report, captured))
         except KeyboardInterrupt:
             failure = CellInterrupted(f"interrupted while profiling {captured.call_text}")
         if failure is not None:

@@ -63,10 +63,10 @@ class CellIds:
     """Execution count -> JupyterLab cell id of the cells this shell ran.
 
     An ordinary cell's functions are compiled by the shell under its own file name, which
-    the shell maps to the prompt number only; :meth:`pre_run_cell` (an IPython
-    ``pre_run_cell`` hook) keeps the running cell's id beside its number, so a source line
-    in such a cell can be linked to its cell by id as well.  Bounded: a long session
-    forgets its oldest cells.
+    the shell maps to the prompt number only; :meth:`pre_run_cell` (called first by the
+    shell session's ``pre_run_cell`` hook) keeps the running cell's id beside its number,
+    so a source line in such a cell can be linked to its cell by id as well.  Bounded: a
+    long session forgets its oldest cells.
     """
 
     MAX_CELLS = 10_000

@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from workbench.api._errors import releases_arguments
+from workbench.api.errors import releases_arguments
 from workbench.api.sharding import sharding
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import SourceLine

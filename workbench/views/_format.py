@@ -1,6 +1,6 @@
 """The one place numbers become words: seconds, bytes, counts with SI prefixes, percentages.
 
-Every view (the live benchmark's partial records included) formats through these, so a time reads the
+Every view (a running benchmark's partial records included) formats through these, so a time reads the
 same in the jaxpr header, the HLO summary, the benchmark table and the compile line.
 The engine keeps numbers; turning them into text is a view's job.
 

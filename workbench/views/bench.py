@@ -10,7 +10,7 @@
 
 A running benchmark's partial record (its ``progress`` set, see
 :class:`~workbench.engine.bench.result.BenchProgress`) draws through the same functions,
-with a progress line on top: the live display (``workbench.ipython.bench_live``) sends it
+with a progress line on top: the progress display (``workbench.ipython.bench_progress``) sends it
 as display updates, so the plots grow in every front end, then the finished result
 replaces it.
 """

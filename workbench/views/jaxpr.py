@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from workbench.engine.common.gcpause import gc_paused
-from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.jaxpr.model import SCHEMA_VERSION, Atom, Equation, JaxprModel
+from workbench.engine.stages import Inspection
 from workbench.views._envelope import pack
 from workbench.views._format import fmt_seconds
 from workbench.views._html import (

@@ -1,4 +1,4 @@
-"""The views of a :class:`~workbench.engine.profile.record.ProfileReport` (``%%jaxprof``).
+"""The views of a :class:`~workbench.engine.profile.report.ProfileReport` (``%%jaxprof``).
 
 - text/plain: the line-profiler listing of the cell's (and the user's files') lines with
   measured device time and share, the top-N instructions table, coverage stated plainly;
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.engine.profile.record import SCHEMA_VERSION, InstructionTime, ProfileReport
+from workbench.engine.profile.report import SCHEMA_VERSION, InstructionTime, ProfileReport
 from workbench.views._format import fmt_bytes, fmt_count, fmt_percent, fmt_seconds
 from workbench.views._html import (
     CELL_STYLE,

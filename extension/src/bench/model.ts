@@ -204,7 +204,7 @@ export function paramsText(params: Record<string, unknown>): string {
 }
 
 export interface Row {
-  /** stable across live updates: variant + sweep point */
+  /** stable across progress updates: variant + sweep point */
   key: string;
   m: Measurement;
   params: string;

@@ -4,7 +4,7 @@
  * distribution plot per row on one shared scale, detail rows (warnings, roofline, run order,
  * errors), fits and the environment.
  *
- * Live: while the kernel measures, `%jaxbench` / `workbench.bench()` send display updates of
+ * Progress: while the kernel measures, `%jaxbench` / `workbench.bench()` send display updates of
  * one output, so `render` is called again with the growing payload: it carries `progress`
  * (phase, fraction, samples so far), shown as a bar and a phase line above the table whose
  * distribution plots grow; the last update is the finished result (no `progress`): the
@@ -14,7 +14,7 @@
 
 import { add, el, svg } from '../common/dom';
 import { fmtPercent, fmtSeconds } from './format';
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import {
   benchRows,
   finiteSamples,

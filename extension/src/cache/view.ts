@@ -6,7 +6,7 @@
  */
 
 import { add, el } from '../common/dom';
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import {
   againParts,
   distinctSites,

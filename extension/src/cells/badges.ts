@@ -1,12 +1,12 @@
 /**
  * The per-cell compile badge: what one run of a code cell traced, lowered and compiled,
- * read from the kernel's `cell_badge` (see `panel/protocol.ts`).  The badge text is
+ * read from the kernel's `cell_badge` (see `sidepanel/protocol.ts`).  The badge text is
  * compact ("3 compiles · 1.2 s · 1 miss: <first reason> · 2 persistent hits"); the full
  * text, the reason uncut included, is the node's `title`.
  *
  * Badges come from two places: the cell's metadata (`jax-workbench` → `{badge}`, written by
- * the panel's link so a badge survives windowed detach and a reload of the saved notebook)
- * and the link itself (`link.badge(cellId)`, live).  Both are untrusted: a notebook file can
+ * the side panel's link so a badge survives windowed detach and a reload of the saved notebook)
+ * and the link itself (`link.badge(cellId)`, as the kernel sent it).  Both are untrusted: a notebook file can
  * hold anything under that key, so `parseBadge` checks every field and everything from the
  * kernel reaches the page through `textContent` / `title` only.
  *
@@ -22,10 +22,10 @@
  * as no badge at all.
  */
 
-import type { CellBadge } from '../panel/protocol';
+import type { CellBadge } from '../sidepanel/protocol';
 import { el } from '../common/dom';
 
-/** the cell-metadata key the panel's link writes badges under */
+/** the cell-metadata key the side panel's link writes badges under */
 export const METADATA_KEY = 'jax-workbench';
 
 /** how many characters of the first miss reason the compact text keeps */
@@ -205,21 +205,23 @@ export function badgeText(b: CellBadge): BadgeText {
 }
 
 /**
- * The badge to show for a cell now: the newer of the stored and the live one (by the
+ * The badge to show for a cell now: the newer of the stored and the kernel's one (by the
  * kernel's clock `t`, then run number), and only if it describes the run whose outputs the
  * cell shows (its `cell` is the current execution count; none while the cell runs).
  */
 export function currentBadge(
   stored: CellBadge | null,
-  live: CellBadge | null,
+  fromKernel: CellBadge | null,
   executionCount: number | null
 ): CellBadge | null {
   let best = stored;
   if (
-    live &&
-    (!best || live.t > best.t || (live.t === best.t && live.run >= best.run))
+    fromKernel &&
+    (!best ||
+      fromKernel.t > best.t ||
+      (fromKernel.t === best.t && fromKernel.run >= best.run))
   ) {
-    best = live;
+    best = fromKernel;
   }
   if (!best || executionCount === null || executionCount === undefined) {
     return null;
@@ -233,7 +235,7 @@ export function currentBadge(
 /**
  * A run that did no JAX work: the kernel sends such a badge for a re-run that compiled
  * nothing, to replace the cell's earlier badge.  It shows as no badge: under a cell,
- * silence means cached dispatch (the panel's ledger still lists the run's cell).
+ * silence means cached dispatch (the side panel's ledger still lists the run's cell).
  */
 export function isEmptyBadge(b: CellBadge): boolean {
   return (

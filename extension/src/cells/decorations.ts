@@ -24,7 +24,7 @@
 
 import type { ISignal } from '@lumino/signaling';
 
-import type { CellBadge, LiveDiff } from '../panel/protocol';
+import type { CellBadge, LiveDiff } from '../sidepanel/protocol';
 import { el } from '../common/dom';
 import {
   METADATA_KEY,
@@ -63,7 +63,7 @@ export interface NotebookLike {
   readonly isDisposed: boolean;
 }
 
-/** What the strips read: the notebook's link and the panel (see `panel/tokens.ts`). */
+/** What the strips read: the notebook's link and the side panel (see `sidepanel/tokens.ts`). */
 export interface StripSource {
   badge(cellId: string): CellBadge | null;
   diff(cellId: string): LiveDiff | null;

@@ -16,11 +16,11 @@ import type {
   DiffGroup,
   DiffTotal,
   LiveDiff
-} from '../panel/protocol';
+} from '../sidepanel/protocol';
 import { el } from '../common/dom';
 import { counted, formatSeconds, truncate } from './badges';
 
-/** groups listed per side before "… N more" (the rest are in the panel) */
+/** groups listed per side before "… N more" (the rest are in the side panel) */
 export const MAX_GROUPS = 12;
 
 const isObj = (x: unknown): x is Record<string, unknown> =>

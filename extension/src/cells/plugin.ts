@@ -3,10 +3,10 @@
  *
  * Under every code cell that traced, lowered or compiled, a badge says what its last run
  * cost ("3 compiles · 1.2 s · 1 miss: <reason> · 2 persistent hits"); clicking it opens the
- * JAX Workbench panel filtered to that cell.  With the panel's live mode on, a re-run
+ * JAX Workbench side panel filtered to that cell.  With the side panel's live mode on, a re-run
  * `%%jaxpr` / `%%hlo` cell shows what changed since its previous run beside its output.
  *
- * The data come from the panel plugin's per-notebook link (`IWorkbenchLinks`): badges also
+ * The data come from the side panel plugin's per-notebook link (`IWorkbenchLinks`): badges also
  * from the cell metadata the link writes (so they survive windowing and reloads).  How the
  * strips follow JupyterLab's windowed notebooks is in `decorations.ts`.
  */
@@ -17,7 +17,7 @@ import type {
 } from '@jupyterlab/application';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 
-import { IWorkbenchLinks, type IWorkbenchLink } from '../panel/tokens';
+import { IWorkbenchLinks, type IWorkbenchLink } from '../sidepanel/tokens';
 import { NotebookStrips, type NotebookLike } from './decorations';
 
 /** Follow every notebook of `tracker` (present and future); returns the strips per panel. */

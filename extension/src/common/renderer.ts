@@ -12,7 +12,11 @@ import { Widget } from '@lumino/widgets';
 
 import type { CellMap } from './cells';
 import { kindOf, unpack, type Payload } from './payload';
-import type { FeatureView, FeatureViewFactory, RenderContext } from './view';
+import type {
+  FeatureView,
+  FeatureViewFactory,
+  RenderContext
+} from './featureView';
 
 let _outputs = 0;
 

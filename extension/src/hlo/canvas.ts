@@ -9,13 +9,14 @@
  */
 
 import {
-  FLAG_LINKED,
-  FLAG_SEARCH,
-  FLAG_SELECTED,
-  hitFrameTab,
-  hitTest,
-  type Scene
-} from './scene';
+  minimapImage,
+  paintBoxes,
+  paintEdges,
+  paintFrames,
+  type MinimapScale,
+  type Viewport
+} from './paint';
+import { hitFrameTab, hitTest, type Scene } from './scene';
 import { readPalette, type Palette } from './theme';
 
 export interface CanvasEvents {
@@ -235,6 +236,14 @@ export class GraphCanvas {
   }
 
   private _listen(): void {
+    this._listenPan();
+    this._listenWheel();
+    this._listenKeys();
+    this._listenMinimap();
+  }
+
+  /** Drag to pan; a click (no drag) or double click reports the box or frame tab under it. */
+  private _listenPan(): void {
     const c = this.canvas;
     this._on(c, 'pointerdown', ev => {
       if (ev.button !== 0) {
@@ -266,26 +275,7 @@ export class GraphCanvas {
       this._ty = d.ty + dy;
       this.requestDraw();
     });
-    const end = (ev: PointerEvent): void => {
-      const d = this._drag;
-      this._drag = null;
-      c.classList.remove('jwb-hlo-panning');
-      if (!d || d.moved || ev.type === 'pointercancel') {
-        return;
-      }
-      const s = this._scene;
-      if (!s) {
-        return;
-      }
-      const [wx, wy] = this._world(ev);
-      const f = hitFrameTab(s, wx, wy);
-      const item = hitTest(s, wx, wy);
-      if (item < 0 && f >= 0) {
-        this._events.frameClick(f);
-      } else {
-        this._events.click(item, ev);
-      }
-    };
+    const end = (ev: PointerEvent): void => this._endDrag(ev);
     this._on(c, 'pointerup', end);
     this._on(c, 'pointercancel', end);
     this._on(c, 'pointerleave', () => {
@@ -302,6 +292,33 @@ export class GraphCanvas {
         this._events.dblclick(item);
       }
     });
+  }
+
+  /** The end of a press: a drag ends; a press that did not move is a click. */
+  private _endDrag(ev: PointerEvent): void {
+    const d = this._drag;
+    this._drag = null;
+    this.canvas.classList.remove('jwb-hlo-panning');
+    if (!d || d.moved || ev.type === 'pointercancel') {
+      return;
+    }
+    const s = this._scene;
+    if (!s) {
+      return;
+    }
+    const [wx, wy] = this._world(ev);
+    const f = hitFrameTab(s, wx, wy);
+    const item = hitTest(s, wx, wy);
+    if (item < 0 && f >= 0) {
+      this._events.frameClick(f);
+    } else {
+      this._events.click(item, ev);
+    }
+  }
+
+  /** Wheel zoom around the pointer, once the graph was clicked or with Ctrl/⌘. */
+  private _listenWheel(): void {
+    const c = this.canvas;
     this._on(
       c,
       'wheel',
@@ -311,32 +328,30 @@ export class GraphCanvas {
         } // let the notebook scroll
         ev.preventDefault();
         const r = c.getBoundingClientRect();
-        const px = ev.clientX - r.left;
-        const py = ev.clientY - r.top;
         const factor = Math.exp(
           -ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015)
         );
-        const ns = Math.min(
-          MAX_SCALE,
-          Math.max(MIN_SCALE, this._scale * factor)
-        );
-        this._tx = px - (px - this._tx) * (ns / this._scale);
-        this._ty = py - (py - this._ty) * (ns / this._scale);
-        this._scale = ns;
+        this._zoomAt(ev.clientX - r.left, ev.clientY - r.top, factor);
         this.requestDraw();
       },
       { passive: false }
     );
-    this._on(c, 'keydown', ev => {
+  }
+
+  /** Multiply the scale by `factor` (within bounds), keeping screen point (px, py) still. */
+  private _zoomAt(px: number, py: number, factor: number): void {
+    const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * factor));
+    this._tx = px - (px - this._tx) * (ns / this._scale);
+    this._ty = py - (py - this._ty) * (ns / this._scale);
+    this._scale = ns;
+  }
+
+  /** Arrow keys pan, +/- zoom around the centre, 0 fits. */
+  private _listenKeys(): void {
+    this._on(this.canvas, 'keydown', ev => {
       const step = 60;
-      const zoom = (f: number): void => {
-        const ns = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this._scale * f));
-        this._tx =
-          this._cssW / 2 - (this._cssW / 2 - this._tx) * (ns / this._scale);
-        this._ty =
-          this._cssH / 2 - (this._cssH / 2 - this._ty) * (ns / this._scale);
-        this._scale = ns;
-      };
+      const zoom = (f: number): void =>
+        this._zoomAt(this._cssW / 2, this._cssH / 2, f);
       switch (ev.key) {
         case 'ArrowLeft':
           this._tx += step;
@@ -366,6 +381,10 @@ export class GraphCanvas {
       ev.preventDefault();
       this.requestDraw();
     });
+  }
+
+  /** Press or drag on the minimap: centre the view there. */
+  private _listenMinimap(): void {
     const mini = this.minimap;
     const jump = (ev: PointerEvent): void => {
       const s = this._scene;
@@ -395,13 +414,7 @@ export class GraphCanvas {
     });
   }
 
-  private _miniScale(): {
-    s: number;
-    ox: number;
-    oy: number;
-    w: number;
-    h: number;
-  } {
+  private _miniScale(): MinimapScale {
     const w = this.minimap.clientWidth || 160;
     const h = this.minimap.clientHeight || 110;
     const sc = this._scene;
@@ -431,6 +444,7 @@ export class GraphCanvas {
     }
   }
 
+  /** The graph: background, then frames, edges and boxes in view (see paint.ts). */
   private _drawMain(): void {
     const ctx = this._ctx;
     const p = this._palette;
@@ -444,202 +458,19 @@ export class GraphCanvas {
     }
     const sc = this._scale;
     ctx.setTransform(dpr * sc, 0, 0, dpr * sc, dpr * this._tx, dpr * this._ty);
-    // world viewport
-    const vx0 = -this._tx / sc;
-    const vy0 = -this._ty / sc;
-    const vx1 = vx0 + this._cssW / sc;
-    const vy1 = vy0 + this._cssH / sc;
-    const px = 1 / sc; // one screen pixel in world units
-
-    // frames of expanded clusters
-    ctx.lineWidth = px;
-    for (const fr of s.frames) {
-      if (fr.x1 < vx0 || fr.x0 > vx1 || fr.y1 < vy0 || fr.y0 - 18 > vy1) {
-        continue;
-      }
-      ctx.setLineDash([4 * px, 3 * px]);
-      ctx.strokeStyle = p.border;
-      ctx.strokeRect(fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0);
-      ctx.setLineDash([]);
-      if (sc * 12 >= 6) {
-        ctx.fillStyle = p.textDim;
-        ctx.font = `11px ${p.font}`;
-        ctx.textBaseline = 'bottom';
-        ctx.fillText(
-          `▾ ${fr.label}`,
-          fr.x0 + 2,
-          fr.y0 - 2,
-          Math.max(40, fr.x1 - fr.x0)
-        );
-      }
-    }
-
-    // edges in view: one path for ordinary edges, one faint path for edges of groups
-    // (parameters, constants feed everything: drawn faint so the program's flow shows)
-    const m = s.edgeOffsets.length - 1;
-    const heads: number[] = [];
-    for (let pass = 0; pass < 2; pass++) {
-      ctx.strokeStyle = p.edge;
-      ctx.globalAlpha = pass === 0 ? 0.22 : 1;
-      ctx.lineWidth = Math.max(px, 1);
-      ctx.beginPath();
-      for (let e = 0; e < m; e++) {
-        if ((s.edgeFaint[e] === 1) !== (pass === 0)) {
-          continue;
-        }
-        const b = 4 * e;
-        if (
-          s.edgeBox[b + 2] < vx0 ||
-          s.edgeBox[b] > vx1 ||
-          s.edgeBox[b + 3] < vy0 ||
-          s.edgeBox[b + 1] > vy1
-        ) {
-          continue;
-        }
-        const k0 = s.edgeOffsets[e];
-        const k1 = s.edgeOffsets[e + 1];
-        ctx.moveTo(s.edgePoints[2 * k0], s.edgePoints[2 * k0 + 1]);
-        for (let k = k0 + 1; k < k1; k++) {
-          ctx.lineTo(s.edgePoints[2 * k], s.edgePoints[2 * k + 1]);
-        }
-        if (pass === 1) {
-          heads.push(k1 - 1, k1 - 2);
-        }
-      }
-      ctx.stroke();
-    }
-    ctx.globalAlpha = 1;
-    if (sc > 0.25) {
-      ctx.fillStyle = p.edge;
-      ctx.beginPath();
-      const a = 5;
-      for (let i = 0; i < heads.length; i += 2) {
-        const k = heads[i];
-        const j = heads[i + 1];
-        const x = s.edgePoints[2 * k];
-        const y = s.edgePoints[2 * k + 1];
-        const dx = x - s.edgePoints[2 * j];
-        const dy = y - s.edgePoints[2 * j + 1];
-        const len = Math.hypot(dx, dy) || 1;
-        const ux = dx / len;
-        const uy = dy / len;
-        ctx.moveTo(x, y);
-        ctx.lineTo(x - a * ux - a * 0.6 * uy, y - a * uy + a * 0.6 * ux);
-        ctx.lineTo(x - a * ux + a * 0.6 * uy, y - a * uy - a * 0.6 * ux);
-        ctx.closePath();
-      }
-      ctx.fill();
-    }
-
-    // boxes in view
-    const visible: number[] = [];
-    for (let i = 0; i < s.n; i++) {
-      const hw = s.w[i] / 2;
-      const hh = s.h[i] / 2;
-      if (
-        s.x[i] + hw < vx0 ||
-        s.x[i] - hw > vx1 ||
-        s.y[i] + hh < vy0 ||
-        s.y[i] - hh > vy1
-      ) {
-        continue;
-      }
-      visible.push(i);
-    }
-    const detailed = sc * 12 >= 6;
-    if (sc * 40 < 12) {
-      // far out: boxes are a few pixels; one filled path per colour, outlines only for
-      // the flagged ones
-      for (let hb = 0; hb < p.heat.length; hb++) {
-        ctx.fillStyle = p.heat[hb];
-        ctx.beginPath();
-        for (const i of visible) {
-          if (s.heat[i] === hb) {
-            ctx.rect(s.x[i] - s.w[i] / 2, s.y[i] - s.h[i] / 2, s.w[i], s.h[i]);
-          }
-        }
-        ctx.fill();
-      }
-      for (const i of visible) {
-        const f = s.flags[i];
-        if (!f) {
-          continue;
-        }
-        ctx.lineWidth = 3 * px;
-        ctx.strokeStyle =
-          f & FLAG_SELECTED
-            ? p.select
-            : f & FLAG_LINKED
-              ? p.highlight
-              : p.search;
-        ctx.strokeRect(
-          s.x[i] - s.w[i] / 2,
-          s.y[i] - s.h[i] / 2,
-          s.w[i],
-          s.h[i]
-        );
-      }
-      return;
-    }
-    for (const i of visible) {
-      const x0 = s.x[i] - s.w[i] / 2;
-      const y0 = s.y[i] - s.h[i] / 2;
-      const w = s.w[i];
-      const h = s.h[i];
-      const heat = s.heat[i];
-      ctx.fillStyle = s.kind[i] === 0 ? p.node : p.cluster;
-      ctx.fillRect(x0, y0, w, h);
-      if (heat >= 3) {
-        ctx.globalAlpha = heat === 5 ? 0.3 : heat === 4 ? 0.2 : 0.12;
-        ctx.fillStyle = p.heat[heat];
-        ctx.fillRect(x0, y0, w, h);
-        ctx.globalAlpha = 1;
-      }
-      // heat bar on the left
-      ctx.fillStyle = p.heat[heat];
-      ctx.fillRect(x0, y0, Math.min(8, w / 4), h);
-      const stripe = s.stripe[i];
-      if (stripe) {
-        ctx.fillStyle = stripe;
-        ctx.fillRect(x0 + w - 6, y0, 6, h);
-      }
-      const f = s.flags[i];
-      let bw = heat === 5 ? 2.5 : 1;
-      let bc = heat === 5 ? p.heat[5] : p.border;
-      if (f & FLAG_SEARCH) {
-        bc = p.search;
-        bw = 3;
-      }
-      if (f & FLAG_LINKED) {
-        bc = p.highlight;
-        bw = 3;
-      }
-      if (f & FLAG_SELECTED) {
-        bc = p.select;
-        bw = 3.5;
-      }
-      ctx.lineWidth = Math.max(bw, bw * px);
-      ctx.strokeStyle = bc;
-      ctx.strokeRect(x0, y0, w, h);
-      if (s.kind[i] !== 0) {
-        // folded: a second outline, like a stack of boxes
-        ctx.lineWidth = Math.max(1, px);
-        ctx.strokeStyle = p.border;
-        ctx.strokeRect(x0 + 3, y0 + 3, w, h);
-      }
-      if (detailed) {
-        ctx.fillStyle = p.text;
-        ctx.textBaseline = 'middle';
-        ctx.font = `${s.kind[i] === 0 ? '' : 'bold '}12px ${p.font}`;
-        const tx = x0 + 12;
-        const tw = w - 22;
-        ctx.fillText(s.title[i], tx, y0 + h * 0.33, tw);
-        // the second line too in font-color1: color2 is 4.2-4.4:1 on cluster boxes
-        // (layout-color2) and on heat-tinted boxes, below the 4.5:1 the themes must keep
-        ctx.font = `11px ${p.font}`;
-        ctx.fillText(s.sub[i], tx, y0 + h * 0.72, tw);
-      }
-    }
+    const x0 = -this._tx / sc;
+    const y0 = -this._ty / sc;
+    const view: Viewport = {
+      x0,
+      y0,
+      x1: x0 + this._cssW / sc,
+      y1: y0 + this._cssH / sc,
+      scale: sc,
+      px: 1 / sc
+    };
+    paintFrames(ctx, s, p, view);
+    paintEdges(ctx, s, p, view);
+    paintBoxes(ctx, s, p, view);
   }
 
   private _drawMinimap(): void {
@@ -674,32 +505,7 @@ export class GraphCanvas {
     }
     const p = this._palette;
     if (!this._miniCache) {
-      const off = document.createElement('canvas');
-      off.width = mini.width;
-      off.height = mini.height;
-      const oc = off.getContext('2d');
-      if (oc) {
-        oc.setTransform(dpr, 0, 0, dpr, 0, 0);
-        oc.fillStyle = p.node;
-        oc.fillRect(0, 0, k.w, k.h);
-        for (let hb = 0; hb < p.heat.length; hb++) {
-          oc.fillStyle = p.heat[hb];
-          oc.beginPath();
-          for (let i = 0; i < s.n; i++) {
-            if (s.heat[i] !== hb) {
-              continue;
-            }
-            oc.rect(
-              k.ox + (s.x[i] - s.w[i] / 2) * k.s,
-              k.oy + (s.y[i] - s.h[i] / 2) * k.s,
-              Math.max(1, s.w[i] * k.s),
-              Math.max(1, s.h[i] * k.s)
-            );
-          }
-          oc.fill();
-        }
-      }
-      this._miniCache = off;
+      this._miniCache = minimapImage(s, p, k, dpr, mini.width, mini.height);
     }
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this._miniCache, 0, 0);

@@ -151,42 +151,78 @@ function placeRow(
   }
 }
 
-export function layeredLayout(
-  input: LayoutInput,
-  options: LayoutOptions = {}
-): LayoutResult {
-  const n0 = input.widths.length;
-  const m0 = input.src.length;
-  const sweeps = options.sweeps ?? 6;
-  const nodeSep = options.nodeSep ?? 24;
-  const rankSep = options.rankSep ?? 36;
-  const maxDummies = options.maxDummies ?? 4 * n0 + 64;
-  const coordPasses = options.coordPasses ?? 6;
+/** Compressed adjacency (see `csr`): the neighbours of v are nbr[off[v] .. off[v+1]]. */
+interface Adjacency {
+  off: Int32Array;
+  nbr: Int32Array;
+}
 
-  // 1. acyclic orientation
-  const rev = backEdges(n0, input.src, input.dst);
-  const a = new Int32Array(m0);
-  const b = new Int32Array(m0);
-  for (let e = 0; e < m0; e++) {
-    a[e] = rev[e] ? input.dst[e] : input.src[e];
-    b[e] = rev[e] ? input.src[e] : input.dst[e];
-  }
+/** The input's edges, each pointing down (phase 1): `a[e]` above `b[e]`. */
+interface OrientedEdges {
+  count: number;
+  /** 1 where the input's edge was reversed */
+  rev: Uint8Array;
+  a: Int32Array;
+  b: Int32Array;
+}
 
-  // 2. longest-path layering in topological order (Kahn)
-  const out = csr(n0, a, b, m0);
-  const indeg = new Int32Array(n0);
-  for (let e = 0; e < m0; e++) {
-    indeg[b[e]]++;
+/** Input nodes then dummies, linked by segments between adjacent layers (phase 3). */
+interface LayeredGraph {
+  /** nodes, the input's first (its indices) then the dummies */
+  size: number;
+  layers: number;
+  lay: Int32Array;
+  w: Float64Array;
+  h: Float64Array;
+  /** segments top -> bottom and bottom -> top */
+  down: Adjacency;
+  up: Adjacency;
+}
+
+/** Each layer's nodes in order (phase 4): layer l is order[layerOff[l] .. layerOff[l+1]]. */
+interface LayerOrder {
+  layerOff: Int32Array;
+  order: Int32Array;
+  /** a node's position within its layer */
+  pos: Float64Array;
+}
+
+/** 1. Acyclic orientation: back edges reversed. */
+function orientEdges(
+  n: number,
+  src: Int32Array,
+  dst: Int32Array
+): OrientedEdges {
+  const count = src.length;
+  const rev = backEdges(n, src, dst);
+  const a = new Int32Array(count);
+  const b = new Int32Array(count);
+  for (let e = 0; e < count; e++) {
+    a[e] = rev[e] ? dst[e] : src[e];
+    b[e] = rev[e] ? src[e] : dst[e];
   }
-  const topo = new Int32Array(n0);
+  return { count, rev, a, b };
+}
+
+/** 2. Longest-path layering in topological order (Kahn). */
+function longestPathLayers(
+  n: number,
+  edges: OrientedEdges,
+  out: Adjacency
+): Int32Array {
+  const indeg = new Int32Array(n);
+  for (let e = 0; e < edges.count; e++) {
+    indeg[edges.b[e]]++;
+  }
+  const topo = new Int32Array(n);
   let head = 0;
   let tail = 0;
-  for (let v = 0; v < n0; v++) {
+  for (let v = 0; v < n; v++) {
     if (indeg[v] === 0) {
       topo[tail++] = v;
     }
   }
-  const layer = new Int32Array(n0);
+  const layer = new Int32Array(n);
   while (head < tail) {
     const v = topo[head++];
     for (let k = out.off[v]; k < out.off[v + 1]; k++) {
@@ -199,12 +235,21 @@ export function layeredLayout(
       }
     }
   }
-  // sources sit just above their first user
-  const hasIn = new Uint8Array(n0);
-  for (let e = 0; e < m0; e++) {
-    hasIn[b[e]] = 1;
+  return layer;
+}
+
+/** 2. Sources move down to just above their first user (`layer` is updated in place). */
+function lowerSources(
+  n: number,
+  edges: OrientedEdges,
+  out: Adjacency,
+  layer: Int32Array
+): void {
+  const hasIn = new Uint8Array(n);
+  for (let e = 0; e < edges.count; e++) {
+    hasIn[edges.b[e]] = 1;
   }
-  for (let v = 0; v < n0; v++) {
+  for (let v = 0; v < n; v++) {
     if (hasIn[v] || out.off[v + 1] === out.off[v]) {
       continue;
     }
@@ -216,58 +261,84 @@ export function layeredLayout(
       layer[v] = lo - 1;
     }
   }
-  let L = 0;
-  for (let v = 0; v < n0; v++) {
-    if (layer[v] + 1 > L) {
-      L = layer[v] + 1;
+}
+
+/** 2. Each node's layer and the number of layers. */
+function assignLayers(
+  n: number,
+  edges: OrientedEdges
+): { layer: Int32Array; layers: number } {
+  const out = csr(n, edges.a, edges.b, edges.count);
+  const layer = longestPathLayers(n, edges, out);
+  lowerSources(n, edges, out, layer);
+  let layers = 0;
+  for (let v = 0; v < n; v++) {
+    if (layer[v] + 1 > layers) {
+      layers = layer[v] + 1;
     }
   }
+  return { layer, layers };
+}
 
-  // 3. dummy nodes for long edges, shortest spans first, within budget
-  const span = new Int32Array(m0);
+/** 3. Which edges get dummy nodes: all if the budget allows, else shortest spans first. */
+function chooseDummyEdges(span: Int32Array, maxDummies: number): Uint8Array {
+  const m = span.length;
   let wanted = 0;
-  for (let e = 0; e < m0; e++) {
-    span[e] = layer[b[e]] - layer[a[e]];
+  for (let e = 0; e < m; e++) {
     wanted += Math.max(0, span[e] - 1);
   }
-  const useDummies = new Uint8Array(m0);
+  const useDummies = new Uint8Array(m);
   if (wanted <= maxDummies) {
-    for (let e = 0; e < m0; e++) {
-      useDummies[e] = 1;
-    }
-  } else {
-    const order = Array.from({ length: m0 }, (_, e) => e).sort(
-      (p, q) => span[p] - span[q]
-    );
-    let budget = maxDummies;
-    for (const e of order) {
-      const need = span[e] - 1;
-      if (need > budget) {
-        break;
-      }
-      budget -= need;
-      useDummies[e] = 1;
-    }
+    useDummies.fill(1);
+    return useDummies;
   }
-  let nd = 0;
-  for (let e = 0; e < m0; e++) {
+  const order = Array.from({ length: m }, (_, e) => e).sort(
+    (p, q) => span[p] - span[q]
+  );
+  let budget = maxDummies;
+  for (const e of order) {
+    const need = span[e] - 1;
+    if (need > budget) {
+      break;
+    }
+    budget -= need;
+    useDummies[e] = 1;
+  }
+  return useDummies;
+}
+
+/**
+ * 3. The layered graph: a chain of dummies (8 x 8) for each chosen long edge, and the
+ * segments between adjacent layers; `chainStart[e]` is edge e's first dummy (-1: none).
+ */
+function expandLongEdges(
+  input: LayoutInput,
+  edges: OrientedEdges,
+  layer: Int32Array,
+  layers: number,
+  span: Int32Array,
+  useDummies: Uint8Array
+): { graph: LayeredGraph; chainStart: Int32Array; dummies: number } {
+  const n0 = input.widths.length;
+  const { a, b } = edges;
+  let dummies = 0;
+  for (let e = 0; e < edges.count; e++) {
     if (useDummies[e] && span[e] > 1) {
-      nd += span[e] - 1;
+      dummies += span[e] - 1;
     }
   }
-  const N = n0 + nd;
-  const lay = new Int32Array(N);
+  const size = n0 + dummies;
+  const lay = new Int32Array(size);
   lay.set(layer);
-  const w = new Float64Array(N);
-  const h = new Float64Array(N);
+  const w = new Float64Array(size);
+  const h = new Float64Array(size);
   w.set(input.widths);
   h.set(input.heights);
-  // segments between adjacent layers
   const segFrom: number[] = [];
   const segTo: number[] = [];
-  const chainStart = new Int32Array(m0).fill(-1); // first dummy of edge e
+  const chainStart = new Int32Array(edges.count).fill(-1);
   let next = n0;
-  for (let e = 0; e < m0; e++) {
+  for (let e = 0; e < edges.count; e++) {
     if (span[e] === 1) {
       segFrom.push(a[e]);
       segTo.push(b[e]);
@@ -287,40 +358,49 @@ export function layeredLayout(
       segTo.push(b[e]);
     }
   }
-  const S = segFrom.length;
   const sf = Int32Array.from(segFrom);
   const st = Int32Array.from(segTo);
-  const down = csr(N, sf, st, S);
-  const up = csr(N, st, sf, S);
+  const down = csr(size, sf, st, sf.length);
+  const up = csr(size, st, sf, sf.length);
+  const graph = { size, layers, lay, w, h, down, up };
+  return { graph, chainStart, dummies };
+}
 
-  // initial order: by layer, then input order (dummies after the nodes of their layer)
+/** 4. The initial order: by layer, then input order (dummies after their layer's nodes). */
+function initialOrder(g: LayeredGraph): LayerOrder {
+  const L = g.layers;
   const layerSize = new Int32Array(L + 1);
-  for (let v = 0; v < N; v++) {
-    layerSize[lay[v] + 1]++;
+  for (let v = 0; v < g.size; v++) {
+    layerSize[g.lay[v] + 1]++;
   }
   const layerOff = new Int32Array(L + 1);
   for (let l = 0; l < L; l++) {
     layerOff[l + 1] = layerOff[l] + layerSize[l + 1];
   }
-  const order = new Int32Array(N); // nodes by layer then position
+  const order = new Int32Array(g.size);
   const fill = layerOff.slice(0, L);
-  for (let v = 0; v < N; v++) {
-    order[fill[lay[v]]++] = v;
+  for (let v = 0; v < g.size; v++) {
+    order[fill[g.lay[v]]++] = v;
   }
-  const pos = new Float64Array(N);
+  const pos = new Float64Array(g.size);
   for (let l = 0; l < L; l++) {
     for (let i = layerOff[l]; i < layerOff[l + 1]; i++) {
       pos[order[i]] = i - layerOff[l];
     }
   }
+  return { layerOff, order, pos };
+}
 
-  // 4. barycenter sweeps
-  const key = new Float64Array(N);
+/** 4. Barycenter sweeps, down and up alternately (`ord` is reordered in place). */
+function reduceCrossings(
+  g: LayeredGraph,
+  ord: LayerOrder,
+  sweeps: number
+): void {
+  const { layerOff, order, pos } = ord;
+  const key = new Float64Array(g.size);
   const tmp: number[] = [];
-  const sortLayer = (
-    l: number,
-    adj: { off: Int32Array; nbr: Int32Array }
-  ): void => {
+  const sortLayer = (l: number, adj: Adjacency): void => {
     const s0 = layerOff[l];
     const s1 = layerOff[l + 1];
     tmp.length = 0;
@@ -340,41 +420,50 @@ export function layeredLayout(
       pos[tmp[i]] = i;
     }
   };
-  for (let s = 0; s < sweeps; s++) {
-    if (s % 2 === 0) {
-      for (let l = 1; l < L; l++) {
-        sortLayer(l, up);
+  sweepLayers(g, sweeps, sortLayer);
+}
+
+/** Passes over the layers: even ones top-down against `up`, odd ones bottom-up against `down`. */
+function sweepLayers(
+  g: LayeredGraph,
+  passes: number,
+  visit: (l: number, adj: Adjacency) => void
+): void {
+  for (let p = 0; p < passes; p++) {
+    if (p % 2 === 0) {
+      for (let l = 1; l < g.layers; l++) {
+        visit(l, g.up);
       }
     } else {
-      for (let l = L - 2; l >= 0; l--) {
-        sortLayer(l, down);
+      for (let l = g.layers - 2; l >= 0; l--) {
+        visit(l, g.down);
       }
     }
   }
+}
 
-  // 5. coordinates
-  const x = new Float64Array(N);
-  let maxRow = 0;
-  for (let l = 0; l < L; l++) {
-    maxRow = Math.max(maxRow, layerOff[l + 1] - layerOff[l]);
-  }
-  const want = new Float64Array(maxRow);
-  const gap = new Float64Array(maxRow);
-  const placed = new Float64Array(maxRow);
+/** 5. Start: each layer packed left to right, `nodeSep` apart, centred on the widest. */
+function packLayers(
+  g: LayeredGraph,
+  ord: LayerOrder,
+  nodeSep: number
+): Float64Array {
+  const { layerOff, order } = ord;
+  const L = g.layers;
+  const x = new Float64Array(g.size);
   for (let l = 0; l < L; l++) {
     let cx = 0;
     for (let i = layerOff[l]; i < layerOff[l + 1]; i++) {
       const v = order[i];
-      x[v] = cx + w[v] / 2;
-      cx += w[v] + nodeSep;
+      x[v] = cx + g.w[v] / 2;
+      cx += g.w[v] + nodeSep;
     }
   }
-  // centre every layer on the widest one to start
   let widest = 0;
   const rowWidth = new Float64Array(L);
   for (let l = 0; l < L; l++) {
     const s1 = layerOff[l + 1] - 1;
-    rowWidth[l] = s1 >= layerOff[l] ? x[order[s1]] + w[order[s1]] / 2 : 0;
+    rowWidth[l] = s1 >= layerOff[l] ? x[order[s1]] + g.w[order[s1]] / 2 : 0;
     widest = Math.max(widest, rowWidth[l]);
   }
   for (let l = 0; l < L; l++) {
@@ -383,10 +472,29 @@ export function layeredLayout(
       x[order[i]] += shift;
     }
   }
-  const pullRow = (
-    l: number,
-    adj: { off: Int32Array; nbr: Int32Array }
-  ): void => {
+  return x;
+}
+
+/**
+ * 5. Passes that pull each node to the mean of its neighbours in the previous (or next)
+ * layer, each layer then projected back onto its order and gaps (`placeRow`).
+ */
+function pullToNeighbours(
+  g: LayeredGraph,
+  ord: LayerOrder,
+  x: Float64Array,
+  nodeSep: number,
+  passes: number
+): void {
+  const { layerOff, order } = ord;
+  let maxRow = 0;
+  for (let l = 0; l < g.layers; l++) {
+    maxRow = Math.max(maxRow, layerOff[l + 1] - layerOff[l]);
+  }
+  const want = new Float64Array(maxRow);
+  const gap = new Float64Array(maxRow);
+  const placed = new Float64Array(maxRow);
+  const pullRow = (l: number, adj: Adjacency): void => {
     const s0 = layerOff[l];
     const cnt = layerOff[l + 1] - s0;
     for (let i = 0; i < cnt; i++) {
@@ -398,7 +506,7 @@ export function layeredLayout(
       }
       want[i] = deg > 0 ? sum / deg : x[v];
       if (i + 1 < cnt) {
-        gap[i] = (w[v] + w[order[s0 + i + 1]]) / 2 + nodeSep;
+        gap[i] = (g.w[v] + g.w[order[s0 + i + 1]]) / 2 + nodeSep;
       }
     }
     placeRow(want, gap, cnt, placed);
@@ -406,36 +514,37 @@ export function layeredLayout(
       x[order[s0 + i]] = placed[i];
     }
   };
-  for (let p = 0; p < coordPasses; p++) {
-    if (p % 2 === 0) {
-      for (let l = 1; l < L; l++) {
-        pullRow(l, up);
-      }
-    } else {
-      for (let l = L - 2; l >= 0; l--) {
-        pullRow(l, down);
-      }
-    }
-  }
+  sweepLayers(g, passes, pullRow);
+}
+
+/** 5. Shift `x` so the leftmost node's left edge is at 0; returns the drawing's width. */
+function alignLeft(g: LayeredGraph, x: Float64Array): number {
   let minX = Infinity;
   let maxX = -Infinity;
-  for (let v = 0; v < N; v++) {
-    minX = Math.min(minX, x[v] - w[v] / 2);
-    maxX = Math.max(maxX, x[v] + w[v] / 2);
+  for (let v = 0; v < g.size; v++) {
+    minX = Math.min(minX, x[v] - g.w[v] / 2);
+    maxX = Math.max(maxX, x[v] + g.w[v] / 2);
   }
-  if (N === 0) {
+  if (g.size === 0) {
     minX = 0;
     maxX = 0;
   }
-  for (let v = 0; v < N; v++) {
+  for (let v = 0; v < g.size; v++) {
     x[v] -= minX;
   }
+  return maxX - minX;
+}
 
-  // y: layer by layer, each as tall as its tallest node
+/** y: layer by layer, each as tall as its tallest node, `rankSep` apart. */
+function assignY(
+  g: LayeredGraph,
+  rankSep: number
+): { y: Float64Array; height: number } {
+  const L = g.layers;
   const rowH = new Float64Array(L);
-  for (let v = 0; v < N; v++) {
-    if (h[v] > rowH[lay[v]]) {
-      rowH[lay[v]] = h[v];
+  for (let v = 0; v < g.size; v++) {
+    if (g.h[v] > rowH[g.lay[v]]) {
+      rowH[g.lay[v]] = g.h[v];
     }
   }
   const rowY = new Float64Array(L);
@@ -444,22 +553,33 @@ export function layeredLayout(
     rowY[l] = cy + rowH[l] / 2;
     cy += rowH[l] + rankSep;
   }
-  const y = new Float64Array(N);
-  for (let v = 0; v < N; v++) {
-    y[v] = rowY[lay[v]];
+  const y = new Float64Array(g.size);
+  for (let v = 0; v < g.size; v++) {
+    y[v] = rowY[g.lay[v]];
   }
+  return { y, height: Math.max(0, cy - rankSep) };
+}
 
-  // edge polylines (in the input's direction)
-  const edgeOffsets = new Int32Array(m0 + 1);
-  for (let e = 0; e < m0; e++) {
+/** Edge polylines in the input's direction: bottom of the source, dummies, top of the target. */
+function edgePolylines(
+  edges: OrientedEdges,
+  span: Int32Array,
+  chainStart: Int32Array,
+  x: Float64Array,
+  y: Float64Array,
+  h: Float64Array
+): { edgeOffsets: Int32Array; edgePoints: Float64Array } {
+  const m = edges.count;
+  const edgeOffsets = new Int32Array(m + 1);
+  for (let e = 0; e < m; e++) {
     const pts = 2 + (chainStart[e] >= 0 ? span[e] - 1 : 0);
     edgeOffsets[e + 1] = edgeOffsets[e] + pts;
   }
-  const edgePoints = new Float64Array(edgeOffsets[m0] * 2);
-  for (let e = 0; e < m0; e++) {
+  const edgePoints = new Float64Array(edgeOffsets[m] * 2);
+  for (let e = 0; e < m; e++) {
     let k = edgeOffsets[e] * 2;
-    const u = a[e];
-    const t = b[e];
+    const u = edges.a[e];
+    const t = edges.b[e];
     const pts: number[] = [x[u], y[u] + h[u] / 2];
     if (chainStart[e] >= 0) {
       for (let s = 0; s < span[e] - 1; s++) {
@@ -468,7 +588,7 @@ export function layeredLayout(
       }
     }
     pts.push(x[t], y[t] - h[t] / 2);
-    if (rev[e]) {
+    if (edges.rev[e]) {
       for (let i = pts.length - 2; i >= 0; i -= 2) {
         edgePoints[k++] = pts[i];
         edgePoints[k++] = pts[i + 1];
@@ -479,17 +599,52 @@ export function layeredLayout(
       }
     }
   }
+  return { edgeOffsets, edgePoints };
+}
 
+/** The layout of `input`, phase by phase (see the top of this file). */
+export function layeredLayout(
+  input: LayoutInput,
+  options: LayoutOptions = {}
+): LayoutResult {
+  const n0 = input.widths.length;
+  const sweeps = options.sweeps ?? 6;
+  const nodeSep = options.nodeSep ?? 24;
+  const rankSep = options.rankSep ?? 36;
+  const maxDummies = options.maxDummies ?? 4 * n0 + 64;
+  const coordPasses = options.coordPasses ?? 6;
+
+  const edges = orientEdges(n0, input.src, input.dst);
+  const { layer, layers } = assignLayers(n0, edges);
+  const span = new Int32Array(edges.count);
+  for (let e = 0; e < edges.count; e++) {
+    span[e] = layer[edges.b[e]] - layer[edges.a[e]];
+  }
+  const useDummies = chooseDummyEdges(span, maxDummies);
+  const { graph, chainStart, dummies } = expandLongEdges(
+    input,
+    edges,
+    layer,
+    layers,
+    span,
+    useDummies
+  );
+  const ord = initialOrder(graph);
+  reduceCrossings(graph, ord, sweeps);
+  const x = packLayers(graph, ord, nodeSep);
+  pullToNeighbours(graph, ord, x, nodeSep, coordPasses);
+  const width = alignLeft(graph, x);
+  const { y, height } = assignY(graph, rankSep);
+  const polylines = edgePolylines(edges, span, chainStart, x, y, graph.h);
   return {
     x: x.slice(0, n0),
     y: y.slice(0, n0),
     layer: layer.slice(0, n0),
-    width: maxX - minX,
-    height: Math.max(0, cy - rankSep),
-    edgeOffsets,
-    edgePoints,
-    layers: L,
-    dummies: nd
+    width,
+    height,
+    ...polylines,
+    layers,
+    dummies
   };
 }
 

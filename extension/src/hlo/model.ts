@@ -8,15 +8,14 @@ import {
   buildClusters,
   clusterPath,
   initialExpansion,
-  visibleGraph,
-  type ClusterTree,
-  type VisibleGraph
+  type ClusterTree
 } from './cluster';
 import { indexGraph, moduleInstructions, type GraphIndex } from './graph';
 import { formatBytes, heatScale, type HeatScale } from './heat';
 import type { LayoutInput, LayoutResult } from './layout';
 import { edgeBoxes, type Frame, type Scene } from './scene';
 import type { HloInstruction, HloPayload } from './types';
+import { visibleGraph, type VisibleGraph } from './visible';
 
 export const NODE_W = 200;
 export const NODE_H = 40;

@@ -1,7 +1,7 @@
 /** Source lines of HLO nodes: how they read ("cell [3] line 4"), and which cell they are. */
 
 import { cellKey, type CellMap } from '../common/cells';
-import type { LineSelection } from '../linking/hub';
+import type { LineSelection } from '../sourcelines/hub';
 import type { HloNode, HloSource } from './types';
 
 const MAGIC_CELL = /^<workbench-cell-(\d+)>$/;

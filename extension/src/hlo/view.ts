@@ -4,7 +4,7 @@
  * generated/layout.worker-source.ts), started from a Blob URL.
  */
 
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import { WORKER_SOURCE } from '../generated/layout.worker-source';
 import { HloView } from './output';
 

@@ -4,7 +4,7 @@
  * added, one its next stage drops is marked removed.  Virtualised like the jaxpr view.
  */
 
-import type { FeatureView, RenderContext } from '../common/view';
+import type { FeatureView, RenderContext } from '../common/featureView';
 import { unpack, type Payload } from '../common/payload';
 import { align, markOf, signatures, type Alignment } from './compare';
 import { appendSegments, el, plural } from './dom';

@@ -5,11 +5,11 @@
  */
 
 import type { CellMap } from '../common/cells';
-import type { FeatureView, RenderContext } from '../common/view';
+import type { FeatureView, RenderContext } from '../common/featureView';
 import type { Payload } from '../common/payload';
-import { lineColor, lineColors } from '../linking/colors';
-import { HUB, type LineSelection } from '../linking/hub';
-import { pointerMoved } from '../linking/pointer';
+import { lineColor, lineColors } from '../sourcelines/colors';
+import { HUB, type LineSelection } from '../sourcelines/hub';
+import { pointerMoved } from '../sourcelines/pointer';
 import { buildDefUse, varKey, type DefUse } from './defuse';
 import { appendSegments, el, plural, seconds } from './dom';
 import { headerSummary, signatureText, topPrimitives } from './header';

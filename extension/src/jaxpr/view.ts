@@ -1,6 +1,6 @@
 /** The jaxpr feature's views (see jaxprView.ts and compareView.ts). */
 
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import { createCompareView } from './compareView';
 import { createJaxprView } from './jaxprView';
 

@@ -6,7 +6,7 @@
 
 import { add, el, onThemeChange } from '../common/dom';
 import { fmtBytes } from '../bench/format';
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import { LayoutCards, Tooltip } from '../sharding/card';
 import { DeviceSetColors, meshText } from '../sharding/model';
 import {

@@ -8,7 +8,7 @@
 
 import { add, el, svg } from '../common/dom';
 import { fmtBytes, fmtCount, fmtPercent, fmtSeconds } from '../bench/format';
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import {
   boundText,
   coverageLine,

@@ -6,7 +6,7 @@
  */
 
 import { add, el, onThemeChange } from '../common/dom';
-import type { FeatureViewFactory } from '../common/view';
+import type { FeatureViewFactory } from '../common/featureView';
 import { LayoutCards, Tooltip } from './card';
 import { DeviceSetColors, filterLayouts, type ShardingPayload } from './model';
 

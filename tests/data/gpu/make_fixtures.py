@@ -1,4 +1,4 @@
-"""Regenerate the small GPU fixtures of tests/test_profile_gpu.py from the recorded profiles.
+"""Regenerate the small GPU fixtures of tests/engine/test_profile_gpu.py from the recorded profiles.
 
     python tests/data/gpu/make_fixtures.py [/path/to/shared/data]
 

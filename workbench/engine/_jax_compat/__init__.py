@@ -4,7 +4,7 @@ JAX moves its private modules between releases (0.10.x here, 0.11.x on GPU
 machines), so every use of ``jax._src`` or a private attribute is feature-detected
 here and degrades to ``None`` / a neutral answer instead of raising.  The rest of
 the package imports only the names below, from this package (``from workbench.engine
-import _jax_compat as compat``), never from its modules; ``tests/test_compat.py``
+import _jax_compat as compat``), never from its modules; ``tests/engine/test_compat.py``
 checks each of them against the installed JAX so a move shows up as one failing test,
 not as a broken notebook.
 

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 
 # Event names JAX records through ``jax.monitoring``; read from JAX where it exposes them so
-# a rename shows up in tests/test_compat.py, with the 0.10 names as the fallback.
+# a rename shows up in tests/engine/test_compat.py, with the 0.10 names as the fallback.
 _dispatch: types.ModuleType | None
 try:
     from jax._src import dispatch as _dispatch

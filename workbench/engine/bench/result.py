@@ -157,7 +157,7 @@ class BenchConfig:
 
 @dataclass
 class BenchProgress:
-    """Where a running benchmark is: present only on the partial records of a live run.
+    """Where a running benchmark is: present only on the partial records of a run in progress.
 
     ``done`` is False while the run goes on; True on a record the run left behind when an
     exception stopped it before its result (the measurements are what it had so far).
@@ -202,7 +202,7 @@ class BenchProgress:
 class Benchmark:
     """A whole benchmark: variants × sweep points, comparisons, fits and the environment.
 
-    ``progress`` is set only on the partial records a live run shows while it goes on
+    ``progress`` is set only on the partial records a run shows while it goes on
     (:class:`BenchProgress`); a finished result has none.
     """
 

@@ -63,7 +63,7 @@ from workbench.engine.common.analysis import CostAnalysis
 from workbench.engine.common.environment import environment
 from workbench.engine.hlo.costs import ProgramCost, program_cost
 from workbench.engine.hlo.parser import parse_hlo
-from workbench.engine.jaxpr.inspection import function_name, inspect
+from workbench.engine.stages import function_name, inspect
 
 DEFAULT_BUDGET_S = 3.0
 DEFAULT_PRECISION = 0.01
@@ -86,7 +86,7 @@ MIN_WARMUP_S = 0.02
 
 @dataclass
 class Progress:
-    """What an observer (the live display) is told after each round and phase change.
+    """What an observer (the progress display) is told after each round and phase change.
 
     Building a whole partial record costs far more than the call that tells the
     observer, so it is built only on request: :meth:`snapshot` (an observer that
@@ -415,17 +415,26 @@ def _run_point(
             timers[m.variant] = timer
         if donors:  # the arguments every variant shares are gone
             _stop_variants_without_arguments(ms, timers, donors)
-        live = [m for m in ms if m.variant in timers]
-        if not live:
+        running = [m for m in ms if m.variant in timers]
+        if not running:
             return
         # the budget is for warm-up and sampling: compiles (first calls) are not in it
         point_start = time.perf_counter()
         with steady_state_compiles() as compiles:
             _warm_and_sample(
-                run, live, timers, variants, config, point_start, point_budget, where, ms, compiles
+                run,
+                running,
+                timers,
+                variants,
+                config,
+                point_start,
+                point_budget,
+                where,
+                ms,
+                compiles,
             )
         if config.roofline:
-            for m in live:
+            for m in running:
                 if m.samples:
                     run.tell("roofline", f"cost analysis of {m.variant}{where}", 1.0, ms)
                     try:
@@ -483,7 +492,7 @@ def _first_run_s(m: Measurement) -> float:
 
 def _warm_and_sample(
     run: _Run,
-    live: list[Measurement],
+    running: list[Measurement],
     timers: dict[str, CallTimer],
     variants: dict[str, Callable[..., Any]],
     config: BenchConfig,
@@ -507,13 +516,13 @@ def _warm_and_sample(
         timers,
         variants,
         config,
-        point_budget / len(live),
+        point_budget / len(running),
         where,
         ms,
         _CompileCounter(compiles),
     )
     unwarmed: set[str] = set()
-    for m in live:
+    for m in running:
         first_run = _first_run_s(m)
         if first_run >= warmer.warm:  # slow: one call is more than the warm-up may spend
             m.warmup_calls, m.warmup_compiles = 0, 0
@@ -522,14 +531,24 @@ def _warm_and_sample(
             unwarmed.add(m.variant)
         else:
             warmer.warm_up(m)
-    live = [m for m in live if m.error is None]
+    running = [m for m in running if m.error is None]
     _fit_number_to_budget(
-        live, warmer.per_call, config, point_budget - (time.perf_counter() - point_start)
+        running, warmer.per_call, config, point_budget - (time.perf_counter() - point_start)
     )
-    for m in live:
+    for m in running:
         m.sampling_compiles = 0
     _sample_rounds(
-        run, live, timers, variants, config, point_start, point_budget, where, ms, warmer, unwarmed
+        run,
+        running,
+        timers,
+        variants,
+        config,
+        point_start,
+        point_budget,
+        where,
+        ms,
+        warmer,
+        unwarmed,
     )
 
 
@@ -574,7 +593,7 @@ class _Warmer:
 
 
 def _fit_number_to_budget(
-    live: list[Measurement], per_call: dict[str, float], config: BenchConfig, left_s: float
+    running: list[Measurement], per_call: dict[str, float], config: BenchConfig, left_s: float
 ) -> None:
     """Fewer calls per sample than ``number`` asks when the samples would overrun the budget.
 
@@ -583,14 +602,14 @@ def _fit_number_to_budget(
     still has a confidence interval (the views say so, beside ``-n``), rather than
     2 s samples.
     """
-    if config.number is None or not live:
+    if config.number is None or not running:
         return
     wanted = config.repeat if config.repeat is not None else config.min_runs
     left = max(left_s, 0.0)
-    if wanted * sum(per_call.get(m.variant, 0.0) * m.number for m in live) <= left:
+    if wanted * sum(per_call.get(m.variant, 0.0) * m.number for m in running) <= left:
         return
-    share = left / (len(live) * wanted)
-    for m in live:
+    share = left / (len(running) * wanted)
+    for m in running:
         est = per_call.get(m.variant, 0.0)
         if est > 0:
             m.number = max(1, min(m.number, int(share / est)))
@@ -598,7 +617,7 @@ def _fit_number_to_budget(
 
 def _sample_rounds(
     run: _Run,
-    live: list[Measurement],
+    running: list[Measurement],
     timers: dict[str, CallTimer],
     variants: dict[str, Callable[..., Any]],
     config: BenchConfig,
@@ -620,20 +639,20 @@ def _sample_rounds(
     rounds = 0
     next_check = config.min_runs
     wanted = config.repeat if config.repeat is not None else config.min_runs
-    while live:
+    while running:
         round_start = time.perf_counter()
-        for m in list(live):
+        for m in list(running):
             mark = counter.mark()
             try:
                 m.samples.append(timers[m.variant].time_calls(m.number))
             except Exception as exc:
                 m.error = error_report(exc, "sampling", variants[m.variant])
-                live.remove(m)
+                running.remove(m)
             finally:
                 m.sampling_compiles = (m.sampling_compiles or 0) + counter.since(mark)
         rounds += 1
-        if rounds == 1 and unwarmed and _late_warm_up(live, warmer, unwarmed):
-            live = [m for m in live if m.error is None]
+        if rounds == 1 and unwarmed and _late_warm_up(running, warmer, unwarmed):
+            running = [m for m in running if m.error is None]
             rounds = 0
             continue
         now = time.perf_counter()
@@ -648,20 +667,20 @@ def _sample_rounds(
             if rounds >= next_check:
                 # the CI check sorts every sample: do it on a geometric schedule (about
                 # 5% more rounds each time) so bookkeeping stays a small share of the time
-                done = _precise(live, config.precision)
+                done = _precise(running, config.precision)
                 next_check = rounds + max(1, rounds // 20)
             done = done or rounds >= MAX_RUNS
         if not done and out_of_budget:
             done = True
             if rounds < wanted:
-                for m in live:
+                for m in running:
                     m.stopped_by_budget = True
         run.tell("sampling", f"{rounds} runs{where}", within, ms)
         if done:
             return
 
 
-def _late_warm_up(live: list[Measurement], warmer: _Warmer, unwarmed: set[str]) -> bool:
+def _late_warm_up(running: list[Measurement], warmer: _Warmer, unwarmed: set[str]) -> bool:
     """After the first round: warm up the variants whose first call misled (see above).
 
     True when it did; the first round is then dropped for every variant, so the
@@ -669,13 +688,13 @@ def _late_warm_up(live: list[Measurement], warmer: _Warmer, unwarmed: set[str]) 
     """
     fast = [
         m
-        for m in live
+        for m in running
         if m.variant in unwarmed and m.samples and m.samples[-1] * m.number < warmer.warm
     ]
     unwarmed.clear()
     if not fast:
         return False
-    for m in live:
+    for m in running:
         if m.samples:
             m.samples.pop()
             m.warmup_calls += m.number
@@ -686,10 +705,10 @@ def _late_warm_up(live: list[Measurement], warmer: _Warmer, unwarmed: set[str]) 
     return True
 
 
-def _precise(live: list[Measurement], precision: float) -> bool:
+def _precise(running: list[Measurement], precision: float) -> bool:
     if precision <= 0:
         return False
-    for m in live:
+    for m in running:
         st = summarize(m.samples)
         if st.ci_coverage < 0.95 or st.ci_halfwidth_rel > precision:
             return False

@@ -38,7 +38,7 @@ import numpy as np
 from workbench.engine import _jax_compat as compat
 from workbench.engine.cache import CompileRecord, capture_compiles
 from workbench.engine.common.errors import ErrorReport, report
-from workbench.engine.jaxpr.inspection import function_name
+from workbench.engine.stages import function_name
 
 
 class BenchInputError(ValueError):

@@ -66,8 +66,10 @@ class CellLabel:
 #: file name -> cell, for the files the magics compile a cell's source under
 _CELLS: dict[str, CellLabel] = {}
 _MAX_CELLS = 10_000  # a long session: forget the oldest cells, not the memory
-#: the front door's look-up for files it did not register (IPython's own cell files)
-_resolver: Callable[[str], CellLabel | None] | None = None
+#: the front doors' look-ups for files they did not register (IPython's own cell files):
+#: one per shell that loaded the workbench, asked in the order they were added; a tuple,
+#: replaced whole, so a reader never sees it change under it
+_resolvers: tuple[Callable[[str], CellLabel | None], ...] = ()
 
 
 def register_cell(file: str, label: CellLabel) -> None:
@@ -78,22 +80,38 @@ def register_cell(file: str, label: CellLabel) -> None:
         del _CELLS[next(iter(_CELLS))]
 
 
-def set_cell_resolver(resolver: Callable[[str], CellLabel | None] | None) -> None:
-    """Install (None: remove) how to label files compiled by the shell itself, e.g. a
-    function defined in an ordinary cell; the engine cannot ask the shell itself."""
-    global _resolver
-    _resolver = resolver
+def add_cell_resolver(resolver: Callable[[str], CellLabel | None]) -> None:
+    """Add how to label files compiled by a shell itself, e.g. a function defined in an
+    ordinary cell (the engine cannot ask the shell); each shell adds its own."""
+    global _resolvers
+    if resolver not in _resolvers:
+        _resolvers = (*_resolvers, resolver)
+
+
+def remove_cell_resolver(resolver: Callable[[str], CellLabel | None]) -> None:
+    """Remove a resolver :func:`add_cell_resolver` added (an unknown one is ignored)."""
+    global _resolvers
+    _resolvers = tuple(r for r in _resolvers if r != resolver)
 
 
 def cell_label(file: str) -> CellLabel | None:
     """The cell ``file`` is the source of, or None when it is not a known cell."""
     label = _CELLS.get(file)
-    if label is None and _resolver is not None:
+    for resolver in _resolvers if label is None else ():
         try:
-            label = _resolver(file)
+            label = resolver(file)
         except Exception:  # a label is a nicety; never fail a view for it
             label = None
+        if label is not None:
+            break
     return label
 
 
-__all__ = ["CellLabel", "SourceLine", "cell_label", "register_cell", "set_cell_resolver"]
+__all__ = [
+    "CellLabel",
+    "SourceLine",
+    "add_cell_resolver",
+    "cell_label",
+    "register_cell",
+    "remove_cell_resolver",
+]

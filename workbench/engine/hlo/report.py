@@ -1,6 +1,6 @@
 """The record behind ``%%hlo``: what XLA made of one call, as plain data.
 
-Built from an :class:`~workbench.engine.jaxpr.inspection.Inspection`: the module text
+Built from an :class:`~workbench.engine.stages.Inspection`: the module text
 of the requested stage, its parse (or the reason it could not be parsed, in
 which case views fall back to the text), fusion/dataflow graphs of the entry
 and of control-flow bodies, collectives, op counts before and after
@@ -20,8 +20,8 @@ from workbench.engine.hlo.graph import Collective, DataflowGraph, control_graphs
 from workbench.engine.hlo.model import HloModule, HloParseError
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.hlo.stablehlo import StableHloText, parse_stablehlo
-from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.profile.store import measured, module_key
+from workbench.engine.stages import Inspection
 
 SCHEMA_VERSION = 2
 STAGES = ("compiled", "lowered")

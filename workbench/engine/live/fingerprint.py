@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from workbench.engine.common.source import SourceLine, cell_label
 from workbench.engine.hlo.report import HloReport
-from workbench.engine.jaxpr.inspection import Inspection
 from workbench.engine.jaxpr.model import Equation, JaxprModel
+from workbench.engine.stages import Inspection
 
 MAX_GROUPS = 400
 MAX_EXAMPLES = 3

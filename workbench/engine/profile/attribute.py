@@ -16,6 +16,7 @@ import linecache
 import math
 import statistics
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.engine.common.source import SourceLine, cell_label
@@ -23,7 +24,7 @@ from workbench.engine.hlo.graph import fusion_label
 from workbench.engine.hlo.model import HloComputation, HloInstruction, HloModule
 from workbench.engine.hlo.shapes import parse_shape
 from workbench.engine.profile.events import ProfileEvents, Step
-from workbench.engine.profile.record import (
+from workbench.engine.profile.report import (
     InstructionTime,
     LineTime,
     Listing,
@@ -199,10 +200,67 @@ def attribute(
 
     ``costs``: per-instruction ``OpCost`` (FLOPs, bytes, dtype) for the top-N table;
     ``peak``: the device's :class:`~workbench.engine.bench.peaks.DevicePeak` or None.
+    Four phases: each step's time per instruction, one row per instruction (its median,
+    shares of lines and primitives, roofline), the lines and primitives tables, the report.
     """
     steps = events.steps
-    n = len(steps)
     ns = 1e-9
+    per_step = _per_step_times(steps)
+    step_times = [st.duration_ns * ns for st in steps]
+    step_s = _median(step_times)
+    unions = [_union(st) for st in steps]
+    attributed = _median([u * ns for u in unions])
+    coverage = _median(
+        [u / st.duration_ns for u, st in zip(unions, steps, strict=True) if st.duration_ns > 0]
+    )
+    busy = _median([sum(e.self_ns for e in st.events) * ns for st in steps])
+
+    split = _instruction_rows(module, per_step, costs, peak, events.platform)
+    rows = split.rows
+    total = sum(split.medians.values())
+    for r in rows:
+        r.share = r.seconds / total if total else 0.0
+    lines = _line_times(split.line_seconds, total)
+    prims_out = sorted(
+        (
+            PrimitiveTime(p, s, s / total if total else 0.0)
+            for p, s in split.primitive_seconds.items()
+        ),
+        key=lambda p: -p.seconds,
+    )
+
+    report = ProfileReport(
+        label=label,
+        backend=backend,
+        device_kind=device_kind,
+        module_name=module.name,
+        module_key=module_key,
+        calls=len(steps),
+        step_seconds=step_times,
+        step_s=step_s,
+        attributed_s=attributed,
+        coverage=coverage,
+        busy_s=busy,
+        step_source=events.step_source,
+        attribution=events.attribution,
+        instructions=rows,
+        lines=lines,
+        primitives=prims_out,
+        notes=list(events.notes),
+    )
+    report.listings = listings(lines)
+    _timeline(report, steps, step_times, step_s)
+    report.peak = (
+        PeakInfo(peak.name, dict(peak.flops), peak.bytes_per_s)
+        if peak is not None
+        else PeakInfo(None)
+    )
+    _notes(report, events)
+    return report
+
+
+def _per_step_times(steps: list[Step]) -> list[dict[str, list[float]]]:
+    """Per step: instruction name -> [self time (ns), events]."""
     per_step: list[dict[str, list[float]]] = []
     for st in steps:
         acc: dict[str, list[float]] = {}
@@ -213,16 +271,31 @@ def attribute(
             slot[0] += ev.self_ns
             slot[1] += 1
         per_step.append(acc)
-    names = sorted({k for acc in per_step for k in acc})
-    step_times = [st.duration_ns * ns for st in steps]
-    step_s = _median(step_times)
-    unions = [_union(st) for st in steps]
-    attributed = _median([u * ns for u in unions])
-    coverage = _median(
-        [u / st.duration_ns for u, st in zip(unions, steps, strict=True) if st.duration_ns > 0]
-    )
-    busy = _median([sum(e.self_ns for e in st.events) * ns for st in steps])
+    return per_step
 
+
+@dataclass
+class _Rows:
+    """The instructions' rows (heaviest first, shares not yet set), each one's median, and
+    the time they split among source lines and primitives."""
+
+    rows: list[InstructionTime]
+    medians: dict[str, float]
+    line_seconds: dict[Any, float]
+    primitive_seconds: dict[str, float]
+
+
+def _instruction_rows(
+    module: HloModule,
+    per_step: list[dict[str, list[float]]],
+    costs: Mapping[str, Any] | None,
+    peak: Any,
+    platform: str,
+) -> _Rows:
+    """One row per executed instruction: its median over steps, spread, the source lines
+    and primitives its time is split among, and its roofline figures."""
+    ns = 1e-9
+    names = sorted({k for acc in per_step for k in acc})
     where: dict[str, tuple[HloComputation, HloInstruction]] = {}
     for c in module.computations:
         if c.role == "fused":
@@ -231,15 +304,13 @@ def attribute(
             where[i.name] = (c, i)
     splitter = _Splitter(module)
     labels: dict[tuple[str, tuple[str, ...]], str] = {}
-    rows: list[InstructionTime] = []
-    medians: dict[str, float] = {}
-    line_acc: dict[Any, float] = {}
-    prim_acc: dict[str, float] = {}
+    out = _Rows([], {}, {}, {})
+    line_acc, prim_acc = out.line_seconds, out.primitive_seconds
     for name in names:
         times = [acc.get(name, [0.0, 0.0])[0] * ns for acc in per_step]
         counts = [acc.get(name, [0.0, 0.0])[1] for acc in per_step]
         med = _median(times)
-        medians[name] = med
+        out.medians[name] = med
         spread = _spread(times, med)
         found = where.get(name)
         comp: HloComputation | None = found[0] if found is not None else None
@@ -272,15 +343,16 @@ def attribute(
             prim_acc[""] = prim_acc.get("", 0.0) + med
         # one event per execution on CPU; on a GPU an instruction may launch several
         # kernels (a memset and a gemm), so it counts as one execution per call
-        _roofline(row, costs, peak, row.events_per_call if events.platform == "cpu" else 1)
-        rows.append(row)
-    rows.sort(key=lambda r: -r.seconds)
-    total = sum(medians.values())
-    for r in rows:
-        r.share = r.seconds / total if total else 0.0
+        _roofline(row, costs, peak, row.events_per_call if platform == "cpu" else 1)
+        out.rows.append(row)
+    out.rows.sort(key=lambda r: -r.seconds)
+    return out
 
+
+def _line_times(line_seconds: dict[Any, float], total: float) -> list[LineTime]:
+    """The lines table: each source line's share of the attributed time (cells marked)."""
     lines = []
-    for key, sec in line_acc.items():
+    for key, sec in line_seconds.items():
         if key is None:
             lines.append(LineTime(None, sec, sec / total if total else 0.0, False))
             continue
@@ -296,39 +368,7 @@ def attribute(
             )
         )
     lines.sort(key=lambda r: (r.file == "", r.file, r.line))
-    prims_out = sorted(
-        (PrimitiveTime(p, s, s / total if total else 0.0) for p, s in prim_acc.items()),
-        key=lambda p: -p.seconds,
-    )
-
-    report = ProfileReport(
-        label=label,
-        backend=backend,
-        device_kind=device_kind,
-        module_name=module.name,
-        module_key=module_key,
-        calls=n,
-        step_seconds=step_times,
-        step_s=step_s,
-        attributed_s=attributed,
-        coverage=coverage,
-        busy_s=busy,
-        step_source=events.step_source,
-        attribution=events.attribution,
-        instructions=rows,
-        lines=lines,
-        primitives=prims_out,
-        notes=list(events.notes),
-    )
-    report.listings = listings(lines)
-    _timeline(report, steps, step_times, step_s)
-    report.peak = (
-        PeakInfo(peak.name, dict(peak.flops), peak.bytes_per_s)
-        if peak is not None
-        else PeakInfo(None)
-    )
-    _notes(report, events)
-    return report
+    return lines
 
 
 def listings(lines: list[LineTime]) -> list[Listing]:

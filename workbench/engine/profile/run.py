@@ -36,7 +36,6 @@ from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering
-from workbench.engine.jaxpr.inspection import function_name
 from workbench.engine.profile.attribute import attribute
 from workbench.engine.profile.events import (
     NoDeviceEvents,
@@ -45,8 +44,9 @@ from workbench.engine.profile.events import (
     gpu_events,
     launch_schedule,
 )
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 from workbench.engine.profile.store import parsed, remember, text_key
+from workbench.engine.stages import function_name
 
 DEFAULT_CALLS = 10
 MAX_CALLS = 1000

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.engine.hlo.model import HloModule
-from workbench.engine.profile.record import ProfileReport
+from workbench.engine.profile.report import ProfileReport
 
 _MAX = 32
 _STORE: OrderedDict[str, ProfileReport] = OrderedDict()

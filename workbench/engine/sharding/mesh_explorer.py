@@ -6,7 +6,7 @@ state for the devices present) and runs four named steps: :func:`validate`
 builds the mesh from the devices JAX has and the array's layout;
 :func:`operands` makes the abstract arguments (``ShapeDtypeStruct``: nothing is
 allocated or run); :func:`compile_operation` really compiles the operation with
-those shardings through :func:`workbench.engine.jaxpr.inspection.inspect` and
+those shardings through :func:`workbench.engine.stages.inspect` and
 reads the output sharding XLA chose, the collectives the SPMD partitioner
 inserted (named by mesh axes), ``memory_analysis`` and the stage times; and
 :func:`diff_since` says what changed since the previous result.
@@ -506,7 +506,7 @@ def compile_operation(cfg: ExplorerConfig, plan: _Plan, args: list[Any]) -> None
     """
     import jax
 
-    from workbench.engine.jaxpr.inspection import inspect as inspect_call
+    from workbench.engine.stages import inspect as inspect_call
 
     result = plan.result
     out_entries = parse_spec(cfg.out_spec) if cfg.out_spec.strip() else None

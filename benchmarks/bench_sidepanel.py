@@ -1,0 +1,207 @@
+"""What the side panel's kernel side costs: cached dispatch, and messages during compiles.
+
+Run by hand (not part of the test suite)::
+
+    python benchmarks/bench_sidepanel.py [--rounds N] [--calls N] [--compiles N] [--loop-reference]
+
+What is measured
+----------------
+(a) *Cached dispatch*: ``f(x)`` for a tiny ``jax.jit`` function (``x * 2 + 1`` on a
+4-element float32 array), compiled before timing; a sample is, inside one cell, the
+least of 5 means of ``--calls`` back-to-back calls (results blocked on at the end of each
+batch, as a dispatch-bound notebook loop).  Two real ipykernels (8 fake CPU devices, jupyter_client) run side by
+side in the same run: *panel* with ``%load_ext workbench`` and a front end connected (a
+comm that said hello, so every cell samples memory and sends its badge), and *bare*
+with no workbench at all.  Target: panel/bare at most 1.03 (the tracker's listeners run
+only when JAX compiles, and the panel adds nothing to a cached call).
+
+(b) *Messages during a compile loop*: ``--compiles`` fresh functions compiled in one
+cell of the panel kernel; the updates the connected front end receives during and
+right after the cell, their rate, sizes and the records they carry (plus ``dropped``).
+(a') The same in one kernel, alternating round by round between ``%load_ext
+workbench`` with a panel connected and ``%unload_ext workbench`` (two processes are
+scheduled differently on a loaded machine; one process drifts less).
+
+With ``--loop-reference`` the same loop also runs in the bare kernel (the loop's time
+with the workbench and a panel vs without; slow on a loaded machine).
+
+Why it is done this way
+-----------------------
+This machine is shared and noisy: each round times bare, panel and bare again in a
+rotating order; figures are medians of per-round values, the ratio is the median of
+per-round ratios, and the bare/bare ratio (A/A) shows how far two identical
+measurements drift apart in this run.  Nothing is asserted: it prints figures.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.sidepanel_kernel import PanelKernel  # noqa: E402
+
+SETUP = (
+    "import time, jax, jax.numpy as jnp\n"
+    "f = jax.jit(lambda x: x * 2 + 1)\nx = jnp.arange(4, dtype=jnp.float32)\n"
+    "jax.block_until_ready(f(x))\n"
+    "def _dispatch(calls, repeats):\n"
+    "    best = float('inf')\n"
+    "    for _ in range(repeats):\n"
+    "        outs = [None] * calls\n"
+    "        t0 = time.perf_counter()\n"
+    "        for i in range(calls):\n"
+    "            outs[i] = f(x)\n"
+    "        t1 = time.perf_counter()\n"
+    "        jax.block_until_ready(outs)\n"
+    "        best = min(best, (t1 - t0) / calls)\n"
+    "    return best\n"
+)
+
+LOOP = (
+    "import time, jax\n_t0 = time.perf_counter()\n"
+    "for _i in range({n}):\n    jax.jit(lambda x, i=_i: x + i)(1.0)\n"
+    "print(time.perf_counter() - _t0)"
+)
+
+
+def _sample(k: PanelKernel, calls: int, repeats: int = 5) -> float:
+    """The least mean per call over ``repeats`` batches of ``calls`` (one cell): on a
+    shared machine other work only ever adds time, so the least batch is the steadiest."""
+    out = k.run_ok(f"print(_dispatch({calls}, {repeats}))")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> None:
+    for k in (panel, bare):
+        k.run_ok(SETUP)
+        _sample(k, calls)  # warm both
+    ratios, aa, p_s, b_s = [], [], [], []
+    for r in range(rounds):
+        order = ["bare", "panel", "bare2"]
+        order = order[r % 3 :] + order[: r % 3]
+        got = {}
+        for name in order:
+            got[name] = _sample(panel if name == "panel" else bare, calls)
+        base = (got["bare"] + got["bare2"]) / 2
+        ratios.append(got["panel"] / base)
+        aa.append(got["bare2"] / got["bare"])
+        p_s.append(got["panel"])
+        b_s.append(base)
+    print(
+        f"(a) cached dispatch, {rounds} rounds x 5 batches of {calls} calls "
+        f"(median of the rounds' least per-call means): panel {statistics.median(p_s) * 1e6:.2f} us, "
+        f"bare {statistics.median(b_s) * 1e6:.2f} us"
+    )
+    print(
+        f"    panel/bare = {statistics.median(ratios):.3f}x (target <= 1.03x); "
+        f"A/A bare/bare = {statistics.median(aa):.3f}x; "
+        f"per-round ratios min {min(ratios):.3f} max {max(ratios):.3f}"
+    )
+
+
+def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
+    """One kernel, alternating: workbench loaded with a panel connected, then unloaded
+    (``%unload_ext``: no listener, no hook, no comm), then unloaded again (A/A)."""
+    ratios, aa, on_s, off_s = [], [], [], []
+    for r in range(rounds):
+        got: dict[str, float] = {}
+        order = ["on", "off", "off2"]
+        order = order[r % 3 :] + order[: r % 3]
+        for name in order:
+            if name == "on":
+                k.run_ok("%load_ext workbench")
+                comm_id = k.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
+                k.wait_for(lambda e, c=comm_id: e.comm_id == c and e.data.get("type") == "snapshot")
+                got[name] = _sample(k, calls)
+                k.run_ok("%unload_ext workbench")
+            else:
+                got[name] = _sample(k, calls)
+        base = (got["off"] + got["off2"]) / 2
+        ratios.append(got["on"] / base)
+        aa.append(got["off2"] / got["off"])
+        on_s.append(got["on"])
+        off_s.append(base)
+    print(
+        f"(a') same kernel, alternating, {rounds} rounds: loaded+panel "
+        f"{statistics.median(on_s) * 1e6:.2f} us, unloaded {statistics.median(off_s) * 1e6:.2f}"
+        f" us; loaded/unloaded = {statistics.median(ratios):.3f}x; "
+        f"A/A = {statistics.median(aa):.3f}x; per-round min {min(ratios):.3f} "
+        f"max {max(ratios):.3f}"
+    )
+
+
+def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int, reference: bool) -> None:
+    comm_id = panel.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
+    panel.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "snapshot")
+    seen = len(panel.events)
+    t_start = time.monotonic()
+    out = panel.run_ok(LOOP.format(n=compiles), cell_id="loop", timeout=3600)
+    t_end = time.monotonic()
+    loop_s = float(out.stdout.strip().splitlines()[-1])
+    panel.pump(1.0)
+    events = [e for e in panel.events[seen:] if e.kind == "msg" and e.comm_id == comm_id]
+    ups = [e for e in events if e.data.get("type") == "update"]
+    during = [e for e in ups if t_start <= e.t <= t_end]
+    records = sum(len(e.data.get("records", [])) for e in ups)
+    dropped = sum(e.data.get("dropped", 0) for e in ups)
+    sizes = [len(json.dumps(e.data)) for e in ups]
+    gaps = [b.t - a.t for a, b in zip(ups, ups[1:], strict=False)]
+    print(
+        f"(b) {compiles}-compile loop in one cell: {loop_s:.1f} s; "
+        f"{len(ups)} updates in all ({len(during)} while the cell ran), "
+        f"{len(ups) / max(loop_s, 1e-9):.2f} updates/s; {records} records sent, "
+        f"{dropped} dropped"
+    )
+    if ups:
+        print(
+            f"    update sizes: median {statistics.median(sizes) / 1024:.1f} KiB, "
+            f"max {max(sizes) / 1024:.1f} KiB; least gap between updates "
+            f"{min(gaps, default=float('nan')):.2f} s"
+        )
+    if reference:
+        ref = bare.run_ok(LOOP.format(n=compiles), timeout=3600)
+        ref_s = float(ref.stdout.strip().splitlines()[-1])
+        print(
+            f"    the same loop without the workbench: {ref_s:.1f} s "
+            f"(panel/bare {loop_s / ref_s:.3f}x)"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--calls", type=int, default=4_000)
+    ap.add_argument("--compiles", type=int, default=1_000)
+    ap.add_argument(
+        "--loop-reference",
+        action="store_true",
+        help="also time the compile loop in the kernel without the workbench",
+    )
+    args = ap.parse_args()
+    panel, bare = PanelKernel(), PanelKernel()
+    try:
+        panel.run_ok("%load_ext workbench")
+        comm_id = panel.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
+        panel.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "snapshot")
+        dispatch(panel, bare, args.rounds, args.calls)
+        dispatch_same_kernel(bare, args.rounds, args.calls)
+        compile_loop(panel, bare, args.compiles, args.loop_reference)
+    finally:
+        panel.shutdown()
+        bare.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""The wheel ships the prebuilt JupyterLab extension: users need no Node.js.
+
+Builds the wheel once from this checkout, installs it into a fresh virtualenv and, with no
+``node``/``npm`` on PATH, asks JupyterLab (``jupyter labextension list``,
+``python -m jupyterlab.browser_check --no-browser-test``) whether the extension is there,
+enabled and OK.
+
+The virtualenv is made with ``--system-site-packages`` so that JAX and JupyterLab are not
+downloaded again; its own ``workbench`` package and its own
+``share/jupyter/labextensions/jax-workbench`` come from the wheel (pip installs them into the
+venv; the base environment's editable install and its copy of the extension in the base
+prefix's share/ are not on the venv's Jupyter data path, and the test checks both facts
+rather than assuming them).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = "share/jupyter/labextensions/jax-workbench"
+
+pytestmark = pytest.mark.slow
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    # No network: the build backends come from the test environment (the `test` extras
+    # install hatchling and hatch-jupyter-builder; an isolated build would download them and
+    # JupyterLab from PyPI), and --no-index makes any attempt to download fail loudly.
+    for backend in ("hatchling", "hatch_jupyter_builder"):
+        assert importlib.util.find_spec(backend), f"{backend} is missing: pip install -e '.[test]'"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(ROOT),
+        "--no-deps",
+        "--no-index",
+        "--no-build-isolation",
+        "-w",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+    wheels = list(out.glob("jax_workbench-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_wheel_ships_the_prebuilt_extension_and_schemas(wheel: Path):
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        data = [n for n in names if f".data/data/{DIST}/" in n]
+        rel = {n.split(f".data/data/{DIST}/", 1)[1] for n in data}
+        assert "package.json" in rel and "install.json" in rel, sorted(rel)
+        assert any(re.fullmatch(r"static/remoteEntry\.[0-9a-f]+\.js", r) for r in rel), sorted(rel)
+        assert "static/style.js" in rel
+        pkg = json.loads(z.read(next(n for n in data if n.endswith(f"{DIST}/package.json"))))
+        assert pkg["name"] == "jax-workbench"
+        assert pkg["jupyterlab"]["_build"]["load"].startswith("static/remoteEntry.")
+        install = json.loads(z.read(next(n for n in data if n.endswith(f"{DIST}/install.json"))))
+        assert install["packageName"] == "jax-workbench" and install["packageManager"] == "python"
+        # every chunk the remote entry names is in the wheel
+        entry = pkg["jupyterlab"]["_build"]["load"]
+        assert entry in rel
+        schemas = {Path(n).name for n in names if n.startswith("workbench/schemas/")}
+        expected = {p.name for p in (ROOT / "workbench" / "schemas").glob("*.schema.json")}
+        assert expected and expected <= schemas, expected - schemas
+        # the built extension is shared data only: not a second copy inside the package
+        assert not any(n.startswith("workbench/labextension/") for n in names)
+        # no sources or node_modules leak into the wheel
+        assert not any("node_modules" in n or n.startswith("extension/") for n in names)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory, wheel: Path) -> dict:
+    d = tmp_path_factory.mktemp("venv")
+    venv = d / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
+    )
+    py = venv / "bin" / "python"
+    proc = subprocess.run(
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--force-reinstall",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    empty = d / "jupyter-home"
+    for sub in ("config", "data", "runtime"):
+        (empty / sub).mkdir(parents=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("JUPYTER") and k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
+    env.update(
+        PATH=str(venv / "bin"),  # only the venv: no node, no npm (checked below)
+        HOME=str(empty),
+        VIRTUAL_ENV=str(venv),
+        JUPYTER_CONFIG_DIR=str(empty / "config"),
+        JUPYTER_DATA_DIR=str(empty / "data"),
+        JUPYTER_RUNTIME_DIR=str(empty / "runtime"),
+        JUPYTER_PLATFORM_DIRS="1",
+    )
+    return {"dir": venv, "python": py, "env": env}
+
+
+def _run(venv: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(venv["python"]), *args],
+        capture_output=True,
+        text=True,
+        env=venv["env"],
+        cwd=venv["dir"],
+        timeout=timeout,
+    )
+
+
+def test_no_node_on_the_venv_path(venv: dict):
+    import shutil
+
+    for tool in ("node", "npm", "jlpm"):
+        assert shutil.which(tool, path=venv["env"]["PATH"]) is None, tool
+    proc = _run(venv, "-c", "import shutil; print(shutil.which('node'), shutil.which('npm'))")
+    assert proc.stdout.split() == ["None", "None"], proc.stdout + proc.stderr
+
+
+def test_venv_uses_its_own_workbench_and_extension(venv: dict):
+    code = (
+        "import json, workbench\n"
+        "from jupyter_core.paths import jupyter_path\n"
+        "from jupyterlab_server.config import get_federated_extensions\n"
+        "ext = get_federated_extensions(jupyter_path('labextensions'))['jax-workbench']\n"
+        "print(json.dumps({'workbench': workbench.__file__, 'ext': ext['ext_path'],"
+        " 'load': ext['jupyterlab']['_build']['load'], 'paths': jupyter_path('labextensions')}))\n"
+    )
+    proc = _run(venv, "-c", code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    site = str(venv["dir"].resolve())
+    assert Path(info["workbench"]).resolve().is_relative_to(site), info  # not the editable one
+    assert Path(info["ext"]).resolve() == (venv["dir"] / DIST).resolve(), info
+    assert info["load"].startswith("static/remoteEntry.")
+    assert (venv["dir"] / DIST / info["load"]).is_file()
+    # the base environment's copy (from the editable install) is not on the venv's data path
+    assert not any(
+        Path(p).resolve() == Path(sys.prefix, DIST).parent.resolve() for p in info["paths"]
+    ), info["paths"]
+
+
+def test_labextension_list_reports_enabled_and_ok(venv: dict):
+    proc = _run(venv, "-m", "jupyterlab.labextensions", "list")
+    out = _ANSI.sub("", proc.stdout + proc.stderr)
+    assert proc.returncode == 0, out
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in out.splitlines():
+        if line.strip().endswith("labextensions") and not line.startswith(" "):
+            current = line.strip()
+            sections[current] = []
+        elif current:
+            sections[current].append(line.strip())
+    ours = [
+        (path, line)
+        for path, lines in sections.items()
+        for line in lines
+        if line.startswith("jax-workbench ")
+    ]
+    assert len(ours) == 1, out  # exactly one copy, ...
+    path, line = ours[0]
+    assert Path(path).resolve() == (venv["dir"] / DIST).parent.resolve(), out  # ... the venv's
+    assert re.search(r"jax-workbench v\S+ enabled OK \(python, jax-workbench\)", line), line
+    assert "disabled" not in line and "X" not in line.split("OK")[0]
+
+
+def test_browser_check_passes_without_node(venv: dict):
+    args = ["--allow-root"] if os.geteuid() == 0 else []
+    proc = _run(venv, "-m", "jupyterlab.browser_check", "--no-browser-test", *args, timeout=300)
+    out = _ANSI.sub("", proc.stdout + proc.stderr)
+    assert proc.returncode == 0, out[-6000:]
+    assert "jax-workbench" not in out or "error" not in out.lower(), out[-6000:]
+
+
+def test_doctor_reports_the_extension_enabled_from_the_venv(venv: dict):
+    proc = _run(venv, "-m", "workbench.apps.cli", "doctor", timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    line = next((ln for ln in out.splitlines() if ln.startswith("JupyterLab extension")), "")
+    assert "jax-workbench: enabled" in line, out[-3000:]
+    assert str((venv["dir"] / DIST).resolve()) in line or str(venv["dir"] / DIST) in line, line
