@@ -407,6 +407,27 @@ class PageWatch:
 
         page.on("request", request)
 
+    def since_now(self) -> WatchSince:
+        """What this page reports from now on (a page shared by several tests)."""
+        return WatchSince(self)
+
+
+class WatchSince:
+    """The console errors and outside requests a :class:`PageWatch` saw after a point."""
+
+    def __init__(self, watch: PageWatch) -> None:
+        self._watch = watch
+        self._errors = len(watch.errors)
+        self._external = len(watch.external)
+
+    @property
+    def errors(self) -> list[str]:
+        return self._watch.errors[self._errors :]
+
+    @property
+    def external(self) -> list[str]:
+        return self._watch.external[self._external :]
+
 
 def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)

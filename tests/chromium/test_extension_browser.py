@@ -114,6 +114,25 @@ def _open(browser, url: str, base: str):
     return page, watch
 
 
+@pytest.fixture(scope="module")
+def pages(browser, lab, lab_off):  # closed before the servers are reset
+    """The JupyterLab pages of this module's notebooks, each opened once and shared by the
+    tests that look at it (loading JupyterLab costs seconds of CPU): ``pages(server, name)``
+    gives the page and what it reports from that call on."""
+    opened: dict = {}
+
+    def get(server, name: str):
+        key = (server.base, name)
+        if key not in opened:
+            opened[key] = _open(browser, server.lab_url(name), server.base)
+        page, watch = opened[key]
+        return page, watch.since_now()
+
+    yield get
+    for page, _ in opened.values():
+        page.close()
+
+
 def _wait_ready(page, count: int, timeout: float = 60_000) -> None:
     try:
         page.wait_for_function(
@@ -183,27 +202,26 @@ def _assert_renderer_drew_everything(page, nb) -> list[tuple[str, str]]:
 # -- our renderer, trusted and untrusted, no errors ---------------------------------------------
 
 
-def test_renderer_draws_every_kind_in_trusted_and_untrusted_notebooks(browser, lab, notebooks):
+def test_renderer_draws_every_kind_in_trusted_and_untrusted_notebooks(pages, lab, notebooks):
     nb = notebooks["nb"]["wb.ipynb"]
     texts = {}
     for name in ("wb-trusted.ipynb", "wb.ipynb"):
-        page, watch = _open(browser, lab.lab_url(name), lab.base)
+        page, watch = pages(lab, name)
         texts[name] = _assert_renderer_drew_everything(page, nb)
         page.wait_for_timeout(1000)  # late errors (workers, observers)
         _shot(page, name.replace(".ipynb", ""))
         assert watch.errors == [], watch.errors
         assert watch.external == [], watch.external
-        page.close()
     # data, never kernel HTML: the same text but for what the browser itself timed
     assert _untimed(texts["wb.ipynb"]) == _untimed(texts["wb-trusted.ipynb"])
 
 
-def test_fallback_with_extension_disabled_has_no_errors(browser, lab_off, notebooks):
+def test_fallback_with_extension_disabled_has_no_errors(pages, lab_off, notebooks):
     nb = notebooks["nb"]["wb.ipynb"]
     n_outputs = len(workbench_outputs(nb))
     styles = {}
     for name in ("wb-trusted.ipynb", "wb.ipynb"):
-        page, watch = _open(browser, lab_off.lab_url(name), lab_off.base)
+        page, watch = pages(lab_off, name)
         _wait_fallback(page, n_outputs)
         page.wait_for_timeout(1500)
         assert page.locator(".jwb-ext").count() == 0  # the extension really is off
@@ -211,7 +229,6 @@ def test_fallback_with_extension_disabled_has_no_errors(browser, lab_off, notebo
         _shot(page, "fallback-" + name.replace(".ipynb", ""))
         assert watch.errors == [], watch.errors
         assert watch.external == [], watch.external
-        page.close()
     html = "".join(
         o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", [])
     )
@@ -255,8 +272,8 @@ def _attr_int(page, cell: int, selector: str, attr: str) -> int:
     )
 
 
-def test_line_equation_node_linking_both_ways(browser, lab, notebooks):
-    page, watch = _open(browser, lab.lab_url("wb-trusted.ipynb"), lab.base)
+def test_line_equation_node_linking_both_ways(pages, lab, notebooks):
+    page, watch = pages(lab, "wb-trusted.ipynb")
     _wait_ready(page, len(workbench_outputs(notebooks["nb"]["wb.ipynb"])))
     cells = page.locator(".jp-Notebook .jp-Cell")
     src = cells.nth(DEF_CELL)
@@ -308,7 +325,6 @@ def test_line_equation_node_linking_both_ways(browser, lab, notebooks):
     )
     _shot(page, "linking-node")
     assert watch.errors == [], watch.errors
-    page.close()
 
 
 # -- themes: text contrast >= 4.5:1 ------------------------------------------------------------
@@ -336,18 +352,17 @@ def _assert_contrast(page, selector: str, label: str) -> dict:
 
 
 @pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
-def test_text_contrast_in_light_and_dark(browser, lab, lab_off, notebooks, theme):
+def test_text_contrast_in_light_and_dark(pages, lab, lab_off, notebooks, theme):
     nb = notebooks["nb"]["wb.ipynb"]
-    page, watch = _open(browser, lab.lab_url("wb.ipynb"), lab.base)
+    page, watch = pages(lab, "wb.ipynb")
     _wait_ready(page, len(workbench_outputs(nb)))
     _set_theme(page, theme)
     _shot(page, f"theme-{theme.split()[-1].lower()}")
     for kind in KINDS:
         _assert_contrast(page, f".jwb-ext-{kind}", f"extension {kind}, {theme}")
     assert watch.errors == [], watch.errors
-    page.close()
     # the text/html fallback (extension disabled), trusted: its own <style> and colours apply
-    page, watch = _open(browser, lab_off.lab_url("wb-trusted.ipynb"), lab_off.base)
+    page, watch = pages(lab_off, "wb-trusted.ipynb")
     # (whether every output renders is test_fallback_with_extension_disabled_has_no_errors's
     # question; here: the colours of those that do)
     page.wait_for_function(
@@ -362,7 +377,6 @@ def test_text_contrast_in_light_and_dark(browser, lab, lab_off, notebooks, theme
     _assert_contrast(
         page, ".jp-OutputArea-output.jp-RenderedHTMLCommon", f"text/html fallback, {theme}"
     )
-    page.close()
 
 
 # -- speed: the targets, asserted at 3x ----------------------------------------------------------
