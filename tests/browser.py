@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import IO, Any
@@ -92,10 +93,17 @@ class JupyterServer:
     serves Notebook 7 at ``/notebooks/<name>.ipynb`` (notebook's server extension).  With
     ``extension_enabled=False`` the extension is disabled the way ``jupyter labextension
     disable`` does it (``labconfig/page_config.json`` in the config dir): outputs then render
-    through their ``text/html`` fallback.
+    through their ``text/html`` fallback.  JupyterLab's app is always exposed to the page as
+    ``window.jupyterapp``; Notebook 7's only with ``expose_notebook7_app`` (its own flag).
+
+    One server is shared by many test modules (the session fixtures in
+    ``tests/browser_fixtures.py``): :meth:`reset` gives each module a server with no kernels
+    and the default theme and windowing, as a fresh one would be.
     """
 
-    def __init__(self, workdir: Path, *, extension_enabled: bool = True) -> None:
+    def __init__(
+        self, workdir: Path, *, extension_enabled: bool = True, expose_notebook7_app: bool = False
+    ) -> None:
         self.workdir = workdir
         self.root = workdir / "root"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -123,6 +131,10 @@ class JupyterServer:
             (self.config_dir / "labconfig" / "page_config.json").write_text(
                 json.dumps({"disabledExtensions": {EXTENSION_NAME: True}})
             )
+        if expose_notebook7_app:
+            (self.config_dir / "jupyter_server_config.json").write_text(
+                json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}})
+            )
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
         self.env.update(
             JUPYTER_PATH=str(workdir / "jupyter-path"),
@@ -138,6 +150,7 @@ class JupyterServer:
         self.proc: subprocess.Popen | None = None
         self.base = ""
         self._pages = 0
+        self._notebook7_errors: set[str] | None = None
 
     def start(self, timeout: float = 180, attempts: int = 3) -> JupyterServer:
         """Start the server on a free port (another one if that port was taken meanwhile)."""
@@ -200,6 +213,68 @@ class JupyterServer:
         if self.proc is not None:
             stop_server(self.proc, self._log)
             self.proc = None
+
+    def api(self, method: str, path: str, body: dict | None = None) -> Any:
+        """One call of the server's REST API (``path`` from the base URL, e.g. ``/api/sessions``)."""
+        req = urllib.request.Request(
+            f"{self.base}{path}",
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as r:
+            data = r.read()
+        return json.loads(data) if data else None
+
+    def shutdown_kernels(self) -> None:
+        """End every session and kernel (a test's kernels hold memory and CPU until then)."""
+        for s in self.api("GET", "/api/sessions") or []:
+            self._delete(f"/api/sessions/{s['id']}")
+        for k in self.api("GET", "/api/kernels") or []:
+            self._delete(f"/api/kernels/{k['id']}")
+
+    def _delete(self, path: str) -> None:
+        """DELETE ``path``; already gone is fine (sessions sharing a kernel end with it)."""
+        try:
+            self.api("DELETE", path)
+        except urllib.error.HTTPError as e:
+            if e.code != 404:
+                raise
+
+    #: the user settings tests change (theme, notebook windowing); :meth:`reset` clears them
+    CHANGED_SETTINGS = (
+        "@jupyterlab/apputils-extension:themes",
+        "@jupyterlab/notebook-extension:tracker",
+    )
+
+    def reset(self) -> None:
+        """No kernels, and the default theme and windowing: a shared server as a fresh one."""
+        self.shutdown_kernels()
+        for plugin in self.CHANGED_SETTINGS:
+            self.api("PUT", f"/lab/api/settings/{plugin}", {"raw": "{}"})
+        self._notebook7_errors = None
+
+    def notebook7_own_errors(self, browser: Any) -> set[str]:
+        """Console errors Notebook 7's page reports by itself, on a notebook without outputs
+        once its kernel is idle (what other plugins say is theirs to fix; a test asks that the
+        workbench add nothing).  Seen once per server, until :meth:`reset`."""
+        if self._notebook7_errors is None:
+            import nbformat
+
+            name = "notebook7-own-errors.ipynb"
+            nbformat.write(nbformat.v4.new_notebook(), self.root / name)
+            page = browser.new_page()
+            watch = PageWatch(page, self.base)
+            page.goto(self.notebook7_url(name))
+            wait_for_notebook(page)
+            wait_for_kernel_idle(page)
+            page.wait_for_timeout(1000)  # late errors (workers, observers)
+            page.close()
+            for session in self.api("GET", "/api/sessions") or []:
+                if session["path"] == name:
+                    self._delete(f"/api/sessions/{session['id']}")
+            self._notebook7_errors = set(watch.errors)
+        return set(self._notebook7_errors)
 
     def served_extension(self) -> dict | None:
         """The jax-workbench entry of the federated extensions /lab's page config lists."""
@@ -332,9 +407,37 @@ class PageWatch:
 
         page.on("request", request)
 
+    def since_now(self) -> WatchSince:
+        """What this page reports from now on (a page shared by several tests)."""
+        return WatchSince(self)
+
+
+class WatchSince:
+    """The console errors and outside requests a :class:`PageWatch` saw after a point."""
+
+    def __init__(self, watch: PageWatch) -> None:
+        self._watch = watch
+        self._errors = len(watch.errors)
+        self._external = len(watch.external)
+
+    @property
+    def errors(self) -> list[str]:
+        return self._watch.errors[self._errors :]
+
+    @property
+    def external(self) -> list[str]:
+        return self._watch.external[self._external :]
+
 
 def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+
+
+def wait_for_kernel_idle(page: Any, timeout: float = 90_000) -> None:
+    """The page's kernel has started and is idle (the toolbar's indicator, Lab and Notebook 7)."""
+    page.wait_for_selector(
+        '.jp-Notebook-ExecutionIndicator[data-status="idle"]', state="attached", timeout=timeout
+    )
 
 
 # Text contrast of everything under the roots matching `selector`: each element with its own
@@ -468,7 +571,7 @@ MARKS_JS = r"""
 """
 
 
-# -- the issue's two big programs, shared by the browser tests and benchmarks/bench_extension.py
+# -- two big programs, shared by the browser tests and benchmarks/bench_extension.py
 FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
 #: the 24-layer transformer gradient's %hlo between filler outputs (scrolling is measured)
 HLO24_CELLS = [

@@ -18,6 +18,15 @@ import pytest  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
+# the browser tests' shared Chromium and JupyterLab servers (one of each per test process)
+from tests.browser_fixtures import (  # noqa: E402, F401
+    browser,
+    jupyterlab_server,
+    jupyterlab_server_off,
+    lab,
+    lab_off,
+)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser and notebook tests start a browser or a kernel: they are slow too, so
@@ -170,17 +179,3 @@ def validate_every_payload(monkeypatch):
     monkeypatch.setattr(View, "payload", checked_payload)
     yield
     assert not failures, "payloads that do not match their schema:\n" + "\n".join(failures)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium driven by Playwright (never a downloaded browser), one per module:
-    the browser tests' shared way in (``tests/browser.py`` has the servers and page helpers)."""
-    from playwright import sync_api as playwright_api
-
-    from tests.browser import CHROMIUM_ARGS, chromium_path
-
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()

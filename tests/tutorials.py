@@ -29,6 +29,7 @@ from typing import Any
 import nbformat
 
 from tests.browser import kernel_env
+from tests.browser_fixtures import BROWSER_GROUP_B
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -164,6 +165,13 @@ def one(cell: Any, mime: str) -> Any:
 
 
 _cache: dict[str, Run] = {}
+
+
+def xdist_group(name: str) -> str:
+    """The ``xdist_group`` of every test that runs ``name``: under ``pytest-xdist``
+    (``--dist loadgroup``) they go to one worker, which executes the notebook once.  The tour
+    goes with the JupyterLab tests that open it in the browser."""
+    return BROWSER_GROUP_B if name == TOUR else f"notebook-{name}"
 
 
 def run(name: str) -> Run:

@@ -11,11 +11,12 @@ import playwright.sync_api as playwright_api
 import pytest
 
 import workbench
-from tests.browser import TOKEN, JupyterServer, artifacts_dir
+from tests.browser import TOKEN, artifacts_dir
+from tests.browser_fixtures import BROWSER_GROUP_A
 from tests.programs import count_equations
 from workbench.views.jaxpr import jaxpr_html
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 
 def _loss(w, x):
@@ -49,11 +50,10 @@ def test_html_survives_blocked_scripts(browser):
 
 
 @pytest.fixture(scope="module")
-def jupyter_lab(tmp_path_factory):
+def jupyter_lab(lab_off):
     """JupyterLab with the jax-workbench extension disabled: this module tests the text/html
     fallback (what JupyterLab without the extension, nbconvert and VS Code show);
     tests/test_extension_browser.py tests the extension."""
-    server = JupyterServer(tmp_path_factory.mktemp("lab"), extension_enabled=False)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext workbench\nimport jax.numpy as jnp"),
@@ -68,10 +68,8 @@ def jupyter_lab(tmp_path_factory):
         "display_name": "Python 3",
         "language": "python",
     }
-    nbformat.write(nb, server.root / "demo.ipynb")
-    server.start()
-    yield server.base, TOKEN
-    server.stop()
+    nbformat.write(nb, lab_off.root / "demo.ipynb")
+    return lab_off.base, TOKEN
 
 
 def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):

@@ -12,14 +12,14 @@ import playwright.sync_api as playwright_api
 import pytest
 
 from tests.browser import (
-    JupyterServer,
     PageWatch,
     artifacts_dir,
     execute_notebook,
     wait_for_notebook,
 )
+from tests.browser_fixtures import BROWSER_GROUP_A
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 CELLS = [
     "%load_ext workbench\nimport jax, jax.numpy as jnp\n"
@@ -34,9 +34,8 @@ CELLS = [
 MIME = "application/vnd.jax-workbench.hlo+json"
 
 
-def test_hlo_view_lists_the_collectives(browser, tmp_path):
-    server = JupyterServer(tmp_path / "lab")
-    nb = execute_notebook(CELLS, server.root / "coll.ipynb")
+def test_hlo_view_lists_the_collectives(browser, lab):
+    nb = execute_notebook(CELLS, lab.root / "coll.ipynb")
     payloads = [
         next(o["data"][MIME] for o in c.outputs if MIME in o.get("data", {})) for c in nb.cells[1:]
     ]
@@ -49,29 +48,24 @@ def test_hlo_view_lists_the_collectives(browser, tmp_path):
     ]
     assert want[0] == want[1] and [k for k, _ in want[0]] == ["all-reduce"]
     assert want[2] == []
-    server.start()
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    watch = PageWatch(page, lab.base)
+    page.goto(lab.lab_url("coll.ipynb"))
+    wait_for_notebook(page)
     try:
-        server.assert_serves_checkout_build()
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        watch = PageWatch(page, server.base)
-        page.goto(server.lab_url("coll.ipynb"))
-        wait_for_notebook(page)
-        try:
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jwb-ext-hlo[data-jwb-ready=\"1\"]').length >= 3",
-                timeout=60_000,
-            )
-        except playwright_api.TimeoutError:
-            raise AssertionError("the three %hlo outputs were not drawn") from None
-        got = page.evaluate(
-            "() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].slice(1).map(c => "
-            "[...c.querySelectorAll('table.jwb-hlo-coll tbody tr')].map(r => "
-            "[r.children[0].textContent, r.children[4].textContent]))"
+        page.wait_for_function(
+            "() => document.querySelectorAll('.jwb-ext-hlo[data-jwb-ready=\"1\"]').length >= 3",
+            timeout=60_000,
         )
-        page.screenshot(path=str(artifacts_dir() / "hlo-collectives.png"))
-        assert [[tuple(r) for r in rows] for rows in got] == want
-        assert page.locator(".jwb-ext-error").count() == 0
-        assert watch.errors == [], watch.errors
-        page.close()
-    finally:
-        server.stop()
+    except playwright_api.TimeoutError:
+        raise AssertionError("the three %hlo outputs were not drawn") from None
+    got = page.evaluate(
+        "() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].slice(1).map(c => "
+        "[...c.querySelectorAll('table.jwb-hlo-coll tbody tr')].map(r => "
+        "[r.children[0].textContent, r.children[4].textContent]))"
+    )
+    page.screenshot(path=str(artifacts_dir() / "hlo-collectives.png"))
+    assert [[tuple(r) for r in rows] for rows in got] == want
+    assert page.locator(".jwb-ext-error").count() == 0
+    assert watch.errors == [], watch.errors
+    page.close()

@@ -18,31 +18,29 @@ def _mlp(w, x):
 
 
 @pytest.mark.browser
-def test_html_in_a_real_browser():
+def test_html_in_a_real_browser(browser):
     """The standalone HTML (as nbconvert/VS Code show it): diagram drawn, search works,
     and without scripts the text is still all there."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
+    from tests.browser import artifacts_dir
 
     d = workbench.hlo(_mlp, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
     html = d._repr_mimebundle_()["text/html"]
     entry = next(iter(d.report.graphs.values()))
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.set_content(f"<html><body>{html}</body></html>")
-        assert page.locator("svg g.n").count() == len(entry.nodes)
-        box = page.locator(".jwb-search input")
-        assert box.is_visible()
-        box.fill("multiply")
-        hits = page.locator(".jwb-txt .l.hit")
-        n_mul = sum(1 for i in d.report.module.instructions() if i.opcode == "multiply")
-        assert n_mul >= 1 and hits.count() >= n_mul
-        assert all("multiply" in t.lower() for t in hits.all_inner_texts())
-        page.screenshot(path=str(artifacts_dir() / "hlo-standalone.png"), full_page=True)
-        ctx = browser.new_context(java_script_enabled=False)
-        quiet = ctx.new_page()
-        quiet.set_content(f"<html><body>{html}</body></html>")
-        assert not quiet.locator(".jwb-search").is_visible()
-        assert "fusion" in quiet.inner_text(".jwb-hlo")
-        browser.close()
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_content(f"<html><body>{html}</body></html>")
+    assert page.locator("svg g.n").count() == len(entry.nodes)
+    box = page.locator(".jwb-search input")
+    assert box.is_visible()
+    box.fill("multiply")
+    hits = page.locator(".jwb-txt .l.hit")
+    n_mul = sum(1 for i in d.report.module.instructions() if i.opcode == "multiply")
+    assert n_mul >= 1 and hits.count() >= n_mul
+    assert all("multiply" in t.lower() for t in hits.all_inner_texts())
+    page.screenshot(path=str(artifacts_dir() / "hlo-standalone.png"), full_page=True)
+    page.close()
+    ctx = browser.new_context(java_script_enabled=False)
+    quiet = ctx.new_page()
+    quiet.set_content(f"<html><body>{html}</body></html>")
+    assert not quiet.locator(".jwb-search").is_visible()
+    assert "fusion" in quiet.inner_text(".jwb-hlo")
+    ctx.close()

@@ -1,8 +1,8 @@
-"""The mesh explorer inside a notebook with the internet out of reach (issue 13, item 5).
+"""The mesh explorer inside a notebook with the internet out of reach.
 
-A real ``jupyter lab`` on 127.0.0.1 (``tests.browser.JupyterServer``: fresh root, token and
-config; Panel's server extension enabled by Panel's own ``jupyter_server_config.d`` file, as
-in any environment where Panel is installed) and Debian's chromium, whose every request to a
+A real ``jupyter lab`` on 127.0.0.1 (``tests.browser.JupyterServer``: its own root, token and
+config, shared with the other browser test modules; Panel's server extension enabled by
+Panel's own ``jupyter_server_config.d`` file, as in any environment where Panel is installed) and Debian's chromium, whose every request to a
 host other than 127.0.0.1/localhost is aborted and recorded.  The explorer must render from
 the saved notebook (nbclient executed it: 8 fake CPU devices), render again when the cell
 runs in the page's own kernel, and answer a control through the kernel comm; nothing may be
@@ -39,10 +39,15 @@ from tests.browser import (
     stop_server,
     wait_for_notebook,
 )
+from tests.browser_fixtures import BROWSER_GROUP_A
 from workbench.apps.notebook_resources import LOAD_MIME, LOCAL_URL_JS
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, available_devices, explore
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebook]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.notebook,
+    pytest.mark.xdist_group(BROWSER_GROUP_A),
+]
 
 EXPLORER_CELL = "import workbench\nworkbench.mesh_explorer()"
 # the same app the way Panel offers to work offline by itself: everything pasted in
@@ -184,19 +189,17 @@ def _serve(server: JupyterServer, saved: dict) -> JupyterServer:
     nb = nbformat.read(saved["dir"] / "explorer.ipynb", as_version=4)
     nbformat.write(nb, server.root / "explorer.ipynb")
     server.trust(server.root / "explorer.ipynb")  # Panel's output is JavaScript: trusted only
-    return server.start()
+    return server
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, saved):
-    server = _serve(JupyterServer(tmp_path_factory.mktemp("lab-offline")), saved)
-    yield server
-    server.stop()
+def lab(lab, saved):
+    return _serve(lab, saved)
 
 
 @pytest.fixture(scope="module")
 def lab_under_base_url(tmp_path_factory, saved):
-    server = _serve(BaseUrlServer(tmp_path_factory.mktemp("lab-base-url")), saved)
+    server = _serve(BaseUrlServer(tmp_path_factory.mktemp("lab-base-url")), saved).start()
     yield server
     server.stop()
 

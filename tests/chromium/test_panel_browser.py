@@ -26,13 +26,13 @@ import pytest
 
 from tests.browser import (
     CONTRAST_JS,
-    JupyterServer,
     PageWatch,
     artifacts_dir,
     wait_for_notebook,
 )
+from tests.browser_fixtures import BROWSER_GROUP_B
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_B)]
 
 PANEL = '[data-jwb="panel"]'
 N_FILLER = 40  # cells after the compiles, so the compiling cells scroll far out of view
@@ -84,8 +84,7 @@ c.on_msg(on_msg)
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    server = JupyterServer(tmp_path_factory.mktemp("lab-panel"))
+def lab(lab):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
     nb.metadata["kernelspec"] = {
@@ -93,28 +92,18 @@ def lab(tmp_path_factory):
         "display_name": "Python 3",
         "language": "python",
     }
-    nbformat.write(nb, server.root / "panel.ipynb")
+    nbformat.write(nb, lab.root / "panel.ipynb")
     plain = nbformat.v4.new_notebook()
     plain.cells = [nbformat.v4.new_code_cell("x = 1")]
     plain.metadata["kernelspec"] = nb.metadata["kernelspec"]
-    nbformat.write(plain, server.root / "plain.ipynb")
+    nbformat.write(plain, lab.root / "plain.ipynb")
     fake = nbformat.v4.new_notebook()
     fake.cells = [nbformat.v4.new_code_cell(FAKE_KERNEL_SIDE)]
     fake.metadata["kernelspec"] = nb.metadata["kernelspec"]
-    nbformat.write(fake, server.root / "fake.ipynb")
-    # Notebook 7 exposes its app (window.jupyterapp) only with its own flag (JupyterLab's
-    # is given by JupyterServer): the test drives both through their commands
-    (server.config_dir / "jupyter_server_config.json").write_text(
-        json.dumps({"JupyterNotebookApp": {"expose_app_in_browser": True}})
-    )
-    server.start()
-    try:
-        server.assert_serves_checkout_build()
-    except BaseException:
-        server.stop()
-        raise
-    yield server
-    server.stop()
+    nbformat.write(fake, lab.root / "fake.ipynb")
+    # the test drives Notebook 7 through its commands too: the shared server exposes its app
+    # (window.jupyterapp), which Notebook 7 does only with its own flag
+    return lab
 
 
 def _shot(page, name: str) -> None:

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 import workbench
-from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path, free_port, stop_server
+from tests.browser import artifacts_dir, free_port, stop_server
 from workbench.apps.cli import build_parser
 from workbench.apps.mesh_explorer import MeshExplorer
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, user_functions
@@ -83,7 +83,6 @@ def test_cli_mesh_explorer_subcommand_parses():
 
 
 # -- browser --------------------------------------------------------------------------------
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
@@ -135,37 +134,33 @@ def _rows(page) -> list[str]:
 
 
 @pytest.mark.browser
-def test_browser_spec_change_changes_collectives(mesh_server):
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(mesh_server)
-            page.wait_for_selector('[data-jwb="layout-svg"]', timeout=30000)
-            assert "8 devices" in page.locator(".jwb-head").first.inner_text()
-            page.select_option("select >> nth=1", "matmul")  # dtype, operation, ...
-            page.wait_for_selector('[data-jwb="collectives"]', timeout=30000)
-            before = _rows(page)  # default P('data', 'model') @ P('model', None)
-            assert "all-reduce:model" in before
-            rhs = page.locator('input[placeholder="second operand spec"]')
-            rhs.fill("None, model")
-            rhs.press("Enter")
-            page.wait_for_selector('[data-jwb="diff"]', timeout=30000)
-            spec = page.locator('input[placeholder="array spec"]')
-            spec.fill("data, None")  # now pure data parallelism: nothing to communicate
-            spec.press("Enter")
-            page.wait_for_selector('[data-jwb="no-collectives"]', timeout=30000)
-            after = _rows(page)
-            assert after == [] and "removed" not in page.locator('[data-jwb="diff"]').inner_text()
-            assert "−" in page.locator('[data-jwb="diff"]').inner_text()
-            spec.fill("data, data")  # bad input: message, last good state kept
-            spec.press("Enter")
-            page.wait_for_selector('[data-jwb="message"].jwb-error', timeout=30000)
-            assert "used twice" in page.locator('[data-jwb="message"]').inner_text()
-            assert page.locator('[data-jwb="no-collectives"]').count() == 1
-            page.screenshot(path=str(artifacts_dir() / "mesh-explorer.png"), full_page=True)
-        finally:
-            browser.close()
+def test_browser_spec_change_changes_collectives(browser, mesh_server):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(mesh_server)
+    page.wait_for_selector('[data-jwb="layout-svg"]', timeout=30000)
+    assert "8 devices" in page.locator(".jwb-head").first.inner_text()
+    page.select_option("select >> nth=1", "matmul")  # dtype, operation, ...
+    page.wait_for_selector('[data-jwb="collectives"]', timeout=30000)
+    before = _rows(page)  # default P('data', 'model') @ P('model', None)
+    assert "all-reduce:model" in before
+    rhs = page.locator('input[placeholder="second operand spec"]')
+    rhs.fill("None, model")
+    rhs.press("Enter")
+    page.wait_for_selector('[data-jwb="diff"]', timeout=30000)
+    spec = page.locator('input[placeholder="array spec"]')
+    spec.fill("data, None")  # now pure data parallelism: nothing to communicate
+    spec.press("Enter")
+    page.wait_for_selector('[data-jwb="no-collectives"]', timeout=30000)
+    after = _rows(page)
+    assert after == [] and "removed" not in page.locator('[data-jwb="diff"]').inner_text()
+    assert "−" in page.locator('[data-jwb="diff"]').inner_text()
+    spec.fill("data, data")  # bad input: message, last good state kept
+    spec.press("Enter")
+    page.wait_for_selector('[data-jwb="message"].jwb-error', timeout=30000)
+    assert "used twice" in page.locator('[data-jwb="message"]').inner_text()
+    assert page.locator('[data-jwb="no-collectives"]').count() == 1
+    page.screenshot(path=str(artifacts_dir() / "mesh-explorer.png"), full_page=True)
+    page.close()
 
 
 def test_fake_devices_too_late_is_said_in_the_app():

@@ -21,14 +21,18 @@ import pytest
 
 from tests import tutorials
 from tests.browser import (
-    JupyterServer,
     PageWatch,
     artifacts_dir,
     wait_for_notebook,
     workbench_outputs,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebook]
+# with the tour's notebook tests: the tour is executed once per test process
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.notebook,
+    pytest.mark.xdist_group(tutorials.xdist_group(tutorials.TOUR)),
+]
 
 NB = "window.jupyterapp.shell.currentWidget"
 PANEL = '[data-jwb="panel"]'
@@ -41,18 +45,10 @@ def executed():
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, executed):
-    server = JupyterServer(tmp_path_factory.mktemp("lab-tour"))
-    nbformat.write(executed, server.root / NAME)
-    assert not server.is_trusted(server.root / NAME)  # a shared, executed copy: untrusted
-    server.start()
-    try:
-        server.assert_serves_checkout_build()
-    except BaseException:
-        server.stop()
-        raise
-    yield server
-    server.stop()
+def lab(lab, executed):
+    nbformat.write(executed, lab.root / NAME)
+    assert not lab.is_trusted(lab.root / NAME)  # a shared, executed copy: untrusted
+    return lab
 
 
 def _shot(page, name: str) -> None:
@@ -60,8 +56,20 @@ def _shot(page, name: str) -> None:
 
 
 def _scroll_to(page, index: int) -> None:
-    page.evaluate(f"(i) => {NB}.content.scrollToItem(i, 'start')", index)
-    page.wait_for_timeout(300)
+    """Scroll cell ``index`` to the top; back once the notebook has drawn what is now in view
+    (scrollToItem settles the scroll; the cell is in the viewport; two more frames let the
+    windowing attach or hide the other cells)."""
+    page.evaluate(
+        f"""async (i) => {{
+            const nb = {NB}.content;
+            const frame = () => new Promise(r => requestAnimationFrame(r));
+            await nb.scrollToItem(i, 'start');
+            for (let k = 0; k < 300 && !nb.widgets[i].inViewport; k++) await frame();
+            await frame();
+            await frame();
+        }}""",
+        index,
+    )
 
 
 def _cell_rendered(page, index: int) -> list[dict]:

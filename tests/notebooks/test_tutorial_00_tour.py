@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from tests import tutorials
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(tutorials.TOUR))]
 
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"

@@ -14,9 +14,9 @@ import pytest
 from tests import tutorials
 from tests.notebooks.test_tutorial_00_tour import histogram
 
-pytestmark = pytest.mark.notebook
-
 NAME = "01_tracing_and_jit"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 CELL_LINE = "application/vnd.jax-workbench.cache-cell+json"
 CACHE = "application/vnd.jax-workbench.cache+json"

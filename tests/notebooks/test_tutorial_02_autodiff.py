@@ -18,7 +18,8 @@ from jax.ad_checkpoint import print_saved_residuals
 from tests import tutorials
 from workbench.schemas import unpack
 
-pytestmark = pytest.mark.notebook
+NAME = "02_autodiff"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"
@@ -27,7 +28,7 @@ CACHE = "application/vnd.jax-workbench.cache-cell+json"
 
 @pytest.fixture(scope="module")
 def r():
-    return tutorials.run("02_autodiff")
+    return tutorials.run(NAME)
 
 
 def jaxpr_of(r, prefix):

@@ -15,7 +15,8 @@ import pytest
 from tests import tutorials
 from workbench.schemas import unpack
 
-pytestmark = pytest.mark.notebook
+NAME = "03_vmap"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"
@@ -24,7 +25,7 @@ BENCH = "application/vnd.jax-workbench.bench+json"
 
 @pytest.fixture(scope="module")
 def r():
-    return tutorials.run("03_vmap")
+    return tutorials.run(NAME)
 
 
 def jaxpr_of(r, prefix):

@@ -19,9 +19,9 @@ from tests import tutorials
 from tests.programs import primitive_counts
 from workbench import schemas
 
-pytestmark = pytest.mark.notebook
-
 NAME = "04_control_flow"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 HLO = "application/vnd.jax-workbench.hlo+json"
 CELL = "application/vnd.jax-workbench.cache-cell+json"

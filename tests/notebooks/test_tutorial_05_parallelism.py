@@ -17,9 +17,9 @@ from jax.sharding import PartitionSpec as P
 
 from tests import tutorials
 
-pytestmark = pytest.mark.notebook
-
 NAME = "05_parallelism"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+
 SHARDING = "application/vnd.jax-workbench.sharding+json"
 HLO = "application/vnd.jax-workbench.hlo+json"
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"

@@ -15,9 +15,9 @@ import pytest
 
 from tests import tutorials
 
-pytestmark = pytest.mark.notebook
-
 NAME = "07_benchmarking"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+
 BENCH = "application/vnd.jax-workbench.bench+json"
 CELL = "application/vnd.jax-workbench.cache-cell+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"

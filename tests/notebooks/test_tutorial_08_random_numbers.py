@@ -17,9 +17,9 @@ from tests import tutorials
 from tests.programs import primitive_counts
 from workbench import schemas
 
-pytestmark = pytest.mark.notebook
-
 NAME = "08_random_numbers"
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+
 JAXPR = "application/vnd.jax-workbench.jaxpr+json"
 HLO = "application/vnd.jax-workbench.hlo+json"
 THREEFRY_OPS = ("add", "xor", "shift-left", "shift-right-logical", "or")

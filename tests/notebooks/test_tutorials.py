@@ -17,6 +17,12 @@ pytestmark = pytest.mark.notebook
 BINDER_MEMORY_BYTES = 1024**3  # Binder's smallest machines: the kernel must stay under it
 
 
+def executed(names: list[str]) -> list:
+    """``names`` as parameters of tests that execute them, each in its notebook's xdist group
+    (so one worker runs it, once, for all the tests that read it)."""
+    return [pytest.param(n, marks=pytest.mark.xdist_group(tutorials.xdist_group(n))) for n in names]
+
+
 def test_the_notebooks_folder_holds_exactly_the_tutorials():
     assert sorted(p.stem for p in tutorials.NOTEBOOKS.glob("*.ipynb")) == sorted(tutorials.ALL)
 
@@ -56,7 +62,7 @@ def test_topic_ends_with_two_or_three_checked_exercises(name):
         assert nb.cells[e.solution].metadata.get("jupyter", {}).get("source_hidden") is True
 
 
-@pytest.mark.parametrize("name", tutorials.ALL)
+@pytest.mark.parametrize("name", executed(tutorials.ALL))
 def test_runs_top_to_bottom(name):
     r = tutorials.run(name)
     assert r.seconds <= tutorials.TIME_LIMIT_S, f"{name} took {r.seconds:.0f} s"
@@ -74,7 +80,7 @@ def test_runs_top_to_bottom(name):
     assert 0 < r.peak_rss_bytes < BINDER_MEMORY_BYTES, r.peak_rss_bytes
 
 
-@pytest.mark.parametrize("name", tutorials.TOPICS)
+@pytest.mark.parametrize("name", executed(tutorials.TOPICS))
 def test_exercise_checks_pass_on_solutions_and_fail_on_stubs(name):
     r = tutorials.run(name)
     assert r.exercises
@@ -89,7 +95,7 @@ def test_exercise_checks_pass_on_solutions_and_fail_on_stubs(name):
         )
 
 
-@pytest.mark.parametrize("name", tutorials.ALL)
+@pytest.mark.parametrize("name", executed(tutorials.ALL))
 def test_the_workbench_is_visible_in_every_section(name):
     r = tutorials.run(name)
     for heading, cells in tutorials.sections(r.nb):
