@@ -429,6 +429,27 @@ class WatchSince:
         return self._watch.external[self._external :]
 
 
+#: the notebook panel JupyterLab shows (a JavaScript expression)
+CURRENT_NOTEBOOK = "window.jupyterapp.shell.currentWidget"
+
+
+def scroll_to_cell(page: Any, index: int) -> None:
+    """Scroll cell ``index`` to the top; back once the notebook has drawn what is now in view
+    (scrollToItem settles the scroll; the cell is in the viewport; two more frames let the
+    windowing attach or hide the other cells)."""
+    page.evaluate(
+        f"""async (i) => {{
+            const nb = {CURRENT_NOTEBOOK}.content;
+            const frame = () => new Promise(r => requestAnimationFrame(r));
+            await nb.scrollToItem(i, 'start');
+            for (let k = 0; k < 300 && !nb.widgets[i].inViewport; k++) await frame();
+            await frame();
+            await frame();
+        }}""",
+        index,
+    )
+
+
 def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
 

@@ -28,6 +28,7 @@ from tests.browser import (
     CONTRAST_JS,
     PageWatch,
     artifacts_dir,
+    scroll_to_cell,
     wait_for_notebook,
 )
 from tests.browser_fixtures import BROWSER_GROUP_B
@@ -136,23 +137,6 @@ def _badge_state(page, i: int) -> dict:
     )
 
 
-def _scroll_to(page, index: int) -> None:
-    """Scroll cell ``index`` to the top; back once the notebook has drawn what is now in view
-    (scrollToItem settles the scroll; the cell is in the viewport; two more frames let the
-    windowing attach or hide the other cells)."""
-    page.evaluate(
-        f"""async (i) => {{
-            const nb = {NB}.content;
-            const frame = () => new Promise(r => requestAnimationFrame(r));
-            await nb.scrollToItem(i, 'start');
-            for (let k = 0; k < 300 && !nb.widgets[i].inViewport; k++) await frame();
-            await frame();
-            await frame();
-        }}""",
-        index,
-    )
-
-
 def _shot(page, name: str) -> None:
     page.screenshot(path=str(artifacts_dir() / f"cells-{name}.png"))
 
@@ -193,7 +177,7 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
         mode or "contentVisibility"
     )
     _run_all(page)
-    _scroll_to(page, 0)  # run-all left the notebook at its end
+    scroll_to_cell(page, 0)  # run-all left the notebook at its end
     _wait_badges(page, [COMPILE, MISS])
     first = _badge_state(page, COMPILE)
     miss = _badge_state(page, MISS)
@@ -212,14 +196,14 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
         assert _badge_state(page, i)["n"] == 0
 
     # far away and back
-    _scroll_to(page, N_CELLS - 1)
+    scroll_to_cell(page, N_CELLS - 1)
     away = _badge_state(page, COMPILE)
     assert away["offscreen"], away
     if mode == "full":
         assert not away["inViewport"]
         assert away["display"] == "none"  # windowed out: hidden, its parts out of the DOM
         assert page.evaluate(f"() => {NB}.content.widgets[{COMPILE}].node.children.length") == 1
-    _scroll_to(page, 0)
+    scroll_to_cell(page, 0)
     page.wait_for_function(f"() => {NB}.content.widgets[{COMPILE}].inViewport")
     _wait_badges(page, [COMPILE, MISS])
     for i, before in ((COMPILE, first), (MISS, miss)):
@@ -254,8 +238,8 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     for i, before in ((COMPILE, first), (MISS, miss)):
         again = _badge_state(page, i)
         assert again["text"] == before["text"] and again["visible"], again
-    _scroll_to(page, N_CELLS - 1)
-    _scroll_to(page, 0)
+    scroll_to_cell(page, N_CELLS - 1)
+    scroll_to_cell(page, 0)
     _wait_badges(page, [COMPILE, MISS])
     _shot(page, f"{mode or 'default'}-reloaded")
     assert watch.errors == [], watch.errors

@@ -23,6 +23,7 @@ from tests import tutorials
 from tests.browser import (
     PageWatch,
     artifacts_dir,
+    scroll_to_cell,
     wait_for_notebook,
     workbench_outputs,
 )
@@ -53,23 +54,6 @@ def lab(lab, executed):
 
 def _shot(page, name: str) -> None:
     page.screenshot(path=str(artifacts_dir() / f"tour-{name}.png"))
-
-
-def _scroll_to(page, index: int) -> None:
-    """Scroll cell ``index`` to the top; back once the notebook has drawn what is now in view
-    (scrollToItem settles the scroll; the cell is in the viewport; two more frames let the
-    windowing attach or hide the other cells)."""
-    page.evaluate(
-        f"""async (i) => {{
-            const nb = {NB}.content;
-            const frame = () => new Promise(r => requestAnimationFrame(r));
-            await nb.scrollToItem(i, 'start');
-            for (let k = 0; k < 300 && !nb.widgets[i].inViewport; k++) await frame();
-            await frame();
-            await frame();
-        }}""",
-        index,
-    )
 
 
 def _cell_rendered(page, index: int) -> list[dict]:
@@ -170,7 +154,7 @@ def test_untrusted_tour_renders_every_output_and_connects_the_panel(browser, lab
     }
     shot_at = {_index(executed, p): name for p, name in shots.items()}
     for i, kinds in sorted(by_cell.items()):
-        _scroll_to(page, i)
+        scroll_to_cell(page, i)
         _wait_cell(page, i, kinds)
         drawn = _cell_rendered(page, i)
         assert [d["kind"] for d in drawn] == kinds, (i, executed.cells[i].source[:60], drawn)
