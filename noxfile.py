@@ -8,7 +8,7 @@ Default sessions, in this order:
 ``full``
     the whole suite but the Binder simulation on Python 3.12 with the newest JAX the package
     index serves, ``-n 2`` (pytest-xdist; browser tests sharing a server keep to one worker
-    through ``xdist_group`` and ``--dist loadgroup``);
+    through ``--dist loadfile``);
 ``binder``
     the Binder simulation (``-m binder``: a fresh virtualenv from ``binder/``, every tutorial),
     which installs the package the way repo2docker does and so takes its own time.
@@ -57,7 +57,9 @@ nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["oldest", "full", "binder"]
 
 NO_NPM = {"HATCH_JUPYTER_BUILDER_SKIP_NPM": "1"}
-XDIST = ("-n", "2", "--dist", "loadgroup")
+# loadfile: a module's tests stay on one worker, in order (many build a shell's state cell by
+# cell). Not loadgroup: with pytest 9 and pytest-xdist 3.8 its xdist_group marks group nothing.
+XDIST = ("-n", "2", "--dist", "loadfile")
 
 
 def _pyenv_root() -> Path:

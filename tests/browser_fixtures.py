@@ -9,7 +9,7 @@ and windowing), as a fresh server would be, and reset them again after it.  A mo
 writes its notebooks overrides ``lab`` with a fixture of the same name that asks for this one.
 
 Under ``pytest-xdist`` the modules that share a server are marked with the same
-``xdist_group`` (``--dist loadgroup``), so one worker runs them against one server; the
+``xdist_group`` (``--dist loadgroup``; the suite runs ``--dist loadfile``, one module per worker), so one worker runs them against one server; the
 browser tests are split into two such groups so that both workers have a share.
 
 ``tests/conftest.py`` imports these, which makes them every test module's fixtures.

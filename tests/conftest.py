@@ -34,12 +34,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
-        # Under pytest-xdist (``--dist loadgroup``) a module's tests stay on one worker, in
-        # order, unless they name a group of their own (browser tests sharing one JupyterLab
-        # server across modules): many modules build a shell's or a kernel's state cell by
-        # cell, and JAX programs compiled once per module stay compiled once.
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")

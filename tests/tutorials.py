@@ -169,7 +169,7 @@ _cache: dict[str, Run] = {}
 
 def xdist_group(name: str) -> str:
     """The ``xdist_group`` of every test that runs ``name``: under ``pytest-xdist``
-    (``--dist loadgroup``) they go to one worker, which executes the notebook once.  The tour
+    (``--dist loadgroup``; the suite runs ``--dist loadfile``, one module per worker) they go to one worker, which executes the notebook once.  The tour
     goes with the JupyterLab tests that open it in the browser."""
     return BROWSER_GROUP_B if name == TOUR else f"notebook-{name}"
 

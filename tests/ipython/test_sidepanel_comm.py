@@ -17,7 +17,7 @@ from tests.sidepanel_kernel import PanelKernel
 from workbench.ipython.sidepanel import flush_times
 
 # one kernel for the module, whose tests build on each other's state (the extension loaded by
-# an earlier test): under pytest-xdist they stay on one worker (``--dist loadgroup``)
+# an earlier test): under pytest-xdist they stay on one worker (``--dist loadfile``)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sidepanel-kernel")]
 
 
