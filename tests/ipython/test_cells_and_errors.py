@@ -1,6 +1,6 @@
-"""Issue 11, cell semantics and front-door errors: the cell number a label shows is the
-prompt's, every error a magic reports fails the cell, interruptions and bad arguments are
-one short message, and every view has a size bound (items 11, 12, 19-23)."""
+"""Cell semantics and front-door errors: the cell number a label shows is the prompt's,
+every error a magic reports fails the cell, interruptions and bad arguments are one short
+message, and every view has a size bound."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _labels(html: str) -> set[str]:
     return set(re.findall(r"cell \[\d+\] line \d+|cell line \d+", html))
 
 
-# -- item 11: the prompt number, one function deciding it --------------------------------
+# -- the prompt number, one function deciding it -----------------------------------------
 @pytest.fixture(params=["ipython<9.8", "ipython>=9.8"])
 def counting(request, shell, monkeypatch):
     """Run the shell as this IPython does, and as IPython 9.8+ does: it increments
@@ -168,7 +168,7 @@ def test_cell_id_is_on_every_compile_record_and_the_cell_line(run, shell):
     assert last.cell_id is None
 
 
-# -- item 12: every error a magic reports fails the cell --------------------------------
+# -- every error a magic reports fails the cell -----------------------------------------
 FAILING_CELLS = {
     "grad of a non-scalar": "%%jaxpr -t grad\ndef fe1(x):\n    return x * 2\nfe1(jnp.ones(3))",
     "shape error while tracing": "%%jaxpr\ndef fe2(x):\n    return x @ jnp.ones((4, 2))\n"
@@ -216,7 +216,7 @@ def test_nbclient_fails_on_a_failing_magic_cell(tmp_path: Path):
     assert nb.cells[2].get("outputs", []) == [] and nb.cells[2].get("execution_count") is None
 
 
-# -- item 21: an interruption is one line ------------------------------------------------
+# -- an interruption is one line ---------------------------------------------------------
 @pytest.mark.parametrize("magic", ["%jaxpr", "%hlo", "%%jaxpr\n", "%%hlo\n"])
 def test_keyboard_interrupt_while_tracing_is_one_line(run, magic):
     run("def ki(x):\n    raise KeyboardInterrupt\n")
@@ -246,7 +246,7 @@ def test_jaxbench_interrupted_before_any_sample_fails_the_cell_in_one_line(run):
     assert "KeyboardInterrupt: interrupted before any sample of kb_first(jnp.ones(3))" in out
 
 
-# -- item 22: the Python API's bad arguments ---------------------------------------------
+# -- the Python API's bad arguments ------------------------------------------------------
 API_ERRORS = {
     "workbench.inspect(3)": (TypeError, "needs a function"),
     "workbench.inspect(abs, 1.0, transforms='nonsense')": (ValueError, "unknown transform"),
@@ -286,7 +286,7 @@ def test_doctor_refuses_zero_fake_devices_in_one_line():
     assert "--fake-devices must be at least 1" in p.stderr.strip().splitlines()[-1]
 
 
-# -- item 23: messages -------------------------------------------------------------------
+# -- messages ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "line, words",
     [
@@ -328,7 +328,7 @@ def test_checkpoint_policy_must_be_a_real_policy(run, shell):
         assert r.error is None, (name, r.message)
 
 
-# -- item 20: no variable expansion in the flags either ----------------------------------
+# -- no variable expansion in the flags either -------------------------------------------
 @pytest.mark.parametrize(
     "cell", ['%jaxpr -t "{t20}" f20(x20)', "%%jaxpr -t {t20}\nf20(x20)", '%hlo -t "{t20}" f20(x20)']
 )
@@ -340,7 +340,7 @@ def test_flags_are_not_var_expanded(run, shell, cell):
     assert "{t20}" in r.message
 
 
-# -- item 19: size bounds ------------------------------------------------------------------
+# -- size bounds ---------------------------------------------------------------------------
 @pytest.mark.slow  # 20,000 arrays
 def test_sharding_view_of_20000_arrays_is_bounded():
     xs = [jnp.zeros((2,)) for _ in range(20_000)]
