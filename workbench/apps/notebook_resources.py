@@ -228,6 +228,11 @@ def load_panel_extension(*args: Any, **kwargs: Any) -> bool:
     if _in_pyodide() or not panel_server_extension_enabled():
         pn.extension(*args, **kwargs)
         return False
+    # Panel >= 1.10 in a kernel launched by a Jupyter server with its extension
+    # (PANEL_JUPYTER_ENDPOINT set) names ``/panel-preview/...`` from the server's root, which
+    # misses a base_url (JupyterHub, Binder) and bypasses the page's mapping: ask it for the
+    # CDN URLs, which the page maps under its base_url.
+    pn.config.notebook_resources = "cdn"
     with localised_display() as hooked:
         pn.extension(*args, **kwargs)
     return hooked
