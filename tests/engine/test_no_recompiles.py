@@ -133,10 +133,13 @@ def test_static_arg_change_fails():
     power_jit(jnp.ones(3), 2)
     with no_recompiles():
         power_jit(jnp.ones(3), 2)
+    # where JAX names no values, the message has them only if the tracker saw the warm-up
+    # (it listens whenever an earlier test in this process loaded the extension)
     expected = (
         r"static .*2 -> 3"
         if _jax_explains_static_changes()
-        else r"power.*compiled before with other arguments; JAX gave no reason"
+        else r"power.*(static n changed 2 -> 3|compiled before with other arguments; JAX gave "
+        r"no reason)"
     )
     with pytest.raises(RecompileError, match=expected):
         with no_recompiles():
