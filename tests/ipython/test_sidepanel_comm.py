@@ -266,7 +266,13 @@ def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
     second = first.replace("return y", "return jnp.cos(y)").replace("ones(3)", "ones(4)")
     k.run_ok("%%jaxpr\n" + first, cell_id="live")
     k.run_ok("%%jaxpr\n" + second, cell_id="live")
-    k.pump(0.6)
+    # the hub batches: wait for the update carrying the diff (sent after the benchmarks')
+    k.wait_for(
+        lambda e: (
+            e.comm_id == comm_id and e.data.get("type") == "update" and bool(e.data.get("diffs"))
+        ),
+        timeout=60,
+    )
     ups = _updates(k, comm_id, seen)
     benches = _all(ups, "benchmarks")
     assert [b["cell_id"] for b in benches] == ["bench", "bench2", "bench3"]  # each once
