@@ -78,8 +78,14 @@ def test_jaxpr_output_in_real_jupyterlab(browser, jupyter_lab):
     page.goto(f"{base}/lab/tree/demo.ipynb?token={token}")
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    # the notebook's kernel connection is up (keys pressed before it are lost)
+    page.wait_for_function(
+        "() => { const k = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;"
+        " return k && k.connectionStatus === 'connected' && k.status === 'idle'; }",
+        timeout=60_000,
+    )
     out = None
-    for _attempt in range(4):  # the kernel may still be connecting on the first try
+    for _attempt in range(4):  # should the keys still be lost, press them again
         page.locator(".jp-Cell .jp-InputArea-editor").first.click()
         page.keyboard.press("Shift+Enter")
         page.keyboard.press("Shift+Enter")
