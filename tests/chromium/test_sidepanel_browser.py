@@ -326,7 +326,8 @@ def test_panel_follows_the_active_notebook_and_opens_in_notebook7(browser, lab):
         page.click(f'{PANEL} [data-jwb="load"]')
     _state(page, "connected", timeout=120_000)
     page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'plain.ipynb'})"
+        "async () => { await window.jupyterapp.commands.execute("
+        "'docmanager:open', {path: 'plain.ipynb'}); }"
     )
     page.wait_for_function(
         "() => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === 'plain.ipynb'",
@@ -335,7 +336,8 @@ def test_panel_follows_the_active_notebook_and_opens_in_notebook7(browser, lab):
     _state(page, "not-loaded", timeout=120_000)
     _shot(page, "second-notebook")
     page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'panel.ipynb'})"
+        "async () => { await window.jupyterapp.commands.execute("
+        "'docmanager:open', {path: 'panel.ipynb'}); }"
     )
     page.wait_for_function(
         "() => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === 'panel.ipynb'",
@@ -462,11 +464,32 @@ def _post_json(url: str, body: dict) -> dict:
 
 
 def _activate(page, name: str) -> None:
-    page.evaluate("(p) => window.jupyterapp.commands.execute('docmanager:open', {path: p})", name)
+    # (awaited but not returned: the page would serialise the whole notebook widget, seconds)
+    page.evaluate(
+        "async (p) => { await window.jupyterapp.commands.execute('docmanager:open', {path: p}); }",
+        name,
+    )
     page.wait_for_function(
         "(p) => document.querySelector('[data-jwb=\"notebook\"]')?.textContent === p"
-        " && window.jupyterapp.shell.currentWidget?.context?.path === p",
+        " && window.jupyterapp.shell.currentWidget?.context?.path === p"
+        " && window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel",
         arg=name,
+        timeout=60_000,
+    )
+    _wait_settled(page)
+
+
+def _wait_settled(page) -> None:
+    """Every open notebook's kernel connection is idle and JupyterLab's own handshake on it
+    (kernel info, the debugger restoring its state) has had its replies, so a restart now
+    cancels none of it (which JupyterLab would log as errors).  Requests in flight are read
+    from the connection's futures, the ones executions keep are left aside."""
+    page.wait_for_function(
+        "() => [...window.jupyterapp.shell.widgets('main')].filter(w => w.sessionContext)"
+        ".every(w => { const k = w.sessionContext.session?.kernel; if (!k) return true;"
+        " const pending = [...(k._futures?.values() ?? [])].filter(f => !f.isDisposed"
+        " && ['kernel_info_request', 'debug_request'].includes(f.msg.header.msg_type));"
+        " return k.status === 'idle' && pending.length === 0; })",
         timeout=60_000,
     )
 
