@@ -232,7 +232,7 @@ def load_panel_extension(*args: Any, **kwargs: Any) -> bool:
     # (PANEL_JUPYTER_ENDPOINT set) names ``/panel-preview/...`` from the server's root, which
     # misses a base_url (JupyterHub, Binder) and bypasses the page's mapping: ask it for the
     # CDN URLs, which the page maps under its base_url.
-    pn.config.notebook_resources = "cdn"  # type: ignore[misc]  # a property with a setter
+    pn.config.notebook_resources = "cdn"  # type: ignore[misc,unused-ignore]  # a setter property; stubs vary by Panel version
     with localised_display() as hooked:
         pn.extension(*args, **kwargs)
     return hooked
