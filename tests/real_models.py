@@ -265,7 +265,11 @@ def nnx_state_digest(*objs) -> list[tuple[str, Any]]:
     for i, obj in enumerate(objs):
         flat = jax.tree_util.tree_flatten_with_path(nnx.state(obj))[0]
         for path, leaf in flat:
-            value = jax.random.key_data(leaf) if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key) else leaf
+            value = (
+                jax.random.key_data(leaf)
+                if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+                else leaf
+            )
             out.append((f"{i}{jax.tree_util.keystr(path)}", np.asarray(value)))
     return out
 
