@@ -191,7 +191,9 @@ def _install(session: nox.Session, *extra: str) -> None:
 
 def _pytest(session: nox.Session, *args: str) -> None:
     t0 = time.monotonic()
-    session.run("python", "-m", "pytest", "-q", *args, *session.posargs)
+    # --tb=short: a failure is its test's failing line and message, so a CI log cut to its
+    # head and tail still says what failed (a long browser test's whole source did not fit)
+    session.run("python", "-m", "pytest", "-q", "--tb=short", *args, *session.posargs)
     _timed(session, "pytest", t0)
 
 
