@@ -283,10 +283,18 @@ describe('WorkbenchLink leaving a comm the kernel may still write to', () => {
     const fresh = k.lastComm!;
     expect(fresh).not.toBe(old);
     expect(fresh.opened).toEqual(HELLO);
-    // a late 'starting' while the hello to the new process is out: its close must find the comm
+    // a late 'starting' while the hello to the new process is out: the same restart, so the
+    // comm is left as it is (its answer, snapshot or close, must find it)
     panel.sessionContext.setStatus('starting');
-    expect(fresh.sent).toEqual([LEAVE]);
+    expect(fresh.sent).toEqual([]);
     expect(fresh.isDisposed).toBe(false);
+    expect(k.comms).toHaveLength(2);
+    fresh.receive(snapshot());
+    expect(link.state).toBe('connected');
+    // after the snapshot a 'starting' is another restart: cleared, hello again
+    panel.sessionContext.setStatus('starting');
+    expect(link.state).toBe('connecting');
+    expect(fresh.sent).toEqual([LEAVE]);
   });
 });
 
@@ -325,5 +333,27 @@ describe('WorkbenchLink and a restart whose status messages it missed', () => {
     expect(k.comms).toHaveLength(2);
     expect(k.lastComm!.opened).toEqual(HELLO);
     expect(link.state).toBe('connecting');
+  });
+
+  it("the new process's 'starting' after its first message leaves the hello already out to it", () => {
+    // a restart through another connection: this connection hears the new process (a 'busy')
+    // before its 'starting'; the hello went out on the first, and the kernel's answer to it
+    // (here ipykernel's close: not loaded) must reach a comm the connection still has
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    k.lastComm!.receive(snapshot(), 'process-1');
+    k.iopubMessage.emit({
+      header: { session: 'process-2', msg_type: 'status' },
+      content: { execution_state: 'busy' }
+    });
+    const probe = k.lastComm!;
+    expect(probe.opened).toEqual(HELLO);
+    panel.sessionContext.setStatus('starting');
+    expect(probe.isDisposed).toBe(false);
+    expect(probe.sent).toEqual([]);
+    expect(k.comms).toHaveLength(2);
+    probe.kernelClose();
+    expect(link.state).toBe('not-loaded');
   });
 });

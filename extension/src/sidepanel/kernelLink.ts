@@ -87,6 +87,9 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _kernelSession: string | null = null;
   /** a hello is owed to the kernel as soon as it is idle */
   private _needHello = false;
+  /** a restart was seen and its new process has not answered yet (snapshot or close): a
+   * 'starting' now is that same restart's, and the comm out is the new process's */
+  private _restartPending = false;
   private _disposed = false;
   private readonly _target: CommTarget = (comm, msg) =>
     this._onAnnounce(comm, msg);
@@ -239,6 +242,12 @@ export class WorkbenchLink implements IWorkbenchLink {
     if (this._disposed || this._leader) {
       return;
     }
+    if (status === 'starting' && this._restartPending) {
+      // the restart seen already (its new process's first message came before this
+      // status): the hello out is the new process's, and its answer must find the comm
+      this._maybeHello();
+      return;
+    }
     // 'starting' alone: another connection (a second notebook, another tab) restarted it
     if (
       status === 'restarting' ||
@@ -247,8 +256,10 @@ export class WorkbenchLink implements IWorkbenchLink {
         (this._comm !== null || this._state === 'connected'))
     ) {
       // the connection disposes the old process's comms itself (the target registry
-      // survives); a comm still alive may be the new process's (a late status): leave it
+      // survives); a comm still alive is left (the kernel closes it)
       this._dropComm(true);
+      this._kernelSession = null;
+      this._restartPending = true;
       this._store.reset();
       this._needHello = true;
       this._setState(
@@ -260,6 +271,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     if (status === 'dead') {
+      this._restartPending = false;
       this._dropComm(false);
       this._store.reset();
       this._needHello = true;
@@ -289,6 +301,7 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _attach(kernel: Kernel_ | null): void {
     // the old kernel may live on (another notebook uses it): tell it to stop pushing to us
     this._detach(true);
+    this._restartPending = false;
     this._store.reset();
     this._kernel = kernel;
     if (!kernel) {
@@ -532,6 +545,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     const hadSnapshot = this._snapshot;
+    this._restartPending = false;
     this._comm = null;
     this._snapshot = false;
     this._store.reset();
@@ -565,6 +579,7 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     this._kernelSession = null;
+    this._restartPending = true;
     this._dropComm(true);
     this._store.reset();
     this._needHello = true;
@@ -583,6 +598,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     const msg = parseKernelMessage(data);
     switch (msg.type) {
       case 'snapshot':
+        this._restartPending = false;
         this._snapshot = true;
         this._kernelSession = session;
         this._store.applySnapshot(msg.kernel, msg.version, msg.batch);
