@@ -291,10 +291,52 @@ describe('WorkbenchLink leaving a comm the kernel may still write to', () => {
     expect(k.comms).toHaveLength(2);
     fresh.receive(snapshot());
     expect(link.state).toBe('connected');
-    // after the snapshot a 'starting' is another restart: cleared, hello again
+    // after the snapshot a 'starting' is another restart: cleared, the old process's comm
+    // forgotten without a word (a leave would only reach the new process)
     panel.sessionContext.setStatus('starting');
     expect(link.state).toBe('connecting');
-    expect(fresh.sent).toEqual([LEAVE]);
+    expect(fresh.sent).toEqual([]);
+    expect(fresh.isDisposed).toBe(true);
+  });
+
+  it('a restart it asks for forgets the comm without a leave, and says hello once the new process speaks', () => {
+    const k = new FakeKernel();
+    const panel = new FakePanel(k);
+    const link = linkOf(panel);
+    // JupyterLab's order: the status signal while the message is handled, then iopubMessage
+    const status = (session: string, state: string) => {
+      panel.sessionContext.setStatus(state);
+      k.iopubMessage.emit({
+        header: { session, msg_type: 'status' },
+        content: { execution_state: state }
+      });
+    };
+    status('process-1', 'idle');
+    const old = k.lastComm!;
+    old.receive(snapshot(), 'process-1');
+    expect(link.state).toBe('connected');
+    // JupyterLab's restart(): 'restarting', then it disposes the connection's comms; a leave
+    // sent now would be answered by a close the connection no longer knows
+    panel.sessionContext.setStatus('restarting');
+    expect(old.sent).toEqual([]);
+    expect(old.isDisposed).toBe(true);
+    // the old process still answers something: no hello to it
+    status('process-1', 'idle');
+    expect(k.comms).toHaveLength(1);
+    // the server's own 'restarting' is not the new process
+    k.iopubMessage.emit({
+      header: { session: 'server', msg_type: 'status' },
+      content: { execution_state: 'restarting' }
+    });
+    panel.sessionContext.setStatus('idle');
+    expect(k.comms).toHaveLength(1);
+    status('process-2', 'starting');
+    expect(k.comms).toHaveLength(1);
+    status('process-2', 'idle');
+    expect(k.comms).toHaveLength(2);
+    expect(k.lastComm!.opened).toEqual(HELLO);
+    k.lastComm!.receive(snapshot(), 'process-2');
+    expect(link.state).toBe('connected');
   });
 });
 

@@ -90,6 +90,11 @@ export class WorkbenchLink implements IWorkbenchLink {
   /** a restart was seen and its new process has not answered yet (snapshot or close): a
    * 'starting' now is that same restart's, and the comm out is the new process's */
   private _restartPending = false;
+  /** the session of the process whose status messages came last (see `_onIopub`) */
+  private _processSession: string | null = null;
+  /** a restart is under way from this process: no hello until another one speaks (the old
+   * process may still answer, and its comms are about to be forgotten by the connection) */
+  private _restartFrom: string | null = null;
   private _disposed = false;
   private readonly _target: CommTarget = (comm, msg) =>
     this._onAnnounce(comm, msg);
@@ -255,11 +260,13 @@ export class WorkbenchLink implements IWorkbenchLink {
       (status === 'starting' &&
         (this._comm !== null || this._state === 'connected'))
     ) {
-      // the connection disposes the old process's comms itself (the target registry
-      // survives); a comm still alive is left (the kernel closes it)
-      this._dropComm(true);
+      // Forget the comm without a word: on 'restarting' the connection disposes its comms
+      // right after this signal, so a `leave` would be answered by a close it no longer
+      // knows ("Comm not found"); on 'starting' the old process is gone already.
+      this._dropComm(false);
       this._kernelSession = null;
       this._restartPending = true;
+      this._restartFrom = status === 'starting' ? null : this._processSession;
       this._store.reset();
       this._needHello = true;
       this._setState(
@@ -272,6 +279,7 @@ export class WorkbenchLink implements IWorkbenchLink {
     }
     if (status === 'dead') {
       this._restartPending = false;
+      this._restartFrom = null;
       this._dropComm(false);
       this._store.reset();
       this._needHello = true;
@@ -302,6 +310,8 @@ export class WorkbenchLink implements IWorkbenchLink {
     // the old kernel may live on (another notebook uses it): tell it to stop pushing to us
     this._detach(true);
     this._restartPending = false;
+    this._restartFrom = null;
+    this._processSession = null;
     this._store.reset();
     this._kernel = kernel;
     if (!kernel) {
@@ -466,7 +476,13 @@ export class WorkbenchLink implements IWorkbenchLink {
   private _maybeHello(): void {
     const kernel = this._kernel;
     const conn = this._commKernel;
-    if (!this._needHello || !kernel || !conn || this._disposed) {
+    if (
+      !this._needHello ||
+      !kernel ||
+      !conn ||
+      this._disposed ||
+      this._restartFrom !== null
+    ) {
       return;
     }
     if (kernel.status !== 'idle' || conn.connectionStatus !== 'connected') {
@@ -569,18 +585,27 @@ export class WorkbenchLink implements IWorkbenchLink {
       return;
     }
     const session = msg?.header?.session;
+    if (this._disposed || this._leader || !session) {
+      return;
+    }
+    this._processSession = session;
     if (
-      this._disposed ||
-      this._leader ||
-      !this._kernelSession ||
-      !session ||
-      session === this._kernelSession
+      this._restartFrom !== null &&
+      session !== this._restartFrom &&
+      (msg.content as { execution_state?: string }).execution_state !==
+        'restarting' // the server's own, not the process's
     ) {
+      this._restartFrom = null; // the new process speaks: the hello may go
+      this._maybeHello();
+    }
+    if (!this._kernelSession || session === this._kernelSession) {
       return;
     }
     this._kernelSession = null;
     this._restartPending = true;
-    this._dropComm(true);
+    // the old process is gone: its comm is forgotten without a word (a `leave` would only
+    // reach the new process, which never knew the comm)
+    this._dropComm(false);
     this._store.reset();
     this._needHello = true;
     this._setState('connecting', 'The kernel was restarted…');
