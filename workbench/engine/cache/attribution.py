@@ -87,8 +87,11 @@ class FunctionState:
 
     def compiled_before(self, sig: Signature | None) -> bool:
         """Whether an earlier object of this function compiled ``sig`` (None: unknown,
-        taken as yes, the conservative reading of a new object of the same code)."""
-        return sig is None or any(not diff_signatures(sig, old) for old in self.compiled)
+        taken as yes, the conservative reading of a new object of the same code; so is a
+        function whose compiles all came from cached traces, whose types are not known)."""
+        if sig is None or (not self.compiled and self.stats.compiles):
+            return True
+        return any(not diff_signatures(sig, old) for old in self.compiled)
 
 
 def call_site() -> SourceLine | None:
@@ -292,6 +295,8 @@ class Attribution:
         if rec.origin == "user":
             # only the user's functions: a user's ``relu`` is not JAX's ``relu`` redefined
             self.by_name[rec.function] = key
+            if site.maker:  # a later lowering of the same trace goes by JAX's jit name
+                self.by_name[f"jit({fun_name})"] = key
         return obj
 
     @staticmethod

@@ -124,7 +124,12 @@ def prepare(
     # told it "recompiled", nor the profile's wrapper (a fresh ``jax.jit`` around an
     # ``nnx.jit``) a "new function object" of the user's function
     with inspecting():
-        compiled, note = _trace_and_compile(jitted, args, kwargs, command_buffers)
+        got = _trace_and_compile(jitted, args, kwargs, command_buffers)
+    if isinstance(got, ProfileError):
+        # raised here, outside the context manager: its frames would otherwise hold the
+        # exception (and through it the user's arguments) in a reference cycle
+        raise got from None
+    compiled, note = got
     compile_s = time.perf_counter() - t0
     n = len(args)
     static = set()
@@ -139,12 +144,13 @@ def prepare(
 
 def _trace_and_compile(
     jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], command_buffers: bool
-) -> tuple[Any, str]:
-    """The compiled executable of ``jitted(*args, **kwargs)`` and a note on how."""
+) -> tuple[Any, str] | ProfileError:
+    """The compiled executable of ``jitted(*args, **kwargs)`` and a note on how, or the
+    error to raise (returned, not raised: the caller raises it outside ``inspecting``)."""
     try:
         lowered = jitted.trace(*args, **kwargs).lower()
     except Exception as exc:
-        raise ProfileError(report(exc, "trace")) from None
+        return ProfileError(report(exc, "trace"))
     note = ""
     if not command_buffers and jax.default_backend() != "gpu":
         note = f"command buffers are a GPU feature: nothing to turn off on {jax.default_backend()}"
@@ -158,7 +164,7 @@ def _trace_and_compile(
                 "(--xla_gpu_enable_command_buffer=): kernel events name their instruction"
             )
     except Exception as exc:
-        raise ProfileError(report(exc, "compile")) from None
+        return ProfileError(report(exc, "compile"))
     return compiled, note
 
 
