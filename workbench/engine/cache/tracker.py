@@ -64,8 +64,6 @@ _INSPECTORS = {
     ("ipython/hlo_magics.py", "hlo"): "%hlo",
     ("api/jaxpr.py", "jaxpr"): "workbench.jaxpr",
     ("api/hlo.py", "hlo"): "workbench.hlo",
-    ("ipython/profile_magics.py", "jaxprof"): "%jaxprof",
-    ("api/profile.py", "profile"): "workbench.profile",
     ("sharding/mesh_explorer.py", "compile_operation"): "the mesh explorer",
 }
 
