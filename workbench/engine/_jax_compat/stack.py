@@ -11,7 +11,6 @@ JAX that renamed them degrades the cache's attribution instead of breaking it.
 from __future__ import annotations
 
 import dataclasses
-
 import functools
 import sys
 import types
@@ -19,7 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from workbench.engine._jax_compat.jit import debug_source, runs_user_code
+from workbench.engine._jax_compat.jit import (
+    bound_jitted,
+    debug_source,
+    is_jitted,
+    runs_user_code,
+)
 from workbench.engine._jax_compat.trace_site import (
     ArgType,
     JitTraceSite,
@@ -261,7 +265,15 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
             return None
         site = site_from_locals(found[0])
         maker = found[1]
-        if site is not None and maker is not None and maker[1] is site.fun:
+        if (
+            site is not None
+            and maker is not None
+            and maker[1] is site.fun
+            # ``jax.make_jaxpr(f)`` of the user's own jit (or a method bound from one)
+            # runs that jit: the record keeps its name
+            and not is_jitted(site.fun)
+            and bound_jitted(site.fun) is None
+        ):
             site = dataclasses.replace(site, maker=maker[0])
         return site
     except Exception:

@@ -279,9 +279,7 @@ class Attribution:
             ]
             obj = None
         elif obj is None:
-            rec.reasons = self._first_trace_reasons(
-                rec, prior, parsed, fun_name, key, where, sig
-            )
+            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where, sig)
             obj = self.track(state, fun)
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
