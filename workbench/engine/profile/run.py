@@ -32,7 +32,7 @@ from workbench.engine.bench.peaks import peak_for
 from workbench.engine.cache.tracker import inspecting
 from workbench.engine.common.errors import ErrorReport, is_user_file, report
 from workbench.engine.common.gcpause import gc_paused
-from workbench.engine.common.source import SourceLine
+from workbench.engine.common.source import SourceLine, code_label
 from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
@@ -169,6 +169,28 @@ def _trace_and_compile(
     except Exception as exc:
         return ProfileError(report(exc, "compile"))
     return compiled, note
+
+
+def _cell_of_the_function(rep: ProfileReport, fn: Any) -> None:
+    """Key the lines of the profiled function's file on the cell run that defined it.
+
+    A file names a cell only while no other cell has the same text (ipykernel names a
+    cell's file after a hash of its text, and keeps the latest cell for it): the function's
+    code object knows its own run (recorded by the shell, :func:`code_label`), so its lines
+    are charged to that cell, not to a later one that happens to read the same."""
+    bound = compat.bound_jitted(fn)
+    code = compat.function_code(compat.innermost_function(bound[0] if bound else fn))
+    label = code_label(code) if code is not None else None
+    if label is None:
+        return
+    file = code.co_filename
+    rep.cells[file] = label
+    for ln in rep.lines:
+        if ln.file == file:
+            ln.cell = label.number
+    for ls in rep.listings:
+        if ls.file == file:
+            ls.cell = label.number
 
 
 def _donated_leaves(compiled: Any) -> tuple[bool, ...]:
@@ -442,6 +464,7 @@ def profile_call(
             peak=peak_for(device.device_kind),
         )
     phase("attribution")
+    _cell_of_the_function(rep, fn)
     rep.phases = phases
     rep.profile_s = time.perf_counter() - t0
     rep.compile_s = call.compile_s
