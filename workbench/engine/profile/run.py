@@ -129,8 +129,8 @@ def prepare(
     with inspecting(inspected_by):
         got = _trace_and_compile(jitted, args, kwargs, command_buffers)
     if isinstance(got, ProfileError):
-        # raised here, outside the context manager: its frames would otherwise hold the
-        # exception (and through it the user's arguments) in a reference cycle
+        # raised here, not through the context manager, so its traceback holds only this
+        # front door's frames (which the magics release), none of the tracker's
         raise got from None
     compiled, note = got
     compile_s = time.perf_counter() - t0
