@@ -285,6 +285,26 @@ describe('strips in a windowed notebook', () => {
     expect(stripIn(cell)).toBeNull();
   });
 
+  it('hides a stored badge under the outputs of a later headless run with the same count', async () => {
+    // nbclient / papermill re-ran the notebook: same execution count, the interactive
+    // run's badge still in the metadata, the runner's record of when the cell ran
+    const nb = new FakeNotebook();
+    const model = new FakeModel('c-1', 5);
+    const stored = badge();
+    model.setMetadata(METADATA_KEY, { badge: stored });
+    const cell = new FakeCell(model);
+    nb.add(cell);
+    cell.render();
+    const strips = new NotebookStrips(nb, new FakeSource());
+    await tick();
+    expect(badgeIn(cell)?.hidden).toBe(false);
+    const later = new Date(stored.t * 1000 + 3_600_000).toISOString();
+    model.setMetadata('execution', { 'iopub.execute_input': later });
+    await tick();
+    expect(badgeIn(cell)?.hidden ?? true).toBe(true);
+    strips.dispose();
+  });
+
   it('comes back with the cell after scrolling far away and back', async () => {
     const nb = new FakeNotebook();
     const source = new FakeSource();

@@ -118,10 +118,14 @@ def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
     badges = {b["cell_id"]: b for b in _all(ups, "cells")}
     assert set(badges) >= {"cell-a", "cell-b"}
     for cid in ("cell-a", "cell-b"):
-        mine = [r for r in expected if r["cell_id"] == cid and r["origin"] != "workbench"]
+        # the badge counts the user's records; JAX's helpers apart, for the tooltip
+        mine = [r for r in expected if r["cell_id"] == cid and r["origin"] == "user"]
+        helpers = [r for r in expected if r["cell_id"] == cid and r["origin"] == "jax"]
         assert badges[cid]["compiles"] == sum(r["kind"] == "compile" for r in mine)
         assert badges[cid]["traces"] == sum(r["trace_s"] is not None for r in mine)
         assert badges[cid]["compile_s"] == pytest.approx(sum(r["total_s"] for r in mine))
+        assert badges[cid]["helper_compiles"] == sum(r["kind"] == "compile" for r in helpers)
+        assert badges[cid]["helper_s"] == pytest.approx(sum(r["total_s"] for r in helpers))
     assert badges["cell-a"]["misses"] == 0
     assert badges["cell-b"]["misses"] == 1
     assert badges["cell-b"]["first_reason"] == recompile[0]["reasons"][0]["text"]

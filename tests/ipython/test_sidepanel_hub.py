@@ -95,13 +95,50 @@ def test_updates_carry_the_cells_records_and_badge(hub, run):
     assert [r["seq"] for r in recs] == [r.seq for r in ledger]
     cell_run = ledger[-1].cell_run
     badge = [b for u in ups for b in u.get("cells", []) if b["run"] == cell_run][0]
-    mine = [r for r in CACHE.records(cell_run) if r.origin != "workbench"]
+    mine = [r for r in CACHE.records(cell_run) if r.origin == "user"]
     assert badge["compiles"] == sum(r.kind == "compile" for r in mine)
     assert badge["misses"] == sum(r.is_recompile for r in mine) == 1
     assert badge["first_reason"] == next(r for r in mine if r.is_recompile).reasons[0].text()
     # memory was sampled at the cell's start and end (a panel listens)
     whens = [m["when"] for u in ups for m in u.get("memory", [])]
     assert whens[-2:] == ["start", "end"]
+
+
+def test_badges_count_the_users_compiles_and_keep_jax_helpers_apart(hub, run):
+    """A cell that builds an NNX model and calls its ``nnx.jit`` step once: JAX compiles
+    a dozen helpers for the initialisers (eager ops), the user's program compiles once.
+    The badge says the user's count; the helpers go in their own fields (the tooltip).
+    A cell that only traces (``jax.make_jaxpr``) has no user compile, whatever JAX made
+    for its inputs."""
+    comm = _connect(hub)
+    c = run(
+        "from tests.real_models import nnx_mlp_setup\n"
+        "badge_m = nnx_mlp_setup()\n"
+        "badge_m.train_step(badge_m.model, badge_m.optimizer, badge_m.x, badge_m.y)"
+    )
+    assert c.error is None, c.message
+    ups = _updates(comm, hub)
+    cell_run = max(r.cell_run or 0 for r in CACHE.records())
+    recs = CACHE.records(cell_run)
+    badge = [b for u in ups for b in u.get("cells", []) if b["run"] == cell_run][0]
+    user = [r for r in recs if r.origin == "user"]
+    helpers = [r for r in recs if r.origin == "jax"]
+    assert [r.function for r in user if r.kind == "compile"] == ["jit(train_step)"]
+    assert sum(r.kind == "compile" for r in helpers) > 1  # the case the badge must not count
+    assert badge["compiles"] == 1
+    assert badge["helper_compiles"] == sum(r.kind == "compile" for r in helpers)
+    assert badge["helper_s"] == pytest.approx(sum(r.total_s for r in helpers))
+    assert badge["compile_s"] == pytest.approx(sum(r.total_s for r in user))
+
+    c = run("badge_x = jnp.arange(5.0) * 2\njax.make_jaxpr(jnp.sin)(badge_x)")
+    assert c.error is None, c.message
+    ups = _updates(comm, hub)
+    cell_run = max(r.cell_run or 0 for r in CACHE.records())
+    recs = CACHE.records(cell_run)
+    badge = [b for u in ups for b in u.get("cells", []) if b["run"] == cell_run][0]
+    assert badge["compiles"] == 0
+    assert badge["traces"] == sum(r.origin == "user" and r.trace_s is not None for r in recs)
+    assert badge["helper_compiles"] == sum(r.origin == "jax" and r.kind == "compile" for r in recs)
 
 
 def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatch):

@@ -76,6 +76,7 @@ class ProfileMagics(Magics):
                 calls=args.n,
                 command_buffers=not args.no_command_buffer,
                 label=captured.call_text,
+                inspected_by="%%jaxprof" if cell is not None else "%jaxprof",
             )
         except ProfileError as exc:
             failure = CellError(at_call(exc.report, captured))

@@ -9,12 +9,13 @@ run in progress; while user code (a magic) runs, that result is on the display h
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
 from IPython.core import release
 
-from workbench.engine.common.source import CellLabel
+from workbench.engine.common.source import CellLabel, register_code
 
 #: IPython 9.8 (ipython/ipython#15088) increments ``execution_count`` before the cell runs.
 _COUNT_IS_NEXT = release.version_info[:2] >= (9, 8)
@@ -109,4 +110,40 @@ def shell_cell_labels(shell: Any, ids: CellIds | None = None) -> Callable[[str],
     return lookup
 
 
-__all__ = ["CellIds", "current_cell_id", "prompt_number", "shell_cell_labels"]
+def register_cell_functions(shell: Any, number: int | None, cell_id: str | None) -> None:
+    """Remember which cell run defined each function the run left in the namespace.
+
+    Why: ipykernel names a cell's file after a hash of its text, so two cells with the
+    same text share one file, and a line's file says only "one of them" (IPython's map
+    keeps the latest).  The function's code object is the run's own, so a profile of a
+    function defined by the earlier cell can name that cell (``%%jaxprof`` keys its lines
+    on the cell, not on the text).  Only functions compiled from this run's file are
+    recorded (held weakly), so the cost is one pass over the namespace's values.
+    """
+    numbers = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if not isinstance(numbers, dict) or not isinstance(number, int) or number <= 0:
+        return
+    files = {f for f, n in numbers.items() if n == number}
+    if not files:
+        return
+    label = CellLabel(number, cell_id)
+    for value in list(getattr(shell, "user_ns", {}).values()):
+        fun = value
+        if type(value).__module__.startswith("jaxlib"):  # a jax.jit function
+            fun = getattr(value, "__wrapped__", None)
+        for _ in range(4):  # through functools.wraps layers (nnx.jit's wrapper)
+            if not isinstance(fun, types.FunctionType):
+                break
+            if fun.__code__.co_filename in files:
+                register_code(fun.__code__, label)
+                break
+            fun = fun.__dict__.get("__wrapped__")
+
+
+__all__ = [
+    "CellIds",
+    "current_cell_id",
+    "prompt_number",
+    "register_cell_functions",
+    "shell_cell_labels",
+]

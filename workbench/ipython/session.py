@@ -34,7 +34,13 @@ from workbench.engine.common.source import add_cell_resolver, remove_cell_resolv
 from workbench.engine.live import LiveDiff
 from workbench.ipython.cache_magics import CacheMagics, CellCompiles
 from workbench.ipython.live_mode import LiveMode
-from workbench.ipython.prompt import CellIds, current_cell_id, prompt_number, shell_cell_labels
+from workbench.ipython.prompt import (
+    CellIds,
+    current_cell_id,
+    prompt_number,
+    register_cell_functions,
+    shell_cell_labels,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -181,6 +187,10 @@ class Session:
         if ended is None:
             return
         run, label, cell_id = ended
+        try:  # which run defined each new function (for files shared by identical cells)
+            register_cell_functions(self.shell, getattr(result, "execution_count", None), cell_id)
+        except Exception:  # a nicety: never a failure of the user's cell
+            _log.debug("cell functions not recorded", exc_info=True)
         _tell(self._cell_ended, run, label, cell_id)
         self.compiles.show_compile_line(run, label)
 

@@ -308,6 +308,10 @@ def profile_data(rep: ProfileReport, top: int = DEFAULT_TOP) -> dict[str, Any]:
     d = rep.to_dict()
     d["top"] = top
     d["cells"] = cells_of(ls.file for ls in rep.listings)
+    # a file two cells share (identical text under ipykernel): the cell the engine keyed
+    # the profiled function's lines on
+    for file, label in getattr(rep, "cells", {}).items():
+        d["cells"][file] = {"number": label.number, "cell_id": label.cell_id}
     return d
 
 

@@ -80,19 +80,26 @@ def records(recs: Iterable[CompileRecord]) -> list[dict[str, Any]]:
 def cell_badge(
     recs: Sequence[CompileRecord], cell: str, cell_id: str | None, run: int, t: float
 ) -> dict[str, Any]:
-    """What one run of one cell traced, lowered and compiled.
+    """What one run of one cell traced, lowered and compiled: the user's functions.
 
     The workbench's own inspections (``%%jaxpr``, ``%%hlo``...) are counted apart, as
-    ``inspections``: they are not the user's program compiling.  ``misses`` are
-    recompiles (a function compiled before missed the cache); ``first_reason`` is the
-    first one's first reason, as text.
+    ``inspections``, and JAX's helper compiles (the tiny programs of eager ops such as
+    ``jnp.ones``: 20 of them in a cell that builds an NNX model) as ``helper_compiles``:
+    neither is the user's program compiling, and a badge that counted them would say
+    "21 compiles" of a cell with one.  ``misses`` are recompiles (a function compiled
+    before missed the cache); ``first_reason`` is the first one's first reason, as text.
     """
-    compiles = traces = lowers = misses = hits = inspections = 0
-    seconds = 0.0
+    compiles = traces = lowers = misses = hits = inspections = helpers = 0
+    seconds = helper_s = 0.0
     first_reason: str | None = None
     for r in recs:
         if r.origin == "workbench":
             inspections += 1
+            continue
+        if r.origin == "jax":
+            if r.kind == "compile":
+                helpers += 1
+            helper_s += r.total_s
             continue
         if r.kind == "compile":
             compiles += 1
@@ -121,6 +128,8 @@ def cell_badge(
         "first_reason": first_reason,
         "persistent_hits": hits,
         "inspections": inspections,
+        "helper_compiles": helpers,
+        "helper_s": helper_s,
     }
 
 

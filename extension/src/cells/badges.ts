@@ -20,6 +20,22 @@
  * original's metadata, outputs and count under a new id).  A re-run that
  * compiled nothing gets an all-zero badge from the kernel (replacing the earlier one), shown
  * as no badge at all.
+ *
+ * What a badge counts: the user's functions only.  JAX's helper compiles (the tiny programs
+ * of eager ops: `jnp.ones`, an NNX model's initialisers) are counted apart by the kernel
+ * (`helper_compiles`, `helper_s`) and shown on request, in the badge's tooltip; workbench
+ * inspections (`%%jaxpr`, `%%hlo`, `%jaxprof`) likewise.  So a cell that only traces says
+ * "1 trace", and an NNX cell with one compile of the user's step says "1 compile".
+ *
+ * A badge from another run of the same execution count: a notebook executed headless
+ * (nbclient, papermill) numbers its cells from 1 again and keeps the cell metadata, so the
+ * interactive run's stored badge would match the new outputs by count alone.  Those runners
+ * record when each cell ran (`metadata.execution["iopub.execute_input"]`, nbclient's
+ * `record_timing`, on by default; `metadata.papermill.start_time`); JupyterLab does too when
+ * its `recordTiming` is on.  A badge made (kernel clock `t`) before the cell's recorded
+ * start is another run's: it is not shown (`ranAfter`, `currentBadge`).  Why the timestamps
+ * and not the outputs: a run that compiles nothing has no output of ours to compare with,
+ * and the runners write these fields without knowing about the workbench.
  */
 
 import type { CellBadge } from '../sidepanel/protocol';
@@ -65,13 +81,19 @@ export function parseBadge(x: unknown): CellBadge | null {
   const run =
     typeof x.run === 'number' && Number.isFinite(x.run) ? x.run : null;
   const t = typeof x.t === 'number' && Number.isFinite(x.t) ? x.t : null;
+  // optional (kernels before the user/helper split sent none): absent reads as 0
+  const helperCompiles =
+    x.helper_compiles === undefined ? 0 : count(x.helper_compiles);
+  const helperS = x.helper_s === undefined ? 0 : seconds(x.helper_s);
   if (
     cell === null ||
     cellId === undefined ||
     firstReason === undefined ||
     compileS === null ||
     run === null ||
-    t === null
+    t === null ||
+    helperCompiles === null ||
+    helperS === null
   ) {
     return null;
   }
@@ -90,7 +112,11 @@ export function parseBadge(x: unknown): CellBadge | null {
     misses: nums.misses as number,
     first_reason: firstReason,
     persistent_hits: nums.persistent_hits as number,
-    inspections: nums.inspections as number
+    inspections: nums.inspections as number,
+    ...(x.helper_compiles === undefined
+      ? {}
+      : { helper_compiles: helperCompiles }),
+    ...(x.helper_s === undefined ? {} : { helper_s: helperS })
   };
 }
 
@@ -200,6 +226,12 @@ export function badgeText(b: CellBadge): BadgeText {
       `${counted(b.inspections, 'workbench inspection')} (%%jaxpr, %%hlo, …) not counted above`
     );
   }
+  const helpers = b.helper_compiles ?? 0;
+  if (helpers > 0) {
+    full.push(
+      `${counted(helpers, 'JAX helper compile')} (eager ops such as jnp.ones): ${formatSeconds(b.helper_s ?? 0)}, not counted above`
+    );
+  }
   full.push("Click: this cell's entries in the JAX Workbench panel");
   return { short: short.join(' · ') || 'no compiles', full: full.join('\n') };
 }
@@ -212,7 +244,8 @@ export function badgeText(b: CellBadge): BadgeText {
 export function currentBadge(
   stored: CellBadge | null,
   fromKernel: CellBadge | null,
-  executionCount: number | null
+  executionCount: number | null,
+  ranAt: number | null = null
 ): CellBadge | null {
   let best = stored;
   if (
@@ -229,7 +262,51 @@ export function currentBadge(
   if (best.cell !== String(executionCount)) {
     return null;
   }
+  if (ranAt !== null && ranAt > best.t * 1000 + CLOCK_SKEW_MS) {
+    return null; // the outputs are of a later run (a headless re-run) than the badge's
+  }
   return isEmptyBadge(best) ? null : best;
+}
+
+/**
+ * How far the clock that recorded a cell's start may be ahead of the kernel's: a badge is
+ * made after its run started, so only a start later than the badge by more than this is
+ * another (later) run.  Headless re-runs come minutes or days later.
+ */
+export const CLOCK_SKEW_MS = 30_000;
+
+const isoMs = (x: unknown): number | null => {
+  if (typeof x !== 'string') {
+    return null;
+  }
+  const ms = Date.parse(x);
+  return Number.isFinite(ms) ? ms : null;
+};
+
+/**
+ * When the cell's outputs were made, as the notebook records it (milliseconds since the
+ * epoch; null when nothing records it): the latest of nbclient's / JupyterLab's
+ * `execution["iopub.execute_input"]` and papermill's `papermill.start_time`.  Untrusted
+ * notebook data: anything else than an ISO date string is ignored.
+ */
+export function ranAfter(
+  execution: unknown,
+  papermill: unknown
+): number | null {
+  const times: number[] = [];
+  if (isObj(execution)) {
+    const t = isoMs(execution['iopub.execute_input']);
+    if (t !== null) {
+      times.push(t);
+    }
+  }
+  if (isObj(papermill)) {
+    const t = isoMs(papermill.start_time);
+    if (t !== null) {
+      times.push(t);
+    }
+  }
+  return times.length ? Math.max(...times) : null;
 }
 
 /**
@@ -263,7 +340,8 @@ export function badgeKey(b: CellBadge | null): string {
         b.misses,
         b.first_reason,
         b.persistent_hits,
-        b.inspections
+        b.inspections,
+        b.helper_compiles ?? 0
       ])
     : '';
 }

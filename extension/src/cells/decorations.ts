@@ -30,6 +30,7 @@ import {
   METADATA_KEY,
   badgeFromMetadata,
   badgeKey,
+  ranAfter,
   currentBadge,
   renderBadge
 } from './badges';
@@ -163,8 +164,17 @@ export class CellStrip {
     } catch {
       /* a link in trouble shows what the notebook stored */
     }
+    let ranAt: number | null = null;
+    try {
+      ranAt = ranAfter(
+        model.getMetadata('execution'),
+        model.getMetadata('papermill')
+      );
+    } catch {
+      ranAt = null;
+    }
     return {
-      badge: currentBadge(stored, live, count),
+      badge: currentBadge(stored, live, count, ranAt),
       diff: currentDiff(diff, count)
     };
   }

@@ -10,6 +10,7 @@ JAX that renamed them degrades the cache's attribution instead of breaking it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import types
@@ -17,7 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from workbench.engine._jax_compat.jit import debug_source, runs_user_code
+from workbench.engine._jax_compat.jit import (
+    bound_jitted,
+    debug_source,
+    is_jitted,
+    runs_user_code,
+)
 from workbench.engine._jax_compat.trace_site import (
     ArgType,
     JitTraceSite,
@@ -247,14 +253,59 @@ def jit_trace_site(max_depth: int = 12) -> JitTraceSite | None:
     falls back to JAX's own text explanation.
     """
     try:
-        loc = _walk_stack(
+        found = _walk_stack(
             1,
             lambda f: (
                 f.f_code.co_name in _TRACE_FRAMES and f.f_code.co_filename.endswith("pjit.py")
             ),
-            _frame_locals,
+            lambda f: (f.f_locals, jit_maker(f)),
             max_depth,
         )
-        return None if loc is None else site_from_locals(loc)
+        if found is None:
+            return None
+        site = site_from_locals(found[0])
+        maker = found[1]
+        if (
+            site is not None
+            and maker is not None
+            and maker[1] is site.fun
+            # ``jax.make_jaxpr(f)`` of the user's own jit (or a method bound from one)
+            # runs that jit: the record keeps its name
+            and not is_jitted(site.fun)
+            and bound_jitted(site.fun) is None
+        ):
+            site = dataclasses.replace(site, maker=maker[0])
+        return site
     except Exception:
         return None
+
+
+#: JAX's own functions that make a ``jit`` of the function they are given and trace it:
+#: (file name suffix, frame's function name) -> what the user called
+_JIT_MAKERS = {
+    ("api.py", "make_jaxpr_f"): "make_jaxpr",
+    ("api.py", "eval_shape"): "eval_shape",
+}
+
+
+def jit_maker(frame: types.FrameType, depth: int = 10) -> tuple[str, Any] | None:
+    """(what the user called, the function it was given) when the jit being traced in
+    pjit's ``frame`` was made by JAX itself (``jax.make_jaxpr(np.sum)`` traces a
+    ``jit(sum)`` nobody wrote); None for a ``jit`` of the user's.  Looks a few frames out
+    for the maker's frame, and reads its ``fun`` so the caller can check it is the very
+    function traced (a nested jit of the user's inside it is the user's)."""
+    f: types.FrameType | None = frame.f_back
+    try:
+        for _ in range(depth):
+            if f is None:
+                return None
+            code = f.f_code
+            name = code.co_name
+            if "jax" in code.co_filename:
+                for (suffix, fname), label in _JIT_MAKERS.items():
+                    if name == fname and code.co_filename.endswith(suffix):
+                        return label, f.f_locals.get("fun")
+            f = f.f_back
+        return None
+    finally:
+        del f

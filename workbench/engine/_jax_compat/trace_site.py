@@ -68,6 +68,9 @@ class JitTraceSite:
     #: ``id`` of the jaxpr the trace made (0 when none): JAX's trace cache hands this same
     #: object to a later lowering, which is how that lowering is matched to this trace
     jaxpr_id: int = 0
+    #: what made the jit when JAX did, not the user ("make_jaxpr", "eval_shape"): the
+    #: record is then named for that call (``make_jaxpr(sum)``), never ``jit(sum)``
+    maker: str | None = None
 
 
 def aval_text(aval: Any) -> str:

@@ -81,6 +81,17 @@ class FunctionState:
         # id(live function object) -> its bookkeeping
         self.objects: dict[int, TracedObject] = {}
         self.objects_seen = 0  # function objects ever traced (0: only cached-trace compiles)
+        #: the argument types any of its objects compiled, kept past the objects' deaths:
+        #: a new object of the same code is a *re*-compile only for types compiled before
+        self.compiled: list[Signature] = []
+
+    def compiled_before(self, sig: Signature | None) -> bool:
+        """Whether an earlier object of this function compiled ``sig`` (None: unknown,
+        taken as yes, the conservative reading of a new object of the same code; so is a
+        function whose compiles all came from cached traces, whose types are not known)."""
+        if sig is None or (not self.compiled and self.stats.compiles):
+            return True
+        return any(not diff_signatures(sig, old) for old in self.compiled)
 
 
 def call_site() -> SourceLine | None:
@@ -268,7 +279,7 @@ class Attribution:
             ]
             obj = None
         elif obj is None:
-            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where)
+            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where, sig)
             obj = self.track(state, fun)
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
@@ -282,6 +293,8 @@ class Attribution:
         if rec.origin == "user":
             # only the user's functions: a user's ``relu`` is not JAX's ``relu`` redefined
             self.by_name[rec.function] = key
+            if site.maker:  # a later lowering of the same trace goes by JAX's jit name
+                self.by_name[f"jit({fun_name})"] = key
         return obj
 
     @staticmethod
@@ -297,8 +310,15 @@ class Attribution:
         fun_name: str,
         key: str,
         where: str | None,
+        sig: Signature | None = None,
     ) -> list[MissReason]:
-        """Why a function object seen for the first time was traced."""
+        """Why a function object seen for the first time was traced.
+
+        A new object of code seen before (a closure re-created, a cell re-run) is blamed
+        only when an earlier object compiled the same argument types: then the old
+        object's executable would have served the call.  With other types (a factory's
+        step for another model: ``nnx_cnn_setup()`` after ``nnx_mlp_setup()``) it compiles
+        for the first time whatever object it is, as JAX's "never seen function" says."""
         if (
             prior is not None
             and prior.objects_seen == 0
@@ -309,6 +329,8 @@ class Attribution:
             return [r for r in parsed.reasons if r.kind != "unknown"]
         if prior is not None and prior.objects_seen == 0:
             return [MissReason("new_function", detail=f"first trace of {fun_name}")]
+        if prior is not None and not prior.compiled_before(sig):
+            return [self._new_object(fun_name)]
         if prior is not None:
             return [
                 MissReason(
@@ -317,7 +339,7 @@ class Attribution:
                     "code, closure re-created; JAX caches per function object)",
                 )
             ]
-        rerun = self._same_cell_source(key, where)
+        rerun = self._same_cell_source(key, where, sig)
         if rerun is not None:
             return [
                 MissReason(
@@ -357,9 +379,20 @@ class Attribution:
                 return list(parsed.reasons)
         return [MissReason("new_function", detail=f"first call of {fun_name}")]
 
-    def _same_cell_source(self, key: str, where: str | None) -> str | None:
+    @staticmethod
+    def _new_object(fun_name: str) -> MissReason:
+        return MissReason(
+            "new_function",
+            detail=f"first call of {fun_name} (a new function object of code seen before, "
+            "with argument types none of the earlier ones compiled)",
+        )
+
+    def _same_cell_source(
+        self, key: str, where: str | None, sig: Signature | None = None
+    ) -> str | None:
         """The earlier cell whose same source (IPython names a cell's file after a hash
-        of its text) defined this function on the same line: the cell was re-run."""
+        of its text) defined this function on the same line, and whose function compiled
+        the same argument types: the cell was re-run, and the re-run is why it compiled."""
         m = _CELL_FILE.match(where or "")
         if m is None:
             return None
@@ -373,6 +406,7 @@ class Attribution:
                 and o["line"] == m["line"]
                 and other.rpartition("@")[0] == label
                 and (st.stats.compiles or st.stats.traces)
+                and (not st.compiled or st.compiled_before(sig))
             ):
                 return f"[{o['count']}]"
         return None
@@ -539,7 +573,7 @@ class Attribution:
         rec.key, rec.defined_at, rec.origin = key, where, "user"
         obj = self._object(state, fun) if fun is not None else None
         if obj is None:
-            rec.reasons = self._first_trace_reasons(rec, prior, None, name, key, where)
+            rec.reasons = self._first_trace_reasons(rec, prior, None, name, key, where, sig)
             obj = self.track(state, fun) if fun is not None else None
         elif not obj.signatures:
             rec.reasons = [MissReason("new_function", detail=f"first call of {name}")]
@@ -629,6 +663,8 @@ class Attribution:
             if obj.pending is not None:  # its argument types now have an executable
                 obj.compiled.append(obj.pending)
                 del obj.compiled[:-MAX_SIGNATURES]
+                state.compiled.append(obj.pending)
+                del state.compiled[:-MAX_SIGNATURES]
                 obj.pending = None
         if rec.reasons:
             st.misses.append(rec)

@@ -72,6 +72,8 @@ def cell_summary(records: Iterable[CompileRecord], label: str) -> CellSummary:
             g = groups.setdefault(
                 (rec.key or rec.function, rec.origin), FunctionGroup(rec.function, rec.origin)
             )
+            if rec.function.startswith("jit(") and not g.function.startswith("jit("):
+                g.function = rec.function  # make_jaxpr(f) then jit(f): the jit names it
             if rec.inspected_by and rec.inspected_by not in g.inspected_by:
                 g.inspected_by.append(rec.inspected_by)
         g.add(rec)

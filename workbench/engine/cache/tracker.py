@@ -91,6 +91,18 @@ def inspector_label() -> str:
     return found
 
 
+def _record_label(site: compat.JitTraceSite | None, fun_name: str) -> str:
+    """The name a trace's record goes by: ``jit(f)`` for a jit, ``pmap(f)`` for JAX's
+    wrapper around a pmapped ``f``, and ``make_jaxpr(sum)`` for the jit JAX itself makes
+    inside ``jax.make_jaxpr`` / ``jax.eval_shape``: no compile line shows a ``jit`` nobody
+    wrote."""
+    if site is not None and site.label:
+        return site.label
+    if site is not None and site.maker:
+        return f"{site.maker}({fun_name})"
+    return f"jit({fun_name})"
+
+
 class _Pending:
     """The record a thread is building between its trace, lower and compile events."""
 
@@ -395,9 +407,7 @@ class CacheTracker:
             fun_name = site.user_name  # JAX's own wrapper around the user's (pmap)
         with self._lock:
             self._flush(tid)
-            rec = self._new_record(
-                site.label if site is not None and site.label else f"jit({fun_name})"
-            )
+            rec = self._new_record(_record_label(site, fun_name))
             rec.trace_s = duration
             rec.kind = "trace"
             rec.call_site = where

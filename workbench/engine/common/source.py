@@ -11,6 +11,7 @@ so ``column`` and ``text`` are ``None`` when not known and are then left out of
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,43 @@ def register_cell(file: str, label: CellLabel) -> None:
         del _CELLS[next(iter(_CELLS))]
 
 
+#: id(code object) -> (weak reference to it, the cell run that created it): a shell that names
+#: a cell's file after its text (ipykernel: ``/tmp/ipykernel_<pid>/<hash>.py``) gives two
+#: cells with identical text one file, and the file alone cannot say which run defined a
+#: function; its code object can (each run compiles its own)
+_CODES: dict[int, tuple[Any, CellLabel]] = {}
+
+
+def register_code(code: Any, label: CellLabel) -> None:
+    """Record that the code object ``code`` was compiled by the run of cell ``label``
+    (held weakly; forgotten when the code object goes)."""
+    key = id(code)
+    known = _CODES.get(key)
+    if known is not None and known[0]() is code:
+        return  # the first run that compiled it is the one that defined it
+
+    def gone(_ref: Any, key: int = key) -> None:
+        entry = _CODES.get(key)
+        if entry is not None and entry[0] is _ref:
+            del _CODES[key]
+
+    try:
+        ref = weakref.ref(code, gone)
+    except TypeError:
+        return
+    _CODES[key] = (ref, label)
+    while len(_CODES) > _MAX_CELLS:
+        del _CODES[next(iter(_CODES))]
+
+
+def code_label(code: Any) -> CellLabel | None:
+    """The cell run that compiled ``code`` (see :func:`register_code`), or None."""
+    entry = _CODES.get(id(code))
+    if entry is None or entry[0]() is not code:
+        return None
+    return entry[1]
+
+
 def add_cell_resolver(resolver: Callable[[str], CellLabel | None]) -> None:
     """Add how to label files compiled by a shell itself, e.g. a function defined in an
     ordinary cell (the engine cannot ask the shell); each shell adds its own."""
@@ -112,6 +150,8 @@ __all__ = [
     "SourceLine",
     "add_cell_resolver",
     "cell_label",
+    "code_label",
     "register_cell",
+    "register_code",
     "remove_cell_resolver",
 ]

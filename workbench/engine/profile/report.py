@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workbench.engine.common.source import SourceLine
+from workbench.engine.common.source import CellLabel, SourceLine
 
 SCHEMA_VERSION = 1
 
@@ -166,6 +166,10 @@ class ProfileReport:
     #: where ``profile_s`` went: parse and count, warm-up call, profiled calls, stop and
     #: read the trace, events, attribution (seconds)
     phases: dict[str, float] = field(default_factory=dict)
+    #: file -> the cell its lines are in, where the file alone is not enough to say (two
+    #: cells with identical text share a file under ipykernel): the cell whose run defined
+    #: the profiled function
+    cells: dict[str, CellLabel] = field(default_factory=dict)
 
     @property
     def fusion_seconds(self) -> float:

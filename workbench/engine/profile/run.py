@@ -29,9 +29,10 @@ import jax
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.peaks import peak_for
+from workbench.engine.cache.tracker import inspecting
 from workbench.engine.common.errors import ErrorReport, is_user_file, report
 from workbench.engine.common.gcpause import gc_paused
-from workbench.engine.common.source import SourceLine
+from workbench.engine.common.source import SourceLine, code_label
 from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
@@ -93,6 +94,7 @@ def prepare(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     command_buffers: bool = True,
+    inspected_by: str = "workbench.profile",
 ) -> PreparedCall:
     """Trace, lower and compile ``fn(*args, **kwargs)`` as ``jax.jit`` would run it.
 
@@ -118,10 +120,40 @@ def prepare(
     jitted: Any = fn if compat.is_jitted(fn) else jax.jit(fn)
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
+    # the profile's own executable (ahead of time, never in the function's call cache):
+    # the workbench inspecting the call, as %%hlo does, so the user's later call is not
+    # told it "recompiled", nor the profile's wrapper (a fresh ``jax.jit`` around an
+    # ``nnx.jit``) a "new function object" of the user's function
+    # (the front door names itself: the stack is not read for it, since reading a frame's
+    # locals on Python 3.12 leaves a snapshot on it that outlives the magic's ``del``)
+    with inspecting(inspected_by):
+        got = _trace_and_compile(jitted, args, kwargs, command_buffers)
+    if isinstance(got, ProfileError):
+        # raised here, not through the context manager, so its traceback holds only this
+        # front door's frames (which the magics release), none of the tracker's
+        raise got from None
+    compiled, note = got
+    compile_s = time.perf_counter() - t0
+    n = len(args)
+    static = set()
+    names: set[str] = set()
+    if settings is not None:
+        static = {i + n if i < 0 else i for i in settings.static_argnums}
+        names = set(settings.static_argnames)
+    dyn = tuple(a for i, a in enumerate(args) if i not in static)
+    dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+    return PreparedCall(label, compiled, dyn, dyn_kw, _donated_leaves(compiled), compile_s, note)
+
+
+def _trace_and_compile(
+    jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], command_buffers: bool
+) -> tuple[Any, str] | ProfileError:
+    """The compiled executable of ``jitted(*args, **kwargs)`` and a note on how, or the
+    error to raise (returned, not raised: the caller raises it outside ``inspecting``)."""
     try:
         lowered = jitted.trace(*args, **kwargs).lower()
     except Exception as exc:
-        raise ProfileError(report(exc, "trace")) from None
+        return ProfileError(report(exc, "trace"))
     note = ""
     if not command_buffers and jax.default_backend() != "gpu":
         note = f"command buffers are a GPU feature: nothing to turn off on {jax.default_backend()}"
@@ -135,17 +167,30 @@ def prepare(
                 "(--xla_gpu_enable_command_buffer=): kernel events name their instruction"
             )
     except Exception as exc:
-        raise ProfileError(report(exc, "compile")) from None
-    compile_s = time.perf_counter() - t0
-    n = len(args)
-    static = set()
-    names: set[str] = set()
-    if settings is not None:
-        static = {i + n if i < 0 else i for i in settings.static_argnums}
-        names = set(settings.static_argnames)
-    dyn = tuple(a for i, a in enumerate(args) if i not in static)
-    dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
-    return PreparedCall(label, compiled, dyn, dyn_kw, _donated_leaves(compiled), compile_s, note)
+        return ProfileError(report(exc, "compile"))
+    return compiled, note
+
+
+def _cell_of_the_function(rep: ProfileReport, fn: Any) -> None:
+    """Key the lines of the profiled function's file on the cell run that defined it.
+
+    A file names a cell only while no other cell has the same text (ipykernel names a
+    cell's file after a hash of its text, and keeps the latest cell for it): the function's
+    code object knows its own run (recorded by the shell, :func:`code_label`), so its lines
+    are charged to that cell, not to a later one that happens to read the same."""
+    bound = compat.bound_jitted(fn)
+    code = compat.function_code(compat.innermost_function(bound[0] if bound else fn))
+    label = code_label(code) if code is not None else None
+    if label is None:
+        return
+    file = code.co_filename
+    rep.cells[file] = label
+    for ln in rep.lines:
+        if ln.file == file:
+            ln.cell = label.number
+    for ls in rep.listings:
+        if ls.file == file:
+            ls.cell = label.number
 
 
 def _donated_leaves(compiled: Any) -> tuple[bool, ...]:
@@ -339,15 +384,18 @@ def profile_call(
     command_buffers: bool = True,
     label: str | None = None,
     costs: Callable[[HloModule], Any] | None = instruction_costs,
+    inspected_by: str = "workbench.profile",
 ) -> ProfileReport:
     """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
 
     ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns (our
     counts of the optimized HLO, :func:`~workbench.engine.hlo.costs.instruction_costs`).
     Raises :class:`ProfileError` with a short report for anything that goes wrong.
+    ``inspected_by`` names the front door on the compile line ("%%jaxprof"): the
+    profile's compile is the workbench's, never a compile of the user's function.
     """
     check_calls(calls)
-    call = prepare(fn, args, kwargs, command_buffers)
+    call = prepare(fn, args, kwargs, command_buffers, inspected_by)
     t0 = time.perf_counter()  # profile_s: all but the compile (parse, warm-up included)
     phases: dict[str, float] = {}
     mark = t0
@@ -416,6 +464,7 @@ def profile_call(
             peak=peak_for(device.device_kind),
         )
     phase("attribution")
+    _cell_of_the_function(rep, fn)
     rep.phases = phases
     rep.profile_s = time.perf_counter() - t0
     rep.compile_s = call.compile_s

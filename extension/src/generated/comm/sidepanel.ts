@@ -232,7 +232,7 @@ export interface DeviceMemory {
   bytes_limit: number | null;
 }
 /**
- * what one run of one cell traced, lowered and compiled (workbench inspections counted apart)
+ * what one run of one cell traced, lowered and compiled: the user's functions (JAX's helpers and workbench inspections counted apart)
  *
  * Schema: `workbench/schemas/comm/sidepanel.schema.json#/$defs/cell_badge`.
  */
@@ -248,13 +248,13 @@ export interface CellBadge {
   run: number;
   t: number;
   /**
-   * XLA compiles (persistent-cache hits included) of the user's and JAX's functions
+   * XLA compiles (persistent-cache hits included) of the user's functions; JAX's helpers are in helper_compiles
    */
   compiles: number;
   traces: number;
   lowers: number;
   /**
-   * trace + lower + compile seconds of those records
+   * trace + lower + compile seconds of the user's records
    */
   compile_s: number;
   /**
@@ -270,6 +270,14 @@ export interface CellBadge {
    * records of the workbench's own inspection (%%jaxpr, %%hlo ...)
    */
   inspections: number;
+  /**
+   * compiles JAX made for its own helpers (eager ops such as jnp.ones): in the badge's tooltip, never in its count
+   */
+  helper_compiles?: number;
+  /**
+   * trace + lower + compile seconds of those helper records
+   */
+  helper_s?: number;
 }
 /**
  * Schema: `workbench/schemas/comm/sidepanel.schema.json#/$defs/bench_summary`.
