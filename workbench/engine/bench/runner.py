@@ -64,6 +64,7 @@ from workbench.engine.bench.state import (
     StateCopyError,
     copies_note,
     mutable_arguments,
+    positional_texts,
     private_arguments,
 )
 from workbench.engine.bench.stats import PowerFit, fit_power_law, paired_ratio, summarize
@@ -316,7 +317,7 @@ def run_benchmark(
     sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
     peak_override = as_peak(peaks)
     kwargs = dict(kwargs or {})
-    state = _StatePolicy(allow_mutation)
+    state = _StatePolicy(allow_mutation, positional_texts(label))
     if make_args is None:  # one set of arguments: a copy that cannot be made refuses the run
         args, kwargs = state.prepare(tuple(args), kwargs)
     config = BenchConfig(
@@ -486,20 +487,21 @@ class _StatePolicy:
     """Copies the mutable state among a point's arguments (or, allowed, does not) and
     keeps the line the views show about it."""
 
-    def __init__(self, allow_mutation: bool) -> None:
+    def __init__(self, allow_mutation: bool, names: list[str]) -> None:
         self.allow_mutation = allow_mutation
+        self.names = names  # the positional arguments' text in the call, when known
         self.note = ""
 
     def prepare(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if self.allow_mutation:
-            found = mutable_arguments(args, kwargs)
+            found = mutable_arguments(args, kwargs, self.names)
             if found:
                 shown = ", ".join(f"{w} ({type(n).__name__})" for w, n in found[:4])
                 self.note = f"timed on your objects (allow_mutation): the calls changed {shown}"
             return args, kwargs
-        private = private_arguments(args, kwargs)
+        private = private_arguments(args, kwargs, self.names)
         if private.copied:
             self.note = copies_note(private.copied)
         return private.args, private.kwargs
@@ -811,7 +813,7 @@ def _roofline(
                 ", ".join(sorted({d.device_kind for d in jax.devices()})),
                 dtype,
                 peak_override,
-                reason="not a jax.jit, nnx.jit or eqx.filter_jit function: "
+                reason="not a jax.jit function (nor nnx.jit, eqx.filter_jit): "
                 "no single compiled program to analyse",
             )
         try:

@@ -38,7 +38,9 @@ refuses as any failed copy does.
 
 from __future__ import annotations
 
+import ast
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,12 +76,37 @@ def _is_node(nnx: Any, x: Any) -> bool:
         return False
 
 
-def _where(path: tuple[Any, ...]) -> str:
-    """``argument 0``, ``argument 1[2]``, ``rngs``: a leaf of ``(args, kwargs)`` by its path."""
+def positional_texts(call_text: str | None) -> list[str]:
+    """The source of each positional argument of ``call_text`` (``f(model, opt, x)``:
+    ``["model", "opt", "x"]``), so a note names them as the user wrote them; ``[]`` when
+    it is no plain call (a ``*args`` ends the list: what follows has no text of its own)."""
+    if not call_text:
+        return []
+    try:
+        node = ast.parse(call_text.strip(), mode="eval").body
+    except SyntaxError:
+        return []
+    if not isinstance(node, ast.Call):
+        return []
+    out = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            break
+        text = ast.get_source_segment(call_text.strip(), a) or ""
+        out.append(text if len(text) <= 40 else text[:37] + "...")
+    return out
+
+
+def _where(path: tuple[Any, ...], names: Sequence[str] = ()) -> str:
+    """``model``, ``argument 1[2]``, ``rngs``: a leaf of ``(args, kwargs)`` by its path
+    (positional arguments by their text in the call when ``names`` has it)."""
     top, key, *tail = path
     inside = jax.tree_util.keystr(tuple(tail)) if tail else ""
     if getattr(top, "idx", None) == 0:
-        return f"argument {getattr(key, 'idx', '?')}{inside}"
+        i = getattr(key, "idx", None)
+        if isinstance(i, int) and i < len(names) and names[i]:
+            return f"{names[i]}{inside}"
+        return f"argument {'?' if i is None else i}{inside}"
     return f"{getattr(key, 'key', '?')}{inside}"
 
 
@@ -91,7 +118,9 @@ def _copy_buffer(x: Any) -> Any:
     return x
 
 
-def mutable_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+def mutable_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str] = ()
+) -> list[tuple[str, Any]]:
     """``(where, node)`` of every mutable graph node among the arguments (outermost only:
     a module's submodules and variables are copied with it)."""
     nnx = _nnx()
@@ -103,16 +132,19 @@ def mutable_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tup
         )
     except Exception:
         return []
-    return [(_where(path), leaf) for path, leaf in flat if _is_node(nnx, leaf)]
+    return [(_where(path, names), leaf) for path, leaf in flat if _is_node(nnx, leaf)]
 
 
-def private_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> PrivateArguments:
+def private_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str] = ()
+) -> PrivateArguments:
     """The arguments with their mutable graph nodes copied (see the module doc).
 
     Arguments without such nodes are returned as they are (the same objects).  Raises
-    :class:`StateCopyError` when a copy cannot be made.
+    :class:`StateCopyError` when a copy cannot be made.  ``names``: the positional
+    arguments' text in the call (:func:`positional_texts`), for the messages.
     """
-    found = mutable_arguments(args, kwargs)
+    found = mutable_arguments(args, kwargs, names)
     if not found:
         return PrivateArguments(args, kwargs)
     nnx = _nnx()
