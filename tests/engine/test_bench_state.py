@@ -215,3 +215,36 @@ def test_the_library_roofline_reuses_the_first_calls_compile(mlp):
     (m,) = b.measurements
     assert m.ok and m.roofline is not None and m.roofline.flops
     assert len(records) == m.first_call.compiles == 1
+
+
+def test_a_module_called_as_the_function_is_timed_on_a_copy(mlp):
+    """``%jaxbench model(x)``: the function is the model (its dropout draws from its
+    ``Rngs``); ``model.forward(x)`` binds it as ``self``, an ``nnx.jit`` method too."""
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.mlp = mlp.model
+            self.noise = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return self.noise(self.mlp(x))
+
+        def forward(self, x):
+            return self(x)
+
+        @nnx.jit
+        def jitted(self, x):
+            return self(x)
+
+    net = Net(nnx.Rngs(dropout=5))
+    for call, fn in (
+        ("net(x)", net),
+        ("net.forward(x)", net.forward),
+        ("net.jitted(x)", net.jitted),
+    ):
+        before = nnx_state_digest(net)
+        b = run_benchmark(fn, (mlp.x,), budget=0.05, with_roofline=False, label=call)
+        (m,) = b.measurements
+        assert m.ok, (call, m.error)
+        assert _same(before, nnx_state_digest(net)) == [], call
+        assert m.state_note == "timed on copies of net (Net): your objects are unchanged", call

@@ -62,6 +62,8 @@ CELLS = {
     "%hlo": "%hlo donating_step(model, opt, x, y)",
     "%%jaxprof": "%%jaxprof -n 2\ntrain_step(model, opt, x, y)",
     "%jaxprof": "%jaxprof -n 2 dropout(x, rngs=drop_rngs)",
+    "%%jaxprof donating nnx step": "%%jaxprof -n 2\ndonating_step(model, opt, x, y)",
+    "%jaxbench model(x)": "%jaxbench --budget 0.1 model(x)",
     "%sharding": "%sharding model",
     "%jaxcache": "%jaxcache",
     "workbench.bench": "workbench.bench(train_step, model, opt, x, y, budget=0.1)",
@@ -70,6 +72,14 @@ CELLS = {
     "workbench.profile": "workbench.profile(dropout, x, rngs=drop_rngs, n=2)",
     "workbench.inspect": "workbench.inspect(train_step, model, opt, x, y).cost",
     "workbench.sharding": "workbench.sharding(opt)",
+}
+
+
+#: Cells that fail as JAX does (tracing an eager NNX module that draws from its Rngs is
+#: Flax's TraceContextError under ``jax.make_jaxpr`` too): the state is still untouched.
+FAILING = {
+    "%%jaxpr eager module": "%%jaxpr\nmodel(x)",
+    "%%hlo eager module": "%%hlo\nmodel(x)",
 }
 
 
@@ -115,6 +125,18 @@ def test_state_is_unchanged_after(models, run, cell):
         assert m["error"] is None and m["samples"]
         assert m["state_note"].startswith("timed on copies of model (MLP), opt (Optimizer)")
         assert "timed on copies of model (MLP)" in r.bundle["text/plain"]
+
+
+@pytest.mark.parametrize("cell", list(FAILING.values()), ids=list(FAILING))
+def test_state_is_unchanged_after_a_failing(models, run, cell):
+    before, arrays = _state(models.user_ns)
+    r = run(cell)
+    assert r.error is not None
+    r.short_error()
+    after, _ = _state(models.user_ns)
+    assert not any(a.is_deleted() for a in arrays)
+    changed = [k for (k, a), (_, b) in zip(before, after, strict=True) if not np.array_equal(a, b)]
+    assert changed == []
 
 
 def test_jaxbench_refuses_state_it_cannot_copy_with_one_line(models, run):

@@ -62,8 +62,9 @@ from workbench.engine.bench.sampler import (
 )
 from workbench.engine.bench.state import (
     StateCopyError,
+    callee_text,
     copies_note,
-    mutable_arguments,
+    mutable_state,
     positional_texts,
     private_arguments,
 )
@@ -317,9 +318,9 @@ def run_benchmark(
     sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
     peak_override = as_peak(peaks)
     kwargs = dict(kwargs or {})
-    state = _StatePolicy(allow_mutation, positional_texts(label))
+    state = _StatePolicy(allow_mutation, positional_texts(label), callee_text(label))
     if make_args is None:  # one set of arguments: a copy that cannot be made refuses the run
-        args, kwargs = state.prepare(tuple(args), kwargs)
+        variants, args, kwargs = state.prepare(variants, tuple(args), kwargs)
     config = BenchConfig(
         budget_s=float(budget),
         number=number,
@@ -420,7 +421,7 @@ def _run_point(
         try:
             args, kwargs = _as_args(make_args(value))
             # make_args may hand out the user's own objects: copied as the plain call's are
-            args, kwargs = state.prepare(args, kwargs)
+            variants, args, kwargs = state.prepare(variants, args, kwargs)
         except Exception as exc:
             rep = error_report(
                 exc, "make_args" if not isinstance(exc, StateCopyError) else "settings"
@@ -487,24 +488,26 @@ class _StatePolicy:
     """Copies the mutable state among a point's arguments (or, allowed, does not) and
     keeps the line the views show about it."""
 
-    def __init__(self, allow_mutation: bool, names: list[str]) -> None:
+    def __init__(self, allow_mutation: bool, names: list[str], callee: str) -> None:
         self.allow_mutation = allow_mutation
         self.names = names  # the positional arguments' text in the call, when known
+        self.callee = callee  # the called function's text in the call, when known
         self.note = ""
 
     def prepare(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        self, variants: dict[str, Callable[..., Any]], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Callable[..., Any]], tuple[Any, ...], dict[str, Any]]:
+        """The variants and arguments to run: with copies of the state they hold."""
         if self.allow_mutation:
-            found = mutable_arguments(args, kwargs, self.names)
+            found = mutable_state(variants, args, kwargs, self.names, self.callee)
             if found:
-                shown = ", ".join(f"{w} ({type(n).__name__})" for w, n in found[:4])
+                shown = ", ".join(dict.fromkeys(f"{w} ({type(n).__name__})" for w, n in found))
                 self.note = f"timed on your objects (allow_mutation): the calls changed {shown}"
-            return args, kwargs
-        private = private_arguments(args, kwargs, self.names)
+            return variants, args, kwargs
+        private = private_arguments(args, kwargs, self.names, variants, self.callee)
         if private.copied:
             self.note = copies_note(private.copied)
-        return private.args, private.kwargs
+        return private.fns, private.args, private.kwargs
 
 
 def _stop_variants_without_arguments(

@@ -39,8 +39,10 @@ refuses as any failed copy does.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,10 +58,13 @@ class StateCopyError(BenchInputError):
 
 @dataclass
 class PrivateArguments:
-    """The call's arguments with every mutable graph node replaced by its copy."""
+    """The call's functions and arguments with every mutable graph node replaced by its copy."""
 
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    #: the functions (variants), the same objects unless one carries state (see
+    #: :func:`_carried`)
+    fns: dict[str, Any] = field(default_factory=dict)
     #: what was copied, in the user's terms: ``argument 0 (MLP)``, ``rngs (Rngs)``
     copied: list[str] = field(default_factory=list)
 
@@ -74,6 +79,50 @@ def _is_node(nnx: Any, x: Any) -> bool:
         return bool(nnx.graph.is_graph_node(x))
     except Exception:
         return False
+
+
+def callee_text(call_text: str | None) -> str:
+    """The source of the called function in ``call_text`` (``model.apply(x)``:
+    ``model.apply``), or ``""``."""
+    if not call_text:
+        return ""
+    try:
+        node = ast.parse(call_text.strip(), mode="eval").body
+    except SyntaxError:
+        return ""
+    if not isinstance(node, ast.Call):
+        return ""
+    return ast.get_source_segment(call_text.strip(), node.func) or ""
+
+
+def _carried(nnx: Any, fn: Any) -> list[Any]:
+    """The graph nodes a function carries: a module called as a function (``model(x)``),
+    the ``self`` of a bound method (``model.apply``, also an ``nnx.jit`` method, which
+    Flax binds as a ``functools.partial``), the bound arguments of a partial."""
+    if _is_node(nnx, fn):
+        return [fn]
+    if isinstance(fn, types.MethodType) and _is_node(nnx, fn.__self__):
+        return [fn.__self__]
+    if isinstance(fn, functools.partial):
+        return [
+            leaf
+            for leaf in jax.tree.leaves((fn.args, fn.keywords), is_leaf=lambda x: _is_node(nnx, x))
+            if _is_node(nnx, leaf)
+        ]
+    return []
+
+
+def _with_copies(nnx: Any, fn: Any, swap: Callable[[Any], Any]) -> Any:
+    """``fn`` carrying the copies of the nodes it carries (see :func:`_carried`)."""
+    if _is_node(nnx, fn):
+        return swap(fn)
+    if isinstance(fn, types.MethodType) and _is_node(nnx, fn.__self__):
+        return types.MethodType(fn.__func__, swap(fn.__self__))
+    if isinstance(fn, functools.partial):
+        is_node = functools.partial(_is_node, nnx)
+        args, keywords = jax.tree.map(swap, (fn.args, fn.keywords), is_leaf=is_node)
+        return functools.partial(fn.func, *args, **keywords)
+    return fn
 
 
 def positional_texts(call_text: str | None) -> list[str]:
@@ -135,18 +184,46 @@ def mutable_arguments(
     return [(_where(path, names), leaf) for path, leaf in flat if _is_node(nnx, leaf)]
 
 
-def private_arguments(
-    args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str] = ()
-) -> PrivateArguments:
-    """The arguments with their mutable graph nodes copied (see the module doc).
+def mutable_state(
+    fns: dict[str, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    names: Sequence[str] = (),
+    callee: str = "",
+) -> list[tuple[str, Any]]:
+    """``(where, node)`` of the mutable graph nodes the functions carry and the arguments
+    hold; a function's by the callee's text in the call (``model``) or its variant name."""
+    nnx = _nnx()
+    if nnx is None:
+        return []
+    found = []
+    for name, fn in fns.items():
+        for node in _carried(nnx, fn):
+            # ``model.apply(x)``: the node is ``model``; several variants: by their names
+            where = callee.split(".")[0] if callee and len(fns) == 1 else name
+            found.append((where, node))
+    return found + mutable_arguments(args, kwargs, names)
 
-    Arguments without such nodes are returned as they are (the same objects).  Raises
-    :class:`StateCopyError` when a copy cannot be made.  ``names``: the positional
-    arguments' text in the call (:func:`positional_texts`), for the messages.
+
+def private_arguments(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    names: Sequence[str] = (),
+    fns: dict[str, Any] | None = None,
+    callee: str = "",
+) -> PrivateArguments:
+    """The functions and arguments with their mutable graph nodes copied (see the module
+    doc).
+
+    Functions and arguments without such nodes are returned as they are (the same
+    objects).  Raises :class:`StateCopyError` when a copy cannot be made.  ``names``: the
+    positional arguments' text in the call (:func:`positional_texts`), ``callee``: the
+    called function's (:func:`callee_text`), for the messages.
     """
-    found = mutable_arguments(args, kwargs, names)
+    fns = dict(fns or {})
+    found = mutable_state(fns, args, kwargs, names, callee)
     if not found:
-        return PrivateArguments(args, kwargs)
+        return PrivateArguments(args, kwargs, fns)
     nnx = _nnx()
     unique: dict[int, Any] = {}
     for _, node in found:
@@ -164,10 +241,10 @@ def private_arguments(
             f"{reason[:200]}); the timed calls would change yours. Pass --allow-mutation "
             "(allow_mutation=True) to time on your objects anyway"
         ) from None
-    swap = {id(n): c for n, c in zip(nodes, copies, strict=True)}
+    copy_of = {id(n): c for n, c in zip(nodes, copies, strict=True)}
 
     def replace(x: Any) -> Any:
-        return swap.get(id(x), x) if _is_node(nnx, x) else x
+        return copy_of.get(id(x), x) if _is_node(nnx, x) else x
 
     def rebuild(value: Any) -> Any:
         if not any(_is_node(nnx, leaf) for leaf in _top_leaves(nnx, value)):
@@ -177,8 +254,20 @@ def private_arguments(
     return PrivateArguments(
         tuple(rebuild(a) for a in args),
         {k: rebuild(v) for k, v in kwargs.items()},
-        [f"{w} ({type(n).__name__})" for w, n in found],
+        {name: _with_copies(nnx, fn, replace) for name, fn in fns.items()},
+        _unique_descriptions(found),
     )
+
+
+def _unique_descriptions(found: list[tuple[str, Any]]) -> list[str]:
+    """``where (Type)`` of each node once (a model passed and also bound to the method)."""
+    seen: set[int] = set()
+    out = []
+    for where, node in found:
+        if id(node) not in seen:
+            seen.add(id(node))
+            out.append(f"{where} ({type(node).__name__})")
+    return out
 
 
 def _top_leaves(nnx: Any, value: Any) -> list[Any]:
