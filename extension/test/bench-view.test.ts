@@ -51,3 +51,26 @@ describe('bench view: live display updates', () => {
     expect(document.activeElement).toBe(row);
   });
 });
+
+describe('bench view: what the calls ran on', () => {
+  it("says the timed calls ran on copies of the user's objects", async () => {
+    const host = document.body.appendChild(document.createElement('div'));
+    const payload = read('bench-two') as unknown as {
+      measurements: { state_note?: string }[];
+    };
+    const note =
+      'timed on copies of model (MLP), opt (Optimizer): your objects are unchanged';
+    payload.measurements[0].state_note = note;
+    await benchView().render(host, payload as unknown as Payload, ctx());
+    const shown = [...host.querySelectorAll('.jwb-bench-state')].map(
+      e => e.textContent
+    );
+    expect(shown).toEqual([note]);
+  });
+
+  it('says nothing when the arguments held no mutable state', async () => {
+    const host = document.body.appendChild(document.createElement('div'));
+    await benchView().render(host, read('bench-two'), ctx());
+    expect(host.querySelectorAll('.jwb-bench-state')).toHaveLength(0);
+  });
+});

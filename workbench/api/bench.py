@@ -80,6 +80,7 @@ def bench(
     text: bool = False,
     label: str | None = None,
     live: bool | None = None,
+    allow_mutation: bool = False,
     **kwargs: Any,
 ) -> Display[Benchmark]:
     """Time ``fn(*args, **kwargs)`` correctly and show it (as it goes, in a notebook).
@@ -95,6 +96,11 @@ def bench(
       ``repeat`` (samples) override autoranging, within the budget.
     - a ``jax.jit`` function with ``donate_argnums`` is timed on fresh copies of the
       donated arguments, made outside the clock: your arrays are never consumed.
+    - Flax NNX objects among the arguments (model, optimizer, ``Rngs``) are copied once
+      before the first call, and every call runs on the copies: an ``nnx.jit`` train
+      step does not train your model nor advance your optimizer or RNG counters.  The
+      result says so.  Where a copy cannot be made the benchmark refuses;
+      ``allow_mutation=True`` times on your objects, which the calls then change.
     - ``roofline``: achieved FLOP/s and bytes/s from XLA's cost analysis against
       the device's peak (``peaks=`` overrides the table).
     - ``progress``: show the run as it goes (progress, plots that grow, through display
@@ -121,6 +127,7 @@ def bench(
         progress=progress,
         text=text,
         label=label,
+        allow_mutation=allow_mutation,
     )
     _tell_session(result.record)
     return result
@@ -156,6 +163,7 @@ def bench_call(
     progress: bool | None = None,
     text: bool = False,
     label: str | None = None,
+    allow_mutation: bool = False,
 ) -> Display[Benchmark]:
     """:func:`bench` with the call's arguments passed as a tuple and a dict.
 
@@ -191,6 +199,7 @@ def bench_call(
             peaks=peaks,
             label=label,
             observer=observer,
+            allow_mutation=allow_mutation,
         )
     except BaseException as exc:
         if observer is not None:

@@ -66,6 +66,12 @@ class BenchMagics(Magics):
         action="store_true",
         help="skip the cost analysis (achieved FLOP/s and bytes/s)",
     )
+    @argument(
+        "--allow-mutation",
+        action="store_true",
+        help="time on your own Flax NNX objects (the calls change them) instead of on "
+        "copies, e.g. when a copy does not fit in device memory",
+    )
     @argument("--text", action="store_true", help="plain text output only")
     @argument(
         "-q",
@@ -102,6 +108,7 @@ class BenchMagics(Magics):
             text=args.text,
             label=captured.call_text,
             progress=False if args.quiet else None,
+            allow_mutation=args.allow_mutation,
         )
         publish_result(self.shell, "bench", result.record)  # e.g. the side panel's timings
         shown = "_ipython_display_" in vars(result)  # the progress output ended showing it

@@ -134,7 +134,8 @@ def budget_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
 
 
 def _detail_lines(m: Measurement, asked_number: int | None = None) -> list[str]:
-    out: list[str] = budget_lines(m, asked_number)
+    # first: what the calls ran on, when the arguments hold mutable state (NNX objects)
+    out: list[str] = ([m.state_note] if m.state_note else []) + budget_lines(m, asked_number)
     st = m.stats
     if st is not None:
         out.append(

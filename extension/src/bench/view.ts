@@ -344,6 +344,13 @@ function build(
       body.appendChild(detail(r, columns.length));
     }
   }
+  // what the calls ran on, always in sight: copies of the user's NNX objects (or, allowed,
+  // the objects themselves); one line per distinct note (sweep points repeat it)
+  for (const note of new Set(p.measurements.map(m => m.state_note ?? ''))) {
+    if (note) {
+      add(root, el('div', 'jwb-bench-state', note));
+    }
+  }
   if (p.fits.length) {
     const f = add(root, el('div', 'jwb-bench-fits'));
     for (const fit of p.fits) {

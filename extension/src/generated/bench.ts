@@ -146,6 +146,10 @@ export interface Measurement {
    * the budget ended sampling before min_runs (or repeat) samples; absent in results saved before it existed
    */
   stopped_by_budget?: boolean;
+  /**
+   * what the calls ran on when the arguments hold mutable state (Flax NNX graph nodes): copies of them, or (allow_mutation) the user's own objects; empty when there is none; absent in results saved before it existed
+   */
+  state_note?: string;
 }
 /**
  * Schema: `workbench/schemas/bench.schema.json#/$defs/ratio`.

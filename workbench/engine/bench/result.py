@@ -48,6 +48,10 @@ class Measurement:
     #: The budget (an upper bound on the wall time) ended sampling before ``min_runs``
     #: samples (or ``repeat`` when given): a slow function got the samples that fit.
     stopped_by_budget: bool = False
+    #: What the calls ran on when the arguments hold mutable state (Flax NNX graph nodes):
+    #: "timed on copies of ..." or, with ``allow_mutation``, that they changed the user's
+    #: objects.  Empty when the arguments hold no such state.
+    state_note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -92,6 +96,7 @@ class Measurement:
             "warmup_compiles": self.warmup_compiles,
             "sampling_compiles": self.sampling_compiles,
             "stopped_by_budget": self.stopped_by_budget,
+            "state_note": self.state_note,
         }
 
     @classmethod
@@ -124,6 +129,7 @@ class Measurement:
             warmup_compiles=d.get("warmup_compiles"),
             sampling_compiles=d.get("sampling_compiles"),
             stopped_by_budget=bool(d.get("stopped_by_budget", False)),
+            state_note=str(d.get("state_note", "")),
         )
 
 

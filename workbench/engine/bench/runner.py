@@ -33,6 +33,7 @@ outputs are never kept.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from workbench.engine import _jax_compat as compat
@@ -58,9 +60,19 @@ from workbench.engine.bench.sampler import (
     error_report,
     steady_state_compiles,
 )
+from workbench.engine.bench.state import (
+    StateCopyError,
+    callee_text,
+    copies_note,
+    mutable_state,
+    positional_texts,
+    private_arguments,
+)
 from workbench.engine.bench.stats import PowerFit, fit_power_law, paired_ratio, summarize
-from workbench.engine.common.analysis import CostAnalysis
+from workbench.engine.cache import inspecting
+from workbench.engine.common.analysis import CostAnalysis, normalize_cost
 from workbench.engine.common.environment import environment
+from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.hlo.costs import ProgramCost, program_cost
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.stages import function_name, inspect
@@ -196,7 +208,8 @@ def _dtype_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     sizes: dict[str, int] = {}
     for leaf in jax.tree.leaves((args, kwargs)):
         dt = getattr(leaf, "dtype", None)
-        if dt is not None and np.issubdtype(dt, np.inexact):
+        # jnp's issubdtype: NumPy's raises on extended dtypes (PRNG keys, key<fry>)
+        if dt is not None and jnp.issubdtype(dt, np.inexact):
             sizes[str(dt)] = sizes.get(str(dt), 0) + int(getattr(leaf, "nbytes", 0) or 0)
     return max(sizes, key=sizes.__getitem__) if sizes else "float32"
 
@@ -289,17 +302,25 @@ def run_benchmark(
     peaks: DevicePeak | dict[str, Any] | None = None,
     label: str | None = None,
     observer: Observer | None = None,
+    allow_mutation: bool = False,
 ) -> Benchmark:
     """Benchmark ``fn(*args, **kwargs)`` (or several variants, or a sweep) into a record.
 
-    Raises :class:`BenchInputError` for bad settings before anything runs; every
-    failure after that is recorded in the result instead of raised.
+    Raises :class:`BenchInputError` for bad settings before anything runs, and its
+    :class:`~workbench.engine.bench.state.StateCopyError` when the arguments hold mutable
+    state (Flax NNX objects) that cannot be copied; every failure after that is recorded
+    in the result instead of raised.  The calls run on copies of such state (made before
+    the first call, outside every timed region), so the user's objects are unchanged;
+    ``allow_mutation=True`` runs them on the user's objects instead.
     """
     check_settings(budget, number, repeat, precision)
     variants = as_variants(fn)
     sweep_param, points = _sweep_points(sweep, make_args, tuple(args))
     peak_override = as_peak(peaks)
     kwargs = dict(kwargs or {})
+    state = _StatePolicy(allow_mutation, positional_texts(label), callee_text(label))
+    if make_args is None:  # one set of arguments: a copy that cannot be made refuses the run
+        variants, args, kwargs = state.prepare(variants, tuple(args), kwargs)
     config = BenchConfig(
         budget_s=float(budget),
         number=number,
@@ -336,7 +357,17 @@ def run_benchmark(
             continue
         try:
             _run_point(
-                run, variants, ms, params, args, kwargs, make_args, value, config, peak_override
+                run,
+                variants,
+                ms,
+                params,
+                args,
+                kwargs,
+                make_args,
+                value,
+                config,
+                peak_override,
+                state,
             )
         except KeyboardInterrupt:
             interrupted = True
@@ -381,6 +412,7 @@ def _run_point(
     value: Any,
     config: BenchConfig,
     peak_override: DevicePeak | None,
+    state: _StatePolicy,
 ) -> None:
     """One sweep point: arguments, first calls, warm-up, interleaved samples, roofline."""
     point_budget = config.budget_s / run.n_points
@@ -388,12 +420,18 @@ def _run_point(
     if make_args is not None:
         try:
             args, kwargs = _as_args(make_args(value))
+            # make_args may hand out the user's own objects: copied as the plain call's are
+            variants, args, kwargs = state.prepare(variants, args, kwargs)
         except Exception as exc:
-            rep = error_report(exc, "make_args")
+            rep = error_report(
+                exc, "make_args" if not isinstance(exc, StateCopyError) else "settings"
+            )
             for m in ms:
                 m.error = rep
             run.tell("error", f"make_args failed{where}", 1.0, ms)
             return
+    for m in ms:
+        m.state_note = state.note
     timers: dict[str, CallTimer] = {}
     donors: list[str] = []
     try:
@@ -444,6 +482,32 @@ def _run_point(
     finally:
         timers.clear()
         del args, kwargs
+
+
+class _StatePolicy:
+    """Copies the mutable state among a point's arguments (or, allowed, does not) and
+    keeps the line the views show about it."""
+
+    def __init__(self, allow_mutation: bool, names: list[str], callee: str) -> None:
+        self.allow_mutation = allow_mutation
+        self.names = names  # the positional arguments' text in the call, when known
+        self.callee = callee  # the called function's text in the call, when known
+        self.note = ""
+
+    def prepare(
+        self, variants: dict[str, Callable[..., Any]], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Callable[..., Any]], tuple[Any, ...], dict[str, Any]]:
+        """The variants and arguments to run: with copies of the state they hold."""
+        if self.allow_mutation:
+            found = mutable_state(variants, args, kwargs, self.names, self.callee)
+            if found:
+                shown = ", ".join(dict.fromkeys(f"{w} ({type(n).__name__})" for w, n in found))
+                self.note = f"timed on your objects (allow_mutation): the calls changed {shown}"
+            return variants, args, kwargs
+        private = private_arguments(args, kwargs, self.names, variants, self.callee)
+        if private.copied:
+            self.note = copies_note(private.copied)
+        return private.fns, private.args, private.kwargs
 
 
 def _stop_variants_without_arguments(
@@ -725,38 +789,101 @@ def _roofline(
     """XLA's cost analysis of the jitted call (cached after the first call) at the median,
     with our own count of its optimized HLO where XLA did not count.
 
-    Only for ``jax.jit`` functions: an eager function runs as many small programs,
-    and analysing ``jax.jit(fn)`` instead would both describe a different program
-    and compile it (a spurious entry in the user's compile records, ``%jaxcache``).
+    For ``jax.jit`` functions, and for the jit wrappers of Flax (``nnx.jit``) and Equinox
+    (``eqx.filter_jit``), through their own ``.lower``: that is the program the timed
+    calls ran (an NNX step's state updates included), and JAX's caches hand back the
+    executable of the first call instead of compiling it again.  A plain Python function
+    runs as many small programs, and analysing ``jax.jit(fn)`` instead would both
+    describe a different program and compile it (a spurious entry in the user's compile
+    records, ``%jaxcache``): n/a.
     """
     median = summarize(m.samples).median
     dtype = _dtype_of(args, kwargs)
-    if not compat.is_jitted(fn):
-        return roofline(
-            CostAnalysis(),
-            median,
-            ", ".join(sorted({d.device_kind for d in jax.devices()})),
-            dtype,
-            peak_override,
-            reason="not a jax.jit function: no single compiled program to analyse",
-        )
+    if compat.is_jitted(fn):
+        try:
+            ins = inspect(fn, *args, **kwargs)
+            cost = ins.cost
+            kind = ", ".join(ins.device_kinds)
+            hlo: Callable[[], str] = lambda: ins.hlo_text  # noqa: E731
+        except Exception:
+            return None
+    else:
+        compiled = _library_compiled(fn, args, kwargs)
+        if compiled is None:
+            return roofline(
+                CostAnalysis(),
+                median,
+                ", ".join(sorted({d.device_kind for d in jax.devices()})),
+                dtype,
+                peak_override,
+                reason="not a jax.jit function (nor nnx.jit, eqx.filter_jit): "
+                "no single compiled program to analyse",
+            )
+        try:
+            cost = normalize_cost(compiled.cost_analysis())
+        except Exception:
+            cost = CostAnalysis()
+        kind = ", ".join(sorted({d.device_kind for d in _devices_of(compiled)}))
+        hlo = compiled.as_text
+    return roofline(cost, median, kind, dtype, peak_override, counts=_counted(hlo, cost))
+
+
+#: The packages whose jit wrappers have an AOT ``.lower`` that stages the call as run.
+_LIBRARY_JITS = ("flax", "equinox")
+
+
+def _library_compiled(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The ``jax.stages.Compiled`` of a Flax or Equinox jit wrapper's call, or None.
+
+    ``nnx.jit`` functions have ``.lower(*args)`` giving JAX's ``Lowered``; Equinox's
+    ``filter_jit`` gives its own wrapper around one (``.lowered``).  A method decorated
+    with either arrives bound, as a ``functools.partial`` of the wrapper and ``self``.
+    Lowering traces (NNX writes nothing back to the objects) and compiling is the
+    workbench's own, kept out of the user's compile records.
+    """
+    bound: tuple[Any, ...] = ()
+    bound_kw: dict[str, Any] = {}
+    if isinstance(fn, functools.partial):
+        fn, bound, bound_kw = fn.func, tuple(fn.args), dict(fn.keywords)
+    if type(fn).__module__.split(".")[0] not in _LIBRARY_JITS:
+        return None
+    lower = getattr(fn, "lower", None)
+    if not callable(lower):
+        return None
     try:
-        ins = inspect(fn, *args, **kwargs)
-        cost = ins.cost
-        kind = ", ".join(ins.device_kinds)
+        with gc_paused(), inspecting():
+            lowered = lower(*bound, *args, **bound_kw, **kwargs)
+            lowered = getattr(lowered, "lowered", lowered)  # Equinox's wrapper
+            compiled = lowered.compile()
     except Exception:
         return None
-    return roofline(cost, median, kind, dtype, peak_override, counts=_counted(ins, cost))
+    if not callable(getattr(compiled, "cost_analysis", None)):
+        return None
+    return compiled
 
 
-def _counted(ins: Any, cost: CostAnalysis) -> ProgramCost | None:
+def _devices_of(compiled: Any) -> list[Any]:
+    found = {}
+    try:
+        shardings = jax.tree.leaves(compiled.input_shardings) + jax.tree.leaves(
+            compiled.output_shardings
+        )
+        for sh in shardings:
+            for d in getattr(sh, "device_set", ()):
+                found[d.id] = d
+    except Exception:
+        pass
+    return list(found.values()) or jax.devices()[:1]
+
+
+def _counted(hlo_text: Callable[[], str], cost: CostAnalysis) -> ProgramCost | None:
     """Our FLOP/byte count of the optimized HLO, resolved against XLA's ``cost``.
 
     Always asked, not only when XLA gave nothing: the dtype whose peak applies
     comes from it.  A module text we cannot read leaves XLA's figures alone (None).
     """
     try:
-        return program_cost(parse_hlo(ins.hlo_text), cost)
+        return program_cost(parse_hlo(hlo_text()), cost)
     except Exception:
         return None
 
