@@ -65,7 +65,7 @@ def test_unpack_refuses_what_it_cannot_restore():
         schemas.unpack({**out, "packed": {**out["packed"], "fields": ["a", "b"]}})
 
 
-LINKS = 1500  # 3,000 equations: over the 256 KiB packing threshold
+LINKS = 1500  # 3,000 equations: over the 64 KiB packing threshold
 
 
 @pytest.fixture(scope="module")

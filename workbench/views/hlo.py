@@ -768,7 +768,7 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
     )
 
 
-#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+#: payload fields packed (gzip + base64) when together they serialise over 64 KiB
 PACKED_FIELDS = ("graphs", "module")
 
 

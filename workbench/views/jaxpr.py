@@ -47,7 +47,7 @@ FOLD_AFTER = 1000
 HIST_TOP = 16
 #: the JSON carries every equation up to this many (then ``truncated`` and no body)
 MAX_JSON_EQUATIONS = 200_000
-#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+#: payload fields packed (gzip + base64) when together they serialise over 64 KiB
 PACKED_FIELDS = ("avals", "jaxpr")
 
 

@@ -215,7 +215,7 @@ export interface HloPayload {
   cells: CellMap;
   text_size: TextSize;
   /**
-   * graphs and module (those present), packed when together they serialise over 256 KiB
+   * graphs and module (those present), packed when together they serialise over 64 KiB
    */
   packed?: Packed;
   module?: HloModule;

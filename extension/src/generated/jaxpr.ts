@@ -122,7 +122,7 @@ export interface JaxprPayload {
    */
   text_size?: TextSize;
   /**
-   * avals and jaxpr, packed when together they serialise over 256 KiB
+   * avals and jaxpr, packed when together they serialise over 64 KiB
    */
   packed?: Packed;
 }
