@@ -97,14 +97,18 @@ def report(name: str, kind: str, bundle: dict[str, Any], displays: list[dict[str
         extra = ""
         if mime.endswith("+json"):
             gz = len(gzip.compress(json.dumps(bundle[mime]).encode(), 6))
-            extra = f"  (gzip {gz / 1e3:,.0f} KB; {'packed' if 'packed' in bundle[mime] else 'plain'})"
+            extra = (
+                f"  (gzip {gz / 1e3:,.0f} KB; {'packed' if 'packed' in bundle[mime] else 'plain'})"
+            )
         print(f"  {mime:42s} {n / 1e6:8.3f} MB{extra}")
     shown = bundle.get("text/plain", "")
     print(f"  {'text/plain lines':42s} {shown.count(chr(10)) + 1:8,d}")
     goal = GOALS[kind]
     verdict = "within" if total <= goal else "OVER"
-    print(f"  {'cell, everything included':42s} {total / 1e6:8.3f} MB: {verdict} the "
-          f"{goal / 1e6:.1f} MB goal")
+    print(
+        f"  {'cell, everything included':42s} {total / 1e6:8.3f} MB: {verdict} the "
+        f"{goal / 1e6:.1f} MB goal"
+    )
     return total
 
 
@@ -137,8 +141,10 @@ def main() -> int:
     print("\nsummary (saved cell, everything included)")
     for style, sizes in results.items():
         for kind, total in sizes.items():
-            print(f"  {style:7s} %%{kind:5s} -t grad  {total / 1e6:6.3f} MB  (goal "
-                  f"{GOALS[kind] / 1e6:.1f} MB){'  OVER' if total > GOALS[kind] else ''}")
+            print(
+                f"  {style:7s} %%{kind:5s} -t grad  {total / 1e6:6.3f} MB  (goal "
+                f"{GOALS[kind] / 1e6:.1f} MB){'  OVER' if total > GOALS[kind] else ''}"
+            )
     if opts.json:
         print(json.dumps(results))
     return 1 if over else 0

@@ -1,6 +1,7 @@
 """HLO views: pure functions from an :class:`~workbench.engine.hlo.report.HloReport` to a bundle.
 
-- ``text/plain``: the stage's raw text exactly as JAX prints it;
+- ``text/plain``: the stage's raw text exactly as JAX prints it, up to the bound of
+  :mod:`workbench.views._bounds` (then one line on the rest; ``.text`` has all of it);
 - ``text/html``: self-contained: a summary header, the collectives, the fusion
   diagram as inline SVG (plus sub-diagrams for ``while``/``conditional``/``call``
   bodies), and the module text, syntax-coloured, one collapsible block per
@@ -679,7 +680,7 @@ def stablehlo_text_html(rep: HloReport) -> str:
 
 def plain_text_html(text: str) -> str:
     """``text`` in a ``<pre>``, within the bound of ``text/plain`` (and its closing line)."""
-    shown, size = bounded(text, max_bytes=HTML_MAX_BYTES)
+    shown = bounded(text, max_bytes=HTML_MAX_BYTES)[0]
     return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(shown)}</pre>'
 
 

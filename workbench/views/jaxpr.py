@@ -1,6 +1,7 @@
 """Jaxpr views: pure functions from an :class:`~workbench.engine.Inspection` to a MIME bundle.
 
-- ``text/plain``: exactly JAX's own pretty-printed jaxpr (what a terminal shows);
+- ``text/plain``: exactly JAX's own pretty-printed jaxpr (what a terminal shows), up to the
+  bound of :mod:`workbench.views._bounds` (``.text`` of the returned object has all of it);
 - ``text/html``: self-contained, coloured, source-linked, foldable, with a small
   click-to-highlight script that degrades to plain reading when scripts are off;
 - ``application/vnd.jax-workbench.jaxpr+json``: the structured record
