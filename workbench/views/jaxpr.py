@@ -69,13 +69,18 @@ class _Ctx:
         self.open_depth = open_depth
         self.rows = 0
         self.bytes = 0
+        self._measured = 0  # parts of ``out`` already counted in ``bytes``
         self.elided = 0
         self.lines = LineCache()
         self._types: dict[str, str] = {}
         self._esc: dict[str, str] = {}
 
-    def full(self) -> bool:
-        """Whether the HTML has drawn all the rows it may (count or bytes)."""
+    def full(self, out: list[str]) -> bool:
+        """Whether the HTML has drawn all it may: :data:`MAX_ROWS` rows, or
+        :data:`HTML_MAX_BYTES` of ``out`` (rows, source lines, folds, chunks: everything)."""
+        for part in out[self._measured :]:
+            self.bytes += len(part) if part.isascii() else len(part.encode())
+        self._measured = len(out)
         return self.rows >= MAX_ROWS or self.bytes >= HTML_MAX_BYTES
 
     def esc(self, text: str) -> str:
@@ -144,13 +149,12 @@ def _count(eqns: Sequence[Equation]) -> int:
 def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]) -> None:
     last_src: tuple[str, int] | None = None
     for i, eq in enumerate(eqns):
-        if ctx.full():
+        if ctx.full(out):
             ctx.elided += _count(eqns[i:])
             return
         src_key = None if eq.source is None else (eq.source.file, eq.source.line)
         if src_key is not None and src_key != last_src:
             out.append(_source_row(eq, ctx))
-            ctx.bytes += len(out[-1])
         last_src = src_key
         lhs = " ".join(_var(a, ctx, True) for a in eq.outvars)
         rhs = " ".join(_var(a, ctx, False) for a in eq.invars)
@@ -159,7 +163,6 @@ def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]
             f"{_params(eq, ctx)} {rhs}</span>\n"
         )
         ctx.rows += 1
-        ctx.bytes += len(out[-1])
         for sub in eq.subjaxprs:
             total = sub.jaxpr.total_equations
             opened = " open" if level + 1 <= ctx.open_depth else ""
@@ -190,7 +193,7 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
         for g in range(0, n, FOLD_AFTER):
             g_end = min(n, g + FOLD_AFTER)
             if g:
-                if ctx.full():
+                if ctx.full(out):
                     ctx.elided += _count(eqns[g:])
                     break
                 out.append(f"</pre><details><summary>equations {g + 1}–{g_end} of {n}</summary>")
