@@ -11,7 +11,7 @@ import workbench
 from tests.programs import count_equations
 from workbench import schemas
 from workbench.views import _html
-from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_LINES
+from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_LINES, bound_text
 from workbench.views.jaxpr import (
     CHUNK_ROWS,
     FOLD_AFTER,
@@ -101,11 +101,12 @@ def test_text_only_request_builds_only_text(monkeypatch, shell):
     assert d.inspection.model.total_equations == 3000
     monkeypatch.setattr(jv, "jaxpr_html", _boom)
     monkeypatch.setattr(JaxprModel, "to_dict", _boom)
-    assert d._repr_mimebundle_(include={"text/plain"}) == {"text/plain": d.inspection.jaxpr_text}
+    only = d._repr_mimebundle_(include={"text/plain"})
+    assert only == {"text/plain": bound_text(d.inspection.jaxpr_text)}
     assert list(d._repr_mimebundle_(exclude={"text/html", JAXPR_MIME})) == ["text/plain"]
     fmt, _ = shell.display_formatter.format(d, include={"text/plain"})  # IPython's own path
     assert list(fmt) == ["text/plain"]
-    assert repr(d) == d.inspection.jaxpr_text
+    assert repr(d) == only["text/plain"] and d.text == d.inspection.jaxpr_text
     with pytest.raises(AssertionError, match="built although"):
         d._repr_mimebundle_()  # the spies do fire when HTML is wanted
     monkeypatch.undo()
