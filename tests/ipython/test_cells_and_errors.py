@@ -25,8 +25,8 @@ from workbench.engine.common.source import cell_label
 from workbench.engine.jaxpr.transforms import checkpoint_policy_names
 from workbench.ipython import prompt
 from workbench.ipython.prompt import current_cell_id, prompt_number
-from workbench.views.hlo import MAX_STABLEHLO_ROWS
 from workbench.views._bounds import bound_text
+from workbench.views.hlo import MAX_STABLEHLO_ROWS
 from workbench.views.sharding import MAX_DRAWN_LAYOUTS, MAX_JSON_LAYOUTS
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
