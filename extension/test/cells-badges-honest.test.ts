@@ -126,7 +126,10 @@ describe('a headless re-run', () => {
       ).toEqual(fresh);
       // zone-qualified times are read as written
       expect(
-        ranAfter({ 'iopub.execute_input': '2023-11-14T17:13:20.000-05:00' }, null)
+        ranAfter(
+          { 'iopub.execute_input': '2023-11-14T17:13:20.000-05:00' },
+          null
+        )
       ).toBe(t * 1000);
     } finally {
       if (zone === undefined) {
