@@ -15,6 +15,11 @@ objects, a benchmark would train their model.  So every NNX graph node among the
   would otherwise delete the user's arrays through the copy;
 - **made before the first call**, outside every timed region.
 
+The price is memory: the copies are a second set of the state's device buffers for the run
+(a sweep's, one point at a time), so a model and optimizer filling more than half a device
+refuse (out of memory, :class:`StateCopyError`) unless ``allow_mutation=True``; said in
+``docs/mime-bench.md``.
+
 The copy then advances as the timed calls run, exactly as the user's objects would in
 their own training loop: each call sees state of the same structure, shapes, dtypes and
 sharding (so the same compiled program and the same work), one step further on.  Giving
