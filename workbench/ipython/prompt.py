@@ -9,13 +9,12 @@ run in progress; while user code (a magic) runs, that result is on the display h
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from typing import Any
 
 from IPython.core import release
 
-from workbench.engine.common.source import CellLabel, register_code
+from workbench.engine.common.source import CellLabel, register_functions
 
 #: IPython 9.8 (ipython/ipython#15088) increments ``execution_count`` before the cell runs.
 _COUNT_IS_NEXT = release.version_info[:2] >= (9, 8)
@@ -144,18 +143,7 @@ def register_cell_functions(
         values = [ns[k] for k, i in now.items() if seen.get(k) != i]
         seen.clear()
         seen.update(now)
-    label = CellLabel(number, cell_id)
-    for value in values:
-        fun = value
-        if type(value).__module__.startswith("jaxlib"):  # a jax.jit function
-            fun = getattr(value, "__wrapped__", None)
-        for _ in range(4):  # through functools.wraps layers (nnx.jit's wrapper)
-            if not isinstance(fun, types.FunctionType):
-                break
-            if fun.__code__.co_filename in files:
-                register_code(fun.__code__, label)
-                break
-            fun = fun.__dict__.get("__wrapped__")
+    register_functions(values, files, CellLabel(number, cell_id))
 
 
 __all__ = [
