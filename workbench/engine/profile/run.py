@@ -35,7 +35,7 @@ from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
-from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering
+from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering, referable
 from workbench.engine.profile.attribute import attribute
 from workbench.engine.profile.events import (
     NoDeviceEvents,
@@ -115,7 +115,7 @@ def prepare(
         # non-array leaves: compiled over its array leaves, as %%hlo and
         # eqx.filter_jit do
         fn, args, kwargs = filter_arrays(fn, args, kwargs)
-    jitted: Any = fn if compat.is_jitted(fn) else jax.jit(fn)
+    jitted: Any = fn if compat.is_jitted(fn) else jax.jit(referable(fn))
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
     try:
