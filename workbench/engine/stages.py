@@ -208,6 +208,9 @@ class Inspection:
 
             wraps_user_function(base, fn)
             base.__name__ = base.__qualname__ = self.fn_name
+            dynamic_signature = _without_statics(fn, set(statics), set(static_kw))
+            if dynamic_signature is not None:  # JAX names "the argument x" from it
+                base.__signature__ = dynamic_signature  # type: ignore[attr-defined]
         self._arg_names = _positional_names(fn, nargs, static_nums)
         self._call_tree = _call_tree(dyn_args, dyn_kwargs)
         base, dyn_args, dyn_kwargs = filter_arrays(base, dyn_args, dyn_kwargs)
@@ -403,6 +406,25 @@ class Inspection:
     def __repr__(self) -> str:
         done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
         return f"<Inspection {self.label} stages={done}>"
+
+
+def _without_statics(fn: Any, positions: set[int], names: set[str]) -> Any:
+    """``fn``'s signature without the parameters closed over as static (the signature of the
+    wrapper that takes the rest), None when it cannot be read."""
+    try:
+        sig = pyinspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    positional = (pyinspect.Parameter.POSITIONAL_ONLY, pyinspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kept = [
+        p
+        for i, p in enumerate(sig.parameters.values())
+        if not (p.kind in positional and i in positions) and p.name not in names
+    ]
+    try:
+        return sig.replace(parameters=kept)
+    except ValueError:
+        return None
 
 
 def _calling(fn: Any, static_nums: set[int], static_names: set[str]) -> Any:

@@ -329,6 +329,33 @@ def device_events(
     raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
 
 
+#: instructions that move no data and compute nothing: a program of only these has no
+#: device work for the profiler to see
+_NO_WORK = frozenset({"parameter", "tuple", "get-tuple-element", "constant", "bitcast"})
+
+
+def no_device_work(module: HloModule, compiled: Any) -> str:
+    """Why the compiled call does no device work ("" when it does some): it returns no
+    arrays (``None``, a ``print``), or XLA left nothing to run (its outputs are its inputs
+    or constants)."""
+    try:
+        outputs = jax.tree.leaves(compiled.out_info)
+    except Exception:  # a JAX without out_info: judge by the instructions alone
+        outputs = None
+    if outputs == []:
+        return (
+            "returns no arrays (its result is None or holds none), so it starts no device "
+            "work and there is nothing to profile; profile the call that computes the "
+            "arrays (return them, any pytree of them)"
+        )
+    if all(i.opcode in _NO_WORK for i in module.instructions()):
+        return (
+            "compiles to a program with no device work (its outputs are its inputs or "
+            "constants), so there is nothing to profile"
+        )
+    return ""
+
+
 def profile_call(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
@@ -400,6 +427,9 @@ def profile_call(
                 single_device=len(devices) == 1,
             )
     except NoDeviceEvents as exc:
+        idle = no_device_work(module, call.compiled)
+        if idle:  # said plainly, as %jaxbench says it: not as a trace that lacks events
+            raise _fail(f"{label or call.label} {idle}", "NoDeviceWork") from None
         raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
     finally:
         del profile
