@@ -72,6 +72,8 @@ def test_numpy_reduction_traces_like_make_jaxpr(run, shell):
     shell.user_ns["jp_X"] = x
     r = run("%jaxpr np.sum(jp_X)").ok()
     assert r.bundle["text/plain"] == str(jax.make_jaxpr(np.sum)(x))
+    r = run("%jaxpr jax.make_jaxpr(np.sum)(jp_X)").ok()
+    assert r.bundle["text/plain"] == str(jax.make_jaxpr(np.sum)(x))
 
 
 def test_numpy_ufunc_fails_as_make_jaxpr_does_in_a_short_error(run, shell):

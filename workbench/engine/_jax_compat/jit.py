@@ -85,9 +85,7 @@ def make_jaxpr_target(fn: Any) -> tuple[Any, tuple[int, ...]] | None:
     the closure of JAX's ``make_jaxpr_f``; a wrapper made with ``axis_env`` or
     ``return_shape`` (or one this JAX builds differently) gives None and is traced as is.
     """
-    if not isinstance(fn, types.FunctionType) or getattr(fn, "__module__", None) != "jax":
-        return None
-    if not str(getattr(fn, "__qualname__", "")).startswith("make_jaxpr("):
+    if not isinstance(fn, types.FunctionType) or not _in_jax(fn.__code__):
         return None
     candidates = [fn, *_closure_functions(fn)]
     for f in candidates:
