@@ -430,12 +430,19 @@ def _without_statics(fn: Any, positions: set[int], names: set[str]) -> Any:
 def _calling(fn: Any, static_nums: set[int], static_names: set[str]) -> Any:
     """A ``jax.jit`` of a function that calls the jitted ``fn``, static where ``fn`` is:
     what ``jax.make_jaxpr(fn, static_argnums=...)`` traces (its jaxpr shows the call of
-    ``fn`` as one ``jit`` equation)."""
+    ``fn`` as one ``jit`` equation).
 
-    @functools.wraps(fn)
+    The caller is not dressed as ``fn`` (no ``functools.wraps``): the compile tracker must
+    not take this trace for one of the user's function; it only borrows ``fn``'s signature,
+    which maps the static argument names as ``fn``'s own jit maps them."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
+    try:
+        call.__signature__ = pyinspect.signature(fn)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
     return jax.jit(
         call, static_argnums=tuple(sorted(static_nums)), static_argnames=tuple(static_names)
     )
