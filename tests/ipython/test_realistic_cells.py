@@ -487,8 +487,12 @@ def cells(run):
 @pytest.mark.parametrize("name,call,want,want_grad", CELLS, ids=[c[0] for c in CELLS])
 def test_realistic_cell(cells, shell, name, call, want, want_grad):
     ns = shell.user_ns
+    shown = cells(f"%jaxpr --text {call}").ok().bundle["text/plain"]
+    # the reference after the workbench's trace: make_jaxpr then reuses the jit's trace
+    # (a first trace of a jit nested in make_jaxpr's changes the cache-miss explanations
+    # JAX gives for the user's later calls, which the recompile-reason tests below read)
     cells(f"_rc_want = {want}").ok()
-    assert cells(f"%jaxpr --text {call}").ok().bundle["text/plain"] == ns["_rc_want"]
+    assert shown == ns["_rc_want"]
     if want_grad is not None:
         cells(f"_rc_want_grad = {want_grad}").ok()
         assert (
