@@ -229,6 +229,7 @@ def trace_captured(
     static_argnames: tuple[str, ...],
     compare: bool,
     backend: str | None = None,
+    model: bool = True,
 ) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
@@ -243,6 +244,7 @@ def trace_captured(
                 static_argnames,
                 compare=compare,
                 backend=backend,
+                model=model,
             )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
