@@ -17,9 +17,10 @@ Sizes are bounded: at most :data:`MAX_GROUPS` groups, :data:`MAX_EXAMPLES` examp
 
 from __future__ import annotations
 
+import functools
 import linecache
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from workbench.engine.common.source import SourceLine, cell_label
