@@ -319,8 +319,9 @@ class _Builder:
             consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
         jaxpr = compat.open_jaxpr(jaxpr)
         # Like JAX's printer, a variable that nothing reads is shown as ``_``.
-        used = {id(v) for e in jaxpr.eqns for v in e.invars if not compat.is_literal(v)}
-        used.update(id(v) for v in jaxpr.outvars if not compat.is_literal(v))
+        # (literals' ids may be in it too: they are live objects, never a variable's id)
+        used = {id(v) for e in jaxpr.eqns for v in e.invars}
+        used.update(id(v) for v in jaxpr.outvars)
         model = JaxprModel(
             constvars=[self.atom(v) for v in jaxpr.constvars],
             invars=[self.atom(v) for v in jaxpr.invars],
