@@ -29,7 +29,8 @@ lowered module of that function object) serves a previous measurement: both side
 lower and compile from cold, the same program.  Each round runs the reference and the cell
 back to back, alternating which goes first, and garbage is collected (untimed) before each.
 The machine is shared, so the ratio printed is the median of the per-round ratios (paired),
-next to the ratio of the medians.
+next to the ratio of the medians, and the same paired ratio of process CPU time (all threads:
+on a busy machine it does not count the time the process waited for a core).
 
 The phase breakdown says where the time goes.  The reference's own stages are timed inside
 its measurement (trace, lower, compile, as_text).  The cell's JAX stages are the times the
@@ -78,6 +79,8 @@ from workbench.views.hlo import HLO_VIEW  # noqa: E402
 from workbench.views.jaxpr import JAXPR_VIEW  # noqa: E402
 
 TARGETS = {"hlo": 1.15, "jaxpr": 1.2}
+#: process CPU time of each whole measurement (all threads: XLA compiles on several)
+CPU_REF, CPU_CELL = "cpu: reference", "cpu: cell"
 
 
 def fresh_loss(style: str) -> Callable[..., Any]:
@@ -120,6 +123,7 @@ def hlo_reference(style: str, params: Any, x: Any, phases: dict[str, list[float]
     """Plain JAX: jit(grad(f)).lower(...).compile().as_text(), stage by stage."""
     f = fresh_loss(style)
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     traced = jax.jit(jax.grad(f)).trace(params, x)
     t1 = time.perf_counter()
@@ -129,6 +133,7 @@ def hlo_reference(style: str, params: Any, x: Any, phases: dict[str, list[float]
     t3 = time.perf_counter()
     compiled.as_text()
     t4 = time.perf_counter()
+    phases[CPU_REF].append(time.process_time() - c0)
     for k, v in (
         ("ref: trace", t1 - t0),
         ("ref: lower", t2 - t1),
@@ -152,10 +157,12 @@ def hlo_cell(
     sh.user_ns.update(loss=fresh_loss(style), params=params, x=x)
     _Kernel.cell_id = f"hlo-{style}"
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     with capture_output():
         res = sh.run_cell("%%hlo -t grad\nloss(params, x)\n")
     total = time.perf_counter() - t0
+    phases[CPU_CELL].append(time.process_time() - c0)
     if not res.success:
         raise RuntimeError(f"%%hlo failed: {res.error_in_exec or res.error_before_exec}")
     rep = res.result.record
@@ -189,11 +196,13 @@ def hlo_pieces(rep: Any, phases: dict[str, list[float]]) -> None:
 def jaxpr_reference(style: str, params: Any, x: Any, phases: dict[str, list[float]]) -> float:
     f = fresh_loss(style)
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     closed = jax.make_jaxpr(jax.grad(f))(params, x)
     t1 = time.perf_counter()
     str(closed)
     t2 = time.perf_counter()
+    phases[CPU_REF].append(time.process_time() - c0)
     phases["ref: make_jaxpr"].append(t1 - t0)
     phases["ref: str"].append(t2 - t1)
     return t2 - t0
@@ -205,10 +214,12 @@ def jaxpr_cell(
     sh.user_ns.update(loss=fresh_loss(style), params=params, x=x)
     _Kernel.cell_id = f"jaxpr-{style}"
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     with capture_output():
         res = sh.run_cell("%%jaxpr -t grad\nloss(params, x)\n")
     total = time.perf_counter() - t0
+    phases[CPU_CELL].append(time.process_time() - c0)
     if not res.success:
         raise RuntimeError(f"%%jaxpr failed: {res.error_in_exec or res.error_before_exec}")
     ins = res.result.record
@@ -293,11 +304,15 @@ def report(
         "hlo": "jit(grad(f)).lower().compile().as_text()",
         "jaxpr": "str(make_jaxpr(grad(f))(...))",
     }[what]
+    cpu_ref, cpu_cell = phases.pop(CPU_REF, []), phases.pop(CPU_CELL, [])
+    cpu = statistics.median(c / r for c, r in zip(cpu_cell, cpu_ref, strict=True))
     lines = [
         f"{what} {style}: %%{what} -t grad / {ref_name}: {paired:.3f}x paired "
         f"({of_medians:.3f}x of medians; {len(refs)} rounds; reference median "
         f"{statistics.median(refs):.2f} s, cell median {statistics.median(ours):.2f} s)  "
         f"target <= {target}x: {'PASS' if paired <= target else 'FAIL'}",
+        f"  process CPU time, paired: {cpu:.3f}x (reference median "
+        f"{statistics.median(cpu_ref):.2f} s; steadier than wall time on a busy machine)",
         f"  program: {facts['text']}; bundle: {facts['bundle']}",
     ]
     ref_med = statistics.median(refs)
