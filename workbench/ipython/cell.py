@@ -262,6 +262,7 @@ def trace_captured(
     static_argnames: tuple[str, ...],
     compare: bool,
     backend: str | None = None,
+    model: bool = True,
 ) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
@@ -276,6 +277,7 @@ def trace_captured(
                 static_argnames,
                 compare=compare,
                 backend=backend,
+                model=model,
             )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
