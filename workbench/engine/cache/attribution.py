@@ -635,14 +635,28 @@ class Attribution:
         if first:
             rec.reasons = [MissReason("new_function", detail=f"first compile of {rec.function}")]
         else:
-            rec.reasons = [
-                MissReason(
-                    "unknown",
-                    detail="compiled again from a cached trace "
-                    "(a transformation such as vmap or grad of it, or other "
-                    "sharding, layout or compiler options)",
-                )
-            ]
+            # a trace made earlier (``jax.make_jaxpr(f)``, ``f.trace``) compiled now: its
+            # arguments against the ones compiled last say why, where they differ
+            sig = None
+            if source is not None and source.site is not None:
+                sig = _signature(source.site)
+            elif source is not None and source.args is not None:
+                sig = Signature(source.args)
+            diff = closest_diff(sig, state.compiled) if sig is not None and state.compiled else []
+            if diff and diff[0].kind != "cache_cleared":
+                rec.reasons = diff
+            else:
+                rec.reasons = [
+                    MissReason(
+                        "unknown",
+                        detail="compiled again from a cached trace "
+                        "(a transformation such as vmap or grad of it, or other "
+                        "sharding, layout or compiler options)",
+                    )
+                ]
+            if sig is not None:
+                state.compiled.append(sig)
+                del state.compiled[:-MAX_SIGNATURES]
         self.by_name[rec.function] = key
         return None
 
