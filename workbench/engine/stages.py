@@ -127,10 +127,13 @@ class Inspection:
         """The ``jax.jit`` function to trace and its (dynamic) arguments.
 
         A ``jax.jit`` function called with arrays keeps its own settings (static, donate,
-        shardings) and is traced through its AOT ``.trace``; everything else (another
-        library's jit such as ``nnx.jit`` or ``eqx.filter_jit``, a transform, static
-        arguments given here, leaves JAX cannot take as inputs) is called inside our
-        own ``jax.jit``, as ``jax.make_jaxpr`` would trace it.
+        shardings) and is traced through its AOT ``.trace``.  So is an ``nnx.jit``
+        function (through its own ``.trace``, on abstract copies of the NNX objects): called
+        inside another jit, its objects' new state (a train step's weight updates) would
+        not be outputs and XLA would drop the updates, showing a smaller program than the
+        one that runs.  Everything else (``eqx.filter_jit``, which returns what it updates,
+        a transform, static arguments given here, leaves JAX cannot take as inputs) is
+        called inside our own ``jax.jit``, as ``jax.make_jaxpr`` would trace it.
         """
         nargs = len(args)
         static_nums = {i + nargs if i < 0 else i for i in static_argnums}
@@ -139,6 +142,11 @@ class Inspection:
             # positions in the call as written (a bound method's signature has no self)
             static_nums |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
         asked = bool(self.transforms or static_nums or static_names)
+        if not asked:
+            nnx_stage = _nnx_jit_stage(fn, args, kwargs)
+            if nnx_stage is not None:
+                self._arg_names = nnx_stage[3]
+                return nnx_stage[:3]
         bound = compat.bound_jitted(fn)
         if bound is not None and not asked and not needs_filtering(args, kwargs):
             # ``d.apply(x)``: its ``.trace`` needs ``self`` back in front
@@ -368,6 +376,34 @@ class Inspection:
     def __repr__(self) -> str:
         done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
         return f"<Inspection {self.label} stages={done}>"
+
+
+def _nnx_jit_stage(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any], list[str] | None] | None:
+    """For a call of an ``nnx.jit`` function: what to trace it with (its own ``.trace``),
+    abstract copies of the call's arguments (the user's objects are neither kept nor
+    touched), and the names of its traced positional arguments; else None."""
+    call = compat.nnx_jit_call(fn, args, kwargs)
+    if call is None:
+        return None
+    wrapper, full_args, full_kwargs = call
+    copied = compat.abstract_nnx_call(full_args, full_kwargs, abstract_arrays)
+    if copied is None:
+        return None
+    nargs = len(full_args)
+    declared = getattr(wrapper, "static_argnums", None) or ()
+    if isinstance(declared, int):
+        declared = (declared,)
+    try:
+        static = {i + nargs if i < 0 else i for i in declared}
+    except TypeError:
+        static = set()
+    return (
+        compat.NnxJitStage(wrapper),
+        *copied,
+        _positional_names(wrapper, nargs, static),
+    )
 
 
 def _abstract_dynamic(
