@@ -17,6 +17,7 @@ import pytest
 
 import workbench
 from tests.real_models import equinox_setup, nnx_mlp_setup, nnx_state_digest
+from workbench.engine.profile.store import text_key
 
 nnx = pytest.importorskip("flax.nnx")
 pytest.importorskip("equinox")
@@ -77,6 +78,24 @@ def test_hlo_twin_and_inspect_of_an_nnx_train_step(nnx_step):
     assert len(ins.jaxpr.out_avals) == len(traced.jaxpr.out_avals) > 1
     assert ins.jaxpr.eqns and len(ins.jaxpr.eqns) == len(traced.jaxpr.eqns)
     assert ins.cost.flops == pytest.approx(_flops(reference))
+    assert _same(nnx_state_digest(s.model, s.optimizer, s.rngs), before)
+
+
+@pytest.mark.parametrize("donate", [False, True], ids=["step", "donating step"])
+def test_jaxprof_cell_of_an_nnx_train_step_profiles_the_program_that_runs(
+    run, shell, nnx_step, donate
+):
+    s, reference = nnx_step
+    step = s.train_step
+    if donate:
+        step = nnx.jit(s.train_step.fun, donate_argnums=(0, 1))
+        shell.user_ns["train_step"] = step
+        reference = step.lower(s.model, s.optimizer, s.x, s.y).compile()
+    before = nnx_state_digest(s.model, s.optimizer, s.rngs)
+    r = run("%%jaxprof -n 2\ntrain_step(model, opt, x, y)")
+    assert r.error is None, r.stdout
+    # the module profiled is the very one the call runs (name and hash of its HLO)
+    assert r.result.result.report.module_key == text_key(reference.as_text())
     assert _same(nnx_state_digest(s.model, s.optimizer, s.rngs), before)
 
 
