@@ -19,6 +19,10 @@ measures, in one process and one after the other:
 Target (issue 3): parse + layout + HTML/SVG render at most 0.5x the XLA compile
 time, measured in the same run (medians over rounds, paired per round), and
 the HTML at most 5 MB.  Garbage is collected (untimed) before each section.
+
+On the real models (tests/real_models.py: the 24-block transformer, both attention
+styles), end to end against plain JAX in the same run, with the phase breakdown:
+``benchmarks/bench_display_cost.py`` (issue 22's targets for ``%%hlo``).
 """
 
 from __future__ import annotations

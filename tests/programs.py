@@ -121,3 +121,22 @@ def primitive_counts(jaxpr) -> dict[str, int]:
 def count_equations(jaxpr) -> int:
     """All equations, nested ones included: what the views call "N equations"."""
     return sum(primitive_counts(jaxpr).values())
+
+
+def make_jaxpr_text(fn, *args, **kwargs) -> str:
+    """What ``jax.make_jaxpr`` prints for the call ``fn(*args, **kwargs)`` as the user makes
+    it: a ``jax.jit`` function's static arguments stay static (make_jaxpr would trace them),
+    so its ``jit[...]`` equation and body are JAX's own."""
+    from workbench.engine import _jax_compat as compat
+
+    settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
+    if settings is None:
+        return str(jax.make_jaxpr(fn)(*args, **kwargs))
+    n = len(args)
+    nums = tuple(sorted({i % n for i in settings.static_argnums if -n <= i < n}))
+    static_kw = {k: kwargs.pop(k) for k in settings.static_argnames if k in kwargs}
+
+    def call(*a, **k):
+        return fn(*a, **static_kw, **k)
+
+    return str(jax.make_jaxpr(call, static_argnums=nums)(*args, **kwargs))

@@ -65,10 +65,23 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext workbench``: register the magics and the cache feature's cell hooks."""
+    """``%load_ext workbench``: register the magics and the cache feature's cell hooks, and
+    bind the name ``workbench`` when the notebook has none.
+
+    The README and the tutorials call ``workbench.mesh_explorer()``, ``workbench.cache()``
+    ... right after ``%load_ext workbench``: a NameError there until ``import workbench``
+    surprises everyone.  The name is pushed as IPython pushes its own (hidden from
+    ``%who``), and never over a name the user already has: their ``workbench`` stays theirs.
+    ``%unload_ext`` leaves it (a module reference; the user may have imported it too).
+    """
+    import sys
+
     from workbench.ipython import load
 
     load(ipython)
+    user_ns = getattr(ipython, "user_ns", None)
+    if isinstance(user_ns, dict) and "workbench" not in user_ns:
+        ipython.push({"workbench": sys.modules[__name__]}, interactive=False)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -109,4 +109,34 @@ describe('a headless re-run', () => {
     expect(currentBadge(stored, null, 3, skewed)).toEqual(stored);
     expect(currentBadge(stored, null, 3, null)).toEqual(stored);
   });
+
+  it("reads papermill's zone-less start_time as UTC, whatever the browser's zone", () => {
+    // papermill writes datetime.utcnow().isoformat(): UTC with no zone designator, which
+    // Date.parse would read as local time (hours off west of Greenwich)
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const naive = new Date(t * 1000).toISOString().replace('Z', '123');
+      expect(ranAfter(null, { start_time: naive })).toBe(t * 1000);
+      // an interactive run 1 minute after a papermill run keeps its fresh badge (the
+      // papermill metadata stays on the cell; JupyterLab does not clear it)
+      const fresh = badge({ cell: '3', t: t + 60 });
+      expect(
+        currentBadge(fresh, null, 3, ranAfter(null, { start_time: naive }))
+      ).toEqual(fresh);
+      // zone-qualified times are read as written
+      expect(
+        ranAfter(
+          { 'iopub.execute_input': '2023-11-14T17:13:20.000-05:00' },
+          null
+        )
+      ).toBe(t * 1000);
+    } finally {
+      if (zone === undefined) {
+        delete process.env.TZ;
+      } else {
+        process.env.TZ = zone;
+      }
+    }
+  });
 });

@@ -73,7 +73,8 @@ afterEach(() => {
 });
 
 async function renderWhile(
-  cells: RenderContext['cells'] = {}
+  cells: RenderContext['cells'] = {},
+  shown: Record<string, unknown> = bundle
 ): Promise<{ host: HTMLElement; ready: () => boolean; dispose: () => void }> {
   // no worker source: jsdom has no Worker, the view lays out on the main thread
   const { HloView } = await import('../src/hlo/output');
@@ -81,11 +82,11 @@ async function renderWhile(
   const host = document.createElement('div');
   document.body.appendChild(host);
   let ready = false;
-  const payload = JSON.parse(JSON.stringify(bundle[MIME])) as Payload;
+  const payload = JSON.parse(JSON.stringify(shown[MIME])) as Payload;
   const view = hloView();
   await view.render(host, payload, {
     mimeType: MIME,
-    bundle,
+    bundle: shown,
     cells,
     outputId: 'jwb-t',
     interactive: () => {
@@ -115,6 +116,76 @@ describe('hlo view (DOM)', () => {
     expect(graphs).toContain(BODY);
     expect(host.querySelector('button.jwb-hlo-fit')).not.toBeNull();
     expect(host.querySelector('.jwb-hlo-expand-all')).not.toBeNull();
+    dispose();
+  });
+
+  it('copies and downloads the whole text when text/plain holds all of it', async () => {
+    const { io } = await import('../src/common/textActions');
+    const copied: string[] = [];
+    const saved: Array<[string, string]> = [];
+    const { copy, download } = io;
+    io.copy = (t: string) => {
+      copied.push(t);
+      return Promise.resolve();
+    };
+    io.download = (t: string, name: string) => {
+      saved.push([t, name]);
+    };
+    try {
+      const { host, dispose } = await renderWhile();
+      const row = host.querySelector('.jwb-text-actions') as HTMLElement;
+      expect(row.querySelector('.jwb-text-note')).toBeNull();
+      (row.querySelector('.jwb-text-copy') as HTMLButtonElement).click();
+      (row.querySelector('.jwb-text-download') as HTMLButtonElement).click();
+      await new Promise(r => setTimeout(r, 0));
+      expect(copied).toEqual([bundle['text/plain']]);
+      expect(saved[0][0]).toBe(bundle['text/plain']);
+      expect(saved[0][1]).toMatch(/\.hlo\.txt$/);
+      expect(row.querySelector('.jwb-text-status')?.textContent).toBe('copied');
+      dispose();
+    } finally {
+      io.copy = copy;
+      io.download = download;
+    }
+  });
+
+  it('rebuilds an instruction past the saved lines of a cut text and says where the rest is', async () => {
+    const whole = bundle['text/plain'] as string;
+    const lines = whole.split('\n');
+    const keep = 3;
+    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
+    payload.text_size = {
+      lines: lines.length,
+      bytes: whole.length,
+      shown_lines: keep,
+      shown_bytes: lines.slice(0, keep).join('\n').length
+    };
+    const cut = {
+      ...bundle,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n[… left out: see .text]`,
+      [MIME]: payload
+    };
+    const { host, dispose } = await renderWhile({}, cut);
+    const row = host.querySelector('.jwb-text-actions') as HTMLElement;
+    expect(row.querySelector('.jwb-text-copy')?.textContent).toBe(
+      'copy saved lines'
+    );
+    const note = row.querySelector('.jwb-text-note')?.textContent ?? '';
+    expect(note).toContain(`first ${keep} of ${lines.length} lines`);
+    expect(note).toContain('_.text');
+    const top = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
+    const id = top.getAttribute('data-node-id') as string;
+    top.click();
+    await new Promise(r => setTimeout(r, 20));
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const ins = details.querySelector('.jwb-hlo-instruction')?.textContent;
+    expect(ins).toContain(`%${id} = `);
+    // rebuilt from the parsed module: the same instruction as its line in the whole text
+    const line = lines.find(l => l.includes(`%${id} = `)) as string;
+    expect(line.trim().startsWith((ins as string).split(' = ')[0])).toBe(true);
+    expect(details.textContent).toContain('not in the saved text');
     dispose();
   });
 

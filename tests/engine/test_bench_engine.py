@@ -379,8 +379,10 @@ def test_compile_time_is_not_charged_to_the_budget():
     b = run_benchmark(slow_first, (jnp.ones(4),), budget=0.15, precision=0, with_roofline=False)
     m = b.measurements[0]
     assert m.first_call.total_s >= 0.2
-    # warm-up and sampling still had the budget after the first call
-    assert b.wall_s - m.first_call.total_s >= 0.9 * 0.15
+    # warm-up and sampling still had the budget after the first call (charged, they would have
+    # had nothing left: one sample, at once); the last round that would overrun is not started,
+    # and under load a round is long, so the sampling ends somewhat short of the budget
+    assert b.wall_s - m.first_call.total_s >= 0.5 * 0.15
     # ... so the budget, not the first call, ended sampling: the engine's minimum of samples
     # was reached (a charged first call leaves one sample, marked stopped_by_budget)
     assert not m.stopped_by_budget

@@ -248,3 +248,34 @@ def test_a_module_called_as_the_function_is_timed_on_a_copy(mlp):
         assert m.ok, (call, m.error)
         assert _same(before, nnx_state_digest(net)) == [], call
         assert m.state_note == "timed on copies of net (Net): your objects are unchanged", call
+
+
+def test_a_function_reading_a_module_of_the_namespace_is_timed_on_a_copy(mlp):
+    """``%jaxbench fwd(x)`` where ``fwd`` is a plain function calling a module it reads
+    from the notebook's namespace (a global) or from its closure: the module's dropout
+    draws from its ``Rngs`` on every call, so the function is timed with a copy in its
+    place, as a module passed as an argument is."""
+    ns = {"net": nnx.clone(mlp.model)}
+    exec("def fwd(x):\n    return net(x)\n", ns)
+
+    def closing_over(net2):
+        def fwd2(x):
+            return net2(x)
+
+        return fwd2
+
+    inner = nnx.clone(mlp.model)
+    for call, fn, node, where in (
+        ("fwd(x)", ns["fwd"], ns["net"], "net"),
+        ("fwd2(x)", closing_over(inner), inner, "net2"),
+    ):
+        before = nnx_state_digest(node)
+        b = run_benchmark(fn, (mlp.x,), budget=0.05, with_roofline=False, label=call)
+        (m,) = b.measurements
+        assert m.ok, (call, m.error)
+        # every call draws dropout from the module's Rngs (the first call's too)
+        assert _same(before, nnx_state_digest(node)) == [], call
+        assert m.state_note == (f"timed on copies of {where} (MLP): your objects are unchanged"), (
+            call
+        )
+    assert ns["fwd"].__globals__["net"] is ns["net"]  # the user's namespace is left as it was

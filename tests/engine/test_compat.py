@@ -190,6 +190,31 @@ def test_jit_origin_and_transform_helpers():
     assert compat.lowering_source() is None
 
 
+def test_make_jaxpr_target_reads_the_function_and_its_static_argnums():
+    def g(x, n):
+        return x * n
+
+    assert compat.make_jaxpr_target(jax.make_jaxpr(g)) == (g, ())
+    assert compat.make_jaxpr_target(jax.make_jaxpr(g, static_argnums=1)) == (g, (1,))
+    # what make_jaxpr wraps in a partial (it cannot weak-reference it) comes back unwrapped
+    assert compat.make_jaxpr_target(jax.make_jaxpr(np.sum)) == (np.sum, ())
+    # not a plain make_jaxpr: traced as it is
+    assert compat.make_jaxpr_target(jax.make_jaxpr(g, return_shape=True)) is None
+    assert compat.make_jaxpr_target(g) is None
+    assert compat.make_jaxpr_target(jax.jit(g)) is None
+
+
+def test_spec_parts_reads_partitions_and_reduction_sets():
+    P = jax.sharding.PartitionSpec
+    assert compat.spec_parts(P("X", None)) == (("X", None), frozenset(), frozenset())
+    assert compat.spec_parts(("X", ("Y", "Z"))) == (("X", ("Y", "Z")), frozenset(), frozenset())
+    try:
+        spec = P("X", None, unreduced={"Y"})
+    except TypeError:  # a JAX whose PartitionSpec has no unreduced set
+        return
+    assert compat.spec_parts(spec) == (("X", None), frozenset({"Y"}), frozenset())
+
+
 def test_nnx_jit_call_traced_on_abstract_copies():
     """What the inspection of an ``nnx.jit`` call relies on in the installed Flax: the
     wrapper (and a method bound from it) is recognised, one joint abstract copy keeps the

@@ -225,3 +225,48 @@ def test_stablehlo_region_ops_get_their_location():
     sh = parse_stablehlo(jax.jit(f).lower(jnp.ones(4)).as_text(debug_info=True))
     loop = next(o for o in sh.ops if o.op == "stablehlo.while")
     assert loop.op_name.endswith("while") and loop.source is not None
+
+
+def _attr_program(x, w):
+    """A dot (contracting dims), a fusion (calls), a reduce (to_apply) and a while loop
+    (condition, body): the attributes a module's readers ask for."""
+    y = jnp.tanh(x @ w)
+    s = jax.lax.fori_loop(0, 3, lambda i, a: a * 0.5 + 1.0, jnp.sum(y, axis=0))
+    return s.max()
+
+
+def test_attributes_read_on_first_use_are_the_printed_ones():
+    """Attributes are split only when asked (most fused instructions never are); asked
+    for, each instruction's are exactly the ``key=value`` pairs of its printed line, in
+    order (metadata, cut out first, leads), and linking found every called computation."""
+    text = jax.jit(_attr_program).lower(jnp.ones((4, 8)), jnp.ones((8, 8))).compile().as_text()
+    module = parse_hlo(text)
+    lines = text.splitlines()
+    fused = [i for c in module.computations if c.role == "fused" for i in c.instructions]
+    # nothing split yet, but for the few that call a computation (linking reads those)
+    assert fused and all(i._attrs is None for i in fused if not i.called)
+    seen: set[str] = set()
+    for comp in module.computations:
+        for ins in comp.instructions:
+            line = lines[ins.line_no - 1]
+            attrs = ins.attrs
+            assert attrs is ins.attrs  # split once, then kept
+            if ins.metadata:
+                assert next(iter(attrs)) == "metadata" and f"metadata={ins.metadata}" in line
+            at = -1
+            for key, value in attrs.items():
+                seen.add(key)
+                if key == "metadata":
+                    continue
+                piece = f"{key}={value}" if value else key
+                assert piece in line, (piece, line)
+                assert line.index(piece) > at  # in printed order
+                at = line.index(piece)
+            for called in ins.called:
+                assert called in module.by_name
+                assert any(called in v for v in attrs.values())
+    assert {"calls", "to_apply", "condition", "body", "lhs_contracting_dims"} <= seen
+    dots = [i for i in module.instructions() if i.opcode == "dot"]
+    assert all(i.int_list("lhs_contracting_dims") == (1,) for i in dots)
+    whiles = [i for i in module.instructions() if i.opcode == "while"]
+    assert whiles and all(len(i.called) == 2 for i in whiles)

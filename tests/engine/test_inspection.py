@@ -264,3 +264,23 @@ def test_negative_static_argnums_on_a_jitted_function():
     f = jax.jit(lambda x, n: x * n, static_argnums=-1)
     ins = workbench.inspect(f, jnp.ones((5, 3)), 2, transforms="vmap")
     assert ins.in_avals == ["f32[5,3]"]
+
+
+def test_repeated_literals_print_as_jax_prints_each():
+    """The model looks a scalar literal up once per builder: equal values of another
+    type or sign (0.0 and -0.0, 2 and 2.0) still print as JAX prints each of them."""
+
+    def f(x, i):
+        return x * 0.0 + x * -0.0 + x * 0.0 + x * 2.0, i * 2 + i * 2
+
+    closed = jax.make_jaxpr(f)(jnp.ones(3), 1)
+    model = build_model(closed)
+    got = [a.literal for e in model.eqns for a in e.invars if a.literal is not None]
+    want = [
+        str(v.pretty_print(None, print_dtype=False)) if hasattr(v, "pretty_print") else str(v)
+        for e in closed.eqns
+        for v in e.invars
+        if type(v).__name__ == "Literal"
+    ]
+    assert got == want and len(got) == 6
+    assert got[0] != got[1] and got[1].startswith("-")

@@ -83,7 +83,7 @@ def test_report_summary_and_bundle():
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "fusion:" in html and "test_hlo.py:" in html  # nodes carry their source lines
     rec = bundle[HLO_MIME]
-    assert rec["version"] == 2 and rec["kind"] == "hlo"
+    assert rec["version"] == 3 and rec["kind"] == "hlo"
     entry = rec["module"]["computations"][-1]
     assert entry["entry"] and rec["graphs"][entry["name"]]["nodes"]
     assert "layouts" not in rec and "packed" not in rec  # a small payload stays plain

@@ -11,6 +11,7 @@ import workbench
 from tests.programs import count_equations
 from workbench import schemas
 from workbench.views import _html
+from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_LINES, bound_text
 from workbench.views.jaxpr import (
     CHUNK_ROWS,
     FOLD_AFTER,
@@ -36,19 +37,22 @@ def test_big_program_is_folded_and_bounded():
     n_eqns = count_equations(ins.jaxpr)  # JAX's own jaxpr, counted apart from the model
     assert n_eqns >= 12000 and ins.model.total_equations == n_eqns
     html = jaxpr_html(ins)
-    rows = html.count('<span class="jwb-eq">')
-    assert rows <= MAX_ROWS + 2  # + the lambda line and the "in" line
-    assert f"Showing the first {MAX_ROWS} equations; {n_eqns - MAX_ROWS} more are omitted" in html
-    assert len(html) < 4_000_000
-    assert html.count('class="jwb-chunk"') >= MAX_ROWS // CHUNK_ROWS
-    assert f"equations {FOLD_AFTER + 1}–{2 * FOLD_AFTER} of {n_eqns}" in html
+    shown = html.count('<span class="jwb-eq">') - 2  # less the lambda line and the "in" line
+    assert 0 < shown <= MAX_ROWS  # the rows stop at HTML_MAX_BYTES of them
+    assert f"Showing the first {shown} equations; {n_eqns - shown} more are omitted" in html
+    assert len(html) < HTML_MAX_BYTES + 50_000
+    assert html.count('class="jwb-chunk"') >= shown // CHUNK_ROWS
+    folded = f"equations {FOLD_AFTER + 1}–{2 * FOLD_AFTER} of {n_eqns}" in html
+    assert folded == (shown > FOLD_AFTER)
     assert html.count("<details>") == html.count("</details>")
-    # text and JSON still carry the whole program
-    bundle = jaxpr_display([ins])._repr_mimebundle_()
+    # the JSON and .text still carry the whole program; text/plain its first lines
+    d = jaxpr_display([ins])
+    bundle = d._repr_mimebundle_()
     assert "packed" in bundle[JAXPR_MIME] and not bundle[JAXPR_MIME]["truncated"]
     data = schemas.unpack(bundle[JAXPR_MIME])
     assert len(data["jaxpr"]["eqns"]) == len(ins.jaxpr.eqns)
-    assert bundle["text/plain"].count(" = sin ") == 6000
+    assert d.text == ins.jaxpr_text and d.text.count(" = sin ") == 6000
+    assert bundle["text/plain"].count("\n") == TEXT_MAX_LINES  # the kept lines + one more
 
 
 def test_small_program_unfolded():
@@ -98,11 +102,12 @@ def test_text_only_request_builds_only_text(monkeypatch, shell):
     assert d.inspection.model.total_equations == 3000
     monkeypatch.setattr(jv, "jaxpr_html", _boom)
     monkeypatch.setattr(JaxprModel, "to_dict", _boom)
-    assert d._repr_mimebundle_(include={"text/plain"}) == {"text/plain": d.inspection.jaxpr_text}
+    only = d._repr_mimebundle_(include={"text/plain"})
+    assert only == {"text/plain": bound_text(d.inspection.jaxpr_text)}
     assert list(d._repr_mimebundle_(exclude={"text/html", JAXPR_MIME})) == ["text/plain"]
     fmt, _ = shell.display_formatter.format(d, include={"text/plain"})  # IPython's own path
     assert list(fmt) == ["text/plain"]
-    assert repr(d) == d.inspection.jaxpr_text
+    assert repr(d) == only["text/plain"] and d.text == d.inspection.jaxpr_text
     with pytest.raises(AssertionError, match="built although"):
         d._repr_mimebundle_()  # the spies do fire when HTML is wanted
     monkeypatch.undo()

@@ -52,6 +52,7 @@ def hlo(
             static_argnames,
             backend=backend,
             door="twin",
+            model=False,
         )
         rep = compile_report(ins, stage, fusion)
     except WorkbenchError as exc:

@@ -26,7 +26,7 @@ def sharding(x: Any, text: bool = False) -> Display[list[Layout]]:
     except ShardingInputError as exc:
         raise WorkbenchError(
             ErrorReport(
-                phase="arguments", kind="ShardingInputError", summary=str(exc), where=caller_line()
+                phase="layout", kind="ShardingInputError", summary=str(exc), where=caller_line()
             )
         ) from None
     return sharding_display(layouts, text_only=text)

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from workbench.engine.common.devices import FakeDevicesError, fake_devices, set_fake_devices
 from workbench.engine.common.environment import (
@@ -199,13 +200,66 @@ def cmd_mesh_explorer(args: argparse.Namespace) -> int:
     return 0
 
 
+def jupyterlab_help(flag: str = "--help") -> str:
+    """JupyterLab's own ``--help`` (or ``--help-all``) text: the options ``lab`` forwards."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "jupyterlab", flag],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(JupyterLab's options could not be listed: {exc}; try `jupyter lab {flag}`)"
+    if out.returncode != 0 or not out.stdout.strip():
+        said = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"(JupyterLab's options could not be listed: {said}; try `jupyter lab {flag}`)"
+    return out.stdout
+
+
+class _LabHelp(argparse.Action):
+    """``lab --help``: our options, then JupyterLab's (everything else is passed to it)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        text = jupyterlab_help("--help")
+        start = text.find("Options\n=======")  # its options, not its long introduction
+        parser.print_help()
+        print("\nJupyterLab's options (passed to `jupyter lab` as given):\n")
+        print(text[start:] if start >= 0 else text, end="")
+        parser.exit()
+
+
+class _LabHelpAll(_LabHelp):
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(jupyterlab_help("--help-all"), end="")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jax-workbench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="jax-workbench",
+        description="jax-workbench: start JupyterLab on the tour (lab), report the set-up "
+        "(doctor), serve the mesh explorer (mesh-explorer). `jax-workbench COMMAND --help` "
+        "shows each command's options.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     lab = sub.add_parser(
-        "lab", help="start JupyterLab on the tour notebooks (extra arguments go to jupyter lab)"
+        "lab",
+        help="start JupyterLab on the tour notebooks (extra arguments go to jupyter lab)",
+        description="Start JupyterLab on the tour notebooks. Every argument not listed here "
+        "goes to `jupyter lab` unchanged (--no-browser, --ip=..., --ServerApp.token=..., "
+        "--LabApp.default_url=...): JupyterLab's own options follow. --help-all shows all of "
+        "JupyterLab's configurable options.",
+        add_help=False,
     )
-    lab.add_argument("--port", type=int, default=None)
+    lab.add_argument("-h", "--help", action=_LabHelp, help="show this help and JupyterLab's")
+    lab.add_argument(
+        "--help-all", action=_LabHelpAll, help="JupyterLab's own --help-all (every option)"
+    )
+    lab.add_argument("--port", type=int, default=None, help="the server's port (JupyterLab's)")
     lab.add_argument(
         "--fake-devices",
         type=int,
@@ -216,11 +270,17 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--dir", default=None, help="notebook directory (default: notebooks/)")
     doc = sub.add_parser("doctor", help="print JAX, device and extension status")
     doc.add_argument("--json", action="store_true", help="machine-readable output")
-    doc.add_argument("--fake-devices", type=int, default=None, metavar="N")
+    doc.add_argument(
+        "--fake-devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="report as a kernel with N fake CPU devices would see it",
+    )
     mesh = sub.add_parser(
         "mesh-explorer", help="serve the interactive mesh explorer (Panel) on 127.0.0.1"
     )
-    mesh.add_argument("--port", type=int, default=5006)
+    mesh.add_argument("--port", type=int, default=5006, help="the server's port (default 5006)")
     mesh.add_argument(
         "--fake-devices",
         type=int,

@@ -38,7 +38,9 @@ from workbench.engine.jaxpr.arguments import (
     is_array,
     jax_accepts,
     needs_filtering,
+    referable,
     static_positions,
+    wraps_user_function,
 )
 from workbench.engine.jaxpr.model import JaxprModel, build_model
 from workbench.engine.jaxpr.transforms import (
@@ -95,6 +97,10 @@ class Inspection:
         static_argnames: Sequence[str] = (),
         backend: str | None = None,
     ) -> None:
+        made = compat.make_jaxpr_target(fn)
+        if made is not None:
+            # ``jax.make_jaxpr(f)(x)`` as the call: its jaxpr is the jaxpr of ``f(x)``
+            fn, static_argnums = made[0], (*made[1], *static_argnums)
         self.fn_name = function_name(fn)
         self.requested_backend = backend
         self.transforms: list[TransformSpec] = list(transforms)
@@ -110,6 +116,10 @@ class Inspection:
         #: for an ``nnx.jit`` call: what to trace the program it runs with, and abstract
         #: copies of its arguments (lowered and compiled instead of the jaxpr's trace)
         self._program: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
+        #: set by _prepare when the user's own ``jax.jit`` function is traced through its
+        #: ``.trace``: the jit (with its static arguments) that calls it, whose jaxpr is
+        #: what ``jax.make_jaxpr`` prints (the ``jit[name=...]`` equation around the body)
+        self._printed_via: Any = None
         self._stage_fn, self._stage_args, self._stage_kwargs = self._prepare(
             fn, tuple(args), dict(kwargs), tuple(static_argnums), tuple(static_argnames)
         )
@@ -141,6 +151,7 @@ class Inspection:
         of that jit, and XLA drops the updates as dead code.
         """
         nargs = len(args)
+        fn = referable(fn)
         static_nums = {i + nargs if i < 0 else i for i in static_argnums}
         static_names = set(static_argnames)
         if static_names:
@@ -189,6 +200,7 @@ class Inspection:
                 # Keep the user's own jit settings (static, donate, shardings); its static
                 # arguments stay as they are, the others become shapes and dtypes.
                 self._arg_names = _positional_names(fn, nargs, own_nums)
+                self._printed_via = _calling(fn, own_nums, own_names)
                 return fn, *_abstract_dynamic(args, kwargs, own_nums, own_names)
             static_nums |= own_nums
             static_names |= own_names
@@ -210,7 +222,11 @@ class Inspection:
                 full.extend(it)
                 return fn(*full, **static_kw, **kw)
 
+            wraps_user_function(base, fn)
             base.__name__ = base.__qualname__ = self.fn_name
+            dynamic_signature = _without_statics(fn, set(statics), set(static_kw))
+            if dynamic_signature is not None:  # JAX names "the argument x" from it
+                base.__signature__ = dynamic_signature  # type: ignore[attr-defined]
         self._arg_names = _positional_names(fn, nargs, static_nums)
         self._call_tree = _call_tree(dyn_args, dyn_kwargs)
         base, dyn_args, dyn_kwargs = filter_arrays(base, dyn_args, dyn_kwargs)
@@ -226,8 +242,9 @@ class Inspection:
             # the workbench's own trace/lower/compile: never taken for the user's compiles
             with gc_paused(), inspecting() if timing else contextlib.nullcontext():
                 value = compute()
-            if timing:
-                setattr(self.timings, timing, time.perf_counter() - t0)
+            if timing:  # a stage may take two traces (see ``jaxpr``): their sum
+                spent = time.perf_counter() - t0
+                setattr(self.timings, timing, (getattr(self.timings, timing) or 0.0) + spent)
             self._cache[key] = value
             return value
 
@@ -253,8 +270,27 @@ class Inspection:
 
     @property
     def jaxpr(self) -> Any:
-        """The ``ClosedJaxpr`` of the (transformed) call."""
+        """The ``ClosedJaxpr`` of the (transformed) call: for the user's own ``jax.jit``
+        function, its body (what ``.trace`` gives, what the views draw)."""
         return self.traced.jaxpr
+
+    @property
+    def printed_jaxpr(self) -> Any:
+        """The ``ClosedJaxpr`` exactly as ``jax.make_jaxpr`` gives it for the call.
+
+        For the user's own ``jax.jit`` function that is one ``jit[name=f jaxpr={...}]``
+        equation around :attr:`jaxpr`: the trace of a jit that calls it (the body comes
+        from JAX's trace cache, so this costs little), never a rebuilt copy.  Otherwise it
+        is :attr:`jaxpr` itself.
+        """
+        traced = self.traced  # the user's jit first: its errors and timings as they are
+        if self._printed_via is None:
+            return traced.jaxpr
+        return self._stage(
+            "printed_jaxpr",
+            lambda: self._printed_via.trace(*self._stage_args, **self._stage_kwargs).jaxpr,
+            "trace",
+        )
 
     @property
     def model(self) -> JaxprModel:
@@ -263,15 +299,17 @@ class Inspection:
 
     @property
     def jaxpr_text(self) -> str:
-        """Exactly JAX's own pretty-printed jaxpr, never coloured: ``str()`` of a jaxpr
+        """Exactly JAX's own pretty-printed jaxpr (``str(jax.make_jaxpr(f)(*args))``,
+        :attr:`printed_jaxpr`), never coloured: ``str()`` of a jaxpr
         adds ANSI colour codes inside a Jupyter kernel (JAX's ``jax_pprint_use_color``),
         which a ``text/plain`` output or a saved notebook must not carry."""
 
         def compute() -> str:
+            printed = self.printed_jaxpr
             try:
-                return str(self.jaxpr.pretty_print(use_color=False))
+                return str(printed.pretty_print(use_color=False))
             except TypeError:  # a JAX whose pretty_print has no use_color
-                return _ANSI.sub("", str(self.jaxpr))
+                return _ANSI.sub("", str(printed))
 
         return self._stage("jaxpr_text", compute)
 
@@ -412,6 +450,46 @@ def _nnx_jit_program(
     if copied is None:
         return None
     return compat.NnxJitStage(wrapper), *copied
+
+
+def _without_statics(fn: Any, positions: set[int], names: set[str]) -> Any:
+    """``fn``'s signature without the parameters closed over as static (the signature of the
+    wrapper that takes the rest), None when it cannot be read."""
+    try:
+        sig = pyinspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    positional = (pyinspect.Parameter.POSITIONAL_ONLY, pyinspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kept = [
+        p
+        for i, p in enumerate(sig.parameters.values())
+        if not (p.kind in positional and i in positions) and p.name not in names
+    ]
+    try:
+        return sig.replace(parameters=kept)
+    except ValueError:
+        return None
+
+
+def _calling(fn: Any, static_nums: set[int], static_names: set[str]) -> Any:
+    """A ``jax.jit`` of a function that calls the jitted ``fn``, static where ``fn`` is:
+    what ``jax.make_jaxpr(fn, static_argnums=...)`` traces (its jaxpr shows the call of
+    ``fn`` as one ``jit`` equation).
+
+    The caller is not dressed as ``fn`` (no ``functools.wraps``): the compile tracker must
+    not take this trace for one of the user's function; it only borrows ``fn``'s signature,
+    which maps the static argument names as ``fn``'s own jit maps them."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    try:
+        call.__signature__ = pyinspect.signature(fn)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
+    return jax.jit(
+        call, static_argnums=tuple(sorted(static_nums)), static_argnames=tuple(static_names)
+    )
 
 
 def _abstract_dynamic(

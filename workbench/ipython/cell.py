@@ -14,6 +14,7 @@ info, HLO metadata and error reports match the lines the user sees in the cell.
 from __future__ import annotations
 
 import ast
+import builtins
 import linecache
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -185,9 +186,41 @@ def parse_call_expression(shell: Any, expr: str, magic: str) -> CapturedCall:
     return _evaluate_call(node, filename, global_ns, user_ns, expr.strip())
 
 
+def _refuse_print(
+    call: ast.Call, filename: str, global_ns: dict[str, Any], user_ns: dict[str, Any], text: str
+) -> None:
+    """``print(f(x))`` (the docs' usual last line) returns None: tracing ``print`` shows an
+    empty jaxpr (and a ``JitTracer`` printed), profiling it finds no device work.  Said
+    before the arguments run, with the call to write instead."""
+    func = call.func
+    if not (isinstance(func, ast.Name) and func.id == "print"):
+        return
+    found = user_ns.get("print", global_ns.get("print", builtins.print))
+    if found is not builtins.print:  # the user's own print
+        return
+    in_cell = call.lineno > 1  # a cell's line 1 is its magic line
+    inner = [a for a in call.args if not isinstance(a, ast.Starred)]
+    write = "end the cell with" if in_cell else "write"
+    suggestion = (
+        f"{write} the call itself: {ast.unparse(inner[0])}"
+        if len(inner) == 1 and isinstance(inner[0], ast.Call) and not call.keywords
+        else f"{write} the call whose result you want"
+    )
+    raise _fail(
+        "parse",
+        "UsageError",
+        f"{'the last line, ' + text + ',' if in_cell else text} returns None: print shows "
+        f"a value and returns nothing, so there is no result to inspect; {suggestion}",
+        filename,
+        call.lineno,
+        text,
+    )
+
+
 def _evaluate_call(
     call: ast.Call, filename: str, global_ns: dict[str, Any], user_ns: dict[str, Any], text: str
 ) -> CapturedCall:
+    _refuse_print(call, filename, global_ns, user_ns, text)
     expr = ast.Expression(body=_call_parts(call))
     code = compile(expr, filename, "eval")
     try:
@@ -229,6 +262,7 @@ def trace_captured(
     static_argnames: tuple[str, ...],
     compare: bool,
     backend: str | None = None,
+    model: bool = True,
 ) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
@@ -243,6 +277,7 @@ def trace_captured(
                 static_argnames,
                 compare=compare,
                 backend=backend,
+                model=model,
             )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None

@@ -98,6 +98,7 @@ class HloMagics(Magics):
             argnames(args.static_argnames),
             compare=False,
             backend=backend,
+            model=False,
         )
 
         try:

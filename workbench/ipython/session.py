@@ -100,6 +100,9 @@ class Session:
         self._cell_started: list[CellStarted] = []
         self._cell_ended: list[CellEnded] = []
         self._results: list[ResultListener] = []
+        #: name -> id of its value at the last cell's end: the per-cell pass that records
+        #: which run defined each function looks only at what a cell bound
+        self._ns_ids: dict[str, int] = {}
         self._resolver = shell_cell_labels(shell, self.cell_ids)
         self._open = False
 
@@ -166,6 +169,7 @@ class Session:
             self._cell_started.clear()
             self._cell_ended.clear()
             self._results.clear()
+            self._ns_ids.clear()
             if getattr(self.shell, _SESSION_ATTR, None) is self:
                 delattr(self.shell, _SESSION_ATTR)
             setattr(self.shell, _CELL_IDS_ATTR, self.cell_ids)
@@ -188,7 +192,9 @@ class Session:
             return
         run, label, cell_id = ended
         try:  # which run defined each new function (for files shared by identical cells)
-            register_cell_functions(self.shell, getattr(result, "execution_count", None), cell_id)
+            register_cell_functions(
+                self.shell, getattr(result, "execution_count", None), cell_id, self._ns_ids
+            )
         except Exception:  # a nicety: never a failure of the user's cell
             _log.debug("cell functions not recorded", exc_info=True)
         _tell(self._cell_ended, run, label, cell_id)

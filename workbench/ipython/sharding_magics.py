@@ -55,7 +55,7 @@ class ShardingMagics(Magics):
             with interruptible(f"evaluating {expr.strip()}"):
                 value = eval(code, shell.user_global_ns, shell.user_ns)
         except Exception as exc:
-            rep = report(exc, "arguments")
+            rep = report(exc, "expression")
             rep.where = rep.where or where
             raise CellError(rep) from None
         try:
@@ -63,14 +63,16 @@ class ShardingMagics(Magics):
             shown._repr_mimebundle_()  # render now: a view failure is a message here, too
         except WorkbenchError as exc:
             exc.report.where = where
+            if exc.report.phase == "arguments":  # the twin's own phase: not a call here
+                exc.report.phase = "layout"
             raise CellError(exc.report) from None
         except Exception as exc:  # anything else the layout code trips on: one short message
             said = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
             raise CellError(
                 ErrorReport(
-                    phase="arguments",
+                    phase="layout",
                     kind=type(exc).__name__,
-                    summary=f"cannot show the layout of {expr}: {said}",
+                    summary=f"cannot show the layout of {expr.strip()}: {said}",
                     where=where,
                 )
             ) from None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from workbench.engine.common.gcpause import gc_paused
+from workbench.views._bounds import bound_text
 from workbench.views._envelope import envelope, mime_type
 from workbench.views._html import PRE_STYLE, esc, inline_essentials, style_block
 
@@ -38,6 +39,10 @@ class View(Generic[R]):
     layout), once, and only when one of them is asked for; its result is passed to both as
     extra keyword arguments.  With ``degrade`` a failure in the rich parts shows the text
     with a one-line note instead of a traceback in the user's cell.
+
+    ``text`` returns the whole text (JAX's own, for jaxprs and HLO); the bundle's
+    ``text/plain`` is that text within :mod:`workbench.views._bounds`'s limit, and
+    :attr:`Display.text` is all of it.
     """
 
     kind: str
@@ -77,7 +82,7 @@ class View(Generic[R]):
         try:
             with gc_paused():
                 if wanted(TEXT):
-                    out[TEXT] = self.text(record, **options)
+                    out[TEXT] = bound_text(self.text(record, **options))
                 if not rich:
                     return out
                 extra = self.prepare(record, **options) if self.prepare is not None else {}
@@ -91,7 +96,7 @@ class View(Generic[R]):
             if not self.degrade:
                 raise
             out.pop(self.mime, None)
-            text = out.get(TEXT) or self.text(record, **options)
+            text = out.get(TEXT) or bound_text(self.text(record, **options))
             out[HTML] = (
                 f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
                 f"view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the "
@@ -122,12 +127,19 @@ class Display(Generic[R]):
         return self.view.bundle(self.record, include, exclude, self.text_only, **self.options)
 
     def __repr__(self) -> str:
+        return bound_text(self.view.text(self.record, **self.options))
+
+    @property
+    def text(self) -> str:
+        """The whole text, unbounded (``text/plain`` and ``repr`` stop at the bound of
+        :mod:`workbench.views._bounds` and point here): for jaxprs and HLO exactly what JAX
+        prints.  The kernel keeps it; a saved notebook does not."""
         return self.view.text(self.record, **self.options)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names the display lacks.  Private names are not forwarded:
         # IPython probes ``_repr_*_``/``_ipython_*`` and must not find the record's.
-        if name.startswith("_") or name in ("record", "view", "options", "text_only"):
+        if name.startswith("_") or name in ("record", "view", "options", "text_only", "text"):
             raise AttributeError(name)
         if name == self.view.record_name:
             return self.record

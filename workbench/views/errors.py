@@ -11,6 +11,8 @@ _PHASES = {
     "parse": "in the cell",
     "cell": "running the cell",
     "arguments": "evaluating the call",
+    "expression": "evaluating the expression",
+    "layout": "reading the layout",
     "transform": "applying the transforms",
     "trace": "while tracing",
     "lower": "while lowering to StableHLO",

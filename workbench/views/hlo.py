@@ -1,6 +1,7 @@
 """HLO views: pure functions from an :class:`~workbench.engine.hlo.report.HloReport` to a bundle.
 
-- ``text/plain``: the stage's raw text exactly as JAX prints it;
+- ``text/plain``: the stage's raw text exactly as JAX prints it, up to the bound of
+  :mod:`workbench.views._bounds` (then one line on the rest; ``.text`` has all of it);
 - ``text/html``: self-contained: a summary header, the collectives, the fusion
   diagram as inline SVG (plus sub-diagrams for ``while``/``conditional``/``call``
   bodies), and the module text, syntax-coloured, one collapsible block per
@@ -20,6 +21,7 @@ from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.graph import DataflowGraph, GraphNode
 from workbench.engine.hlo.model import HloComputation, HloInstruction
 from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
+from workbench.views._bounds import HTML_MAX_BYTES, bounded, text_size
 from workbench.views._envelope import envelope, pack
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
 from workbench.views._html import (
@@ -45,9 +47,12 @@ from workbench.views.display import Display, View
 #: ones get the compact overview (estimated bytes by op_name scope) and the JSON has them all
 MAX_DIAGRAM_NODES = 300
 #: Size bound of the StableHLO text view (a 12,000-op function drew 10 MB): at most this
-#: many lines are rendered as HTML, the rest are counted in a note (``text/plain`` and
-#: ``.report.text`` keep the whole module), as the jaxpr view does with its equations.
+#: many lines (and :data:`~workbench.views._bounds.HTML_MAX_BYTES` of rows) are rendered as
+#: HTML, the rest are counted in a note (``.text`` keeps the whole module), as the jaxpr
+#: view does with its equations.
 MAX_STABLEHLO_ROWS = 3000
+#: the folded list of a big module's computations names at most this many
+MAX_COMPUTATION_ROWS = 300
 #: the optimized module's coloured text is in the HTML only when it is this small (chars);
 #: above, the HTML lists the computations with their line ranges and text/plain has the text
 MAX_HLO_TEXT_HTML = 120_000
@@ -588,7 +593,7 @@ def _instruction_html(raw: str, ins: HloInstruction) -> str:
 def hlo_text_html(rep: HloReport) -> str:
     lines = rep.text.splitlines()
     if rep.module is None:
-        return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(rep.text)}</pre>'
+        return plain_text_html(rep.text)
     by_line: dict[int, HloInstruction] = {i.line_no: i for i in rep.module.instructions()}
     # the entry and control-flow bodies first: that is where a reader starts; the many
     # small fused/applied computations are grouped in one closed block after them
@@ -644,13 +649,16 @@ _LOC_TAIL_RE = re.compile(r"\s*loc\(#loc\d*\)\s*$")
 def stablehlo_text_html(rep: HloReport) -> str:
     sh = rep.stablehlo
     if sh is None:
-        return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(rep.text)}</pre>'
+        return plain_text_html(rep.text)
     ops = {o.line_no: o for o in sh.ops}
     rows = []
     lines = [
         (no, raw) for no, raw in enumerate(sh.text.splitlines(), 1) if not raw.startswith("#loc")
     ]  # location table: resolved into the notes below
+    used = 0
     for no, raw in lines[:MAX_STABLEHLO_ROWS]:
+        if used > HTML_MAX_BYTES:
+            break
         text = esc(_LOC_TAIL_RE.sub("", raw))
         op = ops.get(no)
         body = text.replace(op.op, f'<span class="o">{op.op}</span>', 1) if op is not None else text
@@ -660,14 +668,20 @@ def stablehlo_text_html(rep: HloReport) -> str:
                 note.append(f'<span class="sl">{esc(_src_label(op.source))}</span>')
             body += f'  <span class="md"># {" · ".join(note)}</span>'
         rows.append(f'<span class="l">{body}</span>')
+        used += len(rows[-1]) + 1
     elided = ""
-    if len(lines) > MAX_STABLEHLO_ROWS:
+    if len(lines) > len(rows):
         elided = (
-            f'<div class="jwb-note">Showing the first {MAX_STABLEHLO_ROWS} of {len(lines)} '
-            f"lines; the whole module is in the plain-text output and "
-            f"<code>.report.text</code>.</div>"
+            f'<div class="jwb-note">Showing the first {len(rows)} of {len(lines)} '
+            f"lines; the whole module is <code>.text</code> of the returned object.</div>"
         )
     return f'<pre class="jwb-txt" style="{PRE_STYLE}">{chr(10).join(rows)}</pre>{elided}'
+
+
+def plain_text_html(text: str) -> str:
+    """``text`` in a ``<pre>``, within the bound of ``text/plain`` (and its closing line)."""
+    shown = bounded(text, max_bytes=HTML_MAX_BYTES)[0]
+    return f'<pre class="jwb-txt" style="{PRE_STYLE}">{esc(shown)}</pre>'
 
 
 def computations_html(rep: HloReport) -> str:
@@ -684,15 +698,18 @@ def computations_html(rep: HloReport) -> str:
     comps = sorted(
         rep.module.computations, key=lambda c: (c.role not in ("entry", "control"), c.first_line)
     )
-    width = max(len(c.name) for c in comps) if comps else 0
+    shown = comps[:MAX_COMPUTATION_ROWS]
+    width = max(len(c.name) for c in shown) if shown else 0
     lines = [
         f"{c.name:<{width}}  lines {c.first_line}–{c.last_line}  "
         f"{len(c.instructions)} instructions, {role.get(c.role, 'computation')}"
-        for c in comps
+        for c in shown
     ]
+    if len(comps) > len(shown):
+        lines.append(f"… and {len(comps) - len(shown)} more (fused and applied computations)")
     return (
-        f"<details><summary>{len(comps)} computations, with their lines in the plain-text "
-        f'output</summary><pre class="jwb-comps" style="{PRE_STYLE}">'
+        f"<details><summary>{len(comps)} computations, with their lines in the module text "
+        f'(<code>.text</code>)</summary><pre class="jwb-comps" style="{PRE_STYLE}">'
         f"{esc(chr(10).join(lines))}</pre></details>"
     )
 
@@ -728,12 +745,13 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
     big = rep.stage == "compiled" and rep.module is not None and len(rep.text) > MAX_HLO_TEXT_HTML
     script = ""
     if big:
+        size = text_size(rep.text)
         parts.append(computations_html(rep))
         parts.append(
-            f'<div class="jwb-note">The {esc(what)} text ({fmt_bytes(len(rep.text))}, '
-            f"{len(rep.text.splitlines())} lines) is in the plain-text output "
-            f"(<code>.report.text</code>); the JupyterLab extension shows the "
-            f"interactive graph.</div>"
+            f'<div class="jwb-note">The {esc(what)} text ({fmt_bytes(size.bytes)}, '
+            f"{size.lines:,} lines) is <code>.text</code> of the returned object; the "
+            f"plain-text output saves its first {size.shown_lines:,} lines, and the "
+            f"JupyterLab extension shows the interactive graph.</div>"
         )
     else:
         text = hlo_text_html(rep) if rep.stage == "compiled" else stablehlo_text_html(rep)
@@ -751,14 +769,29 @@ def hlo_html(rep: HloReport, layouts: dict[str, Layout] | None = None) -> str:
     )
 
 
-#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+#: payload fields packed (gzip + base64) when together they serialise over 64 KiB
 PACKED_FIELDS = ("graphs", "module")
 
 
 def hlo_data(rep: HloReport, **_options: Any) -> dict[str, Any]:
     """The payload's body: the report as data (docs/mime-hlo.md); graphs and module packed
-    when big.  No layout: the extension lays the graphs out itself."""
+    when big.  No layout: the extension lays the graphs out itself.
+
+    ``text_size`` tells the view how much of the module text ``text/plain`` saves.  When it
+    is cut (a big module), the computations that have no graph (fused and applied bodies:
+    most of a big module's instructions, which the view never lists) keep their name, role,
+    lines and instruction count but not their instruction rows: ``.text`` and ``.report``
+    have them.  That keeps a 24-block transformer's gradient under a megabyte saved.
+    """
+    size = text_size(rep.text)
     rec = rep.to_dict()
+    module = rec.get("module")
+    if module is not None:
+        for comp in module["computations"]:
+            comp["size"] = len(comp["instructions"])
+            if size.cut and comp["name"] not in rec["graphs"]:
+                del comp["instructions"]
+    rec["text_size"] = size.to_dict()
     rec["cells"] = cells_of(_files_of(rep))
     return pack(rec, PACKED_FIELDS)
 

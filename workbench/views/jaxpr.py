@@ -1,16 +1,19 @@
 """Jaxpr views: pure functions from an :class:`~workbench.engine.Inspection` to a MIME bundle.
 
-- ``text/plain``: exactly JAX's own pretty-printed jaxpr (what a terminal shows);
+- ``text/plain``: exactly JAX's own pretty-printed jaxpr (what a terminal shows), up to the
+  bound of :mod:`workbench.views._bounds` (``.text`` of the returned object has all of it);
 - ``text/html``: self-contained, coloured, source-linked, foldable, with a small
   click-to-highlight script that degrades to plain reading when scripts are off;
 - ``application/vnd.jax-workbench.jaxpr+json``: the structured record
   (``docs/mime-jaxpr.md``, schema ``workbench/schemas/jaxpr.schema.json``) for the
   JupyterLab extension; ``--compare`` gives ``jaxpr-compare+json``.
 
-Size bound: at most :data:`MAX_ROWS` equation rows are rendered as HTML (about
-2-3 MB for the worst case); beyond that the rest is elided with a note that says how
-many, and the text and JSON still carry everything up to :data:`MAX_JSON_EQUATIONS`
-(the JSON's equations packed, gzip + base64, when big).
+Size bound: at most :data:`MAX_ROWS` equation rows, and at most
+:data:`~workbench.views._bounds.HTML_MAX_BYTES` of them, are rendered as HTML; beyond that
+the rest is elided with a note that says how many.  ``text/plain`` is bounded the same way
+(:mod:`workbench.views._bounds`; ``.text`` of the returned object has all of JAX's text), and
+the JSON carries every equation up to :data:`MAX_JSON_EQUATIONS` (packed, gzip + base64,
+when big).
 
 The HTML reads without its ``<style>`` block (a sanitizer strips it in untrusted
 notebooks): equations are in ``<pre>`` blocks, colours are JupyterLab's theme variables.
@@ -24,6 +27,7 @@ from typing import Any
 from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.jaxpr.model import SCHEMA_VERSION, Atom, Equation, JaxprModel
 from workbench.engine.stages import Inspection
+from workbench.views._bounds import HTML_MAX_BYTES, text_size
 from workbench.views._envelope import pack
 from workbench.views._format import fmt_seconds
 from workbench.views._html import (
@@ -44,7 +48,7 @@ FOLD_AFTER = 1000
 HIST_TOP = 16
 #: the JSON carries every equation up to this many (then ``truncated`` and no body)
 MAX_JSON_EQUATIONS = 200_000
-#: payload fields packed (gzip + base64) when together they serialise over 256 KiB
+#: payload fields packed (gzip + base64) when together they serialise over 64 KiB
 PACKED_FIELDS = ("avals", "jaxpr")
 
 
@@ -64,10 +68,20 @@ class _Ctx:
     def __init__(self, open_depth: int) -> None:
         self.open_depth = open_depth
         self.rows = 0
+        self.bytes = 0
+        self._measured = 0  # parts of ``out`` already counted in ``bytes``
         self.elided = 0
         self.lines = LineCache()
         self._types: dict[str, str] = {}
         self._esc: dict[str, str] = {}
+
+    def full(self, out: list[str]) -> bool:
+        """Whether the HTML has drawn all it may: :data:`MAX_ROWS` rows, or
+        :data:`HTML_MAX_BYTES` of ``out`` (rows, source lines, folds, chunks: everything)."""
+        for part in out[self._measured :]:
+            self.bytes += len(part) if part.isascii() else len(part.encode())
+        self._measured = len(out)
+        return self.rows >= MAX_ROWS or self.bytes >= HTML_MAX_BYTES
 
     def esc(self, text: str) -> str:
         """Memoised escaping: primitive names and param texts repeat a lot."""
@@ -135,7 +149,7 @@ def _count(eqns: Sequence[Equation]) -> int:
 def _render_eqns(eqns: Sequence[Equation], level: int, ctx: _Ctx, out: list[str]) -> None:
     last_src: tuple[str, int] | None = None
     for i, eq in enumerate(eqns):
-        if ctx.rows >= MAX_ROWS:
+        if ctx.full(out):
             ctx.elided += _count(eqns[i:])
             return
         src_key = None if eq.source is None else (eq.source.file, eq.source.line)
@@ -179,7 +193,7 @@ def _render_jaxpr(model: JaxprModel, level: int, ctx: _Ctx, out: list[str]) -> N
         for g in range(0, n, FOLD_AFTER):
             g_end = min(n, g + FOLD_AFTER)
             if g:
-                if ctx.rows >= MAX_ROWS:
+                if ctx.full(out):
                     ctx.elided += _count(eqns[g:])
                     break
                 out.append(f"</pre><details><summary>equations {g + 1}–{g_end} of {n}</summary>")
@@ -242,8 +256,9 @@ def jaxpr_body_html(ins: Inspection, depth: int) -> str:
     if ctx.elided:
         body += (
             f'<div class="jwb-note">Showing the first {ctx.rows} equations; '
-            f"{ctx.elided} more are omitted here to keep the page responsive. The text "
-            f"view (text/plain) and the JSON model have them all.</div>"
+            f"{ctx.elided} more are omitted here to keep the page and the saved notebook "
+            f"small. The JSON model has them all, and <code>.text</code> of the returned "
+            f"object has JAX's whole text.</div>"
         )
     return f'<div class="jwb-body">{body}</div>'
 
@@ -285,6 +300,7 @@ def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
         rec["avals"] = body["avals"]
         rec["jaxpr"] = body["jaxpr"]
         rec["cells"] = cells_of(_files(model))
+        rec["text_size"] = text_size(ins.jaxpr_text).to_dict()
         return pack(rec, PACKED_FIELDS)
 
 

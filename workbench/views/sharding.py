@@ -106,9 +106,12 @@ def layout_summary(lay: Layout) -> str:
         what = f"{n} shards of {shard_shape}"
         if lay.replication > 1:
             axes = ", ".join(repr(a) for a in lay.replicated_axes)
+            partial = ", ".join(repr(a) for a in lay.unreduced)
             what += f", each held by {lay.replication} devices" + (
                 f" (replicated over {axes})" if axes else ""
             )
+            if partial:
+                what += f" (partial sums over {partial})"
     what += f" · {fmt_bytes(per_device_bytes(lay))} per device"
     if lay.uneven:
         what += " · uneven: padding hatched"

@@ -275,11 +275,16 @@ export function currentBadge(
  */
 export const CLOCK_SKEW_MS = 30_000;
 
+/** A date-time with a time of day but no zone designator (`Z`, `+01:00`, `-0500`). */
+const ZONELESS = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
 const isoMs = (x: unknown): number | null => {
   if (typeof x !== 'string') {
     return null;
   }
-  const ms = Date.parse(x);
+  // papermill writes `datetime.utcnow().isoformat()`: UTC without a zone, which Date.parse
+  // reads as the browser's local time (hours late west of Greenwich: a fresh badge hidden)
+  const ms = Date.parse(ZONELESS.test(x) ? `${x}Z` : x);
   return Number.isFinite(ms) ? ms : null;
 };
 

@@ -126,6 +126,20 @@ export interface CompileRecord {
   seq: number;
 }
 /**
+ * the size of the output's whole text (JAX's own printing) and how much of it text/plain saves: the first TEXT_MAX_LINES lines or TEXT_MAX_BYTES bytes (workbench/views/_bounds.py), whichever comes first, then one line on what was left out; the whole text is .text of the returned object in the kernel, never saved
+ *
+ * Schema: `workbench/schemas/common.schema.json#/$defs/text_size`.
+ */
+export interface TextSize {
+  lines: number;
+  /**
+   * UTF-8
+   */
+  bytes: number;
+  shown_lines: number;
+  shown_bytes: number;
+}
+/**
  * the biggest fields of a big payload, packed: data is base64 of gzip of the UTF-8 JSON object of the named fields (each kind's schema says which fields and their shape); workbench.schemas.unpack() and the extension's unpack() restore them
  *
  * Schema: `workbench/schemas/common.schema.json#/$defs/packed`.

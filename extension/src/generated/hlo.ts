@@ -4,7 +4,7 @@
  * Do not edit: change the schema and run `npm run generate`.
  */
 
-import type { CellMap, Packed, Seconds, SourceLine } from './common';
+import type { CellMap, Packed, Seconds, SourceLine, TextSize } from './common';
 
 /**
  * null: not available at this stage
@@ -158,9 +158,13 @@ export interface HloComputation {
    */
   lines: [number, number];
   /**
-   * fused computations list compact rows, the others whole instructions
+   * instructions in the computation
    */
-  instructions: (HloInstruction | CompactInstruction)[];
+  size: number;
+  /**
+   * fused computations list compact rows, the others whole instructions; absent for a computation without a graph (fused, applied) when text_size says text/plain is cut (a big module: .text has them)
+   */
+  instructions?: (HloInstruction | CompactInstruction)[];
 }
 /**
  * What XLA made of a call: %%hlo, %hlo, workbench.hlo(). The engine's HloReport as data (no layout since version 2: front ends lay the graphs out). Big payloads carry `packed` in place of `graphs` and `module`. Described in docs/mime-hlo.md.
@@ -168,7 +172,7 @@ export interface HloComputation {
  * Schema: `workbench/schemas/hlo.schema.json`.
  */
 export interface HloPayload {
-  version: 2;
+  version: 3;
   kind: 'hlo';
   label: string;
   stage: 'compiled' | 'lowered';
@@ -209,8 +213,9 @@ export interface HloPayload {
     [k: string]: HloGraph;
   };
   cells: CellMap;
+  text_size: TextSize;
   /**
-   * graphs and module (those present), packed when together they serialise over 256 KiB
+   * graphs and module (those present), packed when together they serialise over 64 KiB
    */
   packed?: Packed;
   module?: HloModule;

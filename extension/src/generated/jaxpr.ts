@@ -4,7 +4,7 @@
  * Do not edit: change the schema and run `npm run generate`.
  */
 
-import type { CellMap, Packed, Seconds, SourceLine } from './common';
+import type { CellMap, Packed, Seconds, SourceLine, TextSize } from './common';
 
 /**
  * [name, aval index] for a variable ("_": a result nothing reads), or ["", aval index, literal text]
@@ -118,7 +118,11 @@ export interface JaxprPayload {
   jaxpr?: Jaxpr | null;
   cells: CellMap;
   /**
-   * avals and jaxpr, packed when together they serialise over 256 KiB
+   * how much of JAX's text text/plain saves (absent in payloads from before the bound)
+   */
+  text_size?: TextSize;
+  /**
+   * avals and jaxpr, packed when together they serialise over 64 KiB
    */
   packed?: Packed;
 }

@@ -11,7 +11,7 @@ export const PAYLOAD_VERSIONS = {
   'cache-cell': 1,
   'cache-persistent': 1,
   cache: 1,
-  hlo: 2,
+  hlo: 3,
   'jaxpr-compare': 3,
   jaxpr: 3,
   'mesh-explorer': 1,

@@ -14,7 +14,12 @@ import { formatBytes } from './heat';
 import type { GraphModel } from './model';
 import { button } from './sections';
 import { cellKeyOf, formatSource } from './sources';
-import { calledComputation, type HloText } from './text';
+import {
+  calledComputation,
+  rebuiltCompact,
+  rebuiltInstruction,
+  type HloText
+} from './text';
 import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 
 /** What the details of an instruction read, and what their buttons do. */
@@ -179,6 +184,11 @@ function bodyButtons(ctx: NodeDetails, bodies: string[]): HTMLElement {
   return row;
 }
 
+/** The note under a rebuilt line: where the exact text is. */
+const NOT_SAVED =
+  'not in the saved text (the notebook keeps its first lines): rebuilt from the parsed ' +
+  "module; the exact text is .text of the cell's result in the kernel";
+
 /** The node's line of the module text and, for a fusion, its fused computation. */
 function instructionText(
   d: HTMLElement,
@@ -187,15 +197,23 @@ function instructionText(
 ): void {
   const ins = ctx.model.instructions.get(node.id);
   d.appendChild(el('div', 'jwb-hlo-details-head', 'instruction'));
+  const saved = !!ins && ins.line > 0 && ctx.text.has(ins.line);
   d.appendChild(
     el(
       'pre',
       'jwb-hlo-code jwb-hlo-instruction',
-      ins && ins.line > 0
+      saved && ins
         ? ctx.text.line(ins.line).trim()
-        : '(not in the module text)'
+        : ins
+          ? rebuiltInstruction(ins)
+          : '(not in the module text)'
     )
   );
+  if (ins && !saved && ins.line > 0) {
+    d.appendChild(
+      el('div', 'jwb-hlo-dim', `line ${ins.line} of the module, ${NOT_SAVED}`)
+    );
+  }
   if (node.kind === 'fusion' || node.opcode === 'fusion') {
     const name = calledComputation(ins?.called, ins?.attrs);
     const comp = name
@@ -205,13 +223,28 @@ function instructionText(
       d.appendChild(
         el('div', 'jwb-hlo-details-head', `fused computation ${comp.name}`)
       );
-      d.appendChild(
-        el(
-          'pre',
-          'jwb-hlo-code jwb-hlo-fused',
-          ctx.text.range(comp.lines[0], comp.lines[1])
-        )
-      );
+      const [first, last] = comp.lines;
+      if (ctx.text.has(first)) {
+        d.appendChild(
+          el('pre', 'jwb-hlo-code jwb-hlo-fused', ctx.text.range(first, last))
+        );
+      } else {
+        const rows = (comp.instructions ?? []).map(r =>
+          Array.isArray(r) ? rebuiltCompact(r) : rebuiltInstruction(r)
+        );
+        if (rows.length) {
+          d.appendChild(
+            el('pre', 'jwb-hlo-code jwb-hlo-fused', rows.join('\n'))
+          );
+        }
+        d.appendChild(
+          el(
+            'div',
+            'jwb-hlo-dim',
+            `lines ${first}–${last} of the module (${comp.size} instructions), ${NOT_SAVED}`
+          )
+        );
+      }
     }
   }
 }

@@ -23,7 +23,7 @@ export function moduleInstructions(
   if (!comp) {
     return out;
   }
-  for (const ins of comp.instructions) {
+  for (const ins of comp.instructions ?? []) {
     if (!Array.isArray(ins)) {
       out.set(ins.name, ins);
     }

@@ -32,6 +32,12 @@ import {
 } from './sections';
 import { linesByCell, nodesForSelection } from './sources';
 import { HloText } from './text';
+import {
+  fileStem,
+  isCut,
+  textActions,
+  type TextSize
+} from '../common/textActions';
 import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 import type { VisibleGraph } from './visible';
 
@@ -90,13 +96,25 @@ export class HloView implements FeatureView {
     this._ctx = ctx;
     this._cells = ctx.cells ?? {};
     const text = ctx.bundle['text/plain'];
-    this._text = new HloText(typeof text === 'string' ? text : '');
+    const size = this._payload.text_size as TextSize | undefined;
+    this._text = new HloText(
+      typeof text === 'string' ? text : '',
+      isCut(size) && size ? size.shown_lines : undefined
+    );
     host.textContent = '';
     const root = el('div', 'jwb-hlo');
     root.setAttribute('data-highlighted', '0');
     this._root = root;
     host.appendChild(root);
     root.appendChild(summaryStrip(this._payload));
+    root.appendChild(
+      textActions(
+        text,
+        size,
+        'HLO text',
+        `${fileStem(this._payload.label)}.hlo.txt`
+      )
+    );
     const collectives = collectivesTable(this._payload, this._cells);
     if (collectives) {
       root.appendChild(collectives);

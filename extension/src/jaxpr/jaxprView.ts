@@ -7,6 +7,7 @@
 import type { CellMap } from '../common/cells';
 import type { FeatureView, RenderContext } from '../common/featureView';
 import type { Payload } from '../common/payload';
+import { fileStem, textActions } from '../common/textActions';
 import { lineColor, lineColors } from '../sourcelines/colors';
 import { HUB, type LineSelection } from '../sourcelines/hub';
 import { pointerMoved } from '../sourcelines/pointer';
@@ -114,6 +115,14 @@ class JaxprView implements FeatureView {
     this._outputId = ctx.outputId;
     this._cells = ctx.cells;
     root.appendChild(buildHeader(p, prim => this._setQuery(prim)));
+    root.appendChild(
+      textActions(
+        ctx.bundle['text/plain'],
+        p.text_size,
+        'jaxpr',
+        `${fileStem(p.label)}.jaxpr.txt`
+      )
+    );
     if (!p.jaxpr) {
       root.appendChild(
         el(

@@ -23,7 +23,7 @@ One module per concern, each naming the internals it wraps:
 - ``stack``: the package's one stack walker and the JAX frames it looks for.
 - ``monitoring``: ``jax.monitoring`` event names, listener lists, the
   ``jax_explain_cache_misses`` option and its loggers.
-- ``sharding``: ``GSPMDSharding``.  ``backends``: the initialised backends.
+- ``sharding``: ``GSPMDSharding``; a ``PartitionSpec``'s partitions and unreduced/reduced axes.  ``backends``: the initialised backends.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from workbench.engine._jax_compat.jit import (
     is_jitted,
     jit_settings,
     jitted_inner,
+    make_jaxpr_target,
     runs_user_code,
     transform_label,
     transform_names,
@@ -76,7 +77,7 @@ from workbench.engine._jax_compat.monitoring import (
     restore_explain,
     unregister_monitoring_listener,
 )
-from workbench.engine._jax_compat.sharding import GSPMDSharding
+from workbench.engine._jax_compat.sharding import GSPMDSharding, spec_parts
 from workbench.engine._jax_compat.source_info import (
     exclude_path_from_user_frames,
     name_stack,
@@ -126,6 +127,7 @@ __all__ = [
     "is_jitted",
     "jit_settings",
     "jitted_inner",
+    "make_jaxpr_target",
     "runs_user_code",
     "transform_label",
     "transform_names",
@@ -154,6 +156,7 @@ __all__ = [
     "unregister_monitoring_listener",
     # sharding, backends
     "GSPMDSharding",
+    "spec_parts",
     "available_backends",
     "backends_initialized",
 ]

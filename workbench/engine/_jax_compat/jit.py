@@ -68,9 +68,56 @@ def transform_label(fn: Any, name: str) -> str:
                 code = found.__code__
                 break
         outer = code.co_qualname.split(".<locals>")[0] if "<locals>" in code.co_qualname else ""
-        if outer and outer.isidentifier() and outer != "jit":
+        # a private helper (``_auto_axes`` behind ``jax.sharding.auto_axes``) is no name a
+        # user wrote or can look up: the label (and an error's "while tracing ...") keeps
+        # the user's function instead
+        if outer and outer.isidentifier() and outer != "jit" and not outer.startswith("_"):
             name = f"{outer}({name})"
     return name
+
+
+def make_jaxpr_target(fn: Any) -> tuple[Any, tuple[int, ...]] | None:
+    """``(fun, static_argnums)`` when ``fn`` is what ``jax.make_jaxpr(fun, static_argnums=...)``
+    returned, else None.
+
+    A cell ending in ``jax.make_jaxpr(f)(x)`` asks for the jaxpr of ``f(x)``: tracing the
+    ``make_jaxpr`` wrapper itself would fail (it returns a jaxpr, no JAX type).  Read from
+    the closure of JAX's ``make_jaxpr_f``; a wrapper made with ``axis_env`` or
+    ``return_shape`` (or one this JAX builds differently) gives None and is traced as is.
+    """
+    if not isinstance(fn, types.FunctionType) or not _in_jax(fn.__code__):
+        return None
+    candidates = [fn, *_closure_functions(fn)]
+    for f in candidates:
+        if f.__code__.co_name != "make_jaxpr_f" or not _in_jax(f.__code__):
+            continue
+        env = dict(zip(f.__code__.co_freevars, _cell_values(f), strict=False))
+        fun = env.get("fun", _MISSING)
+        if fun is _MISSING or env.get("axis_env") or env.get("return_shape"):
+            return None
+        static = env.get("static_argnums", ())
+        static = (static,) if isinstance(static, int) else tuple(static or ())
+        if isinstance(fun, functools.partial) and not fun.args and not fun.keywords:
+            fun = fun.func  # make_jaxpr's own wrapping of what it cannot weak-reference
+        return fun, static
+    return None
+
+
+_MISSING = object()
+
+
+def _cell_values(f: types.FunctionType) -> list[Any]:
+    out = []
+    for cell in f.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            out.append(_MISSING)
+    return out
+
+
+def _closure_functions(f: types.FunctionType) -> list[types.FunctionType]:
+    return [v for v in _cell_values(f) if isinstance(v, types.FunctionType)]
 
 
 @dataclass(frozen=True)

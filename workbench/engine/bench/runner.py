@@ -498,6 +498,7 @@ class _StatePolicy:
         self, variants: dict[str, Callable[..., Any]], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[dict[str, Callable[..., Any]], tuple[Any, ...], dict[str, Any]]:
         """The variants and arguments to run: with copies of the state they hold."""
+        self.note = ""  # each sweep point's own arguments say what it ran on
         if self.allow_mutation:
             found = mutable_state(variants, args, kwargs, self.names, self.callee)
             if found:

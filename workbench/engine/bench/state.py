@@ -15,6 +15,11 @@ objects, a benchmark would train their model.  So every NNX graph node among the
   would otherwise delete the user's arrays through the copy;
 - **made before the first call**, outside every timed region.
 
+The price is memory: the copies are a second set of the state's device buffers for the run
+(a sweep's, one point at a time), so a model and optimizer filling more than half a device
+refuse (out of memory, :class:`StateCopyError`) unless ``allow_mutation=True``; said in
+``docs/mime-bench.md``.
+
 The copy then advances as the timed calls run, exactly as the user's objects would in
 their own training loop: each call sees state of the same structure, shapes, dtypes and
 sharding (so the same compiled program and the same work), one step further on.  Giving
@@ -98,18 +103,60 @@ def callee_text(call_text: str | None) -> str:
 def _carried(nnx: Any, fn: Any) -> list[Any]:
     """The graph nodes a function carries: a module called as a function (``model(x)``),
     the ``self`` of a bound method (``model.apply``, also an ``nnx.jit`` method, which
-    Flax binds as a ``functools.partial``), the bound arguments of a partial."""
+    Flax binds as a ``functools.partial``), the bound arguments of a partial, and the
+    modules a plain function reads from its namespace or closure (``def fwd(x): return
+    model(x)``)."""
+    return [node for _, node in _carried_named(nnx, fn)]
+
+
+def _carried_named(nnx: Any, fn: Any) -> list[tuple[str | None, Any]]:
+    """:func:`_carried` with the name each node goes by where the function reads it from
+    its globals or closure (None for the others)."""
     if _is_node(nnx, fn):
-        return [fn]
+        return [(None, fn)]
     if isinstance(fn, types.MethodType) and _is_node(nnx, fn.__self__):
-        return [fn.__self__]
+        return [(None, fn.__self__)]
     if isinstance(fn, functools.partial):
         return [
-            leaf
+            (None, leaf)
             for leaf in jax.tree.leaves((fn.args, fn.keywords), is_leaf=lambda x: _is_node(nnx, x))
             if _is_node(nnx, leaf)
         ]
+    if isinstance(fn, types.FunctionType):
+        named: list[tuple[str | None, Any]] = list(_read_nodes(nnx, fn).items())
+        return named
     return []
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the functions nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _read_nodes(nnx: Any, fn: types.FunctionType) -> dict[str, Any]:
+    """name -> graph node, for the nodes a plain function reads from its closure or
+    its module's namespace (a notebook's cell: ``def fwd(x): return model(x)``).
+
+    Only what the function's own code names (a helper it calls that reads another global
+    is not followed): the function is then run with copies in those places."""
+    found: dict[str, Any] = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if _is_node(nnx, value):
+            found[name] = value
+    glb = fn.__globals__
+    for name in sorted(_code_names(fn.__code__)):
+        value = glb.get(name)
+        if name not in found and value is not None and _is_node(nnx, value):
+            found[name] = value
+    return found
 
 
 def _with_copies(nnx: Any, fn: Any, swap: Callable[[Any], Any]) -> Any:
@@ -122,7 +169,35 @@ def _with_copies(nnx: Any, fn: Any, swap: Callable[[Any], Any]) -> Any:
         is_node = functools.partial(_is_node, nnx)
         args, keywords = jax.tree.map(swap, (fn.args, fn.keywords), is_leaf=is_node)
         return functools.partial(fn.func, *args, **keywords)
+    if isinstance(fn, types.FunctionType):
+        read = _read_nodes(nnx, fn)
+        if not read:
+            return fn
+        # the same code over a copy of its namespace and closure with the copies in them:
+        # the user's namespace and cells are not touched
+        glb = dict(fn.__globals__)
+        glb.update({k: swap(v) for k, v in read.items() if k in glb and glb[k] is v})
+        closure = fn.__closure__
+        if closure is not None:
+            closure = tuple(
+                types.CellType(swap(read[name]))
+                if name in read and _cell_value(cell) is read[name]
+                else cell
+                for name, cell in zip(fn.__code__.co_freevars, closure, strict=True)
+            )
+        out = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, closure)
+        out.__kwdefaults__ = fn.__kwdefaults__
+        out.__dict__.update(fn.__dict__)
+        out.__qualname__ = fn.__qualname__
+        return out
     return fn
+
+
+def _cell_value(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 def positional_texts(call_text: str | None) -> list[str]:
@@ -198,9 +273,10 @@ def mutable_state(
         return []
     found = []
     for name, fn in fns.items():
-        for node in _carried(nnx, fn):
-            # ``model.apply(x)``: the node is ``model``; several variants: by their names
-            where = callee.split(".")[0] if callee and len(fns) == 1 else name
+        for read_as, node in _carried_named(nnx, fn):
+            # ``model.apply(x)``: the node is ``model``; several variants: by their names;
+            # a module a plain function reads: by the name it reads it as
+            where = read_as or (callee.split(".")[0] if callee and len(fns) == 1 else name)
             found.append((where, node))
     return found + mutable_arguments(args, kwargs, names)
 

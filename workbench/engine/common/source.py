@@ -11,8 +11,9 @@ so ``column`` and ``text`` are ``None`` when not known and are then left out of
 
 from __future__ import annotations
 
+import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +111,23 @@ def register_code(code: Any, label: CellLabel) -> None:
         del _CODES[next(iter(_CODES))]
 
 
+def register_functions(values: Iterable[Any], files: Container[str], label: CellLabel) -> None:
+    """:func:`register_code` for every function among ``values`` whose code was compiled
+    from one of ``files`` (a cell run's), looked for through a ``jax.jit`` function and up
+    to four ``functools.wraps`` layers (``nnx.jit``'s wrapper)."""
+    from workbench.engine._jax_compat.jit import is_jitted
+
+    for value in values:
+        fun = getattr(value, "__wrapped__", None) if is_jitted(value) else value
+        for _ in range(4):
+            if not isinstance(fun, types.FunctionType):
+                break
+            if fun.__code__.co_filename in files:
+                register_code(fun.__code__, label)
+                break
+            fun = fun.__dict__.get("__wrapped__")
+
+
 def code_label(code: Any) -> CellLabel | None:
     """The cell run that compiled ``code`` (see :func:`register_code`), or None."""
     entry = _CODES.get(id(code))
@@ -153,5 +171,6 @@ __all__ = [
     "code_label",
     "register_cell",
     "register_code",
+    "register_functions",
     "remove_cell_resolver",
 ]

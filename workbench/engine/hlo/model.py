@@ -8,6 +8,7 @@ are properties here, so every reader computes them the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,21 +44,81 @@ class HloParseError(ValueError):
     """The text is not an HLO module we can read (no entry computation)."""
 
 
+_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]()]|,')
+#: a bracket or a quote: text without one splits on plain commas
+_NESTING_RE = re.compile(r'[({\["]')
+
+
+def split_top(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or quotes."""
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    for m in _TOKEN_RE.finditer(text):
+        t = m.group()
+        if t == ",":
+            if depth == 0:
+                parts.append(text[last : m.start()])
+                last = m.end()
+        elif t in "([{":
+            depth += 1
+        elif t in ")]}":
+            depth -= 1
+    tail = text[last:]
+    if tail.strip():
+        parts.append(tail)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def split_attrs(text: str, into: dict[str, str]) -> dict[str, str]:
+    """``kind=kLoop, calls=%f, is_scheduled`` into ``into`` (``{"kind": "kLoop", "calls":
+    "%f", "is_scheduled": ""}``), in order; quoted and bracketed values kept whole."""
+    simple = _NESTING_RE.search(text) is None
+    for piece in text.split(",") if simple else split_top(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        key, eq, value = piece.partition("=")
+        if not eq:
+            into[piece] = ""
+            continue
+        into[key.strip()] = value.strip()
+    return into
+
+
 @dataclass(slots=True)
 class HloInstruction:
+    """One instruction.  Its attributes are kept as the text XLA printed (``attrs_text``,
+    metadata cut out into ``metadata``) and split into :attr:`attrs` on first use: a big
+    module has 10^5 instructions, nearly all inside fused computations, and the views ask
+    for the attributes of a few thousand."""
+
     name: str
     opcode: str
     shape_text: str
     operands: list[str]
-    attrs: dict[str, str]
+    attrs_text: str = ""
+    metadata: str = ""  # ``{op_name="..." source_file=... source_line=...}``, or ""
     is_root: bool = False
     op_name: str = ""
     source: SourceLine | None = None
     called: list[str] = field(default_factory=list)
     line_no: int = 0  # 1-based line of the module text
     literal: str = ""  # constant(...) contents, or parameter(N)'s number
+    #: ``stack_frame_id`` of the metadata (newer XLA), resolved into ``source`` by the parser
+    frame_id: str = field(default="", repr=False, compare=False)
     _bytes: int = field(default=-1, repr=False, compare=False)
     _short: str = field(default="", repr=False, compare=False)
+    _attrs: dict[str, str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        """``attr -> value text`` in printed order (``metadata`` first when present), as
+        XLA printed them; made from ``attrs_text`` on first use, then kept."""
+        if self._attrs is None:
+            first = {"metadata": self.metadata} if self.metadata else {}
+            self._attrs = split_attrs(self.attrs_text, first) if self.attrs_text else first
+        return self._attrs
 
     @property
     def shape(self) -> list[ArrayShape]:
@@ -193,7 +254,10 @@ def parse_window(text: str) -> list[WindowDim]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def primitive_of(op_name: str) -> str:
+    """``jit(f)/jvp()/mul`` -> ``mul`` (cached: a module repeats a few hundred op names
+    over its 10^5 instructions)."""
     if not op_name:
         return ""
     last = op_name.rstrip("/").rsplit("/", 1)[-1]
@@ -266,6 +330,8 @@ __all__ = [
     "HloParseError",
     "WindowDim",
     "parse_int_list",
+    "split_attrs",
+    "split_top",
     "parse_window",
     "primitive_of",
 ]

@@ -32,6 +32,7 @@ from workbench.engine.hlo.model import (
     HloInstruction,
     HloModule,
     HloParseError,
+    split_top,
 )
 
 # -- low-level scanning --------------------------------------------------------------
@@ -48,6 +49,10 @@ _META_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
 _NAME_REF_RE = re.compile(r"%([^\s,(){}]+)")
 _UNESCAPE_RE = re.compile(r"\\(.)")
 _METADATA_RE = re.compile(r'(?:^|,)\s*metadata=(\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\})')
+#: a bracket or a quote: text without one splits on plain commas
+_NESTING_RE = re.compile(r'[({\["]')
+#: an attribute naming called computations (what linking needs from each instruction)
+_CALL_KEY_RE = re.compile(r"(?:^|[\s,])(?:" + "|".join(CALL_ATTRS) + r")=")
 
 
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
@@ -55,6 +60,8 @@ _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        if "\\" not in value:
+            return value[1:-1]
         return _UNESCAPE_RE.sub(lambda m: _C_ESCAPES.get(m.group(1), m.group(1)), value[1:-1])
     return value
 
@@ -73,34 +80,11 @@ def _close(text: str, start: int) -> int:
     raise ValueError("unbalanced brackets")
 
 
-def _split_top(text: str) -> list[str]:
-    """Split on commas that are not inside brackets or quotes."""
-    parts: list[str] = []
-    depth = 0
-    last = 0
-    for m in _TOKEN_RE.finditer(text):
-        t = m.group()
-        if t == ",":
-            if depth == 0:
-                parts.append(text[last : m.start()])
-                last = m.end()
-        elif t in "([{":
-            depth += 1
-        elif t in ")]}":
-            depth -= 1
-    tail = text[last:]
-    if tail.strip():
-        parts.append(tail)
-    return [p.strip() for p in parts if p.strip()]
-
-
 def _balanced(text: str) -> bool:
-    if (
-        text.count("(") == text.count(")")
-        and text.count("{") == text.count("}")
-        and text.count("[") == text.count("]")
-    ):
-        return True  # the common case, decided without a Python-level scan
+    if text.count("(") == text.count(")") and text.count("{") == text.count("}"):
+        # the common case, decided without a Python-level scan (square brackets are
+        # shapes' and attributes', always closed on their own line)
+        return True
     depth = 0
     for m in _TOKEN_RE.finditer(text):
         t = m.group()
@@ -147,40 +131,48 @@ def parse_instruction(line: str, line_no: int = 0) -> HloInstruction:
         opcode=opcode,
         shape_text=shape_text,
         operands=[],
-        attrs={},
         is_root=bool(root),
         line_no=line_no,
     )
     if opcode in ("constant", "parameter"):  # a literal / the parameter number, not operands
         ins.literal = operand_text
     elif operand_text.strip():
-        simple = not any(ch in operand_text for ch in '({["')
-        for piece in operand_text.split(",") if simple else _split_top(operand_text):
-            refs = _NAME_REF_RE.findall(piece)
-            if refs:
-                ins.operands.append(refs[-1])
-            else:  # printed without '%' (print_percent=false): the last word is the name
-                ins.operands.append(piece.split()[-1])
+        simple = _NESTING_RE.search(operand_text) is None
+        refs = _NAME_REF_RE.findall(operand_text) if simple else []
+        if refs and len(refs) == operand_text.count(",") + 1:
+            ins.operands = refs  # the common case: ``%a, %b``, one name per operand
+        else:
+            for piece in operand_text.split(",") if simple else split_top(operand_text):
+                refs = _NAME_REF_RE.findall(piece)
+                if refs:
+                    ins.operands.append(refs[-1])
+                else:  # printed without '%' (print_percent=false): the last word is the name
+                    ins.operands.append(piece.split()[-1])
     rest = line[close_at:].strip()
     if rest.startswith(","):
         rest = rest[1:]
-    mm = _METADATA_RE.search(rest) if "metadata={" in rest else None
-    if mm:  # cut out first: it is on almost every line and holds quoted user strings
-        ins.attrs["metadata"] = mm.group(1)
-        rest = rest[: mm.start()] + rest[mm.end() :]
-    simple = not any(ch in rest for ch in '({["')
-    for piece in rest.split(",") if simple else _split_top(rest):
-        piece = piece.strip()
-        if not piece:
-            continue
-        key, eq, value = piece.partition("=")
-        if not eq:
-            ins.attrs[piece] = ""
-            continue
-        ins.attrs[key.strip()] = value.strip()
-    meta = ins.attrs.get("metadata")
-    if meta:
-        _apply_metadata(ins, meta)
+    at = rest.find("metadata={")
+    if at >= 0:  # cut out first: it is on almost every line and holds quoted user strings
+        end = rest.find("}", at)
+        meta = rest[at + 9 : end + 1]
+        start = rest.rfind(",", 0, at)
+        if (
+            end > 0
+            and meta.count('"') % 2 == 0
+            and "\\" not in meta
+            and not rest[start + 1 : at].strip()
+        ):
+            # the common case: no "}" inside a quoted value (else the regex below)
+            ins.metadata = meta
+            rest = rest[: max(start, 0)] + rest[end + 1 :]
+        else:
+            mm = _METADATA_RE.search(rest)
+            if mm:
+                ins.metadata = mm.group(1)
+                rest = rest[: mm.start()] + rest[mm.end() :]
+    ins.attrs_text = rest  # split into ``ins.attrs`` when asked
+    if ins.metadata:
+        _apply_metadata(ins, ins.metadata)
     return ins
 
 
@@ -194,7 +186,7 @@ def _apply_metadata(ins: HloInstruction, meta: str) -> None:
         except ValueError:
             pass
     if "stack_frame_id" in fields:
-        ins.attrs["_stack_frame_id"] = fields["stack_frame_id"]
+        ins.frame_id = fields["stack_frame_id"]
 
 
 # -- the module ----------------------------------------------------------------------
@@ -241,7 +233,7 @@ def parse_hlo(text: str) -> HloModule:
         line = raw.rstrip()
         stripped = line.strip()
         if current is not None:
-            if _closes_computation(stripped):
+            if stripped == "}" or stripped.startswith("}, execution_thread"):
                 current.last_line = line_no
                 comps.append(current)
                 current = None
@@ -317,12 +309,15 @@ def _resolve_frames(module: HloModule, tables: dict[str, dict[int, str]]) -> Non
         if loc is not None:
             frames[k] = loc  # the frame's own location is the innermost (the op's) line
     for ins in module.instructions():
-        fid = ins.attrs.pop("_stack_frame_id", None)
-        if fid is not None and ins.source is None:
+        fid = ins.frame_id
+        if fid and ins.source is None:
             try:
                 ins.source = frames.get(int(fid))
             except ValueError:
                 pass
+
+
+_CALL_ATTRS = frozenset(CALL_ATTRS)
 
 
 def _link_calls(module: HloModule) -> None:
@@ -330,9 +325,10 @@ def _link_calls(module: HloModule) -> None:
     roles: dict[str, str] = {}
     for comp in module.computations:
         for ins in comp.instructions:
-            for key in CALL_ATTRS:
-                value = ins.attrs.get(key)
-                if not value:
+            if not _CALL_KEY_RE.search(ins.attrs_text):
+                continue  # most instructions call nothing: their attributes stay unsplit
+            for key, value in ins.attrs.items():
+                if key not in _CALL_ATTRS or not value:
                     continue
                 refs = _NAME_REF_RE.findall(value) or [
                     r.strip() for r in value.strip("{} ").split(",")

@@ -23,7 +23,7 @@ from workbench.engine.hlo.stablehlo import StableHloText, parse_stablehlo
 from workbench.engine.profile.store import measured, module_key
 from workbench.engine.stages import Inspection
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STAGES = ("compiled", "lowered")
 
 

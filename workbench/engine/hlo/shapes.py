@@ -6,6 +6,7 @@ its shape text on demand, since most instructions are never asked) and the parse
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -84,9 +85,14 @@ def parse_shape(text: str) -> list[ArrayShape]:
     return out
 
 
+_LAYOUT_RE = re.compile(r"\{[^{}]*\}")
+
+
+@functools.lru_cache(maxsize=8192)
 def strip_layout(shape_text: str) -> str:
-    """``f32[2,4]{1,0}`` -> ``f32[2,4]``; tuples keep their parentheses."""
-    return re.sub(r"\{[^{}]*\}", "", shape_text)
+    """``f32[2,4]{1,0}`` -> ``f32[2,4]``; tuples keep their parentheses.  Cached: a module
+    has 10^5 instructions and a few thousand distinct shapes."""
+    return _LAYOUT_RE.sub("", shape_text) if "{" in shape_text else shape_text
 
 
 __all__ = ["DTYPE_BITS", "ArrayShape", "parse_shape", "strip_layout"]

@@ -16,7 +16,9 @@ committed array), which traces, lowers and compiles to the same program.
 
 from __future__ import annotations
 
+import functools
 import inspect as pyinspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,11 +103,7 @@ def filter_arrays(
         # outputs too: ``eqx.apply_updates`` returns the model, activations and all
         return jax.tree.map(lambda x: x if is_array(x) else None, fn(*full, **full_kw))
 
-    for attr in ("__name__", "__qualname__"):
-        try:
-            setattr(filtered, attr, getattr(fn, attr))
-        except (AttributeError, TypeError):
-            pass
+    wraps_user_function(filtered, fn)
     try:  # JAX names arguments in its errors from this signature: the user's, not ours
         sig = pyinspect.signature(fn)
         sig.bind(*args, **kwargs)
@@ -113,6 +111,46 @@ def filter_arrays(
     except (TypeError, ValueError):
         pass
     return filtered, tuple(a for a, _ in pos), {k: v for k, (v, _) in kws.items()}
+
+
+def wraps_user_function(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
+    """Make a workbench wrapper around the user's ``fn`` stand for it in JAX's messages.
+
+    ``__name__``/``__qualname__`` for the jit's name; ``__wrapped__`` because JAX finds the
+    source of "the error occurred while tracing the function f at cell [3] line 2" by
+    unwrapping (``inspect.unwrap``): without it the hint names our wrapper's file.
+    """
+    for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    try:
+        wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        pass
+
+
+def referable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, or a Python function that calls it where ``jax.jit`` cannot hold ``fn`` itself.
+
+    ``jax.jit`` hashes the function it wraps and keeps a weak reference to it.  NumPy's
+    ufuncs and array-function dispatchers (``np.sin``, ``np.sum``) allow no weak
+    reference: ``jax.jit(np.sum)`` refuses them, and a second ``jax.jit`` of the same ufunc
+    crashes jaxlib (the kernel dies).  ``jax.make_jaxpr`` wraps them first; so do we.
+    """
+    try:
+        hash(fn)
+        weakref.ref(fn)
+        return fn
+    except TypeError:
+        pass
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return call
 
 
 def _abstract(x: Any) -> Any:

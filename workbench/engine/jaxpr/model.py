@@ -10,10 +10,13 @@ source location and its nested sub-jaxprs (any param that holds a jaxpr:
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.common.source import SourceLine
@@ -193,6 +196,18 @@ def _jaxprs_in(value: Any, name: str) -> list[tuple[str, Any]]:
     return []
 
 
+def _literal_key(aval_id: int, val: Any) -> tuple[int, type, Any, bool] | None:
+    """Equal scalar literals of one aval print alike; the sign bit keeps 0.0 and -0.0
+    apart.  None (not cached) for anything but a Python or NumPy int, bool or float."""
+    if isinstance(val, bool | int):
+        return (aval_id, type(val), val, False)
+    if isinstance(val, float | np.floating) and val == val:  # NaN never equals a key
+        return (aval_id, type(val), float(val), math.copysign(1.0, val) < 0)
+    if isinstance(val, np.integer | np.bool_):
+        return (aval_id, type(val), val.item(), False)
+    return None
+
+
 class _Builder:
     """Walks a jaxpr once; names variables uniquely across all nesting levels."""
 
@@ -204,6 +219,11 @@ class _Builder:
         self._avals_by_id: dict[int, Aval] = {}
         self._with_source = with_source
         self._keep: list[Any] = []  # keeps keyed objects alive so id() stays unique
+        # A gradient's jaxpr repeats the same scalar literals and source infos thousands
+        # of times: each is printed or looked up once.  Keys carry the type, so 1, 1.0 and
+        # True stay apart.
+        self._literals: dict[tuple[int, type, Any, bool], Atom] = {}
+        self._sources: dict[int, SourceLine | None] = {}
 
     def _fresh(self) -> str:
         n = self._counter
@@ -266,7 +286,14 @@ class _Builder:
             return atom
         aval = self.aval(getattr(v, "aval", None))
         if compat.is_literal(v):
-            return Atom(name="", aval=aval, literal=_short_text(compat.literal_text(v), 80))
+            lit_key = _literal_key(id(aval), getattr(v, "val", None))
+            cached = self._literals.get(lit_key) if lit_key is not None else None
+            if cached is not None:
+                return cached
+            lit = Atom(name="", aval=aval, literal=_short_text(compat.literal_text(v), 80))
+            if lit_key is not None:
+                self._literals[lit_key] = lit
+            return lit
         if compat.is_dropvar(v) or (used is not None and key not in used):
             return Atom(name="_", aval=aval)
         atom = Atom(name=self._fresh(), aval=aval)
@@ -292,8 +319,9 @@ class _Builder:
             consts.append(f"{type(c).__name__} {dtype}{list(shape) if shape is not None else ''}")
         jaxpr = compat.open_jaxpr(jaxpr)
         # Like JAX's printer, a variable that nothing reads is shown as ``_``.
-        used = {id(v) for e in jaxpr.eqns for v in e.invars if not compat.is_literal(v)}
-        used.update(id(v) for v in jaxpr.outvars if not compat.is_literal(v))
+        # (literals' ids may be in it too: they are live objects, never a variable's id)
+        used = {id(v) for e in jaxpr.eqns for v in e.invars}
+        used.update(id(v) for v in jaxpr.outvars)
         model = JaxprModel(
             constvars=[self.atom(v) for v in jaxpr.constvars],
             invars=[self.atom(v) for v in jaxpr.invars],
@@ -321,7 +349,13 @@ class _Builder:
                 params[k] = _short_text(v)
         source = None
         if self._with_source:
-            source = compat.user_frame(eqn.source_info)
+            si = eqn.source_info
+            key = id(si)
+            if key in self._sources:
+                source = self._sources[key]
+            else:
+                source = self._sources[key] = compat.user_frame(si)
+                self._keep.append(si)
         effects = [_short_text(e, 80) for e in (getattr(eqn, "effects", None) or ())]
         return Equation(
             primitive=str(eqn.primitive),

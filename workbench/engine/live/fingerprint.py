@@ -17,9 +17,10 @@ Sizes are bounded: at most :data:`MAX_GROUPS` groups, :data:`MAX_EXAMPLES` examp
 
 from __future__ import annotations
 
+import functools
 import linecache
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from workbench.engine.common.source import SourceLine, cell_label
@@ -47,9 +48,16 @@ class Group:
     count: int = 0
     examples: list[str] = field(default_factory=list)
 
-    def add(self, example: str) -> None:
+    def add(self, example: str | Callable[[], str]) -> None:
+        """Count one item; ``example`` is its text, or a function that makes it (called only
+        while the group still wants examples: most items of a big program are counted
+        without ever being printed)."""
         self.count += 1
-        if len(self.examples) < MAX_EXAMPLES and example:
+        if len(self.examples) < MAX_EXAMPLES:
+            if callable(example):
+                example = example()
+            if not example:
+                return
             text = " ".join(example.split())
             if len(text) > MAX_EXAMPLE_CHARS:
                 text = text[: MAX_EXAMPLE_CHARS - 1] + "…"
@@ -139,7 +147,7 @@ class _Builder:
         self.groups: dict[GroupKey, Group] = {}
         self.truncated = 0
 
-    def add(self, what: str, source: SourceLine | None, example: str) -> None:
+    def add(self, what: str, source: SourceLine | None, example: str | Callable[[], str]) -> None:
         key = _key(what, source)
         group = self.groups.get(key)
         if group is None:
@@ -172,7 +180,7 @@ def jaxpr_fingerprint(ins: Inspection) -> Fingerprint:
     b = _Builder()
     model = ins.model
     for eq in _equations(model):
-        b.add(eq.primitive, eq.source, equation_text(eq))
+        b.add(eq.primitive, eq.source, functools.partial(equation_text, eq))
     totals = [
         Total("equations", float(model.total_equations), "count"),
         Total("trace time", ins.timings.trace, "s"),

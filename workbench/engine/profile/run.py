@@ -37,7 +37,7 @@ from workbench.engine.common.source import SourceLine, code_label
 from workbench.engine.hlo.costs import instruction_costs
 from workbench.engine.hlo.model import HloModule
 from workbench.engine.hlo.parser import parse_hlo
-from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering
+from workbench.engine.jaxpr.arguments import filter_arrays, needs_filtering, referable
 from workbench.engine.profile.attribute import attribute
 from workbench.engine.profile.events import (
     NoDeviceEvents,
@@ -125,7 +125,7 @@ def prepare(
         # non-array leaves: compiled over its array leaves, as %%hlo and
         # eqx.filter_jit do
         fn, args, kwargs = filter_arrays(fn, args, kwargs)
-    jitted: Any = fn if compat.is_jitted(fn) or nnx_call is not None else jax.jit(fn)
+    jitted: Any = fn if compat.is_jitted(fn) or nnx_call is not None else jax.jit(referable(fn))
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
     # the profile's own executable (ahead of time, never in the function's call cache):
@@ -401,6 +401,33 @@ def device_events(
     raise NoDeviceEvents(f"reading device events of the {platform} backend is not supported")
 
 
+#: instructions that move no data and compute nothing: a program of only these has no
+#: device work for the profiler to see
+_NO_WORK = frozenset({"parameter", "tuple", "get-tuple-element", "constant", "bitcast"})
+
+
+def no_device_work(module: HloModule, compiled: Any) -> str:
+    """Why the compiled call does no device work ("" when it does some): it returns no
+    arrays (``None``, a ``print``), or XLA left nothing to run (its outputs are its inputs
+    or constants)."""
+    try:
+        outputs = jax.tree.leaves(compiled.out_info)
+    except Exception:  # a JAX without out_info: judge by the instructions alone
+        outputs = None
+    if outputs == []:
+        return (
+            "returns no arrays (its result is None or holds none), so it starts no device "
+            "work and there is nothing to profile; profile the call that computes the "
+            "arrays (return them, any pytree of them)"
+        )
+    if all(i.opcode in _NO_WORK for i in module.instructions()):
+        return (
+            "compiles to a program with no device work (its outputs are its inputs or "
+            "constants), so there is nothing to profile"
+        )
+    return ""
+
+
 def profile_call(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
@@ -475,6 +502,9 @@ def profile_call(
                 single_device=len(devices) == 1,
             )
     except NoDeviceEvents as exc:
+        idle = no_device_work(module, call.compiled)
+        if idle:  # said plainly, as %jaxbench says it: not as a trace that lacks events
+            raise _fail(f"{label or call.label} {idle}", "NoDeviceWork") from None
         raise _fail(f"{exc}: no per-instruction device time to show", "NoDeviceEvents") from None
     finally:
         del profile

@@ -177,6 +177,10 @@ class Layout:
     path: str = ""  # pytree path of this leaf ("" for a lone array)
     process_index: int = 0  # the process that built this record
     notes: list[str] = field(default_factory=list)
+    #: mesh axes of the spec's ``unreduced``/``reduced`` sets (newer JAX): along unreduced
+    #: ones devices hold partial sums, not copies (in the notes and the spec's text)
+    unreduced: list[str] = field(default_factory=list)
+    reduced: list[str] = field(default_factory=list)
 
     @property
     def itemsize(self) -> float:
@@ -214,7 +218,7 @@ class Layout:
     def replicated_axes(self) -> list[str]:
         if self.mesh is None or self.spec is None:
             return []
-        used = {a for entry in self.spec for a in entry}
+        used = {a for entry in self.spec for a in entry} | set(self.unreduced)
         return [
             a
             for a, n in zip(self.mesh.axis_names, self.mesh.axis_sizes, strict=False)
@@ -223,7 +227,17 @@ class Layout:
 
     @property
     def spec_text(self) -> str:
-        return spec_text(self.spec) if self.spec is not None else ""
+        if self.spec is None:
+            return ""
+        text = spec_text(self.spec)
+        sets = [
+            f"{name}={{{', '.join(repr(a) for a in axes)}}}"
+            for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced))
+            if axes
+        ]
+        if sets:  # as JAX writes it: P('X', unreduced={'Y'})
+            text = text[:-1] + (", " if text != "P()" else "") + ", ".join(sets) + ")"
+        return text
 
     def device(self, device_id: int) -> DeviceInfo | None:
         for d in self.devices:
@@ -267,6 +281,10 @@ def spec_entries(spec: Any, ndim: int) -> list[list[str]]:
     A spec shorter than the rank leaves the trailing dimensions unsplit.
     """
     entries: list[list[str]] = []
+    if not isinstance(spec, (list, tuple)) or type(spec).__name__ == "PartitionSpec":
+        from workbench.engine import _jax_compat as compat
+
+        spec = compat.spec_parts(spec)[0]  # a P with unreduced={...} refuses tuple(spec)
     for e in tuple(spec):
         if e is None:
             entries.append([])
@@ -468,11 +486,25 @@ def layout_of_sharding(
     mesh = None
     entries = None
     coords: dict[int, list[int]] = {}
+    notes = []
+    placed = sharding
+    unreduced: frozenset[str] = frozenset()
+    reduced: frozenset[str] = frozenset()
     if type(sharding).__name__ == "NamedSharding" and not getattr(sharding.mesh, "empty", False):
+        from workbench.engine import _jax_compat as compat
+
         mesh = mesh_info(sharding.mesh)
         entries = spec_entries(sharding.spec, len(shape))
         coords = {d: mesh.coords(p) for p, d in enumerate(mesh.device_ids)}
-    imap = sharding.devices_indices_map(tuple(shape))
+        partitions, unreduced, reduced = compat.spec_parts(sharding.spec)
+        if unreduced or reduced:
+            # JAX places no index map for these ("doesn't work with unreduced"); the blocks
+            # are those of the partitions alone, what differs is what each copy holds
+            placed = jax.sharding.NamedSharding(
+                sharding.mesh, jax.sharding.PartitionSpec(*partitions)
+            )
+            notes.extend(_reduction_notes(mesh, unreduced, reduced))
+    imap = placed.devices_indices_map(tuple(shape))
     by_index: dict[tuple[tuple[int, ...], tuple[int, ...]], list[Any]] = {}
     for dev, index in imap.items():
         start, stop = _bounds(tuple(index), shape)
@@ -490,7 +522,6 @@ def layout_of_sharding(
         all_devs.sort(key=lambda d: pos.get(int(d.id), 0))
     devices = [device_info(d, me, coords.get(int(d.id))) for d in all_devs]
     name, bits = dtype_bits(dtype)
-    notes = []
     if any(not d.addressable for d in devices):
         mine = sum(d.addressable for d in devices)
         notes.append(
@@ -510,7 +541,32 @@ def layout_of_sharding(
         path=path,
         process_index=me,
         notes=notes,
+        unreduced=[a for a in (mesh.axis_names if mesh else []) if a in unreduced],
+        reduced=[a for a in (mesh.axis_names if mesh else []) if a in reduced],
     )
+
+
+def _reduction_notes(
+    mesh: MeshInfo, unreduced: frozenset[str], reduced: frozenset[str]
+) -> list[str]:
+    """What an ``unreduced``/``reduced`` set of a PartitionSpec means for the shards drawn."""
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes, strict=False))
+
+    def axes(names: frozenset[str]) -> tuple[str, int]:
+        ordered = [a for a in mesh.axis_names if a in names] + sorted(names - set(sizes))
+        return ", ".join(repr(a) for a in ordered), int(math.prod(sizes.get(a, 1) for a in ordered))
+
+    notes = []
+    if unreduced:
+        text, n = axes(unreduced)
+        notes.append(
+            f"unreduced over {text}: the {n} devices along it hold partial sums of each block, "
+            f"not copies; the array's value is their sum (JAX adds them when it needs the value)"
+        )
+    if reduced:
+        text, n = axes(reduced)
+        notes.append(f"reduced over {text}: the {n} devices along it hold copies of each block")
+    return notes
 
 
 def layout_of(x: Any, path: str = "") -> Layout:

@@ -1,0 +1,71 @@
+"""A real model's ``%%hlo`` and ``%%jaxpr`` cells save a bounded output: the 24-block
+transformer's gradient (``tests/real_models.py``: XLA's text is about 110,000 lines) keeps
+the first lines of JAX's text in ``text/plain`` with one line on the rest, ``.text`` of the
+result is all of it, and the saved cell fits its goal (1.0 MB for ``%%hlo``, 0.6 MB for
+``%%jaxpr``, every output included, as nbformat writes it)."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from tests import real_models
+from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LINES
+
+pytestmark = pytest.mark.slow  # compiles the 24-block gradient (once per worker)
+
+STYLE = "einsum"  # the style whose optimized HLO is the longest
+
+
+@pytest.fixture
+def model(shell):
+    params, x = real_models.transformer_args()
+    shell.user_ns.update(grad_loss=real_models.transformer_grad(STYLE), params=params, x=x)
+    yield
+    for name in ("grad_loss", "params", "x"):
+        shell.user_ns.pop(name, None)
+
+
+def _saved_cell(cell) -> int:
+    """Bytes the cell's outputs (its displays and its result) add to a saved notebook."""
+    nb_cell = nbformat.v4.new_code_cell("")
+    empty = len(nbformat.writes(nbformat.v4.new_notebook(cells=[nb_cell])).encode())
+    for data in cell.outputs:
+        nb_cell.outputs.append(nbformat.v4.new_output("display_data", data=data))
+    nb_cell.outputs.append(
+        nbformat.v4.new_output("execute_result", data=cell.bundle, execution_count=1)
+    )
+    return len(nbformat.writes(nbformat.v4.new_notebook(cells=[nb_cell])).encode()) - empty
+
+
+def _check_bounded(plain: str, whole: str) -> None:
+    *kept, last = plain.split("\n")
+    assert whole.startswith("\n".join(kept) + "\n")
+    assert len(kept) <= TEXT_MAX_LINES and len("\n".join(kept).encode()) <= TEXT_MAX_BYTES
+    lines = whole.count("\n") + (0 if whole.endswith("\n") else 1)
+    assert last.startswith(f"[… {lines - len(kept):,} more lines")
+    assert f"of {lines:,} lines" in last and ".text" in last
+
+
+def test_hlo_of_the_24_block_gradient_saves_a_bounded_cell(run, model):
+    cell = run("%%hlo\ngrad_loss(params, x)").ok()
+    whole = real_models.compiled_transformer_grad(STYLE).as_text()
+    assert cell.result.result.text == whole  # all of XLA's text, kept by the kernel
+    assert whole.count("\n") > TEXT_MAX_LINES
+    _check_bounded(cell.bundle["text/plain"], whole)
+    assert len(cell.bundle["text/html"].encode()) <= 2 * HTML_MAX_BYTES
+    assert _saved_cell(cell) <= 1_000_000
+
+
+def test_jaxpr_of_the_24_block_gradient_saves_a_bounded_cell(run, model):
+    import jax
+
+    cell = run("%%jaxpr\ngrad_loss(params, x)").ok()
+    params, x = real_models.transformer_args()
+    jaxpr = jax.make_jaxpr(real_models.transformer_grad(STYLE))(params, x)
+    whole = str(jaxpr.pretty_print(use_color=False))
+    assert cell.result.result.text == whole
+    _check_bounded(cell.bundle["text/plain"], whole)
+    html = cell.bundle["text/html"]
+    assert "more are omitted" in html and len(html.encode()) <= HTML_MAX_BYTES + 50_000
+    assert _saved_cell(cell) <= 600_000

@@ -1,0 +1,111 @@
+"""What an output saves of a big text: ``text/plain`` (and the HTML's code) stop at the
+bound of ``workbench/views/_bounds.py``, one line says what was left out, and ``.text`` of
+the returned object keeps all of JAX's text; a small program's output is unchanged."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+import workbench
+from workbench import schemas
+from workbench.views._bounds import (
+    HTML_MAX_BYTES,
+    TEXT_MAX_BYTES,
+    TEXT_MAX_LINES,
+    bound_text,
+    bounded,
+)
+from workbench.views.hlo import HLO_MIME
+from workbench.views.jaxpr import JAXPR_MIME
+
+
+def _chain(n):
+    def f(x):
+        for i in range(n):
+            x = jnp.sin(x) + i
+        return x
+
+    return f
+
+
+def _jax_jaxpr_text(f, *args) -> str:
+    return str(jax.make_jaxpr(f)(*args).pretty_print(use_color=False))
+
+
+def test_a_text_within_the_bound_is_unchanged():
+    text = "\n".join(f"line {i}" for i in range(TEXT_MAX_LINES))
+    assert bound_text(text) == text
+    assert bound_text(text + "\n") == text + "\n"
+    assert bound_text("") == ""
+
+
+def test_the_line_limit_keeps_the_first_lines_and_says_how_many_are_left_out():
+    lines = [f"line {i}" for i in range(TEXT_MAX_LINES + 500)]
+    text = "\n".join(lines)
+    shown, size = bounded(text)
+    *kept, last = shown.split("\n")
+    assert kept == lines[:TEXT_MAX_LINES]
+    left_bytes = len(text.encode()) - len("\n".join(kept).encode())
+    assert size.lines == len(lines) and size.shown_lines == TEXT_MAX_LINES and size.cut
+    assert f"500 more lines ({left_bytes / 1e3:.0f} KB)" in last
+    assert f"of {len(lines):,} lines" in last and ".text" in last
+
+
+def test_the_byte_limit_cuts_long_lines_at_a_line_end():
+    line = "é" * 9_000  # 18,000 bytes of UTF-8: the bytes limit comes long before the lines
+    text = "\n".join([line] * 40)
+    shown, size = bounded(text)
+    *kept, last = shown.split("\n")
+    fit = TEXT_MAX_BYTES // (len(line.encode()) + 1)
+    assert kept == [line] * fit and size.shown_bytes <= TEXT_MAX_BYTES
+    assert f"{40 - fit} more lines" in last
+    # one line over the whole limit: cut inside it, still valid UTF-8
+    huge, size = bounded("é" * TEXT_MAX_BYTES)
+    assert huge.split("\n")[0] == "é" * (TEXT_MAX_BYTES // 2) and size.cut
+
+
+def test_a_small_programs_outputs_are_unchanged():
+    f = _chain(3)
+    d = workbench.jaxpr(f, jnp.ones(4))
+    bundle = d._repr_mimebundle_()
+    assert bundle["text/plain"] == d.text == _jax_jaxpr_text(f, jnp.ones(4)) == repr(d)
+    size = bundle[JAXPR_MIME]["text_size"]
+    assert size["shown_lines"] == size["lines"] == d.text.count("\n") + 1
+    assert "Showing the first" not in bundle["text/html"]
+
+    h = workbench.hlo(f, jnp.ones(4))
+    bundle = h._repr_mimebundle_()
+    text = jax.jit(f).lower(jnp.ones(4)).compile().as_text()
+    assert bundle["text/plain"] == h.text == h.report.text == text
+    payload = bundle[HLO_MIME]
+    assert payload["text_size"]["shown_bytes"] == payload["text_size"]["bytes"] == len(text)
+    # nothing left out of the payload either: every computation keeps its instructions
+    comps = schemas.unpack(payload)["module"]["computations"]
+    assert all(len(c["instructions"]) == c["size"] for c in comps)
+
+
+def test_a_long_jaxpr_keeps_its_first_lines_and_dot_text_has_all_of_jaxs_text():
+    f = _chain(2000)  # 4,000 equations
+    d = workbench.jaxpr(f, jnp.ones(4))
+    whole = _jax_jaxpr_text(f, jnp.ones(4))
+    assert d.text == whole and d.inspection.jaxpr_text == whole
+    bundle = d._repr_mimebundle_()
+    *kept, last = bundle["text/plain"].split("\n")
+    assert kept == whole.split("\n")[:TEXT_MAX_LINES]
+    left = whole.count("\n") + 1 - TEXT_MAX_LINES
+    assert last.startswith(f"[… {left:,} more lines") and ".text" in last
+    size = bundle[JAXPR_MIME]["text_size"]
+    assert (size["lines"], size["shown_lines"]) == (whole.count("\n") + 1, TEXT_MAX_LINES)
+    assert repr(d) == bundle["text/plain"]
+
+
+def test_the_jaxpr_html_fallback_stops_at_its_byte_bound():
+    f = _chain(2000)
+    ins = workbench.inspect(f, jnp.ones(4))
+    html = workbench.jaxpr(f, jnp.ones(4))._repr_mimebundle_(include={"text/html"})["text/html"]
+    shown = html.count('<span class="jwb-eq">') - 2  # the lambda and "in" lines
+    assert 0 < shown < ins.model.total_equations
+    assert f"Showing the first {shown} equations; " in html
+    assert f"{ins.model.total_equations - shown} more are omitted" in html
+    assert len(html.encode()) <= HTML_MAX_BYTES + 20_000  # + header, styles and script
