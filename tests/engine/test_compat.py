@@ -213,3 +213,45 @@ def test_spec_parts_reads_partitions_and_reduction_sets():
     except TypeError:  # a JAX whose PartitionSpec has no unreduced set
         return
     assert compat.spec_parts(spec) == (("X", None), frozenset({"Y"}), frozenset())
+
+
+def test_nnx_jit_call_traced_on_abstract_copies():
+    """What the inspection of an ``nnx.jit`` call relies on in the installed Flax: the
+    wrapper (and a method bound from it) is recognised, one joint abstract copy keeps the
+    objects' sharing and holds no array, and the wrapper's ``.trace`` gives JAX's
+    ``Traced`` whose outputs include the objects' new state."""
+    import pytest
+
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Acc(nnx.Module):
+        def __init__(self) -> None:
+            self.total = nnx.BatchStat(jnp.zeros(3))
+
+        @nnx.jit
+        def add(self, x):
+            self.total[...] = self.total[...] + x
+            return x * 2
+
+    @nnx.jit
+    def bump(acc, alias, x):
+        acc.total[...] = acc.total[...] + x
+        return x
+
+    acc, x = Acc(), jnp.ones(3)
+    assert compat.nnx_jit_call(jax.jit(lambda v: v), (x,), {}) is None
+    assert compat.nnx_jit_call(lambda v: v, (x,), {}) is None
+    wrapper, args, kwargs = compat.nnx_jit_call(acc.add, (x,), {})
+    assert args == (acc, x) and kwargs == {}
+    copied = compat.abstract_nnx_call(
+        (acc, acc, x), {}, lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype)
+    )
+    assert copied is not None
+    (c0, c1, cx), _ = copied
+    assert c0 is c1 and c0 is not acc
+    assert isinstance(cx, jax.ShapeDtypeStruct)
+    assert isinstance(c0.total.get_value(), jax.ShapeDtypeStruct)
+    traced = compat.NnxJitStage(bump).trace(c0, c1, cx)
+    assert isinstance(traced, jax.stages.Traced)
+    assert len(traced.jaxpr.out_avals) == 2  # the new total and the output
+    np.testing.assert_array_equal(acc.total[...], np.zeros(3))

@@ -66,9 +66,10 @@ def test_an_nnx_step_made_for_another_model_compiles_for_the_first_time(run):
 
 
 def test_jaxprof_of_an_nnx_apply_is_the_profiles_own_compile(run):
-    """``%jaxprof`` of an ``nnx.jit`` function wraps it in a ``jax.jit`` of its own and
-    compiles ahead of time: the line says the profile inspected it, never that the user's
-    function recompiled, before or after the user's own call."""
+    """``%jaxprof`` of an ``nnx.jit`` function compiles the program the call runs ahead
+    of time: the line says the profile inspected it, never that the user's function
+    recompiled, before or after the user's own call (which, as for a ``jax.jit``
+    function, gets that executable back from JAX's caches and compiles nothing)."""
     run("from tests.real_models import nnx_mlp_setup\nfrom flax import nnx").ok()
     run("rp = nnx_mlp_setup()\n@nnx.jit\ndef rp_apply(model, x):\n    return model(x)").ok()
     c = run("%jaxprof -n 2 rp_apply(rp.model, rp.x)").ok()
@@ -76,8 +77,8 @@ def test_jaxprof_of_an_nnx_apply_is_the_profiles_own_compile(run):
     assert _user_groups(c) == []
     assert "%jaxprof" in c.line_text
     c = run("rp_apply(rp.model, rp.x)").ok()
-    (g,) = _user_groups(c)
-    assert g["compiles"] == 1 and g["reasons"] == [], c.line_text
+    assert _user_groups(c) == [], c.line_text
+    assert "recompiled" not in c.line_text and "retraced" not in c.line_text, c.line_text
     c = run("%jaxprof -n 2 rp_apply(rp.model, rp.x)").ok()
     assert "recompiled" not in c.line_text and "retraced" not in c.line_text, c.line_text
     assert _user_groups(c) == []

@@ -113,6 +113,9 @@ class Inspection:
         #: changed it (with which of its leaves are static)
         self._arg_names: list[str] | None = None
         self._call_tree: tuple[Any, list[bool]] | None = None
+        #: for an ``nnx.jit`` call: what to trace the program it runs with, and abstract
+        #: copies of its arguments (lowered and compiled instead of the jaxpr's trace)
+        self._program: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
         #: set by _prepare when the user's own ``jax.jit`` function is traced through its
         #: ``.trace``: the jit (with its static arguments) that calls it, whose jaxpr is
         #: what ``jax.make_jaxpr`` prints (the ``jit[name=...]`` equation around the body)
@@ -141,6 +144,11 @@ class Inspection:
         library's jit such as ``nnx.jit`` or ``eqx.filter_jit``, a transform, static
         arguments given here, leaves JAX cannot take as inputs) is called inside our
         own ``jax.jit``, as ``jax.make_jaxpr`` would trace it.
+
+        That is the jaxpr shown.  The program lowered and compiled for an ``nnx.jit``
+        call is its own (``self._program``, see :func:`_nnx_jit_program`): called inside
+        another jit, the objects' new state (a train step's weight updates) is no output
+        of that jit, and XLA drops the updates as dead code.
         """
         nargs = len(args)
         fn = referable(fn)
@@ -150,6 +158,14 @@ class Inspection:
             # positions in the call as written (a bound method's signature has no self)
             static_nums |= static_positions(fn, tuple(static_argnames), nargs, kwargs)
         asked = bool(self.transforms or static_nums or static_names)
+        if not asked and self.requested_backend is None:
+            self._program = _nnx_jit_program(fn, args, kwargs)
+            if self._program is not None:
+                # the jaxpr too is traced on the copies: a method that writes to its own
+                # module would write a tracer into the user's (Flax refuses, and the
+                # object is left broken), and nothing here may change the user's state
+                fn = self._program[0].wrapper
+                args, kwargs, nargs = self._program[1], self._program[2], len(self._program[1])
         bound = compat.bound_jitted(fn)
         if bound is not None and not asked and not needs_filtering(args, kwargs):
             # ``d.apply(x)``: its ``.trace`` needs ``self`` back in front
@@ -235,10 +251,22 @@ class Inspection:
     # -- stages --------------------------------------------------------------------------
     @property
     def traced(self) -> Any:
-        """``jax.stages.Traced`` (trace only; nothing runs)."""
+        """``jax.stages.Traced`` (trace only; nothing runs): the call as ``jax.make_jaxpr``
+        traces it (the jaxpr shown)."""
+
         return self._stage(
             "traced", lambda: self._stage_fn.trace(*self._stage_args, **self._stage_kwargs), "trace"
         )
+
+    @property
+    def _program_traced(self) -> Any:
+        """The ``jax.stages.Traced`` that is lowered and compiled: the call's own trace, or
+        for an ``nnx.jit`` call the program that runs (the objects' new state among its
+        outputs), traced through the wrapper's ``.trace``."""
+        if self._program is None:
+            return self.traced
+        stage, args, kwargs = self._program
+        return self._stage("program_traced", lambda: stage.trace(*args, **kwargs), "trace")
 
     @property
     def jaxpr(self) -> Any:
@@ -287,7 +315,7 @@ class Inspection:
 
     @property
     def lowered(self) -> Any:
-        return self._stage("lowered", lambda: self.traced.lower(), "lower")
+        return self._stage("lowered", lambda: self._program_traced.lower(), "lower")
 
     @property
     def stablehlo_text(self) -> str:
@@ -406,6 +434,22 @@ class Inspection:
     def __repr__(self) -> str:
         done = [k for k in ("traced", "lowered", "compiled") if k in self._cache]
         return f"<Inspection {self.label} stages={done}>"
+
+
+def _nnx_jit_program(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+    """For a call of an ``nnx.jit`` function: what to trace the program it runs with (the
+    wrapper's own ``.trace``) and abstract copies of the call's arguments (the user's
+    objects are neither kept nor touched); else None."""
+    call = compat.nnx_jit_call(fn, args, kwargs)
+    if call is None:
+        return None
+    wrapper, full_args, full_kwargs = call
+    copied = compat.abstract_nnx_call(full_args, full_kwargs, abstract_arrays)
+    if copied is None:
+        return None
+    return compat.NnxJitStage(wrapper), *copied
 
 
 def _without_statics(fn: Any, positions: set[int], names: set[str]) -> Any:

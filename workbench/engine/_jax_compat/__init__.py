@@ -18,6 +18,8 @@ One module per concern, each naming the internals it wraps:
 - ``jit``: what a ``jax.jit`` wrapper holds; whether a function or jaxpr is JAX's own.
 - ``trace_site``: the call a jit trace was made with, from pjit's frame locals.
 - ``equinox_jit``: the user's argument paths of an ``eqx.filter_jit`` trace.
+- ``flax_jit``: the program an ``nnx.jit`` call runs (state updates included), through
+  the wrapper's own ``.trace``, on abstract copies of the NNX objects.
 - ``stack``: the package's one stack walker and the JAX frames it looks for.
 - ``monitoring``: ``jax.monitoring`` event names, listener lists, the
   ``jax_explain_cache_misses`` option and its loggers.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from workbench.engine._jax_compat._modules import FEATURES
 from workbench.engine._jax_compat.backends import available_backends, backends_initialized
+from workbench.engine._jax_compat.flax_jit import NnxJitStage, abstract_nnx_call, nnx_jit_call
 from workbench.engine._jax_compat.jaxpr import (
     JAXPR_TYPES_MERGED,
     ClosedJaxpr,
@@ -111,6 +114,10 @@ __all__ = [
     "exclude_path_from_user_frames",
     "name_stack",
     "user_frame",
+    # flax_jit
+    "NnxJitStage",
+    "abstract_nnx_call",
+    "nnx_jit_call",
     # jit
     "JitSettings",
     "bound_jitted",

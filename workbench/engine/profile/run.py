@@ -29,6 +29,7 @@ import jax
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.peaks import peak_for
+from workbench.engine.bench.state import StateCopyError, private_arguments
 from workbench.engine.cache.tracker import inspecting
 from workbench.engine.common.errors import ErrorReport, is_user_file, report
 from workbench.engine.common.gcpause import gc_paused
@@ -98,8 +99,12 @@ def prepare(
 ) -> PreparedCall:
     """Trace, lower and compile ``fn(*args, **kwargs)`` as ``jax.jit`` would run it.
 
-    A ``jax.jit`` function keeps its own settings (static arguments, donation); anything
-    else is wrapped in ``jax.jit``.  ``command_buffers=False`` compiles for a GPU without
+    A ``jax.jit`` function keeps its own settings (static arguments, donation); so does an
+    ``nnx.jit`` function, compiled and called through its own AOT stages on a copy of the
+    call's NNX objects (wrapped in another ``jax.jit``, its state updates would be no output
+    and XLA would drop them: a smaller program than the one that runs; called on the
+    user's objects, the profiled calls would train their model); anything else is
+    wrapped in ``jax.jit``.  ``command_buffers=False`` compiles for a GPU without
     XLA's command buffers, so each kernel's event names its instruction.
     """
     if not callable(fn):
@@ -112,12 +117,15 @@ def prepare(
     bound = compat.bound_jitted(fn)
     if bound is not None:
         fn, args = bound[0], (bound[1], *args)
-    if not compat.is_jitted(fn) and needs_filtering(args, kwargs):
+    nnx_call = compat.nnx_jit_call(fn, args, kwargs)
+    if nnx_call is not None:
+        fn, args, kwargs = _on_copies(*nnx_call)
+    elif not compat.is_jitted(fn) and needs_filtering(args, kwargs):
         # an Equinox module (its activation functions are leaves) or any argument with
         # non-array leaves: compiled over its array leaves, as %%hlo and
         # eqx.filter_jit do
         fn, args, kwargs = filter_arrays(fn, args, kwargs)
-    jitted: Any = fn if compat.is_jitted(fn) else jax.jit(referable(fn))
+    jitted: Any = fn if compat.is_jitted(fn) or nnx_call is not None else jax.jit(referable(fn))
     settings = compat.jit_settings(fn) if compat.is_jitted(fn) else None
     t0 = time.perf_counter()
     # the profile's own executable (ahead of time, never in the function's call cache):
@@ -143,6 +151,25 @@ def prepare(
     dyn = tuple(a for i, a in enumerate(args) if i not in static)
     dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
     return PreparedCall(label, compiled, dyn, dyn_kw, _donated_leaves(compiled), compile_s, note)
+
+
+def _on_copies(
+    wrapper: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """An ``nnx.jit`` call with its NNX objects replaced by one joint copy (buffers
+    copied, see :mod:`workbench.engine.bench.state`): its compiled calls write the new
+    state into the copy, never into the user's model, optimizer or ``Rngs``."""
+    try:
+        private = private_arguments(args, kwargs)
+    except StateCopyError as exc:
+        # the benchmark's one line, less its --allow-mutation offer (no such flag here)
+        why = str(exc).split("; the timed calls", 1)[0].replace("to time on", "to profile on")
+        raise _fail(
+            f"{why}; the profiled calls would change yours: nothing ran",
+            "StateCopyError",
+            "arguments",
+        ) from None
+    return wrapper, private.args, private.kwargs
 
 
 def _trace_and_compile(
