@@ -189,6 +189,58 @@ describe('hlo view (DOM)', () => {
     dispose();
   });
 
+  it('says a fused computation the slim payload dropped is only in .text, without claiming to rebuild it', async () => {
+    // the kernel's payload for a cut text (workbench/views/hlo.py hlo_data): computations
+    // without a graph keep name, lines and size but lose their instruction rows
+    const whole = bundle['text/plain'] as string;
+    const lines = whole.split('\n');
+    const keep = 3;
+    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
+    payload.text_size = {
+      lines: lines.length,
+      bytes: whole.length,
+      shown_lines: keep,
+      shown_bytes: lines.slice(0, keep).join('\n').length
+    };
+    const dropped = new Map<string, number>();
+    for (const c of payload.module!.computations) {
+      if (!(c.name in payload.graphs)) {
+        dropped.set(c.name, c.instructions!.length);
+        delete c.instructions;
+      }
+    }
+    const cut = {
+      ...bundle,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n[… left out: see .text]`,
+      [MIME]: payload
+    };
+    const { host, dispose } = await renderWhile({}, cut);
+    const top = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
+    top.click();
+    await new Promise(r => setTimeout(r, 20));
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const head = [...details.querySelectorAll('.jwb-hlo-details-head')]
+      .map(h => h.textContent ?? '')
+      .find(t => t.startsWith('fused computation '));
+    expect(head).toBeDefined();
+    const name = (head as string).slice('fused computation '.length);
+    expect(dropped.has(name)).toBe(true);
+    // no rows to show: none drawn, and the note says where they are, not "rebuilt"
+    expect(details.querySelector('.jwb-hlo-fused')).toBeNull();
+    const notes = [...details.querySelectorAll('.jwb-hlo-dim')].map(
+      n => n.textContent ?? ''
+    );
+    const note = notes.find(t =>
+      t.includes(`(${dropped.get(name)} instructions)`)
+    );
+    expect(note).toBeDefined();
+    expect(note).toContain('.text');
+    expect(note).not.toContain('rebuilt');
+    dispose();
+  });
+
   it('selects a node from the top table and shows its instruction and fused text', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;

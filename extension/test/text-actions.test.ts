@@ -19,6 +19,18 @@ describe('text actions', () => {
     expect(savedText(TEXT, undefined)).toBe(TEXT); // a payload from before the bound
     expect(savedText(`${TEXT}\n[… 96 more lines]`, CUT)).toBe(TEXT);
     expect(savedText(undefined, CUT)).toBe('');
+    // one line over the byte bound: the kernel keeps its head (shown_lines == lines == 1),
+    // and the line on what was left out still follows it
+    const ONE = {
+      lines: 1,
+      bytes: 400_000,
+      shown_lines: 1,
+      shown_bytes: 200_000
+    };
+    const head = 'x'.repeat(200_000);
+    expect(savedText(`${head}\n[… 0 more lines (0.2 MB) left out]`, ONE)).toBe(
+      head
+    );
     expect(isCut(WHOLE)).toBe(false);
     expect(isCut(undefined)).toBe(false);
     expect(isCut(CUT)).toBe(true);

@@ -17,11 +17,13 @@ export type { TextSize };
 /** The JAX text the output holds: `text/plain` less the closing "left out" line. */
 export function savedText(plain: unknown, size: TextSize | undefined): string {
   const text = typeof plain === 'string' ? plain : '';
-  if (!size || size.shown_lines >= size.lines) {
+  if (!isCut(size)) {
     return text;
   }
-  const lines = text.split('\n');
-  return lines.slice(0, size.shown_lines).join('\n');
+  // a cut text/plain is the kept head, a newline, and the line on what was left out (also
+  // when a single line over the byte bound was cut inside: shown_lines == lines then)
+  const end = text.lastIndexOf('\n');
+  return end < 0 ? '' : text.slice(0, end);
 }
 
 /** Whether `text/plain` holds less than the whole text. */
