@@ -109,3 +109,20 @@ def test_the_jaxpr_html_fallback_stops_at_its_byte_bound():
     assert f"Showing the first {shown} equations; " in html
     assert f"{ins.model.total_equations - shown} more are omitted" in html
     assert len(html.encode()) <= HTML_MAX_BYTES + 20_000  # + header, styles and script
+
+
+def test_a_program_too_big_for_the_json_is_not_said_to_be_in_it(monkeypatch):
+    from workbench.views import jaxpr as jaxpr_view
+
+    f = _chain(2000)
+    d = workbench.jaxpr(f, jnp.ones(4))
+    total = d.inspection.model.total_equations
+    html = d._repr_mimebundle_(include={"text/html"})["text/html"]
+    assert "The JSON model has them all" in html  # 4,000 equations: the JSON has them
+    monkeypatch.setattr(jaxpr_view, "MAX_JSON_EQUATIONS", total - 1)
+    bundle = workbench.jaxpr(f, jnp.ones(4))._repr_mimebundle_()
+    payload = schemas.unpack(bundle[JAXPR_MIME])
+    assert payload["truncated"] and payload["jaxpr"] is None
+    assert "more are omitted" in bundle["text/html"]
+    assert "The JSON model has them all" not in bundle["text/html"]
+    assert "<code>.text</code> of the returned object" in bundle["text/html"]

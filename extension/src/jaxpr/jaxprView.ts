@@ -7,7 +7,7 @@
 import type { CellMap } from '../common/cells';
 import type { FeatureView, RenderContext } from '../common/featureView';
 import type { Payload } from '../common/payload';
-import { fileStem, textActions } from '../common/textActions';
+import { fileStem, isCut, textActions } from '../common/textActions';
 import { lineColor, lineColors } from '../sourcelines/colors';
 import { HUB, type LineSelection } from '../sourcelines/hub';
 import { pointerMoved } from '../sourcelines/pointer';
@@ -129,7 +129,11 @@ class JaxprView implements FeatureView {
           'div',
           'jwb-jaxpr-note',
           `This program has ${plural(p.stats.equations, 'equation')}: too many for the structured view. ` +
-            'The text view below has them all.'
+            (isCut(p.text_size) && p.text_size
+              ? `The text below is the first ${p.text_size.shown_lines.toLocaleString('en-US')} of ` +
+                `${p.text_size.lines.toLocaleString('en-US')} lines of JAX's text (what the ` +
+                "notebook saves); the whole text is .text of this cell's result in the kernel."
+              : 'The text view below has them all.')
         )
       );
       const text = ctx.bundle['text/plain'];
