@@ -241,6 +241,37 @@ describe('hlo view (DOM)', () => {
     dispose();
   });
 
+  it('draws a payload saved before the bound (version 2: no text_size, no sizes)', async () => {
+    const old = JSON.parse(JSON.stringify(WHILE)) as Record<string, unknown>;
+    old.version = 2;
+    delete old.text_size;
+    for (const c of (old as unknown as UnpackedHloPayload).module!
+      .computations) {
+      delete (c as unknown as Record<string, unknown>).size;
+    }
+    const { versionProblem } = await import('../src/common/payload');
+    expect(versionProblem('hlo', old)).toBeNull();
+    const { host, dispose } = await renderWhile({}, { ...bundle, [MIME]: old });
+    const row = host.querySelector('.jwb-text-actions') as HTMLElement;
+    expect(row.querySelector('.jwb-text-copy')?.textContent).toBe('copy text');
+    expect(row.querySelector('.jwb-text-note')).toBeNull();
+    const top = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
+    const id = top.getAttribute('data-node-id') as string;
+    top.click();
+    await new Promise(r => setTimeout(r, 20));
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    expect(
+      details.querySelector('.jwb-hlo-instruction')?.textContent
+    ).toContain(`%${id} = `);
+    expect(details.querySelector('.jwb-hlo-fused')?.textContent).toContain(
+      'ROOT'
+    );
+    expect(details.textContent).not.toContain('not in the saved text');
+    dispose();
+  });
+
   it('selects a node from the top table and shows its instruction and fused text', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
