@@ -52,6 +52,24 @@ def test_the_line_limit_keeps_the_first_lines_and_says_how_many_are_left_out():
     assert f"of {len(lines):,} lines" in last and ".text" in last
 
 
+def test_the_count_of_lines_left_out_is_exact_when_the_cut_follows_an_empty_line():
+    # HLO text separates its computations with empty lines: the cut often falls right
+    # after one, and the kept empty line is a line shown, not one left out
+    comps = [f"%comp.{i} {{\n  ROOT %x = f32[] constant({i})\n}}\n" for i in range(1200)]
+    # header lines so that line TEXT_MAX_LINES is the empty line after a computation
+    pad = (TEXT_MAX_LINES - 4) % 4 or 4  # the header's lines with its empty line
+    header = ["HloModule m"] + [f"// note {i}" for i in range(pad - 2)]
+    text = "\n".join(header) + "\n\n" + "\n".join(comps)
+    lines = text.split("\n")[:-1]  # the text ends with a newline: no line after it
+    assert lines[TEXT_MAX_LINES - 1] == ""  # the last line kept is an empty one
+    shown, size = bounded(text)
+    *kept, last = shown.split("\n")
+    assert kept == lines[:TEXT_MAX_LINES]
+    assert (size.lines, size.shown_lines) == (len(lines), TEXT_MAX_LINES)
+    assert last.startswith(f"[… {len(lines) - TEXT_MAX_LINES:,} more lines")
+    assert f"of {len(lines):,} lines" in last
+
+
 def test_the_byte_limit_cuts_long_lines_at_a_line_end():
     line = "é" * 9_000  # 18,000 bytes of UTF-8: the bytes limit comes long before the lines
     text = "\n".join([line] * 40)

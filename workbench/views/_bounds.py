@@ -101,7 +101,9 @@ def bounded(
         return text, TextSize(total_lines, total_bytes, total_lines, total_bytes)
     head = _head(text, max_lines, max_bytes)
     shown_bytes = _utf8_len(head)
-    shown_lines = _line_count(head)
+    # the head lost only its last newline: every newline left ends a kept line (an empty
+    # last kept line too, which _line_count would drop as a trailing newline)
+    shown_lines = head.count("\n") + 1 if head else 0
     size = TextSize(total_lines, total_bytes, shown_lines, shown_bytes)
     return f"{head}\n{left_out_line(size, where)}", size
 
