@@ -37,6 +37,11 @@ const nodesOfLine = (g: string, line: number): number =>
     (n.sources ?? []).some(s => s.file === FILE && s.line === line)
   ).length;
 
+/** the kernel's line after a cut text/plain (workbench/views/_bounds.py left_out_line) */
+const LEFT_OUT =
+  '[… 140 more lines (6 KB) left out of 145 lines, 8 KB: the full text is .text of the ' +
+  'returned object (e.g. _.text or Out[n].text), kept by the kernel, not saved in the notebook]';
+
 beforeAll(() => {
   // jsdom has no canvas: a context that accepts every call and draws nothing
   const noop = new Proxy(
@@ -162,7 +167,7 @@ describe('hlo view (DOM)', () => {
     };
     const cut = {
       ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n[… left out: see .text]`,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
       [MIME]: payload
     };
     const { host, dispose } = await renderWhile({}, cut);
@@ -211,7 +216,7 @@ describe('hlo view (DOM)', () => {
     }
     const cut = {
       ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n[… left out: see .text]`,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
       [MIME]: payload
     };
     const { host, dispose } = await renderWhile({}, cut);

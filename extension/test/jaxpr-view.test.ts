@@ -124,7 +124,7 @@ describe('jaxpr view (DOM)', () => {
       shown_lines: kept.length,
       shown_bytes: kept.join('\n').length
     };
-    const plain = `${kept.join('\n')}\n[… 250,001 more lines left out: .text]`;
+    const plain = `${kept.join('\n')}\n[… 250,001 more lines left out: the full text is .jaxpr_text of the returned object (e.g. _.jaxpr_text or Out[n].jaxpr_text)]`;
     const view = jaxprView();
     view.render(
       host,
@@ -134,7 +134,7 @@ describe('jaxpr view (DOM)', () => {
     const note = host.querySelector('.jwb-jaxpr-note')?.textContent ?? '';
     expect(note).not.toContain('has them all');
     expect(note).toContain(`first ${kept.length} of 250,003 lines`);
-    expect(note).toContain('.text');
+    expect(note).toContain('.jaxpr_text of');
     expect(host.querySelector('.jwb-jaxpr-text')?.textContent).toBe(plain);
     view.dispose?.();
   });
