@@ -37,6 +37,11 @@ const nodesOfLine = (g: string, line: number): number =>
     (n.sources ?? []).some(s => s.file === FILE && s.line === line)
   ).length;
 
+/** the kernel's line after a cut text/plain (workbench/views/_bounds.py left_out_line) */
+const LEFT_OUT =
+  '[… 140 more lines (6 KB) left out of 145 lines, 8 KB: the full text is .text of the ' +
+  'returned object (e.g. _.text or Out[n].text), kept by the kernel, not saved in the notebook]';
+
 beforeAll(() => {
   // jsdom has no canvas: a context that accepts every call and draws nothing
   const noop = new Proxy(
@@ -162,7 +167,7 @@ describe('hlo view (DOM)', () => {
     };
     const cut = {
       ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n[… left out: see .text]`,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
       [MIME]: payload
     };
     const { host, dispose } = await renderWhile({}, cut);
@@ -186,6 +191,89 @@ describe('hlo view (DOM)', () => {
     const line = lines.find(l => l.includes(`%${id} = `)) as string;
     expect(line.trim().startsWith((ins as string).split(' = ')[0])).toBe(true);
     expect(details.textContent).toContain('not in the saved text');
+    dispose();
+  });
+
+  it('says a fused computation the slim payload dropped is only in .text, without claiming to rebuild it', async () => {
+    // the kernel's payload for a cut text (workbench/views/hlo.py hlo_data): computations
+    // without a graph keep name, lines and size but lose their instruction rows
+    const whole = bundle['text/plain'] as string;
+    const lines = whole.split('\n');
+    const keep = 3;
+    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
+    payload.text_size = {
+      lines: lines.length,
+      bytes: whole.length,
+      shown_lines: keep,
+      shown_bytes: lines.slice(0, keep).join('\n').length
+    };
+    const dropped = new Map<string, number>();
+    for (const c of payload.module!.computations) {
+      if (!(c.name in payload.graphs)) {
+        dropped.set(c.name, c.instructions!.length);
+        delete c.instructions;
+      }
+    }
+    const cut = {
+      ...bundle,
+      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
+      [MIME]: payload
+    };
+    const { host, dispose } = await renderWhile({}, cut);
+    const top = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
+    top.click();
+    await new Promise(r => setTimeout(r, 20));
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const head = [...details.querySelectorAll('.jwb-hlo-details-head')]
+      .map(h => h.textContent ?? '')
+      .find(t => t.startsWith('fused computation '));
+    expect(head).toBeDefined();
+    const name = (head as string).slice('fused computation '.length);
+    expect(dropped.has(name)).toBe(true);
+    // no rows to show: none drawn, and the note says where they are, not "rebuilt"
+    expect(details.querySelector('.jwb-hlo-fused')).toBeNull();
+    const notes = [...details.querySelectorAll('.jwb-hlo-dim')].map(
+      n => n.textContent ?? ''
+    );
+    const note = notes.find(t =>
+      t.includes(`(${dropped.get(name)} instructions)`)
+    );
+    expect(note).toBeDefined();
+    expect(note).toContain('.text');
+    expect(note).not.toContain('rebuilt');
+    dispose();
+  });
+
+  it('draws a payload saved before the bound (version 2: no text_size, no sizes)', async () => {
+    const old = JSON.parse(JSON.stringify(WHILE)) as Record<string, unknown>;
+    old.version = 2;
+    delete old.text_size;
+    for (const c of (old as unknown as UnpackedHloPayload).module!
+      .computations) {
+      delete (c as unknown as Record<string, unknown>).size;
+    }
+    const { versionProblem } = await import('../src/common/payload');
+    expect(versionProblem('hlo', old)).toBeNull();
+    const { host, dispose } = await renderWhile({}, { ...bundle, [MIME]: old });
+    const row = host.querySelector('.jwb-text-actions') as HTMLElement;
+    expect(row.querySelector('.jwb-text-copy')?.textContent).toBe('copy text');
+    expect(row.querySelector('.jwb-text-note')).toBeNull();
+    const top = host.querySelector(
+      'table.jwb-hlo-top tr[data-node-id]'
+    ) as HTMLElement;
+    const id = top.getAttribute('data-node-id') as string;
+    top.click();
+    await new Promise(r => setTimeout(r, 20));
+    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    expect(
+      details.querySelector('.jwb-hlo-instruction')?.textContent
+    ).toContain(`%${id} = `);
+    expect(details.querySelector('.jwb-hlo-fused')?.textContent).toContain(
+      'ROOT'
+    );
+    expect(details.textContent).not.toContain('not in the saved text');
     dispose();
   });
 

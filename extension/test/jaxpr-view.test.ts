@@ -110,6 +110,35 @@ describe('jaxpr view (DOM)', () => {
     host.remove();
   });
 
+  it('says the text under a too-big program is its first lines when text/plain is cut', () => {
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const p = syntheticPayload(120, 2, 3) as unknown as Record<string, unknown>;
+    const kept = ['{ lambda ; a:f32[4]. let', '    b:f32[4] = sin a'];
+    p.truncated = true;
+    p.avals = [];
+    p.jaxpr = null;
+    p.text_size = {
+      lines: 250_003,
+      bytes: 9_000_000,
+      shown_lines: kept.length,
+      shown_bytes: kept.join('\n').length
+    };
+    const plain = `${kept.join('\n')}\n[… 250,001 more lines left out: the full text is .jaxpr_text of the returned object (e.g. _.jaxpr_text or Out[n].jaxpr_text)]`;
+    const view = jaxprView();
+    view.render(
+      host,
+      p as unknown as Payload,
+      context('out-big', { 'text/plain': plain })
+    );
+    const note = host.querySelector('.jwb-jaxpr-note')?.textContent ?? '';
+    expect(note).not.toContain('has them all');
+    expect(note).toContain(`first ${kept.length} of 250,003 lines`);
+    expect(note).toContain('.jaxpr_text of');
+    expect(host.querySelector('.jwb-jaxpr-text')?.textContent).toBe(plain);
+    view.dispose?.();
+  });
+
   it('folds and unfolds a nested jaxpr by clicking its header row', () => {
     const p = JSON.parse(
       readFileSync(join(__dirname, 'fixtures/jaxpr-control-flow.json'), 'utf8')

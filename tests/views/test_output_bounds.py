@@ -52,6 +52,24 @@ def test_the_line_limit_keeps_the_first_lines_and_says_how_many_are_left_out():
     assert f"of {len(lines):,} lines" in last and ".text" in last
 
 
+def test_the_count_of_lines_left_out_is_exact_when_the_cut_follows_an_empty_line():
+    # HLO text separates its computations with empty lines: the cut often falls right
+    # after one, and the kept empty line is a line shown, not one left out
+    comps = [f"%comp.{i} {{\n  ROOT %x = f32[] constant({i})\n}}\n" for i in range(1200)]
+    # header lines so that line TEXT_MAX_LINES is the empty line after a computation
+    pad = (TEXT_MAX_LINES - 4) % 4 or 4  # the header's lines with its empty line
+    header = ["HloModule m"] + [f"// note {i}" for i in range(pad - 2)]
+    text = "\n".join(header) + "\n\n" + "\n".join(comps)
+    lines = text.split("\n")[:-1]  # the text ends with a newline: no line after it
+    assert lines[TEXT_MAX_LINES - 1] == ""  # the last line kept is an empty one
+    shown, size = bounded(text)
+    *kept, last = shown.split("\n")
+    assert kept == lines[:TEXT_MAX_LINES]
+    assert (size.lines, size.shown_lines) == (len(lines), TEXT_MAX_LINES)
+    assert last.startswith(f"[… {len(lines) - TEXT_MAX_LINES:,} more lines")
+    assert f"of {len(lines):,} lines" in last
+
+
 def test_the_byte_limit_cuts_long_lines_at_a_line_end():
     line = "é" * 9_000  # 18,000 bytes of UTF-8: the bytes limit comes long before the lines
     text = "\n".join([line] * 40)
@@ -109,3 +127,20 @@ def test_the_jaxpr_html_fallback_stops_at_its_byte_bound():
     assert f"Showing the first {shown} equations; " in html
     assert f"{ins.model.total_equations - shown} more are omitted" in html
     assert len(html.encode()) <= HTML_MAX_BYTES + 20_000  # + header, styles and script
+
+
+def test_a_program_too_big_for_the_json_is_not_said_to_be_in_it(monkeypatch):
+    from workbench.views import jaxpr as jaxpr_view
+
+    f = _chain(2000)
+    d = workbench.jaxpr(f, jnp.ones(4))
+    total = d.inspection.model.total_equations
+    html = d._repr_mimebundle_(include={"text/html"})["text/html"]
+    assert "The JSON model has them all" in html  # 4,000 equations: the JSON has them
+    monkeypatch.setattr(jaxpr_view, "MAX_JSON_EQUATIONS", total - 1)
+    bundle = workbench.jaxpr(f, jnp.ones(4))._repr_mimebundle_()
+    payload = schemas.unpack(bundle[JAXPR_MIME])
+    assert payload["truncated"] and payload["jaxpr"] is None
+    assert "more are omitted" in bundle["text/html"]
+    assert "The JSON model has them all" not in bundle["text/html"]
+    assert "<code>.text</code> of the returned object" in bundle["text/html"]

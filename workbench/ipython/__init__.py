@@ -29,7 +29,7 @@ from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.ipython.sidepanel import open_sidepanel
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
-from workbench.views.display import Display, View
+from workbench.views.display import View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
@@ -51,8 +51,15 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
 }
 
 
+#: the attribute of each record that holds the whole text its view bounds in ``text/plain``
+#: (named by the line on what was left out); a record missing here has none
+_RECORD_WHOLE_TEXT: dict[type, str] = {Inspection: ".jaxpr_text", HloReport: ".text"}
+
+
 def _record_bundle(record: Any, include: Any = None, exclude: Any = None) -> Any:
-    return Display(record, _RECORD_VIEWS[type(record)])._repr_mimebundle_(include, exclude)
+    return _RECORD_VIEWS[type(record)].bundle(
+        record, include, exclude, whole_text=_RECORD_WHOLE_TEXT.get(type(record))
+    )
 
 
 def load(shell: Any) -> Session:

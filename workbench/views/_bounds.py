@@ -81,24 +81,36 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} KB"
 
 
+#: where the whole text is, as the left-out line names it: ``.text`` of what the magics and
+#: twins return (:class:`~workbench.views.display.Display`)
+WHOLE_TEXT = ".text"
+
+
 def bounded(
-    text: str, max_lines: int = TEXT_MAX_LINES, max_bytes: int = TEXT_MAX_BYTES
+    text: str,
+    max_lines: int = TEXT_MAX_LINES,
+    max_bytes: int = TEXT_MAX_BYTES,
+    where: str | None = WHOLE_TEXT,
 ) -> tuple[str, TextSize]:
-    """``text`` within the bound (unchanged when it fits), and its :class:`TextSize`."""
+    """``text`` within the bound (unchanged when it fits), and its :class:`TextSize`;
+    ``where`` is the attribute of the displayed object that holds all of it (see
+    :func:`left_out_line`)."""
     total_bytes = _utf8_len(text)
     total_lines = _line_count(text)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return text, TextSize(total_lines, total_bytes, total_lines, total_bytes)
     head = _head(text, max_lines, max_bytes)
     shown_bytes = _utf8_len(head)
-    shown_lines = _line_count(head)
+    # the head lost only its last newline: every newline left ends a kept line (an empty
+    # last kept line too, which _line_count would drop as a trailing newline)
+    shown_lines = head.count("\n") + 1 if head else 0
     size = TextSize(total_lines, total_bytes, shown_lines, shown_bytes)
-    return f"{head}\n{left_out_line(size)}", size
+    return f"{head}\n{left_out_line(size, where)}", size
 
 
-def bound_text(text: str) -> str:
+def bound_text(text: str, where: str | None = WHOLE_TEXT) -> str:
     """``text/plain``: JAX's text within the bound, then one line on what was left out."""
-    return bounded(text)[0]
+    return bounded(text, where=where)[0]
 
 
 def text_size(text: str) -> TextSize:
@@ -106,13 +118,23 @@ def text_size(text: str) -> TextSize:
     return bounded(text)[1]
 
 
-def left_out_line(size: TextSize) -> str:
-    """The one line after a cut text: how much is missing and where all of it is."""
-    return (
+def left_out_line(size: TextSize, where: str | None = WHOLE_TEXT) -> str:
+    """The one line after a cut text: how much is missing and where all of it is.
+
+    ``where`` must be an attribute the displayed object really has (``.text`` of a
+    display, ``.jaxpr_text`` of an :class:`~workbench.engine.Inspection`, ``.text`` of an
+    ``HloReport``); ``None`` for a record that has none, and then the line names no place
+    rather than a wrong one."""
+    head = (
         f"[… {size.lines - size.shown_lines:,} more lines "
         f"({_mb(size.bytes - size.shown_bytes)}) left out of {size.lines:,} lines, "
-        f"{_mb(size.bytes)}: the full text is .text of the returned object "
-        f"(e.g. _.text or Out[n].text), kept by the kernel, not saved in the notebook]"
+        f"{_mb(size.bytes)}"
+    )
+    if where is None:
+        return f"{head}, not saved in the notebook]"
+    return (
+        f"{head}: the full text is {where} of the returned object "
+        f"(e.g. _{where} or Out[n]{where}), kept by the kernel, not saved in the notebook]"
     )
 
 
@@ -120,6 +142,7 @@ __all__ = [
     "HTML_MAX_BYTES",
     "TEXT_MAX_BYTES",
     "TEXT_MAX_LINES",
+    "WHOLE_TEXT",
     "TextSize",
     "bound_text",
     "bounded",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from workbench.engine.common.gcpause import gc_paused
-from workbench.views._bounds import bound_text
+from workbench.views._bounds import WHOLE_TEXT, bound_text
 from workbench.views._envelope import envelope, mime_type
 from workbench.views._html import PRE_STYLE, esc, inline_essentials, style_block
 
@@ -70,9 +70,14 @@ class View(Generic[R]):
         include: Collection[str] | None = None,
         exclude: Collection[str] | None = None,
         text_only: bool = False,
+        whole_text: str | None = WHOLE_TEXT,
         **options: Any,
     ) -> dict[str, Any]:
-        """The MIME bundle, building only the types ``include``/``exclude`` leave."""
+        """The MIME bundle, building only the types ``include``/``exclude`` leave.
+
+        ``whole_text``: the attribute of the displayed object that holds the whole text,
+        named by ``text/plain``'s line on what it left out (a :class:`Display`'s ``.text``;
+        an engine record shown on its own has its own, or none)."""
 
         def wanted(mime: str) -> bool:
             return (include is None or mime in include) and (exclude is None or mime not in exclude)
@@ -82,7 +87,7 @@ class View(Generic[R]):
         try:
             with gc_paused():
                 if wanted(TEXT):
-                    out[TEXT] = bound_text(self.text(record, **options))
+                    out[TEXT] = bound_text(self.text(record, **options), whole_text)
                 if not rich:
                     return out
                 extra = self.prepare(record, **options) if self.prepare is not None else {}
@@ -96,7 +101,7 @@ class View(Generic[R]):
             if not self.degrade:
                 raise
             out.pop(self.mime, None)
-            text = out.get(TEXT) or bound_text(self.text(record, **options))
+            text = out.get(TEXT) or bound_text(self.text(record, **options), whole_text)
             out[HTML] = (
                 f'<div class="jwb">{style_block()}<div class="jwb-note">The {esc(self.kind)} '
                 f"view could not be drawn ({esc(type(exc).__name__)}: {esc(exc)}); the "

@@ -254,11 +254,17 @@ def jaxpr_body_html(ins: Inspection, depth: int) -> str:
     _render_jaxpr(ins.model, 0, ctx, out)
     body = f"{_PRE}{''.join(out)}</pre>".replace(f"{_PRE}</pre>", "")
     if ctx.elided:
+        # the JSON carries the equations only up to MAX_JSON_EQUATIONS (then ``truncated``)
+        json_has = (
+            "The JSON model has them all, and "
+            if ins.model.total_equations <= MAX_JSON_EQUATIONS
+            else ""
+        )
         body += (
             f'<div class="jwb-note">Showing the first {ctx.rows} equations; '
             f"{ctx.elided} more are omitted here to keep the page and the saved notebook "
-            f"small. The JSON model has them all, and <code>.text</code> of the returned "
-            f"object has JAX's whole text.</div>"
+            f"small. {json_has}<code>.text</code> of the returned object has JAX's whole "
+            f"text.</div>"
         )
     return f'<div class="jwb-body">{body}</div>'
 

@@ -17,11 +17,13 @@ export type { TextSize };
 /** The JAX text the output holds: `text/plain` less the closing "left out" line. */
 export function savedText(plain: unknown, size: TextSize | undefined): string {
   const text = typeof plain === 'string' ? plain : '';
-  if (!size || size.shown_lines >= size.lines) {
+  if (!isCut(size)) {
     return text;
   }
-  const lines = text.split('\n');
-  return lines.slice(0, size.shown_lines).join('\n');
+  // a cut text/plain is the kept head, a newline, and the line on what was left out (also
+  // when a single line over the byte bound was cut inside: shown_lines == lines then)
+  const end = text.lastIndexOf('\n');
+  return end < 0 ? '' : text.slice(0, end);
 }
 
 /** Whether `text/plain` holds less than the whole text. */
@@ -37,13 +39,34 @@ function megabytes(n: number): string {
     : `${Math.max(1, Math.round(n / 1e3))} KB`;
 }
 
-/** The note under the buttons of a cut text: how much is saved, where the rest is. */
-export function cutNote(size: TextSize): string {
-  return (
+/**
+ * The attribute holding the whole text, as the kernel's left-out line (the last line of a
+ * cut `text/plain`) names it: `.text` of a display, `.jaxpr_text` of an Inspection shown on
+ * its own; null when the line names none (a record without one).
+ */
+export function wholeTextAttribute(plain: unknown): string | null {
+  const text = typeof plain === 'string' ? plain : '';
+  const last = text.slice(text.lastIndexOf('\n') + 1);
+  const m = /e\.g\. _(\.[A-Za-z_]\w*)/.exec(last);
+  return m ? m[1] : null;
+}
+
+/** The note under the buttons of a cut text: how much is saved, where the rest is
+ * (`where`: the attribute of the cell's result that has it, null if none). */
+export function cutNote(
+  size: TextSize,
+  where: string | null = '.text'
+): string {
+  const saved =
     `The notebook saves the first ${size.shown_lines.toLocaleString('en-US')} of ` +
     `${size.lines.toLocaleString('en-US')} lines (${megabytes(size.shown_bytes)} of ` +
-    `${megabytes(size.bytes)}). The full text is .text of this cell's result in the ` +
-    'kernel: _.text right after the cell, or Out[n].text (n: its execution count).'
+    `${megabytes(size.bytes)}).`;
+  if (where === null) {
+    return `${saved} The rest is not saved in the notebook.`;
+  }
+  return (
+    `${saved} The full text is ${where} of this cell's result in the kernel: ` +
+    `_${where} right after the cell, or Out[n]${where} (n: its execution count).`
   );
 }
 
@@ -112,7 +135,9 @@ export function textActions(
   download.addEventListener('click', () => io.download(text, filename));
   row.append(copy, download, status);
   if (cut && size) {
-    row.appendChild(el('div', 'jwb-text-note', cutNote(size)));
+    row.appendChild(
+      el('div', 'jwb-text-note', cutNote(size, wholeTextAttribute(plain)))
+    );
   }
   return row;
 }

@@ -101,7 +101,7 @@ export interface JaxprPayload {
     };
   };
   /**
-   * true when the program has more than 200,000 equations: avals is [] and jaxpr null then (text/plain has them all)
+   * true when the program has more than 200,000 equations: avals is [] and jaxpr null then (text/plain has the first lines of JAX's text, .text of the returned object all of it)
    */
   truncated: boolean;
   /**

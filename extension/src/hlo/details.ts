@@ -189,6 +189,12 @@ const NOT_SAVED =
   'not in the saved text (the notebook keeps its first lines): rebuilt from the parsed ' +
   "module; the exact text is .text of the cell's result in the kernel";
 
+/** The note under a computation whose rows the payload does not carry either (a big
+ * module's fused and applied computations, slimmed by the kernel): nothing to rebuild. */
+const NOT_IN_NOTEBOOK =
+  'not saved in the notebook (it keeps the first lines of the text and the graphs); ' +
+  "the exact text is .text of the cell's result in the kernel";
+
 /** The node's line of the module text and, for a fusion, its fused computation. */
 function instructionText(
   d: HTMLElement,
@@ -241,7 +247,8 @@ function instructionText(
           el(
             'div',
             'jwb-hlo-dim',
-            `lines ${first}–${last} of the module (${comp.size} instructions), ${NOT_SAVED}`
+            `lines ${first}–${last} of the module (${comp.size} instructions), ` +
+              (rows.length ? NOT_SAVED : NOT_IN_NOTEBOOK)
           )
         );
       }

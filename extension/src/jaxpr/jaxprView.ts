@@ -7,7 +7,12 @@
 import type { CellMap } from '../common/cells';
 import type { FeatureView, RenderContext } from '../common/featureView';
 import type { Payload } from '../common/payload';
-import { fileStem, textActions } from '../common/textActions';
+import {
+  fileStem,
+  isCut,
+  textActions,
+  wholeTextAttribute
+} from '../common/textActions';
 import { lineColor, lineColors } from '../sourcelines/colors';
 import { HUB, type LineSelection } from '../sourcelines/hub';
 import { pointerMoved } from '../sourcelines/pointer';
@@ -76,6 +81,13 @@ export function buildHeader(
   return head;
 }
 
+/** Where the whole of a cut text is, as a clause (`where` from the kernel's left-out line). */
+function wholeTextWhere(where: string | null): string {
+  return where === null
+    ? 'the rest is not saved in the notebook.'
+    : `the whole text is ${where} of this cell's result in the kernel.`;
+}
+
 class JaxprView implements FeatureView {
   private _root: HTMLElement | null = null;
   private _list: VirtualList | null = null;
@@ -129,7 +141,12 @@ class JaxprView implements FeatureView {
           'div',
           'jwb-jaxpr-note',
           `This program has ${plural(p.stats.equations, 'equation')}: too many for the structured view. ` +
-            'The text view below has them all.'
+            (isCut(p.text_size) && p.text_size
+              ? `The text below is the first ${p.text_size.shown_lines.toLocaleString('en-US')} of ` +
+                `${p.text_size.lines.toLocaleString('en-US')} lines of JAX's text (what the ` +
+                'notebook saves); ' +
+                wholeTextWhere(wholeTextAttribute(ctx.bundle['text/plain']))
+              : 'The text view below has them all.')
         )
       );
       const text = ctx.bundle['text/plain'];

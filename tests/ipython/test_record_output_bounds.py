@@ -1,0 +1,58 @@
+"""Engine records displayed on their own (``workbench.inspect(...)``, ``d.inspection``,
+``h.report``) save a bounded ``text/plain`` like the front doors' displays, and the line that
+says what was left out names an attribute the displayed object really has: run in the next
+cell, the example it gives returns all of JAX's text."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from workbench.views._bounds import TEXT_MAX_LINES
+
+CHAIN = """
+def chain(x):
+    for i in range(1500):
+        x = jnp.sin(x) * 1.5 + i
+    return x
+"""
+
+
+@pytest.fixture
+def chain(shell):
+    shell.run_cell(CHAIN, store_history=False)
+    yield shell.user_ns["chain"]
+    shell.user_ns.pop("chain", None)
+
+
+def _follow_the_left_out_line(run, plain: str) -> str:
+    """The whole text the left-out line promises: its ``_.attr`` example, run next."""
+    last = plain.rsplit("\n", 1)[-1]
+    example = re.search(r"e\.g\. (_\.[A-Za-z_]\w*)", last)
+    assert example, last
+    follow = run(example.group(1))
+    assert follow.error is None, follow.message
+    return follow.result.result
+
+
+def test_a_displayed_inspection_points_at_an_attribute_holding_all_of_jaxs_jaxpr(run, chain):
+    whole = str(jax.make_jaxpr(chain)(jnp.ones(4)).pretty_print(use_color=False))
+    assert whole.count("\n") + 1 > TEXT_MAX_LINES
+    cell = run("import workbench\nworkbench.inspect(chain, jnp.ones(4))")
+    assert cell.error is None, cell.message
+    plain = cell.bundle["text/plain"]
+    assert whole.startswith(plain.rsplit("\n", 1)[0])
+    assert _follow_the_left_out_line(run, plain) == whole
+
+
+def test_a_displayed_hlo_report_points_at_an_attribute_holding_all_of_xlas_text(run, chain):
+    whole = jax.jit(chain).lower(jnp.ones(4)).compile().as_text()
+    assert whole.count("\n") + 1 > TEXT_MAX_LINES
+    cell = run("import workbench\nworkbench.hlo(chain, jnp.ones(4)).report")
+    assert cell.error is None, cell.message
+    plain = cell.bundle["text/plain"]
+    assert whole.startswith(plain.rsplit("\n", 1)[0])
+    assert _follow_the_left_out_line(run, plain) == whole
