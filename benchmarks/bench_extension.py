@@ -28,6 +28,11 @@ off ...), and the table gives the ratio of medians.
 
 A measurement the current build cannot give (a mark it does not record yet, a hook it does not
 have) is printed as "n/a (why)", never as a number.
+
+The same algorithms without a browser (layered layout, the ``--compare`` diff, repeats, jaxpr
+rows, search, def/use, the jaxpr view in jsdom, sharding pictures), each against a plain pass
+over its input: ``extension/bench/algorithms.bench.ts`` (``npx vitest bench --run`` in
+``extension/``).
 """
 
 from __future__ import annotations

@@ -233,7 +233,9 @@ describe('repeats are only cut where the program repeats', () => {
     ).toBeNull();
   });
 
-  it('does not cut lines strewn without order, and stays fast on a 10,000-op scope', () => {
+  it('does not cut lines strewn without order in a 10,000-op scope, and finds 250 layers in one', () => {
+    // the wall time is in bench/algorithms.bench.ts (splitRepeats exposes no count of its
+    // work; MAX_CHECKS in repeats.ts bounds how many candidate cuts it reads in full)
     let seed = 3;
     const rnd = (): number => {
       seed = (seed * 16807) % 2147483647;
@@ -249,7 +251,6 @@ describe('repeats are only cut where the program repeats', () => {
         })
       );
     }
-    const t0 = performance.now();
     expect(
       splitRepeats(
         indexGraph({ computation: 'm', nodes: strewn, edges: [] }),
@@ -271,7 +272,6 @@ describe('repeats are only cut where the program repeats', () => {
         layered.map((_, i) => i)
       )?.length
     ).toBe(250);
-    expect(performance.now() - t0).toBeLessThan(2000);
   });
 
   it('still cuts two layers of a Python loop', () => {

@@ -1,46 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  backEdges,
-  countCrossings,
-  layeredLayout,
-  type LayoutInput
-} from '../src/hlo/layout';
+import { backEdges, countCrossings, layeredLayout } from '../src/hlo/layout';
+import { graph, syntheticGraph } from './hlo-synthetic';
 
-function graph(
-  n: number,
-  edges: Array<[number, number]>,
-  w = 100,
-  h = 30
-): LayoutInput {
-  return {
-    widths: new Float64Array(n).fill(w),
-    heights: new Float64Array(n).fill(h),
-    src: Int32Array.from(edges.map(e => e[0])),
-    dst: Int32Array.from(edges.map(e => e[1]))
-  };
-}
-
-/** An HLO-like random DAG: each node reads 1-3 recent nodes, a few read far back. */
-export function syntheticGraph(n: number, seed = 1): LayoutInput {
-  let s = seed;
-  const rnd = (): number => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-  const edges: Array<[number, number]> = [];
-  for (let i = 1; i < n; i++) {
-    const k = 1 + Math.floor(rnd() * 3);
-    for (let j = 0; j < k; j++) {
-      const far = rnd() < 0.03;
-      const from = far
-        ? Math.floor(rnd() * i)
-        : Math.max(0, i - 1 - Math.floor(rnd() * 40));
-      edges.push([from, i]);
-    }
-  }
-  return graph(n, edges, 180, 40);
-}
+/** a hang guard for the largest inputs, not a speed bound (busy CI machines are slow):
+ * their wall times are in bench/algorithms.bench.ts */
+const HANG_GUARD_MS = 60_000;
 
 function overlaps(
   input: LayoutInput,
@@ -116,18 +81,20 @@ describe('layered layout', () => {
     expect(countCrossings(g, r)).toBe(0);
   });
 
-  it('lays out a 10,000-node graph within 5 s', () => {
-    const g = syntheticGraph(10000);
-    const t0 = performance.now();
-    const r = layeredLayout(g);
-    const ms = performance.now() - t0;
-    console.log(
-      `layout of 10,000 nodes / ${g.src.length} edges: ${ms.toFixed(0)} ms, ${r.layers} layers, ${r.dummies} dummies, ${r.width.toFixed(0)} x ${r.height.toFixed(0)} px`
-    );
-    expect(ms).toBeLessThan(5000);
-    expect(overlaps(g, r)).toBe(0);
-    for (let e = 0; e < g.src.length; e++) {
-      expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+  it(
+    'lays out a 10,000-node graph with its dummy nodes within the cap',
+    { timeout: HANG_GUARD_MS },
+    () => {
+      // the wall time is in bench/algorithms.bench.ts; here the work that could blow up,
+      // the dummy nodes long edges add (every sweep visits them), stays within
+      // maxDummies' default of 4 x nodes (+ 64), which this graph reaches
+      const g = syntheticGraph(10000);
+      const r = layeredLayout(g);
+      expect(r.dummies).toBeLessThanOrEqual(4 * 10000 + 64);
+      expect(overlaps(g, r)).toBe(0);
+      for (let e = 0; e < g.src.length; e++) {
+        expect(r.layer[g.dst[e]]).toBeGreaterThan(r.layer[g.src[e]]);
+      }
     }
-  });
+  );
 });

@@ -181,37 +181,25 @@ describe('jaxpr search', () => {
 });
 
 describe('12,000 equations', () => {
-  it('flattens, folds and searches within budget', () => {
+  it('flattens, folds and searches them all', () => {
+    // the wall times are in bench/algorithms.bench.ts (and the browser's in
+    // benchmarks/bench_extension.py); each step here is one pass over the rows
     const p = syntheticPayload(12000);
-    const t0 = performance.now();
     const flat = flatten(p.jaxpr!, p.avals);
     const vis = visibleRows(flat, defaultFolds(flat));
     const sources = rowSources(flat, {});
-    const tFlat = performance.now() - t0;
     expect(flat.equations).toBe(p.stats.equations);
     expect(flat.equations).toBeGreaterThanOrEqual(11900);
     expect(vis.length).toBeLessThan(flat.rows.length); // the scans start folded
-    const t1 = performance.now();
     const index = buildSearchIndex(flat, sources.label);
-    const tIndex = performance.now() - t1;
-    const t2 = performance.now();
+    expect(index.text.length).toBe(flat.equations); // folded ones too
     const hits = search(index, 'tanh f32[16,128]');
-    const tSearch = performance.now() - t2;
     expect(hits.length).toBe(p.stats.histogram.tanh);
     const last = flat.rows[flat.eqnRow[flat.equations - 1]];
     expect(search(index, last.equation!.outvars[0][0] + ':')).toContain(
       flat.equations - 1
     );
-    const t3 = performance.now();
     const du = buildDefUse(flat);
-    const tDefUse = performance.now() - t3;
     expect(du.size).toBeGreaterThan(11000);
-    console.log(
-      `12k: flatten+fold+sources ${tFlat.toFixed(1)} ms, search index ${tIndex.toFixed(1)} ms, ` +
-        `search ${tSearch.toFixed(1)} ms, def/use ${tDefUse.toFixed(1)} ms`
-    );
-    // loose bounds (shared CI machines); the browser test measures the real thing
-    expect(tFlat).toBeLessThan(500);
-    expect(tIndex + tSearch).toBeLessThan(1000);
   });
 });

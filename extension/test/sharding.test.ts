@@ -168,21 +168,19 @@ describe('sharding view model (payloads from workbench.sharding on 8 CPU devices
     expect(filterLayouts(tree.layouts, 'nothing-like-this')).toEqual([]);
   });
 
-  it('lays out 2,000 layouts / 16,000 shards quickly', () => {
+  it('lays out 2,000 layouts / 16,000 shards, one tile each, with one colour per device set', () => {
+    // the wall time is in bench/algorithms.bench.ts
     const w = byPath("['w']");
     const layouts = Array.from({ length: 2000 }, (_, i) => ({
       ...w,
       path: `['p${i}']`
     }));
     const colors = new DeviceSetColors();
-    const t0 = performance.now();
     let tiles = 0;
     for (const l of layouts) {
       tiles += layoutPicture(l, colors).facets[0].tiles.length;
     }
-    const ms = performance.now() - t0;
     expect(tiles).toBe(16000);
     expect(colors.size).toBe(8);
-    expect(ms).toBeLessThan(5000); // loose: the figure itself is in benchmarks/
   });
 });
