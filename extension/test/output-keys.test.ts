@@ -182,9 +182,7 @@ describe('keys in an output', () => {
     search.dispatchEvent(new Event('input', { bubbles: true }));
     search.dispatchEvent(key('Escape'));
     expect(search.value).toBe('');
-    expect(output.querySelector('.jwb-hlo-search-count')!.textContent).toBe(
-      ''
-    );
+    expect(output.querySelector('.jwb-hlo-search-count')!.textContent).toBe('');
     expect(document.activeElement).toBe(search);
     search.dispatchEvent(key('Escape'));
     expect(document.activeElement).toBe(cell);
