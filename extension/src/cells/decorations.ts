@@ -26,6 +26,7 @@ import type { ISignal } from '@lumino/signaling';
 
 import type { CellBadge, LiveDiff } from '../sidepanel/protocol';
 import { el } from '../common/dom';
+import { keepKeysInside } from '../common/keys';
 import {
   METADATA_KEY,
   badgeFromMetadata,
@@ -118,6 +119,8 @@ export class CellStrip {
     private readonly _source: StripSource
   ) {
     this._model = cell.model;
+    // the badge and the diff are controls of the cell, not shortcuts of the notebook
+    keepKeysInside(this.strip);
     this._button.type = 'button';
     this._button.addEventListener('click', ev => {
       ev.stopPropagation();

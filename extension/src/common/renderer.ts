@@ -11,6 +11,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import type { CellMap } from './cells';
+import { keepKeysInside } from './keys';
 import { kindOf, unpack, versionProblem, type Payload } from './payload';
 import type {
   FeatureView,
@@ -32,6 +33,8 @@ export class WorkbenchRenderer extends Widget implements IRenderMime.IRenderer {
     this._kind = kindOf(_mimeType) ?? 'unknown';
     this.addClass('jwb-ext');
     this.addClass(`jwb-ext-${this._kind}`);
+    // keys typed into the output's controls never reach the notebook's shortcuts
+    keepKeysInside(this.node);
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {

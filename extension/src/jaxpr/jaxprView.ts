@@ -497,7 +497,9 @@ class JaxprView implements FeatureView {
       if (ev.key === 'Enter') {
         ev.preventDefault();
         this._step(ev.shiftKey ? -1 : 1);
-      } else if (ev.key === 'Escape') {
+      } else if (ev.key === 'Escape' && input.value !== '') {
+        // used: a second Escape leaves the output (common/keys.ts)
+        ev.preventDefault();
         input.value = '';
         this._runSearch();
       }

@@ -84,6 +84,33 @@ const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
   provide: f => EditorView.decorations.from(f, v => v.deco)
 });
 
+/** What `scrollToCellOnly` uses of a notebook. */
+export interface ScrollableNotebook {
+  readonly widgets: readonly unknown[];
+  scrollToItem(index: number, align?: 'smart'): Promise<void>;
+}
+
+/**
+ * Scroll `notebook` to show `cell`, and do nothing else.  Not `Notebook.scrollToCell`: that
+ * also selects the cell and activates it, and a cell's activation focuses its editor, so an
+ * output that linked a line (a click on an equation, Enter in the HLO search box stepping to
+ * a node) would move the keyboard into the source and the next keys typed would edit it.
+ */
+export async function scrollToCellOnly(
+  notebook: ScrollableNotebook,
+  cell: unknown
+): Promise<void> {
+  const index = notebook.widgets.indexOf(cell);
+  if (index < 0) {
+    return; // the cell left the notebook meanwhile
+  }
+  try {
+    await notebook.scrollToItem(index, 'smart');
+  } catch {
+    /* a newer scroll request superseded this one */
+  }
+}
+
 /** One code cell's link to the hub. */
 class CellLink {
   private _view: EditorView | null = null;
@@ -144,14 +171,9 @@ class CellLink {
     view.dispatch({ effects: setMarks.of({ colors: this._colors, selected }) });
   }
 
-  /** Scroll the notebook to this cell and the editor to `line`. */
+  /** Scroll the notebook to this cell and the editor to `line`; the keyboard stays put. */
   async reveal(line: number): Promise<void> {
-    const notebook = this.panel.content;
-    try {
-      await notebook.scrollToCell(this.cell, 'smart');
-    } catch {
-      /* the cell left the notebook meanwhile */
-    }
+    await scrollToCellOnly(this.panel.content, this.cell);
     await this.cell.ready;
     this.attach();
     const view = this._view;
