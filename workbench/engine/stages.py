@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 from workbench.engine import _jax_compat as compat
-from workbench.engine.cache import inspecting
+from workbench.engine.cache import inspecting, unrecorded
 from workbench.engine.common.analysis import (
     CostAnalysis,
     MemoryAnalysis,
@@ -286,11 +286,11 @@ class Inspection:
         traced = self.traced  # the user's jit first: its errors and timings as they are
         if self._printed_via is None:
             return traced.jaxpr
-        return self._stage(
-            "printed_jaxpr",
-            lambda: self._printed_via.trace(*self._stage_args, **self._stage_kwargs).jaxpr,
-            "trace",
-        )
+        def printed() -> Any:
+            with unrecorded():  # plumbing: the user's trace above is the inspection
+                return self._printed_via.trace(*self._stage_args, **self._stage_kwargs).jaxpr
+
+        return self._stage("printed_jaxpr", printed, "trace")
 
     @property
     def model(self) -> JaxprModel:

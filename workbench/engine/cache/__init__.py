@@ -14,6 +14,7 @@ from workbench.engine.cache.tracker import (
     cache,
     capture_compiles,
     inspecting,
+    unrecorded,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "cache",
     "capture_compiles",
     "inspecting",
+    "unrecorded",
 ]

@@ -148,6 +148,8 @@ class CacheTracker:
         self._explaining: set[int] = set()
         # threads inside ``inspecting()``: what is inspecting ("%%hlo", ...)
         self._inspecting: dict[int, str] = {}
+        #: threads in an :meth:`unrecorded` block
+        self._unrecorded: set[int] = set()
         # who hears of each finished record and of clear() (the side panel's hub); a
         # tuple, replaced whole, so _finish reads it without copying
         self._subscribers: tuple[Callable[[CompileRecord | None], None], ...] = ()
@@ -266,6 +268,26 @@ class CacheTracker:
                 # block
                 with self._lock:
                     self._inspecting.pop(tid, None)
+        finally:
+            self.uninstall()
+
+    @contextlib.contextmanager
+    def unrecorded(self) -> Iterator[None]:
+        """Traces in this block (on this thread) are the workbench's plumbing, not an
+        inspection anyone asked for: the outer ``jax.jit`` whose trace gives ``jax.make_jaxpr``'s
+        printing of the user's jit (the body comes from JAX's cache).  They make no record
+        and no line, and JAX's explanation of them is dropped, never left for the next."""
+        tid = threading.get_ident()
+        self.install()
+        try:
+            with self._lock:
+                self._unrecorded.add(tid)
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._unrecorded.discard(tid)
+                    self._explanations.pop(tid, None)
         finally:
             self.uninstall()
 
@@ -400,6 +422,10 @@ class CacheTracker:
         )
 
     def _on_trace(self, duration: float, fun_name: str) -> None:
+        if self._unrecorded and threading.get_ident() in self._unrecorded:
+            with self._lock:
+                self._explanations.pop(threading.get_ident(), None)
+            return
         site = compat.jit_trace_site()
         where = call_site()
         tid = threading.get_ident()
@@ -651,6 +677,12 @@ def capture_compiles(
     return CACHE.capture(include_partial)
 
 
+def unrecorded() -> contextlib.AbstractContextManager[None]:
+    """The block's traces are the workbench's plumbing: no record, no line (see
+    :meth:`CacheTracker.unrecorded`)."""
+    return CACHE.unrecorded()
+
+
 def inspecting(label: str | None = None) -> contextlib.AbstractContextManager[str]:
     """The block is the workbench inspecting a call (``%%hlo``, the mesh explorer): its
     compiles are recorded as such, never as the user's (see :meth:`CacheTracker.inspecting`)."""
@@ -663,6 +695,7 @@ __all__ = [
     "CacheTracker",
     "cache",
     "capture_compiles",
+    "unrecorded",
     "inspecting",
     "inspector_label",
 ]
