@@ -286,6 +286,7 @@ class Inspection:
         traced = self.traced  # the user's jit first: its errors and timings as they are
         if self._printed_via is None:
             return traced.jaxpr
+
         def printed() -> Any:
             with unrecorded():  # plumbing: the user's trace above is the inspection
                 return self._printed_via.trace(*self._stage_args, **self._stage_kwargs).jaxpr
