@@ -111,8 +111,15 @@ def tags(cell: Any) -> list[str]:
 
 
 def data_of(cell: Any, mime: str) -> list[Any]:
-    """Every payload of type ``mime`` among the cell's outputs (displays and results)."""
-    return [o["data"][mime] for o in cell.outputs if mime in o.get("data", {})]
+    """Every payload of type ``mime`` among the cell's outputs (displays and results), as a
+    front end reads it: a packed payload (a big one) unpacked."""
+    from workbench import schemas
+
+    return [
+        schemas.unpack(o["data"][mime]) if mime.endswith("+json") else o["data"][mime]
+        for o in cell.outputs
+        if mime in o.get("data", {})
+    ]
 
 
 def printed(cell: Any) -> str:
