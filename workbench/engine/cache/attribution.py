@@ -53,6 +53,13 @@ class InspectedTrace:
     signature: Signature
     ref: weakref.ref[Any] | None
     jaxpr_id: int = 0  # the jaxpr it made (0: unknown): a later lowering of it is its own
+    #: the workbench's record of it, which reaches ``kind == "compile"`` when the inspection
+    #: compiled (``%%hlo``): that executable may then serve the user's calls of these types
+    record: CompileRecord | None = None
+
+    @property
+    def compiled(self) -> bool:
+        return self.record is not None and self.record.kind == "compile"
 
 
 @dataclass(eq=False)
@@ -334,6 +341,14 @@ class Attribution:
             return self._inspected_diff(key, sig) or [
                 MissReason("new_function", detail=f"first trace of {fun_name}")
             ]
+        if prior is None:
+            # no compile of it recorded, yet ``%%hlo`` compiled it through the wrapper the
+            # user calls (a library's jit: ``nnx.jit``), and JAX's caches served the user's
+            # calls of those types with that executable, leaving no record: a trace for
+            # other types is a recompile, explained against the inspected ones
+            diff = self._inspected_diff(key, sig, compiled=True)
+            if diff:
+                return diff
         if prior is not None and not prior.compiled_before(sig):
             return [self._new_object(fun_name)]
         if prior is not None:
@@ -439,12 +454,19 @@ class Attribution:
             return closest_diff(sig, obj.compiled)
         return self._diff_reasons(sig, obj, parsed)
 
-    def _inspected_diff(self, key: str, sig: Signature | None) -> list[MissReason]:
+    def _inspected_diff(
+        self, key: str, sig: Signature | None, compiled: bool = False
+    ) -> list[MissReason]:
         """A function the user calls for the first time after the workbench inspected it:
         JAX's caches serve the user's calls with the inspected types (``%%hlo``'s executable),
         so a trace for other types is explained against those; [] when none differs (or
-        JAX's explanation, from a key made inside the workbench's trace, has no detail)."""
-        seen = [it.signature for it in self.inspected if it.key == key and it.signature]
+        JAX's explanation, from a key made inside the workbench's trace, has no detail).
+        ``compiled``: only inspections that compiled (whose executable is in JAX's cache)."""
+        seen = [
+            it.signature
+            for it in self.inspected
+            if it.key == key and it.signature and (it.compiled or not compiled)
+        ]
         diff = closest_diff(sig, seen) if sig is not None and seen else []
         return diff if diff and diff[0].kind != "cache_cleared" else []
 
@@ -493,7 +515,9 @@ class Attribution:
                 ref = None
             sig = _signature(site)
             self.inspected.append(
-                InspectedTrace(rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id)
+                InspectedTrace(
+                    rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id, rec
+                )
             )
         return None
 
