@@ -10,6 +10,7 @@ signatures it compiled, which is what a new call is compared with to name the mi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import weakref
@@ -165,6 +166,30 @@ def traced_function(fun: Any) -> Any:
     return fun
 
 
+def _as_inner(it: InspectedTrace, sig: Signature | None, fun: Any) -> Signature:
+    """The inspected call's signature as a trace of ``fun`` reads it.  The workbench traced a
+    library's wrapper (``nnx.jit``) whose leaves it names as the user passed them
+    (``model.a.kernel.value``); the user's call traces the wrapper's inner jit, whose leaves
+    are the same inputs in the same order, named after the split state
+    (``model.states[0][1]``): compared leaf by leaf, under the inner jit's names."""
+    old = it.signature
+    target = it.ref() if it.ref is not None else None
+    if (
+        sig is None
+        or fun is None
+        or target is None
+        or target is fun
+        or compat.function_code(target) is compat.function_code(fun)
+        or len(old.args) != len(sig.args)
+        or old.paths == sig.paths
+    ):
+        return old
+    args = tuple(
+        dataclasses.replace(o, path=n.path) for o, n in zip(old.args, sig.args, strict=True)
+    )
+    return dataclasses.replace(old, args=args, tree=sig.tree, tree_hash=sig.tree_hash)
+
+
 def explanation_for(
     texts: list[str], site: compat.JitTraceSite | None, fun_name: str
 ) -> str | None:
@@ -286,7 +311,9 @@ class Attribution:
             ]
             obj = None
         elif obj is None:
-            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where, sig)
+            rec.reasons = self._first_trace_reasons(
+                rec, prior, parsed, fun_name, key, where, sig, fun
+            )
             obj = self.track(state, fun)
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
@@ -318,8 +345,9 @@ class Attribution:
         key: str,
         where: str | None,
         sig: Signature | None = None,
+        fun: Any = None,
     ) -> list[MissReason]:
-        """Why a function object seen for the first time was traced.
+        """Why a function object seen for the first time was traced (``fun``, where known).
 
         A new object of code seen before (a closure re-created, a cell re-run) is blamed
         only when an earlier object compiled the same argument types: then the old
@@ -346,7 +374,7 @@ class Attribution:
             # user calls (a library's jit: ``nnx.jit``), and JAX's caches served the user's
             # calls of those types with that executable, leaving no record: a trace for
             # other types is a recompile, explained against the inspected ones
-            diff = self._inspected_diff(key, sig, compiled=True)
+            diff = self._inspected_diff(key, sig, compiled=True, fun=fun)
             if diff:
                 return diff
         if prior is not None and not prior.compiled_before(sig):
@@ -455,15 +483,16 @@ class Attribution:
         return self._diff_reasons(sig, obj, parsed)
 
     def _inspected_diff(
-        self, key: str, sig: Signature | None, compiled: bool = False
+        self, key: str, sig: Signature | None, compiled: bool = False, fun: Any = None
     ) -> list[MissReason]:
         """A function the user calls for the first time after the workbench inspected it:
         JAX's caches serve the user's calls with the inspected types (``%%hlo``'s executable),
         so a trace for other types is explained against those; [] when none differs (or
         JAX's explanation, from a key made inside the workbench's trace, has no detail).
-        ``compiled``: only inspections that compiled (whose executable is in JAX's cache)."""
+        ``compiled``: only inspections that compiled (whose executable is in JAX's cache).
+        ``fun``: the object the user's call traced, to tell a library's inner jit (below)."""
         seen = [
-            it.signature
+            _as_inner(it, sig, fun)
             for it in self.inspected
             if it.key == key and it.signature and (it.compiled or not compiled)
         ]
