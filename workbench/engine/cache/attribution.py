@@ -544,9 +544,7 @@ class Attribution:
                 ref = None
             sig = _signature(site)
             self.inspected.append(
-                InspectedTrace(
-                    rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id, rec
-                )
+                InspectedTrace(rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id, rec)
             )
         return None
 
