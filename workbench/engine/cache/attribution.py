@@ -166,23 +166,26 @@ def traced_function(fun: Any) -> Any:
     return fun
 
 
-def _as_inner(it: InspectedTrace, sig: Signature | None, fun: Any) -> Signature:
-    """The inspected call's signature as a trace of ``fun`` reads it.  The workbench traced a
-    library's wrapper (``nnx.jit``) whose leaves it names as the user passed them
-    (``model.a.kernel.value``); the user's call traces the wrapper's inner jit, whose leaves
-    are the same inputs in the same order, named after the split state
-    (``model.states[0][1]``): compared leaf by leaf, under the inner jit's names."""
-    old = it.signature
+def _wraps(it: InspectedTrace, fun: Any) -> bool:
+    """Whether the inspected object is a library's wrapper (``nnx.jit``) around ``fun``, the
+    inner jit the user's call traced (other code than the wrapper's)."""
     target = it.ref() if it.ref is not None else None
-    if (
-        sig is None
-        or fun is None
-        or target is None
-        or target is fun
-        or compat.function_code(target) is compat.function_code(fun)
-        or len(old.args) != len(sig.args)
-        or old.paths == sig.paths
-    ):
+    return (
+        fun is not None
+        and target is not None
+        and target is not fun
+        and compat.function_code(target) is not compat.function_code(fun)
+    )
+
+
+def _as_inner(it: InspectedTrace, sig: Signature) -> Signature:
+    """The signature of an inspection of a library's wrapper as a trace of its inner jit
+    reads it.  The workbench names the wrapper's leaves as the user passed them
+    (``model.a.kernel.value``); the inner jit's trace has the same inputs in the same
+    order, named after the split state (``model.states[0][1]``): compared leaf by leaf,
+    under the inner jit's names."""
+    old = it.signature
+    if len(old.args) != len(sig.args) or old.paths == sig.paths:
         return old
     args = tuple(
         dataclasses.replace(o, path=n.path) for o, n in zip(old.args, sig.args, strict=True)
@@ -374,7 +377,7 @@ class Attribution:
             # user calls (a library's jit: ``nnx.jit``), and JAX's caches served the user's
             # calls of those types with that executable, leaving no record: a trace for
             # other types is a recompile, explained against the inspected ones
-            diff = self._inspected_diff(key, sig, compiled=True, fun=fun)
+            diff = self._wrapper_inspected_diff(key, sig, fun)
             if diff:
                 return diff
         if prior is not None and not prior.compiled_before(sig):
@@ -482,21 +485,31 @@ class Attribution:
             return closest_diff(sig, obj.compiled)
         return self._diff_reasons(sig, obj, parsed)
 
-    def _inspected_diff(
-        self, key: str, sig: Signature | None, compiled: bool = False, fun: Any = None
-    ) -> list[MissReason]:
+    def _inspected_diff(self, key: str, sig: Signature | None) -> list[MissReason]:
         """A function the user calls for the first time after the workbench inspected it:
         JAX's caches serve the user's calls with the inspected types (``%%hlo``'s executable),
         so a trace for other types is explained against those; [] when none differs (or
-        JAX's explanation, from a key made inside the workbench's trace, has no detail).
-        ``compiled``: only inspections that compiled (whose executable is in JAX's cache).
-        ``fun``: the object the user's call traced, to tell a library's inner jit (below)."""
-        seen = [
-            _as_inner(it, sig, fun)
-            for it in self.inspected
-            if it.key == key and it.signature and (it.compiled or not compiled)
-        ]
+        JAX's explanation, from a key made inside the workbench's trace, has no detail)."""
+        seen = [it.signature for it in self.inspected if it.key == key and it.signature]
         diff = closest_diff(sig, seen) if sig is not None and seen else []
+        return diff if diff and diff[0].kind != "cache_cleared" else []
+
+    def _wrapper_inspected_diff(
+        self, key: str, sig: Signature | None, fun: Any
+    ) -> list[MissReason]:
+        """The first trace of a library's inner jit (``fun``) whose wrapper ``%%hlo``
+        compiled through the wrapper's own ``.trace().lower().compile()``: JAX's caches
+        served the user's calls of the inspected types with that executable, leaving no
+        record, so this trace for other types is a recompile, explained against them;
+        [] when there is no such inspection (or no difference)."""
+        if sig is None:
+            return []
+        seen = [
+            _as_inner(it, sig)
+            for it in self.inspected
+            if it.key == key and it.signature and it.compiled and _wraps(it, fun)
+        ]
+        diff = closest_diff(sig, seen) if seen else []
         return diff if diff and diff[0].kind != "cache_cleared" else []
 
     @staticmethod
