@@ -116,12 +116,6 @@ def test_reason_nnx_step_new_batch_shape(cells):
     assert got == {("shape", "x", "f32[4,3]", "f32[6,3]"), ("shape", "y", "f32[4,2]", "f32[6,2]")}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: %%hlo of an nnx.jit step now compiles the program the call runs, JAX's "
-    "cache then serves the user's call with it, and the next recompile (new batch shape) is "
-    "shown without its reason",
-)
 def test_reason_nnx_step_after_inspecting_it_first(cells):
     cells(NNX_STEP.format(name="rc_nnx_b")).ok()
     call = "rc_nnx_b(rc_nmodel, rc_nopt, rc_x, rc_y)"

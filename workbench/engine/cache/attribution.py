@@ -10,6 +10,7 @@ signatures it compiled, which is what a new call is compared with to name the mi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import weakref
@@ -53,6 +54,13 @@ class InspectedTrace:
     signature: Signature
     ref: weakref.ref[Any] | None
     jaxpr_id: int = 0  # the jaxpr it made (0: unknown): a later lowering of it is its own
+    #: the workbench's record of it, which reaches ``kind == "compile"`` when the inspection
+    #: compiled (``%%hlo``): that executable may then serve the user's calls of these types
+    record: CompileRecord | None = None
+
+    @property
+    def compiled(self) -> bool:
+        return self.record is not None and self.record.kind == "compile"
 
 
 @dataclass(eq=False)
@@ -156,6 +164,33 @@ def traced_function(fun: Any) -> Any:
             break
         fun = inner
     return fun
+
+
+def _wraps(it: InspectedTrace, fun: Any) -> bool:
+    """Whether the inspected object is a library's wrapper (``nnx.jit``) around ``fun``, the
+    inner jit the user's call traced (other code than the wrapper's)."""
+    target = it.ref() if it.ref is not None else None
+    return (
+        fun is not None
+        and target is not None
+        and target is not fun
+        and compat.function_code(target) is not compat.function_code(fun)
+    )
+
+
+def _as_inner(it: InspectedTrace, sig: Signature) -> Signature:
+    """The signature of an inspection of a library's wrapper as a trace of its inner jit
+    reads it.  The workbench names the wrapper's leaves as the user passed them
+    (``model.a.kernel.value``); the inner jit's trace has the same inputs in the same
+    order, named after the split state (``model.states[0][1]``): compared leaf by leaf,
+    under the inner jit's names."""
+    old = it.signature
+    if len(old.args) != len(sig.args) or old.paths == sig.paths:
+        return old
+    args = tuple(
+        dataclasses.replace(o, path=n.path) for o, n in zip(old.args, sig.args, strict=True)
+    )
+    return dataclasses.replace(old, args=args, tree=sig.tree, tree_hash=sig.tree_hash)
 
 
 def explanation_for(
@@ -279,7 +314,9 @@ class Attribution:
             ]
             obj = None
         elif obj is None:
-            rec.reasons = self._first_trace_reasons(rec, prior, parsed, fun_name, key, where, sig)
+            rec.reasons = self._first_trace_reasons(
+                rec, prior, parsed, fun_name, key, where, sig, fun
+            )
             obj = self.track(state, fun)
         elif not obj.signatures:  # its earlier traces all raised: this is its first real one
             rec.reasons = [MissReason("new_function", detail=f"first call of {fun_name}")]
@@ -311,8 +348,9 @@ class Attribution:
         key: str,
         where: str | None,
         sig: Signature | None = None,
+        fun: Any = None,
     ) -> list[MissReason]:
-        """Why a function object seen for the first time was traced.
+        """Why a function object seen for the first time was traced (``fun``, where known).
 
         A new object of code seen before (a closure re-created, a cell re-run) is blamed
         only when an earlier object compiled the same argument types: then the old
@@ -334,6 +372,14 @@ class Attribution:
             return self._inspected_diff(key, sig) or [
                 MissReason("new_function", detail=f"first trace of {fun_name}")
             ]
+        if prior is None:
+            # no compile of it recorded, yet ``%%hlo`` compiled it through the wrapper the
+            # user calls (a library's jit: ``nnx.jit``), and JAX's caches served the user's
+            # calls of those types with that executable, leaving no record: a trace for
+            # other types is a recompile, explained against the inspected ones
+            diff = self._wrapper_inspected_diff(key, sig, fun)
+            if diff:
+                return diff
         if prior is not None and not prior.compiled_before(sig):
             return [self._new_object(fun_name)]
         if prior is not None:
@@ -448,6 +494,24 @@ class Attribution:
         diff = closest_diff(sig, seen) if sig is not None and seen else []
         return diff if diff and diff[0].kind != "cache_cleared" else []
 
+    def _wrapper_inspected_diff(
+        self, key: str, sig: Signature | None, fun: Any
+    ) -> list[MissReason]:
+        """The first trace of a library's inner jit (``fun``) whose wrapper ``%%hlo``
+        compiled through the wrapper's own ``.trace().lower().compile()``: JAX's caches
+        served the user's calls of the inspected types with that executable, leaving no
+        record, so this trace for other types is a recompile, explained against them;
+        [] when there is no such inspection (or no difference)."""
+        if sig is None:
+            return []
+        seen = [
+            _as_inner(it, sig)
+            for it in self.inspected
+            if it.key == key and it.signature and it.compiled and _wraps(it, fun)
+        ]
+        diff = closest_diff(sig, seen) if seen else []
+        return diff if diff and diff[0].kind != "cache_cleared" else []
+
     @staticmethod
     def _diff_reasons(sig: Signature, obj: TracedObject, parsed: Any) -> list[MissReason]:
         """Why a function object that compiled before missed: the closest earlier call's
@@ -493,7 +557,7 @@ class Attribution:
                 ref = None
             sig = _signature(site)
             self.inspected.append(
-                InspectedTrace(rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id)
+                InspectedTrace(rec.function, rec.key, rec.defined_at, sig, ref, site.jaxpr_id, rec)
             )
         return None
 
