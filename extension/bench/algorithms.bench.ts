@@ -55,7 +55,7 @@ import {
 } from '../src/sharding/model';
 import { parseKernelMessage } from '../src/sidepanel/parse';
 import { NO_FILTER, WorkbenchStore } from '../src/sidepanel/store';
-import { syntheticGraph } from '../test/hlo-synthetic';
+import { hloNode, syntheticGraph } from '../test/hlo-synthetic';
 import { syntheticPayload } from '../test/jaxpr-synthetic';
 import { record } from '../test/sidepanel-fixtures';
 
@@ -174,16 +174,8 @@ describe('layered layout of a 10,000-node graph', () => {
 });
 
 describe('repeats of a 10,000-op scope (strewn lines, then 250 layers)', () => {
-  const node = (id: string, line: number): HloNode => ({
-    id,
-    kind: 'fusion',
-    opcode: 'fusion',
-    label: id,
-    shape: 'f32[4]',
-    bytes: 16,
-    bytes_moved: 32,
-    sources: [{ file: 'm.py', line, function: 'f' }]
-  });
+  const node = (id: string, line: number): HloNode =>
+    hloNode(id, { sources: [{ file: 'm.py', line, function: 'f' }] });
   let seed = 3;
   const rnd = (): number => {
     seed = (seed * 16807) % 2147483647;

@@ -1,25 +1,16 @@
 // @vitest-environment jsdom
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RenderContext } from '../src/common/featureView';
 import type { Payload } from '../src/common/payload';
-import type { UnpackedHloPayload } from '../src/hlo/types';
+import type { HloNode, UnpackedHloPayload } from '../src/hlo/types';
 import { HUB } from '../src/sourcelines/hub';
 
-const bundle = JSON.parse(
-  readFileSync(
-    join(
-      dirname(fileURLToPath(import.meta.url)),
-      'fixtures',
-      'hlo-while-bundle.json'
-    ),
-    'utf8'
-  )
-) as Record<string, unknown>;
-const MIME = 'application/vnd.jax-workbench.hlo+json';
+import { HLO_MIME, stubDrawing, whileBundle } from './hlo-fixtures';
+import { chainGraph, hloNode } from './hlo-synthetic';
+
+const bundle = whileBundle();
+const MIME = HLO_MIME;
 const WHILE = bundle[MIME] as UnpackedHloPayload;
 /** the program's file (the fixture's programs are compiled under a file name of their own) */
 const FILE = Object.values(WHILE.graphs)
@@ -42,36 +33,34 @@ const LEFT_OUT =
   '[… 140 more lines (6 KB) left out of 145 lines, 8 KB: the full text is .text of the ' +
   'returned object (e.g. _.text or Out[n].text), kept by the kernel, not saved in the notebook]';
 
-beforeAll(() => {
-  // jsdom has no canvas: a context that accepts every call and draws nothing
-  const noop = new Proxy(
-    {},
-    {
-      get: (_t, prop) =>
-        prop === 'measureText' ? () => ({ width: 10 }) : () => undefined,
-      set: () => true
-    }
-  );
-  HTMLCanvasElement.prototype.getContext = (() =>
-    noop) as unknown as HTMLCanvasElement['getContext'];
-  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
-    configurable: true,
-    get: () => 600
-  });
-  Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
-    configurable: true,
-    get: () => 400
-  });
-  if (!globalThis.requestAnimationFrame) {
-    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) =>
-      setTimeout(
-        () => cb(performance.now()),
-        0
-      )) as typeof requestAnimationFrame;
-    globalThis.cancelAnimationFrame = ((id: number) =>
-      clearTimeout(id)) as typeof cancelAnimationFrame;
-  }
-});
+/**
+ * The bundle as the kernel saves it when the text is cut after `keep` lines: text/plain ends
+ * in the left-out line and the payload's text_size says how much was kept (the payload is a
+ * copy, `cut` holds it: edit it to stand for a slimmer payload).
+ */
+function cutBundle(keep: number): {
+  lines: string[];
+  payload: UnpackedHloPayload;
+  cut: Record<string, unknown>;
+} {
+  const whole = bundle['text/plain'] as string;
+  const lines = whole.split('\n');
+  const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
+  payload.text_size = {
+    lines: lines.length,
+    bytes: whole.length,
+    shown_lines: keep,
+    shown_bytes: lines.slice(0, keep).join('\n').length
+  };
+  const cut = {
+    ...bundle,
+    'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
+    [MIME]: payload
+  };
+  return { lines, payload, cut };
+}
+
+beforeAll(stubDrawing);
 
 afterEach(() => {
   document.body.textContent = '';
@@ -155,21 +144,8 @@ describe('hlo view (DOM)', () => {
   });
 
   it('rebuilds an instruction past the saved lines of a cut text and says where the rest is', async () => {
-    const whole = bundle['text/plain'] as string;
-    const lines = whole.split('\n');
     const keep = 3;
-    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
-    payload.text_size = {
-      lines: lines.length,
-      bytes: whole.length,
-      shown_lines: keep,
-      shown_bytes: lines.slice(0, keep).join('\n').length
-    };
-    const cut = {
-      ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
-      [MIME]: payload
-    };
+    const { lines, cut } = cutBundle(keep);
     const { host, dispose } = await renderWhile({}, cut);
     const row = host.querySelector('.jwb-text-actions') as HTMLElement;
     expect(row.querySelector('.jwb-text-copy')?.textContent).toBe(
@@ -197,16 +173,7 @@ describe('hlo view (DOM)', () => {
   it('says a fused computation the slim payload dropped is only in .text, without claiming to rebuild it', async () => {
     // the kernel's payload for a cut text (workbench/views/hlo.py hlo_data): computations
     // without a graph keep name, lines and size but lose their instruction rows
-    const whole = bundle['text/plain'] as string;
-    const lines = whole.split('\n');
-    const keep = 3;
-    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
-    payload.text_size = {
-      lines: lines.length,
-      bytes: whole.length,
-      shown_lines: keep,
-      shown_bytes: lines.slice(0, keep).join('\n').length
-    };
+    const { payload, cut } = cutBundle(3);
     const dropped = new Map<string, number>();
     for (const c of payload.module!.computations) {
       if (!(c.name in payload.graphs)) {
@@ -214,11 +181,6 @@ describe('hlo view (DOM)', () => {
         delete c.instructions;
       }
     }
-    const cut = {
-      ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
-      [MIME]: payload
-    };
     const { host, dispose } = await renderWhile({}, cut);
     const top = host.querySelector(
       'table.jwb-hlo-top tr[data-node-id]'
@@ -395,27 +357,9 @@ describe('hlo view (DOM)', () => {
   it('a click while a big layout is pending acts on the box drawn, not on the next drawing', async () => {
     // scope a: 450 ops (folded at first), scope b: 5 ops (open); opening a makes 455 boxes,
     // laid out asynchronously (off the main thread in the browser, a timer here)
-    const nodes: Array<Record<string, unknown>> = [];
-    const edges: Array<Record<string, unknown>> = [];
+    const nodes: HloNode[] = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) {
-        edges.push({
-          src: nodes[nodes.length - 1].id,
-          dst: id,
-          shape: 'f32[4]',
-          bytes: 16
-        });
-      }
-      nodes.push({
-        id,
-        kind: 'fusion',
-        opcode: 'fusion',
-        label: id,
-        shape: 'f32[4]',
-        bytes: 16,
-        bytes_moved: 32,
-        op_name: op
-      });
+      nodes.push(hloNode(id, { op_name: op }));
     };
     for (let i = 0; i < 450; i++) {
       add(`a${i}`, 'jit(f)/jit(a)/add');
@@ -426,7 +370,7 @@ describe('hlo view (DOM)', () => {
     const base = bundle[MIME] as Record<string, unknown>;
     const payload = {
       ...base,
-      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      graphs: { 'main.1': chainGraph('main.1', nodes) },
       module: { name: 'm', problems: [], computations: [] }
     };
     const { HloView } = await import('../src/hlo/output');
@@ -491,27 +435,9 @@ describe('hlo view (DOM)', () => {
   it('is marked interactive only once a graph is drawn, even when its first layout was superseded', async () => {
     // 450 loose ops and a folded 70-op scope: 451 boxes, laid out asynchronously; 'Expand all'
     // clicked before that layout arrives replaces it
-    const nodes: Array<Record<string, unknown>> = [];
-    const edges: Array<Record<string, unknown>> = [];
+    const nodes: HloNode[] = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) {
-        edges.push({
-          src: nodes[nodes.length - 1].id,
-          dst: id,
-          shape: 'f32[4]',
-          bytes: 16
-        });
-      }
-      nodes.push({
-        id,
-        kind: 'fusion',
-        opcode: 'fusion',
-        label: id,
-        shape: 'f32[4]',
-        bytes: 16,
-        bytes_moved: 32,
-        op_name: op
-      });
+      nodes.push(hloNode(id, { op_name: op }));
     };
     for (let i = 0; i < 450; i++) {
       add(`a${i}`, `jit(f)/op${i}`);
@@ -522,7 +448,7 @@ describe('hlo view (DOM)', () => {
     const base = bundle[MIME] as Record<string, unknown>;
     const payload = {
       ...base,
-      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      graphs: { 'main.1': chainGraph('main.1', nodes) },
       module: { name: 'm', problems: [], computations: [] }
     };
     const { HloView } = await import('../src/hlo/output');
