@@ -60,6 +60,22 @@ function cutBundle(keep: number): {
   return { lines, payload, cut };
 }
 
+/** Click the first row of the top-fusions table: its node's id and the details it opens. */
+async function openTopNode(
+  host: HTMLElement
+): Promise<{ id: string; details: HTMLElement }> {
+  const row = host.querySelector(
+    'table.jwb-hlo-top tr[data-node-id]'
+  ) as HTMLElement;
+  const id = row.getAttribute('data-node-id') as string;
+  row.click();
+  await new Promise(r => setTimeout(r, 20));
+  return {
+    id,
+    details: host.querySelector('.jwb-hlo-details') as HTMLElement
+  };
+}
+
 beforeAll(stubDrawing);
 
 afterEach(() => {
@@ -154,13 +170,7 @@ describe('hlo view (DOM)', () => {
     const note = row.querySelector('.jwb-text-note')?.textContent ?? '';
     expect(note).toContain(`first ${keep} of ${lines.length} lines`);
     expect(note).toContain('_.text');
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = top.getAttribute('data-node-id') as string;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { id, details } = await openTopNode(host);
     const ins = details.querySelector('.jwb-hlo-instruction')?.textContent;
     expect(ins).toContain(`%${id} = `);
     // rebuilt from the parsed module: the same instruction as its line in the whole text
@@ -182,12 +192,7 @@ describe('hlo view (DOM)', () => {
       }
     }
     const { host, dispose } = await renderWhile({}, cut);
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { details } = await openTopNode(host);
     const head = [...details.querySelectorAll('.jwb-hlo-details-head')]
       .map(h => h.textContent ?? '')
       .find(t => t.startsWith('fused computation '));
@@ -222,13 +227,7 @@ describe('hlo view (DOM)', () => {
     const row = host.querySelector('.jwb-text-actions') as HTMLElement;
     expect(row.querySelector('.jwb-text-copy')?.textContent).toBe('copy text');
     expect(row.querySelector('.jwb-text-note')).toBeNull();
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = top.getAttribute('data-node-id') as string;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { id, details } = await openTopNode(host);
     expect(
       details.querySelector('.jwb-hlo-instruction')?.textContent
     ).toContain(`%${id} = `);
@@ -242,14 +241,8 @@ describe('hlo view (DOM)', () => {
   it('selects a node from the top table and shows its instruction and fused text', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
-    const row = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = row.getAttribute('data-node-id') as string;
-    row.click();
-    await new Promise(r => setTimeout(r, 20));
+    const { id, details } = await openTopNode(host);
     expect(root.getAttribute('data-selected')).toBe(id);
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
     expect(
       details.querySelector('.jwb-hlo-instruction')?.textContent
     ).toContain(`%${id} = `);
@@ -292,11 +285,7 @@ describe('hlo view (DOM)', () => {
     HUB.select(null);
     expect(root.getAttribute('data-highlighted')).toBe('0');
     // selecting a node publishes its lines
-    const row = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    row.click();
-    await new Promise(r => setTimeout(r, 20));
+    await openTopNode(host);
     expect(
       published.some(s => (s as { origin?: string } | null)?.origin === 'hlo')
     ).toBe(true);
