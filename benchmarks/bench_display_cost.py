@@ -135,6 +135,30 @@ def clock(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
+def run_magic_cell(
+    sh: InteractiveShell,
+    magic: str,
+    style: str,
+    params: Any,
+    x: Any,
+    phases: dict[str, list[float]],
+) -> tuple[float, Any]:
+    """Run ``%%<magic> -t grad`` on a fresh loss in ``sh``: its wall time (its CPU time goes
+    to ``phases``) and the record it displayed; a failed cell stops the benchmark."""
+    sh.user_ns.update(loss=fresh_loss(style), params=params, x=x)
+    _Kernel.cell_id = f"{magic}-{style}"
+    gc.collect()
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    with capture_output():
+        res = sh.run_cell(f"%%{magic} -t grad\nloss(params, x)\n")
+    total = time.perf_counter() - t0
+    phases[CPU_CELL].append(time.process_time() - c0)
+    if not res.success:
+        raise RuntimeError(f"%%{magic} failed: {res.error_in_exec or res.error_before_exec}")
+    return total, res.result.record
+
+
 # -- %%hlo -----------------------------------------------------------------------------------
 
 
@@ -173,18 +197,7 @@ def hlo_reference(style: str, params: Any, x: Any, phases: dict[str, list[float]
 def hlo_cell(
     sh: InteractiveShell, style: str, params: Any, x: Any, phases: dict[str, list[float]]
 ) -> tuple[float, Any]:
-    sh.user_ns.update(loss=fresh_loss(style), params=params, x=x)
-    _Kernel.cell_id = f"hlo-{style}"
-    gc.collect()
-    c0 = time.process_time()
-    t0 = time.perf_counter()
-    with capture_output():
-        res = sh.run_cell("%%hlo -t grad\nloss(params, x)\n")
-    total = time.perf_counter() - t0
-    phases[CPU_CELL].append(time.process_time() - c0)
-    if not res.success:
-        raise RuntimeError(f"%%hlo failed: {res.error_in_exec or res.error_before_exec}")
-    rep = res.result.record
+    total, rep = run_magic_cell(sh, "hlo", style, params, x, phases)
     stages = (rep.trace_s or 0) + (rep.lower_s or 0) + (rep.compile_s or 0)
     phases["%%hlo: JAX trace + lower + compile"].append(stages)
     phases["%%hlo: workbench's own work (total - JAX stages)"].append(total - stages)
@@ -230,18 +243,7 @@ def jaxpr_reference(style: str, params: Any, x: Any, phases: dict[str, list[floa
 def jaxpr_cell(
     sh: InteractiveShell, style: str, params: Any, x: Any, phases: dict[str, list[float]]
 ) -> tuple[float, Any]:
-    sh.user_ns.update(loss=fresh_loss(style), params=params, x=x)
-    _Kernel.cell_id = f"jaxpr-{style}"
-    gc.collect()
-    c0 = time.process_time()
-    t0 = time.perf_counter()
-    with capture_output():
-        res = sh.run_cell("%%jaxpr -t grad\nloss(params, x)\n")
-    total = time.perf_counter() - t0
-    phases[CPU_CELL].append(time.process_time() - c0)
-    if not res.success:
-        raise RuntimeError(f"%%jaxpr failed: {res.error_in_exec or res.error_before_exec}")
-    ins = res.result.record
+    total, ins = run_magic_cell(sh, "jaxpr", style, params, x, phases)
     phases["%%jaxpr: JAX trace"].append(ins.timings.trace or 0)
     phases["%%jaxpr: workbench's own work (total - trace)"].append(total - (ins.timings.trace or 0))
     return total, ins

@@ -351,10 +351,10 @@ def kernel_env() -> dict[str, str]:
     return env
 
 
-def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
-    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned."""
+def new_notebook(cells: list[str]) -> Any:
+    """A notebook of code ``cells``, not run, for the ``python3`` kernel (the one the test
+    servers and nbclient start)."""
     import nbformat
-    from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
@@ -363,6 +363,15 @@ def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
         "display_name": "Python 3",
         "language": "python",
     }
+    return nb
+
+
+def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
+    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = new_notebook(cells)
     with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
         env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
         NotebookClient(
@@ -452,6 +461,38 @@ def scroll_to_cell(page: Any, index: int) -> None:
 
 def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+
+
+def open_notebook(browser: Any, server: Any, name: str) -> tuple[Any, Any]:
+    """A new page showing notebook ``name`` of ``server``, back once its kernel is started;
+    with the page's watch (console errors, failed requests)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = PageWatch(page, server.base)
+    page.goto(server.lab_url(name))
+    wait_for_notebook(page)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
+        timeout=60_000,
+    )
+    return page, watch
+
+
+def wait_for_cells_run(page: Any, timeout: float = 120_000) -> None:
+    """The current notebook's kernel is idle and none of its code cells is still running (the
+    toolbar's indicator alone can read idle between two cells of a run-all)."""
+    page.wait_for_function(
+        f"() => {CURRENT_NOTEBOOK}.sessionContext.session?.kernel?.status === 'idle' && "
+        f"{CURRENT_NOTEBOOK}.content.widgets.every(c => c.model.type !== 'code' || "
+        "c.model.executionState !== 'running')",
+        timeout=timeout,
+    )
+
+
+def run_all_cells(page: Any) -> None:
+    """Run every cell of the current notebook (once its kernel is idle); back when all ran."""
+    wait_for_cells_run(page)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    wait_for_cells_run(page)
 
 
 def wait_for_kernel_idle(page: Any, timeout: float = 90_000) -> None:

@@ -140,3 +140,15 @@ def make_jaxpr_text(fn, *args, **kwargs) -> str:
         return fn(*a, **static_kw, **k)
 
     return str(jax.make_jaxpr(call, static_argnums=nums)(*args, **kwargs))
+
+
+def sin_chain(n):
+    """A straight-line program of ``n`` links (a ``sin`` and an ``add`` each): a text as long
+    as a test of the display bounds needs, with no loop for JAX to fold."""
+
+    def f(x):
+        for i in range(n):
+            x = jnp.sin(x) + i
+        return x
+
+    return f

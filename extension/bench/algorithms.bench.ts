@@ -55,8 +55,8 @@ import {
 } from '../src/sharding/model';
 import { parseKernelMessage } from '../src/sidepanel/parse';
 import { NO_FILTER, WorkbenchStore } from '../src/sidepanel/store';
-import { syntheticGraph } from '../test/hlo-synthetic';
-import { syntheticPayload } from '../test/jaxpr-synthetic';
+import { hloNode, syntheticGraph } from '../test/hlo-synthetic';
+import { functionAndGradient, syntheticPayload } from '../test/jaxpr-synthetic';
 import { record } from '../test/sidepanel-fixtures';
 
 /** few, long iterations: each call takes from milliseconds to a second */
@@ -78,6 +78,23 @@ function internBoth(a: string[], b: string[]): number {
   return ids.size;
 }
 
+/** `subject` on sequences `a` and `b`, timed next to its reference: interning both */
+function benchAgainstInterning(
+  name: string,
+  a: string[],
+  b: string[],
+  subject: () => void
+): void {
+  bench(
+    'reference: intern both sequences',
+    () => {
+      internBoth(a, b);
+    },
+    OPTS
+  );
+  bench(name, subject, OPTS);
+}
+
 describe('align two 12,000-equation programs, a few hundred edits apart', () => {
   const p = syntheticPayload(12000);
   const a = signatures(flatten(p.jaxpr!, p.avals));
@@ -86,65 +103,16 @@ describe('align two 12,000-equation programs, a few hundred edits apart', () => 
     b[i] = 'neg f32[16,128]';
   }
   b.splice(5000, 0, 'custom f32[]');
-  bench(
-    'reference: intern both sequences',
-    () => {
-      internBoth(a, b);
-    },
-    OPTS
-  );
-  bench(
-    'align',
-    () => {
-      align([a, b]);
-    },
-    OPTS
-  );
+  benchAgainstInterning('align', a, b, () => {
+    align([a, b]);
+  });
 });
 
 describe('diff a 12,000-equation function and its 36,000-equation gradient', () => {
-  const alpha = [
-    'dot_general f32[16,128]',
-    'tanh f32[16,128]',
-    'add f32[16,128]',
-    'mul f32[]',
-    'mul f32[16,128]',
-    'sub f32[]'
-  ];
-  let seed = 3;
-  const pick = (): string =>
-    alpha[
-      Math.floor(
-        ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 6
-      )
-    ];
-  const a = Array.from({ length: 12000 }, pick);
-  const b: string[] = [];
-  let left = 24000;
-  a.forEach((x, i) => {
-    b.push(x);
-    if (i % 2 && left > 0) {
-      b.push(pick());
-      left--;
-    }
+  const { a, b } = functionAndGradient();
+  benchAgainstInterning('diff', a, b, () => {
+    diff(a, b);
   });
-  while (left-- > 0) {
-    b.push(pick());
-  }
-  bench(
-    'reference: intern both sequences',
-    () => {
-      internBoth(a, b);
-    },
-    OPTS
-  );
-  bench(
-    'diff',
-    () => {
-      diff(a, b);
-    },
-    OPTS
-  );
 });
 
 describe('layered layout of a 10,000-node graph', () => {
@@ -174,16 +142,8 @@ describe('layered layout of a 10,000-node graph', () => {
 });
 
 describe('repeats of a 10,000-op scope (strewn lines, then 250 layers)', () => {
-  const node = (id: string, line: number): HloNode => ({
-    id,
-    kind: 'fusion',
-    opcode: 'fusion',
-    label: id,
-    shape: 'f32[4]',
-    bytes: 16,
-    bytes_moved: 32,
-    sources: [{ file: 'm.py', line, function: 'f' }]
-  });
+  const node = (id: string, line: number): HloNode =>
+    hloNode(id, { sources: [{ file: 'm.py', line, function: 'f' }] });
   let seed = 3;
   const rnd = (): number => {
     seed = (seed * 16807) % 2147483647;

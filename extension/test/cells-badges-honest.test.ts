@@ -12,23 +12,7 @@ import {
   parseBadge,
   ranAfter
 } from '../src/cells/badges';
-import type { CellBadge } from '../src/sidepanel/protocol';
-
-const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5',
-  cell_id: 'c-1',
-  run: 3,
-  t: 1000,
-  compiles: 1,
-  traces: 1,
-  lowers: 1,
-  compile_s: 0.25,
-  misses: 0,
-  first_reason: null,
-  persistent_hits: 0,
-  inspections: 0,
-  ...over
-});
+import { badge } from './cells-fixtures';
 
 describe('helper compiles', () => {
   it('are kept apart from the count and shown in the tooltip', () => {

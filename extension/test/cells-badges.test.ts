@@ -19,23 +19,8 @@ import {
   summaryText,
   totalText
 } from '../src/cells/liveDiff';
-import type { CellBadge, LiveDiff } from '../src/sidepanel/protocol';
-
-export const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5',
-  cell_id: 'c-1',
-  run: 3,
-  t: 1000,
-  compiles: 1,
-  traces: 1,
-  lowers: 1,
-  compile_s: 0.25,
-  misses: 0,
-  first_reason: null,
-  persistent_hits: 0,
-  inspections: 0,
-  ...over
-});
+import type { LiveDiff } from '../src/sidepanel/protocol';
+import { badge } from './cells-fixtures';
 
 describe('badge text', () => {
   it('says singular and plural right', () => {

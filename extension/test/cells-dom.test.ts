@@ -18,22 +18,7 @@ import {
 } from '../src/cells/decorations';
 import { renderDiff } from '../src/cells/liveDiff';
 import type { CellBadge, LiveDiff } from '../src/sidepanel/protocol';
-
-const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5',
-  cell_id: 'c-1',
-  run: 3,
-  t: 1000,
-  compiles: 2,
-  traces: 2,
-  lowers: 2,
-  compile_s: 1.2,
-  misses: 1,
-  first_reason: 'w: shape (3,) → (4,)',
-  persistent_hits: 0,
-  inspections: 0,
-  ...over
-});
+import { recompiledBadge as badge } from './cells-fixtures';
 
 const diff = (over: Partial<LiveDiff> = {}): LiveDiff => ({
   cell: '5',

@@ -17,23 +17,7 @@ import {
   type CellModelLike,
   type StripSource
 } from '../src/cells/decorations';
-import type { CellBadge } from '../src/sidepanel/protocol';
-
-const badge = (over: Partial<CellBadge> = {}): CellBadge => ({
-  cell: '5',
-  cell_id: 'c-1',
-  run: 3,
-  t: 1000,
-  compiles: 2,
-  traces: 2,
-  lowers: 2,
-  compile_s: 1.2,
-  misses: 1,
-  first_reason: 'w: shape (3,) → (4,)',
-  persistent_hits: 0,
-  inspections: 0,
-  ...over
-});
+import { recompiledBadge as badge } from './cells-fixtures';
 
 /** A cell model the way `@jupyterlab/cells`' CodeCellModel is one: a thin face over its shared model. */
 class SharedBackedModel implements CellModelLike {

@@ -6,18 +6,11 @@ import { layeredLayout } from '../src/hlo/layout';
 import { GraphModel } from '../src/hlo/model';
 import type { Scene } from '../src/hlo/scene';
 import type { HloNode, UnpackedHloPayload } from '../src/hlo/types';
+import { noopContext, stubCanvas } from './hlo-fixtures';
+import { chainGraph, hloNode } from './hlo-synthetic';
 
 function node(id: string, bytesMoved: number, opName: string): HloNode {
-  return {
-    id,
-    kind: 'fusion',
-    opcode: 'fusion',
-    label: id,
-    shape: 'f32[4]',
-    bytes: 16,
-    bytes_moved: bytesMoved,
-    op_name: opName
-  };
+  return hloNode(id, { bytes_moved: bytesMoved, op_name: opName });
 }
 
 describe('hlo canvas text', () => {
@@ -30,14 +23,8 @@ describe('hlo canvas text', () => {
     for (let i = 0; i < 70; i++) {
       nodes.push(node(`s${i}`, 50, 'jit(f)/jit(blk)/mul'));
     }
-    const edges = nodes.slice(1).map((n, i) => ({
-      src: nodes[i].id,
-      dst: n.id,
-      shape: 'f32[4]',
-      bytes: 16
-    }));
     const payload = {
-      graphs: { m: { computation: 'm', nodes, edges } }
+      graphs: { m: chainGraph('m', nodes) }
     } as unknown as UnpackedHloPayload;
     const model = new GraphModel(payload, 'm');
     const scene = model.scene(layeredLayout(model.layoutInput()), () => null);
@@ -68,16 +55,7 @@ describe('hlo canvas text', () => {
         return true;
       }
     });
-    HTMLCanvasElement.prototype.getContext = (() =>
-      ctx) as unknown as HTMLCanvasElement['getContext'];
-    Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
-      configurable: true,
-      get: () => 4000
-    });
-    Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
-      configurable: true,
-      get: () => 4000
-    });
+    stubCanvas(ctx, 4000, 4000);
     const box = document.createElement('div');
     box.style.setProperty('--jp-ui-font-color1', 'rgb(1, 1, 1)');
     box.style.setProperty('--jp-ui-font-color2', 'rgb(2, 2, 2)');
@@ -101,19 +79,7 @@ describe('hlo canvas text', () => {
   it('fits a graph too big to show whole onto boxes, not onto an empty corner', () => {
     // everything opened: a tall graph whose top-left corner is empty (sources sit next to
     // their first users); the fit must show the topmost box
-    HTMLCanvasElement.prototype.getContext = (() =>
-      new Proxy(
-        {},
-        { get: () => () => undefined, set: () => true }
-      )) as unknown as HTMLCanvasElement['getContext'];
-    Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
-      configurable: true,
-      get: () => 600
-    });
-    Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
-      configurable: true,
-      get: () => 400
-    });
+    stubCanvas(noopContext(), 600, 400);
     const f64 = (a: number[]): Float64Array => Float64Array.from(a);
     const scene: Scene = {
       n: 2,

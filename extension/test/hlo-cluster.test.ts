@@ -13,24 +13,14 @@ import {
 } from '../src/hlo/scope';
 import type { HloGraph, HloNode, UnpackedHloPayload } from '../src/hlo/types';
 import { visibleGraph } from '../src/hlo/visible';
+import { hloNode } from './hlo-synthetic';
 
 const fixture = (name: string): unknown =>
   JSON.parse(
     readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')
   );
 
-function node(id: string, extra: Partial<HloNode> = {}): HloNode {
-  return {
-    id,
-    kind: 'fusion',
-    opcode: 'fusion',
-    label: id,
-    shape: 'f32[4]',
-    bytes: 16,
-    bytes_moved: 32,
-    ...extra
-  };
-}
+const node = hloNode;
 
 describe('op_name scopes', () => {
   it('splits at top-level slashes only and drops the primitive', () => {

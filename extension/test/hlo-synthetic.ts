@@ -1,8 +1,10 @@
 /**
  * Layout inputs for the layered-layout tests and benchmarks: a small graph from an edge
- * list, and an HLO-like random DAG of any size.
+ * list, and an HLO-like random DAG of any size; a graph node with the fields every test fills.
  */
 import type { LayoutInput } from '../src/hlo/layout';
+import type { HloGraph, HloNode } from '../src/hlo/types';
+import type { HloGraph, HloNode } from '../src/hlo/types';
 
 export function graph(
   n: number,
@@ -37,4 +39,29 @@ export function syntheticGraph(n: number, seed = 1): LayoutInput {
     }
   }
   return graph(n, edges, 180, 40);
+}
+
+/** A fusion node of an HLO graph: 16 bytes of f32[4] that moves 32 bytes, unless `extra` says otherwise. */
+export function hloNode(id: string, extra: Partial<HloNode> = {}): HloNode {
+  return {
+    id,
+    kind: 'fusion',
+    opcode: 'fusion',
+    label: id,
+    shape: 'f32[4]',
+    bytes: 16,
+    bytes_moved: 32,
+    ...extra
+  };
+}
+
+/** A graph of `nodes` in a chain: each reads the one before it (an f32[4] edge of 16 bytes). */
+export function chainGraph(computation: string, nodes: HloNode[]): HloGraph {
+  const edges = nodes.slice(1).map((n, i) => ({
+    src: nodes[i].id,
+    dst: n.id,
+    shape: 'f32[4]',
+    bytes: 16
+  }));
+  return { computation, nodes, edges };
 }

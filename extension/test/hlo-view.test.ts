@@ -1,25 +1,16 @@
 // @vitest-environment jsdom
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RenderContext } from '../src/common/featureView';
 import type { Payload } from '../src/common/payload';
-import type { UnpackedHloPayload } from '../src/hlo/types';
+import type { HloNode, UnpackedHloPayload } from '../src/hlo/types';
 import { HUB } from '../src/sourcelines/hub';
 
-const bundle = JSON.parse(
-  readFileSync(
-    join(
-      dirname(fileURLToPath(import.meta.url)),
-      'fixtures',
-      'hlo-while-bundle.json'
-    ),
-    'utf8'
-  )
-) as Record<string, unknown>;
-const MIME = 'application/vnd.jax-workbench.hlo+json';
+import { HLO_MIME, stubDrawing, whileBundle } from './hlo-fixtures';
+import { chainGraph, hloNode } from './hlo-synthetic';
+
+const bundle = whileBundle();
+const MIME = HLO_MIME;
 const WHILE = bundle[MIME] as UnpackedHloPayload;
 /** the program's file (the fixture's programs are compiled under a file name of their own) */
 const FILE = Object.values(WHILE.graphs)
@@ -42,36 +33,50 @@ const LEFT_OUT =
   '[… 140 more lines (6 KB) left out of 145 lines, 8 KB: the full text is .text of the ' +
   'returned object (e.g. _.text or Out[n].text), kept by the kernel, not saved in the notebook]';
 
-beforeAll(() => {
-  // jsdom has no canvas: a context that accepts every call and draws nothing
-  const noop = new Proxy(
-    {},
-    {
-      get: (_t, prop) =>
-        prop === 'measureText' ? () => ({ width: 10 }) : () => undefined,
-      set: () => true
-    }
-  );
-  HTMLCanvasElement.prototype.getContext = (() =>
-    noop) as unknown as HTMLCanvasElement['getContext'];
-  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
-    configurable: true,
-    get: () => 600
-  });
-  Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
-    configurable: true,
-    get: () => 400
-  });
-  if (!globalThis.requestAnimationFrame) {
-    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) =>
-      setTimeout(
-        () => cb(performance.now()),
-        0
-      )) as typeof requestAnimationFrame;
-    globalThis.cancelAnimationFrame = ((id: number) =>
-      clearTimeout(id)) as typeof cancelAnimationFrame;
-  }
-});
+/**
+ * The bundle as the kernel saves it when the text is cut after `keep` lines: text/plain ends
+ * in the left-out line and the payload's text_size says how much was kept (the payload is a
+ * copy, `cut` holds it: edit it to stand for a slimmer payload).
+ */
+function cutBundle(keep: number): {
+  lines: string[];
+  payload: UnpackedHloPayload;
+  cut: Record<string, unknown>;
+} {
+  const whole = bundle['text/plain'] as string;
+  const lines = whole.split('\n');
+  const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
+  payload.text_size = {
+    lines: lines.length,
+    bytes: whole.length,
+    shown_lines: keep,
+    shown_bytes: lines.slice(0, keep).join('\n').length
+  };
+  const cut = {
+    ...bundle,
+    'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
+    [MIME]: payload
+  };
+  return { lines, payload, cut };
+}
+
+/** Click the first row of the top-fusions table: its node's id and the details it opens. */
+async function openTopNode(
+  host: HTMLElement
+): Promise<{ id: string; details: HTMLElement }> {
+  const row = host.querySelector(
+    'table.jwb-hlo-top tr[data-node-id]'
+  ) as HTMLElement;
+  const id = row.getAttribute('data-node-id') as string;
+  row.click();
+  await new Promise(r => setTimeout(r, 20));
+  return {
+    id,
+    details: host.querySelector('.jwb-hlo-details') as HTMLElement
+  };
+}
+
+beforeAll(stubDrawing);
 
 afterEach(() => {
   document.body.textContent = '';
@@ -155,21 +160,8 @@ describe('hlo view (DOM)', () => {
   });
 
   it('rebuilds an instruction past the saved lines of a cut text and says where the rest is', async () => {
-    const whole = bundle['text/plain'] as string;
-    const lines = whole.split('\n');
     const keep = 3;
-    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
-    payload.text_size = {
-      lines: lines.length,
-      bytes: whole.length,
-      shown_lines: keep,
-      shown_bytes: lines.slice(0, keep).join('\n').length
-    };
-    const cut = {
-      ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
-      [MIME]: payload
-    };
+    const { lines, cut } = cutBundle(keep);
     const { host, dispose } = await renderWhile({}, cut);
     const row = host.querySelector('.jwb-text-actions') as HTMLElement;
     expect(row.querySelector('.jwb-text-copy')?.textContent).toBe(
@@ -178,13 +170,7 @@ describe('hlo view (DOM)', () => {
     const note = row.querySelector('.jwb-text-note')?.textContent ?? '';
     expect(note).toContain(`first ${keep} of ${lines.length} lines`);
     expect(note).toContain('_.text');
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = top.getAttribute('data-node-id') as string;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { id, details } = await openTopNode(host);
     const ins = details.querySelector('.jwb-hlo-instruction')?.textContent;
     expect(ins).toContain(`%${id} = `);
     // rebuilt from the parsed module: the same instruction as its line in the whole text
@@ -197,16 +183,7 @@ describe('hlo view (DOM)', () => {
   it('says a fused computation the slim payload dropped is only in .text, without claiming to rebuild it', async () => {
     // the kernel's payload for a cut text (workbench/views/hlo.py hlo_data): computations
     // without a graph keep name, lines and size but lose their instruction rows
-    const whole = bundle['text/plain'] as string;
-    const lines = whole.split('\n');
-    const keep = 3;
-    const payload = JSON.parse(JSON.stringify(WHILE)) as UnpackedHloPayload;
-    payload.text_size = {
-      lines: lines.length,
-      bytes: whole.length,
-      shown_lines: keep,
-      shown_bytes: lines.slice(0, keep).join('\n').length
-    };
+    const { payload, cut } = cutBundle(3);
     const dropped = new Map<string, number>();
     for (const c of payload.module!.computations) {
       if (!(c.name in payload.graphs)) {
@@ -214,18 +191,8 @@ describe('hlo view (DOM)', () => {
         delete c.instructions;
       }
     }
-    const cut = {
-      ...bundle,
-      'text/plain': `${lines.slice(0, keep).join('\n')}\n${LEFT_OUT}`,
-      [MIME]: payload
-    };
     const { host, dispose } = await renderWhile({}, cut);
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { details } = await openTopNode(host);
     const head = [...details.querySelectorAll('.jwb-hlo-details-head')]
       .map(h => h.textContent ?? '')
       .find(t => t.startsWith('fused computation '));
@@ -260,13 +227,7 @@ describe('hlo view (DOM)', () => {
     const row = host.querySelector('.jwb-text-actions') as HTMLElement;
     expect(row.querySelector('.jwb-text-copy')?.textContent).toBe('copy text');
     expect(row.querySelector('.jwb-text-note')).toBeNull();
-    const top = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = top.getAttribute('data-node-id') as string;
-    top.click();
-    await new Promise(r => setTimeout(r, 20));
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
+    const { id, details } = await openTopNode(host);
     expect(
       details.querySelector('.jwb-hlo-instruction')?.textContent
     ).toContain(`%${id} = `);
@@ -280,14 +241,8 @@ describe('hlo view (DOM)', () => {
   it('selects a node from the top table and shows its instruction and fused text', async () => {
     const { host, dispose } = await renderWhile();
     const root = host.querySelector('.jwb-hlo') as HTMLElement;
-    const row = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    const id = row.getAttribute('data-node-id') as string;
-    row.click();
-    await new Promise(r => setTimeout(r, 20));
+    const { id, details } = await openTopNode(host);
     expect(root.getAttribute('data-selected')).toBe(id);
-    const details = host.querySelector('.jwb-hlo-details') as HTMLElement;
     expect(
       details.querySelector('.jwb-hlo-instruction')?.textContent
     ).toContain(`%${id} = `);
@@ -330,11 +285,7 @@ describe('hlo view (DOM)', () => {
     HUB.select(null);
     expect(root.getAttribute('data-highlighted')).toBe('0');
     // selecting a node publishes its lines
-    const row = host.querySelector(
-      'table.jwb-hlo-top tr[data-node-id]'
-    ) as HTMLElement;
-    row.click();
-    await new Promise(r => setTimeout(r, 20));
+    await openTopNode(host);
     expect(
       published.some(s => (s as { origin?: string } | null)?.origin === 'hlo')
     ).toBe(true);
@@ -395,27 +346,9 @@ describe('hlo view (DOM)', () => {
   it('a click while a big layout is pending acts on the box drawn, not on the next drawing', async () => {
     // scope a: 450 ops (folded at first), scope b: 5 ops (open); opening a makes 455 boxes,
     // laid out asynchronously (off the main thread in the browser, a timer here)
-    const nodes: Array<Record<string, unknown>> = [];
-    const edges: Array<Record<string, unknown>> = [];
+    const nodes: HloNode[] = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) {
-        edges.push({
-          src: nodes[nodes.length - 1].id,
-          dst: id,
-          shape: 'f32[4]',
-          bytes: 16
-        });
-      }
-      nodes.push({
-        id,
-        kind: 'fusion',
-        opcode: 'fusion',
-        label: id,
-        shape: 'f32[4]',
-        bytes: 16,
-        bytes_moved: 32,
-        op_name: op
-      });
+      nodes.push(hloNode(id, { op_name: op }));
     };
     for (let i = 0; i < 450; i++) {
       add(`a${i}`, 'jit(f)/jit(a)/add');
@@ -426,7 +359,7 @@ describe('hlo view (DOM)', () => {
     const base = bundle[MIME] as Record<string, unknown>;
     const payload = {
       ...base,
-      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      graphs: { 'main.1': chainGraph('main.1', nodes) },
       module: { name: 'm', problems: [], computations: [] }
     };
     const { HloView } = await import('../src/hlo/output');
@@ -491,27 +424,9 @@ describe('hlo view (DOM)', () => {
   it('is marked interactive only once a graph is drawn, even when its first layout was superseded', async () => {
     // 450 loose ops and a folded 70-op scope: 451 boxes, laid out asynchronously; 'Expand all'
     // clicked before that layout arrives replaces it
-    const nodes: Array<Record<string, unknown>> = [];
-    const edges: Array<Record<string, unknown>> = [];
+    const nodes: HloNode[] = [];
     const add = (id: string, op: string): void => {
-      if (nodes.length) {
-        edges.push({
-          src: nodes[nodes.length - 1].id,
-          dst: id,
-          shape: 'f32[4]',
-          bytes: 16
-        });
-      }
-      nodes.push({
-        id,
-        kind: 'fusion',
-        opcode: 'fusion',
-        label: id,
-        shape: 'f32[4]',
-        bytes: 16,
-        bytes_moved: 32,
-        op_name: op
-      });
+      nodes.push(hloNode(id, { op_name: op }));
     };
     for (let i = 0; i < 450; i++) {
       add(`a${i}`, `jit(f)/op${i}`);
@@ -522,7 +437,7 @@ describe('hlo view (DOM)', () => {
     const base = bundle[MIME] as Record<string, unknown>;
     const payload = {
       ...base,
-      graphs: { 'main.1': { computation: 'main.1', nodes, edges } },
+      graphs: { 'main.1': chainGraph('main.1', nodes) },
       module: { name: 'm', problems: [], computations: [] }
     };
     const { HloView } = await import('../src/hlo/output');

@@ -8,7 +8,7 @@ import type {
   UnpackedJaxprComparePayload,
   UnpackedJaxprPayload
 } from '../src/jaxpr/types';
-import { syntheticPayload } from './jaxpr-synthetic';
+import { functionAndGradient, syntheticPayload } from './jaxpr-synthetic';
 
 /** a hang guard for the largest inputs, not a speed bound (busy CI machines are slow):
  * their wall times are in bench/algorithms.bench.ts */
@@ -206,34 +206,7 @@ describe('compare of a function and its gradient', () => {
     { timeout: HANG_GUARD_MS },
     () => {
       // worst case: backward equations drawn from the forward's few signatures, interleaved
-      const alpha = [
-        'dot_general f32[16,128]',
-        'tanh f32[16,128]',
-        'add f32[16,128]',
-        'mul f32[]',
-        'mul f32[16,128]',
-        'sub f32[]'
-      ];
-      let seed = 3;
-      const pick = (): string =>
-        alpha[
-          Math.floor(
-            ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 6
-          )
-        ];
-      const a = Array.from({ length: 12000 }, pick);
-      const b: string[] = [];
-      let left = 24000;
-      a.forEach((x, i) => {
-        b.push(x);
-        if (i % 2 && left > 0) {
-          b.push(pick());
-          left--;
-        }
-      });
-      while (left-- > 0) {
-        b.push(pick());
-      }
+      const { a, b } = functionAndGradient();
       // the work, counted: diff's budget bounds its search steps (past it, what is left stays
       // unmatched); a tenth of the 12,000 x 36,000 cells a quadratic diff fills is enough
       // (this case takes about 1.9e7 steps; the wall time is in bench/algorithms.bench.ts)

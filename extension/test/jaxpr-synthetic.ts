@@ -185,3 +185,40 @@ export function syntheticPayload(
     }
   };
 }
+
+/**
+ * The signatures of a 12,000-equation function and of a 36,000-equation gradient holding
+ * it: backward equations drawn from the forward's few signatures and interleaved with it,
+ * the worst case for a diff (`a` is a subsequence of `b`).
+ */
+export function functionAndGradient(): { a: string[]; b: string[] } {
+  const alpha = [
+    'dot_general f32[16,128]',
+    'tanh f32[16,128]',
+    'add f32[16,128]',
+    'mul f32[]',
+    'mul f32[16,128]',
+    'sub f32[]'
+  ];
+  let seed = 3;
+  const pick = (): string =>
+    alpha[
+      Math.floor(
+        ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 6
+      )
+    ];
+  const a = Array.from({ length: 12000 }, pick);
+  const b: string[] = [];
+  let left = 24000;
+  a.forEach((x, i) => {
+    b.push(x);
+    if (i % 2 && left > 0) {
+      b.push(pick());
+      left--;
+    }
+  });
+  while (left-- > 0) {
+    b.push(pick());
+  }
+  return { a, b };
+}

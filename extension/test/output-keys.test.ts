@@ -5,9 +5,6 @@
  * clears a search before it leaves, and linking a node to its source line scrolls the
  * notebook without activating the cell (activation focuses the cell's editor).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -25,17 +22,10 @@ import type { FeatureView } from '../src/common/featureView';
 import { HUB, type LineSelection } from '../src/sourcelines/hub';
 import { scrollToCellOnly } from '../src/sourcelines/editors';
 
-const MIME = 'application/vnd.jax-workbench.hlo+json';
-const bundle = JSON.parse(
-  readFileSync(
-    join(
-      dirname(fileURLToPath(import.meta.url)),
-      'fixtures',
-      'hlo-while-bundle.json'
-    ),
-    'utf8'
-  )
-) as Record<string, unknown>;
+import { HLO_MIME, stubDrawing, whileBundle } from './hlo-fixtures';
+
+const MIME = HLO_MIME;
+const bundle = whileBundle();
 /** the fixture program's first source line: a search for `:<line>` finds nodes linked to it */
 const SOURCE = Object.values(
   (bundle[MIME] as { graphs: Record<string, { nodes: any[] }> }).graphs
@@ -43,36 +33,7 @@ const SOURCE = Object.values(
   .flatMap(g => g.nodes)
   .flatMap(n => (n.sources ?? []) as Array<{ file: string; line: number }>)[0];
 
-beforeAll(() => {
-  // jsdom has no canvas: a context that accepts every call and draws nothing
-  const noop = new Proxy(
-    {},
-    {
-      get: (_t, prop) =>
-        prop === 'measureText' ? () => ({ width: 10 }) : () => undefined,
-      set: () => true
-    }
-  );
-  HTMLCanvasElement.prototype.getContext = (() =>
-    noop) as unknown as HTMLCanvasElement['getContext'];
-  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
-    configurable: true,
-    get: () => 600
-  });
-  Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
-    configurable: true,
-    get: () => 400
-  });
-  if (!globalThis.requestAnimationFrame) {
-    globalThis.requestAnimationFrame = ((cb: FrameRequestCallback) =>
-      setTimeout(
-        () => cb(performance.now()),
-        0
-      )) as typeof requestAnimationFrame;
-    globalThis.cancelAnimationFrame = ((id: number) =>
-      clearTimeout(id)) as typeof cancelAnimationFrame;
-  }
-});
+beforeAll(stubDrawing);
 
 afterEach(() => {
   document.body.textContent = '';

@@ -28,7 +28,11 @@ from tests.browser import (
     CONTRAST_JS,
     PageWatch,
     artifacts_dir,
+    new_notebook,
+    open_notebook,
+    run_all_cells,
     scroll_to_cell,
+    wait_for_cells_run,
     wait_for_notebook,
 )
 from tests.browser_fixtures import BROWSER_GROUP_B
@@ -80,28 +84,7 @@ def _set_windowing(server, mode: str | None) -> None:
     server.api("PUT", "/lab/api/settings/@jupyterlab/notebook-extension:tracker", {"raw": raw})
 
 
-def _open(browser, server, name: str):
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    watch = PageWatch(page, server.base)
-    page.goto(server.lab_url(name))
-    wait_for_notebook(page)
-    page.wait_for_function(
-        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=60_000,
-    )
-    return page, watch
-
-
 NB = "window.jupyterapp.shell.currentWidget"
-
-
-def _wait_idle(page, timeout: float = 120_000) -> None:
-    page.wait_for_function(
-        f"() => {NB}.sessionContext.session?.kernel?.status === 'idle' && "
-        f"{NB}.content.widgets.every(c => c.model.type !== 'code' || "
-        "c.model.executionState !== 'running')",
-        timeout=timeout,
-    )
 
 
 def _cell(page, i: int):
@@ -141,12 +124,6 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(artifacts_dir() / f"cells-{name}.png"))
 
 
-def _run_all(page) -> None:
-    _wait_idle(page)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    _wait_idle(page)
-
-
 def _wait_badges(page, cells: list[int], timeout: float = 60_000) -> None:
     try:
         page.wait_for_function(
@@ -162,21 +139,15 @@ def _wait_badges(page, cells: list[int], timeout: float = 60_000) -> None:
 @pytest.mark.parametrize("mode", ["full", None], ids=["windowing-full", "windowing-default"])
 def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     name = f"cells-{mode or 'default'}.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
+    nb = new_notebook(CELLS)
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, mode)
 
-    page, watch = _open(browser, lab, name)
+    page, watch = open_notebook(browser, lab, name)
     assert page.evaluate(f"() => {NB}.content.notebookConfig.windowingMode") == (
         mode or "contentVisibility"
     )
-    _run_all(page)
+    run_all_cells(page)
     scroll_to_cell(page, 0)  # run-all left the notebook at its end
     _wait_badges(page, [COMPILE, MISS])
     first = _badge_state(page, COMPILE)
@@ -233,7 +204,7 @@ def test_badges_survive_windowing_reload_and_open_the_panel(browser, lab, mode):
     page.close()
     lab.shutdown_kernels()
 
-    page, watch = _open(browser, lab, name)
+    page, watch = open_notebook(browser, lab, name)
     _wait_badges(page, [COMPILE, MISS])
     for i, before in ((COMPILE, first), (MISS, miss)):
         again = _badge_state(page, i)
@@ -274,20 +245,14 @@ EVIL_CELL = f"h = jax.jit(lambda v, s: v, static_argnums=1)\nh(1.0, 'a')\nh(1.0,
 
 def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     name = "cells-live.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[: JAXPR + 1], EVIL_CELL, HLO_BEFORE]]
+    nb = new_notebook([*CELLS[: JAXPR + 1], EVIL_CELL, HLO_BEFORE])
     hlo = JAXPR + 2
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
-    page, watch = _open(browser, lab, name)
+    page, watch = open_notebook(browser, lab, name)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    _run_all(page)
+    run_all_cells(page)
     page.wait_for_selector(
         f".jp-Notebook .jp-Cell >> nth={JAXPR} >> .jwb-ext-jaxpr", timeout=60_000
     )
@@ -309,7 +274,7 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert _badge_state(page, MISS)["n"] == 1
     page.evaluate(f"""() => {{ {NB}.content.activeCellIndex = {MISS};
         return window.jupyterapp.commands.execute('notebook:run-cell'); }}""")
-    _wait_idle(page)
+    wait_for_cells_run(page)
     page.wait_for_timeout(1000)  # the kernel's end-of-cell flush has come and gone
     cached = _badge_state(page, MISS)
     assert cached["n"] == 0 and cached["strips"] == 0, cached
@@ -340,7 +305,7 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     }}""",
         JAXPR_AFTER,
     )
-    _wait_idle(page)
+    wait_for_cells_run(page)
     diff = _cell(page, JAXPR).locator(".jwb-live-diff:not([hidden])")
     diff.wait_for(state="visible", timeout=30_000)
     added, removed, eq_before, eq_after = _expected_diff()
@@ -376,7 +341,7 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     }}""",
         HLO_AFTER,
     )
-    _wait_idle(page)
+    wait_for_cells_run(page)
     hdiff = _cell(page, hlo).locator(".jwb-live-diff:not([hidden])")
     hdiff.wait_for(state="visible", timeout=60_000)
     assert hdiff.get_attribute("data-jwb-kind") == "hlo"
@@ -476,19 +441,13 @@ def test_badges_in_two_views_through_type_change_delete_and_undo(browser, lab):
     brought back by undo shows its badge again; closing one view leaves the other intact.
     The badges come from saved metadata (no kernel work needed)."""
     name = "cells-views.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"x{i} = {i}") for i in range(3)]
+    nb = new_notebook([f"x{i} = {i}" for i in range(3)])
     for i, c in enumerate(nb.cells[:2]):
         c.execution_count = 5 + i
         c.metadata["jax-workbench"] = {"badge": _stored_badge(c.id, 5 + i, 1 + i)}
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
     nbformat.write(nb, lab.root / name)
     _set_windowing(lab, None)
-    page, watch = _open(browser, lab, name)
+    page, watch = open_notebook(browser, lab, name)
     _wait_badges(page, [0, 1])
     first = page.evaluate(f"() => {NB}.id")
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:clone')")

@@ -16,7 +16,7 @@ import nbformat
 import playwright.sync_api as playwright_api
 import pytest
 
-from tests.browser import PageWatch, artifacts_dir, wait_for_notebook
+from tests.browser import artifacts_dir, new_notebook, open_notebook, run_all_cells
 from tests.browser_fixtures import BROWSER_GROUP_B
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_B)]
@@ -28,33 +28,11 @@ HLO_CELL = (
 CELLS = ["%load_ext workbench\nimport jax.numpy as jnp", HLO_CELL]
 
 
-def _wait_idle(page, timeout: float = 120_000) -> None:
-    page.wait_for_function(
-        f"() => {NB}.sessionContext.session?.kernel?.status === 'idle' && "
-        f"{NB}.content.widgets.every(c => c.model.type !== 'code' || "
-        "c.model.executionState !== 'running')",
-        timeout=timeout,
-    )
-
-
 def test_enter_in_the_hlo_search_box_keeps_the_keyboard_in_the_output(browser, lab):
     name = "output-keyboard.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, lab.root / name)
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    watch = PageWatch(page, lab.base)
-    page.goto(lab.lab_url(name))
-    wait_for_notebook(page)
-    page.wait_for_function(f"() => {NB}?.sessionContext?.session?.kernel", timeout=60_000)
-    _wait_idle(page)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    _wait_idle(page)
+    nbformat.write(new_notebook(CELLS), lab.root / name)
+    page, watch = open_notebook(browser, lab, name)
+    run_all_cells(page)
     out = page.locator('.jp-Notebook .jp-Cell >> nth=1 >> .jwb-ext-hlo[data-jwb-ready="1"]')
     try:
         out.wait_for(state="attached", timeout=60_000)

@@ -28,6 +28,7 @@ from tests.browser import (
     CONTRAST_JS,
     PageWatch,
     artifacts_dir,
+    new_notebook,
     wait_for_notebook,
 )
 from tests.browser_fixtures import BROWSER_GROUP_B
@@ -85,22 +86,9 @@ c.on_msg(on_msg)
 
 @pytest.fixture(scope="module")
 def lab(lab):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, lab.root / "panel.ipynb")
-    plain = nbformat.v4.new_notebook()
-    plain.cells = [nbformat.v4.new_code_cell("x = 1")]
-    plain.metadata["kernelspec"] = nb.metadata["kernelspec"]
-    nbformat.write(plain, lab.root / "plain.ipynb")
-    fake = nbformat.v4.new_notebook()
-    fake.cells = [nbformat.v4.new_code_cell(FAKE_KERNEL_SIDE)]
-    fake.metadata["kernelspec"] = nb.metadata["kernelspec"]
-    nbformat.write(fake, lab.root / "fake.ipynb")
+    nbformat.write(new_notebook(CELLS), lab.root / "panel.ipynb")
+    nbformat.write(new_notebook(["x = 1"]), lab.root / "plain.ipynb")
+    nbformat.write(new_notebook([FAKE_KERNEL_SIDE]), lab.root / "fake.ipynb")
     # the test drives Notebook 7 through its commands too: the shared server exposes its app
     # (window.jupyterapp), which Notebook 7 does only with its own flag
     return lab
@@ -501,14 +489,7 @@ def test_two_notebooks_on_one_kernel_both_stay_connected_and_the_console_clean(b
     makes the other's kernel connection log an error."""
     token = lab.lab_url("x").split("token=")[1]
     for name in ("a.ipynb", "b.ipynb"):
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_code_cell(c) for c in [*CELLS[:4], CELLS[UNLOAD]]]
-        nb.metadata["kernelspec"] = {
-            "name": "python3",
-            "display_name": "Python 3",
-            "language": "python",
-        }
-        nbformat.write(nb, lab.root / name)
+        nbformat.write(new_notebook([*CELLS[:4], CELLS[UNLOAD]]), lab.root / name)
     page, watch = _open(browser, lab.lab_url("a.ipynb"), lab.base)
     _state(page, "not-loaded")
     kernel_id = page.evaluate(

@@ -38,21 +38,22 @@ def _follow_the_left_out_line(run, plain: str) -> str:
     return follow.result.result
 
 
-def test_a_displayed_inspection_points_at_an_attribute_holding_all_of_jaxs_jaxpr(run, chain):
-    whole = str(jax.make_jaxpr(chain)(jnp.ones(4)).pretty_print(use_color=False))
+def _check_bounded_display(run, expr: str, whole: str) -> None:
+    """``expr`` displayed in a cell saves the start of ``whole`` (longer than the bound), and
+    the example of its left-out line, run next, returns all of ``whole``."""
     assert whole.count("\n") + 1 > TEXT_MAX_LINES
-    cell = run("import workbench\nworkbench.inspect(chain, jnp.ones(4))")
+    cell = run(f"import workbench\n{expr}")
     assert cell.error is None, cell.message
     plain = cell.bundle["text/plain"]
     assert whole.startswith(plain.rsplit("\n", 1)[0])
     assert _follow_the_left_out_line(run, plain) == whole
+
+
+def test_a_displayed_inspection_points_at_an_attribute_holding_all_of_jaxs_jaxpr(run, chain):
+    whole = str(jax.make_jaxpr(chain)(jnp.ones(4)).pretty_print(use_color=False))
+    _check_bounded_display(run, "workbench.inspect(chain, jnp.ones(4))", whole)
 
 
 def test_a_displayed_hlo_report_points_at_an_attribute_holding_all_of_xlas_text(run, chain):
     whole = jax.jit(chain).lower(jnp.ones(4)).compile().as_text()
-    assert whole.count("\n") + 1 > TEXT_MAX_LINES
-    cell = run("import workbench\nworkbench.hlo(chain, jnp.ones(4)).report")
-    assert cell.error is None, cell.message
-    plain = cell.bundle["text/plain"]
-    assert whole.startswith(plain.rsplit("\n", 1)[0])
-    assert _follow_the_left_out_line(run, plain) == whole
+    _check_bounded_display(run, "workbench.hlo(chain, jnp.ones(4)).report", whole)

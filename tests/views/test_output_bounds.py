@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 import workbench
+from tests.programs import sin_chain
 from workbench import schemas
 from workbench.views._bounds import (
     HTML_MAX_BYTES,
@@ -18,15 +19,6 @@ from workbench.views._bounds import (
 )
 from workbench.views.hlo import HLO_MIME
 from workbench.views.jaxpr import JAXPR_MIME
-
-
-def _chain(n):
-    def f(x):
-        for i in range(n):
-            x = jnp.sin(x) + i
-        return x
-
-    return f
 
 
 def _jax_jaxpr_text(f, *args) -> str:
@@ -84,7 +76,7 @@ def test_the_byte_limit_cuts_long_lines_at_a_line_end():
 
 
 def test_a_small_programs_outputs_are_unchanged():
-    f = _chain(3)
+    f = sin_chain(3)
     d = workbench.jaxpr(f, jnp.ones(4))
     bundle = d._repr_mimebundle_()
     assert bundle["text/plain"] == d.text == _jax_jaxpr_text(f, jnp.ones(4)) == repr(d)
@@ -104,7 +96,7 @@ def test_a_small_programs_outputs_are_unchanged():
 
 
 def test_a_long_jaxpr_keeps_its_first_lines_and_dot_text_has_all_of_jaxs_text():
-    f = _chain(2000)  # 4,000 equations
+    f = sin_chain(2000)  # 4,000 equations
     d = workbench.jaxpr(f, jnp.ones(4))
     whole = _jax_jaxpr_text(f, jnp.ones(4))
     assert d.text == whole and d.inspection.jaxpr_text == whole
@@ -119,7 +111,7 @@ def test_a_long_jaxpr_keeps_its_first_lines_and_dot_text_has_all_of_jaxs_text():
 
 
 def test_the_jaxpr_html_fallback_stops_at_its_byte_bound():
-    f = _chain(2000)
+    f = sin_chain(2000)
     ins = workbench.inspect(f, jnp.ones(4))
     html = workbench.jaxpr(f, jnp.ones(4))._repr_mimebundle_(include={"text/html"})["text/html"]
     shown = html.count('<span class="jwb-eq">') - 2  # the lambda and "in" lines
@@ -132,7 +124,7 @@ def test_the_jaxpr_html_fallback_stops_at_its_byte_bound():
 def test_a_program_too_big_for_the_json_is_not_said_to_be_in_it(monkeypatch):
     from workbench.views import jaxpr as jaxpr_view
 
-    f = _chain(2000)
+    f = sin_chain(2000)
     d = workbench.jaxpr(f, jnp.ones(4))
     total = d.inspection.model.total_equations
     html = d._repr_mimebundle_(include={"text/html"})["text/html"]

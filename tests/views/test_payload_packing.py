@@ -17,21 +17,12 @@ import pytest
 from jsonschema import ValidationError
 
 import workbench
+from tests.programs import sin_chain
 from workbench import schemas
 from workbench.engine.jaxpr.trees import Node, summarize
 from workbench.views._envelope import PACK_OVER, pack
 from workbench.views.hlo import HLO_MIME
 from workbench.views.jaxpr import JAXPR_MIME, MAX_ROWS
-
-
-def _chain(n):
-    def f(x):
-        for i in range(n):
-            x = jnp.sin(x) + i
-        return x
-
-    return f
-
 
 # -- pack / unpack ---------------------------------------------------------------------------
 
@@ -70,7 +61,7 @@ LINKS = 1500  # 3,000 equations: over the 64 KiB packing threshold
 
 @pytest.fixture(scope="module")
 def big_jaxpr() -> dict:
-    return workbench.jaxpr(_chain(LINKS), jnp.ones(4))._repr_mimebundle_(include={JAXPR_MIME})[
+    return workbench.jaxpr(sin_chain(LINKS), jnp.ones(4))._repr_mimebundle_(include={JAXPR_MIME})[
         JAXPR_MIME
     ]
 
@@ -209,7 +200,7 @@ def test_trees_name_keywords_and_tuple_results():
 
 def test_html_says_how_many_equations_are_omitted():
     n = MAX_ROWS // 2 + 500  # 2 equations per link: over the HTML cap
-    d = workbench.jaxpr(_chain(n), jnp.ones(4))
+    d = workbench.jaxpr(sin_chain(n), jnp.ones(4))
     html = d._repr_mimebundle_(include={"text/html"})["text/html"]
     shown = html.count('<span class="jwb-eq">') - 2  # less the lambda line and the "in" line
     assert 0 < shown <= MAX_ROWS  # the row cap or, first, the byte bound of the HTML

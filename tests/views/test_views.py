@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import pytest
 
 import workbench
-from tests.programs import count_equations
+from tests.programs import count_equations, sin_chain
 from workbench import schemas
 from workbench.views import _html
 from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_LINES, bound_text
@@ -22,18 +22,9 @@ from workbench.views.jaxpr import (
 )
 
 
-def _chain(n):
-    def f(x):
-        for i in range(n):
-            x = jnp.sin(x) + i
-        return x
-
-    return f
-
-
 @pytest.mark.slow  # a 12,000-equation program
 def test_big_program_is_folded_and_bounded():
-    ins = workbench.inspect(_chain(6000), jnp.ones(4))  # a sin and an add per link
+    ins = workbench.inspect(sin_chain(6000), jnp.ones(4))  # a sin and an add per link
     n_eqns = count_equations(ins.jaxpr)  # JAX's own jaxpr, counted apart from the model
     assert n_eqns >= 12000 and ins.model.total_equations == n_eqns
     html = jaxpr_html(ins)
@@ -56,7 +47,7 @@ def test_big_program_is_folded_and_bounded():
 
 
 def test_small_program_unfolded():
-    html = jaxpr_html(workbench.inspect(_chain(3), jnp.ones(4)))
+    html = jaxpr_html(workbench.inspect(sin_chain(3), jnp.ones(4)))
     assert "Showing the first" not in html and "<details>" not in html
 
 
@@ -98,7 +89,7 @@ def test_text_only_request_builds_only_text(monkeypatch, shell):
     import workbench.views.jaxpr as jv
     from workbench.engine.jaxpr.model import JaxprModel
 
-    d = workbench.jaxpr(_chain(1500), jnp.ones(4))
+    d = workbench.jaxpr(sin_chain(1500), jnp.ones(4))
     assert d.inspection.model.total_equations == 3000
     monkeypatch.setattr(jv, "jaxpr_html", _boom)
     monkeypatch.setattr(JaxprModel, "to_dict", _boom)
