@@ -28,12 +28,14 @@ def chain(shell):
     shell.user_ns.pop("chain", None)
 
 
-def _follow_the_left_out_line(run, plain: str) -> str:
-    """The whole text the left-out line promises: its ``_.attr`` example, run next."""
+def _follow_the_left_out_line(run, plain: str, count: int) -> str:
+    """The whole text the left-out line promises: its ``_.attr`` example, run next on the
+    cell's output (``Out[n]``: the session's ``_`` stops following outputs once any test
+    assigns it, as IPython does for a user's own ``_``)."""
     last = plain.rsplit("\n", 1)[-1]
-    example = re.search(r"e\.g\. (_\.[A-Za-z_]\w*)", last)
+    example = re.search(r"e\.g\. _(\.[A-Za-z_]\w*)", last)
     assert example, last
-    follow = run(example.group(1))
+    follow = run(f"Out[{count}]{example.group(1)}")
     assert follow.error is None, follow.message
     return follow.result.result
 
@@ -46,7 +48,7 @@ def _check_bounded_display(run, expr: str, whole: str) -> None:
     assert cell.error is None, cell.message
     plain = cell.bundle["text/plain"]
     assert whole.startswith(plain.rsplit("\n", 1)[0])
-    assert _follow_the_left_out_line(run, plain) == whole
+    assert _follow_the_left_out_line(run, plain, cell.result.execution_count) == whole
 
 
 def test_a_displayed_inspection_points_at_an_attribute_holding_all_of_jaxs_jaxpr(run, chain):

@@ -113,6 +113,9 @@ def test_badges_count_the_users_compiles_and_keep_jax_helpers_apart(hub, run):
     comm = _connect(hub)
     c = run(
         "from tests.real_models import nnx_mlp_setup\n"
+        # eager work on shapes no other test uses: JAX compiles helpers for it whatever ran
+        # before on this worker (the initialisers' helpers may be cached already)
+        "badge_h = jnp.full((13, 17), 2.0) * jnp.arange(17.0)\n"
         "badge_m = nnx_mlp_setup()\n"
         "badge_m.train_step(badge_m.model, badge_m.optimizer, badge_m.x, badge_m.y)"
     )
