@@ -163,11 +163,13 @@ def test_donated_copies_are_made_outside_the_clock():
     assert all(m.ok for m in b.measurements), [m.error for m in b.measurements]
     assert not any(a.is_deleted() for a in jax.tree.leaves(params))
     # had the copies been timed, every donating sample would be a copy plus the call: a
-    # ratio above 1 in each round. The in-place update costs less than the copy, with 95%
-    # confidence
+    # ratio above 1 in every round, so a median above 1. The median round says the in-place
+    # update costs less than the copy (not the 95% CI's upper end: a few rounds disturbed by
+    # other work widen it past 1 on a loaded machine, median 0.35, while it cannot move the
+    # median of rounds that would all be above 1)
     ratio = next(c.ratio for c in b.comparisons if c.ratio.variant == "donating")
     assert ratio.reference == "copy" and ratio.pairs >= 7, ratio
-    assert ratio.ci_high < 1.0, ratio
+    assert ratio.median < 1.0, ratio
 
 
 # -- the budget bounds the wall time ------------------------------------------------------
