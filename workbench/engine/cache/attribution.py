@@ -366,12 +366,7 @@ class Attribution:
             # first traced here; compiled before only from a trace JAX had cached
             return [r for r in parsed.reasons if r.kind != "unknown"]
         if prior is not None and prior.objects_seen == 0:
-            # JAX cannot say (its earlier key came from a trace nested in the workbench's):
-            # the workbench's inspections of it (%%hlo's executable serves the user's calls
-            # with those types) against this call's types
-            return self._inspected_diff(key, sig) or [
-                MissReason("new_function", detail=f"first trace of {fun_name}")
-            ]
+            return [MissReason("new_function", detail=f"first trace of {fun_name}")]
         if prior is None:
             # no compile of it recorded, yet ``%%hlo`` compiled it through the wrapper the
             # user calls (a library's jit: ``nnx.jit``), and JAX's caches served the user's
@@ -484,15 +479,6 @@ class Attribution:
                 ]
             return closest_diff(sig, obj.compiled)
         return self._diff_reasons(sig, obj, parsed)
-
-    def _inspected_diff(self, key: str, sig: Signature | None) -> list[MissReason]:
-        """A function the user calls for the first time after the workbench inspected it:
-        JAX's caches serve the user's calls with the inspected types (``%%hlo``'s executable),
-        so a trace for other types is explained against those; [] when none differs (or
-        JAX's explanation, from a key made inside the workbench's trace, has no detail)."""
-        seen = [it.signature for it in self.inspected if it.key == key and it.signature]
-        diff = closest_diff(sig, seen) if sig is not None and seen else []
-        return diff if diff and diff[0].kind != "cache_cleared" else []
 
     def _wrapper_inspected_diff(
         self, key: str, sig: Signature | None, fun: Any
@@ -654,9 +640,7 @@ class Attribution:
             rec.reasons = self._first_trace_reasons(rec, prior, None, name, key, where, sig)
             obj = self.track(state, fun) if fun is not None else None
         elif not obj.signatures:
-            rec.reasons = self._inspected_diff(key, sig) or [
-                MissReason("new_function", detail=f"first call of {name}")
-            ]
+            rec.reasons = [MissReason("new_function", detail=f"first call of {name}")]
         else:
             rec.reasons = self._diff_reasons(sig, obj, None)
         if obj is not None:
