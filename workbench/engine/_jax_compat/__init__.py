@@ -30,7 +30,13 @@ from __future__ import annotations
 
 from workbench.engine._jax_compat._modules import FEATURES
 from workbench.engine._jax_compat.backends import available_backends, backends_initialized
-from workbench.engine._jax_compat.flax_jit import NnxJitStage, abstract_nnx_call, nnx_jit_call
+from workbench.engine._jax_compat.flax_jit import (
+    NnxJitStage,
+    abstract_nnx_call,
+    is_nnx_node,
+    nnx_jit_call,
+    nnx_mapped,
+)
 from workbench.engine._jax_compat.jaxpr import (
     JAXPR_TYPES_MERGED,
     ClosedJaxpr,
@@ -117,7 +123,9 @@ __all__ = [
     # flax_jit
     "NnxJitStage",
     "abstract_nnx_call",
+    "is_nnx_node",
     "nnx_jit_call",
+    "nnx_mapped",
     # jit
     "JitSettings",
     "bound_jitted",

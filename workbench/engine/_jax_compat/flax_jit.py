@@ -55,6 +55,22 @@ def nnx_jit_call(
     return fn, (*bound, *args), {**bound_kw, **kwargs}
 
 
+def is_nnx_node(nnx: Any, x: Any) -> bool:
+    """Whether ``x`` is a Flax NNX graph node (a module, an optimizer, ``Rngs``)."""
+    try:
+        return bool(nnx.graph.is_graph_node(x))
+    except Exception:
+        return False
+
+
+def nnx_mapped(nnx: Any, tree: Any, fn: Callable[[Any], Any]) -> Any:
+    """A copy of ``tree`` (NNX objects, and arrays beside them) with every array of its
+    state replaced by ``fn(array)``: one ``nnx.split`` of the whole tree, so objects shared
+    within it stay shared in the copy, then ``nnx.merge``.  Raises what Flax raises."""
+    graphdef, state = nnx.split(tree)
+    return nnx.merge(graphdef, jax.tree.map(fn, state))
+
+
 def abstract_nnx_call(
     args: tuple[Any, ...], kwargs: dict[str, Any], abstract: Callable[[Any], Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
@@ -66,8 +82,7 @@ def abstract_nnx_call(
     if nnx is None:
         return None
     try:
-        graphdef, state = nnx.split((args, kwargs))
-        copied = nnx.merge(graphdef, jax.tree.map(abstract, state))
+        copied = nnx_mapped(nnx, (args, kwargs), abstract)
         # arrays outside any NNX object (``x``, ``y``) are state of the split too
         new_args, new_kwargs = copied
     except Exception:

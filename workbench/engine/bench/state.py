@@ -54,6 +54,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from workbench.engine import _jax_compat as compat
 from workbench.engine.bench.sampler import BenchInputError
 
 
@@ -79,11 +80,7 @@ def _nnx() -> Any:
     return sys.modules.get("flax.nnx")
 
 
-def _is_node(nnx: Any, x: Any) -> bool:
-    try:
-        return bool(nnx.graph.is_graph_node(x))
-    except Exception:
-        return False
+_is_node = compat.is_nnx_node
 
 
 def callee_text(call_text: str | None) -> str:
@@ -306,8 +303,7 @@ def private_arguments(
         unique.setdefault(id(node), node)
     nodes = tuple(unique.values())
     try:
-        graphdef, state = nnx.split(nodes)
-        copies = nnx.merge(graphdef, jax.tree.map(_copy_buffer, state))
+        copies = compat.nnx_mapped(nnx, nodes, _copy_buffer)
         jax.block_until_ready(jax.tree.leaves(nnx.state(copies)))
     except Exception as exc:
         where = ", ".join(f"{w} ({type(n).__name__})" for w, n in found[:3])
