@@ -659,7 +659,14 @@ def inspect_chain(
                 a, kw = unbatched(a, kw, spec, static)
         stages.append(
             Inspection(
-                fn, a, kw, specs[:k], static_argnums, static_argnames, backend=backend, scoped=scoped
+                fn,
+                a,
+                kw,
+                specs[:k],
+                static_argnums,
+                static_argnames,
+                backend=backend,
+                scoped=scoped,
             )
         )
     return stages

@@ -40,7 +40,11 @@ def _canonicalization_state() -> Any:
     """JAX's ``jax_hlo_source_file_canonicalization_regex`` state (a context manager when
     called with a value), when it is part of the trace context in this JAX; else None."""
     state = getattr(_config, "hlo_source_file_canonicalization_regex", None)
-    if state is None or not callable(state) or not callable(getattr(_config, "trace_context", None)):
+    if (
+        state is None
+        or not callable(state)
+        or not callable(getattr(_config, "trace_context", None))
+    ):
         return None
     return state
 

@@ -185,7 +185,7 @@ def _chainable(previous: Any) -> bool:
 
 @contextlib.contextmanager
 def _profile_hook(scopes: _Scopes) -> Iterator[bool]:
-    previous = sys.getprofile()
+    previous: Any = sys.getprofile()
     if not _chainable(previous):
         yield False
         return
@@ -228,7 +228,7 @@ def _free_tool_id() -> int | None:
 
 @contextlib.contextmanager
 def _monitoring_hook(scopes: _Scopes) -> Iterator[bool]:
-    mon = sys.monitoring
+    mon: Any = getattr(sys, "monitoring")  # noqa: B009 - Python 3.12+ only
     tool = _free_tool_id()
     if tool is None:
         yield False
