@@ -67,13 +67,13 @@ WB_CELLS = [
     "%jaxcache",
     # measured: device time per instruction, line and fusion
     "%jaxprof -n 3 loss(w, x)",
+    # a line whose equations are far down its jaxpr (40 lines of sin before it), and whose
+    # output is far below it (the next cells in between)
+    "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"
+    "    y = jnp.tanh(x)\n    return y.sum()",
     # a one-line function: every row is one source line, and one equation is very long
     "def soft(x): return jax.nn.softmax(jnp.concatenate([x] * 40) * 2.0)",
     "%jaxpr soft(jnp.ones((4, 8)))",
-    # a line whose equations are far down the list (40 lines of sin before it)
-    "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"
-    "    y = jnp.tanh(x)\n    return y.sum()",
-    "%jaxpr deep(jnp.ones(3))",
     # a Flax NNX model as an argument (tests/real_models.py nnx_mlp_setup's shape)
     "from flax import nnx\n"
     "class MLP(nnx.Module):\n    def __init__(self, rngs):\n"
@@ -85,9 +85,10 @@ WB_CELLS = [
     "model = MLP(nnx.Rngs(params=0, dropout=1))\nxb = jnp.ones((32, 16))\n"
     "def fwd(m, x):\n    return m(x)\n"
     "%jaxpr fwd(model, xb)",
+    "%jaxpr deep(jnp.ones(3))",
 ]
 DEF_CELL, JAXPR_CELL, HLO_CELL = 1, 2, 3
-SOFT_DEF, SOFT_JAXPR, DEEP_DEF, DEEP_JAXPR, NNX_CELL = range(len(WB_CELLS) - 5, len(WB_CELLS))
+DEEP_DEF, SOFT_DEF, SOFT_JAXPR, NNX_CELL, DEEP_JAXPR = range(len(WB_CELLS) - 5, len(WB_CELLS))
 
 
 @pytest.fixture(scope="module")
@@ -376,7 +377,11 @@ ROWS_JS = """(cell) => {
   const list = c.querySelector('.jwb-jaxpr-list');
   const lb = list.getBoundingClientRect();
   const bg = getComputedStyle(list).backgroundColor;
-  const rgb = s => (s.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  // rgb(r, g, b) or, for a color-mix(), color(srgb r g b) with channels in [0, 1]
+  const rgb = s => {
+    const v = (s.match(/[\\d.]+/g) || []).map(Number);
+    return s.startsWith('color(') ? v.slice(0, 3).map(x => x * 255) : v.slice(0, 3);
+  };
   const base = rgb(getComputedStyle(c.querySelector('.jwb-jaxpr')).backgroundColor);
   return [...c.querySelectorAll('.jwb-jaxpr-row.jwb-jaxpr-eqn')].map(r => {
     const code = r.querySelector('.jwb-jaxpr-code'), src = r.querySelector('.jwb-jaxpr-src');
@@ -455,8 +460,10 @@ def test_search_matches_source_text_and_function_names_and_keeps_focus(pages, la
 
 
 def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, notebooks):
-    """A click on a line whose equations are far down the jaxpr lights them and scrolls the
-    first into the list's view; the editor keeps the focus."""
+    """A click on a line whose equations are far down a jaxpr shown well below the editor
+    (out of the window: JupyterLab skips laying it out) lights them, and once the user
+    scrolls to the output the first lit row is in the list's view; the editor keeps the
+    focus the whole time."""
     nb = notebooks["nb"]["wb.ipynb"]
     page, watch = pages(lab, "wb.ipynb")
     _wait_ready(page, len(workbench_outputs(nb)))
@@ -471,7 +478,19 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
         arg=DEEP_JAXPR,
         timeout=30_000,
     )
+    focused = page.evaluate(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".contains(document.activeElement) && !!document.activeElement.closest('.cm-editor')",
+        DEEP_DEF,
+    )
+    assert focused, page.evaluate("() => document.activeElement?.className")
     page.wait_for_timeout(300)
+    # the user scrolls the notebook down to the output (the page, not the editor's focus)
+    page.evaluate(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i].scrollIntoView()",
+        DEEP_JAXPR,
+    )
+    page.wait_for_timeout(500)
     seen = out.evaluate(
         """(l) => { const b = l.getBoundingClientRect();
           return [...l.querySelectorAll('.jwb-jaxpr-row.jwb-linked')].some(r => {

@@ -390,7 +390,12 @@ function readDiffGroup(x: unknown): DiffGroup | null {
   };
 }
 
-const UNITS = members<DiffTotal['unit']>({ count: true, s: true, bytes: true });
+const UNITS = members<DiffTotal['unit']>({
+  count: true,
+  s: true,
+  bytes: true,
+  flops: true
+});
 
 function readDiffTotal(x: unknown): DiffTotal | null {
   if (!isObj(x)) {
