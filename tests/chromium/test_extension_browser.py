@@ -485,19 +485,25 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
     )
     assert focused, page.evaluate("() => document.activeElement?.className")
     page.wait_for_timeout(300)
-    # the user scrolls the notebook down to the output (the page, not the editor's focus)
+    # the pointer leaves the notebook (a row scrolled under it would publish its own line),
+    # and the notebook scrolls down to the output (the page, not the editor's focus)
+    page.mouse.move(2, 2)
     page.evaluate(
         "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i].scrollIntoView()",
         DEEP_JAXPR,
     )
     page.wait_for_timeout(500)
+    # the clicked line's rows (line 4: `y = jnp.tanh(x)`) are lit, and the first is in view
     seen = out.evaluate(
         """(l) => { const b = l.getBoundingClientRect();
-          return [...l.querySelectorAll('.jwb-jaxpr-row.jwb-linked')].some(r => {
-            const a = r.getBoundingClientRect();
-            return a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5; }); }"""
+          const lit = [...l.querySelectorAll('.jwb-jaxpr-row.jwb-linked')];
+          return { lines: [...new Set(lit.map(r => r.querySelector('.jwb-jaxpr-src')
+                     ?.textContent.replace(/^.* line /, '')))],
+                   inView: lit.some(r => { const a = r.getBoundingClientRect();
+                     return a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5; }),
+                   scrollTop: l.scrollTop }; }"""
     )
-    assert seen, out.evaluate("(l) => l.scrollTop")
+    assert seen["lines"] == ["4"] and seen["inView"], seen
     focused = page.evaluate(
         "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
         ".contains(document.activeElement) && !!document.activeElement.closest('.cm-editor')",
@@ -521,8 +527,9 @@ def test_nnx_module_argument_is_summarised_in_one_short_line(pages, lab, noteboo
     for part in ("MLP(", "linear1: Linear(", "kernel: f32[16,64]", "bias: f32[64]"):
         assert part in text, (part, text)
     lines = sig.evaluate(
-        "(s) => s.getClientRects().length ? Math.round(s.getBoundingClientRect().height /"
-        " parseFloat(getComputedStyle(s).lineHeight || '18')) : 0"
+        """(s) => { const cs = getComputedStyle(s);
+          const lh = parseFloat(cs.lineHeight) || 1.3 * parseFloat(cs.fontSize);
+          return Math.round(s.getBoundingClientRect().height / lh); }"""
     )
     assert 1 <= lines <= 2, (lines, text)
     _shot(page, "jaxpr-nnx")
