@@ -15,6 +15,7 @@ import {
   currentDiff,
   formatBytes,
   formatDelta,
+  formatFlops,
   parseDiff,
   summaryText,
   totalText
@@ -202,6 +203,36 @@ describe('live diff text', () => {
     );
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(3 * 1024 ** 3)).toBe('3.0 GiB');
+  });
+
+  it('formats big memory and FLOP totals with their units', () => {
+    const mem = {
+      name: 'memory: temp',
+      before: 126964391936,
+      after: 126962294784,
+      unit: 'bytes' as const
+    };
+    expect(totalText(mem)).toBe('118.2 GiB → 118.2 GiB (−2.0 MiB)');
+    const flops = {
+      name: 'estimated flops',
+      before: 127.0e9,
+      after: 127.5e9,
+      unit: 'flops' as const
+    };
+    expect(totalText(flops)).toBe('127.0 GFLOP → 127.5 GFLOP (+500.0 MFLOP)');
+    expect(formatFlops(96)).toBe('96 FLOP');
+    expect(formatFlops(1500)).toBe('1.5 kFLOP');
+    expect(
+      totalText({
+        name: 'instructions',
+        before: 12000,
+        after: 12001,
+        unit: 'count'
+      })
+    ).toBe('12,000 → 12,001 (+1)');
+    // a diff from the kernel keeps its flops unit
+    const parsed = parseDiff({ ...diff(), totals: [flops] });
+    expect(parsed?.totals[0].unit).toBe('flops');
   });
 
   it('sums the gist', () => {

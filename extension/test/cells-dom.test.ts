@@ -206,6 +206,7 @@ describe('badge and diff rendering', () => {
           {
             what: evil,
             line: { file: evil, line: 2, function: evil, text: evil },
+            label: 'cell [7] line 2',
             count: 3,
             examples: [evil]
           }
@@ -223,6 +224,7 @@ describe('badge and diff rendering', () => {
     expect(rows[0]).toContain('+2');
     expect(rows[0]).toContain('mul');
     expect(rows[0]).toContain('line 3: y = x * 2');
+    expect(rows[1]).toContain(`cell [7] line 2: ${evil}`); // the kernel's label
     expect(rows[1]).toContain('−3');
     expect(rows[1]).toContain(evil);
     expect(details.querySelector('.jwb-live-delta')?.textContent).toBe('+2');

@@ -180,6 +180,32 @@ describe('jaxpr search', () => {
   });
 });
 
+describe('jaxpr search over the source text', () => {
+  const flat = flatten(fixture.jaxpr!, fixture.avals);
+  const src = flat.rows[flat.eqnRow[0]].equation!.source!;
+  const sameLine = (e: number): boolean => {
+    const s = flat.rows[flat.eqnRow[e]].equation!.source;
+    return !!s && s.file === src.file && s.line === src.line;
+  };
+  const onLine = Array.from({ length: flat.equations }, (_, e) => e).filter(
+    sameLine
+  );
+
+  it("matches each equation's line as the user wrote it", () => {
+    const texts = {
+      [src.file]: { [String(src.line)]: 'y = jax.nn.softmax(x)' }
+    };
+    const sources = rowSources(flat, {}, texts);
+    expect(sources.text[0]).toBe('y = jax.nn.softmax(x)');
+    const index = buildSearchIndex(flat, sources.label, sources.text);
+    expect(search(index, 'softmax')).toEqual(onLine);
+    expect(search(index, 'SOFTMAX(x)')).toEqual(onLine);
+    // without the payload's lines (an older payload) the text is simply not searched
+    const old = buildSearchIndex(flat, rowSources(flat, {}).label);
+    expect(search(old, 'softmax')).toEqual([]);
+  });
+});
+
 describe('12,000 equations', () => {
   it('flattens, folds and searches them all', () => {
     // the wall times are in bench/algorithms.bench.ts (and the browser's in

@@ -78,6 +78,28 @@ def _hlo_counts() -> list[tuple[int, int]]:
     return out
 
 
+def _hlo_flops() -> tuple[float, float]:
+    """XLA's FLOP estimate of the %%hlo cell's function before and after the edit."""
+    x = jnp.ones((4, 8))
+    out = []
+    for fn in (lambda x: jnp.sin(x) + 1.0, lambda x: (jnp.sin(x) + 1.0) @ x.T):
+        cost = jax.jit(fn).lower(x).compile().cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        out.append(float(cost["flops"]))
+    return out[0], out[1]
+
+
+_BYTES = re.compile(r"\d+(\.\d)? (B|KiB|MiB|GiB|TiB)")
+_FLOPS = re.compile(r"(\d+(?:\.\d+)?) ([kMGTP]?)FLOP")
+
+
+def _flop_value(text: str) -> float:
+    """``127.0 GFLOP`` as a number (the test's reading of the diff's unit)."""
+    m = _FLOPS.fullmatch(text)
+    assert m, text
+    return float(m.group(1)) * 1000.0 ** " kMGTP".index(m.group(2) or " ")
+
+
 def _set_windowing(server, mode: str | None) -> None:
     """The notebook tracker's windowingMode through the settings API (None: the default)."""
     raw = json.dumps({} if mode is None else {"windowingMode": mode})
@@ -356,6 +378,17 @@ def test_live_mode_shows_the_diff_of_a_rerun_jaxpr_cell(browser, lab):
     assert rows["StableHLO ops"] == (str(ops_before), str(ops_after)), rows
     assert rows["fusions"] == (str(fus_before), str(fus_after)), rows
     assert hdiff.locator(".jwb-live-added .jwb-live-group").count() >= 1  # the dot's fusion
+    # lines are named with their cell, as the user reads it (the cell's prompt number now)
+    number = page.evaluate(f"() => {NB}.content.widgets[{hlo}].model.executionCount")
+    sites = hdiff.locator(".jwb-live-line").all_inner_texts()
+    assert sites and all(t.startswith(f"cell [{number}] line ") for t in sites if t), sites
+    # numbers with their units: bytes in binary units, FLOPs with an SI prefix
+    flops_before, flops_after = _hlo_flops()
+    assert _flop_value(rows["estimated flops"][0]) == pytest.approx(flops_before, rel=0.05), rows
+    assert _flop_value(rows["estimated flops"][1]) == pytest.approx(flops_after, rel=0.05), rows
+    for name, (b, a) in rows.items():
+        if name.startswith("memory") or name == "estimated bytes":
+            assert _BYTES.fullmatch(b) and _BYTES.fullmatch(a), (name, b, a)
     hdiff.scroll_into_view_if_needed()
     _shot(page, "live-diff-hlo")
     for theme in ("JupyterLab Dark", "JupyterLab Light"):

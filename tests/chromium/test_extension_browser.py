@@ -67,8 +67,28 @@ WB_CELLS = [
     "%jaxcache",
     # measured: device time per instruction, line and fusion
     "%jaxprof -n 3 loss(w, x)",
+    # a line whose equations are far down its jaxpr (40 lines of sin before it), and whose
+    # output is far below it (the next cells in between)
+    "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"
+    "    y = jnp.tanh(x)\n    return y.sum()",
+    # a one-line function: every row is one source line, and one equation is very long
+    "def soft(x): return jax.nn.softmax(jnp.concatenate([x] * 40) * 2.0)",
+    "%jaxpr soft(jnp.ones((4, 8)))",
+    # a Flax NNX model as an argument (tests/real_models.py nnx_mlp_setup's shape)
+    "from flax import nnx\n"
+    "class MLP(nnx.Module):\n    def __init__(self, rngs):\n"
+    "        self.linear1 = nnx.Linear(16, 64, rngs=rngs)\n"
+    "        self.dropout = nnx.Dropout(0.1, rngs=rngs)\n"
+    "        self.linear2 = nnx.Linear(64, 4, rngs=rngs)\n"
+    "    def __call__(self, x):\n"
+    "        return self.linear2(self.dropout(nnx.relu(self.linear1(x))))\n"
+    "model = MLP(nnx.Rngs(params=0, dropout=1))\nxb = jnp.ones((32, 16))\n"
+    "def fwd(m, x):\n    return m(x)\n"
+    "%jaxpr fwd(model, xb)",
+    "%jaxpr deep(jnp.ones(3))",
 ]
 DEF_CELL, JAXPR_CELL, HLO_CELL = 1, 2, 3
+DEEP_DEF, SOFT_DEF, SOFT_JAXPR, NNX_CELL, DEEP_JAXPR = range(len(WB_CELLS) - 5, len(WB_CELLS))
 
 
 @pytest.fixture(scope="module")
@@ -326,6 +346,193 @@ def test_line_equation_node_linking_both_ways(pages, lab, notebooks):
         timeout=30_000,
     )
     _shot(page, "linking-node")
+    assert watch.errors == [], watch.errors
+
+
+# -- the jaxpr view as a user reads it -------------------------------------------------------
+
+
+def _payload(nb, cell: int) -> dict:
+    """The jaxpr payload (unpacked) of notebook cell ``cell``'s output, as the kernel sent it."""
+    from workbench.schemas import unpack
+
+    for out in nb.cells[cell].outputs:
+        data = out.get("data", {})
+        if "application/vnd.jax-workbench.jaxpr+json" in data:
+            return unpack(data["application/vnd.jax-workbench.jaxpr+json"])
+    raise AssertionError(f"cell {cell} has no jaxpr output")
+
+
+def _show_cell(page, i: int) -> None:
+    page.evaluate(
+        "async (i) => { const nb = window.jupyterapp.shell.currentWidget.content;"
+        " await nb.scrollToItem(i, 'start');"
+        " await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }",
+        i,
+    )
+
+
+ROWS_JS = """(cell) => {
+  const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[cell];
+  const list = c.querySelector('.jwb-jaxpr-list');
+  const lb = list.getBoundingClientRect();
+  const bg = getComputedStyle(list).backgroundColor;
+  // rgb(r, g, b) or, for a color-mix(), color(srgb r g b) with channels in [0, 1]
+  const rgb = s => {
+    const v = (s.match(/[\\d.]+/g) || []).map(Number);
+    return s.startsWith('color(') ? v.slice(0, 3).map(x => x * 255) : v.slice(0, 3);
+  };
+  const base = rgb(getComputedStyle(c.querySelector('.jwb-jaxpr')).backgroundColor);
+  return [...c.querySelectorAll('.jwb-jaxpr-row.jwb-jaxpr-eqn')].map(r => {
+    const code = r.querySelector('.jwb-jaxpr-code'), src = r.querySelector('.jwb-jaxpr-src');
+    const a = code.getBoundingClientRect(), b = src ? src.getBoundingClientRect() : null;
+    const row = rgb(getComputedStyle(r).backgroundColor);
+    return {
+      eqn: Number(r.dataset.eqn), linked: r.classList.contains('jwb-linked'),
+      tinted: r.classList.contains('jwb-jaxpr-tinted'),
+      shift: Math.max(...row.map((v, k) => Math.abs(v - base[k]))),
+      code: [a.left, a.right, a.top, a.bottom], src: b && [b.left, b.right, b.top, b.bottom],
+      list: [lb.left, lb.right, lb.top, lb.bottom],
+      codeText: code.textContent, codeTitle: code.title || r.title || '',
+      clipped: code.scrollWidth > code.clientWidth + 1,
+      label: src ? src.textContent : null,
+    };
+  });
+}"""
+
+
+def test_one_line_function_rows_are_lightly_tinted_and_labels_never_overlap(pages, lab, notebooks):
+    """A one-line function's rows all share one line colour: a light tint (not a block that
+    reads as an error); its longest equation never runs under its ``cell [N] line L`` label,
+    which stays in view, and the cut equation's whole text is its title."""
+    nb = notebooks["nb"]["wb.ipynb"]
+    page, watch = pages(lab, "wb.ipynb")
+    _wait_ready(page, len(workbench_outputs(nb)))
+    _set_theme(page, "JupyterLab Light")
+    _show_cell(page, SOFT_JAXPR)
+    page.wait_for_timeout(300)
+    rows = page.evaluate(ROWS_JS, SOFT_JAXPR)
+    assert rows and all(r["tinted"] for r in rows), rows[:3]
+    # a tint: no channel of a (not linked) row moves more than 8% from the background
+    shifts = [r["shift"] for r in rows if not r["linked"]]
+    assert max(shifts) <= 20, shifts
+    longest = max(rows, key=lambda r: len(r["codeText"]))
+    assert longest["codeText"].count(" a") >= 40 or len(longest["codeText"]) > 200, longest
+    for r in rows:
+        code, src, lst = r["code"], r["src"], r["list"]
+        assert src is not None and r["label"].startswith(
+            f"cell [{nb.cells[SOFT_DEF].execution_count}] line 1"
+        )
+        # the code ends before its label starts, and the label is inside the list's box
+        assert code[1] <= src[0] + 0.5, (r["codeText"][:80], code, src)
+        assert lst[0] <= src[0] and src[1] <= lst[1] + 0.5, (src, lst)
+    # the cut equation says its whole text on hover
+    assert longest["clipped"] and longest["codeTitle"] == longest["codeText"], longest
+    _shot(page, "jaxpr-one-line")
+    assert watch.errors == [], watch.errors
+
+
+def test_search_matches_source_text_and_function_names_and_keeps_focus(pages, lab, notebooks):
+    """`softmax` (only in the user's line, never in an equation) finds every equation of that
+    line; the function's name finds them too; typing and Enter keep the focus in the box."""
+    nb = notebooks["nb"]["wb.ipynb"]
+    page, watch = pages(lab, "wb.ipynb")
+    _wait_ready(page, len(workbench_outputs(nb)))
+    total = _payload(nb, SOFT_JAXPR)["stats"]["equations"]
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(SOFT_JAXPR)
+    _show_cell(page, SOFT_JAXPR)
+    box = cell.locator("input.jwb-jaxpr-search")
+    count = cell.locator(".jwb-jaxpr-search-count")
+    for query in ("softmax", "concatenate([x] * 40)", "soft"):
+        box.fill(query)
+        page.wait_for_function(
+            "(el) => el.textContent !== ''", arg=count.element_handle(), timeout=10_000
+        )
+        assert count.inner_text() == f"1 of {total}", (query, count.inner_text(), total)
+    box.press("Enter")
+    box.press("Shift+Enter")
+    in_box = page.evaluate("(el) => document.activeElement === el", box.element_handle())
+    assert in_box, page.evaluate("() => document.activeElement?.className")
+    assert page.evaluate("() => !document.activeElement.closest('.jp-Editor')")
+    _shot(page, "jaxpr-search-source")
+    box.fill("")
+    assert watch.errors == [], watch.errors
+
+
+def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, notebooks):
+    """A click on a line whose equations are far down a jaxpr shown well below the editor
+    (out of the window: JupyterLab skips laying it out) lights them, and once the user
+    scrolls to the output the first lit row is in the list's view; the editor keeps the
+    focus the whole time."""
+    nb = notebooks["nb"]["wb.ipynb"]
+    page, watch = pages(lab, "wb.ipynb")
+    _wait_ready(page, len(workbench_outputs(nb)))
+    _show_cell(page, DEEP_DEF)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    out = cells.nth(DEEP_JAXPR).locator(".jwb-jaxpr-list")
+    assert out.evaluate("(l) => l.scrollTop") == 0
+    cells.nth(DEEP_DEF).locator(".cm-line").nth(3).click()  # `y = jnp.tanh(x)`
+    page.wait_for_function(
+        "(i) => Number(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".querySelector('.jwb-jaxpr').getAttribute('data-highlighted')) > 0",
+        arg=DEEP_JAXPR,
+        timeout=30_000,
+    )
+    focused = page.evaluate(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".contains(document.activeElement) && !!document.activeElement.closest('.cm-editor')",
+        DEEP_DEF,
+    )
+    assert focused, page.evaluate("() => document.activeElement?.className")
+    page.wait_for_timeout(300)
+    # the pointer leaves the notebook (a row scrolled under it would publish its own line),
+    # and the notebook scrolls down to the output (the page, not the editor's focus)
+    page.mouse.move(2, 2)
+    page.evaluate(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i].scrollIntoView()",
+        DEEP_JAXPR,
+    )
+    page.wait_for_timeout(500)
+    # the clicked line's rows (line 4: `y = jnp.tanh(x)`) are lit, and the first is in view
+    seen = out.evaluate(
+        """(l) => { const b = l.getBoundingClientRect();
+          const lit = [...l.querySelectorAll('.jwb-jaxpr-row.jwb-linked')];
+          return { lines: [...new Set(lit.map(r => r.querySelector('.jwb-jaxpr-src')
+                     ?.textContent.replace(/^.* line /, '')))],
+                   inView: lit.some(r => { const a = r.getBoundingClientRect();
+                     return a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5; }),
+                   scrollTop: l.scrollTop }; }"""
+    )
+    assert seen["lines"] == ["4"] and seen["inView"], seen
+    focused = page.evaluate(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".contains(document.activeElement) && !!document.activeElement.closest('.cm-editor')",
+        DEEP_DEF,
+    )
+    assert focused, page.evaluate("() => document.activeElement?.className")
+    _shot(page, "jaxpr-editor-scroll")
+    assert watch.errors == [], watch.errors
+
+
+def test_nnx_module_argument_is_summarised_in_one_short_line(pages, lab, notebooks):
+    """A Flax NNX model's header names its layers and their arrays, without the module's own
+    bookkeeping, in a few lines (the bookkeeping made it a wall of five)."""
+    nb = notebooks["nb"]["wb.ipynb"]
+    page, watch = pages(lab, "wb.ipynb")
+    _wait_ready(page, len(workbench_outputs(nb)))
+    _show_cell(page, NNX_CELL)
+    sig = page.locator(".jp-Notebook .jp-Cell").nth(NNX_CELL).locator(".jwb-jaxpr-sig")
+    text = sig.inner_text()
+    assert "_pytree__" not in text and "PytreeState" not in text, text
+    for part in ("MLP(", "linear1: Linear(", "kernel: f32[16,64]", "bias: f32[64]"):
+        assert part in text, (part, text)
+    lines = sig.evaluate(
+        """(s) => { const cs = getComputedStyle(s);
+          const lh = parseFloat(cs.lineHeight) || 1.3 * parseFloat(cs.fontSize);
+          return Math.round(s.getBoundingClientRect().height / lh); }"""
+    )
+    assert 1 <= lines <= 3, (lines, text)
+    _shot(page, "jaxpr-nnx")
     assert watch.errors == [], watch.errors
 
 

@@ -71,8 +71,44 @@ def test_huge_trees_stay_short():
 
 
 def test_a_one_child_wrapper_reads_as_its_child():
+    node = Node("BatchStat", (Node("leaf", aval="f32[4]"),), keys=("value",))
+    assert summarize(node) == "BatchStat(f32[4])"
+    # a trainable parameter says only what it is: its array
     node = Node("Param", (Node("leaf", aval="f32[4]"),), keys=("value",))
-    assert summarize(node) == "Param(f32[4])"
+    assert summarize(node) == "f32[4]"
+
+
+def test_private_children_without_arrays_are_left_out():
+    bookkeeping = Node("PytreeState", ())
+    node = Node(
+        "Linear",
+        (bookkeeping, Node("leaf", aval="f32[8]"), Node("leaf", aval="f32[4,8]")),
+        keys=("_pytree__state", "bias", "kernel"),
+    )
+    assert summarize(node) == "Linear(bias: f32[8], kernel: f32[4,8])"
+    # a private child that holds arrays stays: it is part of what the program computes with
+    node = Node("M", (Node("leaf", aval="f32[2]"), Node("leaf", aval="f32[3]")), keys=("_w", "b"))
+    assert summarize(node) == "M(_w: f32[2], b: f32[3])"
+
+
+def test_an_nnx_module_argument_reads_as_its_layers_and_arrays():
+    """A Flax NNX model passed as an argument (tests/real_models.py's MLP): its layers and
+    their arrays, without the modules' own bookkeeping (``_pytree__state: PytreeState()``)."""
+    from tests.real_models import nnx_mlp_setup
+
+    s = nnx_mlp_setup()
+    m, x = _trees(lambda m, x: m(x), s.model, s.x)["in"]
+    din, dhidden = s.model.linear1.kernel.shape
+    dout = s.model.linear2.kernel.shape[1]
+    assert "_pytree__" not in m.summary and "PytreeState" not in m.summary, m.summary
+    assert m.summary.startswith("MLP("), m.summary
+    for part in (
+        f"linear1: Linear(bias: f32[{dhidden}], kernel: f32[{din},{dhidden}])",
+        f"linear2: Linear(bias: f32[{dout}], kernel: f32[{dhidden},{dout}])",
+    ):
+        assert part in m.summary, (part, m.summary)
+    assert len(m.summary) <= MAX_SUMMARY
+    assert x.summary == f"f32[{s.x.shape[0]},{s.x.shape[1]}]"
 
 
 def test_a_dict_of_equal_layers_collapses_like_a_list():

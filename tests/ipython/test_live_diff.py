@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -69,6 +70,9 @@ def test_an_extra_op_is_added_at_its_line(in_cell):
     assert added == [("cos", _line_of(second, "    return jnp.cos(y) * 2"))]
     assert diff["removed"] == []
     assert "cos" in diff["added"][0]["examples"][0]
+    # the line named as the user reads it: the cell by its prompt number now
+    line = _line_of(second, "    return jnp.cos(y) * 2")
+    assert diff["added"][0]["label"] == f"cell [{diff['cell']}] line {line}"
     totals = {t["name"]: t for t in diff["totals"]}
     eq = totals["equations"]
     assert eq["after"] - eq["before"] == 1 and eq["unit"] == "count"
@@ -82,6 +86,9 @@ def test_a_removed_op_and_another_cell_id(in_cell):
     (diff,) = in_cell("live-2", second)
     assert [g["what"] for g in diff["removed"]] == ["tanh", "add"]
     assert diff["added"] == []
+    # removed lines were compiled under the cell's previous number: named by its number now
+    line = _line_of(first, "    return jnp.exp(x) + jnp.tanh(x)")
+    assert {g["label"] for g in diff["removed"]} == {f"cell [{diff['cell']}] line {line}"}
 
 
 def test_hlo_shape_change_shows_in_the_memory_totals(in_cell):
@@ -93,6 +100,14 @@ def test_hlo_shape_change_shows_in_the_memory_totals(in_cell):
     args = totals["memory: arguments"]
     assert (args["before"], args["after"]) == (16 * 4, 64 * 4)
     assert totals["compile time"]["unit"] == "s"
+    # XLA's FLOP estimate is FLOPs (an SI prefix in the front end), not a plain count
+    flops = totals["estimated flops"]
+    assert flops["unit"] == "flops"
+    for n, value in ((16, flops["before"]), (64, flops["after"])):
+        cost = jax.jit(lambda x: jnp.sin(x) * 3).lower(jnp.ones(n, jnp.float32)).compile()
+        cost = cost.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        assert value == pytest.approx(float(cost["flops"])), (n, value, cost)
     # same program, other shape: the same instructions at the same lines
     assert diff["added"] == [] and diff["removed"] == []
 

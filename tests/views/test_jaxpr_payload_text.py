@@ -93,3 +93,27 @@ def test_a_param_whose_attributes_raise_still_reads():
     payload, _ = _payload(lambda x: p.bind(x, thing=_Lazy()) * 2.0, jnp.ones(3))
     eqn = next(e for e in payload["jaxpr"]["eqns"] if e["primitive"] == "wb_lazy")
     assert eqn["params"]["thing"] == "lazy-param"
+
+
+def _softmax_line(x):
+    return jax.nn.softmax(x * 2.0)  # the text a search finds
+
+
+def test_the_payload_carries_each_source_line_as_the_user_wrote_it():
+    """``lines`` has the text of every line an equation names (what the search matches: the
+    equations of ``jax.nn.softmax(...)`` never say ``softmax``), once per line."""
+    import inspect as pyinspect
+
+    p, _ = _payload(_softmax_line, jnp.ones((2, 3)))
+    lines, first = pyinspect.getsourcelines(_softmax_line)
+    line = first + 1
+    files = {
+        eq["source"]["file"]
+        for eq in p["jaxpr"]["eqns"]
+        if eq.get("source") and eq["source"]["line"] == line
+    }
+    assert len(files) == 1, files
+    (file,) = files
+    assert p["lines"][file] == {str(line): lines[1].strip()}
+    assert "softmax" in p["lines"][file][str(line)]
+    assert not any("softmax" in eq["primitive"] for eq in p["jaxpr"]["eqns"])

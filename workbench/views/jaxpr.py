@@ -306,6 +306,7 @@ def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
         rec["avals"] = body["avals"]
         rec["jaxpr"] = body["jaxpr"]
         rec["cells"] = cells_of(_files(model))
+        rec["lines"] = _line_texts(model)
         rec["text_size"] = text_size(ins.jaxpr_text).to_dict()
         return pack(rec, PACKED_FIELDS)
 
@@ -321,6 +322,36 @@ def _files(model: JaxprModel) -> list[str]:
                 files.append(eq.source.file)
             stack.extend(sub.jaxpr for sub in eq.subjaxprs)
     return files
+
+
+#: a source line's text in the payload's ``lines`` is cut to this many characters
+MAX_LINE_CHARS = 200
+
+
+def _line_texts(model: JaxprModel) -> dict[str, dict[str, str]]:
+    """``{file: {"<line>": text}}`` for every source line an equation names: the user's own
+    text, which the front end's search matches (``softmax`` finds the equations of
+    ``jax.nn.softmax(x)``'s line, whose equations never say it).  One entry per line, so
+    the size follows the program's source, not its equation count."""
+    cache = LineCache()
+    out: dict[str, dict[str, str]] = {}
+    stack = [model]
+    while stack:
+        m = stack.pop()
+        for eq in m.eqns:
+            s = eq.source
+            if s is not None and s.line > 0:
+                lines = out.setdefault(s.file, {})
+                key = str(s.line)
+                if key not in lines:
+                    text = cache.get(s.file, s.line)
+                    if len(text) > MAX_LINE_CHARS:
+                        text = text[: MAX_LINE_CHARS - 1] + "…"
+                    lines[key] = text
+            stack.extend(sub.jaxpr for sub in eq.subjaxprs)
+    return {
+        f: {k: v for k, v in lines.items() if v} for f, lines in out.items() if any(lines.values())
+    }
 
 
 def jaxpr_record(ins: Inspection) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from typing import Any
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CompileRecord
-from workbench.engine.common.source import SourceLine
+from workbench.engine.common.source import SourceLine, cell_label
 from workbench.engine.live.fingerprint import Group, LiveDiff
 from workbench.engine.monitor.memory import KernelInfo, MemorySample
+from workbench.views._html import source_label
 
 #: the ``protocol`` of every message; bumped on an incompatible change
 PROTOCOL = 1
@@ -166,13 +167,30 @@ def _line(source: SourceLine | None) -> dict[str, Any] | None:
     }
 
 
-def _group(g: Group) -> dict[str, Any]:
-    return {
+def _group(g: Group, cell: str | None, cell_id: str | None) -> dict[str, Any]:
+    out = {
         "what": g.what,
         "line": _line(g.line),
         "count": g.count,
         "examples": list(g.examples[:3]),
     }
+    if g.line is not None and g.line.line > 0:
+        out["label"] = diff_line_label(g.line, cell, cell_id)
+    return out
+
+
+def diff_line_label(line: SourceLine, cell: str | None, cell_id: str | None) -> str:
+    """Where a diffed line is, as the user reads it: ``cell [8] line 9``.  A line of the
+    re-run cell itself (either run: the previous one was compiled under the cell's old
+    number) is named by the cell's prompt number now, ``cell``; another cell by its own."""
+    known = cell_label(line.file)
+    if (
+        known is not None
+        and cell is not None
+        and (cell_id is not None and known.cell_id == cell_id)
+    ):
+        return f"cell [{cell}] line {line.line}"
+    return source_label(line.file, line.line)[0]
 
 
 def live_diff(diff: LiveDiff, cell: str | None, cell_id: str | None) -> dict[str, Any]:
@@ -182,8 +200,8 @@ def live_diff(diff: LiveDiff, cell: str | None, cell_id: str | None) -> dict[str
         "kind": diff.kind,
         "t": diff.t,
         "function": diff.function,
-        "added": [_group(g) for g in diff.added],
-        "removed": [_group(g) for g in diff.removed],
+        "added": [_group(g, cell, cell_id) for g in diff.added],
+        "removed": [_group(g, cell, cell_id) for g in diff.removed],
         "totals": [
             {"name": c.name, "before": _number(c.before), "after": _number(c.after), "unit": c.unit}
             for c in diff.totals

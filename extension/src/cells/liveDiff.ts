@@ -49,6 +49,7 @@ function parseGroup(x: unknown): DiffGroup | null {
   return {
     what: x.what,
     line: parseSite(x.line),
+    ...(typeof x.label === 'string' && x.label ? { label: x.label } : {}),
     count: c !== null && c >= 1 ? Math.floor(c) : 1,
     examples: Array.isArray(x.examples)
       ? x.examples.filter((e): e is string => typeof e === 'string').slice(0, 3)
@@ -60,7 +61,10 @@ function parseTotal(x: unknown): DiffTotal | null {
   if (!isObj(x) || typeof x.name !== 'string') {
     return null;
   }
-  const unit = x.unit === 's' || x.unit === 'bytes' ? x.unit : 'count';
+  const unit =
+    x.unit === 's' || x.unit === 'bytes' || x.unit === 'flops'
+      ? x.unit
+      : 'count';
   return { name: x.name, before: num(x.before), after: num(x.after), unit };
 }
 
@@ -103,21 +107,38 @@ export function currentDiff(
 
 const KIB = 1024;
 
-/** Bytes in binary units: `512 B`, `1.5 KiB`, `12 MiB`. */
+/** Bytes in binary units, one decimal past bytes: `512 B`, `1.5 KiB`, `118.2 GiB`. */
 export function formatBytes(b: number): string {
   const a = Math.abs(b);
   const sign = b < 0 ? '−' : '';
   if (a < KIB) {
     return `${sign}${Math.round(a)} B`;
   }
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let v = a / KIB;
   let i = 0;
   while (v >= KIB && i < units.length - 1) {
     v /= KIB;
     i++;
   }
-  return `${sign}${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+  return `${sign}${v.toFixed(1)} ${units[i]}`;
+}
+
+/** FLOPs with an SI prefix, one decimal past units: `96 FLOP`, `1.5 kFLOP`, `127.0 GFLOP`. */
+export function formatFlops(f: number): string {
+  const a = Math.abs(f);
+  const sign = f < 0 ? '−' : '';
+  if (a < 1000) {
+    return `${sign}${Math.round(a)} FLOP`;
+  }
+  const prefixes = ['k', 'M', 'G', 'T', 'P', 'E'];
+  let v = a / 1000;
+  let i = 0;
+  while (v >= 1000 && i < prefixes.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return `${sign}${v.toFixed(1)} ${prefixes[i]}FLOP`;
 }
 
 function formatValue(v: number | null, unit: DiffTotal['unit']): string {
@@ -130,7 +151,10 @@ function formatValue(v: number | null, unit: DiffTotal['unit']): string {
   if (unit === 'bytes') {
     return formatBytes(v);
   }
-  return Number.isInteger(v) ? String(v) : v.toFixed(2);
+  if (unit === 'flops') {
+    return formatFlops(v);
+  }
+  return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(2);
 }
 
 /** `+2`, `−3 ms`, `+1.5 KiB`, `±0`; empty when a side is unknown. */
@@ -152,12 +176,14 @@ export function totalText(t: DiffTotal): string {
   return `${formatValue(t.before, t.unit)} → ${formatValue(t.after, t.unit)}${delta ? ` (${delta})` : ''}`;
 }
 
-function siteText(site: CallSite | null): string {
+/** `cell [8] line 9: y = f(x)`: the kernel's label (the cell by its prompt number now), or
+ * `line 9` from a diff that has none. */
+function siteText(site: CallSite | null, label?: string): string {
   if (!site) {
     return '';
   }
   const text = site.text.trim();
-  const where = site.line > 0 ? `line ${site.line}` : '';
+  const where = label ? label : site.line > 0 ? `line ${site.line}` : '';
   return [where, text].filter(Boolean).join(': ');
 }
 
@@ -201,7 +227,7 @@ function groupRows(
     const li = list.appendChild(el('li', 'jwb-live-group'));
     li.appendChild(el('span', 'jwb-live-count', `${sign}${g.count}`));
     li.appendChild(el('span', 'jwb-live-what', g.what));
-    const site = siteText(g.line);
+    const site = siteText(g.line, g.label);
     const where = li.appendChild(
       el('span', 'jwb-live-line', site ? truncate(site, 80) : '')
     );

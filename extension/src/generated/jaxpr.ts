@@ -118,6 +118,14 @@ export interface JaxprPayload {
   jaxpr?: Jaxpr | null;
   cells: CellMap;
   /**
+   * the text of each source line an equation names, as the user wrote it (stripped, at most 200 characters): file -> line number -> text; what the search matches besides the equations (absent in payloads from before it)
+   */
+  lines?: {
+    [k: string]: {
+      [k: string]: string;
+    };
+  };
+  /**
    * how much of JAX's text text/plain saves (absent in payloads from before the bound)
    */
   text_size?: TextSize;

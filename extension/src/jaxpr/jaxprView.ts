@@ -116,6 +116,11 @@ class JaxprView implements FeatureView {
   private _idle = 0;
   /** alias (cell id or #number) -> files of this payload that are that cell */
   private _aliasFiles = new Map<string, Set<string>>();
+  /** whether the list is in the window (JupyterLab skips laying out cells out of it) */
+  private _inView = false;
+  /** a row an editor selected while the list was out of view: scrolled to once in view */
+  private _pendingRow = -1;
+  private _observer: IntersectionObserver | null = null;
 
   render(host: HTMLElement, payload: Payload, ctx: RenderContext): void {
     this._teardown();
@@ -159,7 +164,7 @@ class JaxprView implements FeatureView {
     }
     const flat = flatten(p.jaxpr, p.avals);
     this._flat = flat;
-    this._sources = rowSources(flat, this._cells);
+    this._sources = rowSources(flat, this._cells, p.lines ?? {});
     this._lit = new Uint8Array(flat.equations);
     this._hitSet = new Uint8Array(flat.equations);
     this._folded = defaultFolds(flat);
@@ -185,6 +190,7 @@ class JaxprView implements FeatureView {
     host.appendChild(root);
     this._bindList(list.scroller);
     this._relayout();
+    this._watchView(list.scroller);
 
     for (const [cell, lines] of this._sources.linesByCell) {
       HUB.color({ cell, colors: lineColors(lines) }, this._outputId);
@@ -204,9 +210,34 @@ class JaxprView implements FeatureView {
     }, 200);
   }
 
+  /**
+   * Follow whether the list is in the window.  An editor's line selected while it is not
+   * (the output is cells below, or JupyterLab's windowing has not laid it out: a scroll then
+   * is lost) is scrolled to when the list comes into view, so the lit rows are what the
+   * user sees on reaching the output.  Only the list scrolls, never the page or the focus.
+   */
+  private _watchView(scroller: HTMLElement): void {
+    if (typeof IntersectionObserver === 'undefined') {
+      return;
+    }
+    this._observer = new IntersectionObserver(entries => {
+      this._inView = entries[entries.length - 1].isIntersecting;
+      if (this._inView && this._pendingRow >= 0 && this._flat) {
+        const row = this._pendingRow;
+        this._pendingRow = -1;
+        this._reveal(row);
+      }
+    });
+    this._observer.observe(scroller);
+  }
+
   private _ensureIndex(): SearchIndex {
     if (!this._index) {
-      this._index = buildSearchIndex(this._flat!, this._sources!.label);
+      this._index = buildSearchIndex(
+        this._flat!,
+        this._sources!.label,
+        this._sources!.text
+      );
     }
     return this._index;
   }
@@ -293,7 +324,10 @@ class JaxprView implements FeatureView {
     code.style.paddingLeft = `${depth * INDENT_CH}ch`;
     const hl =
       this._var && this._var.scope === scopeOf(flat, r) ? this._var.name : null;
-    appendSegments(code, rowSegments(flat, row, folded), hl);
+    const segs = rowSegments(flat, row, folded);
+    appendSegments(code, segs, hl);
+    // a long equation is cut (ellipsis) before its source label: the whole text on hover
+    code.title = segs.map(s => s.text).join('');
     node.appendChild(code);
     if (this._varRows.has(r)) {
       node.classList.add('jwb-jaxpr-varrow');
@@ -304,9 +338,11 @@ class JaxprView implements FeatureView {
       const src = row.equation!.source;
       if (src) {
         const link = el('span', 'jwb-jaxpr-src', this._sources!.label[e]);
+        const lineText = this._sources!.text[e];
         link.title =
           `${src.file}:${src.line}:${src.column} (${src.function})` +
-          (row.equation!.name_stack ? ` · ${row.equation!.name_stack}` : '');
+          (row.equation!.name_stack ? ` · ${row.equation!.name_stack}` : '') +
+          (lineText ? `\n${lineText}` : '');
         if (this._sources!.cellOf[e]) {
           link.classList.add('jwb-jaxpr-src-cell');
           // solid: the stylesheet mixes it into the theme's background (lighter in Dark)
@@ -439,8 +475,14 @@ class JaxprView implements FeatureView {
         e !== undefined && this._lit[Number(e)] === 1
       );
     }
-    if (sel && sel.reveal && sel.origin !== 'jaxpr' && first >= 0) {
-      this._reveal(flat.eqnRow[first]);
+    if (sel && sel.reveal && sel.origin !== 'jaxpr') {
+      this._pendingRow = -1;
+      if (first >= 0) {
+        this._reveal(flat.eqnRow[first]);
+        if (!this._inView) {
+          this._pendingRow = flat.eqnRow[first];
+        }
+      }
     }
   }
 
@@ -476,7 +518,7 @@ class JaxprView implements FeatureView {
     const bar = el('div', 'jwb-jaxpr-toolbar');
     const input = el('input', 'jwb-jaxpr-search');
     input.type = 'search';
-    input.placeholder = 'Search primitive, variable, shape, param, line…';
+    input.placeholder = 'Search primitive, variable, shape, source text, line…';
     input.setAttribute('aria-label', 'search equations');
     input.spellcheck = false;
     this._input = input;
@@ -571,6 +613,10 @@ class JaxprView implements FeatureView {
     this._idle = 0;
     this._unsubscribe?.();
     this._unsubscribe = null;
+    this._observer?.disconnect();
+    this._observer = null;
+    this._inView = false;
+    this._pendingRow = -1;
     // the editor would keep the line selected (and other outputs lit) for an output now gone
     if (this._published && HUB.selection === this._published) {
       HUB.select(null);

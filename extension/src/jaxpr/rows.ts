@@ -381,13 +381,23 @@ export interface RowSources {
   cellOf: (string | null)[];
   /** equation index -> its source label ("cell [3] line 4", "model.py:12", "") */
   label: string[];
+  /** equation index -> the text of its source line as the user wrote it ("" unknown) */
+  text: string[];
   /** cell key -> the lines of that cell that produced equations */
   linesByCell: Map<string, Set<number>>;
 }
 
-export function rowSources(flat: FlatJaxpr, cells: CellMap): RowSources {
+/** The payload's `lines`: file -> line number (as a string) -> that line's text. */
+export type SourceTexts = Record<string, Record<string, string>>;
+
+export function rowSources(
+  flat: FlatJaxpr,
+  cells: CellMap,
+  texts: SourceTexts = {}
+): RowSources {
   const cellOf: (string | null)[] = new Array(flat.equations).fill(null);
   const label: string[] = new Array(flat.equations).fill('');
+  const text: string[] = new Array(flat.equations).fill('');
   const linesByCell = new Map<string, Set<number>>();
   const keyCache = new Map<string, string | null>();
   for (const r of flat.rows) {
@@ -402,6 +412,7 @@ export function rowSources(flat: FlatJaxpr, cells: CellMap): RowSources {
     }
     cellOf[r.eqn] = key;
     label[r.eqn] = sourceLabel(cells, src);
+    text[r.eqn] = texts[src.file]?.[String(src.line)] ?? '';
     if (key && src.line > 0) {
       let set = linesByCell.get(key);
       if (!set) {
@@ -410,5 +421,5 @@ export function rowSources(flat: FlatJaxpr, cells: CellMap): RowSources {
       set.add(src.line);
     }
   }
-  return { cellOf, label, linesByCell };
+  return { cellOf, label, text, linesByCell };
 }

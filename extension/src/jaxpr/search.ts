@@ -1,7 +1,8 @@
 /**
  * Search over every equation (folded or not): primitive, variable names, shapes/dtypes,
- * param text, source line ("cell [3] line 4", file name, function) and name stack.  The
- * query's whitespace-separated terms must all occur (case-insensitive).
+ * param text, source line ("cell [3] line 4", file name, function), the text of that line
+ * as the user wrote it (`softmax` finds the equations of `jax.nn.softmax(x)`'s line) and
+ * name stack.  The query's whitespace-separated terms must all occur (case-insensitive).
  */
 
 import { equationText, type FlatJaxpr } from './rows';
@@ -13,7 +14,8 @@ export interface SearchIndex {
 
 export function buildSearchIndex(
   flat: FlatJaxpr,
-  labels: string[]
+  labels: string[],
+  lineTexts: string[] = []
 ): SearchIndex {
   const text: string[] = new Array(flat.equations);
   for (let e = 0; e < flat.equations; e++) {
@@ -21,7 +23,7 @@ export function buildSearchIndex(
     const src = eq.source;
     const parts = [equationText(flat, eq), labels[e] ?? ''];
     if (src) {
-      parts.push(`${src.file}:${src.line}`, src.function);
+      parts.push(`${src.file}:${src.line}`, src.function, lineTexts[e] ?? '');
     }
     if (eq.name_stack) {
       parts.push(eq.name_stack);

@@ -382,15 +382,22 @@ function readDiffGroup(x: unknown): DiffGroup | null {
   const examples = Array.isArray(x.examples)
     ? x.examples.filter((v): v is string => typeof v === 'string').slice(0, 3)
     : [];
+  const label = str(x.label);
   return {
     what,
     line: readCallSite(x.line),
+    ...(label ? { label } : {}),
     count: int(x.count) ?? 1,
     examples
   };
 }
 
-const UNITS = members<DiffTotal['unit']>({ count: true, s: true, bytes: true });
+const UNITS = members<DiffTotal['unit']>({
+  count: true,
+  s: true,
+  bytes: true,
+  flops: true
+});
 
 function readDiffTotal(x: unknown): DiffTotal | null {
   if (!isObj(x)) {

@@ -8,6 +8,10 @@ says it in one line:
   values (two or more) share one summary (``{layer_0, layer_1, …+22: {kernel, bias: ...}}``);
 - a list or tuple whose elements have the same summary collapses to ``list[N] of ...``
   (``tuple[N] of ...``);
+- a custom node's private children that hold no array (a Flax NNX module's
+  ``_pytree__state: PytreeState()``, bookkeeping of the object, not of the model) are left
+  out, and a ``Param`` wrapper says only what it wraps: ``MLP(linear1: Linear(bias:
+  f32[64], kernel: f32[16,64]), …)``;
 - anything else is spelled out, abbreviated past a few entries (``…+N``) and past
   :data:`MAX_SUMMARY` characters.
 
@@ -129,6 +133,17 @@ def summarize(node: Node) -> str:
     return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 1] + "…"
 
 
+#: wrappers whose name says nothing a signature needs (Flax NNX's trainable parameter):
+#: ``kernel: f32[16,64]`` rather than ``kernel: Param(f32[16,64])``
+_QUIET_WRAPPERS = frozenset({"Param"})
+
+
+def _bookkeeping(key: str, child: Node) -> bool:
+    """A private child with no array in it: an object's own state (NNX's ``PytreeState``),
+    not something the program computes with."""
+    return key.startswith("_") and child.kind not in ("leaf", "none") and leaf_count(child) == 0
+
+
 def _summary(node: Node) -> str:
     kind, kids = node.kind, node.children
     if kind == "leaf":
@@ -137,6 +152,15 @@ def _summary(node: Node) -> str:
         return "None"
     if kind == "static":
         return "static"
+    if node.keys and kind != "dict" and len(node.keys) == len(kids):
+        kept = [(k, c) for k, c in zip(node.keys, kids, strict=True) if not _bookkeeping(k, c)]
+        if len(kept) < len(kids):
+            node = Node(
+                kind, tuple(c for _, c in kept), keys=tuple(k for k, _ in kept), aval=node.aval
+            )
+            kids = node.children
+    if kind in _QUIET_WRAPPERS and len(kids) == 1:
+        return _summary(kids[0])
     if node.keys and kind != "dict" and len(kids) == 1:  # Param(value: x) says Param(x)
         return f"{kind}({_summary(kids[0])})"
     if node.keys:

@@ -71,7 +71,7 @@ class Total:
 
     name: str
     value: float | None
-    unit: str  # "count" | "s" | "bytes"
+    unit: str  # "count" | "s" | "bytes" | "flops"
 
 
 @dataclass
@@ -249,7 +249,7 @@ def _hlo_totals(rep: HloReport) -> list[Total]:
     if rep.cost.reported:
         out += [
             Total("estimated bytes", rep.cost.bytes_accessed, "bytes"),
-            Total("estimated flops", rep.cost.flops, "count"),
+            Total("estimated flops", rep.cost.flops, "flops"),
         ]
     return out
 

@@ -324,7 +324,10 @@ export interface DiffTotal {
   name: string;
   before: number | null;
   after: number | null;
-  unit: 'count' | 's' | 'bytes';
+  /**
+   * flops: a count of floating-point operations (XLA's estimate), shown with an SI prefix
+   */
+  unit: 'count' | 's' | 'bytes' | 'flops';
 }
 /**
  * Schema: `workbench/schemas/comm/sidepanel.schema.json#/$defs/diff_group`.
@@ -338,6 +341,10 @@ export interface DiffGroup {
    * the Python source line, when known
    */
   line: CallSite | null;
+  /**
+   * where the line is, as the user reads it: `cell [8] line 9` (a notebook cell, by its prompt number now), `model.py:12`; absent when the line is not known (and in diffs from before it)
+   */
+  label?: string;
   count: number;
   /**
    * a few of the items' text (JAX's printing)
