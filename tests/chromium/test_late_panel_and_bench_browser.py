@@ -43,7 +43,7 @@ BENCH_CELL = (
     "%jaxbench -n 1 -r 6 fresh(b)"
 )
 CELLS = [
-    "%load_ext workbench\nimport jax, jax.numpy as jnp",
+    "%load_ext workbench\nimport jax, jax.numpy as jnp\nprint(jax.device_count())",
     "a = jnp.ones((1024, 1024), jnp.float32).block_until_ready()",
     "b = jnp.ones((2048, 1024), jnp.float32).block_until_ready()",
     "del a",
@@ -174,7 +174,7 @@ def test_panel_opened_after_run_all_charts_every_sample_the_kernel_kept(late):
     assert int(page.get_attribute(f"{PANEL} .jwb-panel-live-bytes", "data-jwb-bytes")) == live[-1]
     extent = page.inner_text(f'{PANEL} [data-jwb="memory-extent"]')
     assert f"over {len(kept)} samples" in extent, extent
-    # the allocating cells' steps are marked and named
+    # the allocating cells' steps (from the first cell's sample, JAX up) are marked and named
     marks = page.evaluate(
         "() => [...document.querySelectorAll('[data-jwb=\"panel\"] .jwb-panel-chart-mark title')]"
         ".map(t => t.textContent)"
@@ -248,6 +248,15 @@ def test_noisy_bench_shows_its_plots_and_warning_unclipped_in_a_narrow_output(la
         assert res["min"] >= 4.5, f"{theme}: contrast below 4.5:1: {res['worst']}"
         _shot(page, f"bench-narrow-{theme.split()[-1].lower()}")
     assert out.evaluate(CLIPPED_JS)["clipped"] == []
+    # and just above the narrow layout's threshold (the table's own columns, wrapped) and wide
+    page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+    page.set_viewport_size({"width": 1800, "height": 1000})
+    for width in (920, 1000, None):
+        out.evaluate("(e, w) => { e.style.maxWidth = w ? w + 'px' : ''; }", width)
+        page.wait_for_timeout(300)
+        got = out.evaluate(CLIPPED_JS.replace("root.closest('.jp-OutputArea-output') ||", ""))
+        assert got["clipped"] == [], (width, got)
+    _shot(page, "bench-wide")
     assert watch.errors == [], watch.errors
 
 

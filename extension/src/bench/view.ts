@@ -13,7 +13,7 @@
  * renderer keeps those keys inside the output, away from the notebook's shortcuts).
  *
  * Narrow outputs (the side panel open leaves a notebook ~500 px): the view is a CSS size
- * container and below 800 px the table reflows into one block per row (each value with its
+ * container and below 900 px the table reflows into one block per row (each value with its
  * column's name), the plots scale down to the width, long texts wrap: nothing is cut.
  *
  * Progress: while the kernel measures, `%jaxbench` / `workbench.bench()` send display updates of
