@@ -119,18 +119,22 @@ describe('bench view: progress updates then the final table', () => {
     expect(host.querySelectorAll('tr[data-key]')).toHaveLength(2);
   });
 
-  it('keeps an opened row open across progress updates', async () => {
+  it('keeps a folded card folded across progress updates', async () => {
     const host = document.body.appendChild(document.createElement('div'));
     const view = benchView();
     const partial = read('bench-progress');
     await view.render(host, asPayload(partial), ctx());
-    host.querySelector<HTMLElement>('tr[data-key]')!.click();
-    expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
+    const open = (): number =>
+      host.querySelectorAll('.jwb-bench-card-body').length;
+    const rows = host.querySelectorAll('tr[data-key]').length;
+    expect(open()).toBe(rows); // a short table: every card open without a click
+    host.querySelector<HTMLElement>('.jwb-bench-toggle')!.click();
+    expect(open()).toBe(rows - 1);
     await view.render(host, asPayload(later(partial, 3)), ctx());
-    expect(host.querySelectorAll('.jwb-bench-detail')).toHaveLength(1);
+    expect(open()).toBe(rows - 1);
     expect(
-      host.querySelector('tr[data-key]')!.classList.contains('jwb-open')
-    ).toBe(true);
+      host.querySelector('.jwb-bench-toggle')!.getAttribute('aria-expanded')
+    ).toBe('false');
   });
 
   it('a stopped run keeps its table and says why, without a moving bar', async () => {

@@ -153,6 +153,31 @@ describe('WorkbenchStore', () => {
     );
     expect(s.memory).toHaveLength(MAX_SAMPLES);
     expect(s.memory[0].t).toBe(10);
+    expect(s.memoryDropped).toBe(10);
+  });
+
+  it("charts a snapshot's memory history and counts what neither side kept", () => {
+    const kept = Array.from({ length: 5 }, (_, i) => sample(i, 100 * (i + 1)));
+    const msg = parseKernelMessage(
+      snapshot({ memory: kept, memory_dropped: 7 })
+    );
+    if (msg.type !== 'snapshot') {
+      throw new Error(msg.type);
+    }
+    expect(msg.memoryDropped).toBe(7);
+    const s = new WorkbenchStore();
+    s.applySnapshot(msg.kernel, msg.version, msg.batch, msg.memoryDropped);
+    expect(s.memory.map(m => m.live_bytes)).toEqual(
+      kept.map(m => m.live_bytes)
+    );
+    expect(s.memoryDropped).toBe(7);
+    // an older kernel says nothing: none counted; a wrong type is not trusted
+    for (const over of [{}, { memory_dropped: 'x' }, { memory_dropped: -3 }]) {
+      const m = parseKernelMessage(snapshot(over));
+      expect(m.type === 'snapshot' && m.memoryDropped).toBe(0);
+    }
+    s.reset();
+    expect(s.memoryDropped).toBe(0);
   });
 
   it('groups per cell, newest cell and entry first, with a row per reason', () => {

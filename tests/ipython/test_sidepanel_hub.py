@@ -144,20 +144,53 @@ def test_badges_count_the_users_compiles_and_keep_jax_helpers_apart(hub, run):
     assert badge["helper_compiles"] == sum(r.origin == "jax" and r.kind == "compile" for r in recs)
 
 
-def test_without_a_panel_no_memory_walk_but_badges_are_kept(hub, run, monkeypatch):
-    calls = []
-    real = sidepanel.sample_memory
-    monkeypatch.setattr(
-        sidepanel, "sample_memory", lambda *a, **k: calls.append(a) or real(*a, **k)
-    )
-    assert hub.comms == 0
+def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell, run):
+    """Cells that run while no panel listens (a Run All before the panel's hello, a panel
+    opened late): nothing is queued for nobody, but the badges and the memory samples are
+    kept, and the hello's snapshot charts every one of them."""
+    assert hub.comms == 0 and not hub._listening()
+    kept_before = len(hub._memory)
     run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
-    assert calls == []
+    alloc = run(
+        "hub_late = jnp.ones((256, 1024), jnp.float32).block_until_ready()\n"
+        "hub_nbytes = hub_late.nbytes"
+    )
+    run("del hub_late")
     assert hub._pending == [] and not hub._incoming  # nothing queued for nobody
+    # two samples per cell (start and end), whether anyone listens or not
+    assert len(hub._memory) - kept_before == 6
     comm = _connect(hub)
-    badge = comm.sent[0]["cells"][-1]
-    last_run = max(r.cell_run or 0 for r in CACHE.records())
-    assert badge["run"] == last_run and badge["compiles"] >= 1
+    snap = comm.sent[0]
+    quiet_run = next(r.cell_run for r in CACHE.records() if "hub_quiet" in r.function)
+    badge = next(b for b in snap["cells"] if b["run"] == quiet_run)
+    assert badge["compiles"] >= 1
+    # the snapshot carries the kept history as the kernel holds it
+    assert snap["memory"] == list(hub._memory)
+    assert snap["memory_dropped"] == hub._memory_dropped == 0
+    late = snap["memory"][-6:]
+    assert [m["when"] for m in late] == ["start", "end"] * 3
+    nbytes = shell.user_ns["hub_nbytes"]
+    start, grown, freed = late[2], late[3], late[5]
+    assert alloc.error is None and start["cell"] == grown["cell"]
+    assert grown["live_bytes"] - start["live_bytes"] >= nbytes
+    assert grown["live_bytes"] - freed["live_bytes"] >= nbytes
+    # a sample taken after the hello goes out in an update, not twice
+    run("pass")
+    ups = _updates(comm, hub)
+    sent = [m for u in ups for m in u.get("memory", [])]
+    assert [m["when"] for m in sent][:2] == ["start", "end"]
+    assert not [m for m in sent if m in snap["memory"]]
+
+
+def test_the_kept_memory_history_is_bounded_and_counts_what_it_dropped(shell, monkeypatch):
+    monkeypatch.setattr(sidepanel, "MAX_MEMORY_SAMPLES", 5)
+    h = sidepanel.SidePanelHub(shell, "test")
+    taken = [h.take_sample("request") for _ in range(8)]
+    comm = FakeComm()
+    h.attach(comm, {"protocol": 1, "type": "hello"})
+    snap = comm.of("snapshot")[0]
+    assert snap["memory"] == taken[-5:]  # the newest, oldest first
+    assert snap["memory_dropped"] == 3
 
 
 def test_a_batch_holds_at_most_max_records_and_counts_the_rest(hub, run, monkeypatch):

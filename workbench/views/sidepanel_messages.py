@@ -218,8 +218,12 @@ def snapshot(
     memory: Sequence[dict[str, Any]],
     benchmarks: Sequence[dict[str, Any]],
     diffs: Sequence[dict[str, Any]],
+    memory_dropped: int = 0,
 ) -> Message:
-    """The answer to ``hello``: everything the panel shows, as of now."""
+    """The answer to ``hello``: everything the panel shows, as of now.  ``memory`` is
+    the kept history since load (samples are taken whether a panel listens or not, so a
+    panel opened late charts every cell that ran); ``memory_dropped`` counts the older
+    samples the kernel no longer holds."""
     return _message(
         "snapshot",
         version=version,
@@ -228,6 +232,7 @@ def snapshot(
         dropped=dropped,
         cells=list(cells),
         memory=list(memory),
+        memory_dropped=max(int(memory_dropped), 0),
         benchmarks=list(benchmarks),
         diffs=list(diffs),
     )

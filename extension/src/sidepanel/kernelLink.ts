@@ -626,7 +626,12 @@ export class WorkbenchLink implements IWorkbenchLink {
         this._restartPending = false;
         this._snapshot = true;
         this._kernelSession = session;
-        this._store.applySnapshot(msg.kernel, msg.version, msg.batch);
+        this._store.applySnapshot(
+          msg.kernel,
+          msg.version,
+          msg.batch,
+          msg.memoryDropped
+        );
         this._writeBadges(msg.batch.cells);
         this._setState('connected', this._connectedMessage());
         return;

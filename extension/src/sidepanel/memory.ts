@@ -83,6 +83,9 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
     class: 'jwb-panel-chart',
     viewBox: `0 0 ${CHART_W} ${CHART_H}`,
     role: 'img',
+    'aria-label': samples.length
+      ? `live array bytes at ${samples.length} sample${samples.length === 1 ? '' : 's'} since the workbench loaded, oldest left`
+      : 'no memory sample yet',
     'data-jwb-samples': samples.length
   });
   add(
@@ -162,7 +165,10 @@ export function memoryChart(samples: readonly MemorySample[]): SVGSVGElement {
 }
 
 /** Current figures as text, and a table per device where the allocator reports. */
-export function memoryFigures(samples: readonly MemorySample[]): HTMLElement {
+export function memoryFigures(
+  samples: readonly MemorySample[],
+  dropped = 0
+): HTMLElement {
   const box = el('div', 'jwb-panel-memfig');
   const last = samples.length ? samples[samples.length - 1] : null;
   if (!last) {
@@ -199,9 +205,12 @@ export function memoryFigures(samples: readonly MemorySample[]): HTMLElement {
     el(
       'div',
       'jwb-panel-memstep',
-      `highest live: ${formatBytes(peak)} over ${samples.length} samples`
+      `highest live: ${formatBytes(peak)} over ${samples.length} samples` +
+        (dropped > 0
+          ? ` (${dropped.toLocaleString('en-US')} older sample${dropped === 1 ? '' : 's'} no longer kept)`
+          : '')
     )
-  );
+  ).setAttribute('data-jwb', 'memory-extent');
   const reported = last.devices.filter(
     d => d.bytes_in_use !== null || d.bytes_limit !== null
   );

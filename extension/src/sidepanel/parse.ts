@@ -49,6 +49,8 @@ export type ParsedMessage =
       version: string;
       kernel: KernelInfo | null;
       batch: Batch;
+      /** older memory samples the kernel no longer holds (`Snapshot.memory_dropped`) */
+      memoryDropped: number;
     }
   | { type: 'update'; kernel: KernelInfo | null; batch: Batch }
   | { type: 'cleared' }
@@ -488,7 +490,8 @@ export function parseKernelMessage(data: unknown): ParsedMessage {
           type: 'snapshot',
           version: str(data.version) ?? '?',
           kernel: readKernelInfo(data.kernel),
-          batch: readBatch(data)
+          batch: readBatch(data),
+          memoryDropped: Math.max(0, int(data.memory_dropped) ?? 0)
         };
       case 'update':
         // `kernel` only once JAX started its backends after the snapshot (the kernel never

@@ -292,7 +292,7 @@ export class WorkbenchSidebar extends Widget {
     }
     const samples = store.memory;
     add(box, memoryChart(samples));
-    add(box, memoryFigures(samples));
+    add(box, memoryFigures(samples, store.memoryDropped));
     const refresh = add(
       box,
       el('button', 'jwb-panel-sample jp-mod-styled', 'Sample now')

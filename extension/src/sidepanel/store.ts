@@ -121,6 +121,8 @@ export class WorkbenchStore {
   kernel: KernelInfo | null = null;
   workbenchVersion: string | null = null;
   memory: MemorySample[] = [];
+  /** memory samples taken since load but held neither here nor by the kernel (the oldest) */
+  memoryDropped = 0;
   benchmarks: BenchSummary[] = [];
   readonly badges = new Map<string, CellBadge>();
   readonly diffs = new Map<string, LiveDiff>();
@@ -137,6 +139,7 @@ export class WorkbenchStore {
     this.kernel = null;
     this.workbenchVersion = null;
     this.memory = [];
+    this.memoryDropped = 0;
     this.benchmarks = [];
     this.badges.clear();
     this.diffs.clear();
@@ -151,14 +154,18 @@ export class WorkbenchStore {
     this.version++;
   }
 
+  /** The answer to hello: everything, memory since load included (the kernel keeps its
+   * samples while no panel listens); `memoryDropped`: older samples it no longer holds. */
   applySnapshot(
     kernel: KernelInfo | null,
     version: string,
-    batch: Batch
+    batch: Batch,
+    memoryDropped = 0
   ): void {
     this.reset();
     this.kernel = kernel;
     this.workbenchVersion = version;
+    this.memoryDropped = memoryDropped;
     this.apply(batch);
   }
 
@@ -207,6 +214,7 @@ export class WorkbenchStore {
     if (batch.memory.length) {
       this.memory = this.memory.concat(batch.memory);
       if (this.memory.length > MAX_SAMPLES) {
+        this.memoryDropped += this.memory.length - MAX_SAMPLES;
         this.memory = this.memory.slice(this.memory.length - MAX_SAMPLES);
       }
     }

@@ -95,9 +95,13 @@ export interface Snapshot {
    */
   cells: CellBadge[];
   /**
-   * memory over time, oldest first (at most 2,000 kept)
+   * memory over time since %load_ext, oldest first: the kernel samples around every cell once JAX started its backends, whether a front end listens or not, and keeps the newest 2,000 (all sent here), so a panel opened after the cells ran charts them all
    */
   memory: MemorySample[];
+  /**
+   * older memory samples the kernel took but no longer holds (beyond the 2,000 kept); absent from kernels that did not count them
+   */
+  memory_dropped?: number;
   /**
    * the latest timings and benchmarks, oldest first (at most 50)
    */
