@@ -1,11 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import {
-  BOX_BUDGET,
-  buildClusters,
-  initialExpansion
-} from '../src/hlo/cluster';
+import { BOX_BUDGET, buildClusters } from '../src/hlo/cluster';
 import { indexGraph } from '../src/hlo/graph';
 import { GraphModel } from '../src/hlo/model';
 import { graphTitles } from '../src/hlo/sections';
@@ -15,7 +11,7 @@ import {
   scopePath,
   splitOpName
 } from '../src/hlo/scope';
-import type { HloGraph, HloNode, UnpackedHloPayload } from '../src/hlo/types';
+import type { HloGraph, UnpackedHloPayload } from '../src/hlo/types';
 import { visibleGraph } from '../src/hlo/visible';
 import { gradientGraph, hloNode } from './hlo-synthetic';
 
