@@ -45,6 +45,7 @@ import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,22 +84,38 @@ def _sample(k: PanelKernel, calls: int, repeats: int = 5) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def _alternate(
+    rounds: int, order: list[str], test: str, sample: Callable[[str], float]
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Rounds of ``order`` (the measurement ``test`` and two bare ones), rotated each round
+    so drift touches all three alike.  Per round: test/bare (bare: the mean of the two
+    bare ones), the A/A ratio second bare/first bare, the test's figure and bare's."""
+    first, second = (name for name in order if name != test)
+    ratios: list[float] = []
+    aa: list[float] = []
+    test_s: list[float] = []
+    bare_s: list[float] = []
+    for r in range(rounds):
+        turn = r % len(order)
+        got = {name: sample(name) for name in order[turn:] + order[:turn]}
+        base = (got[first] + got[second]) / 2
+        ratios.append(got[test] / base)
+        aa.append(got[second] / got[first])
+        test_s.append(got[test])
+        bare_s.append(base)
+    return ratios, aa, test_s, bare_s
+
+
 def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> None:
     for k in (panel, bare):
         k.run_ok(SETUP)
         _sample(k, calls)  # warm both
-    ratios, aa, p_s, b_s = [], [], [], []
-    for r in range(rounds):
-        order = ["bare", "panel", "bare2"]
-        order = order[r % 3 :] + order[: r % 3]
-        got = {}
-        for name in order:
-            got[name] = _sample(panel if name == "panel" else bare, calls)
-        base = (got["bare"] + got["bare2"]) / 2
-        ratios.append(got["panel"] / base)
-        aa.append(got["bare2"] / got["bare"])
-        p_s.append(got["panel"])
-        b_s.append(base)
+    ratios, aa, p_s, b_s = _alternate(
+        rounds,
+        ["bare", "panel", "bare2"],
+        "panel",
+        lambda name: _sample(panel if name == "panel" else bare, calls),
+    )
     print(
         f"(a) cached dispatch, {rounds} rounds x 5 batches of {calls} calls "
         f"(median of the rounds' least per-call means): panel {statistics.median(p_s) * 1e6:.2f} us, "
@@ -114,25 +131,18 @@ def dispatch(panel: PanelKernel, bare: PanelKernel, rounds: int, calls: int) -> 
 def dispatch_same_kernel(k: PanelKernel, rounds: int, calls: int) -> None:
     """One kernel, alternating: workbench loaded with a panel connected, then unloaded
     (``%unload_ext``: no listener, no hook, no comm), then unloaded again (A/A)."""
-    ratios, aa, on_s, off_s = [], [], [], []
-    for r in range(rounds):
-        got: dict[str, float] = {}
-        order = ["on", "off", "off2"]
-        order = order[r % 3 :] + order[: r % 3]
-        for name in order:
-            if name == "on":
-                k.run_ok("%load_ext workbench")
-                comm_id = k.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
-                k.wait_for(lambda e, c=comm_id: e.comm_id == c and e.data.get("type") == "snapshot")
-                got[name] = _sample(k, calls)
-                k.run_ok("%unload_ext workbench")
-            else:
-                got[name] = _sample(k, calls)
-        base = (got["off"] + got["off2"]) / 2
-        ratios.append(got["on"] / base)
-        aa.append(got["off2"] / got["off"])
-        on_s.append(got["on"])
-        off_s.append(base)
+
+    def sample(name: str) -> float:
+        if name != "on":
+            return _sample(k, calls)
+        k.run_ok("%load_ext workbench")
+        comm_id = k.open_comm({"protocol": 1, "type": "hello", "client": "bench"})
+        k.wait_for(lambda e, c=comm_id: e.comm_id == c and e.data.get("type") == "snapshot")
+        got = _sample(k, calls)
+        k.run_ok("%unload_ext workbench")
+        return got
+
+    ratios, aa, on_s, off_s = _alternate(rounds, ["on", "off", "off2"], "on", sample)
     print(
         f"(a') same kernel, alternating, {rounds} rounds: loaded+panel "
         f"{statistics.median(on_s) * 1e6:.2f} us, unloaded {statistics.median(off_s) * 1e6:.2f}"

@@ -47,6 +47,16 @@ TOPICS = [
 ALL = [TOUR, *TOPICS]
 TIME_LIMIT_S = 120.0  # per notebook, on CI's 2 cores
 WORKBENCH_MIME = "application/vnd.jax-workbench."
+# the payloads the notebooks' cells show, by the names the tutorial tests read them with
+JAXPR = WORKBENCH_MIME + "jaxpr+json"
+COMPARE = WORKBENCH_MIME + "jaxpr-compare+json"
+HLO = WORKBENCH_MIME + "hlo+json"
+CACHE_CELL = WORKBENCH_MIME + "cache-cell+json"  # a cell's compile lines
+CACHE = WORKBENCH_MIME + "cache+json"  # the %jaxcache table
+PERSISTENT = WORKBENCH_MIME + "cache-persistent+json"
+BENCH = WORKBENCH_MIME + "bench+json"
+SHARDING = WORKBENCH_MIME + "sharding+json"
+PROFILE = WORKBENCH_MIME + "profile+json"
 # the kernel's own high-water mark: Linux's VmHWM belongs to the process image, while
 # getrusage's ru_maxrss survives fork+exec and so reports the (large) pytest process that
 # started the kernel
@@ -169,6 +179,27 @@ def one(cell: Any, mime: str) -> Any:
     found = data_of(cell, mime)
     assert len(found) == 1, (cell.source[:60], len(found))
     return found[0]
+
+
+def shown_jaxpr(run: Run, prefix: str) -> dict:
+    """The one ``%jaxpr`` payload the cell starting with ``prefix`` shows."""
+    (payload,) = data_of(run.cell(prefix), JAXPR)
+    return payload
+
+
+def shown_stages(run: Run, prefix: str) -> list[dict]:
+    """The stages of the one ``%jaxpr --compare`` payload the cell starting with ``prefix``
+    shows, in order."""
+    (payload,) = data_of(run.cell(prefix), COMPARE)  # unpacked, its stages included
+    return list(payload["stages"])
+
+
+def histogram(closed: Any) -> dict[str, int]:
+    """Primitive counts of a jaxpr made in the test process, nested jaxprs included: what a
+    shown jaxpr's ``stats.histogram`` must hold for the same program."""
+    from tests.programs import primitive_counts
+
+    return primitive_counts(closed.jaxpr)
 
 
 _cache: dict[str, Run] = {}

@@ -129,12 +129,28 @@ def _from_fixture(events: list[dict]) -> _Profile:
     return _Profile(list(planes.values()))
 
 
-@pytest.mark.parametrize("variant", ["cb", "nocb"])
-def test_cublas_custom_call_and_its_memset_map_to_the_instruction(variant):
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def _h100_attribute(ev, module, label: str, module_key: str, **kw):
+    """``attribute`` for events recorded on the H100 the fixtures come from."""
+    return attribute(
+        ev, module, label=label, backend="gpu", device_kind=H100, module_key=module_key, **kw
+    )
+
+
+def _bf16_matmul(variant: str):
+    """The 8192^2 bf16 matmul's module, its recorded kernel events (``cb``: in CUDA graphs,
+    ``nocb``: launched one by one) and the five calls read from them."""
     module = _module("matmul8192_bf16")
     fx = json.loads((DATA / "matmul8192_events.json").read_text())[variant]
+    return module, fx, gpu_events(_from_fixture(fx), module.name, _schedule(module), calls=5)
+
+
+@pytest.mark.parametrize("variant", ["cb", "nocb"])
+def test_cublas_custom_call_and_its_memset_map_to_the_instruction(variant):
+    module, fx, ev = _bf16_matmul(variant)
     (call,) = [i for i in module.entry.instructions if i.opcode == "custom-call"]
-    ev = gpu_events(_from_fixture(fx), module.name, _schedule(module), calls=5)
     assert len(ev.steps) == 5
     for st in ev.steps:
         assert [e.instruction for e in st.events] == [call.name] * len(st.events)
@@ -142,14 +158,7 @@ def test_cublas_custom_call_and_its_memset_map_to_the_instruction(variant):
     # with only the kernel names (command buffers), the library kernel still finds its call
     names = [e["name"] for e in fx][:2]
     assert [m[0] for m in match_kernels(names, _schedule(module))] == [call.name] * 2
-    rep = attribute(
-        ev,
-        module,
-        label="matmul",
-        backend="gpu",
-        device_kind="NVIDIA H100 80GB HBM3",
-        module_key=module_key(module.name, "x"),
-    )
+    rep = _h100_attribute(ev, module, "matmul", module_key(module.name, "x"))
     kernels = [e["duration_ns"] for e in fx if e["name"].startswith("nvjet")]
     assert rep.instructions[0].name == call.name
     # the median call's kernel time: about 1.2 ms for an 8192^2 bf16 matmul on an H100
@@ -162,9 +171,7 @@ def test_cublas_custom_call_and_its_memset_map_to_the_instruction(variant):
 def test_gpu_attribution_lines_add_up_and_coverage_is_of_the_span():
     module = _module("mlp4_grad")
     ev = gpu_events(_profile("cb"), module.name, _schedule(module), calls=5)
-    rep = attribute(
-        ev, module, label="mlp", backend="gpu", device_kind="NVIDIA H100 80GB HBM3", module_key="k"
-    )
+    rep = _h100_attribute(ev, module, "mlp", "k")
     assert sum(ln.seconds for ln in rep.lines) == pytest.approx(rep.fusion_seconds, rel=1e-12)
     assert 0 < rep.coverage <= 1.0
     # kernels overlap inside a CUDA graph: their times add up to more than the span
@@ -179,20 +186,9 @@ def test_bf16_matmul_roofline_from_our_counts_and_the_h100_peak():
     from workbench.engine.bench.peaks import peak_for
     from workbench.engine.hlo.costs import instruction_costs
 
-    module = _module("matmul8192_bf16")
-    fx = json.loads((DATA / "matmul8192_events.json").read_text())["nocb"]
-    ev = gpu_events(_from_fixture(fx), module.name, _schedule(module), calls=5)
-    peak = peak_for("NVIDIA H100 80GB HBM3")
-    rep = attribute(
-        ev,
-        module,
-        label="matmul",
-        backend="gpu",
-        device_kind="NVIDIA H100 80GB HBM3",
-        module_key="k",
-        costs=instruction_costs(module),
-        peak=peak,
-    )
+    module, _, ev = _bf16_matmul("nocb")
+    peak = peak_for(H100)
+    rep = _h100_attribute(ev, module, "matmul", "k", costs=instruction_costs(module), peak=peak)
     row = rep.instructions[0]
     assert row.opcode == "custom-call" and row.dtype == "bfloat16"
     assert row.flops == 2 * 8192**3

@@ -333,26 +333,16 @@ def test_reduction_and_einsum():
 
 
 def test_explicit_axes_need_output_spec_and_take_it():
-    with pytest.raises(ShardingInputError, match="out_sharding"):
-        explore(
-            ExplorerConfig(
-                operation="matmul",
-                shape="32, 32",
-                axis_types="Explicit",
-                spec="None, model",
-                rhs_spec="model, None",
-            )
-        )
-    res = explore(
-        ExplorerConfig(
-            operation="matmul",
-            shape="32, 32",
-            axis_types="Explicit",
-            spec="None, model",
-            rhs_spec="model, None",
-            out_spec="data",
-        )
+    explicit = dict(
+        operation="matmul",
+        shape="32, 32",
+        axis_types="Explicit",
+        spec="None, model",
+        rhs_spec="model, None",
     )
+    with pytest.raises(ShardingInputError, match="out_sharding"):
+        explore(ExplorerConfig(**explicit))
+    res = explore(ExplorerConfig(**explicit, out_spec="data"))
     assert res.outputs[0].spec[0] == ["data"] and res.mesh.axis_types == ["Explicit"] * 2
 
 

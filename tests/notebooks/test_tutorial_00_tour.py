@@ -12,17 +12,19 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from tests import tutorials
+from tests.tutorials import (
+    BENCH,
+    CACHE,
+    CACHE_CELL,
+    COMPARE,
+    HLO,
+    JAXPR,
+    PROFILE,
+    SHARDING,
+    histogram,
+)
 
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(tutorials.TOUR))]
-
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"
-HLO = "application/vnd.jax-workbench.hlo+json"
-CELL_LINE = "application/vnd.jax-workbench.cache-cell+json"
-CACHE = "application/vnd.jax-workbench.cache+json"
-BENCH = "application/vnd.jax-workbench.bench+json"
-SHARDING = "application/vnd.jax-workbench.sharding+json"
-PROFILE = "application/vnd.jax-workbench.profile+json"
 
 
 @pytest.fixture(scope="module")
@@ -40,33 +42,8 @@ def softmax(x):
     return e / jnp.sum(e, axis=-1, keepdims=True)
 
 
-def histogram(closed) -> dict[str, int]:
-    """Primitive counts of a jaxpr, nested jaxprs included (as the view counts them)."""
-    counts: dict[str, int] = {}
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
-            for p in eqn.params.values():
-                for sub in p if isinstance(p, (tuple, list)) else [p]:
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        walk(inner)
-
-    walk(closed.jaxpr)
-    return counts
-
-
-def only(cell, mime):
-    found = tutorials.data_of(cell, mime)
-    assert len(found) == 1, (cell.source[:60], len(found))
-    from workbench import schemas
-
-    return schemas.unpack(found[0])
-
-
 def cell_lines(cell) -> list[dict]:
-    return [g for d in tutorials.data_of(cell, CELL_LINE) for g in d["functions"]]
+    return [g for d in tutorials.data_of(cell, CACHE_CELL) for g in d["functions"]]
 
 
 def test_first_cell_sets_fake_devices_before_jax(r):
@@ -76,7 +53,7 @@ def test_first_cell_sets_fake_devices_before_jax(r):
 
 
 def test_the_jaxpr_has_the_primitives_the_prose_names(r):
-    shown = only(r.cell("%%jaxpr\ndef loss"), JAXPR)
+    shown = tutorials.one(r.cell("%%jaxpr\ndef loss"), JAXPR)
     want = histogram(jax.make_jaxpr(loss)(jnp.ones((4, 4)), jnp.ones((2, 4))))
     assert shown["stats"]["histogram"] == want
     assert {"dot_general", "tanh", "integer_pow", "reduce_sum"} <= set(want)
@@ -84,7 +61,7 @@ def test_the_jaxpr_has_the_primitives_the_prose_names(r):
 
 
 def test_grad_adds_a_second_dot_general_and_keeps_tanh(r):
-    shown = only(r.cell("%jaxpr -t grad loss"), JAXPR)
+    shown = tutorials.one(r.cell("%jaxpr -t grad loss"), JAXPR)
     want = histogram(jax.make_jaxpr(jax.grad(loss))(jnp.ones((4, 4)), jnp.ones((2, 4))))
     assert shown["stats"]["histogram"] == want
     assert want["dot_general"] == 2 and want["tanh"] == 1  # forward tanh kept, not recomputed
@@ -92,7 +69,7 @@ def test_grad_adds_a_second_dot_general_and_keeps_tanh(r):
 
 
 def test_compare_shows_per_example_gradients_from_about_as_many_equations(r):
-    stages = only(r.cell("%jaxpr --compare"), COMPARE)["stages"]
+    stages = tutorials.one(r.cell("%jaxpr --compare"), COMPARE)["stages"]
     assert [s["label"] for s in stages] == [
         "loss",
         "grad(loss)",
@@ -117,7 +94,7 @@ def test_compare_shows_per_example_gradients_from_about_as_many_equations(r):
 
 
 def test_xla_fused_the_softmax_into_fewer_kernels_than_equations(r):
-    report = only(r.cell("%%hlo\ndef softmax"), HLO)
+    report = tutorials.one(r.cell("%%hlo\ndef softmax"), HLO)
     equations = sum(histogram(jax.make_jaxpr(softmax)(jnp.ones((128, 512)))).values())
     assert 0 < report["counts"]["fusions"] < equations
     fused = [n for g in report["graphs"].values() for n in g["nodes"] if n["kind"] == "fusion"]
@@ -132,11 +109,11 @@ def test_compile_lines_name_the_recompile_and_stay_quiet_when_cached(r):
     assert [(m["kind"], m["before"], m["after"]) for m in again["reasons"]] == [
         ("shape", "f32[2,4]", "f32[3,4]")
     ]
-    assert tutorials.data_of(r.cell("for _ in range(3)"), CELL_LINE) == []
+    assert tutorials.data_of(r.cell("for _ in range(3)"), CACHE_CELL) == []
 
 
 def test_jaxcache_and_the_guard(r):
-    table = only(r.cell("%jaxcache"), CACHE)
+    table = tutorials.one(r.cell("%jaxcache"), CACHE)
     (step,) = [f for f in table["functions"] if f["function"] == "jit(step)"]
     assert step["compiles"] == 2 and step["origin"] == "user"
     assert any(f["origin"] == "jax" for f in table["functions"])  # helpers counted apart
@@ -146,7 +123,7 @@ def test_jaxcache_and_the_guard(r):
 
 
 def test_jaxbench_times_the_first_call_apart(r):
-    bench = only(r.cell("wb, xb ="), BENCH)
+    bench = tutorials.one(r.cell("wb, xb ="), BENCH)
     (m,) = bench["measurements"]
     assert m["first_call"]["compiles"] >= 1 and m["stats"]["n"] > 1
     assert m["first_call"]["source"] == "cache"  # split from the compile records
@@ -155,7 +132,7 @@ def test_jaxbench_times_the_first_call_apart(r):
 
 
 def test_sharding_picture_matches_jax_placement(r):
-    (layout,) = only(r.cell("from jax.sharding import"), SHARDING)["layouts"]
+    (layout,) = tutorials.one(r.cell("from jax.sharding import"), SHARDING)["layouts"]
     assert layout["spec_text"] == "P('data', 'model')" and len(layout["shards"]) == 8
     assert layout["mesh"]["axis_names"] == ["data", "model"]
     assert layout["mesh"]["axis_sizes"] == [4, 2]
@@ -173,7 +150,7 @@ def test_sharding_picture_matches_jax_placement(r):
 
 
 def test_hlo_shows_the_all_reduce_over_model_that_xla_inserts(r):
-    report = only(r.cell("%%hlo\ndef layer"), HLO)
+    report = tutorials.one(r.cell("%%hlo\ndef layer"), HLO)
     shown = [(c["kind"], sorted(map(sorted, c["replica_groups"]))) for c in report["collectives"]]
     # the same program compiled here: its collectives and their device groups
     mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
@@ -192,49 +169,35 @@ def test_mesh_explorer_compiles_and_needs_the_all_reduce_the_prose_names(r):
     assert any(g.get("inspected_by") == ["the mesh explorer"] for g in cell_lines(cell))
     from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
 
-    res = explore(
-        ExplorerConfig(
-            operation="matmul",
-            shape="256, 256",
-            mesh_shape="4, 2",
-            axis_names="data, model",
-            spec="None, model",
-            rhs_spec="model, None",
+    def matmul(spec: str, rhs_spec: str):
+        """The explorer's answer for the notebook's matmul with these two operand specs."""
+        return explore(
+            ExplorerConfig(
+                operation="matmul",
+                shape="256, 256",
+                mesh_shape="4, 2",
+                axis_names="data, model",
+                spec=spec,
+                rhs_spec=rhs_spec,
+            )
         )
-    )
+
+    res = matmul("None, model", "model, None")
     assert any(c.kind == "all-reduce" and c.axes == ["model"] for c in res.collectives), [
         c.description for c in res.collectives
     ]
     # the prose's change: rows over data, columns over model, nothing summed is split
-    blocks = explore(
-        ExplorerConfig(
-            operation="matmul",
-            shape="256, 256",
-            mesh_shape="4, 2",
-            axis_names="data, model",
-            spec="data, None",
-            rhs_spec="None, model",
-        )
-    )
+    blocks = matmul("data, None", "None, model")
     assert blocks.collectives == [], [c.description for c in blocks.collectives]
     # ... while changing only the second operand's spec brings other collectives
-    other = explore(
-        ExplorerConfig(
-            operation="matmul",
-            shape="256, 256",
-            mesh_shape="4, 2",
-            axis_names="data, model",
-            spec="None, model",
-            rhs_spec="None, model",
-        )
-    )
+    other = matmul("None, model", "None, model")
     assert other.collectives and not any(
         c.kind == "all-reduce" and c.axes == ["model"] for c in other.collectives
     )
 
 
 def test_profile_attributes_time_to_the_cells_lines(r):
-    prof = only(r.cell("%%jaxprof"), PROFILE)
+    prof = tutorials.one(r.cell("%%jaxprof"), PROFILE)
     lines = {ln["line"]: ln for ln in prof["lines"] if ln["in_cell"]}
     assert {3, 4} <= set(lines)
     assert 0.99 <= sum(ln["share"] for ln in prof["lines"]) <= 1.01
@@ -251,7 +214,7 @@ def test_the_short_error_and_its_fix(r):
     (err,) = [o for o in bad.outputs if o.output_type == "error"]
     assert err["ename"] == "CellError"
     assert "TracerBoolConversionError" in err["evalue"] and "if x > 0" in err["evalue"]
-    fixed = only(r.cell("%%jaxpr\ndef relu(x):\n    return jnp.where"), JAXPR)
+    fixed = tutorials.one(r.cell("%%jaxpr\ndef relu(x):\n    return jnp.where"), JAXPR)
     assert "select_n" in fixed["stats"]["histogram"]
 
 
@@ -263,7 +226,7 @@ def test_python_api_counts_match_jax(r):
     )
     assert f"equations: {sum(histogram(closed).values())}" in text
     assert re.search(r"XLA's cost analysis: [\d.e+]+ FLOPs", text)
-    assert only(cell, JAXPR)["label"] == "jvp(loss)"
+    assert tutorials.one(cell, JAXPR)["label"] == "jvp(loss)"
 
 
 def test_links_every_topic_notebook_in_order(r):

@@ -12,15 +12,10 @@ import jax.numpy as jnp
 import pytest
 
 from tests import tutorials
-from tests.notebooks.test_tutorial_00_tour import histogram
+from tests.tutorials import CACHE, CACHE_CELL, JAXPR, PERSISTENT, histogram
 
 NAME = "01_tracing_and_jit"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
-
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-CELL_LINE = "application/vnd.jax-workbench.cache-cell+json"
-CACHE = "application/vnd.jax-workbench.cache+json"
-PERSISTENT = "application/vnd.jax-workbench.cache-persistent+json"
 
 
 @pytest.fixture(scope="module")
@@ -28,18 +23,10 @@ def r():
     return tutorials.run(NAME)
 
 
-def only(cell, mime):
-    from workbench import schemas
-
-    found = tutorials.data_of(cell, mime)
-    assert len(found) == 1, (cell.source[:60], len(found))
-    return schemas.unpack(found[0])
-
-
 def groups(cell, function: str | None = None) -> list[dict]:
     return [
         g
-        for d in tutorials.data_of(cell, CELL_LINE)
+        for d in tutorials.data_of(cell, CACHE_CELL)
         for g in d["functions"]
         if function is None or g["function"] == function
     ]
@@ -60,7 +47,7 @@ def test_a_tracer_is_an_abstract_value_and_cached_calls_skip_python(r):
     (g,) = groups(first, "jit(normalize)")
     assert g["compiles"] == 1 and g["reasons"] == []
     cached = r.cell("normalize(b)")
-    assert tutorials.printed(cached) == "" and tutorials.data_of(cached, CELL_LINE) == []
+    assert tutorials.printed(cached) == "" and tutorials.data_of(cached, CACHE_CELL) == []
 
 
 def standardize(x):
@@ -70,7 +57,7 @@ def standardize(x):
 
 
 def test_the_jaxpr_holds_the_primitives_the_prose_names(r):
-    shown = only(r.cell("%%jaxpr\ndef standardize"), JAXPR)
+    shown = tutorials.one(r.cell("%%jaxpr\ndef standardize"), JAXPR)
     want = histogram(jax.make_jaxpr(standardize)(jnp.arange(4.0)))
     assert shown["stats"]["histogram"] == want
     assert {"reduce_sum", "div", "integer_pow", "sqrt", "select_n"} <= set(want)
@@ -90,13 +77,13 @@ def test_side_effects_run_once_and_debug_print_every_call(r):
     assert "calls recorded: [(2,)]" in text
     (g,) = groups(cell, "jit(noisy)")
     assert g["compiles"] == 1
-    hist = only(r.cell("%jaxpr noisy("), JAXPR)["stats"]["histogram"]
+    hist = tutorials.one(r.cell("%jaxpr noisy("), JAXPR)["stats"]["histogram"]
     assert [p for p in hist if p.startswith("debug")], hist  # debug_print (debug_callback)
 
 
 def test_globals_become_constants_and_go_stale(r):
     cell = r.cell("%%jaxpr\nscale = 2.0")
-    shown = only(cell, JAXPR)
+    shown = tutorials.one(cell, JAXPR)
     text = "".join(o["data"]["text/plain"] for o in cell.outputs if JAXPR in o.get("data", {}))
     head = text.split(".", 1)[0]
     assert head.startswith("{ lambda a:f32[3]; b:f32[3]")  # offset: a constant input
@@ -124,7 +111,7 @@ def test_static_arguments_unroll_and_compile_once_per_value(r):
     assert reasons(r.cell("power_sum(jnp.arange(3.0), n=4)"), "jit(power_sum)") == [
         ("static_arg", "3", "4")
     ]
-    shown = only(r.cell("%jaxpr power_sum("), JAXPR)
+    shown = tutorials.one(r.cell("%jaxpr power_sum("), JAXPR)
     want = histogram(jax.make_jaxpr(power_sum, static_argnums=1)(jnp.arange(3.0), 3))
     assert shown["stats"]["histogram"] == want
     assert want["integer_pow"] == 3 and want["add"] == 3  # the prose's unrolled loop
@@ -153,7 +140,7 @@ def test_each_recompile_has_the_reason_the_prose_gives(r):
     closure = groups(r.cell("def make_update"))
     assert [m["kind"] for g in closure for m in g["reasons"]] == ["closure"]
     (jaxcache,) = [c for c in r.code_cells() if c.source == "%jaxcache"]
-    table = only(jaxcache, CACHE)
+    table = tutorials.one(jaxcache, CACHE)
     names = {f["function"] for f in table["functions"] if f["origin"] == "user"}
     assert {"jit(normalize)", "jit(power_sum)", "jit(scale_by)", "jit(noisy)"} <= names
     assert any(f["origin"] == "jax" for f in table["functions"])
@@ -172,7 +159,7 @@ def test_capture_and_the_guard(r):
 
 
 def test_the_persistent_cache_loads_after_the_memory_cache_is_cleared(r):
-    status = only(r.cell("import tempfile"), PERSISTENT)
+    status = tutorials.one(r.cell("import tempfile"), PERSISTENT)
     assert status["min_compile_time_s"] == 0
     (written,) = groups(r.cell("@jax.jit\ndef rbf"), "jit(rbf)")
     assert written["persistent_written"] == 1
@@ -186,10 +173,10 @@ def test_the_persistent_cache_loads_after_the_memory_cache_is_cleared(r):
     if written["compile_s"] < 1.0:
         assert hit["time_saved_s"] < 0
     cells = {c.source: c for c in r.cells_starting("%jaxcache persist")}
-    stats = only(cells["%jaxcache persist"], PERSISTENT)
+    stats = tutorials.one(cells["%jaxcache persist"], PERSISTENT)
     assert stats["directory"] == status["directory"]
     assert stats["hits"] >= 1 and stats["written"] >= 1
-    assert only(cells["%jaxcache persist off"], PERSISTENT)["directory"] is None
+    assert tutorials.one(cells["%jaxcache persist off"], PERSISTENT)["directory"] is None
 
 
 def test_exercises_check_what_their_prose_asks(r):

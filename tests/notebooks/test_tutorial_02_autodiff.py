@@ -6,7 +6,6 @@ names)."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import io
 
@@ -16,14 +15,11 @@ import pytest
 from jax.ad_checkpoint import print_saved_residuals
 
 from tests import tutorials
+from tests.tutorials import CACHE_CELL, JAXPR, histogram, shown_jaxpr, shown_stages
 from workbench.schemas import unpack
 
 NAME = "02_autodiff"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
-
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"
-CACHE = "application/vnd.jax-workbench.cache-cell+json"
 
 
 @pytest.fixture(scope="module")
@@ -31,36 +27,8 @@ def r():
     return tutorials.run(NAME)
 
 
-def jaxpr_of(r, prefix):
-    (payload,) = tutorials.data_of(r.cell(prefix), JAXPR)
-    return unpack(payload)
-
-
-def stages_of(r, prefix):
-    (payload,) = tutorials.data_of(r.cell(prefix), COMPARE)
-    return [unpack(s) for s in payload["stages"]]
-
-
 def top_prims(payload):
     return [e["primitive"] for e in payload["jaxpr"]["eqns"]]
-
-
-def histogram(closed):
-    """Primitive counts of a jaxpr made in this process, nested jaxprs included (what the
-    payload's ``stats.histogram`` counts)."""
-    counts: collections.Counter[str] = collections.Counter()
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            counts[e.primitive.name] += 1
-            for p in e.params.values():
-                for sub in p if isinstance(p, (tuple, list)) else (p,):
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        walk(inner)
-
-    walk(closed.jaxpr)
-    return dict(counts)
 
 
 def tangent_dependent(payload, tangent_positions):
@@ -91,7 +59,7 @@ def f(x):
 
 
 def test_grad_holds_the_forward_pass_then_the_backward_pass(r):
-    fwd, bwd = stages_of(r, "%%jaxpr --compare -t grad\ndef loss")
+    fwd, bwd = shown_stages(r, "%%jaxpr --compare -t grad\ndef loss")
     assert fwd["stats"]["histogram"] == histogram(jax.make_jaxpr(loss)(W, X, Y))
     assert bwd["stats"]["histogram"] == histogram(jax.make_jaxpr(jax.grad(loss))(W, X, Y))
     # every forward primitive is in the gradient program, and the matmul came back transposed
@@ -105,15 +73,15 @@ def test_grad_holds_the_forward_pass_then_the_backward_pass(r):
 
 
 def test_value_and_grad_is_the_grad_program_with_the_value_returned(r):
-    first = stages_of(r, "%%jaxpr --compare -t grad\ndef loss")[1]
-    vg = jaxpr_of(r, '%%jaxpr -t "value_and_grad(has_aux=True)"')
+    first = shown_stages(r, "%%jaxpr --compare -t grad\ndef loss")[1]
+    vg = shown_jaxpr(r, '%%jaxpr -t "value_and_grad(has_aux=True)"')
     assert vg["out_avals"] == ["f32[]", "f32[4,2]", "f32[3,2]"]
     assert vg["stats"]["histogram"] == first["stats"]["histogram"]
 
 
 def test_the_training_step_compiles_once(r):
     cell = r.cell("@jax.jit\ndef sgd_step")
-    lines = tutorials.data_of(cell, CACHE)
+    lines = tutorials.data_of(cell, CACHE_CELL)
     steps = [g for ln in lines for g in ln["functions"] if g["function"] == "jit(sgd_step)"]
     assert len(steps) == 1 and steps[0]["compiles"] == 1 and not steps[0]["reasons"], steps
     losses = [float(t.split()[-1]) for t in tutorials.printed(cell).splitlines()]
@@ -121,7 +89,7 @@ def test_the_training_step_compiles_once(r):
 
 
 def test_each_derivative_order_differentiates_a_bigger_program(r):
-    stages = stages_of(r, "%%jaxpr --compare -t grad -t grad\ndef f")
+    stages = shown_stages(r, "%%jaxpr --compare -t grad -t grad\ndef f")
     sizes = [s["stats"]["equations"] for s in stages]
     assert sizes == sorted(sizes) and len(set(sizes)) == 3, sizes
     got, by_hand = tutorials.printed(r.cell("d2 = jax.grad")).split("=")[1].split(", by hand")
@@ -143,9 +111,9 @@ def test_hessian_pushes_identity_tangents_through_the_gradient(r):
 
 
 def test_jvp_interleaves_linearize_sorts_vjp_runs_backwards(r):
-    jvp = jaxpr_of(r, "%%jaxpr -t jvp\nA = jnp.arange")
-    lin = jaxpr_of(r, "%jaxpr -t linearize f(x)")
-    vjp = jaxpr_of(r, "%jaxpr -t vjp f(x)")
+    jvp = shown_jaxpr(r, "%%jaxpr -t jvp\nA = jnp.arange")
+    lin = shown_jaxpr(r, "%jaxpr -t linearize f(x)")
+    vjp = shown_jaxpr(r, "%jaxpr -t vjp f(x)")
     assert jvp["in_avals"] == ["f32[3]", "f32[3]"] and jvp["out_avals"] == ["f32[]", "f32[]"]
     assert lin["in_avals"] == ["f32[3]", "f32[3]"] and lin["out_avals"] == ["f32[]"]
     assert vjp["in_avals"] == ["f32[3]", "f32[]"] and vjp["out_avals"] == ["f32[3]"]
@@ -166,8 +134,8 @@ def test_jvp_interleaves_linearize_sorts_vjp_runs_backwards(r):
 
 
 def test_linear_transpose_is_the_linear_program_backwards(r):
-    lin = jaxpr_of(r, "%jaxpr f_lin(v)")
-    tr = jaxpr_of(r, "f_T = jax.linear_transpose")
+    lin = shown_jaxpr(r, "%jaxpr f_lin(v)")
+    tr = shown_jaxpr(r, "f_T = jax.linear_transpose")
     _, f_lin = jax.linearize(f, XV)
     f_t = jax.linear_transpose(f_lin, XV)
     want_lin = jax.make_jaxpr(f_lin)(XV)
@@ -208,7 +176,7 @@ def test_linear_transpose_is_the_linear_program_backwards(r):
 
 def test_custom_jvp_replaces_the_derivative_of_the_body(r):
     assert "[nan nan nan]" in tutorials.printed(r.cell("def norm(x)"))
-    body, grad = stages_of(r, "%%jaxpr --compare -t grad\n@jax.custom_jvp")
+    body, grad = shown_stages(r, "%%jaxpr --compare -t grad\n@jax.custom_jvp")
 
     @jax.custom_jvp
     def safe_norm(x):
@@ -230,7 +198,7 @@ def test_custom_jvp_replaces_the_derivative_of_the_body(r):
 
 
 def test_custom_vjp_clips_the_cotangent_and_refuses_forward_mode(r):
-    body, grad = stages_of(r, "%%jaxpr --compare -t grad\n@jax.custom_vjp")
+    body, grad = shown_stages(r, "%%jaxpr --compare -t grad\n@jax.custom_vjp")
 
     @jax.custom_vjp
     def ident(x):
@@ -241,7 +209,7 @@ def test_custom_vjp_clips_the_cotangent_and_refuses_forward_mode(r):
     assert {"max", "min"} <= set(grad["stats"]["histogram"])
     printed = tutorials.printed(r.cell('print("value:", scaled(x)'))
     assert "grad: [1. 1. 1.]" in printed and "without clipping: [10. 10. 10.]" in printed
-    jvp = jaxpr_of(r, "%jaxpr -t jvp scaled(x)")
+    jvp = shown_jaxpr(r, "%jaxpr -t jvp scaled(x)")
     lin_name = (
         jax.make_jaxpr(lambda x, t: jax.jvp(ident, (x,), (t,)))(XV, XV).eqns[0].primitive.name
     )
@@ -298,7 +266,7 @@ def test_checkpoint_policies_save_what_the_prose_says(r):
 
 def test_checkpoint_recomputes_in_the_backward_pass(r):
     shown = {
-        p: jaxpr_of(r, f"""%jaxpr -t "checkpoint(policy='{p}')" -t grad""")
+        p: shown_jaxpr(r, f"""%jaxpr -t "checkpoint(policy='{p}')" -t grad""")
         for p in ("dots_saveable", "nothing_saveable")
     }
     made = {

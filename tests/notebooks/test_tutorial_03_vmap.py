@@ -13,29 +13,15 @@ import jax.numpy as jnp
 import pytest
 
 from tests import tutorials
-from workbench.schemas import unpack
+from tests.tutorials import BENCH, shown_jaxpr, shown_stages
 
 NAME = "03_vmap"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
-
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-COMPARE = "application/vnd.jax-workbench.jaxpr-compare+json"
-BENCH = "application/vnd.jax-workbench.bench+json"
 
 
 @pytest.fixture(scope="module")
 def r():
     return tutorials.run(NAME)
-
-
-def jaxpr_of(r, prefix):
-    (payload,) = tutorials.data_of(r.cell(prefix), JAXPR)
-    return unpack(payload)
-
-
-def stages_of(r, prefix):
-    (payload,) = tutorials.data_of(r.cell(prefix), COMPARE)
-    return [unpack(s) for s in payload["stages"]]
 
 
 def dims(text):
@@ -89,7 +75,7 @@ XS = jnp.arange(24.0).reshape(8, 3) / 24
 
 
 def test_vmap_keeps_the_equations_and_leaves_the_batch_where_it_lands(r):
-    one, batched = stages_of(r, '%%jaxpr --compare -t "vmap(in_axes=(None, 0))"\ndef layer')
+    one, batched = shown_stages(r, '%%jaxpr --compare -t "vmap(in_axes=(None, 0))"\ndef layer')
     assert one["in_avals"] == ["f32[2,3]", "f32[3]"] and one["out_avals"] == ["f32[]"]
     assert prims(one) == prims(batched) == ["dot_general", "tanh", "reduce_sum"]
     names, params = made(jax.vmap(layer, in_axes=(None, 0)), W, XS)
@@ -107,8 +93,8 @@ def test_vmap_keeps_the_equations_and_leaves_the_batch_where_it_lands(r):
 
 
 def test_out_axes_decides_whether_a_transpose_is_needed(r):
-    axis0 = jaxpr_of(r, "def features(w, x)")
-    axis1 = jaxpr_of(r, '%jaxpr -t "vmap(in_axes=(None, 0), out_axes=1)" features')
+    axis0 = shown_jaxpr(r, "def features(w, x)")
+    axis1 = shown_jaxpr(r, '%jaxpr -t "vmap(in_axes=(None, 0), out_axes=1)" features')
     assert prims(axis0)[-1] == "transpose" and "transpose" not in prims(axis1)
     assert prims(axis0) == made(jax.vmap(features, in_axes=(None, 0)), W, XS)[0]
     assert prims(axis1) == made(jax.vmap(features, in_axes=(None, 0), out_axes=1), W, XS)[0]
@@ -120,7 +106,7 @@ def test_out_axes_decides_whether_a_transpose_is_needed(r):
 
 
 def test_dot_general_gains_batch_dimensions_and_the_reduction_axis_moves(r):
-    one, both = stages_of(r, "ws = jnp.stack")
+    one, both = shown_stages(r, "ws = jnp.stack")
     assert one["in_avals"] == ["f32[2,3]", "f32[3]"]
     ws = jnp.stack([W * (i + 1) for i in range(8)])
     names, params = made(jax.vmap(layer), ws, XS)
@@ -136,7 +122,7 @@ def test_dot_general_gains_batch_dimensions_and_the_reduction_axis_moves(r):
 
 
 def test_nested_vmap_writes_the_broadcasting(r):
-    one, inner, shown = stages_of(r, "def dist(u, v)")
+    one, inner, shown = shown_stages(r, "def dist(u, v)")
     assert one["in_avals"] == ["f32[3]", "f32[3]"] and one["out_avals"] == ["f32[]"]
     assert inner["in_avals"] == ["f32[3]", "f32[7,3]"] and inner["out_avals"] == ["f32[7]"]
 
@@ -156,7 +142,7 @@ def test_nested_vmap_writes_the_broadcasting(r):
 
 
 def test_per_example_gradients_are_batched_outer_products(r):
-    fwd, one, per = stages_of(r, '%%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0, 0))"')
+    fwd, one, per = shown_stages(r, '%%jaxpr --compare -t grad -t "vmap(in_axes=(None, 0, 0))"')
     assert fwd["in_avals"] == one["in_avals"] == ["f32[2,3]", "f32[3]", "f32[2]"]
     assert eqns(one)[-1]["primitive"] == eqns(per)[-1]["primitive"] == "dot_general"
     assert dims(eqns(one)[-1]["params"]["dimension_numbers"]) == (((), ()), ((), ()))

@@ -6,7 +6,6 @@ scanned program is smaller and compiles faster than the unrolled one."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from types import SimpleNamespace
 
 import jax
@@ -16,16 +15,10 @@ from jax import lax
 
 import workbench
 from tests import tutorials
-from tests.programs import primitive_counts
-from workbench import schemas
+from tests.tutorials import BENCH, CACHE_CELL, HLO, histogram, shown_jaxpr
 
 NAME = "04_control_flow"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
-
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-HLO = "application/vnd.jax-workbench.hlo+json"
-CELL = "application/vnd.jax-workbench.cache-cell+json"
-BENCH = "application/vnd.jax-workbench.bench+json"
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +26,8 @@ def run():
     return tutorials.run(NAME)
 
 
-def shown_jaxpr(run, prefix: str) -> dict:
-    (payload,) = tutorials.data_of(run.cell(prefix), JAXPR)
-    return schemas.unpack(payload)
-
-
 def eqns(payload: dict) -> list[dict]:
     return payload["jaxpr"]["eqns"]
-
-
-def histogram(closed) -> Counter:
-    """Primitive counts of a jaxpr, nested jaxprs included (as the view's histogram)."""
-    return Counter(primitive_counts(closed.jaxpr))
 
 
 def error_of(run, prefix: str) -> dict:
@@ -78,13 +61,13 @@ def test_a_branch_on_a_shape_traces_only_the_branch_taken(run):
 
 
 def test_a_new_static_value_recompiles_and_the_line_says_why(run):
-    first = tutorials.data_of(run.cell("from functools import partial"), CELL)
+    first = tutorials.data_of(run.cell("from functools import partial"), CACHE_CELL)
     assert any(
         g["function"] == "jit(activation)" and not g["reasons"]
         for p in first
         for g in p["functions"]
     )
-    (line,) = tutorials.data_of(run.cell('activation(x, mode="tanh")'), CELL)
+    (line,) = tutorials.data_of(run.cell('activation(x, mode="tanh")'), CACHE_CELL)
     (group,) = [g for g in line["functions"] if g["function"] == "jit(activation)"]
     assert group["compiles"] == 1
     assert [(m["kind"], m["path"]) for m in group["reasons"]] == [("static_arg", "mode")]
@@ -262,7 +245,7 @@ def test_the_scanned_program_is_smaller_and_compiles_faster_in_xla(run, loops):
     assert len(s["graphs"]) > 1 and len(u["graphs"]) == 1
     # the compile lines say the same, and the table prints both rows
     for prefix in ("u_hlo = %hlo unrolled", "s_hlo = %hlo scanned"):
-        (line,) = tutorials.data_of(run.cell(prefix), CELL)
+        (line,) = tutorials.data_of(run.cell(prefix), CACHE_CELL)
         assert any(g["compile_s"] for g in line["functions"])
     table = tutorials.printed(run.cell("for name, fn, shown in")).splitlines()
     assert [row.split()[0] for row in table] == ["unrolled", "scan"]

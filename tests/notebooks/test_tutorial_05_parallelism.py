@@ -16,14 +16,11 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from tests import tutorials
+from tests.tutorials import CACHE_CELL, HLO, JAXPR, SHARDING
 
 NAME = "05_parallelism"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
-SHARDING = "application/vnd.jax-workbench.sharding+json"
-HLO = "application/vnd.jax-workbench.hlo+json"
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-CACHE = "application/vnd.jax-workbench.cache-cell+json"
 COLLECTIVES = "all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute"
 
 
@@ -41,7 +38,7 @@ def _text(cell, mime) -> str:
 
 
 def _functions(cell) -> list[str]:
-    return [g["function"] for p in tutorials.data_of(cell, CACHE) for g in p["functions"]]
+    return [g["function"] for p in tutorials.data_of(cell, CACHE_CELL) for g in p["functions"]]
 
 
 def _compiled_collectives(fn, *args) -> list[str]:

@@ -15,13 +15,11 @@ import pytest
 
 import workbench
 from tests import tutorials
+from tests.tutorials import BENCH, HLO, PROFILE
 
 NAME = "06_xla_fusion_and_memory"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
-HLO = "application/vnd.jax-workbench.hlo+json"
-BENCH = "application/vnd.jax-workbench.bench+json"
-PROFILE = "application/vnd.jax-workbench.profile+json"
 REC = tutorials.NOTEBOOKS / "data" / "h100"
 
 

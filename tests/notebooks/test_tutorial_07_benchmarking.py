@@ -14,12 +14,11 @@ import jax.numpy as jnp
 import pytest
 
 from tests import tutorials
+from tests.tutorials import BENCH, CACHE_CELL
 
 NAME = "07_benchmarking"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
-BENCH = "application/vnd.jax-workbench.bench+json"
-CELL = "application/vnd.jax-workbench.cache-cell+json"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
@@ -39,7 +38,10 @@ def _bench(r, prefix: str) -> dict:
 
 def _groups(cell) -> list[dict]:
     return [
-        g for p in tutorials.data_of(cell, CELL) for g in p["functions"] if g["origin"] == "user"
+        g
+        for p in tutorials.data_of(cell, CACHE_CELL)
+        for g in p["functions"]
+        if g["origin"] == "user"
     ]
 
 

@@ -14,30 +14,17 @@ import numpy as np
 import pytest
 
 from tests import tutorials
-from tests.programs import primitive_counts
-from workbench import schemas
+from tests.tutorials import HLO, histogram, shown_jaxpr
 
 NAME = "08_random_numbers"
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
 
-JAXPR = "application/vnd.jax-workbench.jaxpr+json"
-HLO = "application/vnd.jax-workbench.hlo+json"
 THREEFRY_OPS = ("add", "xor", "shift-left", "shift-right-logical", "or")
 
 
 @pytest.fixture(scope="module")
 def run():
     return tutorials.run(NAME)
-
-
-def shown_jaxpr(run, prefix: str) -> dict:
-    (payload,) = tutorials.data_of(run.cell(prefix), JAXPR)
-    return schemas.unpack(payload)
-
-
-def histogram(closed) -> Counter:
-    """Primitive counts of a jaxpr, nested jaxprs included (as the view's histogram)."""
-    return Counter(primitive_counts(closed.jaxpr))
 
 
 def all_eqns(payload: dict) -> list[dict]:

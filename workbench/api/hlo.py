@@ -53,6 +53,7 @@ def hlo(
             backend=backend,
             door="twin",
             model=False,
+            scoped=True,  # the user's calls named in the op_names (the views cluster by them)
         )
         rep = compile_report(ins, stage, fusion)
     except WorkbenchError as exc:

@@ -38,6 +38,7 @@ def trace_stages(
     backend: str | None = None,
     door: str = "magic",
     model: bool = True,
+    scoped: bool = False,
 ) -> list[Inspection]:
     """The inspections of ``fn(*args, **kwargs)``, traced now (errors surface here).
 
@@ -46,7 +47,9 @@ def trace_stages(
     ``door`` is ``"twin"`` for the Python functions: advice then names their keywords
     (``static_argnums=``) instead of the magics' flags (``--static-argnums``).
     ``model=False`` traces without building the structured jaxpr model: ``%%hlo`` shows
-    none, and on a 5,000-equation gradient it costs a tenth of a second.
+    none, and on a 5,000-equation gradient it costs a tenth of a second.  ``scoped=True``
+    (``%%hlo``) names each call of the user's functions in the op_names
+    (:mod:`workbench.engine.common.call_scopes`).
     """
     try:
         stages = inspect_stages(
@@ -58,6 +61,7 @@ def trace_stages(
             static_argnames,
             compare=compare,
             backend=backend,
+            scoped=scoped,
         )
     except TransformError as exc:
         if door == "twin":

@@ -31,6 +31,7 @@ from workbench.engine.common.analysis import (
     normalize_cost,
     normalize_memory,
 )
+from workbench.engine.common.call_scopes import scoped_calls
 from workbench.engine.common.gcpause import gc_paused
 from workbench.engine.jaxpr.arguments import (
     abstract_arrays,
@@ -96,6 +97,7 @@ class Inspection:
         static_argnums: Sequence[int] = (),
         static_argnames: Sequence[str] = (),
         backend: str | None = None,
+        scoped: bool = False,
     ) -> None:
         made = compat.make_jaxpr_target(fn)
         if made is not None:
@@ -103,6 +105,9 @@ class Inspection:
             fn, static_argnums = made[0], (*made[1], *static_argnums)
         self.fn_name = function_name(fn)
         self.requested_backend = backend
+        #: trace with every call of the user's code named in the op_names (``%%hlo``: see
+        #: :mod:`workbench.engine.common.call_scopes`); a fresh trace, never JAX's cached one
+        self.scoped = scoped
         self.transforms: list[TransformSpec] = list(transforms)
         self.label = describe(compat.transform_label(fn, self.fn_name), self.transforms)
         self.timings = StageTimes()
@@ -255,8 +260,17 @@ class Inspection:
         traces it (the jaxpr shown)."""
 
         return self._stage(
-            "traced", lambda: self._stage_fn.trace(*self._stage_args, **self._stage_kwargs), "trace"
+            "traced",
+            lambda: self._trace(self._stage_fn, self._stage_args, self._stage_kwargs),
+            "trace",
         )
+
+    def _trace(self, stage: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``stage.trace(*args, **kwargs)``, inside :func:`scoped_calls` when scoped."""
+        if not self.scoped:
+            return stage.trace(*args, **kwargs)
+        with scoped_calls():
+            return stage.trace(*args, **kwargs)
 
     @property
     def _program_traced(self) -> Any:
@@ -266,7 +280,7 @@ class Inspection:
         if self._program is None:
             return self.traced
         stage, args, kwargs = self._program
-        return self._stage("program_traced", lambda: stage.trace(*args, **kwargs), "trace")
+        return self._stage("program_traced", lambda: self._trace(stage, args, kwargs), "trace")
 
     @property
     def jaxpr(self) -> Any:
@@ -622,6 +636,7 @@ def inspect_chain(
     static_argnums: Sequence[int] = (),
     static_argnames: Sequence[str] = (),
     backend: str | None = None,
+    scoped: bool = False,
 ) -> list[Inspection]:
     """The function and each successive transform: ``[f, t1(f), t2(t1(f)), ...]``.
 
@@ -643,7 +658,16 @@ def inspect_chain(
             if spec.name == "vmap":
                 a, kw = unbatched(a, kw, spec, static)
         stages.append(
-            Inspection(fn, a, kw, specs[:k], static_argnums, static_argnames, backend=backend)
+            Inspection(
+                fn,
+                a,
+                kw,
+                specs[:k],
+                static_argnums,
+                static_argnames,
+                backend=backend,
+                scoped=scoped,
+            )
         )
     return stages
 
@@ -730,8 +754,10 @@ def inspect_stages(
     static_argnames: str | Sequence[str] = (),
     compare: bool = False,
     backend: str | None = None,
+    scoped: bool = False,
 ) -> list[Inspection]:
-    """What a front door shows: every stage with ``compare``, else just the final one."""
+    """What a front door shows: every stage with ``compare``, else just the final one.
+    ``scoped`` names the user's calls in the op_names (``%%hlo``; see :class:`Inspection`)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
@@ -745,6 +771,7 @@ def inspect_stages(
             tuple(static_argnums),
             tuple(static_argnames),
             backend=backend,
+            scoped=scoped,
         )
     return [
         Inspection(
@@ -755,5 +782,6 @@ def inspect_stages(
             tuple(static_argnums),
             tuple(static_argnames),
             backend=backend,
+            scoped=scoped,
         )
     ]

@@ -263,6 +263,7 @@ def trace_captured(
     compare: bool,
     backend: str | None = None,
     model: bool = True,
+    scoped: bool = False,
 ) -> list[Inspection]:
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
@@ -278,6 +279,7 @@ def trace_captured(
                 compare=compare,
                 backend=backend,
                 model=model,
+                scoped=scoped,
             )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None

@@ -99,6 +99,7 @@ class HloMagics(Magics):
             compare=False,
             backend=backend,
             model=False,
+            scoped=True,  # the user's calls named in the op_names (the views cluster by them)
         )
 
         try:

@@ -11,7 +11,8 @@ MIME type (described in ``docs/mime-cache.md``; contracts in ``workbench/schemas
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from workbench.engine.cache.records import (
     SCHEMA_VERSION,
@@ -28,6 +29,7 @@ from workbench.views.display import Display, View
 CACHE_CELL_MIME = MIME_PREFIX + "cache-cell+json"
 CACHE_MIME = MIME_PREFIX + "cache+json"
 CACHE_PERSISTENT_MIME = MIME_PREFIX + "cache-persistent+json"
+R = TypeVar("R")
 MAX_REASONS_IN_LINE = 3
 MAX_MISSES_SHOWN = 20
 #: compile records in the ``%jaxcache`` payload: the newest (the rest stay available
@@ -303,33 +305,32 @@ def _persistent_data(p: PersistentCacheStatus) -> dict[str, Any]:
     return p.to_dict()
 
 
-# The kinds come from the MIME constants above, so the two can never disagree.
+def _cache_view(
+    mime: str,
+    text: Callable[[R], str],
+    html: Callable[[R], str],
+    data: Callable[[R], dict[str, Any]],
+    record_name: str,
+) -> View[R]:
+    """One of the three cache views: its kind is read from its MIME constant above, so the
+    two can never disagree, and all three carry the cache records' schema version."""
+    return View(
+        kind=kind_of(mime) or "",
+        version=SCHEMA_VERSION,
+        text=text,
+        html=html,
+        data=data,
+        record_name=record_name,
+    )
+
+
 #: the compact line beside a cell
-CELL_VIEW: View[CellSummary] = View(
-    kind=kind_of(CACHE_CELL_MIME) or "",
-    version=SCHEMA_VERSION,
-    text=cell_text,
-    html=cell_html,
-    data=_cell_data,
-    record_name="summary",
-)
+CELL_VIEW = _cache_view(CACHE_CELL_MIME, cell_text, cell_html, _cell_data, "summary")
 #: ``%jaxcache``: every function seen in this kernel
-CACHE_VIEW: View[CacheSnapshot] = View(
-    kind=kind_of(CACHE_MIME) or "",
-    version=SCHEMA_VERSION,
-    text=cache_text,
-    html=cache_html,
-    data=_cache_data,
-    record_name="snapshot",
-)
+CACHE_VIEW = _cache_view(CACHE_MIME, cache_text, cache_html, _cache_data, "snapshot")
 #: ``%jaxcache persist``: the persistent cache's settings and counters
-PERSISTENT_VIEW: View[PersistentCacheStatus] = View(
-    kind=kind_of(CACHE_PERSISTENT_MIME) or "",
-    version=SCHEMA_VERSION,
-    text=persistent_text,
-    html=persistent_html,
-    data=_persistent_data,
-    record_name="status",
+PERSISTENT_VIEW = _cache_view(
+    CACHE_PERSISTENT_MIME, persistent_text, persistent_html, _persistent_data, "status"
 )
 
 

@@ -126,6 +126,16 @@ export interface HloGraph {
   computation: string;
   nodes: HloNode[];
   edges: HloEdge[];
+  origin?: HloGraphOrigin;
+}
+/**
+ * what made a called computation (while body/condition, cond branch, call): the user's function it runs (e.g. step for lax.scan(step, ...)) and the line of the call that made it (the lax.scan/while_loop/cond), when known
+ *
+ * Schema: `workbench/schemas/hlo.schema.json#/$defs/graph_origin`.
+ */
+export interface HloGraphOrigin {
+  name: string;
+  source?: SourceLine;
 }
 /**
  * Schema: `workbench/schemas/hlo.schema.json#/$defs/instruction`.

@@ -23,6 +23,8 @@ One module per concern, each naming the internals it wraps:
 - ``stack``: the package's one stack walker and the JAX frames it looks for.
 - ``monitoring``: ``jax.monitoring`` event names, listener lists, the
   ``jax_explain_cache_misses`` option and its loggers.
+- ``scoping``: what the scoped trace of ``%%hlo`` needs: a trace context that JAX's
+  trace caches miss in, where Flax NNX's and Equinox's layers and JAX itself live.
 - ``sharding``: ``GSPMDSharding``; a ``PartitionSpec``'s partitions and unreduced/reduced axes.  ``backends``: the initialised backends.
 """
 
@@ -82,6 +84,12 @@ from workbench.engine._jax_compat.monitoring import (
     monitoring_listeners,
     restore_explain,
     unregister_monitoring_listener,
+)
+from workbench.engine._jax_compat.scoping import (
+    fresh_trace_caches,
+    fresh_trace_caches_supported,
+    jax_dirs,
+    library_layer_dirs,
 )
 from workbench.engine._jax_compat.sharding import GSPMDSharding, spec_parts
 from workbench.engine._jax_compat.source_info import (
@@ -162,6 +170,11 @@ __all__ = [
     "monitoring_listeners",
     "restore_explain",
     "unregister_monitoring_listener",
+    # scoping
+    "fresh_trace_caches",
+    "fresh_trace_caches_supported",
+    "jax_dirs",
+    "library_layer_dirs",
     # sharding, backends
     "GSPMDSharding",
     "spec_parts",

@@ -114,21 +114,41 @@ class GraphEdge:
 
 
 @dataclass(slots=True)
+class GraphOrigin:
+    """What made a called computation (a ``while`` body or condition, a ``cond`` branch, a
+    ``call``): the user's function it runs (``step`` for ``lax.scan(step, ...)``) and the
+    line of the call that made it (the ``lax.scan``/``while_loop``/``cond``), when known."""
+
+    name: str
+    source: SourceLine | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
+        if self.source is not None:
+            d["source"] = self.source.to_dict()
+        return d
+
+
+@dataclass(slots=True)
 class DataflowGraph:
     computation: str
     nodes: list[GraphNode]
     edges: list[GraphEdge]
+    origin: GraphOrigin | None = None
 
     @property
     def fusion_count(self) -> int:
         return sum(1 for n in self.nodes if n.kind == "fusion")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "computation": self.computation,
             "nodes": [n.to_dict() for n in self.nodes],
             "edges": [e.to_dict() for e in self.edges],
         }
+        if self.origin is not None:
+            d["origin"] = self.origin.to_dict()
+        return d
 
 
 class _Gather:
@@ -306,13 +326,109 @@ def _label(ins: HloInstruction, kind: str, fused_ops: list[str]) -> str:
 
 
 def control_graphs(module: HloModule) -> dict[str, DataflowGraph]:
-    """Graphs of the entry and of every control-flow body, entry first."""
+    """Graphs of the entry and of every control-flow body, entry first; each body's graph
+    with its :class:`GraphOrigin` where one can be told."""
     gather = _Gather(module)
     out = {module.entry.name: build_graph(module, module.entry, gather)}
     for comp in module.computations:
         if comp.role == "control" and comp.name not in out:
             out[comp.name] = build_graph(module, comp, gather)
+    origins = _Origins(module, gather)
+    for name, graph in out.items():
+        if name != module.entry.name:
+            graph.origin = origins.of(name)
     return out
+
+
+#: a call scope of the workbench's scoped trace, ``NAME#K`` (possibly inside a transform's
+#: parentheses: ``jvp(step#0)``); see :mod:`workbench.engine.common.call_scopes`
+_CALL_SCOPE = re.compile(r"(?:^|[/(])([A-Za-z_][\w.]*)#\d+(?=$|[/)])")
+
+
+class _Origins:
+    """The :class:`GraphOrigin` of called computations, from op_names and sources.
+
+    The name is the user's function the computation runs: the outermost call scope
+    (``NAME#K``) of its instructions' op_names *below* the op_name of the instruction that
+    calls it (``.../while`` calls a body whose instructions read ``.../while/body/
+    eval_jaxpr/step#0/...``), the most frequent one; else that of the computations it
+    calls in turn (a ``call`` wrapping a ``while``), else that of the computations called
+    with it (a loop's condition is named for its body).  An HLO traced without call
+    scopes gets, in the same order, the function of the most frequent source line inside
+    (the calling line left out).  The source is the calling instruction's line: the
+    ``lax.scan``/``while_loop``/``cond`` call.
+    """
+
+    def __init__(self, module: HloModule, gather: _Gather) -> None:
+        self.module = module
+        self.gather = gather
+        self.callers: dict[str, HloInstruction] = {}
+        for comp in module.computations:
+            if comp.role == "fused":
+                continue
+            for ins in comp.instructions:
+                for c in ins.called:
+                    self.callers.setdefault(c, ins)
+
+    def of(self, comp_name: str) -> GraphOrigin | None:
+        name = self._name(comp_name, self._scoped) or self._name(comp_name, self._sources)
+        if name is None:
+            return None
+        caller = self.callers.get(comp_name)
+        return GraphOrigin(name, caller.source if caller is not None else None)
+
+    def _name(self, comp_name: str, own: Any) -> str | None:
+        found = own(comp_name) or self._called(comp_name, own, {comp_name})
+        if found:
+            return found
+        caller = self.callers.get(comp_name)
+        for c in caller.called if caller is not None else ():
+            if c != comp_name:
+                found = own(c) or self._called(c, own, {comp_name, c})
+                if found:
+                    return found
+        return None
+
+    def _called(self, comp_name: str, own: Any, seen: set[str]) -> str | None:
+        comp = self.module.by_name.get(comp_name)
+        for ins in comp.instructions if comp is not None else ():
+            for c in ins.called:
+                sub = self.module.by_name.get(c)
+                if sub is None or sub.role != "control" or c in seen:
+                    continue
+                seen.add(c)
+                found = own(c) or self._called(c, own, seen)
+                if found:
+                    return found
+        return None
+
+    def _scoped(self, comp_name: str) -> str | None:
+        comp = self.module.by_name.get(comp_name)
+        caller = self.callers.get(comp_name)
+        if comp is None or caller is None or not caller.op_name:
+            return None
+        prefix = caller.op_name.split(";")[0] + "/"
+        votes: dict[str, int] = {}
+        for ins in comp.instructions:
+            if ins.opcode == "parameter":
+                continue
+            op_name = ins.op_name.split(";")[0]
+            if not op_name.startswith(prefix):
+                continue
+            m = _CALL_SCOPE.search(op_name, len(prefix) - 1)
+            if m is not None:
+                votes[m.group(1)] = votes.get(m.group(1), 0) + 1
+        return max(votes, key=votes.__getitem__) if votes else None
+
+    def _sources(self, comp_name: str) -> str | None:
+        caller = self.callers.get(comp_name)
+        calling = caller.source.key if caller is not None and caller.source is not None else None
+        sources, _, _ = self.gather.of(comp_name)
+        votes: dict[str, int] = {}
+        for src in sources:
+            if src.function and not src.function.startswith("<") and src.key != calling:
+                votes[src.function] = votes.get(src.function, 0) + 1
+        return max(votes, key=votes.__getitem__) if votes else None
 
 
 # -- collectives -----------------------------------------------------------------------
@@ -498,6 +614,7 @@ __all__ = [
     "expand_mesh_groups",
     "GraphEdge",
     "GraphNode",
+    "GraphOrigin",
     "build_graph",
     "control_graphs",
     "find_collectives",
