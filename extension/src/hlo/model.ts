@@ -37,7 +37,7 @@ export class GraphModel {
   vg: VisibleGraph;
 
   constructor(
-    payload: UnpackedHloPayload,
+    readonly payload: UnpackedHloPayload,
     readonly name: string,
     budget = BOX_BUDGET
   ) {
@@ -164,13 +164,6 @@ export class GraphModel {
     return this.vg.items.length;
   }
 
-  /** the half of a gradient item k is in (a node: its innermost cluster's) */
-  private _dirOf(k: number): Direction {
-    const it = this.vg.items[k];
-    const c = it.kind === 'cluster' ? it.ref : this.tree.nodeCluster[it.ref];
-    return c >= 0 ? this.tree.clusters[c].dir : null;
-  }
-
   /**
    * Edges between two items of the backward half, laid out reversed: the backward then
    * mirrors the forward (the backward of block i beside the forward of block i, a ladder)
@@ -179,12 +172,21 @@ export class GraphModel {
   private _mirrored(): Uint8Array {
     const m = this.vg.src.length;
     const out = new Uint8Array(m);
+    // only folded backward calls whose forward is drawn folded too: a ladder of pairs
+    const fwd = new Set<string>();
+    const paired = (k: number, dir: Direction): boolean => {
+      const it = this.vg.items[k];
+      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
+      return !!cl && cl.dir === dir && (dir === 'fwd' || fwd.has(cl.pair));
+    };
+    this.vg.items.forEach((it, k) => {
+      if (paired(k, 'fwd')) {
+        fwd.add(this.tree.clusters[it.ref].pair);
+      }
+    });
     for (let e = 0; e < m; e++) {
       out[e] =
-        this._dirOf(this.vg.src[e]) === 'bwd' &&
-        this._dirOf(this.vg.dst[e]) === 'bwd'
-          ? 1
-          : 0;
+        paired(this.vg.src[e], 'bwd') && paired(this.vg.dst[e], 'bwd') ? 1 : 0;
     }
     return out;
   }
@@ -233,10 +235,15 @@ export class GraphModel {
         w[k] = NODE_W;
         h[k] = NODE_H;
         title.push(node.id);
+        const runs = node.called
+          ?.map(c => this.payload.graphs[c]?.origin?.name)
+          .find(o => !!o);
         sub.push(
-          node.bytes_moved > 0
-            ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
-            : `${node.opcode} ${node.shape}`
+          runs
+            ? `${node.opcode} of ${runs} · ${node.shape}`
+            : node.bytes_moved > 0
+              ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
+              : `${node.opcode} ${node.shape}`
         );
         heat[k] = this.heat.bucket[it.ref];
       } else {

@@ -10,7 +10,7 @@ import { el } from '../common/dom';
 import { DEFAULT_FRACTIONS, formatBytes, formatCount } from './heat';
 import { topFusions } from './search';
 import { formatSource } from './sources';
-import type { SourceLine, UnpackedHloPayload as HloPayload } from './types';
+import type { UnpackedHloPayload as HloPayload } from './types';
 
 /** how many fusions the top table lists */
 export const TOP_N = 10;
@@ -215,12 +215,6 @@ export function legend(): HTMLElement {
   return box;
 }
 
-/** The user code a called computation came from (the payload's optional `graph.origin`). */
-interface GraphOrigin {
-  name?: string | null;
-  source?: SourceLine | null;
-}
-
 /** What a called computation is to its caller: `loop body`, `cond branch 1`, ... */
 function roles(p: HloPayload): Map<string, string> {
   const out = new Map<string, string>();
@@ -260,12 +254,17 @@ export function graphTitles(
   const role = roles(p);
   const out = new Map<string, string>();
   for (const [name, graph] of Object.entries(p.graphs)) {
-    const origin = (graph as { origin?: GraphOrigin | null }).origin;
+    const origin = graph.origin;
     if (origin?.name) {
       const where = origin.source
         ? `, ${formatSource(cells, origin.source)}`
         : '';
-      out.set(name, `${origin.name} · ${role.get(name) ?? 'body'}${where}`);
+      // a scan's forward and backward loops both run `step`: say which
+      const back = graph.nodes.some(n => n.op_name?.includes('transpose('));
+      out.set(
+        name,
+        `${origin.name} · ${back ? 'backward ' : ''}${role.get(name) ?? 'body'}${where}`
+      );
     } else {
       out.set(name, name);
     }
