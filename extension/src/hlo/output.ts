@@ -108,6 +108,11 @@ export class HloView implements FeatureView {
     const root = el('div', 'jwb-hlo');
     root.setAttribute('data-highlighted', '0');
     this._root = root;
+    // what the graph draws, read by the browser tests (the canvas has no DOM of its boxes)
+    Object.defineProperty(root, 'jwbHloDrawing', {
+      value: () => this._drawing(),
+      configurable: true
+    });
     host.appendChild(root);
     root.appendChild(summaryStrip(this._payload));
     root.appendChild(
@@ -376,6 +381,37 @@ export class HloView implements FeatureView {
         done();
       });
     }
+  }
+
+  /** The boxes and edges drawn now, the computation's title and whether it is all in view. */
+  private _drawing(): Record<string, unknown> | null {
+    const st = this._graphs.get(this._current);
+    const vg = st?.drawn;
+    if (!st || !vg) {
+      return null;
+    }
+    const tree = st.model.tree;
+    return {
+      graph: this._current,
+      title: this._titles.get(this._current) ?? this._current,
+      titles: Object.fromEntries(this._titles),
+      whole: this._canvas?.wholeInView() ?? false,
+      boxes: vg.items.map(it => {
+        if (it.kind === 'node') {
+          return { kind: 'node', label: st.model.g.nodes[it.ref].id };
+        }
+        const c = tree.clusters[it.ref];
+        return {
+          kind: c.kind,
+          label: c.label,
+          name: c.name,
+          index: c.index,
+          dir: c.dir
+        };
+      }),
+      frames: vg.frames.map(f => tree.clusters[f.cluster].label),
+      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]])
+    };
   }
 
   // ---- flags: selection, linked lines, search ------------------------------------------
