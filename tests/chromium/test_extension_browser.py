@@ -446,6 +446,11 @@ DRAWING_JS = """
 
 def _drawing(page, cell: int) -> dict:
     """The drawing of cell ``cell``'s %hlo output once it is laid out and drawn."""
+    page.wait_for_function(
+        "i => window.jupyterapp.shell.currentWidget?.content?.widgets?.length > i",
+        arg=cell,
+        timeout=60_000,
+    )
     scroll_to_cell(page, cell)
     page.wait_for_function(f"i => ({DRAWING_JS})(i) !== null", arg=cell, timeout=60_000)
     page.wait_for_timeout(300)  # the fit is applied on the frame after the layout
