@@ -635,14 +635,73 @@ MARKS_JS = r"""
 
 # -- two big programs, shared by the browser tests and benchmarks/bench_extension.py
 FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
-#: the 24-layer transformer gradient's %hlo between filler outputs (scrolling is measured)
+#: a 24-block pre-norm transformer written in a cell as a user would (a Python loop over
+#: blocks; functions block / attention / mlp / layernorm, einsum attention as in
+#: tests/real_models.py): its gradient's %hlo between filler outputs (scrolling is measured),
+#: then the same with the loss's last line changed (the only other 24-block compile)
+TRANSFORMER_CELL = """\
+import jax, jax.numpy as jnp, numpy as np
+HEADS = 4
+def layernorm(x, scale, bias):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + 1e-5) * scale + bias
+def attention(p, x):
+    b, t, d = x.shape
+    dh = d // HEADS
+    q = (x @ p["wq"]).reshape(b, t, HEADS, dh)
+    k = (x @ p["wk"]).reshape(b, t, HEADS, dh)
+    v = (x @ p["wv"]).reshape(b, t, HEADS, dh)
+    scores = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(dh)
+    scores = jnp.where(jnp.tril(jnp.ones((t, t), dtype=bool)), scores, -1e9)
+    out = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(scores, axis=-1), v)
+    return out.reshape(b, t, d) @ p["wo"]
+def mlp(p, x):
+    return jax.nn.gelu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+def block(p, x):
+    x = x + attention(p, layernorm(x, p["ln1_scale"], p["ln1_bias"]))
+    return x + mlp(p, layernorm(x, p["ln2_scale"], p["ln2_bias"]))
+def forward(params, x):
+    for p in params:
+        x = block(p, x)
+    return x
+def init(blocks=24, d=256, d_mlp=1024):
+    params = []
+    for key in jax.random.split(jax.random.key(0), blocks):
+        ks = jax.random.split(key, 6)
+        w = lambda k, a, b: jax.random.normal(k, (a, b)) / np.sqrt(a)
+        params.append(dict(ln1_scale=jnp.ones(d), ln1_bias=jnp.zeros(d), wq=w(ks[0], d, d),
+                           wk=w(ks[1], d, d), wv=w(ks[2], d, d), wo=w(ks[3], d, d),
+                           ln2_scale=jnp.ones(d), ln2_bias=jnp.zeros(d), w1=w(ks[4], d, d_mlp),
+                           b1=jnp.zeros(d_mlp), w2=w(ks[5], d_mlp, d), b2=jnp.zeros(d)))
+    return params, jax.random.normal(jax.random.key(1), (8, 128, d))
+params, x = init()
+"""
+#: cell indices of the two 24-block gradients and of the small models' %hlo (HLO24_CELLS)
+HLO24_GRAD, HLO24_GRAD_ABS = 5, 6
+HLO24_NNX, HLO24_EQX, HLO24_SCOPE, HLO24_SCAN = 13, 14, 15, 16
 HLO24_CELLS = [
-    "%load_ext workbench\nimport sys\n"
-    f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
-    "from bench_jaxpr import init_params, make_loss\nparams, x = init_params()\nloss = make_loss()",
+    "%load_ext workbench",
+    TRANSFORMER_CELL,
     *[FILLER] * 3,
+    "def loss(params, x):\n    return jnp.mean(forward(params, x) ** 2)\n"
+    "%hlo -t grad loss(params, x)",
+    "def loss(params, x):\n    return jnp.mean(jnp.abs(forward(params, x)))\n"
     "%hlo -t grad loss(params, x)",
     *[FILLER] * 6,
+    "%%hlo\nfrom flax import nnx\nclass MLP(nnx.Module):\n"
+    "    def __init__(self, rngs):\n        self.up = nnx.Linear(8, 16, rngs=rngs)\n"
+    "        self.down = nnx.Linear(16, 2, rngs=rngs)\n"
+    "    def __call__(self, x):\n        return self.down(jax.nn.relu(self.up(x)))\n"
+    "model = MLP(nnx.Rngs(0))\n@nnx.jit\ndef apply(model, x):\n    return model(x)\n"
+    "apply(model, jnp.ones((4, 8)))",
+    "%%hlo\nimport equinox as eqx\nemlp = eqx.nn.MLP(8, 2, 16, depth=2, key=jax.random.key(3))\n"
+    "@eqx.filter_jit\ndef eapply(m, x):\n    return jax.vmap(m)(x)\neapply(emlp, jnp.ones((4, 8)))",
+    "%%hlo\ndef scoped(x):\n    with jax.named_scope('encoder'):\n        h = jnp.tanh(x @ x.T)\n"
+    "    with jax.named_scope('decoder'):\n        return jnp.sin(h @ x)\nscoped(jnp.ones((8, 8)))",
+    "%%hlo\ndef rnn(w, xs):\n    def step(h, x):\n        h = jnp.tanh(w @ h + x)\n"
+    "        return h, h.sum()\n    h, s = jax.lax.scan(step, jnp.zeros(16), xs)\n"
+    "    return s.sum()\nrnn(jnp.eye(16) * 0.5, jnp.ones((20, 16)))",
 ]
 #: a 12,000-equation %jaxpr: 6,000 sin + 6,000 add
 JAXPR12K_CELLS = [

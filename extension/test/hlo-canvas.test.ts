@@ -97,6 +97,8 @@ describe('hlo canvas text', () => {
       edgePoints: f64([3000, 40, 100, 2980]),
       edgeBox: f64([100, 40, 3000, 2980]),
       edgeWeight: f64([1]),
+      edgeWidth: Uint8Array.from([1]),
+      edgeBoth: new Uint8Array(1),
       edgeFaint: new Uint8Array(1),
       frames: [],
       width: 3100,

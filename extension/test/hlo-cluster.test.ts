@@ -1,19 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-import { buildClusters, initialExpansion } from '../src/hlo/cluster';
+import { BOX_BUDGET, buildClusters } from '../src/hlo/cluster';
 import { indexGraph } from '../src/hlo/graph';
 import { GraphModel } from '../src/hlo/model';
-import { splitRepeats } from '../src/hlo/repeats';
+import { graphTitles } from '../src/hlo/sections';
 import {
   displayName,
   normaliseSegment,
   scopePath,
   splitOpName
 } from '../src/hlo/scope';
-import type { HloGraph, HloNode, UnpackedHloPayload } from '../src/hlo/types';
+import type { HloGraph, UnpackedHloPayload } from '../src/hlo/types';
 import { visibleGraph } from '../src/hlo/visible';
-import { hloNode } from './hlo-synthetic';
+import { gradientGraph, hloNode } from './hlo-synthetic';
 
 const fixture = (name: string): unknown =>
   JSON.parse(
@@ -101,73 +101,50 @@ describe('clusters', () => {
       vg.src,
       (s, e) => `${names(s)}->${names(vg.dst[e])}:${vg.count[e]}`
     ).sort();
-    expect(edges).toEqual([
-      'constants (2)->dec:1',
-      'constants (2)->enc:1',
-      'enc->dec:1',
-      'parameters (2)->enc:2'
-    ]);
+    // the groups draw no edges: their readers count them
+    expect(edges).toEqual(['enc->dec:1']);
+    const reads = Object.fromEntries(
+      vg.items.map((it, k) => [names(k), vg.inputs[k]])
+    );
+    expect(reads).toEqual({
+      'constants (2)': 0,
+      dec: 1,
+      enc: 3,
+      'parameters (2)': 0
+    });
     // open enc: its three nodes appear, inside a frame
     const open = visibleGraph(gi, tree, new Set([tree.clusters.indexOf(enc!)]));
     expect(open.items.length).toBe(6);
     expect(open.frames[0].items.length).toBe(3);
   });
 
-  it('cuts a flat scope into repeats at a recurring source line', () => {
-    // 6 "layers" of 5 ops; lines 10 (twice), 11, 12, 13 per layer; a prelude op first
-    const nodes: HloNode[] = [
-      node('pre', { sources: [{ file: 'm.py', line: 3, function: 'loss' }] })
-    ];
-    for (let l = 0; l < 6; l++) {
-      for (const line of [10, 11, 10, 12, 13]) {
-        nodes.push(
-          node(`n${l}_${nodes.length}`, {
-            sources: [{ file: 'm.py', line, function: 'make.<locals>.block' }]
-          })
-        );
-      }
-    }
-    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    const segs = splitRepeats(
-      gi,
-      nodes.map((_, i) => i)
-    );
-    expect(segs?.map(s => s.length)).toEqual([6, 5, 5, 5, 5, 5]);
-  });
-
-  it('reads the 4-layer transformer gradient as its layers', () => {
+  it('invents no layers: the 4-layer gradient without call scopes clusters only by its scopes', () => {
+    // traced before call scopes: a Python loop over plain functions leaves one flat scope
+    // per half; no source-line guessing cuts it into "block #k" (it once made a block #47
+    // of a 24-block model)
     const graph = fixture('hlo-4layer-graph.json') as HloGraph;
     const gi = indexGraph(graph);
     const tree = buildClusters(gi);
-    const repeats = tree.clusters.filter(c => c.kind === 'repeat');
-    const fwd = repeats.filter(c => c.dir === 'fwd').map(c => c.label);
-    const bwd = repeats.filter(c => c.dir === 'bwd').map(c => c.label);
-    expect(fwd).toEqual([
-      'block #1 · forward',
-      'block #2 · forward',
-      'block #3 · forward',
-      'block #4 · forward'
-    ]);
-    expect(bwd).toEqual([
-      'block #4 · backward',
-      'block #3 · backward',
-      'block #2 · backward',
-      'block #1 · backward'
-    ]);
-    const vg = visibleGraph(gi, tree, initialExpansion(tree));
-    // 8 layer boxes, the parameter group and a handful of loose ends: not 20 parameter boxes
-    expect(vg.items.length).toBeLessThanOrEqual(14);
-    expect(
-      vg.items.filter(
-        it => it.kind === 'node' && gi.nodes[it.ref].kind === 'parameter'
-      )
-    ).toEqual([]);
+    const scopes = new Set<string>();
+    for (let i = 0; i < gi.nodes.length; i++) {
+      for (const seg of scopePath(gi.opNames[i])) {
+        scopes.add(seg.name);
+      }
+    }
+    for (const c of tree.clusters) {
+      if (c.kind === 'group') {
+        continue;
+      }
+      expect(c.kind).toBe('scope');
+      expect(scopes.has(c.name)).toBe(true);
+      expect(c.label).not.toMatch(/#\d/);
+    }
   });
 });
 
 describe('graph model', () => {
   it('reveals a node inside folded clusters and folds nested clusters together', () => {
-    const graph = fixture('hlo-4layer-graph.json') as HloGraph;
+    const graph = gradientGraph(4);
     const payload = {
       graphs: { [graph.computation]: graph }
     } as unknown as UnpackedHloPayload;
@@ -177,111 +154,18 @@ describe('graph model', () => {
       n =>
         n.kind === 'fusion' &&
         m.tree.nodeCluster[m.g.nodes.indexOf(n)] >= 0 &&
-        m.tree.clusters[m.tree.nodeCluster[m.g.nodes.indexOf(n)]].kind ===
-          'repeat'
+        m.tree.clusters[m.tree.nodeCluster[m.g.nodes.indexOf(n)]].name ===
+          'attention'
     );
     expect(m.reveal(i)).toBe(true);
     expect(m.vg.items[m.vg.rep[i]]).toEqual({ kind: 'node', ref: i });
     expect(m.visibleCount).toBeGreaterThan(before);
-    const top = m.tree.clusters.findIndex(c => c.kind === 'scope');
-    m.toggle(top); // fold the whole forward (or backward) scope
+    m.toggle(m.tree.topClusters[0]); // fold the whole forward half
     expect(m.visibleCount).toBeLessThan(before);
     m.expandAll();
     expect(m.visibleCount).toBe(m.g.nodes.length);
     m.collapseAll();
     expect(m.visibleCount).toBe(before);
-  });
-});
-
-describe('repeats are only cut where the program repeats', () => {
-  it('does not halve a straight-line program whose every line runs twice (dot + its fused op)', () => {
-    // a real 49-op forward program (24 different lines, each a dot and an elementwise
-    // fusion, plus a helper called three times): no loop, so no layers
-    const graph = fixture('hlo-straight-graph.json') as HloGraph;
-    const gi = indexGraph(graph);
-    const tree = buildClusters(gi);
-    expect(
-      tree.clusters.filter(c => c.kind === 'repeat').map(c => c.label)
-    ).toEqual([]);
-  });
-
-  it('does not cut at a helper called at irregular places', () => {
-    // 60 distinct lines; a helper line (99) runs at positions 5, 12 and 50
-    const nodes: HloNode[] = [];
-    for (let i = 0; i < 60; i++) {
-      const line = i === 5 || i === 12 || i === 50 ? 99 : 100 + i;
-      nodes.push(
-        node(`n${i}`, { sources: [{ file: 'm.py', line, function: 'f' }] })
-      );
-    }
-    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    expect(
-      splitRepeats(
-        gi,
-        nodes.map((_, i) => i)
-      )
-    ).toBeNull();
-  });
-
-  it('does not cut lines strewn without order in a 10,000-op scope, and finds 250 layers in one', () => {
-    // the wall time is in bench/algorithms.bench.ts (splitRepeats exposes no count of its
-    // work; MAX_CHECKS in repeats.ts bounds how many candidate cuts it reads in full)
-    let seed = 3;
-    const rnd = (): number => {
-      seed = (seed * 16807) % 2147483647;
-      return seed / 2147483647;
-    };
-    const strewn: HloNode[] = [];
-    for (let i = 0; i < 10000; i++) {
-      strewn.push(
-        node(`r${i}`, {
-          sources: [
-            { file: 'm.py', line: Math.floor(rnd() * 2000), function: 'f' }
-          ]
-        })
-      );
-    }
-    expect(
-      splitRepeats(
-        indexGraph({ computation: 'm', nodes: strewn, edges: [] }),
-        strewn.map((_, i) => i)
-      )
-    ).toBeNull();
-    // 250 real layers of 40 lines each are still found
-    const layered: HloNode[] = [];
-    for (let i = 0; i < 10000; i++) {
-      layered.push(
-        node(`l${i}`, {
-          sources: [{ file: 'm.py', line: 10 + (i % 40), function: 'f' }]
-        })
-      );
-    }
-    expect(
-      splitRepeats(
-        indexGraph({ computation: 'm', nodes: layered, edges: [] }),
-        layered.map((_, i) => i)
-      )?.length
-    ).toBe(250);
-  });
-
-  it('still cuts two layers of a Python loop', () => {
-    const nodes: HloNode[] = [];
-    for (let l = 0; l < 2; l++) {
-      for (let j = 0; j < 25; j++) {
-        nodes.push(
-          node(`n${l}_${j}`, {
-            sources: [{ file: 'm.py', line: 10 + j, function: 'block' }]
-          })
-        );
-      }
-    }
-    const gi = indexGraph({ computation: 'm', nodes, edges: [] });
-    expect(
-      splitRepeats(
-        gi,
-        nodes.map((_, i) => i)
-      )?.map(s => s.length)
-    ).toEqual([25, 25]);
   });
 });
 
@@ -356,5 +240,188 @@ describe('no boxes that say nothing', () => {
       'while / body / cond / branch_0_fun'
     ]);
     expect(tree.clusters[0].members).toEqual([2]);
+  });
+});
+
+describe('call scopes (NAME#K from the workbench trace)', () => {
+  const edges = (pairs: string[][], bytes = 16): HloGraph['edges'] =>
+    pairs.map(([src, dst]) => ({ src, dst, shape: 'f32[4]', bytes }));
+
+  it('reads NAME#K as an instance, and the scope XLA joined op_names share', () => {
+    expect(normaliseSegment('transpose(jvp(block#2))')).toMatchObject({
+      name: 'block',
+      index: 2,
+      dir: 'bwd',
+      key: 'block#2@bwd'
+    });
+    expect(normaliseSegment('attn')).toMatchObject({
+      name: 'attn',
+      index: null
+    });
+    expect(
+      scopePath(
+        'jit(g)/transpose(jvp(loss#0))/mul;jit(g)/transpose(jvp(loss#0))/broadcast_in_dim'
+      ).map(s => s.key)
+    ).toEqual(['jit(g)', 'loss#0@bwd']);
+    expect(
+      scopePath('jit(f)/block#1/mlp#0/add;jit(f)/block#1/attn/mul').map(
+        s => s.key
+      )
+    ).toEqual(['jit(f)', 'block#1']);
+  });
+
+  it('makes one instance per call, paired forward and backward, nested, named by their code', () => {
+    const B = 3;
+    const g = indexGraph(gradientGraph(B));
+    const tree = buildClusters(g);
+    const blocks = tree.clusters.filter(c => c.name === 'block');
+    expect(blocks.every(c => c.kind === 'instance')).toBe(true);
+    const fwd = blocks.filter(c => c.dir === 'fwd').map(c => c.index);
+    const bwd = blocks.filter(c => c.dir === 'bwd').map(c => c.index);
+    expect(fwd.sort()).toEqual([...Array(B).keys()]);
+    expect(bwd.sort()).toEqual([...Array(B).keys()]);
+    // forward and backward of a call pair by their path without directions
+    for (let k = 0; k < B; k++) {
+      const f = blocks.find(c => c.dir === 'fwd' && c.index === k);
+      const b = blocks.find(c => c.dir === 'bwd' && c.index === k);
+      expect(f?.pair).toBe(b?.pair);
+      expect(f?.label).toBe(`block ${k} · forward`);
+      expect(b?.label).toBe(`block ${k} · backward`);
+    }
+    // inside a block: its calls; the index shows only where a name repeats among siblings
+    const b1 = blocks.find(c => c.dir === 'fwd' && c.index === 1)!;
+    expect(
+      b1.children.map(c => tree.clusters[c].label.split(' · ')[0]).sort()
+    ).toEqual(['attention', 'layernorm 0', 'layernorm 1', 'mlp']);
+    // JAX's own scopes (jit(_where), an einsum spec) are no boxes: their ops are the call's
+    expect(tree.clusters.some(c => /_where|->/.test(c.label))).toBe(false);
+    // the user's own named scope stays, without an index
+    const attn = tree.clusters.find(c => c.name === 'heads');
+    expect(attn?.kind).toBe('scope');
+    expect(attn?.label).toBe('heads · forward');
+  });
+
+  it('changing the loss line renames no other group', () => {
+    const names = (g: HloGraph): string[] =>
+      buildClusters(indexGraph(g))
+        .clusters.map(c => `${c.label}`)
+        .sort();
+    const a = names(gradientGraph(3));
+    const b = names(gradientGraph(3, { lossOps: 4 }));
+    expect(b).toEqual(a);
+  });
+
+  it('shows the 24 forward and 24 backward blocks folded at first, within the budget', () => {
+    const graph = gradientGraph(24);
+    const payload = {
+      graphs: { [graph.computation]: graph }
+    } as unknown as UnpackedHloPayload;
+    const m = new GraphModel(payload, graph.computation);
+    expect(m.visibleCount).toBeLessThanOrEqual(BOX_BUDGET);
+    const shown = m.vg.items
+      .filter(it => it.kind === 'cluster')
+      .map(it => m.tree.clusters[it.ref])
+      .filter(c => c.name === 'block');
+    expect(shown.filter(c => c.dir === 'fwd').length).toBe(24);
+    expect(shown.filter(c => c.dir === 'bwd').length).toBe(24);
+    // one level more opens the blocks (within the level budget), never every op
+    expect(m.openLevel()).toBe(true);
+    expect(m.visibleCount).toBeGreaterThan(48);
+    expect(m.visibleCount).toBeLessThan(m.g.nodes.length);
+    expect(
+      m.vg.items.some(
+        it =>
+          it.kind === 'cluster' && m.tree.clusters[it.ref].name === 'attention'
+      )
+    ).toBe(true);
+  });
+
+  it('bundles edges: one per pair of boxes, groups as counts, implied ones left out', () => {
+    const graph = gradientGraph(24);
+    const payload = {
+      graphs: { [graph.computation]: graph }
+    } as unknown as UnpackedHloPayload;
+    const m = new GraphModel(payload, graph.computation);
+    const vg = m.vg;
+    const pairs = new Set<string>();
+    for (let e = 0; e < vg.src.length; e++) {
+      const key = [vg.src[e], vg.dst[e]].sort((x, y) => x - y).join('-');
+      expect(pairs.has(key)).toBe(false);
+      pairs.add(key);
+    }
+    const label = (k: number): string =>
+      vg.items[k].kind === 'cluster'
+        ? m.tree.clusters[vg.items[k].ref].label
+        : m.g.nodes[vg.items[k].ref].id;
+    const drawn = new Set(
+      Array.from(vg.src, (s, e) => `${label(s)} -> ${label(vg.dst[e])}`)
+    );
+    // no edge out of the folded parameter group; each block counts what it reads
+    expect([...drawn].some(d => d.startsWith('parameters'))).toBe(false);
+    const b2 = vg.items.findIndex(
+      it =>
+        it.kind === 'cluster' &&
+        m.tree.clusters[it.ref].label === 'block 2 · forward'
+    );
+    expect(vg.inputs[b2]).toBe(2);
+    // the ladder: forward chain, each forward to its backward, backward chain
+    expect(drawn.has('block 2 · forward -> block 3 · forward')).toBe(true);
+    expect(drawn.has('block 2 · forward -> block 2 · backward')).toBe(true);
+    expect(drawn.has('block 3 · backward -> block 2 · backward')).toBe(true);
+    // the backward of block 5 also feeds block 0's backward (a few small values): implied
+    // by the chain 5 -> 4 -> ... -> 0, which carries more
+    expect(drawn.has('block 5 · backward -> block 0 · backward')).toBe(false);
+    expect(vg.implied).toBeGreaterThan(0);
+    // data flowing both ways between two boxes is still one edge
+    const both = indexGraph({
+      computation: 'm',
+      nodes: [
+        hloNode('a1', { op_name: 'jit(f)/a#0/x' }),
+        hloNode('b1', { op_name: 'jit(f)/b#0/x' }),
+        hloNode('a2', { op_name: 'jit(f)/a#0/y' })
+      ],
+      edges: edges([
+        ['a1', 'b1'],
+        ['b1', 'a2']
+      ])
+    });
+    const t = buildClusters(both);
+    const v2 = visibleGraph(both, t, new Set());
+    expect(v2.src.length).toBe(1);
+    expect(v2.both[0]).toBe(1);
+    expect(v2.count[0]).toBe(2);
+  });
+
+  it('names a loop body by the user function that made it, else by XLA', () => {
+    const payload = {
+      graphs: {
+        'main.1': {
+          computation: 'main.1',
+          nodes: [
+            hloNode('while.3', {
+              kind: 'control',
+              opcode: 'while',
+              called: ['region_1.2', 'region_0.1']
+            })
+          ],
+          edges: []
+        },
+        'region_0.1': {
+          computation: 'region_0.1',
+          nodes: [],
+          edges: [],
+          origin: {
+            name: 'step',
+            source: { file: '<cell 4>', line: 7, function: 'rnn' }
+          }
+        },
+        'region_1.2': { computation: 'region_1.2', nodes: [], edges: [] }
+      }
+    } as unknown as UnpackedHloPayload;
+    const titles = graphTitles(payload, {
+      '<cell 4>': { number: 4 }
+    } as never);
+    expect(titles.get('region_0.1')).toBe('step · loop body, cell [4] line 7');
+    expect(titles.get('region_1.2')).toBe('region_1.2');
   });
 });

@@ -65,3 +65,88 @@ export function chainGraph(computation: string, nodes: HloNode[]): HloGraph {
   }));
   return { computation, nodes, edges };
 }
+
+/**
+ * The op_names and data flow of a B-block transformer's gradient as the workbench's call
+ * scopes name it (`jit(loss)/jvp(loss#0)/forward#0/block#k/attention#0/...`, the backward
+ * under `transpose(jvp(loss#0))`): per block layernorm#0, attention#0 (with JAX's own
+ * `jit(_where)` and an einsum scope, and a user `heads` scope), layernorm#1, mlp#0, two
+ * parameters each; the forward of block k feeds its backward; the backward of block k
+ * feeds every earlier block's backward a little (as XLA's fusions do).  `lossOps`: how
+ * many ops the loss's last line makes.
+ */
+export function gradientGraph(
+  blocks: number,
+  opts: { lossOps?: number } = {}
+): HloGraph {
+  const nodes: HloNode[] = [];
+  const edges: HloGraph['edges'] = [];
+  const edge = (src: string, dst: string, bytes = 4096): void => {
+    edges.push({ src, dst, shape: 'f32[1024]', bytes });
+  };
+  const op = (id: string, opName: string): string => {
+    nodes.push(hloNode(id, { op_name: opName, bytes_moved: 8192 }));
+    return id;
+  };
+  const parts = [
+    'layernorm#0',
+    'attention#0',
+    'attention#0/jit(_where)',
+    'attention#0/bthd,bshd->bhts',
+    'attention#0/heads',
+    'layernorm#1',
+    'mlp#0'
+  ];
+  let prev = op('x', 'jit(loss)/jvp(loss#0)/forward#0/embed');
+  const last: string[] = [];
+  for (let k = 0; k < blocks; k++) {
+    for (let p = 0; p < 2; p++) {
+      nodes.push(
+        hloNode(`p${k}_${p}`, {
+          kind: 'parameter',
+          opcode: 'parameter',
+          bytes_moved: 0
+        })
+      );
+    }
+    const base = `jit(loss)/jvp(loss#0)/forward#0/block#${k}`;
+    parts.forEach((part, j) => {
+      const id = op(`f${k}_${j}`, `${base}/${part}/mul`);
+      edge(prev, id, 1 << 20);
+      if (j < 2) {
+        edge(`p${k}_${j}`, id);
+      }
+      prev = id;
+    });
+    last.push(prev);
+  }
+  let g = prev;
+  for (let j = 0; j < (opts.lossOps ?? 2); j++) {
+    g = op(`loss${j}`, 'jit(loss)/jvp(loss#0)/mul');
+    edge(prev, g, 1 << 20);
+    prev = g;
+  }
+  const bwdFirst: string[] = [];
+  for (let k = blocks - 1; k >= 0; k--) {
+    const base = `jit(loss)/transpose(jvp(loss#0))/forward#0/block#${k}`;
+    [...parts].reverse().forEach((part, j) => {
+      const id = op(`b${k}_${j}`, `${base}/${part}/mul`);
+      edge(prev, id, 1 << 20);
+      if (j === 0) {
+        bwdFirst[k] = id;
+        edge(last[k], id, 1 << 22); // the forward's activations
+      }
+      prev = id;
+    });
+    for (let e = k - 1; e >= 0; e--) {
+      // small values to every earlier block's backward: wired once those exist
+      edges.push({ src: prev, dst: `@b${e}`, shape: 'f32[8]', bytes: 32 });
+    }
+  }
+  for (const e of edges) {
+    if (e.dst.startsWith('@b')) {
+      e.dst = bwdFirst[Number(e.dst.slice(2))];
+    }
+  }
+  return { computation: 'main.1', nodes, edges };
+}

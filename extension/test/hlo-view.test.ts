@@ -422,13 +422,13 @@ describe('hlo view (DOM)', () => {
   });
 
   it('is marked interactive only once a graph is drawn, even when its first layout was superseded', async () => {
-    // 450 loose ops and a folded 70-op scope: 451 boxes, laid out asynchronously; 'Expand all'
-    // clicked before that layout arrives replaces it
+    // 300 loose ops and a folded 70-op scope: 301 boxes, laid out asynchronously; 'Open a
+    // level' clicked before that layout arrives replaces it
     const nodes: HloNode[] = [];
     const add = (id: string, op: string): void => {
       nodes.push(hloNode(id, { op_name: op }));
     };
-    for (let i = 0; i < 450; i++) {
+    for (let i = 0; i < 300; i++) {
       add(`a${i}`, `jit(f)/op${i}`);
     }
     for (let i = 0; i < 70; i++) {
@@ -462,7 +462,7 @@ describe('hlo view (DOM)', () => {
         }
       });
       const root = host.querySelector('.jwb-hlo') as HTMLElement;
-      expect(root.getAttribute('data-visible-nodes')).toBe('451');
+      expect(root.getAttribute('data-visible-nodes')).toBe('301');
       (
         host.querySelector('button.jwb-hlo-expand-all') as HTMLButtonElement
       ).click();
@@ -473,7 +473,7 @@ describe('hlo view (DOM)', () => {
     }
     expect(statusWhenReady).not.toBeNull();
     expect(statusWhenReady).not.toMatch(/^laying out/);
-    expect(statusWhenReady).toContain('520 boxes shown');
+    expect(statusWhenReady).toContain('370 boxes shown');
     view.dispose();
   });
 });

@@ -32,12 +32,19 @@ import pytest
 from tests.browser import (
     CONTRAST_JS,
     HLO24_CELLS,
+    HLO24_EQX,
+    HLO24_GRAD,
+    HLO24_GRAD_ABS,
+    HLO24_NNX,
+    HLO24_SCAN,
+    HLO24_SCOPE,
     JAXPR12K_CELLS,
     MARKS_JS,
     SCROLL_FPS_JS,
     PageWatch,
     artifacts_dir,
     execute_notebook,
+    scroll_to_cell,
     wait_for_notebook,
     workbench_outputs,
 )
@@ -627,5 +634,92 @@ def test_12000_equation_jaxpr_first_paint_and_search(browser, lab):
     count = page.locator(".jwb-jaxpr-search-count").inner_text()
     assert re.search(r"6[,.\u202f\u00a0 ]?000", count), count  # every sin equation is found
     _shot(page, "jaxpr12k-search")
+    assert watch.errors == [], watch.errors
+    page.close()
+
+
+# -- the fusion graph of a real model reads as its code ---------------------------------------
+
+#: what an %hlo output draws (HloView's jwbHloDrawing): boxes, frames, edges, titles, fitted
+DRAWING_JS = """
+(i) => {
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+  if (cell) cell.node.setAttribute('data-test-cell', String(i));
+  const root = cell && cell.node.querySelector('.jwb-hlo');
+  return root && root.jwbHloDrawing ? root.jwbHloDrawing() : null;
+}
+"""
+
+
+def _drawing(page, cell: int) -> dict:
+    """The drawing of cell ``cell``'s %hlo output once it is laid out and drawn."""
+    page.wait_for_function(
+        "i => window.jupyterapp.shell.currentWidget?.content?.widgets?.length > i",
+        arg=cell,
+        timeout=60_000,
+    )
+    scroll_to_cell(page, cell)
+    page.wait_for_function(f"i => ({DRAWING_JS})(i) !== null", arg=cell, timeout=60_000)
+    page.wait_for_timeout(300)  # the fit is applied on the frame after the layout
+    return page.evaluate(DRAWING_JS, cell)
+
+
+def _groups(d: dict) -> list[dict]:
+    return [b for b in d["boxes"] if b["kind"] != "node"]
+
+
+def _labels(d: dict) -> list[str]:
+    return [b["label"] for b in _groups(d)] + d["frames"]
+
+
+def test_hlo_graph_of_a_24_block_gradient_reads_as_its_blocks(browser, lab):
+    page, watch = _open(browser, lab.lab_url("hlo24.ipynb"), lab.base)
+    page.set_viewport_size({"width": 1300, "height": 1000})
+    d = _drawing(page, HLO24_GRAD)
+    groups = _groups(d)
+    assert len(d["boxes"]) <= 60, len(d["boxes"])
+    blocks = [g for g in groups if g["name"] == "block"]
+    fwd = sorted(g["index"] for g in blocks if g["dir"] == "fwd")
+    bwd = sorted(g["index"] for g in blocks if g["dir"] == "bwd")
+    assert fwd == list(range(24)) and bwd == list(range(24)), (fwd, bwd)
+    # at most one drawn edge per pair of boxes
+    pairs = [tuple(sorted(e)) for e in d["edges"]]
+    assert len(pairs) == len(set(pairs)), "two edges between one pair of boxes"
+    assert d["whole"], "the first view is not fitted"
+    graph = page.locator(f'[data-test-cell="{HLO24_GRAD}"] .jwb-hlo-graph')
+    graph.screenshot(path=str(artifacts_dir() / "hlo24-fit.png"))
+    # one level down: each block opens into its calls, named by the code (attention, mlp, ...)
+    page.locator(f'[data-test-cell="{HLO24_GRAD}"] button.jwb-hlo-expand-all').click()
+    page.wait_for_function(
+        f"i => {{ const d = ({DRAWING_JS})(i); return d && d.boxes.length > {len(d['boxes'])}; }}",
+        arg=HLO24_GRAD,
+        timeout=60_000,
+    )
+    page.wait_for_timeout(300)
+    down = page.evaluate(DRAWING_JS, HLO24_GRAD)
+    names = {g["name"] for g in _groups(down)}
+    assert {"attention", "mlp", "layernorm"} <= names, names
+    assert len(down["boxes"]) < 1000, len(down["boxes"])
+    graph.screenshot(path=str(artifacts_dir() / "hlo24-level.png"))
+    # the loss's last line changed: no group renamed or recounted but the loss's own
+    changed = _drawing(page, HLO24_GRAD_ABS)
+    assert sorted(lb for lb in _labels(changed) if not lb.startswith("loss")) == sorted(
+        lb for lb in _labels(d) if not lb.startswith("loss")
+    )
+    assert watch.errors == [], watch.errors
+    page.close()
+
+
+def test_hlo_graph_names_modules_scopes_and_scan_bodies(browser, lab):
+    page, watch = _open(browser, lab.lab_url("hlo24.ipynb"), lab.base)
+    for cell in (HLO24_NNX, HLO24_EQX):
+        labels = _labels(_drawing(page, cell))
+        assert any(lb.split(" ")[0] in ("MLP", "Linear") for lb in labels), (cell, labels)
+    labels = _labels(_drawing(page, HLO24_SCOPE))
+    assert {"encoder", "decoder"} <= {lb.split(" ")[0] for lb in labels}, labels
+    d = _drawing(page, HLO24_SCAN)
+    assert d["whole"], "the scan's first view is not fitted"
+    bodies = [t for g, t in d["titles"].items() if g != d["graph"]]
+    assert any(t.startswith("step · loop body") for t in bodies), bodies
     assert watch.errors == [], watch.errors
     page.close()

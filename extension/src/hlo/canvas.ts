@@ -174,6 +174,18 @@ export class GraphCanvas {
     this.requestDraw();
   }
 
+  /** the whole drawing is in view (what Fit shows) */
+  wholeInView(): boolean {
+    const s = this._scene;
+    return (
+      !!s &&
+      this._tx >= -0.5 &&
+      this._ty >= -0.5 &&
+      this._tx + s.width * this._scale <= this._cssW + 0.5 &&
+      this._ty + s.height * this._scale <= this._cssH + 0.5
+    );
+  }
+
   isVisible(i: number): boolean {
     const s = this._scene;
     if (!s) {

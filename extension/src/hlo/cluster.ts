@@ -6,28 +6,40 @@
  *    have.  A scope every node shares (`jit(loss)`) is dropped: one box around everything
  *    says nothing.
  * 2. Scopes form a tree; nodes are direct members of their innermost scope.
- * 3. A scope with many direct members and no finer scopes (the layers of a loop in Python
- *    that did not jit or name_scope them) is split into *repeats*: the source line that
- *    recurs most regularly (the most common occurrence count among the members' lines, its
- *    earliest line) starts a new repeat at each occurrence, in program order.  Repeats are
- *    named after their commonest function: `block #3`; backward repeats count down, as the
- *    backward pass runs the layers in reverse (repeats.ts).
- * 4. Parameters form one group, constants another.
+ *    In a program traced with call scopes (`block#2`: the third call of `block`, see
+ *    scope.ts) a scope is a call (an *instance*: name `block`, index 2), a user's
+ *    `jax.named_scope` or the forward / backward half; JAX's own scopes (its jitted
+ *    helpers, einsum specs, `while/body`) are dropped, their ops belong to the call around
+ *    them.  Without call scopes (older payloads, code without functions) every scope is
+ *    kept, as XLA named it.  Nothing is guessed: no layers are cut out of a flat scope.
+ * 3. Parameters form one group, constants another.
  *
  * What is drawn with some clusters open is visible.ts's.
  */
 
 import type { GraphIndex } from './graph';
-import { splitRepeats } from './repeats';
-import { scopePath, type Direction, type ScopeSegment } from './scope';
+import {
+  isUserScope,
+  scopePath,
+  type Direction,
+  type ScopeSegment
+} from './scope';
 
-export type ClusterKind = 'scope' | 'repeat' | 'group';
+/** scope: an op_name scope; instance: one call `NAME#K`; group: parameters or constants */
+export type ClusterKind = 'scope' | 'instance' | 'group';
 
 export interface Cluster {
   id: string;
   label: string;
   kind: ClusterKind;
+  /** the scope's own name (`block`), the group's (`parameters`) */
+  name: string;
+  /** K of an instance `NAME#K`, else null */
+  index: number | null;
+  /** forward / backward half of a gradient (inherited from the scopes around it) */
   dir: Direction;
+  /** the same for the forward and the backward of one call: its path without directions */
+  pair: string;
   parent: number;
   children: number[];
   /** direct member nodes */
@@ -45,11 +57,6 @@ export interface ClusterTree {
   topNodes: number[];
   /** innermost cluster of each node, -1: none */
   nodeCluster: Int32Array;
-}
-
-export interface ClusterOptions {
-  /** a scope with more direct members than this is split into repeats */
-  maxLeaf?: number;
 }
 
 function inferMissingScopes(
@@ -111,21 +118,65 @@ function inferMissingScopes(
   }
 }
 
-function shortFunction(name: string): string {
-  const parts = name.split('.');
-  return parts[parts.length - 1] || name;
+/**
+ * A call-scoped path with JAX's own scopes taken out (see `isUserScope`); the direction a
+ * dropped segment carried (`jvp(jit(f))`) goes to the next kept one, or becomes a plain
+ * forward / backward segment, so the two halves never merge.
+ */
+function userPath(p: ScopeSegment[]): ScopeSegment[] {
+  const out: ScopeSegment[] = [];
+  let inherited: Direction = null;
+  let pending: Direction = null;
+  for (const seg of p) {
+    if (!isUserScope(seg)) {
+      if (seg.dir && seg.dir !== inherited) {
+        pending = seg.dir;
+      }
+      continue;
+    }
+    if (seg.dir) {
+      inherited = seg.dir;
+      pending = null;
+      out.push(seg);
+    } else if (pending) {
+      out.push({ ...seg, key: `${seg.key}@${pending}`, dir: pending });
+      inherited = pending;
+      pending = null;
+    } else {
+      out.push(seg);
+    }
+  }
+  if (pending) {
+    out.push({
+      key: `@${pending}`,
+      name: pending === 'fwd' ? 'forward' : 'backward',
+      index: null,
+      dir: pending
+    });
+  }
+  return out;
 }
 
-/** A scope path per node (phase 1); null for parameters and constants (groups, phase 4). */
-function scopePaths(g: GraphIndex): (ScopeSegment[] | null)[] {
-  const paths: (ScopeSegment[] | null)[] = g.nodes.map((node, i) =>
+/**
+ * A scope path per node (phase 1); null for parameters and constants (groups, phase 3).
+ * `scoped`: the program was traced with call scopes (some segment is `NAME#K`).
+ */
+function scopePaths(g: GraphIndex): {
+  paths: (ScopeSegment[] | null)[];
+  scoped: boolean;
+} {
+  let paths: (ScopeSegment[] | null)[] = g.nodes.map((node, i) =>
     node.kind === 'parameter' || node.kind === 'constant'
       ? null
       : scopePath(g.opNames[i])
   );
+  const scoped = paths.some(p => p?.some(s => s.index !== null) ?? false);
+  if (scoped) {
+    paths = paths.map(p => (p === null ? null : userPath(p)));
+  }
   inferMissingScopes(g, paths);
   dropSharedHead(paths);
-  return paths;
+  return { paths, scoped };
 }
 
 /** Drop leading scopes every scoped node shares (nodes directly in one become loose). */
@@ -164,11 +215,12 @@ function dropSharedHead(paths: (ScopeSegment[] | null)[]): void {
 
 /**
  * The scopes that hold nothing but one inner scope: drawn as one box with both names
- * (`while / body / cond`), not as frames nested around one another.
+ * (`while / body / cond`), not as frames nested around one another.  A call (`block#2`)
+ * always keeps its own box: it is what the user looks for.
  */
 function passThroughScopes(
   paths: (ScopeSegment[] | null)[]
-): (key: string) => boolean {
+): (key: string, seg: ScopeSegment) => boolean {
   const direct = new Map<string, number>();
   const inner = new Map<string, Set<string>>();
   for (const p of paths) {
@@ -191,7 +243,8 @@ function passThroughScopes(
       direct.set(key, (direct.get(key) ?? 0) + 1);
     }
   }
-  return key => !direct.has(key) && (inner.get(key)?.size ?? 0) === 1;
+  return (key, seg) =>
+    seg.index === null && !direct.has(key) && (inner.get(key)?.size ?? 0) === 1;
 }
 
 /** A cluster tree being built: clusters are appended, parents before their children. */
@@ -201,18 +254,13 @@ class TreeBuilder {
   readonly topNodes: number[] = [];
 
   make(
-    id: string,
-    label: string,
-    kind: ClusterKind,
-    dir: Direction,
+    fields: Pick<Cluster, 'id' | 'kind' | 'name' | 'index' | 'dir' | 'pair'>,
     parent: number
   ): number {
     const c = this.clusters.length;
     this.clusters.push({
-      id,
-      label,
-      kind,
-      dir,
+      ...fields,
+      label: fields.name,
       parent,
       children: [],
       members: [],
@@ -228,26 +276,24 @@ class TreeBuilder {
   }
 }
 
-/** A scope segment's label: its name, and its direction when the name does not say it. */
-function segmentLabel(seg: ScopeSegment): string {
-  return seg.dir && seg.key !== `@${seg.dir}`
-    ? `${seg.name} · ${seg.dir === 'fwd' ? 'forward' : 'backward'}`
-    : seg.name;
-}
+const dirWord = (d: Direction): string =>
+  d === 'fwd' ? 'forward' : d === 'bwd' ? 'backward' : '';
 
 /**
  * 2. The scope tree: each scoped node becomes a direct member of its innermost scope (or
- * a top node); returns the parameters and constants, left for their groups.
+ * a top node); returns the parameters and constants, left for their groups.  `prefix[c]`:
+ * the names of the pass-through scopes merged into cluster c, outermost first.
  */
 function placeInScopes(
   g: GraphIndex,
   paths: (ScopeSegment[] | null)[],
   t: TreeBuilder
-): { params: number[]; consts: number[] } {
+): { params: number[]; consts: number[]; prefix: Map<number, string[]> } {
   const passThrough = passThroughScopes(paths);
   const byPath = new Map<string, number>();
   const params: number[] = [];
   const consts: number[] = [];
+  const prefixes = new Map<number, string[]>();
   for (let i = 0; i < paths.length; i++) {
     const p = paths[i];
     if (p === null) {
@@ -256,24 +302,39 @@ function placeInScopes(
     }
     let parent = -1;
     let key = '';
+    let pair = '';
     let dir: Direction = null;
-    let prefix = '';
+    let prefix: string[] = [];
     for (const seg of p) {
       key = key ? `${key}/${seg.key}` : seg.key;
+      const bare = seg.key.replace(/@(fwd|bwd)$/, '');
+      pair = pair ? `${pair}/${bare}` : bare;
       if (seg.dir) {
         dir = seg.dir;
       }
-      const label = segmentLabel(seg);
-      if (passThrough(key)) {
-        prefix += `${label} / `;
+      if (passThrough(key, seg)) {
+        prefix.push(seg.name);
         continue;
       }
       let c = byPath.get(key);
       if (c === undefined) {
-        c = t.make(`scope:${key}`, prefix + label, 'scope', dir, parent);
+        c = t.make(
+          {
+            id: `scope:${key}`,
+            kind: seg.index === null ? 'scope' : 'instance',
+            name: seg.name,
+            index: seg.index,
+            dir,
+            pair
+          },
+          parent
+        );
         byPath.set(key, c);
+        if (prefix.length) {
+          prefixes.set(c, prefix);
+        }
       }
-      prefix = '';
+      prefix = [];
       parent = c;
     }
     if (parent >= 0) {
@@ -282,77 +343,64 @@ function placeInScopes(
       t.topNodes.push(i);
     }
   }
-  return { params, consts };
+  return { params, consts, prefix: prefixes };
 }
 
-/** The commonest (short) function name among a repeat's source lines, else 'repeat'. */
-function commonestFunction(g: GraphIndex, seg: number[]): string {
-  const fnCount = new Map<string, number>();
-  for (const i of seg) {
-    for (const src of g.nodes[i].sources ?? []) {
-      const f = shortFunction(src.function);
-      fnCount.set(f, (fnCount.get(f) ?? 0) + 1);
+/**
+ * Labels: the name, its index when a sibling is another call of the same name (`layernorm
+ * 1`; a lone `attention` needs none), the pass-through names before it, and the direction
+ * when the name does not say it (`block 2 · backward`).
+ */
+function labelClusters(t: TreeBuilder, prefixes: Map<number, string[]>): void {
+  const siblings = (c: number): number[] => {
+    const p = t.clusters[c].parent;
+    return p >= 0 ? t.clusters[p].children : t.topClusters;
+  };
+  t.clusters.forEach((cl, c) => {
+    let name = cl.name;
+    if (
+      cl.index !== null &&
+      siblings(c).some(
+        s =>
+          s !== c &&
+          t.clusters[s].name === cl.name &&
+          t.clusters[s].index !== cl.index
+      )
+    ) {
+      name = `${cl.name} ${cl.index}`;
     }
-  }
-  let fn = 'repeat';
-  let best = 0;
-  for (const [f, k] of fnCount) {
-    if (k > best) {
-      fn = f;
-      best = k;
+    const pre = prefixes.get(c);
+    if (pre) {
+      name = [...pre, name].join(' / ');
     }
-  }
-  return fn;
+    const word = dirWord(cl.dir);
+    cl.label = word && cl.name !== word ? `${name} · ${word}` : name;
+  });
 }
 
-/** 3. Repeats inside big flat scopes: `block #3`, counting down in a backward scope. */
-function splitBigScopes(g: GraphIndex, t: TreeBuilder, maxLeaf: number): void {
-  const scopeCount = t.clusters.length;
-  for (let c = 0; c < scopeCount; c++) {
-    const cl = t.clusters[c];
-    if (cl.members.length <= maxLeaf) {
-      continue;
-    }
-    const segs = splitRepeats(g, cl.members);
-    if (!segs) {
-      continue;
-    }
-    cl.members = [];
-    segs.forEach((seg, s) => {
-      const fn = commonestFunction(g, seg);
-      const num = cl.dir === 'bwd' ? segs.length - s : s + 1;
-      const label = `${fn} #${num}${cl.dir === 'bwd' ? ' · backward' : cl.dir === 'fwd' ? ' · forward' : ''}`;
-      const r = t.make(`${cl.id}#${s}`, label, 'repeat', cl.dir, c);
-      t.clusters[r].members = seg;
-    });
-  }
-}
-
-/** 4. Parameters in one group, constants in another (a lone one stays a top node). */
+/** 3. Parameters in one group, constants in another (a lone one stays a top node). */
 function addGroups(t: TreeBuilder, params: number[], consts: number[]): void {
-  if (params.length >= 2) {
-    const c = t.make(
-      'group:parameters',
-      `parameters (${params.length})`,
-      'group',
-      null,
-      -1
-    );
-    t.clusters[c].members = params;
-  } else {
-    t.topNodes.push(...params);
-  }
-  if (consts.length >= 2) {
-    const c = t.make(
-      'group:constants',
-      `constants (${consts.length})`,
-      'group',
-      null,
-      -1
-    );
-    t.clusters[c].members = consts;
-  } else {
-    t.topNodes.push(...consts);
+  for (const [name, members] of [
+    ['parameters', params],
+    ['constants', consts]
+  ] as const) {
+    if (members.length >= 2) {
+      const c = t.make(
+        {
+          id: `group:${name}`,
+          kind: 'group',
+          name,
+          index: null,
+          dir: null,
+          pair: `group:${name}`
+        },
+        -1
+      );
+      t.clusters[c].label = `${name} (${members.length})`;
+      t.clusters[c].members = members;
+    } else {
+      t.topNodes.push(...members);
+    }
   }
   t.topNodes.sort((a, b) => a - b);
 }
@@ -383,15 +431,11 @@ function finishTree(g: GraphIndex, t: TreeBuilder): ClusterTree {
 }
 
 /** The cluster tree of `g`, phase by phase (see the top of this file). */
-export function buildClusters(
-  g: GraphIndex,
-  options: ClusterOptions = {}
-): ClusterTree {
-  const maxLeaf = options.maxLeaf ?? 40;
-  const paths = scopePaths(g);
+export function buildClusters(g: GraphIndex): ClusterTree {
+  const { paths } = scopePaths(g);
   const t = new TreeBuilder();
-  const { params, consts } = placeInScopes(g, paths, t);
-  splitBigScopes(g, t, maxLeaf);
+  const { params, consts, prefix } = placeInScopes(g, paths, t);
+  labelClusters(t, prefix);
   addGroups(t, params, consts);
   return finishTree(g, t);
 }
@@ -405,39 +449,69 @@ export function clusterPath(tree: ClusterTree, c: number): number[] {
   return out;
 }
 
+/** how many boxes the first view (and each "open a level") may draw */
+export const BOX_BUDGET = 56;
+
+/** Boxes drawn more by opening cluster c (its members and children replace its box). */
+function growth(tree: ClusterTree, c: number): number {
+  const cl = tree.clusters[c];
+  return cl.children.length + cl.members.length - 1;
+}
+
 /**
- * The clusters to open first: repeatedly open the biggest visible scope while the drawing
- * stays within `target` boxes (groups and repeats, the layers, stay folded).
+ * Open clusters level by level within a box budget: the folded clusters in `frontier` are
+ * a level; it opens whole when its members and children fit in `budget` boxes, and its
+ * children are the next level.  A level that does not fit stays folded (some of the 24
+ * blocks opened beside folded ones would read as if they were special), except the first,
+ * of which the biggest that fit open.  Groups (parameters, constants) stay folded.
+ * `visible`: the boxes drawn before.
  */
-export function initialExpansion(tree: ClusterTree, target = 64): Set<number> {
-  const expanded = new Set<number>();
-  let visible = tree.topClusters.length + tree.topNodes.length;
-  const frontier = new Set<number>(tree.topClusters);
-  for (;;) {
-    let best = -1;
-    for (const c of frontier) {
-      const cl = tree.clusters[c];
-      if (cl.kind === 'group' || cl.kind === 'repeat') {
-        continue;
-      }
-      const grow = cl.children.length + cl.members.length - 1;
-      if (visible + grow > target) {
-        continue;
-      }
-      if (best < 0 || cl.size > tree.clusters[best].size) {
-        best = c;
+export function openWithin(
+  tree: ClusterTree,
+  frontier: Iterable<number>,
+  visible: number,
+  budget = BOX_BUDGET,
+  levels = Infinity
+): Set<number> {
+  const opened = new Set<number>();
+  let level = [...frontier].filter(c => tree.clusters[c].kind !== 'group');
+  for (let depth = 0; depth < levels && level.length; depth++) {
+    const grow = level.reduce((s, c) => s + growth(tree, c), 0);
+    if (visible + grow <= budget) {
+      visible += grow;
+      level.forEach(c => opened.add(c));
+      level = level
+        .flatMap(c => tree.clusters[c].children)
+        .filter(c => tree.clusters[c].kind !== 'group');
+      continue;
+    }
+    if (opened.size === 0) {
+      level.sort((a, b) => tree.clusters[b].size - tree.clusters[a].size);
+      for (const c of level) {
+        if (visible + growth(tree, c) <= budget) {
+          visible += growth(tree, c);
+          opened.add(c);
+        }
       }
     }
-    if (best < 0) {
-      break;
-    }
-    const cl = tree.clusters[best];
-    visible += cl.children.length + cl.members.length - 1;
-    expanded.add(best);
-    frontier.delete(best);
-    for (const ch of cl.children) {
-      frontier.add(ch);
-    }
+    break;
   }
-  return expanded;
+  return opened;
+}
+
+/**
+ * The clusters to open first: from the top level, level by level, the biggest first, while
+ * the drawing stays within `budget` boxes (a 24-block gradient shows its 24 forward and 24
+ * backward blocks, folded).
+ */
+export function initialExpansion(
+  tree: ClusterTree,
+  budget = BOX_BUDGET
+): Set<number> {
+  return openWithin(
+    tree,
+    tree.topClusters,
+    tree.topClusters.length + tree.topNodes.length,
+    budget
+  );
 }

@@ -55,8 +55,8 @@ export function showCluster(d: HTMLElement, cl: Cluster): void {
   const { table, fact } = factsTable();
   fact(
     'kind',
-    cl.kind === 'repeat'
-      ? 'repeat (cut at a recurring source line)'
+    cl.kind === 'instance'
+      ? `call ${cl.index} of ${cl.name}`
       : cl.kind === 'group'
         ? 'group'
         : 'op_name scope'

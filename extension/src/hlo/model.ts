@@ -5,14 +5,17 @@
  */
 
 import {
+  BOX_BUDGET,
   buildClusters,
   clusterPath,
   initialExpansion,
+  openWithin,
   type ClusterTree
 } from './cluster';
 import { indexGraph, moduleInstructions, type GraphIndex } from './graph';
 import { formatBytes, heatScale, type HeatScale } from './heat';
 import type { LayoutInput, LayoutResult } from './layout';
+import type { Direction } from './scope';
 import { edgeBoxes, type Frame, type Scene } from './scene';
 import type { HloInstruction, UnpackedHloPayload } from './types';
 import { visibleGraph, type VisibleGraph } from './visible';
@@ -21,6 +24,8 @@ export const NODE_W = 200;
 export const NODE_H = 40;
 export const CLUSTER_W = 230;
 export const CLUSTER_H = 46;
+/** how many boxes "Open a level" may draw (a canvas draws thousands; a reader does not) */
+export const LEVEL_BUDGET = 400;
 
 export class GraphModel {
   readonly g: GraphIndex;
@@ -32,15 +37,15 @@ export class GraphModel {
   vg: VisibleGraph;
 
   constructor(
-    payload: UnpackedHloPayload,
+    readonly payload: UnpackedHloPayload,
     readonly name: string,
-    target = 64
+    budget = BOX_BUDGET
   ) {
     this.instructions = moduleInstructions(payload, name);
     this.g = indexGraph(payload.graphs[name], this.instructions);
     this.tree = buildClusters(this.g);
     this.heat = heatScale(this.g.nodes.map(n => n.bytes_moved));
-    this.initial = initialExpansion(this.tree, target);
+    this.initial = initialExpansion(this.tree, budget);
     this.expanded = new Set(this.initial);
     this.vg = visibleGraph(this.g, this.tree, this.expanded);
   }
@@ -61,6 +66,51 @@ export class GraphModel {
       this.expanded.add(cluster);
     }
     this._refresh();
+  }
+
+  /** the folded clusters drawn now (groups excepted: they open by a click) */
+  private _folded(): number[] {
+    return this.vg.items
+      .filter(
+        it =>
+          it.kind === 'cluster' && this.tree.clusters[it.ref].kind !== 'group'
+      )
+      .map(it => it.ref);
+  }
+
+  /**
+   * Open the folded clusters drawn now one level: all of them when the drawing stays
+   * within `budget` boxes, else the biggest that fit; false when none could open.
+   */
+  openLevel(budget = LEVEL_BUDGET): boolean {
+    const opened = openWithin(
+      this.tree,
+      this._folded(),
+      this.visibleCount,
+      budget,
+      1
+    );
+    if (opened.size === 0) {
+      return false;
+    }
+    for (const c of opened) {
+      this.expanded.add(c);
+    }
+    this._refresh();
+    return true;
+  }
+
+  /** whether `openLevel` would open something */
+  canOpenLevel(budget = LEVEL_BUDGET): boolean {
+    const tree = this.tree;
+    return this._folded().some(
+      c =>
+        this.visibleCount +
+          tree.clusters[c].children.length +
+          tree.clusters[c].members.length -
+          1 <=
+        budget
+    );
   }
 
   expandAll(): void {
@@ -114,6 +164,33 @@ export class GraphModel {
     return this.vg.items.length;
   }
 
+  /**
+   * Edges between two items of the backward half, laid out reversed: the backward then
+   * mirrors the forward (the backward of block i beside the forward of block i, a ladder)
+   * instead of continuing it in one column twice as long.  Drawn the data's way round.
+   */
+  private _mirrored(): Uint8Array {
+    const m = this.vg.src.length;
+    const out = new Uint8Array(m);
+    // only folded backward calls whose forward is drawn folded too: a ladder of pairs
+    const fwd = new Set<string>();
+    const paired = (k: number, dir: Direction): boolean => {
+      const it = this.vg.items[k];
+      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
+      return !!cl && cl.dir === dir && (dir === 'fwd' || fwd.has(cl.pair));
+    };
+    this.vg.items.forEach((it, k) => {
+      if (paired(k, 'fwd')) {
+        fwd.add(this.tree.clusters[it.ref].pair);
+      }
+    });
+    for (let e = 0; e < m; e++) {
+      out[e] =
+        paired(this.vg.src[e], 'bwd') && paired(this.vg.dst[e], 'bwd') ? 1 : 0;
+    }
+    return out;
+  }
+
   layoutInput(): LayoutInput {
     const n = this.vg.items.length;
     const widths = new Float64Array(n);
@@ -122,11 +199,12 @@ export class GraphModel {
       widths[k] = it.kind === 'node' ? NODE_W : CLUSTER_W;
       heights[k] = it.kind === 'node' ? NODE_H : CLUSTER_H;
     });
+    const mirror = this._mirrored();
     return {
       widths,
       heights,
-      src: this.vg.src.slice(),
-      dst: this.vg.dst.slice()
+      src: this.vg.src.map((s, e) => (mirror[e] ? this.vg.dst[e] : s)),
+      dst: this.vg.dst.map((d, e) => (mirror[e] ? this.vg.src[e] : d))
     };
   }
 
@@ -157,10 +235,15 @@ export class GraphModel {
         w[k] = NODE_W;
         h[k] = NODE_H;
         title.push(node.id);
+        const runs = node.called
+          ?.map(c => this.payload.graphs[c]?.origin?.name)
+          .find(o => !!o);
         sub.push(
-          node.bytes_moved > 0
-            ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
-            : `${node.opcode} ${node.shape}`
+          runs
+            ? `${node.opcode} of ${runs} · ${node.shape}`
+            : node.bytes_moved > 0
+              ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
+              : `${node.opcode} ${node.shape}`
         );
         heat[k] = this.heat.bucket[it.ref];
       } else {
@@ -176,7 +259,11 @@ export class GraphModel {
           }
           sub.push(`${cl.size} · ${formatBytes(bytes)}`);
         } else {
-          sub.push(`${cl.size} ops · ${formatBytes(cl.bytesMoved)} moved`);
+          const reads = this.vg.inputs[k];
+          sub.push(
+            `${cl.size} ops · ${formatBytes(cl.bytesMoved)}` +
+              (reads ? ` · ${reads} inputs` : ' moved')
+          );
           clusterWeights.push(cl.bytesMoved);
           clusterItems.push(k);
         }
@@ -201,6 +288,11 @@ export class GraphModel {
         y0 = Math.min(y0, r.y[k] - h[k] / 2);
         y1 = Math.max(y1, r.y[k] + h[k] / 2);
       }
+      if (holdsOthers(f.items, x0, y0, x1, y1, r)) {
+        // the backward mirrors the forward (layoutInput): a frame around one half would
+        // hold the other half's boxes too and say they are inside; no frame then
+        continue;
+      }
       frames.push({
         x0: x0 - 8,
         y0: y0 - 8,
@@ -210,13 +302,23 @@ export class GraphModel {
         cluster: f.cluster
       });
     }
-    const edgeWeight = new Float64Array(this.vg.src.length);
-    const edgeFaint = new Uint8Array(this.vg.src.length);
-    for (let e = 0; e < edgeWeight.length; e++) {
-      edgeWeight[e] = this.vg.count[e];
+    const m = this.vg.src.length;
+    const edgeWeight = Float64Array.from(this.vg.bytes);
+    const edgeFaint = new Uint8Array(m);
+    const edgeWidth = new Uint8Array(m);
+    const edgeBoth = Uint8Array.from(this.vg.both);
+    let heaviest = 0;
+    for (let e = 0; e < m; e++) {
+      heaviest = Math.max(heaviest, edgeWeight[e]);
+    }
+    for (let e = 0; e < m; e++) {
       edgeFaint[e] =
         this._isInput(this.vg.src[e]) || kind[this.vg.dst[e]] === 2 ? 1 : 0;
+      // 1 to 4 screen pixels by the square root of the bytes it carries
+      edgeWidth[e] =
+        1 + Math.round(3 * Math.sqrt(edgeWeight[e] / (heaviest || 1)));
     }
+    const points = unmirror(r, this._mirrored());
     return {
       n,
       x: r.x,
@@ -230,13 +332,57 @@ export class GraphModel {
       stripe: items.map((_, k) => stripeOf(k)),
       flags: new Uint8Array(n),
       edgeOffsets: r.edgeOffsets,
-      edgePoints: r.edgePoints,
-      edgeBox: edgeBoxes(r.edgeOffsets, r.edgePoints),
+      edgePoints: points,
+      edgeBox: edgeBoxes(r.edgeOffsets, points),
       edgeWeight,
+      edgeWidth,
+      edgeBoth,
       edgeFaint,
       frames,
       width: r.width,
       height: r.height
     };
   }
+}
+
+/** The layout's polylines with the mirrored edges' points turned back to the data's way. */
+function unmirror(r: LayoutResult, mirror: Uint8Array): Float64Array {
+  const pts = r.edgePoints.slice();
+  for (let e = 0; e < mirror.length; e++) {
+    if (!mirror[e]) {
+      continue;
+    }
+    const k0 = r.edgeOffsets[e];
+    const k1 = r.edgeOffsets[e + 1];
+    for (let k = k0; k < k1; k++) {
+      const j = k0 + k1 - 1 - k;
+      pts[2 * k] = r.edgePoints[2 * j];
+      pts[2 * k + 1] = r.edgePoints[2 * j + 1];
+    }
+  }
+  return pts;
+}
+
+/** Whether a box not among `items` has its centre inside the rectangle. */
+function holdsOthers(
+  items: number[],
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  r: LayoutResult
+): boolean {
+  const own = new Set(items);
+  for (let k = 0; k < r.x.length; k++) {
+    if (
+      !own.has(k) &&
+      r.x[k] > x0 &&
+      r.x[k] < x1 &&
+      r.y[k] > y0 &&
+      r.y[k] < y1
+    ) {
+      return true;
+    }
+  }
+  return false;
 }

@@ -20,11 +20,12 @@ import { GraphCanvas } from './canvas';
 import { showCluster, showNode } from './details';
 import { flagScene, stripeOf } from './highlight';
 import { LayoutClient } from './layoutClient';
-import { GraphModel } from './model';
+import { GraphModel, LEVEL_BUDGET } from './model';
 import type { Scene } from './scene';
 import { NodeSearch } from './search';
 import {
   collectivesTable,
+  graphTitles,
   renderCrumbs,
   summaryStrip,
   toolbar,
@@ -72,6 +73,8 @@ export class HloView implements FeatureView {
   private _matchCursor = -1;
   private _disposers: Array<() => void> = [];
   private _firstDrawn = false;
+  /** each computation's name as shown: a body by the user code that made it */
+  private _titles = new Map<string, string>();
   // DOM
   private _details!: HTMLElement;
   private _crumbs!: HTMLElement;
@@ -105,6 +108,11 @@ export class HloView implements FeatureView {
     const root = el('div', 'jwb-hlo');
     root.setAttribute('data-highlighted', '0');
     this._root = root;
+    // what the graph draws, read by the browser tests (the canvas has no DOM of its boxes)
+    Object.defineProperty(root, 'jwbHloDrawing', {
+      value: () => this._drawing(),
+      configurable: true
+    });
     host.appendChild(root);
     root.appendChild(summaryStrip(this._payload));
     root.appendChild(
@@ -125,6 +133,7 @@ export class HloView implements FeatureView {
       ctx.interactive();
       return Promise.resolve();
     }
+    this._titles = graphTitles(this._payload, this._cells);
     this._renderGraphArea(root, names[0]);
     this._publishColors();
     return this._show(names[0]);
@@ -220,10 +229,8 @@ export class HloView implements FeatureView {
       fit: () => this._canvas?.fit(),
       expandAll: () => {
         const st = this._state();
-        if (st.model.allExpanded) {
+        if (!st.model.openLevel()) {
           st.model.collapseAll();
-        } else {
-          st.model.expandAll();
         }
         void this._relayout(true);
       }
@@ -241,7 +248,8 @@ export class HloView implements FeatureView {
       Object.keys(this._payload.graphs),
       this._path,
       this._current,
-      name => void this._show(name)
+      name => void this._show(name),
+      this._titles
     );
   }
 
@@ -327,33 +335,35 @@ export class HloView implements FeatureView {
       (clusters
         ? ` (${clusters} cluster${clusters === 1 ? '' : 's'} by op_name scope; ▸ opens one)`
         : '') +
+      (model.vg.implied
+        ? ` · ${model.vg.implied} edge${model.vg.implied === 1 ? '' : 's'} implied by longer paths not drawn`
+        : '') +
       ` · layout ${this._layout.lastMs.toFixed(0)} ms`;
     if (focusNode >= 0) {
       this._canvas.focus(vg.rep[focusNode]);
     } else if (fit) {
-      // the first folded scope (a layer) is where the program starts: show the top around it
-      const around = vg.items.findIndex(
-        it =>
-          it.kind === 'cluster' && model.tree.clusters[it.ref].kind !== 'group'
-      );
-      this._canvas.fit(0.8, around);
+      // the whole graph: the first view is folded to a few dozen boxes to be seen whole
+      this._canvas.fit();
     }
     // the first drawing of this render (not merely the first layout asked for: that one
     // may have been replaced before it arrived) makes the output usable
     this._drawn();
   }
 
-  /** The expand-all button says what a click would do (nothing, when all is open from the start). */
+  /**
+   * The button opens the next level (within a box budget, never thousands of boxes at
+   * once); with nothing more to open it folds back to the first view.
+   */
   private _updateExpandAll(model: GraphModel): void {
-    const nothing = model.allExpanded && model.atInitial;
-    this._expandAll.textContent =
-      model.allExpanded && !nothing ? 'Collapse' : 'Expand all';
-    this._expandAll.disabled = nothing;
-    this._expandAll.title = nothing
-      ? 'every cluster is open'
-      : model.allExpanded
+    const more = model.canOpenLevel();
+    const back = !more && !model.atInitial;
+    this._expandAll.textContent = back ? 'Collapse' : 'Open a level';
+    this._expandAll.disabled = !more && !back;
+    this._expandAll.title = more
+      ? `open the folded boxes one level (up to ${LEVEL_BUDGET} boxes)`
+      : back
         ? 'fold back to the first view'
-        : 'open every cluster and group';
+        : 'nothing more opens within the box budget: click a box to open it';
   }
 
   /** first layout drawn: the output can be used */
@@ -371,6 +381,37 @@ export class HloView implements FeatureView {
         done();
       });
     }
+  }
+
+  /** The boxes and edges drawn now, the computation's title and whether it is all in view. */
+  private _drawing(): Record<string, unknown> | null {
+    const st = this._graphs.get(this._current);
+    const vg = st?.drawn;
+    if (!st || !vg) {
+      return null;
+    }
+    const tree = st.model.tree;
+    return {
+      graph: this._current,
+      title: this._titles.get(this._current) ?? this._current,
+      titles: Object.fromEntries(this._titles),
+      whole: this._canvas?.wholeInView() ?? false,
+      boxes: vg.items.map(it => {
+        if (it.kind === 'node') {
+          return { kind: 'node', label: st.model.g.nodes[it.ref].id };
+        }
+        const c = tree.clusters[it.ref];
+        return {
+          kind: c.kind,
+          label: c.label,
+          name: c.name,
+          index: c.index,
+          dir: c.dir
+        };
+      }),
+      frames: vg.frames.map(f => tree.clusters[f.cluster].label),
+      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]])
+    };
   }
 
   // ---- flags: selection, linked lines, search ------------------------------------------

@@ -50,19 +50,19 @@ export function paintFrames(
       ctx.font = `11px ${p.font}`;
       ctx.textBaseline = 'bottom';
       ctx.fillText(
-        `▾ ${fr.label}`,
+        elide(ctx, `▾ ${fr.label}`, Math.max(40, fr.x1 - fr.x0)),
         fr.x0 + 2,
-        fr.y0 - 2,
-        Math.max(40, fr.x1 - fr.x0)
+        fr.y0 - 2
       );
     }
   }
 }
 
 /**
- * Edges in view: one path for ordinary edges, one faint path for edges of groups
- * (parameters, constants feed everything: drawn faint so the program's flow shows), then
- * the ordinary edges' arrowheads once they are big enough to see.
+ * Edges in view: faint edges first (parameters and constants feed everything: drawn
+ * faint so the program's flow shows), then the others, one path per width (a bundled edge
+ * is as wide as the bytes it carries), then the arrowheads once they are big enough to see
+ * (at both ends of an edge the data crosses both ways).
  */
 export function paintEdges(
   ctx: CanvasRenderingContext2D,
@@ -71,8 +71,10 @@ export function paintEdges(
   v: Viewport
 ): void {
   const heads: number[] = [];
-  strokeEdges(ctx, s, p, v, true, heads);
-  strokeEdges(ctx, s, p, v, false, heads);
+  strokeEdges(ctx, s, p, v, true, 0, heads);
+  for (let w = 1; w <= 4; w++) {
+    strokeEdges(ctx, s, p, v, false, w, heads);
+  }
   ctx.globalAlpha = 1;
   if (v.scale > 0.25) {
     paintArrowHeads(ctx, s, p, heads);
@@ -80,8 +82,9 @@ export function paintEdges(
 }
 
 /**
- * One path of the edges in view, faint ones or ordinary ones; for ordinary edges the last
- * two points' indices are pushed to `heads` (an arrowhead's tip and direction).
+ * One path of the edges in view: the faint ones (`width` 0), or the ordinary ones of one
+ * width; for ordinary edges the arrowheads' points are pushed to `heads` (tip, the point
+ * before it).
  */
 function strokeEdges(
   ctx: CanvasRenderingContext2D,
@@ -89,15 +92,19 @@ function strokeEdges(
   p: Palette,
   v: Viewport,
   faint: boolean,
+  width: number,
   heads: number[]
 ): void {
   const m = s.edgeOffsets.length - 1;
   ctx.strokeStyle = p.edge;
   ctx.globalAlpha = faint ? 0.22 : 1;
-  ctx.lineWidth = Math.max(v.px, 1);
+  ctx.lineWidth = Math.max(v.px, 1) * (faint ? 1 : width);
   ctx.beginPath();
   for (let e = 0; e < m; e++) {
-    if ((s.edgeFaint[e] === 1) !== faint) {
+    if (
+      (s.edgeFaint[e] === 1) !== faint ||
+      (!faint && s.edgeWidth[e] !== width)
+    ) {
       continue;
     }
     const b = 4 * e;
@@ -117,6 +124,9 @@ function strokeEdges(
     }
     if (!faint) {
       heads.push(k1 - 1, k1 - 2);
+      if (s.edgeBoth[e]) {
+        heads.push(k0, k0 + 1);
+      }
     }
   }
   ctx.stroke();
@@ -270,12 +280,50 @@ function paintBox(
     ctx.font = `${s.kind[i] === 0 ? '' : 'bold '}12px ${p.font}`;
     const tx = x0 + 12;
     const tw = w - 22;
-    ctx.fillText(s.title[i], tx, y0 + h * 0.33, tw);
+    ctx.fillText(elide(ctx, s.title[i], tw), tx, y0 + h * 0.33);
     // the second line too in font-color1: color2 is 4.2-4.4:1 on cluster boxes
     // (layout-color2) and on heat-tinted boxes, below the 4.5:1 the themes must keep
     ctx.font = `11px ${p.font}`;
-    ctx.fillText(s.sub[i], tx, y0 + h * 0.72, tw);
+    ctx.fillText(elide(ctx, s.sub[i], tw), tx, y0 + h * 0.72);
   }
+}
+
+/** measured texts, by font and width: a frame redraws the same labels */
+const elided = new Map<string, string>();
+
+/**
+ * `text` cut to `width` with an ellipsis (never squeezed: a long tuple shape or while
+ * label squeezed into a box is unreadable; its start, with "…", reads).
+ */
+export function elide(
+  ctx: CanvasRenderingContext2D,
+  text: string,
+  width: number
+): string {
+  const key = `${ctx.font}|${width}|${text}`;
+  const hit = elided.get(key);
+  if (hit !== undefined) {
+    return hit;
+  }
+  let out = text;
+  if (ctx.measureText(text).width > width) {
+    let lo = 0;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(`${text.slice(0, mid)}…`).width <= width) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    out = `${text.slice(0, lo)}…`;
+  }
+  if (elided.size > 20000) {
+    elided.clear();
+  }
+  elided.set(key, out);
+  return out;
 }
 
 /** A box's outline width (screen pixels) and colour: selected over linked over found. */

@@ -33,7 +33,12 @@ export interface Scene {
   edgePoints: Float64Array;
   /** edge e's bounding box: [x0, y0, x1, y1] at 4e */
   edgeBox: Float64Array;
+  /** bytes an edge carries (all the graph's edges it bundles) */
   edgeWeight: Float64Array;
+  /** its width in screen pixels (1 to 4, by bytes) */
+  edgeWidth: Uint8Array;
+  /** 1: data flows both ways (an arrowhead at each end) */
+  edgeBoth: Uint8Array;
   /** 1: drawn faint (an edge of a parameter/constant group) */
   edgeFaint: Uint8Array;
   frames: Frame[];

@@ -161,7 +161,7 @@ export interface Toolbar {
   expandAll: HTMLButtonElement;
 }
 
-/** Breadcrumb, search box and its count, Fit, Expand all, and the colour legend. */
+/** Breadcrumb, search box and its count, Fit, Open a level, and the colour legend. */
 export function toolbar(actions: ToolbarActions): Toolbar {
   const bar = el('div', 'jwb-hlo-toolbar');
   const crumbs = el('div', 'jwb-hlo-crumbs');
@@ -183,8 +183,8 @@ export function toolbar(actions: ToolbarActions): Toolbar {
   fit.addEventListener('click', () => actions.fit());
   const expandAll = button(
     'jwb-hlo-expand-all',
-    'Expand all',
-    'open every cluster and group'
+    'Open a level',
+    'open the folded boxes one level'
   );
   expandAll.addEventListener('click', () => actions.expandAll());
   bar.append(search, searchCount, fit, expandAll, legend());
@@ -215,26 +215,86 @@ export function legend(): HTMLElement {
   return box;
 }
 
+/** What a called computation is to its caller: `loop body`, `cond branch 1`, ... */
+function roles(p: HloPayload): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const graph of Object.values(p.graphs)) {
+    for (const node of graph.nodes) {
+      (node.called ?? []).forEach((c, k, all) => {
+        if (out.has(c)) {
+          return;
+        }
+        const op = node.opcode;
+        out.set(
+          c,
+          op === 'while'
+            ? k === 0 && all.length > 1
+              ? 'loop condition'
+              : 'loop body'
+            : op === 'conditional'
+              ? `cond branch ${k}`
+              : op === 'call'
+                ? 'call'
+                : `${op} computation`
+        );
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The name shown for each computation: a body by the user code that made it, when the
+ * payload says (`step · loop body, cell [4] line 7`), else XLA's name (`region_0.4`).
+ */
+export function graphTitles(
+  p: HloPayload,
+  cells: CellMap
+): Map<string, string> {
+  const role = roles(p);
+  const out = new Map<string, string>();
+  for (const [name, graph] of Object.entries(p.graphs)) {
+    const origin = graph.origin;
+    if (origin?.name) {
+      const where = origin.source
+        ? `, ${formatSource(cells, origin.source)}`
+        : '';
+      // a scan's forward and backward loops both run `step`: say which
+      const back = graph.nodes.some(n => n.op_name?.includes('transpose('));
+      out.set(
+        name,
+        `${origin.name} · ${back ? 'backward ' : ''}${role.get(name) ?? 'body'}${where}`
+      );
+    } else {
+      out.set(name, name);
+    }
+  }
+  return out;
+}
+
 /**
  * The breadcrumb of computations: the path from the entry computation to the one shown
- * (`current` marked), then the other bodies; a click shows that computation.
+ * (`current` marked), then the other bodies; a click shows that computation.  Each is
+ * named by `titles` (XLA's name in its tooltip).
  */
 export function renderCrumbs(
   c: HTMLElement,
   names: string[],
   path: string[],
   current: string,
-  show: (name: string) => void
+  show: (name: string) => void,
+  titles: Map<string, string> = new Map()
 ): void {
   c.textContent = '';
+  const title = (name: string): string => titles.get(name) ?? name;
   path.forEach((name, k) => {
     if (k > 0) {
       c.appendChild(el('span', 'jwb-hlo-crumb-sep', '›'));
     }
     const b = button(
       `jwb-hlo-crumb${name === current ? ' jwb-hlo-crumb-current' : ''}`,
-      name,
-      k === 0 ? 'entry computation' : 'body'
+      title(name),
+      k === 0 ? 'entry computation' : `body ${name}`
     );
     b.dataset.graph = name;
     if (name === current) {
@@ -249,8 +309,8 @@ export function renderCrumbs(
     for (const name of others) {
       const b = button(
         'jwb-hlo-crumb jwb-hlo-crumb-other',
-        name,
-        'while/cond/call body'
+        title(name),
+        `while/cond/call body ${name}`
       );
       b.dataset.graph = name;
       b.addEventListener('click', () => show(name));

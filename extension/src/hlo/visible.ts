@@ -1,7 +1,18 @@
 /**
  * What is drawn of a clustered graph (cluster.ts) with some clusters open: one item per
  * folded cluster and per node outside one, the frames of the open clusters, and the
- * graph's edges aggregated between items.
+ * graph's edges bundled between items.
+ *
+ * Bundling, so that a folded drawing reads as a diagram, not a hairball:
+ * - at most one edge per pair of items, whichever way the data flows (`count` and `bytes`
+ *   summed, `both` when it flows both ways);
+ * - a folded group of parameters or constants draws no edges: dozens of lines out of one
+ *   "parameters" box say only that every layer reads weights, and cross everything.  Each
+ *   item reads its count instead (`inputs`: how many of the group's values it reads); the
+ *   edges come back once the group is opened;
+ * - between folded clusters, an edge that a longer path of drawn edges already implies is
+ *   left out (`implied` counts them): the backward of block 23 feeds the backward of every
+ *   earlier block, but what reads is the chain 23 -> 22 -> ... -> 0.
  */
 
 import type { ClusterTree } from './cluster';
@@ -19,11 +30,17 @@ export interface VisibleGraph {
   rep: Int32Array;
   /** cluster -> item drawing it (-1: expanded, or inside a folded one) */
   clusterItem: Int32Array;
-  /** aggregated edges between items */
+  /** bundled edges between items (see the top of this file) */
   src: Int32Array;
   dst: Int32Array;
   count: Int32Array;
   bytes: Float64Array;
+  /** 1: data flows both ways between the two items */
+  both: Uint8Array;
+  /** per item: the parameters and constants of folded groups it reads (their edges not drawn) */
+  inputs: Int32Array;
+  /** edges between folded clusters left out as a longer path implies them */
+  implied: number;
   /** expanded clusters and the items drawn inside them (for frames) */
   frames: Array<{ cluster: number; items: number[] }>;
 }
@@ -116,24 +133,56 @@ function fillFrames(tree: ClusterTree, pl: ItemPlacement): void {
   });
 }
 
-/** The graph's edges between items, one per (item, item) pair: counted, bytes summed. */
-function aggregateEdges(
+/** Items that draw a folded group of parameters or constants. */
+function groupItems(tree: ClusterTree, items: VisibleItem[]): Uint8Array {
+  const out = new Uint8Array(items.length);
+  items.forEach((it, k) => {
+    if (it.kind === 'cluster' && tree.clusters[it.ref].kind === 'group') {
+      out[k] = 1;
+    }
+  });
+  return out;
+}
+
+type Bundled = Pick<
+  VisibleGraph,
+  'src' | 'dst' | 'count' | 'bytes' | 'both' | 'inputs'
+>;
+
+/**
+ * The graph's edges between items, one per pair of items (counted, bytes summed, `both`
+ * when they go both ways); a folded group's edges become its readers' `inputs`.
+ */
+function bundleEdges(
   g: GraphIndex,
   rep: Int32Array,
-  itemCount: number
-): Pick<VisibleGraph, 'src' | 'dst' | 'count' | 'bytes'> {
+  isGroup: Uint8Array
+): Bundled {
+  const n = isGroup.length;
   const agg = new Map<number, number>();
   const es: number[] = [];
   const ed: number[] = [];
   const ec: number[] = [];
   const eb: number[] = [];
+  const both: number[] = [];
+  const inputs = new Int32Array(n);
+  const seenInput = new Set<number>();
   for (let e = 0; e < g.src.length; e++) {
     const a = rep[g.src[e]];
     const b = rep[g.dst[e]];
     if (a < 0 || b < 0 || a === b) {
       continue;
     }
-    const key = a * itemCount + b;
+    if (isGroup[a]) {
+      // one count per (parameter, reader)
+      const key = g.src[e] * n + b;
+      if (!seenInput.has(key)) {
+        seenInput.add(key);
+        inputs[b]++;
+      }
+      continue;
+    }
+    const key = Math.min(a, b) * n + Math.max(a, b);
     const k = agg.get(key);
     if (k === undefined) {
       agg.set(key, es.length);
@@ -141,20 +190,115 @@ function aggregateEdges(
       ed.push(b);
       ec.push(1);
       eb.push(g.edgeBytes[e]);
+      both.push(0);
     } else {
       ec[k]++;
       eb[k] += g.edgeBytes[e];
+      if (es[k] !== a) {
+        both[k] = 1;
+      }
     }
   }
   return {
     src: Int32Array.from(es),
     dst: Int32Array.from(ed),
     count: Int32Array.from(ec),
-    bytes: Float64Array.from(eb)
+    bytes: Float64Array.from(eb),
+    both: Uint8Array.from(both),
+    inputs
   };
 }
 
-/** What is drawn with the clusters `expanded` open: items, frames and aggregated edges. */
+/** above this many items or edges, implied edges are kept (each check is a search) */
+const IMPLIED_MAX_ITEMS = 400;
+const IMPLIED_MAX_EDGES = 4000;
+
+/**
+ * The edges between two folded clusters that another path implies: a -> c is left out
+ * when c is reachable from a along other kept edges that each carry at least its bytes
+ * (a widest-path test, lightest edges first).  So the backward of block 23 feeding block
+ * 5's backward (a few small values) goes, as 23 -> 22 -> ... -> 5 carries more; the
+ * forward of block 5 feeding its own backward (its activations) stays: no path carries
+ * as much.
+ */
+function impliedEdges(items: VisibleItem[], edges: Bundled): Uint8Array {
+  const m = edges.src.length;
+  const n = items.length;
+  const drop = new Uint8Array(m);
+  if (n > IMPLIED_MAX_ITEMS || m > IMPLIED_MAX_EDGES) {
+    return drop;
+  }
+  const out: number[][] = Array.from({ length: n }, () => []);
+  for (let e = 0; e < m; e++) {
+    out[edges.src[e]].push(e);
+    if (edges.both[e]) {
+      out[edges.dst[e]].push(e);
+    }
+  }
+  const cand: number[] = [];
+  for (let e = 0; e < m; e++) {
+    if (
+      !edges.both[e] &&
+      items[edges.src[e]].kind === 'cluster' &&
+      items[edges.dst[e]].kind === 'cluster'
+    ) {
+      cand.push(e);
+    }
+  }
+  cand.sort((x, y) => edges.bytes[x] - edges.bytes[y]);
+  const seen = new Int32Array(n).fill(-1);
+  const stack: number[] = [];
+  for (const e of cand) {
+    const from = edges.src[e];
+    const to = edges.dst[e];
+    const need = edges.bytes[e];
+    stack.length = 0;
+    stack.push(from);
+    seen[from] = e;
+    let found = false;
+    while (stack.length && !found) {
+      const v = stack.pop() as number;
+      for (const f of out[v]) {
+        if (f === e || drop[f] || edges.bytes[f] < need) {
+          continue;
+        }
+        const w = edges.src[f] === v ? edges.dst[f] : edges.src[f];
+        if (w === to) {
+          found = true;
+          break;
+        }
+        if (seen[w] !== e) {
+          seen[w] = e;
+          stack.push(w);
+        }
+      }
+    }
+    if (found) {
+      drop[e] = 1;
+    }
+  }
+  return drop;
+}
+
+/** `edges` without the ones `drop` marks. */
+function keepEdges(edges: Bundled, drop: Uint8Array): Bundled {
+  const keep: number[] = [];
+  for (let e = 0; e < drop.length; e++) {
+    if (!drop[e]) {
+      keep.push(e);
+    }
+  }
+  return {
+    src: Int32Array.from(keep, e => edges.src[e]),
+    dst: Int32Array.from(keep, e => edges.dst[e]),
+    count: Int32Array.from(keep, e => edges.count[e]),
+    bytes: Float64Array.from(keep, e => edges.bytes[e]),
+    both: Uint8Array.from(keep, e => edges.both[e]),
+    inputs: edges.inputs
+  };
+}
+
+/** What is drawn with the clusters `expanded` open: items, frames and bundled edges. */
 export function visibleGraph(
   g: GraphIndex,
   tree: ClusterTree,
@@ -164,11 +308,15 @@ export function visibleGraph(
   repsInsideFolded(tree, pl);
   fillFrames(tree, pl);
   const { items, rep, clusterItem, frames } = pl;
+  const bundled = bundleEdges(g, rep, groupItems(tree, items));
+  const drop = impliedEdges(items, bundled);
+  const implied = drop.reduce((s, d) => s + d, 0);
   return {
     items,
     rep,
     clusterItem,
     frames,
-    ...aggregateEdges(g, rep, items.length)
+    ...keepEdges(bundled, drop),
+    implied
   };
 }
