@@ -25,6 +25,7 @@ import panel as pn
 from workbench.apps.notebook_resources import load_panel_extension
 from workbench.engine.common import devices as device_setup
 from workbench.engine.sharding.layout import ShardingInputError
+from workbench.engine.sharding.spec import parse_spec
 from workbench.engine.sharding.mesh_explorer import (
     DTYPES,
     OPERATIONS,
@@ -206,8 +207,21 @@ class MeshExplorer:
             self._filling = False
 
     def _set_mesh_controls(self, mesh: Any) -> None:
+        """The mesh's text in the mesh controls; the operand specs written over other axis
+        names follow it (the second operand split over its last axis, as by default)."""
         for k, v in mesh_fields(mesh).items():
             self.widgets[k].value = v
+        names = [str(a) for a in mesh.axis_names]
+        for key, fresh in (
+            ("rhs_spec", f"{names[-1]}, None" if len(names) > 1 else "None, None"),
+            ("out_spec", ""),
+        ):
+            try:
+                used = {a for entry in parse_spec(self.widgets[key].value) for a in entry}
+            except ShardingInputError:
+                continue
+            if not used <= set(names):
+                self.widgets[key].value = fresh
 
     def use_mesh(self, name: str) -> None:
         """The notebook's mesh ``name`` in the mesh controls ("" leaves them as typed)."""
