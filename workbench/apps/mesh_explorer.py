@@ -25,7 +25,6 @@ import panel as pn
 from workbench.apps.notebook_resources import load_panel_extension
 from workbench.engine.common import devices as device_setup
 from workbench.engine.sharding.layout import ShardingInputError
-from workbench.engine.sharding.spec import parse_spec
 from workbench.engine.sharding.mesh_explorer import (
     DTYPES,
     OPERATIONS,
@@ -41,6 +40,7 @@ from workbench.engine.sharding.mesh_explorer import (
     user_functions,
     user_meshes,
 )
+from workbench.engine.sharding.spec import parse_spec
 from workbench.views._format import fmt_seconds
 from workbench.views._html import esc
 from workbench.views.mesh_explorer import explorer_html
@@ -107,6 +107,19 @@ VIEW_CSS = f"""
 """
 
 
+def ipython_hidden(namespace: dict[str, Any]) -> set[str]:
+    """The names IPython itself put in ``namespace`` (its ``open`` is a plain function,
+    ``exit``, ``In``...) when it is the running shell's user namespace; else none."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with Jupyter
+        return set()
+    ip = get_ipython()
+    if ip is None or ip.user_ns is not namespace:
+        return set()
+    return set(ip.user_ns_hidden)
+
+
 def _label(name: str, value: Any) -> str:
     """A picker entry: ``x: bfloat16[64, 32] P('batch', None)`` or ``mesh: Mesh('data': 2)``."""
     import jax
@@ -159,12 +172,13 @@ class MeshExplorer:
         self.widgets["dtype"] = self._select("dtype", dtypes, cfg.dtype)
         self.widgets["operation"] = self._select("operation", list(OPERATIONS), cfg.operation)
         self.widgets["reduction"] = self._select("reduction", list(REDUCTIONS), cfg.reduction)
-        funcs = list(user_functions(self.namespace))
+        self.hidden = ipython_hidden(self.namespace)
+        funcs = list(user_functions(self.namespace, self.hidden))
         self.widgets["function_name"] = self._select(
             "function from the notebook", funcs, funcs[0] if funcs else None
         )
-        self.meshes = user_meshes(self.namespace)
-        self.arrays = user_arrays(self.namespace)
+        self.meshes = user_meshes(self.namespace, self.hidden)
+        self.arrays = user_arrays(self.namespace, self.hidden)
         self.mesh_pick = self._select("mesh from the notebook", self._choices(self.meshes), "")
         self.array_pick = self._select("array from the notebook", self._choices(self.arrays), "")
         # one message line under each control (JAX's words when it refused the input)
@@ -278,7 +292,7 @@ class MeshExplorer:
         if self._filling:
             return None
         if self.widgets["operation"].value == "function":
-            funcs = list(user_functions(self.namespace))
+            funcs = list(user_functions(self.namespace, self.hidden))
             sel = self.widgets["function_name"]
             if list(sel.options) != funcs:
                 self._fill(lambda: setattr(sel, "options", funcs))

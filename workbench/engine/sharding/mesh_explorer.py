@@ -22,7 +22,7 @@ import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -248,21 +248,9 @@ def available_devices() -> list[Any]:
     return list(jax.devices())
 
 
-def _hidden(namespace: dict[str, Any]) -> set[str]:
-    """Names IPython itself put in ``namespace`` (``open``, ``exit``, ``In``...), if it is a
-    shell's user namespace; a plain dict hides nothing."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency
-        return set()
-    ip = get_ipython()
-    if ip is None or ip.user_ns is not namespace:
-        return set()
-    return set(ip.user_ns_hidden)
-
-
-def _public(namespace: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    hidden = _hidden(namespace)
+def _public(namespace: dict[str, Any], hidden: Collection[str]) -> Iterator[tuple[str, Any]]:
+    """The namespace's names a user gave: not private, not ``hidden`` (IPython's own
+    ``open``, ``exit``, ``In``..., which the caller reads from the shell)."""
     for name, value in list(namespace.items()):
         if not name.startswith("_") and name not in hidden:
             yield name, value
@@ -281,7 +269,7 @@ def _library_attribute(fn: Any) -> bool:
     return module is not None and getattr(module, getattr(fn, "__name__", ""), None) is fn
 
 
-def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
+def user_functions(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
     """The user's own functions the "function" operation can compile, ``jax.jit`` ones first.
 
     A ``jax.jit`` wrapper the user made (of a cell's function or of a library's) and a
@@ -292,7 +280,7 @@ def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
     """
     jitted: dict[str, Any] = {}
     plain: dict[str, Any] = {}
-    for name, value in _public(namespace):
+    for name, value in _public(namespace, hidden):
         if inspect.isclass(value) or inspect.ismodule(value):
             continue
         if compat.is_jitted(value):
@@ -304,20 +292,20 @@ def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
     return {**jitted, **plain}
 
 
-def user_meshes(namespace: dict[str, Any]) -> dict[str, Any]:
+def user_meshes(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
     """The ``jax.sharding.Mesh`` objects the namespace names, in its order."""
     import jax
 
-    return {n: v for n, v in _public(namespace) if isinstance(v, jax.sharding.Mesh)}
+    return {n: v for n, v in _public(namespace, hidden) if isinstance(v, jax.sharding.Mesh)}
 
 
-def user_arrays(namespace: dict[str, Any]) -> dict[str, Any]:
+def user_arrays(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
     """The namespace's ``jax.Array`` values of rank 1 or more (a scalar has nothing to
     split), those with a ``NamedSharding`` (the user sharded them) first."""
     import jax
 
     arrays = {
-        n: v for n, v in _public(namespace) if isinstance(v, jax.Array) and getattr(v, "ndim", 0)
+        n: v for n, v in _public(namespace, hidden) if isinstance(v, jax.Array) and v.ndim > 0
     }
     named = {n: v for n, v in arrays.items() if isinstance(v.sharding, jax.sharding.NamedSharding)}
     return {**named, **{n: v for n, v in arrays.items() if n not in named}}
