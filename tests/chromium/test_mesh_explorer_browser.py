@@ -160,19 +160,21 @@ def test_bad_spec_shows_jaxs_error_under_its_field_until_fixed(page):
     assert page.locator(f"{OUT} .jwb-invalid").count() == 1
     error_color = err.evaluate("e => getComputedStyle(e).color")
     assert spec.evaluate("e => getComputedStyle(e).borderTopColor") == error_color
+    _wait_message(page, "jwb-error")  # the panes update one by one over the comm
     assert "last good state" in _message(page)
     page.screenshot(path=str(artifacts_dir() / "mesh-explorer-field-error.png"))
     spec.fill(", ".join("None" if a is None else a for a in X_SPEC))
     spec.press("Enter")
     _wait_message(page, "jwb-ok")
-    assert err.count() == 0 or not err.is_visible()
-    assert page.locator(f"{OUT} .jwb-invalid").count() == 0
+    err.wait_for(state="hidden", timeout=30_000)
+    page.locator(f"{OUT} .jwb-invalid").wait_for(state="detached", timeout=30_000)
     assert spec.evaluate("e => getComputedStyle(e).borderTopColor") != error_color
 
 
-#: For each table of the explorer's output: how many pixels of it are cut off (by a box
-#: that clips without scrolling) or painted past the output area's right edge. A scroll
-#: container between the table and the clipping box makes the rest reachable: not cut.
+#: For each table of the explorer's output: its name, how many pixels of it are cut off
+#: (by a box that clips without scrolling) or painted past the output area's right edge, and
+#: how many are hidden in a scroll box (to be scrolled to). A scroll container between the
+#: table and a clipping box makes the rest reachable: hidden, not cut.
 _TABLES_CUT_JS = """out => {
   const up = n => n.parentElement || (n.getRootNode() && n.getRootNode().host) || null;
   const deep = (root, sel) => {
@@ -182,34 +184,50 @@ _TABLES_CUT_JS = """out => {
   };
   const outRight = out.getBoundingClientRect().right;
   return deep(out, 'table').filter(t => t.getClientRects().length).map(t => {
-    let right = t.getBoundingClientRect().right, cut = 0;
+    const full = t.getBoundingClientRect().right;
+    let right = full, cut = 0, scrolled = 0;
     for (let n = up(t); n && n !== out; n = up(n)) {
       const ox = getComputedStyle(n).overflowX;
       if (ox === 'visible') continue;
       const edge = n.getBoundingClientRect().right;
-      if (ox === 'auto' || ox === 'scroll') right = Math.min(right, edge);
-      else if (right > edge + 1) { cut = Math.max(cut, right - edge); right = edge; }
+      if (ox === 'auto' || ox === 'scroll') {
+        scrolled = Math.max(scrolled, n.scrollWidth - n.clientWidth, right - edge);
+        right = Math.min(right, edge);
+      } else if (right > edge + 1) { cut = Math.max(cut, right - edge); right = edge; }
     }
     return [t.getAttribute('data-jwb') || t.closest('details') && 'per device' || t.className,
-            Math.round(cut), Math.round(Math.max(0, right - outRight))];
+            Math.round(cut), Math.round(Math.max(0, right - outRight)), Math.round(scrolled)];
   });
 }"""
 
 
-def test_tables_wrap_or_scroll_never_cut(page):
-    page.set_viewport_size({"width": 900, "height": 1000})
+def _tables(page: Any) -> list[list]:
+    out = page.locator(OUT).filter(has=page.locator('[data-jwb="layout-svg"]')).first
+    found = out.evaluate(_TABLES_CUT_JS)
+    assert any(name == "per device" for name, *_ in found), found
+    return found
+
+
+def test_tables_whole_where_there_is_room_and_never_cut(page):
+    operation = _select(page, "operation")
+    operation.select_option("matmul")
+    page.wait_for_selector(f'{OUT} [data-jwb="collectives"]', timeout=90_000)
     try:
-        operation = _select(page, "operation")
-        operation.select_option("matmul")
-        page.wait_for_selector(f'{OUT} [data-jwb="collectives"]', timeout=90_000)
-        page.wait_for_timeout(500)
-        out = page.locator(OUT).filter(has=page.locator('[data-jwb="layout-svg"]')).first
-        found = out.evaluate(_TABLES_CUT_JS)
-        assert any(name == "per device" for name, _, _ in found), found
-        bad = [t for t in found if t[1] > 1 or t[2] > 1]
+        # a wide window: every table whole, none hidden in a scroll box (the inputs' and the
+        # outputs' columns were half the view each: the per-device tables cut to that)
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.wait_for_timeout(800)
+        page.locator(PICTURE).first.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir() / "mesh-explorer-wide.png"))
+        found = _tables(page)
+        assert [t for t in found if t[1] > 1 or t[2] > 1 or t[3] > 1] == [], found
+        # a narrow one: tables may scroll in a box of their own, never be cut or overflow
+        page.set_viewport_size({"width": 900, "height": 1000})
+        page.wait_for_timeout(800)
         page.locator(PICTURE).first.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts_dir() / "mesh-explorer-narrow.png"))
-        assert bad == [], bad
+        found = _tables(page)
+        assert [t for t in found if t[1] > 1 or t[2] > 1] == [], found
     finally:
         page.set_viewport_size({"width": 1100, "height": 1000})
 
@@ -245,7 +263,7 @@ def test_controls_readable_in_light_and_dark(page, theme):
     scroll_to_cell(page, 1)
     name = theme.split()[-1].lower()
     page.screenshot(path=str(artifacts_dir() / f"mesh-explorer-{name}.png"))
-    _mark_host(page, f'{OUT} input[placeholder="mesh shape"]', "bk-Row", "data-jwb-controls")
+    _mark_host(page, f'{OUT} input[placeholder="mesh shape"]', "", "data-jwb-controls")
     _mark_host(page, PICTURE, "markup-HTML", "data-jwb-view")
     res = page.evaluate(DEEP_CONTRAST_JS, "[data-jwb-controls]")
     # the headings, labels and the values in the fields, all read (several per control)
@@ -258,19 +276,28 @@ def test_controls_readable_in_light_and_dark(page, theme):
 
 
 def _mark_host(page: Any, selector: str, cls: str, attr: str) -> None:
-    """Mark the shadow host above ``selector``'s element: the one whose class names hold
-    ``cls``, or (for ``bk-Row``) the Row's child that holds the element."""
+    """Mark a shadow host above ``selector``'s element: the nearest whose class names hold
+    ``cls``, or for ``cls=""`` the outermost that does not also hold the picture (the
+    controls' column)."""
     page.locator(selector).first.evaluate(
         """(el, [cls, attr]) => {
           const up = n => n.parentElement || (n.getRootNode() && n.getRootNode().host) || null;
+          const pic = document.querySelector('.jp-OutputArea-output') && (() => {
+            const all = (r) => { const f = []; const visit = (n) => {
+              for (const c of [...n.children, ...(n.shadowRoot ? n.shadowRoot.children : [])])
+              { f.push(c); visit(c); } }; visit(r); return f; };
+            return all(document).find(e => e.getAttribute('data-jwb') === 'layout-svg');
+          })();
+          const above = new Set();
+          for (let n = pic; n; n = up(n)) above.add(n);
           let prev = el;
           for (let n = up(el); n; prev = n, n = up(n)) {
-            if (String(n.className).includes(cls)) {
-              (cls === 'bk-Row' ? prev : n).setAttribute(attr, '');
+            if (cls ? String(n.className).includes(cls) : above.has(n)) {
+              (cls ? n : prev).setAttribute(attr, '');
               return;
             }
           }
-          throw new Error('no ' + cls + ' above');
+          throw new Error('no host above');
         }""",
         [cls, attr],
     )

@@ -97,13 +97,15 @@ h3 {{ color: {_FG}; font-size: 1.1em; margin: 0.6em 0 0.2em; }}
 .jwb-field-error {{ font-size: 0.9em; overflow-wrap: anywhere; }}
 .jwb-ok {{ color: {_FG2}; }}
 """
-# The result's tables wrap or scroll inside the output, never past its edge: Panel's HTML
-# pane lays out at a width of its own; the picture's column may be narrower than a table.
+# The result's tables are shown whole where the output has the room, and scroll inside
+# their own box (never past the output's edge) where it has not: the inputs' and the
+# outputs' columns take their content's width and wrap under each other (the view's own
+# stylesheet splits the width evenly, which cut the per-device tables to half their width).
 VIEW_CSS = f"""
 :host {{ color: {_FG}; max-width: 100%; min-width: 0; }}
-.jwb-sh {{ max-width: 100%; overflow-x: auto; }}
-.jwb-cols {{ flex-wrap: wrap; }}
-.jwb-col {{ min-width: 0; max-width: 100%; }}
+.jwb.jwb-sh {{ max-width: 100%; overflow-x: auto; }}
+.jwb.jwb-sh .jwb-cols {{ flex-wrap: wrap; }}
+.jwb.jwb-sh .jwb-col {{ flex: 1 1 auto; min-width: 0; max-width: 100%; box-sizing: border-box; }}
 """
 
 
@@ -387,9 +389,18 @@ class MeshExplorer:
             field("function_name"),
             width=290,
         )
-        return pn.Row(
+        # the picture beside the controls where the output is wide, under them where not
+        return pn.FlexBox(
             controls,
-            pn.Column(self.message, self.view, sizing_mode="stretch_width", min_width=0),
+            pn.Column(
+                self.message,
+                self.view,
+                sizing_mode="stretch_width",
+                min_width=0,
+                styles={"flex": "1 1 520px", "min-width": "0"},
+            ),
+            flex_wrap="wrap",
+            align_items="flex-start",
             sizing_mode="stretch_width",
         )
 
