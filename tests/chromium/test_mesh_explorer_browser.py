@@ -90,7 +90,7 @@ def _set_theme(page: Any, theme: str) -> None:
 @pytest.fixture(scope="module")
 def page(browser, lab):
     nbformat.write(new_notebook([USER_CELL, EXPLORER_CELL]), lab.root / "explorer-user.ipynb")
-    pg = browser.new_page(viewport={"width": 1100, "height": 1000})
+    pg = browser.new_page(viewport={"width": 1400, "height": 1000})
     watch = PageWatch(pg, lab.base)
     pg.goto(lab.lab_url("explorer-user.ipynb"))
     wait_for_notebook(pg)
@@ -229,7 +229,7 @@ def test_tables_whole_where_there_is_room_and_never_cut(page):
         found = _tables(page)
         assert [t for t in found if t[1] > 1 or t[2] > 1] == [], found
     finally:
-        page.set_viewport_size({"width": 1100, "height": 1000})
+        page.set_viewport_size({"width": 1400, "height": 1000})
 
 
 #: CONTRAST_JS through Panel's shadow roots (each control is a shadow host), with the
