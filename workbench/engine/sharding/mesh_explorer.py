@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -55,6 +57,47 @@ from workbench.engine.sharding.spec import (
 OPERATIONS = ("layout", "matmul", "einsum", "reduce", "function")
 REDUCTIONS = ("sum", "max", "mean")
 DTYPES = ("float32", "bfloat16", "float16", "float64", "int32", "int8")
+
+
+class FieldInputError(ShardingInputError):
+    """A :class:`ShardingInputError` that knows which control caused it.
+
+    ``field`` is the :class:`ExplorerConfig` field name (``"spec"``, ``"mesh_shape"``...),
+    so the app can show the message next to that control and mark it invalid rather than
+    above the picture only; ``jax_error`` is JAX's own words on the same input
+    (``"DuplicateSpecError: ..."``) when JAX was asked and refused it, else ``""``.
+    """
+
+    def __init__(self, message: str, field: str, jax_error: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+        self.jax_error = jax_error
+
+
+@contextmanager
+def at_field(field: str) -> Iterator[None]:
+    """Blame ``field`` for a :class:`ShardingInputError` raised inside (unless one already is)."""
+    try:
+        yield
+    except FieldInputError:
+        raise
+    except ShardingInputError as exc:
+        raise FieldInputError(str(exc), field) from None
+
+
+def short_error(exc: BaseException, limit: int = 140) -> str:
+    """``Type: first line`` of an exception, short enough to sit under a text field.
+
+    A longer line keeps its end (``…but P('data', 'data') has duplicate entries for
+    `data```): JAX's messages open with the rule and end with what in the input broke it.
+    """
+    lines = str(exc).strip().splitlines()
+    line = lines[0].strip() if lines else ""
+    kind = type(exc).__name__
+    if len(line) > limit:
+        tail = line[-limit:]
+        line = "…" + (tail.split(" ", 1)[1] if " " in tail[1:] else tail).lstrip()
+    return f"{kind}: {line}" if line else kind
 
 
 @dataclass(slots=True)
@@ -205,34 +248,147 @@ def available_devices() -> list[Any]:
     return list(jax.devices())
 
 
-def user_functions(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The namespace's own functions the "function" operation can compile.
+def _public(namespace: dict[str, Any], hidden: Collection[str]) -> Iterator[tuple[str, Any]]:
+    """The namespace's names a user gave: not private, not ``hidden`` (IPython's own
+    ``open``, ``exit``, ``In``..., which the caller reads from the shell)."""
+    for name, value in list(namespace.items()):
+        if not name.startswith("_") and name not in hidden:
+            yield name, value
 
-    Plain functions and ``jax.jit`` wrappers; not modules, classes or private names.
+
+def _defined_in(fn: Any, namespace: dict[str, Any]) -> bool:
+    """Whether ``fn`` was written in ``namespace``'s own code (a notebook cell's ``def`` or
+    ``lambda`` has the user namespace as its globals); builtins and library functions not."""
+    return inspect.isfunction(fn) and fn.__globals__ is namespace
+
+
+def _library_attribute(fn: Any) -> bool:
+    """``fn`` is an attribute of the module it names (``jax.numpy.sum`` imported by name),
+    not a wrapper the user made of it (``jax.jit(mylib.loss)`` is a new object)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return module is not None and getattr(module, getattr(fn, "__name__", ""), None) is fn
+
+
+def user_functions(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
+    """The user's own functions the "function" operation can compile, ``jax.jit`` ones first.
+
+    A ``jax.jit`` wrapper the user made (of a cell's function or of a library's) and a
+    function defined in a notebook cell; never a builtin, IPython's own names (its ``open``
+    is a plain function), a module's function imported by name (``from jax.numpy import
+    sum`` is a jit wrapper too), a class or a private name.  Jitted first: the app offers
+    the first one, and a ``jax.jit`` function is certainly a JAX function.
     """
-    out = {}
-    for name, value in namespace.items():
-        if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value):
+    jitted: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
+    for name, value in _public(namespace, hidden):
+        if inspect.isclass(value) or inspect.ismodule(value):
             continue
-        if inspect.isfunction(value) or compat.is_jitted(value):
-            out[name] = value
-    return out
+        if compat.is_jitted(value):
+            inner = inspect.unwrap(value)
+            if _defined_in(inner, namespace) or not _library_attribute(value):
+                jitted[name] = value
+        elif _defined_in(value, namespace):
+            plain[name] = value
+    return {**jitted, **plain}
+
+
+def user_meshes(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
+    """The ``jax.sharding.Mesh`` objects the namespace names, in its order."""
+    import jax
+
+    return {n: v for n, v in _public(namespace, hidden) if isinstance(v, jax.sharding.Mesh)}
+
+
+def user_arrays(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
+    """The namespace's ``jax.Array`` values of rank 1 or more (a scalar has nothing to
+    split), those with a ``NamedSharding`` (the user sharded them) first."""
+    import jax
+
+    arrays = {
+        n: v for n, v in _public(namespace, hidden) if isinstance(v, jax.Array) and v.ndim > 0
+    }
+    named = {n: v for n, v in arrays.items() if isinstance(v.sharding, jax.sharding.NamedSharding)}
+    return {**named, **{n: v for n, v in arrays.items() if n not in named}}
+
+
+def _axis_text(name: str) -> str:
+    """An axis name as the spec parser reads it back: bare if it is a plain word."""
+    return name if name.isidentifier() and name != "None" else repr(name)
+
+
+def spec_text(spec: Any, rank: int) -> str:
+    """A ``PartitionSpec`` as the explorer's spec field writes it, one entry per dimension:
+    ``P('batch', None)`` on a rank-2 array is ``batch, None``; ``P(('a', 'b'))`` is
+    ``(a, b), None`` on a rank-2 array.  Unconstrained entries are ``None``."""
+    entries = list(spec) + [None] * (rank - len(spec))
+    out = []
+    for e in entries[:rank] if rank else entries:
+        axes = e if isinstance(e, tuple) else (e,)
+        names = [a for a in axes if isinstance(a, str)]
+        if not names:
+            out.append("None")
+        elif len(names) == 1:
+            out.append(_axis_text(names[0]))
+        else:
+            out.append("(" + ", ".join(_axis_text(a) for a in names) + ")")
+    return ", ".join(out)
+
+
+def mesh_fields(mesh: Any) -> dict[str, str]:
+    """The mesh controls' text for a ``jax.sharding.Mesh``: shape, axis names, axis types."""
+    names = [str(a) for a in mesh.axis_names]
+    sizes = [int(mesh.shape[a]) for a in mesh.axis_names]
+    # Mesh.axis_types holds AxisType members (Auto, Explicit, Manual) in every JAX we support
+    types = [str(t).rsplit(".", 1)[-1] for t in getattr(mesh, "axis_types", ())]
+    types = types if len(types) == len(names) else ["Auto"] * len(names)
+    return {
+        "mesh_shape": ", ".join(map(str, sizes)),
+        "axis_names": ", ".join(_axis_text(a) for a in names),
+        "axis_types": ", ".join(types),
+    }
+
+
+def array_fields(x: Any) -> tuple[dict[str, str], Any | None]:
+    """The array controls' text for an array: its shape, dtype and current sharding as the
+    spec, and the mesh that spec is written over (``None`` unless it has a NamedSharding:
+    other shardings start replicated)."""
+    import jax
+
+    shape = [int(d) for d in x.shape]
+    sharding = getattr(x, "sharding", None)
+    fields = {
+        "shape": ", ".join(map(str, shape)),
+        "dtype": str(x.dtype),
+        "spec": ", ".join(["None"] * len(shape)),
+    }
+    if isinstance(sharding, jax.sharding.NamedSharding) and isinstance(
+        sharding.mesh, jax.sharding.Mesh
+    ):
+        fields["spec"] = spec_text(sharding.spec, len(shape))
+        return fields, sharding.mesh
+    return fields, None
 
 
 def build_mesh(cfg: ExplorerConfig, devices: list[Any]) -> tuple[Any, MeshInfo]:
     """The ``jax.sharding.Mesh`` the config asks for, over all ``devices`` in order."""
     import jax
 
-    shape = parse_ints(cfg.mesh_shape, "mesh shape")
-    names = parse_names(cfg.axis_names)
-    check_mesh(shape, names, len(devices))
-    types = parse_axis_types(cfg.axis_types, len(shape))
-    if "Manual" in types:
-        # A Manual axis is what shard_map makes of a mesh axis inside its body; a mesh
-        # built with one outside shard_map trips JAX's internal asserts.
-        raise ShardingInputError(
-            "Manual axes exist only inside shard_map; use Auto or Explicit here"
-        )
+    with at_field("mesh_shape"):
+        shape = parse_ints(cfg.mesh_shape, "mesh shape")
+    with at_field("axis_names"):
+        names = parse_names(cfg.axis_names)
+        if shape and (len(names) != len(shape) or len(set(names)) < len(names) or "" in names):
+            check_mesh(shape, names, len(devices))  # its words on the names
+    with at_field("mesh_shape"):
+        check_mesh(shape, names, len(devices))
+    with at_field("axis_types"):
+        types = parse_axis_types(cfg.axis_types, len(shape))
+        if "Manual" in types:
+            # A Manual axis is what shard_map makes of a mesh axis inside its body; a mesh
+            # built with one outside shard_map trips JAX's internal asserts.
+            raise ShardingInputError(
+                "Manual axes exist only inside shard_map; use Auto or Explicit here"
+            )
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
     axis_types = tuple(getattr(jax.sharding.AxisType, t) for t in types)
@@ -250,18 +406,39 @@ def _dtype(name: str) -> Any:
         raise ShardingInputError(f"unknown dtype {name!r}; e.g. {', '.join(DTYPES)}") from None
 
 
-def _checked(info: MeshInfo, spec_text: str, shape: list[int], what: str) -> list[list[str]]:
-    entries = parse_spec(spec_text)
+def _jax_refuses(mesh: Any, entries: list[list[str]]) -> str:
+    """JAX's own words (short) on ``NamedSharding(mesh, P(*entries))``, or ``""`` if it
+    accepts it.  Asked before our checks so the field shows what JAX itself says."""
+    import jax
+
+    try:
+        jax.sharding.NamedSharding(mesh, _spec_of(entries))
+    except Exception as exc:  # JAX raises ValueError, DuplicateSpecError, TypeError...
+        return short_error(exc)
+    return ""
+
+
+def _checked(
+    info: MeshInfo, mesh: Any, spec_text: str, shape: list[int], what: str, field: str
+) -> list[list[str]]:
+    """The spec's entries, padded to the rank; a bad one raises a :class:`FieldInputError`
+    for ``field`` carrying JAX's own error beside our one-line reason."""
+    with at_field(field):
+        entries = parse_spec(spec_text)
     if len(entries) > len(shape):
-        raise ShardingInputError(
+        raise FieldInputError(
             f"the {what} spec {spec_text!r} has {len(entries)} entries but "
-            f"the {what} has rank {len(shape)} {tuple(shape)}"
+            f"the {what} has rank {len(shape)} {tuple(shape)}",
+            field,
         )
     entries += [[] for _ in range(len(shape) - len(entries))]
+    said = _jax_refuses(mesh, entries)
     try:
         check_spec(info, entries)
     except ShardingInputError as exc:
-        raise ShardingInputError(f"{what} spec: {exc}") from None
+        raise FieldInputError(f"{what} spec: {exc}", field, said) from None
+    if said:
+        raise FieldInputError(f"{what} spec: {said}", field, said)
     return entries
 
 
@@ -420,9 +597,11 @@ def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
     me = jax.process_index()
     pos = {int(d.id): p for p, d in enumerate(devices)}
     dev_infos = [device_info(d, me, info.coords(pos[int(d.id)])) for d in devices]
-    dtype = _dtype(cfg.dtype)
-    shape = parse_ints(cfg.shape, "array shape", 0)
-    entries = _checked(info, cfg.spec, shape, "array")
+    with at_field("dtype"):
+        dtype = _dtype(cfg.dtype)
+    with at_field("shape"):
+        shape = parse_ints(cfg.shape, "array shape", 0)
+    entries = _checked(info, mesh, cfg.spec, shape, "array", "spec")
     x_layout = plan_layout(info, entries, shape, dtype, dev_infos)
     x_layout.path = "x"
     result = ExplorerResult(
@@ -439,12 +618,15 @@ def validate(cfg: ExplorerConfig, devices: list[Any]) -> _Plan:
             x_layout.notes.append(bad)
         return _Plan(mesh, info, dev_infos, dtype, shape, entries, result)
     if bad:
-        raise ShardingInputError(f"array: {bad}")
+        raise FieldInputError(f"array: {bad}", "spec")
     if cfg.operation == "function" and cfg.function is None:
-        raise ShardingInputError("no function chosen: pick one from the notebook's namespace")
+        raise FieldInputError(
+            "no function chosen: pick one from the notebook's namespace", "function_name"
+        )
     if cfg.operation == "reduce" and cfg.reduction not in REDUCTIONS:
-        raise ShardingInputError(
-            f"unknown reduction {cfg.reduction!r}; one of {', '.join(REDUCTIONS)}"
+        raise FieldInputError(
+            f"unknown reduction {cfg.reduction!r}; one of {', '.join(REDUCTIONS)}",
+            "reduction",
         )
     return _Plan(mesh, info, dev_infos, dtype, shape, entries, result)
 
@@ -477,22 +659,27 @@ def operands(cfg: ExplorerConfig, plan: _Plan) -> list[Any]:
     rhs_shape: list[int] | None = None
     if cfg.operation in ("matmul", "einsum"):
         if cfg.rhs_shape.strip():
-            rhs_shape = parse_ints(cfg.rhs_shape, "second operand's shape", 0)
+            with at_field("rhs_shape"):
+                rhs_shape = parse_ints(cfg.rhs_shape, "second operand's shape", 0)
         elif cfg.operation == "matmul":
             if not plan.shape:
-                raise ShardingInputError("a matmul needs an array of rank 1 or more")
+                raise FieldInputError("a matmul needs an array of rank 1 or more", "shape")
             rhs_shape = [plan.shape[-1], plan.shape[-1]]
         else:
-            rhs_shape = _einsum_rhs_shape(cfg.equation, plan.shape)
-        rhs_entries = _checked(plan.info, cfg.rhs_spec, rhs_shape, "second operand")
+            with at_field("equation"):
+                rhs_shape = _einsum_rhs_shape(cfg.equation, plan.shape)
+        rhs_entries = _checked(
+            plan.info, plan.mesh, cfg.rhs_spec, rhs_shape, "second operand", "rhs_spec"
+        )
         bad = indivisible(plan.info, rhs_entries, rhs_shape)
         if bad:
-            raise ShardingInputError(f"second operand: {bad}")
+            raise FieldInputError(f"second operand: {bad}", "rhs_spec")
         y_layout = plan_layout(plan.info, rhs_entries, rhs_shape, plan.dtype, plan.devices)
         y_layout.path = "y"
         plan.result.inputs.append(y_layout)
         args.append(arg(rhs_shape, rhs_entries))
-    plan.result.op_text = _describe_op(cfg, rhs_shape, plan.dtype)
+    with at_field("reduce_axes"):
+        plan.result.op_text = _describe_op(cfg, rhs_shape, plan.dtype)
     return args
 
 
@@ -509,12 +696,16 @@ def compile_operation(cfg: ExplorerConfig, plan: _Plan, args: list[Any]) -> None
     from workbench.engine.stages import inspect as inspect_call
 
     result = plan.result
-    out_entries = parse_spec(cfg.out_spec) if cfg.out_spec.strip() else None
+    with at_field("out_spec"):
+        out_entries = parse_spec(cfg.out_spec) if cfg.out_spec.strip() else None
     if out_entries is not None:
+        said = _jax_refuses(plan.mesh, out_entries)
         try:
             check_spec(plan.info, out_entries)
         except ShardingInputError as exc:
-            raise ShardingInputError(f"output spec: {exc}") from None
+            raise FieldInputError(f"output spec: {exc}", "out_spec", said) from None
+        if said:
+            raise FieldInputError(f"output spec: {said}", "out_spec", said)
     explicit = "Explicit" in plan.info.axis_types
     op = _operation(cfg, plan.mesh, out_entries, explicit)
     ins = inspect_call(op, *args)
@@ -587,14 +778,22 @@ __all__ = [
     "ExplorerConfig",
     "ExplorerDiff",
     "ExplorerResult",
+    "FieldInputError",
+    "array_fields",
+    "at_field",
     "available_devices",
     "build_mesh",
     "compile_operation",
     "diff_results",
     "diff_since",
     "explore",
+    "mesh_fields",
     "operands",
     "per_device_bytes",
+    "short_error",
+    "spec_text",
+    "user_arrays",
     "user_functions",
+    "user_meshes",
     "validate",
 ]
