@@ -118,8 +118,8 @@ def test_a_changed_last_line_renames_nothing_else(four_blocks):
 
 
 def test_scoped_trace_is_fresh_and_the_users_call_does_not_recompile(four_blocks):
-    grad, params, x = four_blocks
-    jitted = jax.jit(grad)
+    _, params, x = four_blocks
+    jitted = jax.jit(jax.grad(real_models.transformer_loss_einsum))  # no other test's object
     jitted(params, x)  # the user's call: traced and compiled, in JAX's caches
     compiles: list[str] = []
 
@@ -132,7 +132,7 @@ def test_scoped_trace_is_fresh_and_the_users_call_does_not_recompile(four_blocks
         ins = scoped_inspection(jitted, params, x)
         names = op_names(ins.hlo_text)  # JAX's trace cache would hold no scopes
         assert block_paths(names)[0].keys() == set(range(len(params)))
-        assert len(compiles) == 1  # the workbench's own compile
+        assert len(compiles) == 1  # the workbench's own compile, not served by the user's
         jitted(params, x)
         jitted(params, x)
         assert len(compiles) == 1  # the user's calls still find their own executable
@@ -286,7 +286,9 @@ def test_equinox_model_layers_are_named_by_class():
     model_cls = type(s.model).__name__
     layers = [f"{type(layer).__name__}#{i}" for i, layer in enumerate(s.model.layers)]
     for layer in layers:
-        assert any(f"/{model_cls}#0/{layer}/" in n for n in names), (layer, sorted(names)[:20])
+        # Equinox's own scope (``eqx.nn.Linear``) may stand between, unchanged
+        inside = re.compile(rf"/{model_cls}#0/(?:[^/#]*/)?{layer}/")
+        assert any(inside.search(n) for n in names), (layer, sorted(names)[:20])
 
 
 # -- while bodies: named by the user's step function and the scan's line ------------------
