@@ -210,6 +210,15 @@ def test_a_profile_function_already_set_is_chained_and_restored():
 
 
 @pytest.mark.parametrize("hook", HOOKS)
+def test_a_nested_scoped_block_adds_no_second_hook(hook):
+    with scoped_calls(hook) as outer:
+        with scoped_calls(hook) as inner:
+            jaxpr = jax.jit(_outer).trace(jnp.ones(6)).jaxpr
+    assert outer and not inner
+    assert "_outer#0/_leaf#1" in set(eqn_name_stacks(jaxpr))  # each call named once
+
+
+@pytest.mark.parametrize("hook", HOOKS)
 def test_only_the_tracing_thread_is_scoped(hook):
     other: list[list[str]] = []
 
