@@ -255,3 +255,32 @@ def test_nnx_jit_call_traced_on_abstract_copies():
     assert isinstance(traced, jax.stages.Traced)
     assert len(traced.jaxpr.out_avals) == 2  # the new total and the output
     np.testing.assert_array_equal(acc.total[...], np.zeros(3))
+
+
+def test_fresh_trace_caches_retrace_without_touching_the_users_entries():
+    """Inside ``fresh_trace_caches`` a function JAX has traced is traced again (its Python
+    runs), and the user's call afterwards finds its own entry (its Python does not run)."""
+    runs: list[int] = []
+
+    @jax.jit
+    def cached_twice(x):
+        runs.append(1)
+        return x * 3
+
+    x = jnp.ones(4)
+    cached_twice(x)
+    assert compat.fresh_trace_caches_supported()
+    with compat.fresh_trace_caches() as fresh:
+        cached_twice.trace(x)
+    assert fresh and len(runs) == 2
+    cached_twice(x)
+    cached_twice.trace(x)
+    assert len(runs) == 2
+
+
+def test_library_layer_and_jax_dirs():
+    import os
+
+    dirs = compat.library_layer_dirs()
+    assert any(d.endswith(os.path.join("flax", "nnx", "nn") + os.sep) for d in dirs)
+    assert os.path.dirname(jax.__file__) + os.sep in compat.jax_dirs()

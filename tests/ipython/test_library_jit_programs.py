@@ -16,26 +16,13 @@ import numpy as np
 import pytest
 
 import workbench
-from tests.real_models import equinox_setup, nnx_mlp_setup, nnx_state_digest
+from tests.real_models import equinox_setup, hlo_program, nnx_mlp_setup, nnx_state_digest
 from workbench.engine.profile.store import text_key
 
 nnx = pytest.importorskip("flax.nnx")
 pytest.importorskip("equinox")
 
 _DOT = re.compile(r"\s(?:dot|convolution)\(")
-
-
-_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
-_FRAME_TABLE = re.compile(r"^(?:FileNames|FunctionNames|FileLocations|StackFrames)$|^\d+ ")
-
-
-def _program(hlo_text: str) -> str:
-    """An optimized HLO module without what says where and under which names it was
-    traced: each instruction's metadata (op_name, source line) and the module's stack
-    frame tables.  ``%%hlo`` traces anew with the user's calls named in the op_names
-    (and from its own call stack), so only these differ from the wrapper's own compile."""
-    kept = [line for line in hlo_text.splitlines() if not _FRAME_TABLE.match(line)]
-    return _METADATA.sub("", "\n".join(kept))
 
 
 def _dots(hlo_text: str) -> int:
@@ -75,7 +62,7 @@ def test_hlo_cell_of_an_nnx_train_step_is_the_program_that_runs(run, shell, nnx_
     # the weight updates are there: every matmul of the step, not only the forward pass
     assert _dots(rep.text) == _dots(ref_text) > 0
     assert rep.cost.flops == pytest.approx(_flops(reference))
-    assert _program(rep.text) == _program(ref_text)
+    assert hlo_program(rep.text) == hlo_program(ref_text)  # with its own op_names
     assert _same(nnx_state_digest(s.model, s.optimizer, s.rngs), before)
 
 

@@ -292,6 +292,9 @@ def default_hook() -> str:
     return "monitoring" if hasattr(sys, "monitoring") else "setprofile"
 
 
+#: the threads inside :func:`scoped_calls` (one hook per thread: a nested call adds none)
+_ACTIVE: set[int] = set()
+
 _HOOKS: dict[str, Callable[[_Scopes], contextlib.AbstractContextManager[bool]]] = {
     "monitoring": _monitoring_hook,
     "setprofile": _profile_hook,
@@ -312,17 +315,25 @@ def scoped_calls(hook: str | None = None) -> Iterator[bool]:
     kind = hook or default_hook()
     if kind == "monitoring" and not hasattr(sys, "monitoring"):
         kind = "setprofile"
+    thread = threading.get_ident()
+    if thread in _ACTIVE:  # already inside one (a front door called from a traced function)
+        yield False
+        return
     scopes = _Scopes()
-    with compat.fresh_trace_caches():
-        try:
-            with _HOOKS[kind](scopes) as on:
-                if not on and kind == "monitoring":
-                    with _profile_hook(scopes) as on:
+    _ACTIVE.add(thread)
+    try:
+        with compat.fresh_trace_caches():
+            try:
+                with _HOOKS[kind](scopes) as on:
+                    if not on and kind == "monitoring":
+                        with _profile_hook(scopes) as on:
+                            yield on
+                    else:
                         yield on
-                else:
-                    yield on
-        finally:
-            scopes.close()
+            finally:
+                scopes.close()
+    finally:
+        _ACTIVE.discard(thread)
 
 
 __all__ = ["HOOKS", "classify", "default_hook", "scoped_calls"]
