@@ -117,3 +117,51 @@ def test_the_payload_carries_each_source_line_as_the_user_wrote_it():
     assert p["lines"][file] == {str(line): lines[1].strip()}
     assert "softmax" in p["lines"][file][str(line)]
     assert not any("softmax" in eq["primitive"] for eq in p["jaxpr"]["eqns"])
+
+
+def test_the_source_lines_stay_within_their_bound_keeping_the_first_rows_lines(
+    tmp_path, monkeypatch
+):
+    """A program of many distinct long lines (generated code) does not save its source again
+    in ``lines``: they serialise to at most ``MAX_LINES_BYTES``, and the lines kept are the
+    first the view lists (a nested jit's lines right after the line that calls it)."""
+    import importlib
+    import json
+
+    from workbench.views import jaxpr as jaxpr_view
+
+    comment = "# a generated step with a long comment " + "." * 120
+    n = 2 * jaxpr_view.MAX_LINES_BYTES // len(comment)  # about twice what fits
+    src = [
+        "import jax, jax.numpy as jnp",
+        "@jax.jit",
+        "def inner(x):",
+        f"    return jnp.cos(x) * 3.0  {comment}",
+        "def many(x):",
+        f"    x = inner(x)  {comment}",
+        *(f"    x = jnp.sin(x) + {i}.5  {comment}" for i in range(n)),
+        "    return x",
+    ]
+    (tmp_path / "generated_steps.py").write_text("\n".join(src) + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("generated_steps")
+    p, _ = _payload(mod.many, jnp.ones(3))
+    (file,) = p["lines"]
+    kept = p["lines"][file]
+    size = len(json.dumps(p["lines"], ensure_ascii=False).encode())
+    assert size <= jaxpr_view.MAX_LINES_BYTES
+    # the bound is used up to within one line's entry, not far below it
+    assert jaxpr_view.MAX_LINES_BYTES - size < len(src[-2]) + 20, size
+    # the call's line, the nested jit's line, then the first steps in order, each as written
+    first_step = src.index(f"    x = jnp.sin(x) + 0.5  {comment}") + 1
+    order = [6, 4, *range(first_step, first_step + len(kept) - 2)]
+    assert list(map(int, kept)) == order
+    assert 2 < len(kept) < n
+    for line, text in kept.items():
+        whole = src[int(line) - 1].strip()
+        cut = whole if len(whole) <= jaxpr_view.MAX_LINE_CHARS else whole[:199] + "…"
+        assert text == cut, (line, text)
+    # a payload too big to carry its equations has no rows to search: no lines either
+    monkeypatch.setattr(jaxpr_view, "MAX_JSON_EQUATIONS", 10)
+    p, _ = _payload(mod.many, jnp.ones(3))
+    assert p["truncated"] and p["jaxpr"] is None and "lines" not in p

@@ -21,7 +21,8 @@ notebooks): equations are in ``<pre>`` blocks, colours are JupyterLab's theme va
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from workbench.engine.common.gcpause import gc_paused
@@ -306,7 +307,8 @@ def jaxpr_data(ins: Inspection, **_options: Any) -> dict[str, Any]:
         rec["avals"] = body["avals"]
         rec["jaxpr"] = body["jaxpr"]
         rec["cells"] = cells_of(_files(model))
-        rec["lines"] = _line_texts(model)
+        if body["jaxpr"] is not None:  # a truncated payload has no rows to search
+            rec["lines"] = _line_texts(model)
         rec["text_size"] = text_size(ins.jaxpr_text).to_dict()
         return pack(rec, PACKED_FIELDS)
 
@@ -326,32 +328,62 @@ def _files(model: JaxprModel) -> list[str]:
 
 #: a source line's text in the payload's ``lines`` is cut to this many characters
 MAX_LINE_CHARS = 200
+#: the payload's ``lines`` serialise (JSON, UTF-8) to at most this many bytes: a program of
+#: thousands of distinct lines (generated code) would otherwise save its whole source again
+#: beside the equations (6,000 such lines: 1 MB on a 240 KB payload); a 24-block
+#: transformer's gradient names 16 lines (1 KB)
+MAX_LINES_BYTES = 32 * 1024
+
+
+def _equations_in_order(model: JaxprModel) -> Iterable[Equation]:
+    """Every equation, nested ones right after the equation that holds them: the order the
+    view lists its rows, so the lines kept within the bound are the first the user reads."""
+    stack: list[Iterator[Equation]] = [iter(model.eqns)]
+    while stack:
+        eq = next(stack[-1], None)
+        if eq is None:
+            stack.pop()
+            continue
+        yield eq
+        for sub in reversed(eq.subjaxprs):
+            stack.append(iter(sub.jaxpr.eqns))
+
+
+def _json_bytes(value: str) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode())
 
 
 def _line_texts(model: JaxprModel) -> dict[str, dict[str, str]]:
-    """``{file: {"<line>": text}}`` for every source line an equation names: the user's own
+    """``{file: {"<line>": text}}`` for the source lines the equations name: the user's own
     text, which the front end's search matches (``softmax`` finds the equations of
     ``jax.nn.softmax(x)``'s line, whose equations never say it).  One entry per line, so
-    the size follows the program's source, not its equation count."""
+    the size follows the program's source, not its equation count; lines past
+    :data:`MAX_LINES_BYTES` (in the order the rows are listed) are left out (not searched by
+    their text)."""
     cache = LineCache()
     out: dict[str, dict[str, str]] = {}
-    stack = [model]
-    while stack:
-        m = stack.pop()
-        for eq in m.eqns:
-            s = eq.source
-            if s is not None and s.line > 0:
-                lines = out.setdefault(s.file, {})
-                key = str(s.line)
-                if key not in lines:
-                    text = cache.get(s.file, s.line)
-                    if len(text) > MAX_LINE_CHARS:
-                        text = text[: MAX_LINE_CHARS - 1] + "…"
-                    lines[key] = text
-            stack.extend(sub.jaxpr for sub in eq.subjaxprs)
-    return {
-        f: {k: v for k, v in lines.items() if v} for f, lines in out.items() if any(lines.values())
-    }
+    seen: set[tuple[str, int]] = set()
+    used = 2  # {}
+    for eq in _equations_in_order(model):
+        s = eq.source
+        if s is None or s.line <= 0 or (s.file, s.line) in seen:
+            continue
+        seen.add((s.file, s.line))
+        text = cache.get(s.file, s.line)
+        if not text:
+            continue
+        if len(text) > MAX_LINE_CHARS:
+            text = text[: MAX_LINE_CHARS - 1] + "…"
+        key = str(s.line)
+        # "key": "text", and, for a file's first line, "file": {...},
+        cost = len(key) + 2 + _json_bytes(text) + 4
+        if s.file not in out:
+            cost += _json_bytes(s.file) + 6
+        if used + cost > MAX_LINES_BYTES:
+            break
+        used += cost
+        out.setdefault(s.file, {})[key] = text
+    return out
 
 
 def jaxpr_record(ins: Inspection) -> dict[str, Any]:

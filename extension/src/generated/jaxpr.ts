@@ -118,7 +118,7 @@ export interface JaxprPayload {
   jaxpr?: Jaxpr | null;
   cells: CellMap;
   /**
-   * the text of each source line an equation names, as the user wrote it (stripped, at most 200 characters): file -> line number -> text; what the search matches besides the equations (absent in payloads from before it)
+   * the text of each source line an equation names, as the user wrote it (stripped, at most 200 characters): file -> line number -> text; what the search matches besides the equations. At most 32 KiB of JSON in all (past that, the lines of the rows listed first); absent in payloads from before it and when jaxpr is null
    */
   lines?: {
     [k: string]: {
