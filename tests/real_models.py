@@ -21,13 +21,14 @@ JAX's caches are shared too.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from workbench.engine.hlo.program_text import program_text
 
 BLOCKS = 24
 D_MODEL = 256
@@ -152,18 +153,12 @@ def compiled_transformer_grad(style: str):
     return jax.jit(transformer_grad(style)).lower(params, x).compile()
 
 
-_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
-_FRAME_TABLE = re.compile(r"^(?:FileNames|FunctionNames|FileLocations|StackFrames)$|^\d+ ")
-
-
 def hlo_program(hlo_text: str) -> str:
     """An optimized HLO module's text without what says where and under which names it
-    was traced: each instruction's metadata (op_name, source line) and the module's stack
-    frame tables.  ``%%hlo`` traces anew, with the user's calls named in the op_names and
-    from its own call stack: against the user's own compile of the same call, only these
-    differ."""
-    kept = [line for line in hlo_text.splitlines() if not _FRAME_TABLE.match(line)]
-    return _METADATA.sub("", "\n".join(kept))
+    was traced (the engine's :func:`program_text`): ``%%hlo`` traces anew, with the user's
+    calls named in the op_names and from its own call stack; against the user's own compile
+    of the same call, only these differ."""
+    return program_text(hlo_text)
 
 
 # --- a lax.scan RNN --------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """The profiles of this session, by compiled module, so ``%%hlo`` can colour by measured time.
 
-The key is the module's name and a hash of its optimized HLO text: ``%%hlo`` and
-``%%jaxprof`` of the same call compile the same text (JAX's trace cache keeps even the
-metadata identical), so the diagram of a module that was profiled is coloured by what was
-measured, anything else by the estimate.  A few profiles are kept (the latest per module);
+The key is the module's name and a hash of its optimized HLO program (the text without
+metadata and stack frames, :func:`~workbench.engine.hlo.program_text.program_text`):
+``%%hlo`` names the user's calls in its op_names and ``%%jaxprof`` does not, but both
+compile the same program, so the diagram of a module that was profiled is coloured by
+what was measured, anything else by the estimate.  A few profiles are kept (the latest per module);
 they hold no arrays.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.engine.hlo.model import HloModule
+from workbench.engine.hlo.program_text import program_text
 from workbench.engine.profile.report import ProfileReport
 
 _MAX = 32
@@ -28,8 +30,10 @@ _NAME = re.compile(r"^HloModule\s+([^\s,]+)")
 
 
 def module_key(name: str, hlo_text: str) -> str:
-    """``jit_f:1a2b3c4d5e6f7a8b``: what identifies one compiled module in this session."""
-    return f"{name}:{hashlib.sha256(hlo_text.encode()).hexdigest()[:16]}"
+    """``jit_f:1a2b3c4d5e6f7a8b``: what identifies one compiled program in this session
+    (whatever names its metadata carries)."""
+    digest = hashlib.sha256(program_text(hlo_text).encode()).hexdigest()[:16]
+    return f"{name}:{digest}"
 
 
 def text_key(hlo_text: str) -> str:
