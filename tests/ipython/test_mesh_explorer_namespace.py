@@ -153,3 +153,118 @@ def test_field_error_type_carries_jaxs_error_for_specs():
     with pytest.raises(FieldInputError) as err:
         explore(ExplorerConfig.default(8, spec="data, data"))
     assert err.value.field == "spec" and err.value.jax_error.startswith("DuplicateSpecError")
+
+
+#: a ``.py`` module of the user's own, next to the notebook (outside every library folder)
+USER_MODULE = """\
+import jax
+
+def mw_mod_loss(v):
+    return (v * v).sum()
+
+mw_mod_step = jax.jit(mw_mod_loss)
+"""
+
+WRAPPED_CELLS = """\
+import functools, math
+import jax, jax.numpy as jnp
+import equinox as eqx
+from flax import nnx
+from mw_user_model import mw_mod_loss, mw_mod_step
+def mw_loss(v, scale=1.0):
+    return (v * scale).sum()
+mw_partial = functools.partial(mw_loss, scale=3.0)
+mw_grad = jax.grad(mw_loss)
+@nnx.jit
+def mw_nnx_step(v):
+    return (v * v).mean()
+@eqx.filter_jit
+def mw_eqx_step(v):
+    return jnp.tanh(v).sum()
+mw_donating = jax.jit(lambda v: v * 2, donate_argnums=0)
+mw_sqrt = math.sqrt
+mw_lib_partial = functools.partial(jnp.sum, axis=0)
+mw_relu = jax.nn.relu
+mw_nnx_relu = nnx.relu
+mw_print = print
+class MwSpy:
+    touched = []
+    def __getattr__(self, name):
+        MwSpy.touched.append(name)
+        raise AttributeError(name)
+    @property
+    def __wrapped__(self):
+        MwSpy.touched.append("__wrapped__")
+        return mw_loss
+    @property
+    def sharding(self):
+        MwSpy.touched.append("sharding")
+    def __call__(self, v):
+        MwSpy.touched.append("__call__")
+        return v
+mw_spy = MwSpy()
+mw_mesh = jax.make_mesh((4, 2), ('data', 'model'))
+mw_x = jax.device_put(
+    jnp.arange(64.0).reshape(8, 8),
+    jax.sharding.NamedSharding(mw_mesh, jax.sharding.PartitionSpec('data', None)),
+)
+"""
+
+
+@pytest.fixture(scope="module")
+def wrapped_ns(shell, run, tmp_path_factory):
+    import sys
+
+    folder = tmp_path_factory.mktemp("notebook_dir")
+    (folder / "mw_user_model.py").write_text(USER_MODULE)
+    sys.path.insert(0, str(folder))
+    try:
+        run(WRAPPED_CELLS).ok()
+        yield shell.user_ns
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("mw_user_model", None)
+        for name in [n for n in shell.user_ns if n.startswith("mw_") or n == "MwSpy"]:
+            del shell.user_ns[name]
+
+
+def _wrapped_names(found: dict) -> list[str]:
+    return [n for n in found if n.startswith("mw_")]
+
+
+def test_functions_from_the_users_module_and_wrappers_are_offered(wrapped_ns):
+    ns = wrapped_ns
+    funcs = user_functions(ns)
+    jit_wrapped = ["mw_mod_step", "mw_nnx_step", "mw_eqx_step", "mw_donating"]
+    plain = ["mw_mod_loss", "mw_loss", "mw_partial", "mw_grad"]
+    # every jit wrapper (jax.jit, nnx.jit, eqx.filter_jit) before the plain ones, in
+    # the namespace's order within each group
+    order = [n for n in ns if n in jit_wrapped] + [n for n in ns if n in plain]
+    assert _wrapped_names(funcs) == order
+
+
+def test_library_functions_builtins_and_callable_objects_are_never_offered(wrapped_ns):
+    funcs = user_functions(wrapped_ns)
+    for name in ("mw_sqrt", "mw_lib_partial", "mw_relu", "mw_nnx_relu", "mw_print", "mw_spy"):
+        assert name in wrapped_ns and name not in funcs, name
+    assert "MwSpy" not in funcs and "eqx" not in funcs and "nnx" not in funcs
+
+
+def test_listing_and_picking_call_nothing_and_leave_the_users_values_as_they_were(wrapped_ns):
+    ns = wrapped_ns
+    before = dict(ns)
+    x = ns["mw_x"]
+    x_sharding, x_values = x.sharding, jax.device_get(x)
+    user_functions(ns), user_meshes(ns), user_arrays(ns)
+    # the explorer compiles the user's donating function over the user's array
+    app = MeshExplorer(namespace=ns, operation="function")
+    app.widgets["function_name"].value = "mw_donating"
+    app.array_pick.value = "mw_x"
+    assert app.result is not None and app.result.inputs[0].shape == list(x.shape)
+    assert ns["MwSpy"].touched == []  # no property, __getattr__ or __call__ of the user's
+    public = {k for k in before if not k.startswith("_")}
+    assert {k for k in ns if not k.startswith("_")} == public  # no name added or removed
+    assert all(ns[k] is before[k] for k in public)  # none rebound
+    assert ns["mw_x"] is x and not x.is_deleted()  # not donated, not rebound
+    assert x.sharding == x_sharding  # not moved
+    assert (jax.device_get(x) == x_values).all()

@@ -17,10 +17,13 @@ caller keeps its last good result.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import os
 import sys
 import time
+import types
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -31,6 +34,7 @@ import numpy as np
 
 from workbench.engine import _jax_compat as compat
 from workbench.engine.common.analysis import MemoryAnalysis
+from workbench.engine.common.errors import is_user_file
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.sharding.collectives import MeshCollective, mesh_collectives
 from workbench.engine.sharding.layout import (
@@ -256,10 +260,73 @@ def _public(namespace: dict[str, Any], hidden: Collection[str]) -> Iterator[tupl
             yield name, value
 
 
-def _defined_in(fn: Any, namespace: dict[str, Any]) -> bool:
-    """Whether ``fn`` was written in ``namespace``'s own code (a notebook cell's ``def`` or
-    ``lambda`` has the user namespace as its globals); builtins and library functions not."""
-    return inspect.isfunction(fn) and fn.__globals__ is namespace
+def _user_code(fn: Any, namespace: dict[str, Any]) -> bool:
+    """Whether ``fn`` is a plain function the user wrote: in a notebook cell (its globals are
+    the user namespace) or in a ``.py`` file of theirs the notebook imported (a file outside
+    the standard library, site-/dist-packages, JAX and the workbench).  Builtins, library
+    functions and code made by ``exec`` elsewhere (``<string>``) are not."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    if fn.__globals__ is namespace:
+        return True
+    filename = fn.__code__.co_filename or ""
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if "site-packages" in path or "dist-packages" in path:
+        return False
+    return is_user_file(path)
+
+
+def _wrapped(value: Any, namespace: dict[str, Any]) -> Any:
+    """The callable ``value`` wraps, found without running the user's code: a
+    ``functools.partial``'s function, a ``__wrapped__`` attribute (``functools.wraps``:
+    ``jax.jit``, ``jax.grad``, ``nnx.jit``) or a library class's own ``__wrapped__``
+    property (Equinox's ``filter_jit``); ``None`` for anything else.  A property or
+    ``__getattr__`` of a user's class is never evaluated."""
+    if isinstance(value, functools.partial):
+        return value.func
+    found = inspect.getattr_static(value, "__wrapped__", None)
+    if isinstance(found, property):
+        getter = found.fget
+        if (
+            not isinstance(getter, types.FunctionType)
+            or getter.__code__.co_filename.startswith("<")
+            or _user_code(getter, namespace)
+        ):
+            return None  # only a library's own property is read
+        try:
+            return getter(value)
+        except Exception:
+            return None
+    if found is None or hasattr(type(found), "__set__"):  # another data descriptor
+        return None
+    return found
+
+
+#: other libraries' jit wrappers, by (top package, type name): ``nnx.jit``, ``eqx.filter_jit``
+_JIT_WRAPPERS = {("flax", "JitWrapped"), ("equinox", "_JitWrapper")}
+
+
+def _is_jit(value: Any) -> bool:
+    """``value`` is a jit wrapper: ``jax.jit``'s, Flax NNX's or Equinox's (by its type)."""
+    kind = type(value)
+    return compat.is_jitted(value) or (
+        (kind.__module__.split(".")[0], kind.__name__) in _JIT_WRAPPERS
+    )
+
+
+def _unwrapped(value: Any, namespace: dict[str, Any]) -> tuple[Any, bool]:
+    """(the innermost callable under ``value``'s wrappers, whether one of them is a jit)."""
+    jit = False
+    inner = value
+    for _ in range(16):
+        jit = jit or _is_jit(inner)
+        nxt = _wrapped(inner, namespace)
+        if nxt is None or nxt is inner:
+            break
+        inner = nxt
+    return inner, jit
 
 
 def _library_attribute(fn: Any) -> bool:
@@ -270,25 +337,25 @@ def _library_attribute(fn: Any) -> bool:
 
 
 def user_functions(namespace: dict[str, Any], hidden: Collection[str] = ()) -> dict[str, Any]:
-    """The user's own functions the "function" operation can compile, ``jax.jit`` ones first.
+    """The user's own functions the "function" operation can compile, jitted ones first.
 
-    A ``jax.jit`` wrapper the user made (of a cell's function or of a library's) and a
-    function defined in a notebook cell; never a builtin, IPython's own names (its ``open``
-    is a plain function), a module's function imported by name (``from jax.numpy import
-    sum`` is a jit wrapper too), a class or a private name.  Jitted first: the app offers
-    the first one, and a ``jax.jit`` function is certainly a JAX function.
+    A function the user wrote (in a notebook cell, or in a ``.py`` file of theirs the
+    notebook imported), and any wrapper of one: ``jax.jit``, ``nnx.jit``,
+    ``eqx.filter_jit``, ``jax.grad``, ``functools.partial``; also a jit wrapper the user
+    made of a library's function (``jax.jit(mylib.loss)``).  Never a builtin, IPython's own names (its ``open``
+    is a plain function), a library's function imported by name (``from jax.numpy import
+    sum`` is a jit wrapper too), a class, a module or a private name.  Jitted first: the app
+    offers the first one, and a jitted function is certainly a JAX function.  Nothing in
+    the namespace is called, and no user class's property or ``__getattr__`` runs.
     """
     jitted: dict[str, Any] = {}
     plain: dict[str, Any] = {}
     for name, value in _public(namespace, hidden):
-        if inspect.isclass(value) or inspect.ismodule(value):
+        if inspect.isclass(value) or inspect.ismodule(value) or not callable(value):
             continue
-        if compat.is_jitted(value):
-            inner = inspect.unwrap(value)
-            if _defined_in(inner, namespace) or not _library_attribute(value):
-                jitted[name] = value
-        elif _defined_in(value, namespace):
-            plain[name] = value
+        inner, jit = _unwrapped(value, namespace)
+        if _user_code(inner, namespace) or (_is_jit(value) and not _library_attribute(value)):
+            (jitted if jit else plain)[name] = value
     return {**jitted, **plain}
 
 
