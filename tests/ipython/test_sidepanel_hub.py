@@ -146,8 +146,9 @@ def test_badges_count_the_users_compiles_and_keep_jax_helpers_apart(hub, run):
 
 def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell, run):
     """Cells that run while no panel listens (a Run All before the panel's hello, a panel
-    opened late): nothing is queued for nobody, but the badges and the memory samples are
-    kept, and the hello's snapshot charts every one of them."""
+    opened late): nothing is queued for nobody, but the badges and one memory sample per
+    cell (at its end: the previous end stands for the next start) are kept, and the
+    hello's snapshot charts every one of them."""
     assert hub.comms == 0 and not hub._listening()
     kept_before = len(hub._memory)
     run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
@@ -157,8 +158,8 @@ def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell
     )
     run("del hub_late")
     assert hub._pending == [] and not hub._incoming  # nothing queued for nobody
-    # two samples per cell (start and end), whether anyone listens or not
-    assert len(hub._memory) - kept_before == 6
+    late = list(hub._memory)[kept_before:]
+    assert [m["when"] for m in late] == ["end"] * 3  # one per cell, at its end
     comm = _connect(hub)
     snap = comm.sent[0]
     quiet_run = next(r.cell_run for r in CACHE.records() if "hub_quiet" in r.function)
@@ -167,14 +168,12 @@ def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell
     # the snapshot carries the kept history as the kernel holds it
     assert snap["memory"] == list(hub._memory)
     assert snap["memory_dropped"] == hub._memory_dropped == 0
-    late = snap["memory"][-6:]
-    assert [m["when"] for m in late] == ["start", "end"] * 3
     nbytes = shell.user_ns["hub_nbytes"]
-    start, grown, freed = late[2], late[3], late[5]
-    assert alloc.error is None and start["cell"] == grown["cell"]
-    assert grown["live_bytes"] - start["live_bytes"] >= nbytes
+    before, grown, freed = late  # the cell before the allocation stands for its start
+    assert alloc.error is None and grown["cell"] != before["cell"]
+    assert grown["live_bytes"] - before["live_bytes"] >= nbytes
     assert grown["live_bytes"] - freed["live_bytes"] >= nbytes
-    # a sample taken after the hello goes out in an update, not twice
+    # with the panel listening, a cell is sampled at its start and end again, in updates
     run("pass")
     ups = _updates(comm, hub)
     sent = [m for u in ups for m in u.get("memory", [])]
