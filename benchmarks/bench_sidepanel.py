@@ -29,7 +29,8 @@ the cells that ran before).  Two more kernels side by side: *quiet* with ``%load
 workbench`` and no comm, and *bare* without the workbench, each holding ``--live`` live
 arrays (1,000 and 10,000: half single-device, half sharded over the 8 devices); a sample
 is the mean client round trip (execute_request to idle) of ``--cells`` back-to-back
-``pass`` cells.  Figures: quiet and bare per cell, the milliseconds the workbench adds and
+``pass`` cells; then the same inside the kernel (``shell.run_cell('pass')`` in a loop: the
+cell hooks without the messaging's noise).  Figures: quiet and bare per cell, the milliseconds the workbench adds and
 quiet/bare.  Then the history is filled to its bound (2,000 samples) and a front end says
 hello: the snapshot's bytes as JSON, and its memory part's.
 
@@ -221,6 +222,22 @@ def _cell_round_trip(k: PanelKernel, cells: int) -> float:
     return (time.perf_counter() - t0) / cells
 
 
+IN_KERNEL = (
+    "import time as _time\n"
+    "_ip = get_ipython()\n"
+    "_t0 = _time.perf_counter()\n"
+    "for _ in range({cells}):\n"
+    "    _ip.run_cell('pass')\n"
+    "print((_time.perf_counter() - _t0) / {cells})"
+)
+
+
+def _cell_in_kernel(k: PanelKernel, cells: int) -> float:
+    """Mean seconds of ``shell.run_cell('pass')`` inside the kernel: the cell hooks
+    (the workbench's pre/post_run_cell) without the messaging's noise."""
+    return float(k.run_ok(IN_KERNEL.format(cells=cells)).stdout.strip().splitlines()[-1])
+
+
 def per_cell_no_panel(rounds: int, cells: int, live: list[int]) -> None:
     """(c): per-cell cost of the workbench with no panel connected, against a bare kernel
     in the same run, at each count of live arrays; then the full history's hello size."""
@@ -244,6 +261,18 @@ def per_cell_no_panel(rounds: int, cells: int, live: list[int]) -> None:
                 f"{q * 1e3:.2f} ms/cell, bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); "
                 f"quiet/bare = {statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x;"
                 f" per-round min {min(ratios):.3f} max {max(ratios):.3f}"
+            )
+            ratios, aa, q_s, b_s = _alternate(
+                rounds,
+                ["bare", "quiet", "bare2"],
+                "quiet",
+                lambda name: _cell_in_kernel(quiet if name == "quiet" else bare, cells),
+            )
+            q, b = statistics.median(q_s), statistics.median(b_s)
+            print(
+                f"    in the kernel (shell.run_cell, no messaging): quiet {q * 1e3:.2f} ms/cell, "
+                f"bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); quiet/bare = "
+                f"{statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x"
             )
         quiet.run_ok(
             "keep = None\n"

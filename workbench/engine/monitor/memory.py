@@ -168,17 +168,6 @@ def kernel_info() -> KernelInfo:
     )
 
 
-def _layout(a: Any) -> tuple[Any, tuple[int, ...], Any] | None:
-    """``a``'s (sharding, shape, dtype), what its bytes per device follow from; None if it
-    holds nothing (deleted, donated) or cannot say (deleted meanwhile, an odd object)."""
-    try:
-        if a.is_deleted():
-            return None
-        return (a.sharding, a.shape, a.dtype)
-    except Exception:
-        return None
-
-
 def live_bytes_by_device() -> tuple[dict[int, int], int]:
     """(device id -> bytes of live arrays, number of live arrays), no reference kept.
 
@@ -190,9 +179,12 @@ def live_bytes_by_device() -> tuple[dict[int, int], int]:
     unhashable: list[tuple[Any, tuple[int, ...], Any]] = []  # a sharding with no hash
     arrays = jax.live_arrays()
     try:
-        for a in arrays:
-            key = _layout(a)
-            if key is None:
+        for a in arrays:  # inline, no call per array: this loop is the sample's cost
+            try:
+                if a.is_deleted():  # donated: holds nothing
+                    continue
+                key = (a.sharding, a.shape, a.dtype)
+            except Exception:  # deleted meanwhile, or an odd object: skip it
                 continue
             try:
                 layouts[key] = layouts.get(key, 0) + 1
