@@ -25,7 +25,8 @@ ledger, where a later ``hello`` finds them).
 Cost: on cached dispatch nothing here runs (the tracker calls us only when JAX traces,
 lowers or compiles); per cell, with no panel connected, the cell's badge is made (it
 walks that cell's records) and memory is sampled once, at the cell's end (a
-``jax.live_arrays()`` walk, about 1 ms per 1,000 live arrays on a busy 2-core machine),
+``jax.live_arrays()`` walk: about 3 to 5 ms per 1,000 live arrays on a loaded 2-core
+machine, ``benchmarks/bench_sidepanel.py`` (c) measures it against a bare kernel),
 once JAX has started its backends.  Why sample with nobody listening: a panel connects
 only when the kernel is idle, so after a Run All (or with the panel opened late) the
 samples of every cell that ran before would otherwise be lost, and the chart would start

@@ -174,7 +174,7 @@ def live_bytes_by_device() -> tuple[dict[int, int], int]:
     The walk runs around every cell (the side panel's history), so it reads only three
     attributes per array and groups arrays by layout; the shard size and the devices are
     worked out once per layout (a notebook's arrays share few), which makes a sample
-    about three times cheaper than asking every array for them."""
+    two to three times cheaper than asking every array for them."""
     layouts: dict[tuple[Any, tuple[int, ...], Any], int] = {}
     unhashable: list[tuple[Any, tuple[int, ...], Any]] = []  # a sharding with no hash
     arrays = jax.live_arrays()
