@@ -181,6 +181,22 @@ def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell
     assert not [m for m in sent if m in snap["memory"]]
 
 
+def test_with_no_panel_the_first_cell_is_sampled_at_its_start_too(shell):
+    """With nobody listening a cell's start sample is left out (the previous end stands for
+    it), except when there is no previous sample: the first cell after JAX started gets
+    its start, so the chart sees the step that cell made."""
+    h = sidepanel.SidePanelHub(shell, "test")
+    assert not h._listening() and not h._memory
+    for label in ("1", "2"):
+        h.cell_started(label, f"cell-{label}")
+        h.cell_ended(0, label, f"cell-{label}")
+    assert [(m["cell"], m["when"]) for m in h._memory] == [
+        ("1", "start"),
+        ("1", "end"),
+        ("2", "end"),
+    ]
+
+
 def test_the_kept_memory_history_is_bounded_and_counts_what_it_dropped(shell, monkeypatch):
     monkeypatch.setattr(sidepanel, "MAX_MEMORY_SAMPLES", 5)
     h = sidepanel.SidePanelHub(shell, "test")

@@ -307,9 +307,10 @@ class SidePanelHub:
     # -- cell listeners (called from the session's pre/post_run_cell) ------------------
     def cell_started(self, label: str, cell_id: str | None) -> None:
         self._cell = _Cell(label, cell_id)
-        # only for a panel watching now: with nobody listening, the previous cell's end
+        # for a panel watching now, or as the first sample since JAX started (the cell
+        # that started it had none at its start): otherwise the previous cell's end
         # sample stands for this one's start in the kept history (see the module's note)
-        if self._listening():
+        if self._listening() or not self._memory:
             self.take_sample("start", label, cell_id)
 
     def cell_ended(self, run: int, label: str, cell_id: str | None) -> None:
