@@ -3,6 +3,7 @@
 Run by hand (not part of the test suite)::
 
     python benchmarks/bench_sidepanel.py [--rounds N] [--calls N] [--compiles N] [--loop-reference]
+        [--cells N] [--live 1000,10000] [--only-cells]
 
 What is measured
 ----------------
@@ -21,6 +22,17 @@ right after the cell, their rate, sizes and the records they carry (plus ``dropp
 (a') The same in one kernel, alternating round by round between ``%load_ext
 workbench`` with a panel connected and ``%unload_ext workbench`` (two processes are
 scheduled differently on a loaded machine; one process drifts less).
+
+(c) *Per-cell cost with no panel connected*: the kernel samples memory around every cell
+once JAX has started, whether a front end listens or not (so a panel opened late charts
+the cells that ran before).  Two more kernels side by side: *quiet* with ``%load_ext
+workbench`` and no comm, and *bare* without the workbench, each holding ``--live`` live
+arrays (1,000 and 10,000: half single-device, half sharded over the 8 devices); a sample
+is the mean client round trip (execute_request to idle) of ``--cells`` back-to-back
+``pass`` cells; then the same inside the kernel (``shell.run_cell('pass')`` in a loop: the
+cell hooks without the messaging's noise).  Figures: quiet and bare per cell, the milliseconds the workbench adds and
+quiet/bare.  Then the history is filled to its bound (2,000 samples) and a front end says
+hello: the snapshot's bytes as JSON, and its memory part's.
 
 With ``--loop-reference`` the same loop also runs in the bare kernel (the loop's time
 with the workbench and a panel vs without; slow on a loaded machine).
@@ -189,6 +201,99 @@ def compile_loop(panel: PanelKernel, bare: PanelKernel, compiles: int, reference
         )
 
 
+LIVE = (
+    "import jax, jax.numpy as jnp\n"
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+    "_mesh = jax.make_mesh((8,), ('x',))\n"
+    "keep = [jnp.full((4,), i, jnp.float32) for i in range({n} // 2)]\n"
+    "keep += [jax.device_put(jnp.full((8, i % 7 + 1), 1.0), NamedSharding(_mesh, P('x')))\n"
+    "         for i in range({n} - {n} // 2)]\n"
+    "jax.block_until_ready(keep)\n"
+    "print(len(jax.live_arrays()))"
+)
+
+
+def _cell_round_trip(k: PanelKernel, cells: int) -> float:
+    """Mean seconds from execute_request to idle over ``cells`` back-to-back ``pass``
+    cells: what a user waits per cell, the workbench's cell hooks included."""
+    t0 = time.perf_counter()
+    for _ in range(cells):
+        k.run_ok("pass")
+    return (time.perf_counter() - t0) / cells
+
+
+IN_KERNEL = (
+    "import time as _time\n"
+    "_ip = get_ipython()\n"
+    "_t0 = _time.perf_counter()\n"
+    "for _ in range({cells}):\n"
+    "    _ip.run_cell('pass')\n"
+    "print((_time.perf_counter() - _t0) / {cells})"
+)
+
+
+def _cell_in_kernel(k: PanelKernel, cells: int) -> float:
+    """Mean seconds of ``shell.run_cell('pass')`` inside the kernel: the cell hooks
+    (the workbench's pre/post_run_cell) without the messaging's noise."""
+    return float(k.run_ok(IN_KERNEL.format(cells=cells)).stdout.strip().splitlines()[-1])
+
+
+def per_cell_no_panel(rounds: int, cells: int, live: list[int]) -> None:
+    """(c): per-cell cost of the workbench with no panel connected, against a bare kernel
+    in the same run, at each count of live arrays; then the full history's hello size."""
+    quiet, bare = PanelKernel(), PanelKernel()
+    try:
+        quiet.run_ok("%load_ext workbench")
+        for n in live:
+            for k in (quiet, bare):
+                k.run_ok("keep = None")
+                got = int(k.run_ok(LIVE.format(n=n)).stdout.strip().splitlines()[-1])
+                _cell_round_trip(k, cells)  # warm
+            ratios, aa, q_s, b_s = _alternate(
+                rounds,
+                ["bare", "quiet", "bare2"],
+                "quiet",
+                lambda name: _cell_round_trip(quiet if name == "quiet" else bare, cells),
+            )
+            q, b = statistics.median(q_s), statistics.median(b_s)
+            print(
+                f"(c) no panel, {got:,} live arrays, {rounds} rounds x {cells} cells: quiet "
+                f"{q * 1e3:.2f} ms/cell, bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); "
+                f"quiet/bare = {statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x;"
+                f" per-round min {min(ratios):.3f} max {max(ratios):.3f}"
+            )
+            ratios, aa, q_s, b_s = _alternate(
+                rounds,
+                ["bare", "quiet", "bare2"],
+                "quiet",
+                lambda name: _cell_in_kernel(quiet if name == "quiet" else bare, cells),
+            )
+            q, b = statistics.median(q_s), statistics.median(b_s)
+            print(
+                f"    in the kernel (shell.run_cell, no messaging): quiet {q * 1e3:.2f} ms/cell, "
+                f"bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); quiet/bare = "
+                f"{statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x"
+            )
+        quiet.run_ok(
+            "keep = None\n"
+            "from workbench.ipython.sidepanel import MAX_MEMORY_SAMPLES, hub_for\n"
+            "_hub = hub_for(get_ipython())\n"
+            "for _ in range(MAX_MEMORY_SAMPLES + 10):\n"
+            "    _hub.take_sample('request')"
+        )
+        _, snap = quiet.hello()
+        whole = len(json.dumps(snap))
+        mem = len(json.dumps(snap["memory"]))
+        print(
+            f"    hello with the history full: {len(snap['memory'])} samples "
+            f"({snap.get('memory_dropped', 0)} dropped), snapshot {whole / 1024:.0f} KiB as JSON, "
+            f"memory {mem / 1024:.0f} KiB ({mem / max(len(snap['memory']), 1):.0f} B/sample)"
+        )
+    finally:
+        quiet.shutdown()
+        bare.shutdown()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=21)
@@ -199,7 +304,16 @@ def main() -> None:
         action="store_true",
         help="also time the compile loop in the kernel without the workbench",
     )
+    ap.add_argument("--cells", type=int, default=20, help="pass cells per sample in (c)")
+    ap.add_argument("--live", default="1000,10000", help="live array counts for (c)")
+    ap.add_argument(
+        "--only-cells", action="store_true", help="run (c) only (per-cell cost, no panel)"
+    )
     args = ap.parse_args()
+    live = [int(n) for n in args.live.split(",") if n.strip()]
+    if args.only_cells:
+        per_cell_no_panel(args.rounds, args.cells, live)
+        return
     panel, bare = PanelKernel(), PanelKernel()
     try:
         panel.run_ok("%load_ext workbench")
@@ -211,6 +325,7 @@ def main() -> None:
     finally:
         panel.shutdown()
         bare.shutdown()
+    per_cell_no_panel(args.rounds, args.cells, live)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { rowWarnings, type Measurement } from '../src/bench/model';
+import {
+  rowWarnings,
+  type BenchPayload,
+  type Measurement
+} from '../src/bench/model';
 import { MAX_OPEN_CARDS, benchView } from '../src/bench/view';
 import type { Payload } from '../src/common/payload';
 import type { RenderContext } from '../src/common/featureView';
@@ -13,6 +17,10 @@ const read = (name: string): Payload =>
   JSON.parse(
     readFileSync(join(__dirname, 'fixtures', `${name}.json`), 'utf8')
   ) as Payload;
+/** a fixture as the generated payload type (the schema's records, never hand-written) */
+const bench = (name: string): BenchPayload =>
+  read(name) as unknown as BenchPayload;
+const asPayload = (p: BenchPayload): Payload => p as unknown as Payload;
 
 const ctx = (): RenderContext => ({
   mimeType: 'x',
@@ -77,29 +85,20 @@ describe('bench view: what the calls ran on', () => {
 });
 
 describe('bench view: everything in plain view, every control labelled', () => {
-  const noisy = (): Payload => {
-    const p = read('bench-two') as unknown as {
-      measurements: {
-        sampling_compiles?: number | null;
-        stats: { warnings: string[] } | null;
-      }[];
-    };
+  const noisy = (): BenchPayload => {
+    const p = bench('bench-two');
     p.measurements[0].sampling_compiles = 4;
     p.measurements[0].stats!.warnings = [
       'noisy: the IQR is 31% of the median; other work on this machine may have interfered'
     ];
-    return p as unknown as Payload;
+    return p;
   };
 
   it("shows each row's histogram and run order, and the warnings in words, without a click", async () => {
     const host = document.body.appendChild(document.createElement('div'));
     const payload = noisy();
-    await benchView().render(host, payload, ctx());
-    const ms = (
-      payload as unknown as {
-        measurements: { variant: string; samples: (number | null)[] }[];
-      }
-    ).measurements;
+    await benchView().render(host, asPayload(payload), ctx());
+    const ms = payload.measurements;
     const hists = host.querySelectorAll('svg.jwb-bench-hist');
     const runs = host.querySelectorAll('svg.jwb-bench-runorder');
     expect(hists).toHaveLength(ms.length);
@@ -117,9 +116,7 @@ describe('bench view: everything in plain view, every control labelled', () => {
     const warnings = [...host.querySelectorAll('.jwb-bench-warn')].map(
       w => w.textContent
     );
-    const expected = (
-      payload as unknown as { measurements: Measurement[] }
-    ).measurements.flatMap(m =>
+    const expected = ms.flatMap((m: Measurement) =>
       rowWarnings(m).map(w => `⚠ ${m.variant}: ${w}`)
     );
     expect(warnings).toEqual(expected);
@@ -129,6 +126,34 @@ describe('bench view: everything in plain view, every control labelled', () => {
     ]);
     const mark = host.querySelector('tr[data-key] .jwb-bench-warnmark');
     expect(mark?.textContent).toBe('⚠ 2 warnings below');
+  });
+
+  it('puts the names a user wrote on the page as text, never as markup', async () => {
+    const host = document.body.appendChild(document.createElement('div'));
+    const p = noisy();
+    const evil = '<img src=x onerror="window.__jwbPwned=1"><b>f</b>';
+    p.measurements[0].variant = evil;
+    p.variants[0] = evil;
+    p.measurements[0].first_call = {
+      total_s: 0.5,
+      trace_s: 0.1,
+      lower_s: 0.1,
+      compile_s: 0.3,
+      compiles: 1,
+      functions: ['<script>boom()</script>'],
+      source: 'first call'
+    };
+    await benchView().render(host, asPayload(p), ctx());
+    expect(host.querySelector('img, b, script')).toBeNull();
+    expect(
+      host.querySelector('tr[data-key] td[data-col="variant"] .jwb-bench-value')
+        ?.textContent
+    ).toBe(evil);
+    expect(host.querySelector('.jwb-bench-card-title')?.textContent).toBe(evil);
+    expect(host.querySelector('.jwb-bench-warn-of')?.textContent).toBe(
+      `${evil}: `
+    );
+    expect(host.textContent).toContain('(<script>boom()</script>)');
   });
 
   it("folds a card with its labelled button, and a sweep's many cards start folded", async () => {
@@ -146,16 +171,29 @@ describe('bench view: everything in plain view, every control labelled', () => {
       host.querySelectorAll('.jwb-bench-card')[0].querySelector('svg')
     ).toBeNull();
 
-    const sweep = document.body.appendChild(document.createElement('div'));
-    const payload = read('bench-sweep') as unknown as {
-      measurements: unknown[];
-    };
-    await benchView().render(sweep, payload as unknown as Payload, ctx());
-    const toggles = sweep.querySelectorAll('.jwb-bench-toggle');
-    expect(toggles).toHaveLength(payload.measurements.length);
-    const open = payload.measurements.length <= MAX_OPEN_CARDS;
-    for (const t of toggles) {
-      expect(t.getAttribute('aria-expanded')).toBe(String(open));
+    // a short sweep (at most MAX_OPEN_CARDS points) opens every card; a longer one folds
+    // them all, each still with its labelled button
+    const short = bench('bench-sweep');
+    expect(short.measurements.length).toBeLessThanOrEqual(MAX_OPEN_CARDS);
+    const long = bench('bench-sweep');
+    long.measurements = Array.from({ length: MAX_OPEN_CARDS + 2 }, (_, i) => ({
+      ...short.measurements[i % short.measurements.length],
+      params: { n: 16 * (i + 1) }
+    }));
+    for (const [p, open] of [
+      [short, true],
+      [long, false]
+    ] as const) {
+      const sweep = document.body.appendChild(document.createElement('div'));
+      await benchView().render(sweep, asPayload(p), ctx());
+      const toggles = sweep.querySelectorAll('.jwb-bench-toggle');
+      expect(toggles).toHaveLength(p.measurements.length);
+      for (const t of toggles) {
+        expect(t.getAttribute('aria-expanded')).toBe(String(open));
+      }
+      expect(sweep.querySelectorAll('svg.jwb-bench-hist')).toHaveLength(
+        open ? p.measurements.length : 0
+      );
     }
   });
 
@@ -167,12 +205,30 @@ describe('bench view: everything in plain view, every control labelled', () => {
       expect(c.dataset.jwbControl).toBeTruthy();
       expect(c.getAttribute('aria-label') ?? c.textContent).toBeTruthy();
     }
-    host
-      .querySelector<HTMLButtonElement>('[data-jwb-control="sort:median"]')!
-      .click();
-    expect(
-      host.querySelector('th[data-col="median"]')!.getAttribute('aria-sort')
-    ).toBe('ascending');
-    expect(host.querySelectorAll('th[aria-sort]')).toHaveLength(1);
+    const ms = bench('bench-two').measurements;
+    const byMedian = (desc: boolean): string[] =>
+      [...ms]
+        .sort(
+          (a, b) =>
+            (desc ? -1 : 1) * ((a.stats?.median ?? 0) - (b.stats?.median ?? 0))
+        )
+        .map(m => m.variant);
+    const shown = (): string[] =>
+      [
+        ...host.querySelectorAll(
+          'tr[data-key] td[data-col="variant"] .jwb-bench-value'
+        )
+      ].map(v => v.textContent ?? '');
+    expect(new Set(ms.map(m => m.stats?.median)).size).toBe(ms.length);
+    for (const desc of [false, true]) {
+      host
+        .querySelector<HTMLButtonElement>('[data-jwb-control="sort:median"]')!
+        .click();
+      expect(
+        host.querySelector('th[data-col="median"]')!.getAttribute('aria-sort')
+      ).toBe(desc ? 'descending' : 'ascending');
+      expect(host.querySelectorAll('th[aria-sort]')).toHaveLength(1);
+      expect(shown()).toEqual(byMedian(desc));
+    }
   });
 });

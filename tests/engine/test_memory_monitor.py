@@ -100,3 +100,26 @@ def test_cpu_reports_no_allocator_figures_and_messages_validate():
     schemas.validate_message(msg)
     with pytest.raises(ValueError):
         sample_memory("whenever")
+
+
+def test_arrays_sharing_a_layout_are_each_counted_on_every_device_they_hold(quiet_gc):
+    """The walk works out bytes once per (sharding, shape, dtype): many arrays of one
+    layout, and arrays of other layouts beside them, still add up shard by shard."""
+    mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("a", "b"))
+    rows = NamedSharding(mesh, PartitionSpec("a"))
+    one = jax.devices()[1]
+    before_bytes, before_count = live_bytes_by_device()
+    # from host buffers: no intermediate device array that a collection would free later
+    same = [jax.device_put(np.full((64,), i, np.float32), one) for i in range(40)]
+    sharded = [jax.device_put(np.full((8, 6), i, np.float32), rows) for i in range(12)]
+    other = jax.device_put(np.ones((3, 5), np.int8), one)
+    made = [*same, *sharded, other]
+    after_bytes, after_count = live_bytes_by_device()
+    assert after_count - before_count == len(made)
+    grew = {i: after_bytes.get(i, 0) - before_bytes.get(i, 0) for i in after_bytes}
+    expected: dict[int, int] = {}
+    for a in made:  # from JAX's own shards, not the walk's arithmetic
+        for s in a.addressable_shards:
+            expected[s.device.id] = expected.get(s.device.id, 0) + s.data.nbytes
+    assert {i: b for i, b in grew.items() if b} == expected
+    del same, sharded, other, made

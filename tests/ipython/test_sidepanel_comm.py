@@ -92,6 +92,9 @@ def test_no_workbench_closes_the_comm_then_load_announces(kernel):
 def test_hello_snapshot_then_updates_with_records_badges_and_memory(kernel):
     k = kernel
     k.run_ok("%load_ext workbench", cell_id="load2")  # idempotent: loaded once
+    # JAX up before cell-a (whatever ran before in this module's kernel): a cell is sampled
+    # at its start only once JAX has started its backends
+    k.run_ok("import jax\njax.devices()", cell_id="jax-up")
     comm_id, snap = k.hello()
     seen = len(k.events)
     assert snap["kernel"]["jax_version"] == _value(k, "__import__('jax').__version__")

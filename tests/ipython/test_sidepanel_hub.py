@@ -146,8 +146,9 @@ def test_badges_count_the_users_compiles_and_keep_jax_helpers_apart(hub, run):
 
 def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell, run):
     """Cells that run while no panel listens (a Run All before the panel's hello, a panel
-    opened late): nothing is queued for nobody, but the badges and the memory samples are
-    kept, and the hello's snapshot charts every one of them."""
+    opened late): nothing is queued for nobody, but the badges and one memory sample per
+    cell (at its end: the previous end stands for the next start) are kept, and the
+    hello's snapshot charts every one of them."""
     assert hub.comms == 0 and not hub._listening()
     kept_before = len(hub._memory)
     run("@jax.jit\ndef hub_quiet(x):\n    return x + 42\nhub_quiet(jnp.ones(2))")
@@ -157,8 +158,8 @@ def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell
     )
     run("del hub_late")
     assert hub._pending == [] and not hub._incoming  # nothing queued for nobody
-    # two samples per cell (start and end), whether anyone listens or not
-    assert len(hub._memory) - kept_before == 6
+    late = list(hub._memory)[kept_before:]
+    assert [m["when"] for m in late] == ["end"] * 3  # one per cell, at its end
     comm = _connect(hub)
     snap = comm.sent[0]
     quiet_run = next(r.cell_run for r in CACHE.records() if "hub_quiet" in r.function)
@@ -167,19 +168,33 @@ def test_without_a_panel_badges_and_memory_are_kept_for_a_later_hello(hub, shell
     # the snapshot carries the kept history as the kernel holds it
     assert snap["memory"] == list(hub._memory)
     assert snap["memory_dropped"] == hub._memory_dropped == 0
-    late = snap["memory"][-6:]
-    assert [m["when"] for m in late] == ["start", "end"] * 3
     nbytes = shell.user_ns["hub_nbytes"]
-    start, grown, freed = late[2], late[3], late[5]
-    assert alloc.error is None and start["cell"] == grown["cell"]
-    assert grown["live_bytes"] - start["live_bytes"] >= nbytes
+    before, grown, freed = late  # the cell before the allocation stands for its start
+    assert alloc.error is None and grown["cell"] != before["cell"]
+    assert grown["live_bytes"] - before["live_bytes"] >= nbytes
     assert grown["live_bytes"] - freed["live_bytes"] >= nbytes
-    # a sample taken after the hello goes out in an update, not twice
+    # with the panel listening, a cell is sampled at its start and end again, in updates
     run("pass")
     ups = _updates(comm, hub)
     sent = [m for u in ups for m in u.get("memory", [])]
     assert [m["when"] for m in sent][:2] == ["start", "end"]
     assert not [m for m in sent if m in snap["memory"]]
+
+
+def test_with_no_panel_the_first_cell_is_sampled_at_its_start_too(shell):
+    """With nobody listening a cell's start sample is left out (the previous end stands for
+    it), except when there is no previous sample: the first cell after JAX started gets
+    its start, so the chart sees the step that cell made."""
+    h = sidepanel.SidePanelHub(shell, "test")
+    assert not h._listening() and not h._memory
+    for label in ("1", "2"):
+        h.cell_started(label, f"cell-{label}")
+        h.cell_ended(0, label, f"cell-{label}")
+    assert [(m["cell"], m["when"]) for m in h._memory] == [
+        ("1", "start"),
+        ("1", "end"),
+        ("2", "end"),
+    ]
 
 
 def test_the_kept_memory_history_is_bounded_and_counts_what_it_dropped(shell, monkeypatch):

@@ -24,12 +24,15 @@ ledger, where a later ``hello`` finds them).
 
 Cost: on cached dispatch nothing here runs (the tracker calls us only when JAX traces,
 lowers or compiles); per cell, with no panel connected, the cell's badge is made (it
-walks that cell's records) and memory is sampled at its start and end (a
-``jax.live_arrays()`` walk, about 3 ms per 1,000 live arrays on a busy 2-core machine),
+walks that cell's records) and memory is sampled once, at the cell's end (a
+``jax.live_arrays()`` walk: about 3 to 5 ms per 1,000 live arrays on a loaded 2-core
+machine, ``benchmarks/bench_sidepanel.py`` (c) measures it against a bare kernel),
 once JAX has started its backends.  Why sample with nobody listening: a panel connects
 only when the kernel is idle, so after a Run All (or with the panel opened late) the
 samples of every cell that ran before would otherwise be lost, and the chart would start
 empty; the newest :data:`MAX_MEMORY_SAMPLES` are kept and a ``hello`` gets them all.
+Why only at the end then: a cell's start sample equals the previous cell's end sample
+unless something ran in between, so it only pays while a panel watches a long cell run.
 Every callback catches its errors: bookkeeping never breaks a user's cell, and a bad
 message from a front end is answered with ``error``.
 
@@ -304,12 +307,16 @@ class SidePanelHub:
     # -- cell listeners (called from the session's pre/post_run_cell) ------------------
     def cell_started(self, label: str, cell_id: str | None) -> None:
         self._cell = _Cell(label, cell_id)
-        # listening or not: the history a panel opened later charts (see the module's note)
-        self.take_sample("start", label, cell_id)
+        # for a panel watching now, or as the first sample since JAX started (the cell
+        # that started it had none at its start): otherwise the previous cell's end
+        # sample stands for this one's start in the kept history (see the module's note)
+        if self._listening() or not self._memory:
+            self.take_sample("start", label, cell_id)
 
     def cell_ended(self, run: int, label: str, cell_id: str | None) -> None:
         """The cell's badge (when it compiled, or replaces an earlier badge of the same
-        cell), the end memory sample (kept whether a panel listens or not), and a flush."""
+        cell), the end memory sample (kept whether a panel listens or not: the history a
+        panel opened later charts), and a flush."""
         self._cell = None
         recs = CACHE.records(run)
         key = cell_id or label

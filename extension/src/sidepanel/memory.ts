@@ -173,7 +173,7 @@ export function memoryFigures(
   const last = samples.length ? samples[samples.length - 1] : null;
   if (!last) {
     box.textContent =
-      'No memory sample yet (one is taken when the workbench loads and around each cell).';
+      'No memory sample yet (one is taken when the workbench loads and as each cell ends).';
     return box;
   }
   const steps = memorySteps(samples);

@@ -168,33 +168,42 @@ def kernel_info() -> KernelInfo:
     )
 
 
-def _array_bytes(a: Any, per_device: dict[int, int]) -> bool:
-    """Add ``a``'s bytes to ``per_device`` (device id -> bytes); False if it holds none."""
-    try:
-        if a.is_deleted():
-            return False
-        sharding = a.sharding
-        itemsize = int(a.dtype.itemsize)
-        shard = math.prod(sharding.shard_shape(a.shape)) * itemsize
-        for d in sharding.addressable_devices:
-            per_device[d.id] = per_device.get(d.id, 0) + shard
-    except Exception:  # an array deleted meanwhile, or an exotic sharding: skip it
-        return False
-    return True
-
-
 def live_bytes_by_device() -> tuple[dict[int, int], int]:
-    """(device id -> bytes of live arrays, number of live arrays), no reference kept."""
-    per_device: dict[int, int] = {}
-    count = 0
+    """(device id -> bytes of live arrays, number of live arrays), no reference kept.
+
+    The walk runs around every cell (the side panel's history), so it reads only three
+    attributes per array and groups arrays by layout; the shard size and the devices are
+    worked out once per layout (a notebook's arrays share few), which makes a sample
+    two to three times cheaper than asking every array for them."""
+    layouts: dict[tuple[Any, tuple[int, ...], Any], int] = {}
+    unhashable: list[tuple[Any, tuple[int, ...], Any]] = []  # a sharding with no hash
     arrays = jax.live_arrays()
     try:
-        for a in arrays:
-            if _array_bytes(a, per_device):
-                count += 1
+        for a in arrays:  # inline, no call per array: this loop is the sample's cost
+            try:
+                if a.is_deleted():  # donated: holds nothing
+                    continue
+                key = (a.sharding, a.shape, a.dtype)
+            except Exception:  # deleted meanwhile, or an odd object: skip it
+                continue
+            try:
+                layouts[key] = layouts.get(key, 0) + 1
+            except TypeError:
+                unhashable.append(key)
     finally:
-        arrays.clear()  # the walk's list is the only reference we ever held
+        arrays.clear()  # the walk's list is the only reference to the arrays we ever held
         del arrays
+    per_device: dict[int, int] = {}
+    count = 0
+    for (sharding, shape, dtype), n in [*layouts.items(), *((k, 1) for k in unhashable)]:
+        try:
+            nbytes = math.prod(sharding.shard_shape(shape)) * int(dtype.itemsize) * n
+            ids = [int(d.id) for d in sharding.addressable_devices]
+        except Exception:  # an exotic sharding: skip its arrays
+            continue
+        for i in ids:
+            per_device[i] = per_device.get(i, 0) + nbytes
+        count += n
     return per_device, count
 
 

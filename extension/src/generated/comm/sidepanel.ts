@@ -95,7 +95,7 @@ export interface Snapshot {
    */
   cells: CellBadge[];
   /**
-   * memory over time since %load_ext, oldest first: the kernel samples around every cell once JAX started its backends, whether a front end listens or not, and keeps the newest 2,000 (all sent here), so a panel opened after the cells ran charts them all
+   * memory over time since %load_ext, oldest first: once JAX started its backends the kernel samples at every cell's end whether a front end listens or not (and at its start too while one listens), and keeps the newest 2,000 (all sent here), so a panel opened after the cells ran charts them all
    */
   memory: MemorySample[];
   /**
