@@ -89,6 +89,11 @@ export class GraphCanvas {
     return [this._cssW, this._cssH];
   }
 
+  /** Take the box's size now (it may have been laid out since the last resize event). */
+  remeasure(): void {
+    this._measure();
+  }
+
   /** Set the box's height (CSS px) and take the new size at once (not on the next resize). */
   setHeight(h: number): void {
     this._box.style.height = `${h}px`;

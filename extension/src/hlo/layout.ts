@@ -42,6 +42,12 @@ export interface LayoutOptions {
   rankSep?: number;
   /** at most this many dummy nodes (default 4 x nodes) */
   maxDummies?: number;
+  /**
+   * edges spanning more layers than this get no dummies: drawn straight (default: any).
+   * A value computed once and read 100 layers further down would otherwise push a column
+   * of dummies through every layer between, and with it the drawing's width.
+   */
+  maxSpan?: number;
   coordPasses?: number;
   /** wrap a tall drawing into side-by-side bands to fit this viewport (see `wrapToViewport`) */
   viewport?: LayoutViewport;
@@ -329,14 +335,20 @@ function assignLayers(
 }
 
 /** 3. Which edges get dummy nodes: all if the budget allows, else shortest spans first. */
-function chooseDummyEdges(span: Int32Array, maxDummies: number): Uint8Array {
+function chooseDummyEdges(
+  span: Int32Array,
+  maxDummies: number,
+  maxSpan = Infinity
+): Uint8Array {
   const m = span.length;
   let wanted = 0;
+  let tooLong = false;
   for (let e = 0; e < m; e++) {
     wanted += Math.max(0, span[e] - 1);
+    tooLong ||= span[e] > maxSpan;
   }
   const useDummies = new Uint8Array(m);
-  if (wanted <= maxDummies) {
+  if (wanted <= maxDummies && !tooLong) {
     useDummies.fill(1);
     return useDummies;
   }
@@ -346,7 +358,7 @@ function chooseDummyEdges(span: Int32Array, maxDummies: number): Uint8Array {
   let budget = maxDummies;
   for (const e of order) {
     const need = span[e] - 1;
-    if (need > budget) {
+    if (need > budget || span[e] > maxSpan) {
       break;
     }
     budget -= need;
@@ -565,6 +577,53 @@ function pullToNeighbours(
   sweepLayers(g, passes, pullRow);
 }
 
+/**
+ * 5. A row of nodes without edges (isolatedOnTop's) packed from the left edge of the rest:
+ * nothing pulls it, and centred on the widest row of the first packing it can end up far
+ * right of everything else.
+ */
+function packIsolatedRows(
+  g: LayeredGraph,
+  ord: LayerOrder,
+  x: Float64Array,
+  nodeSep: number
+): void {
+  const alone = (v: number): boolean =>
+    g.down.off[v + 1] === g.down.off[v] && g.up.off[v + 1] === g.up.off[v];
+  const isolated = (l: number): boolean => {
+    for (let i = ord.layerOff[l]; i < ord.layerOff[l + 1]; i++) {
+      if (!alone(ord.order[i])) {
+        return false;
+      }
+    }
+    return ord.layerOff[l + 1] > ord.layerOff[l];
+  };
+  for (let l = 0; l < g.layers; l++) {
+    if (!isolated(l)) {
+      continue;
+    }
+    // from the left edge of the next row that is not (the row it sits on)
+    let next = l + 1;
+    while (next < g.layers && isolated(next)) {
+      next++;
+    }
+    const row = next < g.layers ? next : l - 1;
+    if (row < 0) {
+      continue;
+    }
+    let cx = Infinity;
+    for (let i = ord.layerOff[row]; i < ord.layerOff[row + 1]; i++) {
+      const v = ord.order[i];
+      cx = Math.min(cx, x[v] - g.w[v] / 2);
+    }
+    for (let i = ord.layerOff[l]; i < ord.layerOff[l + 1]; i++) {
+      const v = ord.order[i];
+      x[v] = cx + g.w[v] / 2;
+      cx += g.w[v] + nodeSep;
+    }
+  }
+}
+
 /** 5. Shift `x` so the leftmost node's left edge is at 0; returns the drawing's width. */
 function alignLeft(g: LayeredGraph, x: Float64Array): number {
   let minX = Infinity;
@@ -685,7 +744,7 @@ function coreLayout(
   for (let e = 0; e < edges.count; e++) {
     span[e] = layer[edges.b[e]] - layer[edges.a[e]];
   }
-  const useDummies = chooseDummyEdges(span, maxDummies);
+  const useDummies = chooseDummyEdges(span, maxDummies, options.maxSpan);
   const { graph, chainStart, dummies } = expandLongEdges(
     input,
     edges,
@@ -698,6 +757,7 @@ function coreLayout(
   reduceCrossings(graph, ord, sweeps);
   const x = packLayers(graph, ord, nodeSep);
   pullToNeighbours(graph, ord, x, nodeSep, coordPasses);
+  packIsolatedRows(graph, ord, x, nodeSep);
   const width = alignLeft(graph, x);
   const { y, height } = assignY(graph, rankSep);
   const polylines = edgePolylines(edges, span, chainStart, x, y, graph.h);

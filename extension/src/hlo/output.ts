@@ -21,7 +21,7 @@ import { showCluster, showNode } from './details';
 import { flagScene, stripeOf } from './highlight';
 import { LayoutClient } from './layoutClient';
 import { FIT_READABLE, GraphModel, LEVEL_BUDGET } from './model';
-import type { Scene } from './scene';
+import { TITLE_PX, type Scene } from './scene';
 import { NodeSearch } from './search';
 import {
   collectivesTable,
@@ -337,10 +337,11 @@ export class HloView implements FeatureView {
     this._updateExpandAll(model);
     this._status.textContent = `laying out ${model.visibleCount} boxes…`;
     const vg = model.vg;
-    const [cssW] = this._canvas?.size ?? [0, 0];
+    const cssW = await this._canvasWidth();
     const r = await this._layout.layout(model.layoutInput(), {
       nodeSep: 16,
       rankSep: 24,
+      maxSpan: 12,
       viewport:
         cssW > 1
           ? { width: cssW, height: GRAPH_MAX_H, minScale: FIT_READABLE }
@@ -369,7 +370,18 @@ export class HloView implements FeatureView {
     if (focusNode >= 0) {
       this._canvas.focus(vg.rep[focusNode]);
     } else if (fit === 'readable') {
-      this._canvas.fit(FIT_READABLE);
+      // from the top of the program's flow (its first linked box, not a row of groups)
+      let top = -1;
+      for (const k of [...vg.src, ...vg.dst]) {
+        if (
+          top < 0 ||
+          r.y[k] < r.y[top] ||
+          (r.y[k] === r.y[top] && r.x[k] < r.x[top])
+        ) {
+          top = k;
+        }
+      }
+      this._canvas.fit(FIT_READABLE, top);
     } else if (fit) {
       // the whole graph: the first view is folded to a few dozen boxes to be seen whole
       this._canvas.fit();
@@ -380,15 +392,35 @@ export class HloView implements FeatureView {
   }
 
   /**
+   * The canvas's width, once it has one (the output may not be in the page yet when the
+   * first layout is asked for; a few frames at most), 0 when it never gets one.
+   */
+  private async _canvasWidth(): Promise<number> {
+    for (let i = 0; i < 30; i++) {
+      const [w] = this._canvas?.size ?? [0, 0];
+      if (w > 1 || typeof requestAnimationFrame === 'undefined') {
+        return w > 1 ? w : 0;
+      }
+      this._canvas?.remeasure();
+      await new Promise(res => requestAnimationFrame(res));
+    }
+    return 0;
+  }
+
+  /**
    * The graph box's height: GRAPH_H, or taller (up to GRAPH_MAX_H) when the whole drawing
    * then fits at a readable scale (a 24-block ladder does at about 700 px, not at 460).
    */
   private _fitHeight(width: number, height: number, cssW: number): void {
-    const s = Math.min(1, (cssW - 32) / Math.max(1, width));
-    const want = height * s + 32;
+    // the scale the whole drawing is fitted at in the tallest box (canvas.fit's padding)
+    const s = Math.min(
+      1,
+      (cssW - 32) / Math.max(1, width),
+      (GRAPH_MAX_H - 32) / Math.max(1, height)
+    );
     const h =
-      s >= FIT_READABLE && want > GRAPH_H && want <= GRAPH_MAX_H
-        ? Math.ceil(want)
+      s >= FIT_READABLE
+        ? Math.min(GRAPH_MAX_H, Math.max(GRAPH_H, Math.ceil(height * s + 32)))
         : GRAPH_H;
     this._canvas?.setHeight(h);
     if (this._details) {
@@ -456,7 +488,23 @@ export class HloView implements FeatureView {
         };
       }),
       frames: vg.frames.map(f => tree.clusters[f.cluster].label),
-      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]])
+      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]]),
+      // how big the text is drawn: a folded box's title is titlePx world px, scale x that
+      // on screen; rects: each box [x0, y0, x1, y1] in world px (to find overlaps)
+      scale: this._canvas?.scale ?? 0,
+      titlePx: TITLE_PX,
+      size: this._canvas?.size ?? [0, 0],
+      rects: st.scene
+        ? Array.from({ length: st.scene.n }, (_, k) => {
+            const sc = st.scene as Scene;
+            return [
+              sc.x[k] - sc.w[k] / 2,
+              sc.y[k] - sc.h[k] / 2,
+              sc.x[k] + sc.w[k] / 2,
+              sc.y[k] + sc.h[k] / 2
+            ];
+          })
+        : []
     };
   }
 
