@@ -779,7 +779,10 @@ function coreLayout(
  * contracted graph is laid out, then each pair's box is split back into its two, and each
  * edge's ends moved to its own box.  An edge inside a pair is drawn across the gap.
  */
-function pairedLayout(input: LayoutInput, options: LayoutOptions): LayoutResult {
+function pairedLayout(
+  input: LayoutInput,
+  options: LayoutOptions
+): LayoutResult {
   const n0 = input.widths.length;
   const sep = options.nodeSep ?? 24;
   const pairs = input.pairs as Int32Array;
@@ -992,7 +995,14 @@ export function wrapToViewport(
   };
   const measure = (
     bandOf: Int32Array
-  ): { dx: Float64Array; dy: Float64Array; w: number; h: number; right: Float64Array; bottom: Float64Array } => {
+  ): {
+    dx: Float64Array;
+    dy: Float64Array;
+    w: number;
+    h: number;
+    right: Float64Array;
+    bottom: Float64Array;
+  } => {
     const K = bandOf[L - 1] + 1;
     const x0 = new Float64Array(K).fill(Infinity);
     const x1 = new Float64Array(K).fill(-Infinity);

@@ -32,6 +32,8 @@ export const CLUSTER_W = 140;
 export const CLUSTER_H = 40;
 /** the scale at which a title is drawn 9 px high on screen: what a reader reads */
 export const FIT_READABLE = 9 / TITLE_PX;
+/** edges spanning more rows than this are laid out straight (layout's maxSpan) and drawn faint */
+export const LONG_EDGE = 12;
 /** how many boxes "Open a level" may draw (a canvas draws thousands; a reader does not) */
 export const LEVEL_BUDGET = 400;
 
@@ -363,8 +365,16 @@ export class GraphModel {
       heaviest = Math.max(heaviest, edgeWeight[e]);
     }
     for (let e = 0; e < m; e++) {
+      // faint too: an edge drawn straight across many rows (LONG_EDGE: no bends routed
+      // around the boxes between), a value made once and read far down; drawn full it
+      // would cross every box in its way
+      const span = Math.abs(r.layer[this.vg.src[e]] - r.layer[this.vg.dst[e]]);
       edgeFaint[e] =
-        this._isInput(this.vg.src[e]) || kind[this.vg.dst[e]] === 2 ? 1 : 0;
+        this._isInput(this.vg.src[e]) ||
+        kind[this.vg.dst[e]] === 2 ||
+        span > LONG_EDGE
+          ? 1
+          : 0;
       // 1 to 4 screen pixels by the square root of the bytes it carries
       edgeWidth[e] =
         1 + Math.round(3 * Math.sqrt(edgeWeight[e] / (heaviest || 1)));

@@ -20,7 +20,7 @@ import { GraphCanvas } from './canvas';
 import { showCluster, showNode } from './details';
 import { flagScene, stripeOf } from './highlight';
 import { LayoutClient } from './layoutClient';
-import { FIT_READABLE, GraphModel, LEVEL_BUDGET } from './model';
+import { FIT_READABLE, GraphModel, LEVEL_BUDGET, LONG_EDGE } from './model';
 import { TITLE_PX, type Scene } from './scene';
 import { NodeSearch } from './search';
 import {
@@ -341,7 +341,7 @@ export class HloView implements FeatureView {
     const r = await this._layout.layout(model.layoutInput(), {
       nodeSep: 16,
       rankSep: 24,
-      maxSpan: 12,
+      maxSpan: LONG_EDGE,
       viewport:
         cssW > 1
           ? { width: cssW, height: GRAPH_MAX_H, minScale: FIT_READABLE }
