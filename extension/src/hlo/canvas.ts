@@ -84,6 +84,22 @@ export class GraphCanvas {
     this._listen();
   }
 
+  /** the canvas's size in CSS px */
+  get size(): [number, number] {
+    return [this._cssW, this._cssH];
+  }
+
+  /** Take the box's size now (it may have been laid out since the last resize event). */
+  remeasure(): void {
+    this._measure();
+  }
+
+  /** Set the box's height (CSS px) and take the new size at once (not on the next resize). */
+  setHeight(h: number): void {
+    this._box.style.height = `${h}px`;
+    this._measure();
+  }
+
   get scale(): number {
     return this._scale;
   }

@@ -276,7 +276,8 @@ class TreeBuilder {
   }
 }
 
-const dirWord = (d: Direction): string =>
+/** the word a label adds for a direction (`block 2 · backward`) */
+export const dirWord = (d: Direction): string =>
   d === 'fwd' ? 'forward' : d === 'bwd' ? 'backward' : '';
 
 /**

@@ -20,6 +20,20 @@ export interface LayoutInput {
   heights: Float64Array;
   src: Int32Array;
   dst: Int32Array;
+  /**
+   * pairs drawn side by side in one layer, flattened [left0, right0, left1, right1, ...]:
+   * a forward call and its backward, so the backward reads as the forward's mirror (a
+   * ladder), one row per pair, instead of slanting beside it
+   */
+  pairs?: Int32Array;
+}
+
+/** The box the drawing is fitted into (CSS px), for `wrapToViewport`. */
+export interface LayoutViewport {
+  width: number;
+  height: number;
+  /** wrap only when the wrapped drawing fits at this scale or more (its text then reads) */
+  minScale: number;
 }
 
 export interface LayoutOptions {
@@ -28,7 +42,15 @@ export interface LayoutOptions {
   rankSep?: number;
   /** at most this many dummy nodes (default 4 x nodes) */
   maxDummies?: number;
+  /**
+   * edges spanning more layers than this get no dummies: drawn straight (default: any).
+   * A value computed once and read 100 layers further down would otherwise push a column
+   * of dummies through every layer between, and with it the drawing's width.
+   */
+  maxSpan?: number;
   coordPasses?: number;
+  /** wrap a tall drawing into side-by-side bands to fit this viewport (see `wrapToViewport`) */
+  viewport?: LayoutViewport;
 }
 
 export interface LayoutResult {
@@ -43,6 +65,8 @@ export interface LayoutResult {
   edgePoints: Float64Array;
   layers: number;
   dummies: number;
+  /** side-by-side bands the layers were wrapped into (1: none) */
+  bands: number;
 }
 
 /** Compressed adjacency: for node v, nbr[off[v] .. off[v+1]]. */
@@ -263,6 +287,35 @@ function lowerSources(
   }
 }
 
+/**
+ * 2. Nodes with no edge at all (a folded group of parameters: its edges are counts) get
+ * a row of their own above the rest, not a place in the first row: there they would widen
+ * the row of the first block, and with it the drawing.
+ */
+function isolatedOnTop(
+  n: number,
+  edges: OrientedEdges,
+  layer: Int32Array
+): void {
+  const linked = new Uint8Array(n);
+  for (let e = 0; e < edges.count; e++) {
+    linked[edges.a[e]] = 1;
+    linked[edges.b[e]] = 1;
+  }
+  let some = false;
+  let all = true;
+  for (let v = 0; v < n; v++) {
+    some ||= !linked[v];
+    all &&= !linked[v];
+  }
+  if (!some || all) {
+    return;
+  }
+  for (let v = 0; v < n; v++) {
+    layer[v] = linked[v] ? layer[v] + 1 : 0;
+  }
+}
+
 /** 2. Each node's layer and the number of layers. */
 function assignLayers(
   n: number,
@@ -271,6 +324,7 @@ function assignLayers(
   const out = csr(n, edges.a, edges.b, edges.count);
   const layer = longestPathLayers(n, edges, out);
   lowerSources(n, edges, out, layer);
+  isolatedOnTop(n, edges, layer);
   let layers = 0;
   for (let v = 0; v < n; v++) {
     if (layer[v] + 1 > layers) {
@@ -281,14 +335,20 @@ function assignLayers(
 }
 
 /** 3. Which edges get dummy nodes: all if the budget allows, else shortest spans first. */
-function chooseDummyEdges(span: Int32Array, maxDummies: number): Uint8Array {
+function chooseDummyEdges(
+  span: Int32Array,
+  maxDummies: number,
+  maxSpan = Infinity
+): Uint8Array {
   const m = span.length;
   let wanted = 0;
+  let tooLong = false;
   for (let e = 0; e < m; e++) {
     wanted += Math.max(0, span[e] - 1);
+    tooLong ||= span[e] > maxSpan;
   }
   const useDummies = new Uint8Array(m);
-  if (wanted <= maxDummies) {
+  if (wanted <= maxDummies && !tooLong) {
     useDummies.fill(1);
     return useDummies;
   }
@@ -298,7 +358,7 @@ function chooseDummyEdges(span: Int32Array, maxDummies: number): Uint8Array {
   let budget = maxDummies;
   for (const e of order) {
     const need = span[e] - 1;
-    if (need > budget) {
+    if (need > budget || span[e] > maxSpan) {
       break;
     }
     budget -= need;
@@ -517,6 +577,53 @@ function pullToNeighbours(
   sweepLayers(g, passes, pullRow);
 }
 
+/**
+ * 5. A row of nodes without edges (isolatedOnTop's) packed from the left edge of the rest:
+ * nothing pulls it, and centred on the widest row of the first packing it can end up far
+ * right of everything else.
+ */
+function packIsolatedRows(
+  g: LayeredGraph,
+  ord: LayerOrder,
+  x: Float64Array,
+  nodeSep: number
+): void {
+  const alone = (v: number): boolean =>
+    g.down.off[v + 1] === g.down.off[v] && g.up.off[v + 1] === g.up.off[v];
+  const isolated = (l: number): boolean => {
+    for (let i = ord.layerOff[l]; i < ord.layerOff[l + 1]; i++) {
+      if (!alone(ord.order[i])) {
+        return false;
+      }
+    }
+    return ord.layerOff[l + 1] > ord.layerOff[l];
+  };
+  for (let l = 0; l < g.layers; l++) {
+    if (!isolated(l)) {
+      continue;
+    }
+    // from the left edge of the next row that is not (the row it sits on)
+    let next = l + 1;
+    while (next < g.layers && isolated(next)) {
+      next++;
+    }
+    const row = next < g.layers ? next : l - 1;
+    if (row < 0) {
+      continue;
+    }
+    let cx = Infinity;
+    for (let i = ord.layerOff[row]; i < ord.layerOff[row + 1]; i++) {
+      const v = ord.order[i];
+      cx = Math.min(cx, x[v] - g.w[v] / 2);
+    }
+    for (let i = ord.layerOff[l]; i < ord.layerOff[l + 1]; i++) {
+      const v = ord.order[i];
+      x[v] = cx + g.w[v] / 2;
+      cx += g.w[v] + nodeSep;
+    }
+  }
+}
+
 /** 5. Shift `x` so the leftmost node's left edge is at 0; returns the drawing's width. */
 function alignLeft(g: LayeredGraph, x: Float64Array): number {
   let minX = Infinity;
@@ -602,8 +709,25 @@ function edgePolylines(
   return { edgeOffsets, edgePoints };
 }
 
-/** The layout of `input`, phase by phase (see the top of this file). */
+/**
+ * The layout of `input`: pairs contracted to one box each (`pairedLayout`), laid out phase
+ * by phase (see the top of this file), then wrapped into bands to fit the viewport.
+ */
 export function layeredLayout(
+  input: LayoutInput,
+  options: LayoutOptions = {}
+): LayoutResult {
+  const r =
+    input.pairs && input.pairs.length >= 2
+      ? pairedLayout(input, options)
+      : coreLayout(input, options);
+  return options.viewport
+    ? wrapToViewport(r, input, options.viewport, options.rankSep ?? 36)
+    : r;
+}
+
+/** The layout of `input`, phase by phase (see the top of this file). */
+function coreLayout(
   input: LayoutInput,
   options: LayoutOptions = {}
 ): LayoutResult {
@@ -620,7 +744,7 @@ export function layeredLayout(
   for (let e = 0; e < edges.count; e++) {
     span[e] = layer[edges.b[e]] - layer[edges.a[e]];
   }
-  const useDummies = chooseDummyEdges(span, maxDummies);
+  const useDummies = chooseDummyEdges(span, maxDummies, options.maxSpan);
   const { graph, chainStart, dummies } = expandLongEdges(
     input,
     edges,
@@ -633,6 +757,7 @@ export function layeredLayout(
   reduceCrossings(graph, ord, sweeps);
   const x = packLayers(graph, ord, nodeSep);
   pullToNeighbours(graph, ord, x, nodeSep, coordPasses);
+  packIsolatedRows(graph, ord, x, nodeSep);
   const width = alignLeft(graph, x);
   const { y, height } = assignY(graph, rankSep);
   const polylines = edgePolylines(edges, span, chainStart, x, y, graph.h);
@@ -644,7 +769,335 @@ export function layeredLayout(
     height,
     ...polylines,
     layers,
-    dummies
+    dummies,
+    bands: 1
+  };
+}
+
+/**
+ * Pairs side by side: each pair is contracted to one box as wide as both (and a gap), the
+ * contracted graph is laid out, then each pair's box is split back into its two, and each
+ * edge's ends moved to its own box.  An edge inside a pair is drawn across the gap.
+ */
+function pairedLayout(
+  input: LayoutInput,
+  options: LayoutOptions
+): LayoutResult {
+  const n0 = input.widths.length;
+  const sep = options.nodeSep ?? 24;
+  const pairs = input.pairs as Int32Array;
+  const rightOf = new Int32Array(n0).fill(-1);
+  const leftOf = new Int32Array(n0).fill(-1);
+  for (let k = 0; k + 1 < pairs.length; k += 2) {
+    const a = pairs[k];
+    const b = pairs[k + 1];
+    if (
+      a === b ||
+      a < 0 ||
+      b < 0 ||
+      a >= n0 ||
+      b >= n0 ||
+      rightOf[a] >= 0 ||
+      leftOf[a] >= 0 ||
+      rightOf[b] >= 0 ||
+      leftOf[b] >= 0
+    ) {
+      continue;
+    }
+    rightOf[a] = b;
+    leftOf[b] = a;
+  }
+  // contracted ids: every node that is no pair's right member
+  const cid = new Int32Array(n0);
+  let cn = 0;
+  for (let v = 0; v < n0; v++) {
+    if (leftOf[v] < 0) {
+      cid[v] = cn++;
+    }
+  }
+  for (let v = 0; v < n0; v++) {
+    if (leftOf[v] >= 0) {
+      cid[v] = cid[leftOf[v]];
+    }
+  }
+  const widths = new Float64Array(cn);
+  const heights = new Float64Array(cn);
+  for (let v = 0; v < n0; v++) {
+    if (leftOf[v] >= 0) {
+      continue;
+    }
+    const b = rightOf[v];
+    widths[cid[v]] =
+      b >= 0 ? input.widths[v] + sep + input.widths[b] : input.widths[v];
+    heights[cid[v]] =
+      b >= 0 ? Math.max(input.heights[v], input.heights[b]) : input.heights[v];
+  }
+  const m = input.src.length;
+  const outer: number[] = [];
+  const cs: number[] = [];
+  const cd: number[] = [];
+  for (let e = 0; e < m; e++) {
+    const s = cid[input.src[e]];
+    const d = cid[input.dst[e]];
+    if (s !== d) {
+      outer.push(e);
+      cs.push(s);
+      cd.push(d);
+    }
+  }
+  const r = coreLayout(
+    {
+      widths,
+      heights,
+      src: Int32Array.from(cs),
+      dst: Int32Array.from(cd)
+    },
+    options
+  );
+  const x = new Float64Array(n0);
+  const y = new Float64Array(n0);
+  const layer = new Int32Array(n0);
+  for (let v = 0; v < n0; v++) {
+    const c = cid[v];
+    y[v] = r.y[c];
+    layer[v] = r.layer[c];
+    const left = r.x[c] - widths[c] / 2;
+    x[v] =
+      leftOf[v] >= 0
+        ? left + widths[c] - input.widths[v] / 2
+        : left + input.widths[v] / 2;
+  }
+  // polylines: the contracted edge's, its ends on the edge's own boxes
+  const pts: number[][] = new Array(m);
+  outer.forEach((e, j) => {
+    const p = Array.from(
+      r.edgePoints.subarray(2 * r.edgeOffsets[j], 2 * r.edgeOffsets[j + 1])
+    );
+    const end = (k: number, v: number): void => {
+      const below = p[k + 1] > y[v];
+      p[k] = x[v];
+      p[k + 1] = y[v] + ((below ? 1 : -1) * input.heights[v]) / 2;
+    };
+    end(0, input.src[e]);
+    end(p.length - 2, input.dst[e]);
+    pts[e] = p;
+  });
+  for (let e = 0; e < m; e++) {
+    if (pts[e]) {
+      continue;
+    }
+    const s = input.src[e];
+    const d = input.dst[e];
+    const dir = x[d] >= x[s] ? 1 : -1;
+    pts[e] = [
+      x[s] + (dir * input.widths[s]) / 2,
+      y[s],
+      x[d] - (dir * input.widths[d]) / 2,
+      y[d]
+    ];
+  }
+  const edgeOffsets = new Int32Array(m + 1);
+  for (let e = 0; e < m; e++) {
+    edgeOffsets[e + 1] = edgeOffsets[e] + pts[e].length / 2;
+  }
+  const edgePoints = new Float64Array(2 * edgeOffsets[m]);
+  for (let e = 0; e < m; e++) {
+    edgePoints.set(pts[e], 2 * edgeOffsets[e]);
+  }
+  return { ...r, x, y, layer, edgeOffsets, edgePoints };
+}
+
+/** The scale a drawing of `w` x `h` is fitted at in the viewport (as the canvas fits: 16 px pad, at most 1). */
+function fitScale(vp: LayoutViewport, w: number, h: number): number {
+  return Math.min(
+    1,
+    (vp.width - 32) / Math.max(1, w),
+    (vp.height - 32) / Math.max(1, h)
+  );
+}
+
+/**
+ * A drawing much taller than the viewport (a chain of 24 blocks is 24 rows) wrapped into K
+ * side-by-side bands of consecutive layers, like a newspaper's columns, K chosen for the
+ * largest scale at which the whole drawing fits the viewport.  Kept unwrapped unless that
+ * scale reaches `minScale` (the text reads): a drawing too big to read whole reads better
+ * as one column scrolled down than as bands scrolled both ways.  An edge from one band to
+ * another runs below its band, up the gap between the bands and in from the top.
+ */
+export function wrapToViewport(
+  r: LayoutResult,
+  input: LayoutInput,
+  vp: LayoutViewport,
+  rankSep: number
+): LayoutResult {
+  const n = r.x.length;
+  const L = r.layers;
+  const base = fitScale(vp, r.width, r.height);
+  if (n === 0 || L < 2 || base >= vp.minScale) {
+    return r;
+  }
+  const top = new Float64Array(L).fill(Infinity);
+  const bot = new Float64Array(L).fill(-Infinity);
+  for (let v = 0; v < n; v++) {
+    const l = r.layer[v];
+    top[l] = Math.min(top[l], r.y[v] - input.heights[v] / 2);
+    bot[l] = Math.max(bot[l], r.y[v] + input.heights[v] / 2);
+  }
+  for (let l = 0; l < L; l++) {
+    if (top[l] === Infinity) {
+      // a layer of dummies only: the middle of the gap between its neighbours
+      top[l] = l > 0 ? bot[l - 1] + rankSep : 0;
+      bot[l] = top[l];
+    }
+  }
+  const layerOfY = (py: number): number => {
+    let lo = 0;
+    let hi = L - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (top[mid] - rankSep / 2 <= py) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return lo;
+  };
+  const gap = 2 * rankSep;
+  const margin = rankSep / 2;
+  // the x extent of each layer (nodes and edge points), to size the bands
+  const lx0 = new Float64Array(L).fill(Infinity);
+  const lx1 = new Float64Array(L).fill(-Infinity);
+  for (let v = 0; v < n; v++) {
+    const l = r.layer[v];
+    lx0[l] = Math.min(lx0[l], r.x[v] - input.widths[v] / 2);
+    lx1[l] = Math.max(lx1[l], r.x[v] + input.widths[v] / 2);
+  }
+  for (let k = 0; k < r.edgePoints.length; k += 2) {
+    const l = layerOfY(r.edgePoints[k + 1]);
+    lx0[l] = Math.min(lx0[l], r.edgePoints[k]);
+    lx1[l] = Math.max(lx1[l], r.edgePoints[k]);
+  }
+  const split = (K: number): Int32Array => {
+    // band of each layer: consecutive layers, about the same height each
+    const bandOf = new Int32Array(L);
+    const target = r.height / K;
+    let b = 0;
+    let start = top[0];
+    for (let l = 0; l < L; l++) {
+      if (b < K - 1 && l > 0 && bot[l] - start > target && L - l >= K - b - 1) {
+        b++;
+        start = top[l];
+      }
+      bandOf[l] = b;
+    }
+    return bandOf;
+  };
+  const measure = (
+    bandOf: Int32Array
+  ): {
+    dx: Float64Array;
+    dy: Float64Array;
+    w: number;
+    h: number;
+    right: Float64Array;
+    bottom: Float64Array;
+  } => {
+    const K = bandOf[L - 1] + 1;
+    const x0 = new Float64Array(K).fill(Infinity);
+    const x1 = new Float64Array(K).fill(-Infinity);
+    const y0 = new Float64Array(K).fill(Infinity);
+    const y1 = new Float64Array(K).fill(-Infinity);
+    for (let l = 0; l < L; l++) {
+      const b = bandOf[l];
+      if (lx0[l] <= lx1[l]) {
+        x0[b] = Math.min(x0[b], lx0[l]);
+        x1[b] = Math.max(x1[b], lx1[l]);
+      }
+      y0[b] = Math.min(y0[b], top[l]);
+      y1[b] = Math.max(y1[b], bot[l]);
+    }
+    const dx = new Float64Array(K);
+    const dy = new Float64Array(K);
+    const right = new Float64Array(K);
+    const bottom = new Float64Array(K);
+    let cx = 0;
+    let h = 0;
+    for (let b = 0; b < K; b++) {
+      if (x0[b] > x1[b]) {
+        x0[b] = x1[b] = 0;
+      }
+      dx[b] = cx - x0[b];
+      dy[b] = margin - y0[b];
+      cx += x1[b] - x0[b];
+      right[b] = cx;
+      bottom[b] = margin + y1[b] - y0[b];
+      cx += gap;
+      h = Math.max(h, bottom[b] + margin);
+    }
+    return { dx, dy, w: cx - gap, h, right, bottom };
+  };
+  let best: Int32Array | null = null;
+  let bestScale = base;
+  for (let K = 2; K <= Math.min(L, 16); K++) {
+    const bandOf = split(K);
+    const m = measure(bandOf);
+    const s = fitScale(vp, m.w, m.h);
+    if (s > bestScale * 1.02) {
+      best = bandOf;
+      bestScale = s;
+    }
+  }
+  if (!best || bestScale < vp.minScale) {
+    return r;
+  }
+  const { dx, dy, w, h, right, bottom } = measure(best);
+  const x = new Float64Array(n);
+  const y = new Float64Array(n);
+  for (let v = 0; v < n; v++) {
+    const b = best[r.layer[v]];
+    x[v] = r.x[v] + dx[b];
+    y[v] = r.y[v] + dy[b];
+  }
+  const m = r.edgeOffsets.length - 1;
+  const pts: number[] = [];
+  const edgeOffsets = new Int32Array(m + 1);
+  for (let e = 0; e < m; e++) {
+    let prevBand = -1;
+    for (let k = r.edgeOffsets[e]; k < r.edgeOffsets[e + 1]; k++) {
+      const px = r.edgePoints[2 * k];
+      const py = r.edgePoints[2 * k + 1];
+      const b = best[layerOfY(py)];
+      const qx = px + dx[b];
+      const qy = py + dy[b];
+      if (prevBand >= 0 && b !== prevBand) {
+        const lastX = pts[pts.length - 2];
+        if (b > prevBand) {
+          // down out of its band, up the gap to its right, in from the top
+          const under = bottom[prevBand] + margin / 2;
+          const lane = right[prevBand] + gap / 2;
+          pts.push(lastX, under, lane, under, lane, margin / 2, qx, margin / 2);
+        } else {
+          // an edge drawn upwards: out over the top, down the gap to its left
+          const lane = right[prevBand - 1] + gap / 2;
+          const under = bottom[b] + margin / 2;
+          pts.push(lastX, margin / 2, lane, margin / 2, lane, under, qx, under);
+        }
+      }
+      pts.push(qx, qy);
+      prevBand = b;
+    }
+    edgeOffsets[e + 1] = pts.length / 2;
+  }
+  return {
+    ...r,
+    x,
+    y,
+    width: w,
+    height: h,
+    edgeOffsets,
+    edgePoints: Float64Array.from(pts),
+    bands: best[L - 1] + 1
   };
 }
 

@@ -8,6 +8,7 @@ import {
   BOX_BUDGET,
   buildClusters,
   clusterPath,
+  dirWord,
   initialExpansion,
   openWithin,
   type ClusterTree
@@ -16,14 +17,23 @@ import { indexGraph, moduleInstructions, type GraphIndex } from './graph';
 import { formatBytes, heatScale, type HeatScale } from './heat';
 import type { LayoutInput, LayoutResult } from './layout';
 import type { Direction } from './scope';
-import { edgeBoxes, type Frame, type Scene } from './scene';
+import { edgeBoxes, TITLE_PX, type Frame, type Scene } from './scene';
 import type { HloInstruction, UnpackedHloPayload } from './types';
 import { visibleGraph, type VisibleGraph } from './visible';
 
 export const NODE_W = 200;
 export const NODE_H = 40;
-export const CLUSTER_W = 230;
-export const CLUSTER_H = 46;
+/**
+ * A folded box: narrow enough that two dozen forward/backward pairs fit a notebook's
+ * output at a scale where their titles read (FIT_READABLE); the title is the call's name
+ * (`▸ block 12`), the direction and sizes go on the second line.
+ */
+export const CLUSTER_W = 140;
+export const CLUSTER_H = 40;
+/** the scale at which a title is drawn 9 px high on screen: what a reader reads */
+export const FIT_READABLE = 9 / TITLE_PX;
+/** edges spanning more rows than this are laid out straight (layout's maxSpan) and drawn faint */
+export const LONG_EDGE = 12;
 /** how many boxes "Open a level" may draw (a canvas draws thousands; a reader does not) */
 export const LEVEL_BUDGET = 400;
 
@@ -172,21 +182,31 @@ export class GraphModel {
   private _mirrored(): Uint8Array {
     const m = this.vg.src.length;
     const out = new Uint8Array(m);
-    // only folded backward calls whose forward is drawn folded too: a ladder of pairs
-    const fwd = new Set<string>();
-    const paired = (k: number, dir: Direction): boolean => {
+    if (this._pairs().length === 0) {
+      // no forward call drawn beside its backward: nothing to mirror
+      return out;
+    }
+    // the backward half (backward calls, and the boxes inside opened ones) is laid out
+    // upwards, and so are its edges to what is neither forward nor backward (the loss
+    // between the two halves, the gradients out of the last backward): the loss then sits
+    // below the last block's pair, the gradients above the first's
+    const side = (k: number): Direction => {
       const it = this.vg.items[k];
-      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
-      return !!cl && cl.dir === dir && (dir === 'fwd' || fwd.has(cl.pair));
-    };
-    this.vg.items.forEach((it, k) => {
-      if (paired(k, 'fwd')) {
-        fwd.add(this.tree.clusters[it.ref].pair);
+      let c = it.kind === 'cluster' ? it.ref : this.tree.nodeCluster[it.ref];
+      for (; c >= 0; c = this.tree.clusters[c].parent) {
+        const d = this.tree.clusters[c].dir;
+        if (d) {
+          return d;
+        }
       }
-    });
+      return null;
+    };
+    const sides = this.vg.items.map((_, k) => side(k));
     for (let e = 0; e < m; e++) {
+      const a = sides[this.vg.src[e]];
+      const b = sides[this.vg.dst[e]];
       out[e] =
-        paired(this.vg.src[e], 'bwd') && paired(this.vg.dst[e], 'bwd') ? 1 : 0;
+        (a === 'bwd' && b !== 'fwd') || (b === 'bwd' && a !== 'fwd') ? 1 : 0;
     }
     return out;
   }
@@ -204,8 +224,32 @@ export class GraphModel {
       widths,
       heights,
       src: this.vg.src.map((s, e) => (mirror[e] ? this.vg.dst[e] : s)),
-      dst: this.vg.dst.map((d, e) => (mirror[e] ? this.vg.src[e] : d))
+      dst: this.vg.dst.map((d, e) => (mirror[e] ? this.vg.src[e] : d)),
+      pairs: this._pairs()
     };
+  }
+
+  /**
+   * Folded forward calls and their folded backward, as [forward item, backward item, ...]:
+   * the layout puts each backward right beside its forward (one row per pair, a ladder).
+   */
+  private _pairs(): Int32Array {
+    const fwd = new Map<string, number>();
+    this.vg.items.forEach((it, k) => {
+      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
+      if (cl && cl.dir === 'fwd') {
+        fwd.set(cl.pair, k);
+      }
+    });
+    const out: number[] = [];
+    this.vg.items.forEach((it, k) => {
+      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
+      const f = cl && cl.dir === 'bwd' ? fwd.get(cl.pair) : undefined;
+      if (f !== undefined) {
+        out.push(f, k);
+      }
+    });
+    return Int32Array.from(out);
   }
 
   /** a parameter / constant (or their group): inputs whose edges are drawn faint */
@@ -251,7 +295,16 @@ export class GraphModel {
         w[k] = CLUSTER_W;
         h[k] = CLUSTER_H;
         kind[k] = cl.kind === 'group' ? 2 : 1;
-        title.push(`▸ ${cl.label}`);
+        // the direction goes on the second line: the title is the name, short enough to
+        // be drawn large (`▸ block 12`; the backward is the box right of the forward)
+        const word = dirWord(cl.dir);
+        const suffix = word ? ` · ${word}` : '';
+        const name =
+          suffix && cl.label.endsWith(suffix)
+            ? cl.label.slice(0, -suffix.length)
+            : cl.label;
+        title.push(`▸ ${name}`);
+        const lead = suffix && name !== cl.label ? `${word} · ` : '';
         if (cl.kind === 'group') {
           let bytes = 0;
           for (const i of cl.members) {
@@ -261,7 +314,7 @@ export class GraphModel {
         } else {
           const reads = this.vg.inputs[k];
           sub.push(
-            `${cl.size} ops · ${formatBytes(cl.bytesMoved)}` +
+            `${lead}${cl.size} ops · ${formatBytes(cl.bytesMoved)}` +
               (reads ? ` · ${reads} inputs` : ' moved')
           );
           clusterWeights.push(cl.bytesMoved);
@@ -312,8 +365,16 @@ export class GraphModel {
       heaviest = Math.max(heaviest, edgeWeight[e]);
     }
     for (let e = 0; e < m; e++) {
+      // faint too: an edge drawn straight across many rows (LONG_EDGE: no bends routed
+      // around the boxes between), a value made once and read far down; drawn full it
+      // would cross every box in its way
+      const span = Math.abs(r.layer[this.vg.src[e]] - r.layer[this.vg.dst[e]]);
       edgeFaint[e] =
-        this._isInput(this.vg.src[e]) || kind[this.vg.dst[e]] === 2 ? 1 : 0;
+        this._isInput(this.vg.src[e]) ||
+        kind[this.vg.dst[e]] === 2 ||
+        span > LONG_EDGE
+          ? 1
+          : 0;
       // 1 to 4 screen pixels by the square root of the bytes it carries
       edgeWidth[e] =
         1 + Math.round(3 * Math.sqrt(edgeWeight[e] / (heaviest || 1)));

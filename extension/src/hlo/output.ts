@@ -20,8 +20,8 @@ import { GraphCanvas } from './canvas';
 import { showCluster, showNode } from './details';
 import { flagScene, stripeOf } from './highlight';
 import { LayoutClient } from './layoutClient';
-import { GraphModel, LEVEL_BUDGET } from './model';
-import type { Scene } from './scene';
+import { FIT_READABLE, GraphModel, LEVEL_BUDGET, LONG_EDGE } from './model';
+import { TITLE_PX, type Scene } from './scene';
 import { NodeSearch } from './search';
 import {
   collectivesTable,
@@ -41,6 +41,10 @@ import {
 } from '../common/textActions';
 import type { HloNode, UnpackedHloPayload as HloPayload } from './types';
 import type { VisibleGraph } from './visible';
+
+/** the graph box's height (CSS px; hlo.css), and the most it grows to for a readable fit */
+const GRAPH_H = 460;
+const GRAPH_MAX_H = 720;
 
 interface GraphState {
   model: GraphModel;
@@ -229,10 +233,13 @@ export class HloView implements FeatureView {
       fit: () => this._canvas?.fit(),
       expandAll: () => {
         const st = this._state();
-        if (!st.model.openLevel()) {
+        const opened = st.model.openLevel();
+        if (!opened) {
           st.model.collapseAll();
         }
-        void this._relayout(true);
+        // a level opened is hundreds of boxes: shown at a readable scale from its top
+        // (scroll or Fit for the whole); folded back, the first view is shown whole
+        void this._relayout(opened ? 'readable' : true);
       }
     });
     this._crumbs = t.crumbs;
@@ -313,7 +320,16 @@ export class HloView implements FeatureView {
     return null;
   }
 
-  private async _relayout(fit: boolean, focusNode = -1): Promise<void> {
+  /**
+   * Lay the drawing out and show it: `fit` true fits it whole, 'readable' fits it whole
+   * when that is at a readable scale and else shows its top at one; false keeps the view.
+   * The graph box grows (GRAPH_H up to GRAPH_MAX_H) when the drawing reads whole in a
+   * taller box, and the layout wraps a tall drawing into bands to fit the box's width.
+   */
+  private async _relayout(
+    fit: boolean | 'readable',
+    focusNode = -1
+  ): Promise<void> {
     const name = this._current;
     const st = this._state(name);
     const model = st.model;
@@ -321,9 +337,21 @@ export class HloView implements FeatureView {
     this._updateExpandAll(model);
     this._status.textContent = `laying out ${model.visibleCount} boxes…`;
     const vg = model.vg;
-    const r = await this._layout.layout(model.layoutInput());
+    const cssW = await this._canvasWidth();
+    const r = await this._layout.layout(model.layoutInput(), {
+      nodeSep: 16,
+      rankSep: 24,
+      maxSpan: LONG_EDGE,
+      viewport:
+        cssW > 1
+          ? { width: cssW, height: GRAPH_MAX_H, minScale: FIT_READABLE }
+          : undefined
+    });
     if (!r || name !== this._current || !this._canvas || model.vg !== vg) {
       return;
+    }
+    if (fit && cssW > 1) {
+      this._fitHeight(r.width, r.height, cssW);
     }
     st.scene = model.scene(r, k => this._stripe(vg, model, k));
     st.drawn = vg;
@@ -341,6 +369,19 @@ export class HloView implements FeatureView {
       ` · layout ${this._layout.lastMs.toFixed(0)} ms`;
     if (focusNode >= 0) {
       this._canvas.focus(vg.rep[focusNode]);
+    } else if (fit === 'readable') {
+      // from the top of the program's flow (its first linked box, not a row of groups)
+      let top = -1;
+      for (const k of [...vg.src, ...vg.dst]) {
+        if (
+          top < 0 ||
+          r.y[k] < r.y[top] ||
+          (r.y[k] === r.y[top] && r.x[k] < r.x[top])
+        ) {
+          top = k;
+        }
+      }
+      this._canvas.fit(FIT_READABLE, top);
     } else if (fit) {
       // the whole graph: the first view is folded to a few dozen boxes to be seen whole
       this._canvas.fit();
@@ -348,6 +389,43 @@ export class HloView implements FeatureView {
     // the first drawing of this render (not merely the first layout asked for: that one
     // may have been replaced before it arrived) makes the output usable
     this._drawn();
+  }
+
+  /**
+   * The canvas's width, once it has one (the output may not be in the page yet when the
+   * first layout is asked for; a few frames at most), 0 when it never gets one.
+   */
+  private async _canvasWidth(): Promise<number> {
+    for (let i = 0; i < 30; i++) {
+      const [w] = this._canvas?.size ?? [0, 0];
+      if (w > 1 || typeof requestAnimationFrame === 'undefined') {
+        return w > 1 ? w : 0;
+      }
+      this._canvas?.remeasure();
+      await new Promise(res => requestAnimationFrame(res));
+    }
+    return 0;
+  }
+
+  /**
+   * The graph box's height: GRAPH_H, or taller (up to GRAPH_MAX_H) when the whole drawing
+   * then fits at a readable scale (a 24-block ladder does at about 700 px, not at 460).
+   */
+  private _fitHeight(width: number, height: number, cssW: number): void {
+    // the scale the whole drawing is fitted at in the tallest box (canvas.fit's padding)
+    const s = Math.min(
+      1,
+      (cssW - 32) / Math.max(1, width),
+      (GRAPH_MAX_H - 32) / Math.max(1, height)
+    );
+    const h =
+      s >= FIT_READABLE
+        ? Math.min(GRAPH_MAX_H, Math.max(GRAPH_H, Math.ceil(height * s + 32)))
+        : GRAPH_H;
+    this._canvas?.setHeight(h);
+    if (this._details) {
+      this._details.style.height = `${h}px`;
+    }
   }
 
   /**
@@ -410,7 +488,23 @@ export class HloView implements FeatureView {
         };
       }),
       frames: vg.frames.map(f => tree.clusters[f.cluster].label),
-      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]])
+      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]]),
+      // how big the text is drawn: a folded box's title is titlePx world px, scale x that
+      // on screen; rects: each box [x0, y0, x1, y1] in world px (to find overlaps)
+      scale: this._canvas?.scale ?? 0,
+      titlePx: TITLE_PX,
+      size: this._canvas?.size ?? [0, 0],
+      rects: st.scene
+        ? Array.from({ length: st.scene.n }, (_, k) => {
+            const sc = st.scene as Scene;
+            return [
+              sc.x[k] - sc.w[k] / 2,
+              sc.y[k] - sc.h[k] / 2,
+              sc.x[k] + sc.w[k] / 2,
+              sc.y[k] + sc.h[k] / 2
+            ];
+          })
+        : []
     };
   }
 

@@ -6,7 +6,13 @@
  * minimap's overview image.
  */
 
-import { FLAG_LINKED, FLAG_SEARCH, FLAG_SELECTED, type Scene } from './scene';
+import {
+  FLAG_LINKED,
+  FLAG_SEARCH,
+  FLAG_SELECTED,
+  TITLE_PX,
+  type Scene
+} from './scene';
 import type { Palette } from './theme';
 
 /** The world rectangle in view, the view's scale and one screen pixel in world units. */
@@ -277,7 +283,7 @@ function paintBox(
   if (detailed) {
     ctx.fillStyle = p.text;
     ctx.textBaseline = 'middle';
-    ctx.font = `${s.kind[i] === 0 ? '' : 'bold '}12px ${p.font}`;
+    ctx.font = `${s.kind[i] === 0 ? '12px' : `bold ${TITLE_PX}px`} ${p.font}`;
     const tx = x0 + 12;
     const tw = w - 22;
     ctx.fillText(elide(ctx, s.title[i], tw), tx, y0 + h * 0.33);

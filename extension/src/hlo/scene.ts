@@ -4,6 +4,9 @@ export const FLAG_SELECTED = 1;
 export const FLAG_LINKED = 2;
 export const FLAG_SEARCH = 4;
 
+/** a folded box's title font size in world px (a node's is 12) */
+export const TITLE_PX = 13;
+
 export type BoxKind = 0 | 1 | 2; // node, cluster, group
 
 export interface Frame {

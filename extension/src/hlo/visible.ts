@@ -10,9 +10,10 @@
  *   "parameters" box say only that every layer reads weights, and cross everything.  Each
  *   item reads its count instead (`inputs`: how many of the group's values it reads); the
  *   edges come back once the group is opened;
- * - between folded clusters, an edge that a longer path of drawn edges already implies is
- *   left out (`implied` counts them): the backward of block 23 feeds the backward of every
- *   earlier block, but what reads is the chain 23 -> 22 -> ... -> 0.
+ * - into or out of a folded cluster, an edge that a longer path of drawn edges already
+ *   implies is left out (`implied` counts them): the backward of block 23 feeds the
+ *   backward of every earlier block, and the loss's sign (d|x|/dx) every block's backward,
+ *   but what reads is the chain loss -> 23 -> 22 -> ... -> 0.
  */
 
 import type { ClusterTree } from './cluster';
@@ -39,7 +40,7 @@ export interface VisibleGraph {
   both: Uint8Array;
   /** per item: the parameters and constants of folded groups it reads (their edges not drawn) */
   inputs: Int32Array;
-  /** edges between folded clusters left out as a longer path implies them */
+  /** edges into or out of folded clusters left out as a longer path implies them */
   implied: number;
   /** expanded clusters and the items drawn inside them (for frames) */
   frames: Array<{ cluster: number; items: number[] }>;
@@ -214,7 +215,7 @@ const IMPLIED_MAX_ITEMS = 400;
 const IMPLIED_MAX_EDGES = 4000;
 
 /**
- * The edges between two folded clusters that another path implies: a -> c is left out
+ * The edges into or out of a folded cluster that another path implies: a -> c is left out
  * when c is reachable from a along other kept edges that each carry at least its bytes
  * (a widest-path test, lightest edges first).  So the backward of block 23 feeding block
  * 5's backward (a few small values) goes, as 23 -> 22 -> ... -> 5 carries more; the
@@ -239,8 +240,8 @@ function impliedEdges(items: VisibleItem[], edges: Bundled): Uint8Array {
   for (let e = 0; e < m; e++) {
     if (
       !edges.both[e] &&
-      items[edges.src[e]].kind === 'cluster' &&
-      items[edges.dst[e]].kind === 'cluster'
+      (items[edges.src[e]].kind === 'cluster' ||
+        items[edges.dst[e]].kind === 'cluster')
     ) {
       cand.push(e);
     }
