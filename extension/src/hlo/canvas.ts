@@ -100,6 +100,11 @@ export class GraphCanvas {
     this._measure();
   }
 
+  /** where the world's origin is drawn on the canvas (CSS px) */
+  get offset(): [number, number] {
+    return [this._tx, this._ty];
+  }
+
   get scale(): number {
     return this._scale;
   }

@@ -26,6 +26,19 @@ export interface LayoutInput {
    * ladder), one row per pair, instead of slanting beside it
    */
   pairs?: Int32Array;
+  /**
+   * per node, the group it is drawn in (-1: none): the nodes of one group get consecutive
+   * layers of their own (`groupedLayers`), so a frame drawn around them holds no other box
+   * (the calls inside an opened block stay between the blocks before and after it)
+   */
+  groups?: Int32Array;
+  /**
+   * 1 for an edge that does not place its ends (drawn, but left out of the layering): data
+   * flowing both ways between two boxes says nothing of which is above the other
+   */
+  weak?: Uint8Array;
+  /** what each edge carries (bytes): a cycle is broken at its lightest edges */
+  weights?: Float64Array;
 }
 
 /** The box the drawing is fitted into (CSS px), for `wrapToViewport`. */
@@ -135,6 +148,58 @@ export function backEdges(
   return rev;
 }
 
+/** above this many edges cycles are broken by `backEdges` (a search, not by weight) */
+const WEIGHED_CYCLES_MAX_EDGES = 5000;
+
+/**
+ * Edges to reverse so the graph becomes acyclic, the lightest of each cycle: heaviest
+ * first, an edge that would close a cycle among those kept is reversed.  The mirrored backward runs against the forward, so a few small values read
+ * against the ladder's direction (XLA fuses the gradient sums of later blocks into an
+ * earlier block's backward) close cycles; left to the layout's search, one of the
+ * forward's heavy edges could be turned round and a block drawn upside down.
+ */
+export function lightBackEdges(
+  n: number,
+  src: Int32Array,
+  dst: Int32Array,
+  weights: Float64Array
+): Uint8Array {
+  const m = src.length;
+  const rev = new Uint8Array(m);
+  const order = Array.from({ length: m }, (_, e) => e).sort(
+    (a, b) => weights[b] - weights[a] || a - b
+  );
+  const out: number[][] = Array.from({ length: n }, () => []);
+  const seen = new Int32Array(n).fill(-1);
+  const stack: number[] = [];
+  for (const e of order) {
+    // would src[e] -> dst[e] close a cycle: does dst[e] reach src[e] already?
+    stack.length = 0;
+    stack.push(dst[e]);
+    seen[dst[e]] = e;
+    let cycle = dst[e] === src[e];
+    while (stack.length && !cycle) {
+      const v = stack.pop() as number;
+      for (const w of out[v]) {
+        if (w === src[e]) {
+          cycle = true;
+          break;
+        }
+        if (seen[w] !== e) {
+          seen[w] = e;
+          stack.push(w);
+        }
+      }
+    }
+    if (cycle) {
+      rev[e] = 1;
+    } else {
+      out[src[e]].push(dst[e]);
+    }
+  }
+  return rev;
+}
+
 /** Isotonic projection: x[i] as close to want[i] as possible with x[i+1] - x[i] >= gap[i]. */
 function placeRow(
   want: Float64Array,
@@ -211,14 +276,39 @@ interface LayerOrder {
   pos: Float64Array;
 }
 
-/** 1. Acyclic orientation: back edges reversed. */
+/**
+ * 1. Acyclic orientation: back edges reversed, the lightest of each cycle when the edges
+ * are weighed (weak edges as they are, see `pointDown`).
+ */
 function orientEdges(
   n: number,
   src: Int32Array,
-  dst: Int32Array
+  dst: Int32Array,
+  weak?: Uint8Array,
+  weights?: Float64Array
 ): OrientedEdges {
   const count = src.length;
-  const rev = backEdges(n, src, dst);
+  const strong: number[] = [];
+  for (let e = 0; e < count; e++) {
+    if (!weak?.[e]) {
+      strong.push(e);
+    }
+  }
+  const ss = Int32Array.from(strong, e => src[e]);
+  const sd = Int32Array.from(strong, e => dst[e]);
+  const back =
+    weights && strong.length <= WEIGHED_CYCLES_MAX_EDGES
+      ? lightBackEdges(
+          n,
+          ss,
+          sd,
+          Float64Array.from(strong, e => weights[e])
+        )
+      : backEdges(n, ss, sd);
+  const rev = new Uint8Array(count);
+  strong.forEach((e, j) => {
+    rev[e] = back[j];
+  });
   const a = new Int32Array(count);
   const b = new Int32Array(count);
   for (let e = 0; e < count; e++) {
@@ -316,15 +406,133 @@ function isolatedOnTop(
   }
 }
 
-/** 2. Each node's layer and the number of layers. */
-function assignLayers(
-  n: number,
-  edges: OrientedEdges
-): { layer: Int32Array; layers: number } {
+/** Longest-path layers, sources lowered to just above their first user (phase 2). */
+function pathLayers(n: number, edges: OrientedEdges): Int32Array {
   const out = csr(n, edges.a, edges.b, edges.count);
   const layer = longestPathLayers(n, edges, out);
   lowerSources(n, edges, out, layer);
+  return layer;
+}
+
+/** The edges `keep` marks, as an OrientedEdges of their own. */
+function someEdges(
+  edges: OrientedEdges,
+  keep: (e: number) => boolean
+): OrientedEdges {
+  const ids: number[] = [];
+  for (let e = 0; e < edges.count; e++) {
+    if (keep(e)) {
+      ids.push(e);
+    }
+  }
+  return {
+    count: ids.length,
+    rev: Uint8Array.from(ids, e => edges.rev[e]),
+    a: Int32Array.from(ids, e => edges.a[e]),
+    b: Int32Array.from(ids, e => edges.b[e])
+  };
+}
+
+/**
+ * 2. Layers with groups kept together: each group is laid out in layers of its own
+ * (longest path inside it), then the groups and the ungrouped nodes, each one unit as tall
+ * as its layers, are layered as a graph of units (longest path, cycles between units
+ * broken), and a node's layer is its unit's first plus its own inside it.
+ */
+function groupedLayers(
+  n: number,
+  edges: OrientedEdges,
+  groups: Int32Array
+): Int32Array {
+  // unit of each node: its group's, or one of its own
+  const unitOfGroup = new Map<number, number>();
+  const unit = new Int32Array(n);
+  let units = 0;
+  for (let v = 0; v < n; v++) {
+    const g = groups[v];
+    if (g < 0) {
+      unit[v] = units++;
+    } else {
+      let u = unitOfGroup.get(g);
+      if (u === undefined) {
+        u = units++;
+        unitOfGroup.set(g, u);
+      }
+      unit[v] = u;
+    }
+  }
+  const inner = pathLayers(
+    n,
+    someEdges(edges, e => unit[edges.a[e]] === unit[edges.b[e]])
+  );
+  const tall = new Int32Array(units).fill(1);
+  for (let v = 0; v < n; v++) {
+    tall[unit[v]] = Math.max(tall[unit[v]], inner[v] + 1);
+  }
+  const cross = someEdges(edges, e => unit[edges.a[e]] !== unit[edges.b[e]]);
+  const ua = Int32Array.from(cross.a, v => unit[v]);
+  const ub = Int32Array.from(cross.b, v => unit[v]);
+  const back = backEdges(units, ua, ub);
+  const fa: number[] = [];
+  const fb: number[] = [];
+  for (let e = 0; e < cross.count; e++) {
+    if (!back[e]) {
+      fa.push(ua[e]);
+      fb.push(ub[e]);
+    }
+  }
+  const out = csr(units, Int32Array.from(fa), Int32Array.from(fb), fa.length);
+  // longest path where a unit takes `tall` layers (Kahn's order)
+  const indeg = new Int32Array(units);
+  for (const b of fb) {
+    indeg[b]++;
+  }
+  const start = new Int32Array(units);
+  const queue: number[] = [];
+  for (let u = 0; u < units; u++) {
+    if (indeg[u] === 0) {
+      queue.push(u);
+    }
+  }
+  for (let head = 0; head < queue.length; head++) {
+    const u = queue[head];
+    for (let k = out.off[u]; k < out.off[u + 1]; k++) {
+      const w = out.nbr[k];
+      start[w] = Math.max(start[w], start[u] + tall[u]);
+      if (--indeg[w] === 0) {
+        queue.push(w);
+      }
+    }
+  }
+  return Int32Array.from(inner, (l, v) => start[unit[v]] + l);
+}
+
+/** 2. Edges that point up once layered (weak ones, cycles between groups) turned round. */
+function pointDown(edges: OrientedEdges, layer: Int32Array): void {
+  for (let e = 0; e < edges.count; e++) {
+    const a = edges.a[e];
+    const b = edges.b[e];
+    if (layer[a] > layer[b]) {
+      edges.a[e] = b;
+      edges.b[e] = a;
+      edges.rev[e] ^= 1;
+    }
+  }
+}
+
+/** 2. Each node's layer and the number of layers. */
+function assignLayers(
+  n: number,
+  edges: OrientedEdges,
+  groups?: Int32Array,
+  weak?: Uint8Array
+): { layer: Int32Array; layers: number } {
+  const placing = weak ? someEdges(edges, e => !weak[e]) : edges;
+  const layer = groups
+    ? groupedLayers(n, placing, groups)
+    : pathLayers(n, placing);
   isolatedOnTop(n, edges, layer);
+  pointDown(edges, layer);
   let layers = 0;
   for (let v = 0; v < n; v++) {
     if (layer[v] + 1 > layers) {
@@ -357,7 +565,7 @@ function chooseDummyEdges(
   );
   let budget = maxDummies;
   for (const e of order) {
-    const need = span[e] - 1;
+    const need = Math.max(0, span[e] - 1);
     if (need > budget || span[e] > maxSpan) {
       break;
     }
@@ -402,7 +610,7 @@ function expandLongEdges(
     if (span[e] === 1) {
       segFrom.push(a[e]);
       segTo.push(b[e]);
-    } else if (useDummies[e]) {
+    } else if (useDummies[e] && span[e] > 1) {
       chainStart[e] = next;
       let prev = a[e];
       for (let s = 1; s < span[e]; s++) {
@@ -738,8 +946,14 @@ function coreLayout(
   const maxDummies = options.maxDummies ?? 4 * n0 + 64;
   const coordPasses = options.coordPasses ?? 6;
 
-  const edges = orientEdges(n0, input.src, input.dst);
-  const { layer, layers } = assignLayers(n0, edges);
+  const edges = orientEdges(
+    n0,
+    input.src,
+    input.dst,
+    input.weak,
+    input.weights
+  );
+  const { layer, layers } = assignLayers(n0, edges, input.groups, input.weak);
   const span = new Int32Array(edges.count);
   for (let e = 0; e < edges.count; e++) {
     span[e] = layer[edges.b[e]] - layer[edges.a[e]];
@@ -822,10 +1036,12 @@ function pairedLayout(
   }
   const widths = new Float64Array(cn);
   const heights = new Float64Array(cn);
+  const leftMember = new Int32Array(cn);
   for (let v = 0; v < n0; v++) {
     if (leftOf[v] >= 0) {
       continue;
     }
+    leftMember[cid[v]] = v;
     const b = rightOf[v];
     widths[cid[v]] =
       b >= 0 ? input.widths[v] + sep + input.widths[b] : input.widths[v];
@@ -845,12 +1061,21 @@ function pairedLayout(
       cd.push(d);
     }
   }
+  const groups = input.groups;
+  const weak = input.weak ?? new Uint8Array(m);
   const r = coreLayout(
     {
       widths,
       heights,
       src: Int32Array.from(cs),
-      dst: Int32Array.from(cd)
+      dst: Int32Array.from(cd),
+      weak: input.weak ? Uint8Array.from(outer, e => weak[e]) : undefined,
+      weights: input.weights
+        ? Float64Array.from(outer, e => (input.weights as Float64Array)[e])
+        : undefined,
+      groups: groups
+        ? Int32Array.from({ length: cn }, (_, c) => groups[leftMember[c]])
+        : undefined
     },
     options
   );

@@ -45,6 +45,7 @@ export class GraphModel {
   readonly initial: Set<number>;
   expanded: Set<number>;
   vg: VisibleGraph;
+  private _framed: Framing | null = null;
 
   constructor(
     readonly payload: UnpackedHloPayload,
@@ -190,8 +191,19 @@ export class GraphModel {
     // upwards, and so are its edges to what is neither forward nor backward (the loss
     // between the two halves, the gradients out of the last backward): the loss then sits
     // below the last block's pair, the gradients above the first's
-    const side = (k: number): Direction => {
-      const it = this.vg.items[k];
+    const sides = this._sides();
+    for (let e = 0; e < m; e++) {
+      const a = sides[this.vg.src[e]];
+      const b = sides[this.vg.dst[e]];
+      out[e] =
+        (a === 'bwd' && b !== 'fwd') || (b === 'bwd' && a !== 'fwd') ? 1 : 0;
+    }
+    return out;
+  }
+
+  /** the half of a gradient each item is in (null: neither, e.g. the loss between) */
+  private _sides(): Direction[] {
+    return this.vg.items.map(it => {
       let c = it.kind === 'cluster' ? it.ref : this.tree.nodeCluster[it.ref];
       for (; c >= 0; c = this.tree.clusters[c].parent) {
         const d = this.tree.clusters[c].dir;
@@ -200,15 +212,25 @@ export class GraphModel {
         }
       }
       return null;
-    };
-    const sides = this.vg.items.map((_, k) => side(k));
-    for (let e = 0; e < m; e++) {
-      const a = sides[this.vg.src[e]];
-      const b = sides[this.vg.dst[e]];
-      out[e] =
-        (a === 'bwd' && b !== 'fwd') || (b === 'bwd' && a !== 'fwd') ? 1 : 0;
-    }
-    return out;
+    });
+  }
+
+  /**
+   * What an edge weighs when the layout breaks a cycle (at its lightest edges): the bytes
+   * it carries, and the forward's own edges above all others: their order is the ladder's.
+   * The backward, mirrored, and the activations it reads (XLA fuses a layernorm's backward
+   * with a value of the forward's next step) run against it here and there.
+   */
+  private _weights(): Float64Array {
+    const sides = this._sides();
+    const heaviest = this.vg.bytes.reduce((a, b) => Math.max(a, b), 0);
+    return this.vg.bytes.map(
+      (b, e) =>
+        b +
+        (sides[this.vg.src[e]] === 'fwd' && sides[this.vg.dst[e]] === 'fwd'
+          ? heaviest + 1
+          : 0)
+    );
   }
 
   layoutInput(): LayoutInput {
@@ -220,13 +242,66 @@ export class GraphModel {
       heights[k] = it.kind === 'node' ? NODE_H : CLUSTER_H;
     });
     const mirror = this._mirrored();
+    const src = this.vg.src.map((s, e) => (mirror[e] ? this.vg.dst[e] : s));
+    const dst = this.vg.dst.map((d, e) => (mirror[e] ? this.vg.src[e] : d));
     return {
       widths,
       heights,
-      src: this.vg.src.map((s, e) => (mirror[e] ? this.vg.dst[e] : s)),
-      dst: this.vg.dst.map((d, e) => (mirror[e] ? this.vg.src[e] : d)),
-      pairs: this._pairs()
+      src,
+      dst,
+      pairs: this._pairs(),
+      groups: this._framing().groupOf,
+      weak: this.vg.both,
+      weights: this._weights()
     };
+  }
+
+  /**
+   * The frames drawn around the innermost open clusters, the forward and backward of one
+   * call in one frame when both are open (their boxes are laid out side by side, a frame
+   * around one half would hold the other's), and the frame each item is laid out in: the
+   * layout keeps a frame's boxes in rows of their own, so the frame holds only them.
+   */
+  private _framing(): Framing {
+    if (this._framed?.vg === this.vg) {
+      return this._framed;
+    }
+    const tree = this.tree;
+    const inner = new Map<number, number>(); // innermost open cluster -> its vg frame
+    this.vg.frames.forEach((f, j) => {
+      if (!tree.clusters[f.cluster].children.some(c => this.expanded.has(c))) {
+        inner.set(f.cluster, j);
+      }
+    });
+    const byPair = new Map<string, number[]>();
+    for (const c of inner.keys()) {
+      const cl = tree.clusters[c];
+      const key = cl.dir ? cl.pair : `#${c}`;
+      byPair.set(key, [...(byPair.get(key) ?? []), c]);
+    }
+    const frames: FrameGroup[] = [];
+    const frameOfCluster = new Map<number, number>();
+    for (const cs of byPair.values()) {
+      const halves = cs.length === 2 && cs.every(c => tree.clusters[c].dir);
+      for (const part of halves ? [cs] : cs.map(c => [c])) {
+        for (const c of part) {
+          frameOfCluster.set(c, frames.length);
+        }
+        frames.push({
+          clusters: part,
+          items: part.flatMap(c => this.vg.frames[inner.get(c) as number].items)
+        });
+      }
+    }
+    const groupOf = Int32Array.from(this.vg.items, it => {
+      const c =
+        it.kind === 'cluster'
+          ? tree.clusters[it.ref].parent
+          : tree.nodeCluster[it.ref];
+      return frameOfCluster.get(c) ?? -1;
+    });
+    this._framed = { vg: this.vg, groupOf, frames };
+    return this._framed;
   }
 
   /**
@@ -260,6 +335,55 @@ export class GraphModel {
     }
     const k = this.g.nodes[it.ref].kind;
     return k === 'parameter' || k === 'constant';
+  }
+
+  /**
+   * The frames of the open clusters as drawn: one per innermost open cluster or pair of
+   * them (`_framing`), then the outer open clusters (a block around its opened attention)
+   * where the layout kept their boxes together.
+   */
+  private _frames(r: LayoutResult, w: Float64Array, h: Float64Array): Frame[] {
+    const tree = this.tree;
+    const { frames: inner } = this._framing();
+    const framed = new Set(inner.flatMap(f => f.clusters));
+    const all: FrameGroup[] = [
+      ...inner,
+      ...this.vg.frames
+        .filter(f => !framed.has(f.cluster))
+        .map(f => ({ clusters: [f.cluster], items: f.items }))
+    ];
+    const out: Frame[] = [];
+    for (const f of all) {
+      if (f.items.length === 0) {
+        continue;
+      }
+      let x0 = Infinity,
+        y0 = Infinity,
+        x1 = -Infinity,
+        y1 = -Infinity;
+      for (const k of f.items) {
+        x0 = Math.min(x0, r.x[k] - w[k] / 2);
+        x1 = Math.max(x1, r.x[k] + w[k] / 2);
+        y0 = Math.min(y0, r.y[k] - h[k] / 2);
+        y1 = Math.max(y1, r.y[k] + h[k] / 2);
+      }
+      if (holdsOthers(f.items, x0, y0, x1, y1, r)) {
+        // a frame that held boxes not inside its cluster would say they are: none then
+        continue;
+      }
+      const [c, partner = -1] = f.clusters;
+      out.push({
+        x0: x0 - 8,
+        y0: y0 - 8,
+        x1: x1 + 8,
+        y1: y1 + 8,
+        label:
+          partner >= 0 ? pairLabel(tree.clusters[c]) : tree.clusters[c].label,
+        cluster: c,
+        partner
+      });
+    }
+    return out;
   }
 
   scene(r: LayoutResult, stripeOf: (item: number) => string | null): Scene {
@@ -326,35 +450,7 @@ export class GraphModel {
     clusterItems.forEach((k, j) => {
       heat[k] = ch.bucket[j];
     });
-    const frames: Frame[] = [];
-    for (const f of this.vg.frames) {
-      if (f.items.length === 0) {
-        continue;
-      }
-      let x0 = Infinity,
-        y0 = Infinity,
-        x1 = -Infinity,
-        y1 = -Infinity;
-      for (const k of f.items) {
-        x0 = Math.min(x0, r.x[k] - w[k] / 2);
-        x1 = Math.max(x1, r.x[k] + w[k] / 2);
-        y0 = Math.min(y0, r.y[k] - h[k] / 2);
-        y1 = Math.max(y1, r.y[k] + h[k] / 2);
-      }
-      if (holdsOthers(f.items, x0, y0, x1, y1, r)) {
-        // the backward mirrors the forward (layoutInput): a frame around one half would
-        // hold the other half's boxes too and say they are inside; no frame then
-        continue;
-      }
-      frames.push({
-        x0: x0 - 8,
-        y0: y0 - 8,
-        x1: x1 + 8,
-        y1: y1 + 8,
-        label: this.tree.clusters[f.cluster].label,
-        cluster: f.cluster
-      });
-    }
+    const frames = this._frames(r, w, h);
     const m = this.vg.src.length;
     const edgeWeight = Float64Array.from(this.vg.bytes);
     const edgeFaint = new Uint8Array(m);
@@ -446,4 +542,26 @@ function holdsOthers(
     }
   }
   return false;
+}
+
+/** A frame: the open clusters it stands for and the items drawn inside it. */
+interface FrameGroup {
+  clusters: number[];
+  items: number[];
+}
+
+/** The frames of one visible graph and the frame each item is laid out in (-1: none). */
+interface Framing {
+  vg: VisibleGraph;
+  groupOf: Int32Array;
+  frames: FrameGroup[];
+}
+
+/** `block 5 · forward | backward`: the title of a frame around both halves of a call. */
+function pairLabel(cl: { label: string; dir: Direction }): string {
+  const suffix = ` · ${dirWord(cl.dir)}`;
+  const name = cl.label.endsWith(suffix)
+    ? cl.label.slice(0, -suffix.length)
+    : cl.label;
+  return `${name} · ${dirWord('fwd')} | ${dirWord('bwd')}`;
 }

@@ -488,6 +488,16 @@ export class HloView implements FeatureView {
         };
       }),
       frames: vg.frames.map(f => tree.clusters[f.cluster].label),
+      // the frames drawn (a pair of halves in one), [label, x0, y0, x1, y1] in world px
+      drawnFrames: (st.scene?.frames ?? []).map(f => [
+        f.label,
+        f.x0,
+        f.y0,
+        f.x1,
+        f.y1
+      ]),
+      // where the world's origin is on the canvas (CSS px): screen = offset + scale x world
+      offset: this._canvas?.offset ?? [0, 0],
       edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]]),
       // how big the text is drawn: a folded box's title is titlePx world px, scale x that
       // on screen; rects: each box [x0, y0, x1, y1] in world px (to find overlaps)
@@ -688,6 +698,9 @@ export class HloView implements FeatureView {
       return;
     }
     st.model.toggle(fr.cluster);
+    if (fr.partner >= 0 && st.model.expanded.has(fr.partner)) {
+      st.model.toggle(fr.partner);
+    }
     void this._relayout(false);
   }
 

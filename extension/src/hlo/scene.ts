@@ -15,7 +15,10 @@ export interface Frame {
   x1: number;
   y1: number;
   label: string;
+  /** the open cluster it frames (its title folds it) */
   cluster: number;
+  /** the other half of a forward / backward pair framed with it (-1: none) */
+  partner: number;
 }
 
 export interface Scene {

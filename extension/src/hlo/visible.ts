@@ -18,6 +18,7 @@
 
 import type { ClusterTree } from './cluster';
 import type { GraphIndex } from './graph';
+import { backEdges } from './layout';
 
 export interface VisibleItem {
   kind: 'node' | 'cluster';
@@ -211,8 +212,61 @@ function bundleEdges(
 }
 
 /** above this many items or edges, implied edges are kept (each check is a search) */
-const IMPLIED_MAX_ITEMS = 400;
-const IMPLIED_MAX_EDGES = 4000;
+const IMPLIED_MAX_ITEMS = 2000;
+const IMPLIED_MAX_EDGES = 20000;
+
+/**
+ * A topological rank of the items along the edges one way round (`both` edges and the
+ * edges closing a cycle left out, `forward` marks the others): nothing reaches an item of
+ * a lower rank along `forward` edges, so a search for `to` need not go past its rank.
+ */
+function topoRanks(
+  n: number,
+  edges: Bundled
+): { rank: Int32Array; forward: Uint8Array } {
+  const m = edges.src.length;
+  const oneWay = (e: number): boolean => !edges.both[e];
+  const ids: number[] = [];
+  for (let e = 0; e < m; e++) {
+    if (oneWay(e)) {
+      ids.push(e);
+    }
+  }
+  const back = backEdges(
+    n,
+    Int32Array.from(ids, e => edges.src[e]),
+    Int32Array.from(ids, e => edges.dst[e])
+  );
+  const forward = new Uint8Array(m);
+  ids.forEach((e, j) => {
+    forward[e] = back[j] ? 0 : 1;
+  });
+  const indeg = new Int32Array(n);
+  const out: number[][] = Array.from({ length: n }, () => []);
+  for (let e = 0; e < m; e++) {
+    if (forward[e]) {
+      indeg[edges.dst[e]]++;
+      out[edges.src[e]].push(edges.dst[e]);
+    }
+  }
+  const rank = new Int32Array(n);
+  const queue: number[] = [];
+  for (let v = 0; v < n; v++) {
+    if (indeg[v] === 0) {
+      queue.push(v);
+    }
+  }
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head];
+    rank[v] = head;
+    for (const w of out[v]) {
+      if (--indeg[w] === 0) {
+        queue.push(w);
+      }
+    }
+  }
+  return { rank, forward };
+}
 
 /**
  * The edges into or out of a folded cluster that another path implies: a -> c is left out
@@ -220,7 +274,10 @@ const IMPLIED_MAX_EDGES = 4000;
  * (a widest-path test, lightest edges first).  So the backward of block 23 feeding block
  * 5's backward (a few small values) goes, as 23 -> 22 -> ... -> 5 carries more; the
  * forward of block 5 feeding its own backward (its activations) stays: no path carries
- * as much.
+ * as much.  One level down the same leaves out the fan into the few fusions XLA made of
+ * every block's gradient sums (each reads from all 24 blocks): a chain of blocks carries
+ * them.  Each search follows the edges one way round (`topoRanks`) and stops at the
+ * rank of its target, so a few thousand edges are checked in tens of milliseconds.
  */
 function impliedEdges(items: VisibleItem[], edges: Bundled): Uint8Array {
   const m = edges.src.length;
@@ -229,17 +286,17 @@ function impliedEdges(items: VisibleItem[], edges: Bundled): Uint8Array {
   if (n > IMPLIED_MAX_ITEMS || m > IMPLIED_MAX_EDGES) {
     return drop;
   }
+  const { rank, forward } = topoRanks(n, edges);
   const out: number[][] = Array.from({ length: n }, () => []);
   for (let e = 0; e < m; e++) {
-    out[edges.src[e]].push(e);
-    if (edges.both[e]) {
-      out[edges.dst[e]].push(e);
+    if (forward[e]) {
+      out[edges.src[e]].push(e);
     }
   }
   const cand: number[] = [];
   for (let e = 0; e < m; e++) {
     if (
-      !edges.both[e] &&
+      forward[e] &&
       (items[edges.src[e]].kind === 'cluster' ||
         items[edges.dst[e]].kind === 'cluster')
     ) {
@@ -250,20 +307,18 @@ function impliedEdges(items: VisibleItem[], edges: Bundled): Uint8Array {
   const seen = new Int32Array(n).fill(-1);
   const stack: number[] = [];
   for (const e of cand) {
-    const from = edges.src[e];
     const to = edges.dst[e];
     const need = edges.bytes[e];
     stack.length = 0;
-    stack.push(from);
-    seen[from] = e;
+    stack.push(edges.src[e]);
     let found = false;
     while (stack.length && !found) {
       const v = stack.pop() as number;
       for (const f of out[v]) {
-        if (f === e || drop[f] || edges.bytes[f] < need) {
+        const w = edges.dst[f];
+        if (f === e || drop[f] || edges.bytes[f] < need || rank[w] > rank[to]) {
           continue;
         }
-        const w = edges.src[f] === v ? edges.dst[f] : edges.src[f];
         if (w === to) {
           found = true;
           break;
