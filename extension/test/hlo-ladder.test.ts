@@ -110,3 +110,82 @@ describe('the folded gradient as a ladder', () => {
     ).toBe(true);
   });
 });
+
+/** the block an item is drawn inside (its own index when it is a block), -1: none */
+function blockOf(m: GraphModel, k: number): number {
+  const it = m.vg.items[k];
+  let c = it.kind === 'cluster' ? it.ref : m.tree.nodeCluster[it.ref];
+  for (; c >= 0; c = m.tree.clusters[c].parent) {
+    if (m.tree.clusters[c].name === 'block') {
+      return m.tree.clusters[c].index ?? -1;
+    }
+  }
+  return -1;
+}
+
+describe('the gradient one level down', () => {
+  it('frames each opened block, its forward and backward halves in one frame holding only its boxes', () => {
+    const m = model(8);
+    m.openLevel();
+    const r = layeredLayout(m.layoutInput(), { nodeSep: 16, rankSep: 24 });
+    const s = m.scene(r, () => null);
+    for (let k = 0; k < 8; k++) {
+      const f = s.frames.find(
+        fr => fr.label === `block ${k} · forward | backward`
+      );
+      expect(f, `block ${k}`).toBeDefined();
+      const fr = f as (typeof s.frames)[number];
+      const inside = m.vg.items
+        .map((_, j) => j)
+        .filter(
+          j =>
+            r.x[j] > fr.x0 && r.x[j] < fr.x1 && r.y[j] > fr.y0 && r.y[j] < fr.y1
+        );
+      expect(inside.length).toBeGreaterThan(0);
+      expect(inside.every(j => blockOf(m, j) === k)).toBe(true);
+    }
+    expect(overlaps(m, r)).toBe(0);
+  });
+
+  it('leaves out the edges a longer path implies: no fan between far blocks', () => {
+    const m = model(8);
+    m.openLevel();
+    expect(m.vg.implied).toBeGreaterThan(0);
+    for (let e = 0; e < m.vg.src.length; e++) {
+      const a = blockOf(m, m.vg.src[e]);
+      const b = blockOf(m, m.vg.dst[e]);
+      if (a >= 0 && b >= 0) {
+        expect(Math.abs(a - b), `edge ${e}`).toBeLessThanOrEqual(1);
+      }
+    }
+  });
+
+  it('opens one block into its calls inside a frame named for it, where the block was', () => {
+    const m = model(8);
+    const f3 = blockItem(m, 3, 'fwd');
+    const cluster = m.vg.items[f3].ref;
+    m.toggle(cluster);
+    const r = layeredLayout(m.layoutInput(), { nodeSep: 16, rankSep: 24 });
+    const s = m.scene(r, () => null);
+    const f = s.frames.find(fr => fr.label === 'block 3 · forward');
+    expect(f).toBeDefined();
+    const fr = f as (typeof s.frames)[number];
+    expect(fr.cluster).toBe(cluster);
+    const names = new Set(
+      m.vg.items
+        .map((it, j) => ({ it, j }))
+        .filter(
+          ({ j }) =>
+            r.x[j] > fr.x0 && r.x[j] < fr.x1 && r.y[j] > fr.y0 && r.y[j] < fr.y1
+        )
+        .map(({ it }) =>
+          it.kind === 'cluster' ? m.tree.clusters[it.ref].name : 'op'
+        )
+    );
+    expect(names).toEqual(new Set(['layernorm', 'attention', 'mlp']));
+    // between the rows of blocks 2 and 4
+    expect(fr.y0).toBeGreaterThan(r.y[blockItem(m, 2, 'fwd')]);
+    expect(fr.y1).toBeLessThan(r.y[blockItem(m, 4, 'fwd')]);
+    expect(overlaps(m, r)).toBe(0);
+  });
+});
