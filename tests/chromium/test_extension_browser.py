@@ -703,6 +703,43 @@ def _overlaps(d: dict) -> list[tuple[int, int]]:
     return found
 
 
+def _centre(rect) -> tuple[float, float]:
+    return (rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2
+
+
+def _is_block(box: dict, index: int, direction: str) -> bool:
+    return box.get("name") == "block" and box.get("index") == index and box.get("dir") == direction
+
+
+def _inside(d: dict, rect) -> list[int]:
+    """The boxes whose centres are inside ``rect`` ([x0, y0, x1, y1], world px)."""
+    x0, y0, x1, y1 = rect
+    return [
+        k for k, r in enumerate(d["rects"]) if x0 < _centre(r)[0] < x1 and y0 < _centre(r)[1] < y1
+    ]
+
+
+def _click_world(page, d: dict, point) -> None:
+    """Click the graph at a point of the drawing (world px): screen = offset + scale x world."""
+    box = page.locator(f'[data-test-cell="{HLO24_GRAD}"] canvas.jwb-hlo-canvas').first
+    at = box.bounding_box()
+    page.mouse.click(
+        at["x"] + d["offset"][0] + d["scale"] * point[0],
+        at["y"] + d["offset"][1] + d["scale"] * point[1],
+    )
+
+
+def _wait_drawing(page, done) -> dict:
+    """The 24-block gradient's drawing once ``done(drawing)`` holds (the layout arrived)."""
+    for _ in range(200):
+        page.wait_for_timeout(100)
+        d = page.evaluate(DRAWING_JS, HLO24_GRAD)
+        if d and done(d):
+            page.wait_for_timeout(300)
+            return page.evaluate(DRAWING_JS, HLO24_GRAD)
+    raise AssertionError("the drawing did not change")
+
+
 def test_hlo_graph_of_a_24_block_gradient_reads_as_its_blocks(browser, lab):
     page, watch = _open(browser, lab.lab_url("hlo24.ipynb"), lab.base)
     page.set_viewport_size({"width": 1300, "height": 1000})
@@ -722,6 +759,25 @@ def test_hlo_graph_of_a_24_block_gradient_reads_as_its_blocks(browser, lab):
     assert _overlaps(d) == []
     graph = page.locator(f'[data-test-cell="{HLO24_GRAD}"] .jwb-hlo-graph')
     graph.screenshot(path=str(artifacts_dir() / "hlo24-fit.png"))
+    # one block opened (a click on it): its calls inside a frame named for it, where it was
+    k5 = next(k for k, g in enumerate(d["boxes"]) if _is_block(g, 5, "fwd"))
+    _click_world(page, d, _centre(d["rects"][k5]))
+    one = _wait_drawing(page, lambda o: len(o["boxes"]) > len(d["boxes"]))
+    frame = next(f for f in one["drawnFrames"] if f[0] == "block 5 · forward")
+    inside = {one["boxes"][k].get("name") for k in _inside(one, frame[1:])}
+    assert {"attention", "mlp", "layernorm"} <= inside, inside
+    row = {
+        i: _centre(one["rects"][k])[1]
+        for k, g in enumerate(one["boxes"])
+        for i in (4, 6)
+        if _is_block(g, i, "fwd")
+    }
+    assert row[4] < frame[2] and frame[4] < row[6], (row, frame)
+    assert _overlaps(one) == []
+    graph.screenshot(path=str(artifacts_dir() / "hlo24-block.png"))
+    # its frame's title folds it back
+    _click_world(page, one, (frame[1] + 24, frame[2] - 9))
+    _wait_drawing(page, lambda o: len(o["boxes"]) == len(d["boxes"]))
     # one level down: each block opens into its calls, named by the code (attention, mlp, ...)
     page.locator(f'[data-test-cell="{HLO24_GRAD}"] button.jwb-hlo-expand-all').click()
     page.wait_for_function(
@@ -737,6 +793,20 @@ def test_hlo_graph_of_a_24_block_gradient_reads_as_its_blocks(browser, lab):
     # too many boxes to read whole: shown from the top at a readable scale, none overlapping
     assert _title_px(down) >= READABLE_PX, (down["scale"], down["size"])
     assert _overlaps(down) == []
+    # which block each box is in: one frame per block, its forward and backward together
+    frames = {f[0]: f[1:] for f in down["drawnFrames"]}
+    block_of = {}
+    for i in range(24):
+        for k in _inside(down, frames[f"block {i} · forward | backward"]):
+            assert k not in block_of, (k, block_of[k], i)
+            block_of[k] = i
+    # no fan of edges across the blocks: an edge joins a block to itself or a neighbour
+    far = [
+        (a, b)
+        for a, b in down["edges"]
+        if a in block_of and b in block_of and abs(block_of[a] - block_of[b]) > 1
+    ]
+    assert far == [], far[:5]
     graph.screenshot(path=str(artifacts_dir() / "hlo24-level.png"))
     # the loss's last line changed: no group renamed or recounted but the loss's own
     changed = _drawing(page, HLO24_GRAD_ABS)
