@@ -988,45 +988,49 @@ function coreLayout(
   };
 }
 
-/**
- * Pairs side by side: each pair is contracted to one box as wide as both (and a gap), the
- * contracted graph is laid out, then each pair's box is split back into its two, and each
- * edge's ends moved to its own box.  An edge inside a pair is drawn across the gap.
- */
-function pairedLayout(
-  input: LayoutInput,
-  options: LayoutOptions
-): LayoutResult {
-  const n0 = input.widths.length;
-  const sep = options.nodeSep ?? 24;
-  const pairs = input.pairs as Int32Array;
+/** The input with each pair contracted to one box (see `pairedLayout`). */
+interface Contraction {
+  /** the contracted input: one box per pair (as wide as both and a gap) or lone node */
+  input: LayoutInput;
+  /** node -> its contracted box; pair members share one */
+  cid: Int32Array;
+  /** node -> the left member of its pair (-1: it is no right member) */
+  leftOf: Int32Array;
+  /** contracted edge j is the input's edge outer[j] (edges inside a pair have none) */
+  outer: number[];
+}
+
+/** Which nodes pair up: [left, right] of each valid, disjoint pair of `pairs`. */
+function pairPartners(
+  n0: number,
+  pairs: Int32Array
+): { rightOf: Int32Array; leftOf: Int32Array } {
   const rightOf = new Int32Array(n0).fill(-1);
   const leftOf = new Int32Array(n0).fill(-1);
+  const free = (v: number): boolean =>
+    v >= 0 && v < n0 && rightOf[v] < 0 && leftOf[v] < 0;
   for (let k = 0; k + 1 < pairs.length; k += 2) {
     const a = pairs[k];
     const b = pairs[k + 1];
-    if (
-      a === b ||
-      a < 0 ||
-      b < 0 ||
-      a >= n0 ||
-      b >= n0 ||
-      rightOf[a] >= 0 ||
-      leftOf[a] >= 0 ||
-      rightOf[b] >= 0 ||
-      leftOf[b] >= 0
-    ) {
-      continue;
+    if (a !== b && free(a) && free(b)) {
+      rightOf[a] = b;
+      leftOf[b] = a;
     }
-    rightOf[a] = b;
-    leftOf[b] = a;
   }
+  return { rightOf, leftOf };
+}
+
+/** Each pair contracted to one box; the edges between boxes, carried over with their flags. */
+function contractPairs(input: LayoutInput, sep: number): Contraction {
+  const n0 = input.widths.length;
+  const { rightOf, leftOf } = pairPartners(n0, input.pairs as Int32Array);
   // contracted ids: every node that is no pair's right member
   const cid = new Int32Array(n0);
-  let cn = 0;
+  const leftMember: number[] = [];
   for (let v = 0; v < n0; v++) {
     if (leftOf[v] < 0) {
-      cid[v] = cn++;
+      cid[v] = leftMember.length;
+      leftMember.push(v);
     }
   }
   for (let v = 0; v < n0; v++) {
@@ -1034,67 +1038,53 @@ function pairedLayout(
       cid[v] = cid[leftOf[v]];
     }
   }
-  const widths = new Float64Array(cn);
-  const heights = new Float64Array(cn);
-  const leftMember = new Int32Array(cn);
-  for (let v = 0; v < n0; v++) {
-    if (leftOf[v] >= 0) {
-      continue;
-    }
-    leftMember[cid[v]] = v;
+  const widths = Float64Array.from(leftMember, v => {
     const b = rightOf[v];
-    widths[cid[v]] =
-      b >= 0 ? input.widths[v] + sep + input.widths[b] : input.widths[v];
-    heights[cid[v]] =
-      b >= 0 ? Math.max(input.heights[v], input.heights[b]) : input.heights[v];
-  }
-  const m = input.src.length;
+    return b >= 0 ? input.widths[v] + sep + input.widths[b] : input.widths[v];
+  });
+  const heights = Float64Array.from(leftMember, v => {
+    const b = rightOf[v];
+    return b >= 0
+      ? Math.max(input.heights[v], input.heights[b])
+      : input.heights[v];
+  });
   const outer: number[] = [];
-  const cs: number[] = [];
-  const cd: number[] = [];
-  for (let e = 0; e < m; e++) {
-    const s = cid[input.src[e]];
-    const d = cid[input.dst[e]];
-    if (s !== d) {
+  for (let e = 0; e < input.src.length; e++) {
+    if (cid[input.src[e]] !== cid[input.dst[e]]) {
       outer.push(e);
-      cs.push(s);
-      cd.push(d);
     }
   }
-  const groups = input.groups;
-  const weak = input.weak ?? new Uint8Array(m);
-  const r = coreLayout(
-    {
+  const { groups, weak, weights } = input;
+  return {
+    input: {
       widths,
       heights,
-      src: Int32Array.from(cs),
-      dst: Int32Array.from(cd),
-      weak: input.weak ? Uint8Array.from(outer, e => weak[e]) : undefined,
-      weights: input.weights
-        ? Float64Array.from(outer, e => (input.weights as Float64Array)[e])
-        : undefined,
-      groups: groups
-        ? Int32Array.from({ length: cn }, (_, c) => groups[leftMember[c]])
-        : undefined
+      src: Int32Array.from(outer, e => cid[input.src[e]]),
+      dst: Int32Array.from(outer, e => cid[input.dst[e]]),
+      weak: weak ? Uint8Array.from(outer, e => weak[e]) : undefined,
+      weights: weights ? Float64Array.from(outer, e => weights[e]) : undefined,
+      groups: groups ? Int32Array.from(leftMember, v => groups[v]) : undefined
     },
-    options
-  );
-  const x = new Float64Array(n0);
-  const y = new Float64Array(n0);
-  const layer = new Int32Array(n0);
-  for (let v = 0; v < n0; v++) {
-    const c = cid[v];
-    y[v] = r.y[c];
-    layer[v] = r.layer[c];
-    const left = r.x[c] - widths[c] / 2;
-    x[v] =
-      leftOf[v] >= 0
-        ? left + widths[c] - input.widths[v] / 2
-        : left + input.widths[v] / 2;
-  }
-  // polylines: the contracted edge's, its ends on the edge's own boxes
+    cid,
+    leftOf,
+    outer
+  };
+}
+
+/**
+ * The input's edges drawn on the split boxes: a contracted edge's polyline with its ends
+ * moved to the edge's own boxes; an edge inside a pair straight across the gap.
+ */
+function pairPolylines(
+  input: LayoutInput,
+  c: Contraction,
+  r: LayoutResult,
+  x: Float64Array,
+  y: Float64Array
+): { edgeOffsets: Int32Array; edgePoints: Float64Array } {
+  const m = input.src.length;
   const pts: number[][] = new Array(m);
-  outer.forEach((e, j) => {
+  c.outer.forEach((e, j) => {
     const p = Array.from(
       r.edgePoints.subarray(2 * r.edgeOffsets[j], 2 * r.edgeOffsets[j + 1])
     );
@@ -1129,7 +1119,35 @@ function pairedLayout(
   for (let e = 0; e < m; e++) {
     edgePoints.set(pts[e], 2 * edgeOffsets[e]);
   }
-  return { ...r, x, y, layer, edgeOffsets, edgePoints };
+  return { edgeOffsets, edgePoints };
+}
+
+/**
+ * Pairs side by side: each pair is contracted to one box as wide as both (and a gap), the
+ * contracted graph is laid out, then each pair's box is split back into its two, and each
+ * edge's ends moved to its own box.  An edge inside a pair is drawn across the gap.
+ */
+function pairedLayout(
+  input: LayoutInput,
+  options: LayoutOptions
+): LayoutResult {
+  const n0 = input.widths.length;
+  const c = contractPairs(input, options.nodeSep ?? 24);
+  const r = coreLayout(c.input, options);
+  const x = new Float64Array(n0);
+  const y = new Float64Array(n0);
+  const layer = new Int32Array(n0);
+  for (let v = 0; v < n0; v++) {
+    const k = c.cid[v];
+    y[v] = r.y[k];
+    layer[v] = r.layer[k];
+    const left = r.x[k] - c.input.widths[k] / 2;
+    x[v] =
+      c.leftOf[v] >= 0
+        ? left + c.input.widths[k] - input.widths[v] / 2
+        : left + input.widths[v] / 2;
+  }
+  return { ...r, x, y, layer, ...pairPolylines(input, c, r, x, y) };
 }
 
 /** The scale a drawing of `w` x `h` is fitted at in the viewport (as the canvas fits: 16 px pad, at most 1). */

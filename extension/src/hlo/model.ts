@@ -11,6 +11,7 @@ import {
   dirWord,
   initialExpansion,
   openWithin,
+  type Cluster,
   type ClusterTree
 } from './cluster';
 import { indexGraph, moduleInstructions, type GraphIndex } from './graph';
@@ -18,7 +19,7 @@ import { formatBytes, heatScale, type HeatScale } from './heat';
 import type { LayoutInput, LayoutResult } from './layout';
 import type { Direction } from './scope';
 import { edgeBoxes, TITLE_PX, type Frame, type Scene } from './scene';
-import type { HloInstruction, UnpackedHloPayload } from './types';
+import type { HloInstruction, HloNode, UnpackedHloPayload } from './types';
 import { visibleGraph, type VisibleGraph } from './visible';
 
 export const NODE_W = 200;
@@ -386,7 +387,51 @@ export class GraphModel {
     return out;
   }
 
-  scene(r: LayoutResult, stripeOf: (item: number) => string | null): Scene {
+  /** A node's box: its id, and what it runs (a loop's body by its user function) or moves. */
+  private _nodeText(node: HloNode): [string, string] {
+    const runs = node.called
+      ?.map(c => this.payload.graphs[c]?.origin?.name)
+      .find(o => !!o);
+    return [
+      node.id,
+      runs
+        ? `${node.opcode} of ${runs} · ${node.shape}`
+        : node.bytes_moved > 0
+          ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
+          : `${node.opcode} ${node.shape}`
+    ];
+  }
+
+  /**
+   * A folded cluster's box: the name as the title, short enough to be drawn large
+   * (`▸ block 12`; the backward is the box right of the forward), the direction and sizes
+   * on the second line.
+   */
+  private _clusterText(cl: Cluster, item: number): [string, string] {
+    const word = dirWord(cl.dir);
+    const suffix = word ? ` · ${word}` : '';
+    const name =
+      suffix && cl.label.endsWith(suffix)
+        ? cl.label.slice(0, -suffix.length)
+        : cl.label;
+    if (cl.kind === 'group') {
+      let bytes = 0;
+      for (const i of cl.members) {
+        bytes += this.g.nodes[i].bytes;
+      }
+      return [`▸ ${name}`, `${cl.size} · ${formatBytes(bytes)}`];
+    }
+    const lead = suffix && name !== cl.label ? `${word} · ` : '';
+    const reads = this.vg.inputs[item];
+    return [
+      `▸ ${name}`,
+      `${lead}${cl.size} ops · ${formatBytes(cl.bytesMoved)}` +
+        (reads ? ` · ${reads} inputs` : ' moved')
+    ];
+  }
+
+  /** Each item's box: size, title and second line, kind (0 node, 1 cluster, 2 group), heat. */
+  private _boxes(): Pick<Scene, 'w' | 'h' | 'title' | 'sub' | 'kind' | 'heat'> {
     const items = this.vg.items;
     const n = items.length;
     const w = new Float64Array(n);
@@ -395,107 +440,80 @@ export class GraphModel {
     const sub: string[] = [];
     const kind = new Uint8Array(n);
     const heat = new Uint8Array(n);
+    // a cluster's heat: its bytes moved among the clusters drawn (nodes: among all nodes)
     const clusterWeights: number[] = [];
     const clusterItems: number[] = [];
     items.forEach((it, k) => {
-      if (it.kind === 'node') {
-        const node = this.g.nodes[it.ref];
-        w[k] = NODE_W;
-        h[k] = NODE_H;
-        title.push(node.id);
-        const runs = node.called
-          ?.map(c => this.payload.graphs[c]?.origin?.name)
-          .find(o => !!o);
-        sub.push(
-          runs
-            ? `${node.opcode} of ${runs} · ${node.shape}`
-            : node.bytes_moved > 0
-              ? `${node.shape} · ${formatBytes(node.bytes_moved)} moved`
-              : `${node.opcode} ${node.shape}`
-        );
+      const cl = it.kind === 'cluster' ? this.tree.clusters[it.ref] : null;
+      const [t, s] = cl
+        ? this._clusterText(cl, k)
+        : this._nodeText(this.g.nodes[it.ref]);
+      title.push(t);
+      sub.push(s);
+      w[k] = cl ? CLUSTER_W : NODE_W;
+      h[k] = cl ? CLUSTER_H : NODE_H;
+      kind[k] = !cl ? 0 : cl.kind === 'group' ? 2 : 1;
+      if (!cl) {
         heat[k] = this.heat.bucket[it.ref];
-      } else {
-        const cl = this.tree.clusters[it.ref];
-        w[k] = CLUSTER_W;
-        h[k] = CLUSTER_H;
-        kind[k] = cl.kind === 'group' ? 2 : 1;
-        // the direction goes on the second line: the title is the name, short enough to
-        // be drawn large (`▸ block 12`; the backward is the box right of the forward)
-        const word = dirWord(cl.dir);
-        const suffix = word ? ` · ${word}` : '';
-        const name =
-          suffix && cl.label.endsWith(suffix)
-            ? cl.label.slice(0, -suffix.length)
-            : cl.label;
-        title.push(`▸ ${name}`);
-        const lead = suffix && name !== cl.label ? `${word} · ` : '';
-        if (cl.kind === 'group') {
-          let bytes = 0;
-          for (const i of cl.members) {
-            bytes += this.g.nodes[i].bytes;
-          }
-          sub.push(`${cl.size} · ${formatBytes(bytes)}`);
-        } else {
-          const reads = this.vg.inputs[k];
-          sub.push(
-            `${lead}${cl.size} ops · ${formatBytes(cl.bytesMoved)}` +
-              (reads ? ` · ${reads} inputs` : ' moved')
-          );
-          clusterWeights.push(cl.bytesMoved);
-          clusterItems.push(k);
-        }
+      } else if (cl.kind !== 'group') {
+        clusterWeights.push(cl.bytesMoved);
+        clusterItems.push(k);
       }
     });
     const ch = heatScale(clusterWeights);
     clusterItems.forEach((k, j) => {
       heat[k] = ch.bucket[j];
     });
-    const frames = this._frames(r, w, h);
-    const m = this.vg.src.length;
+    return { w, h, title, sub, kind, heat };
+  }
+
+  /**
+   * How each edge is drawn: 1 to 4 screen pixels by the square root of the bytes it
+   * carries; faint out of inputs, into groups, and across more than LONG_EDGE rows (drawn
+   * straight, no bends routed around the boxes between: drawn full it would cross every
+   * box in its way).
+   */
+  private _edgeStyles(
+    r: LayoutResult,
+    kind: Uint8Array
+  ): Pick<Scene, 'edgeWeight' | 'edgeWidth' | 'edgeBoth' | 'edgeFaint'> {
+    const { src, dst } = this.vg;
+    const m = src.length;
     const edgeWeight = Float64Array.from(this.vg.bytes);
     const edgeFaint = new Uint8Array(m);
     const edgeWidth = new Uint8Array(m);
-    const edgeBoth = Uint8Array.from(this.vg.both);
-    let heaviest = 0;
+    const heaviest = edgeWeight.reduce((a, b) => Math.max(a, b), 0) || 1;
     for (let e = 0; e < m; e++) {
-      heaviest = Math.max(heaviest, edgeWeight[e]);
-    }
-    for (let e = 0; e < m; e++) {
-      // faint too: an edge drawn straight across many rows (LONG_EDGE: no bends routed
-      // around the boxes between), a value made once and read far down; drawn full it
-      // would cross every box in its way
-      const span = Math.abs(r.layer[this.vg.src[e]] - r.layer[this.vg.dst[e]]);
+      const span = Math.abs(r.layer[src[e]] - r.layer[dst[e]]);
       edgeFaint[e] =
-        this._isInput(this.vg.src[e]) ||
-        kind[this.vg.dst[e]] === 2 ||
-        span > LONG_EDGE
-          ? 1
-          : 0;
-      // 1 to 4 screen pixels by the square root of the bytes it carries
-      edgeWidth[e] =
-        1 + Math.round(3 * Math.sqrt(edgeWeight[e] / (heaviest || 1)));
+        this._isInput(src[e]) || kind[dst[e]] === 2 || span > LONG_EDGE ? 1 : 0;
+      edgeWidth[e] = 1 + Math.round(3 * Math.sqrt(edgeWeight[e] / heaviest));
     }
+    return {
+      edgeWeight,
+      edgeWidth,
+      edgeBoth: Uint8Array.from(this.vg.both),
+      edgeFaint
+    };
+  }
+
+  /** What the canvas draws for layout `r`: boxes, frames and edges (see paint.ts). */
+  scene(r: LayoutResult, stripeOf: (item: number) => string | null): Scene {
+    const n = this.vg.items.length;
+    const boxes = this._boxes();
     const points = unmirror(r, this._mirrored());
     return {
       n,
       x: r.x,
       y: r.y,
-      w,
-      h,
-      title,
-      sub,
-      heat,
-      kind,
-      stripe: items.map((_, k) => stripeOf(k)),
+      ...boxes,
+      stripe: this.vg.items.map((_, k) => stripeOf(k)),
       flags: new Uint8Array(n),
       edgeOffsets: r.edgeOffsets,
       edgePoints: points,
       edgeBox: edgeBoxes(r.edgeOffsets, points),
-      edgeWeight,
-      edgeWidth,
-      edgeBoth,
-      edgeFaint,
-      frames,
+      ...this._edgeStyles(r, boxes.kind),
+      frames: this._frames(r, boxes.w, boxes.h),
       width: r.width,
       height: r.height
     };
