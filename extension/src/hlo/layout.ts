@@ -1159,26 +1159,23 @@ function fitScale(vp: LayoutViewport, w: number, h: number): number {
   );
 }
 
-/**
- * A drawing much taller than the viewport (a chain of 24 blocks is 24 rows) wrapped into K
- * side-by-side bands of consecutive layers, like a newspaper's columns, K chosen for the
- * largest scale at which the whole drawing fits the viewport.  Kept unwrapped unless that
- * scale reaches `minScale` (the text reads): a drawing too big to read whole reads better
- * as one column scrolled down than as bands scrolled both ways.  An edge from one band to
- * another runs below its band, up the gap between the bands and in from the top.
- */
-export function wrapToViewport(
+/** Each layer's extent in a laid-out drawing: rows top to bottom, boxes and edge points across. */
+interface LayerExtents {
+  top: Float64Array;
+  bot: Float64Array;
+  x0: Float64Array;
+  x1: Float64Array;
+  /** the layer a y lies in (the gap above a layer is its own) */
+  layerOfY: (py: number) => number;
+}
+
+function layerExtents(
   r: LayoutResult,
   input: LayoutInput,
-  vp: LayoutViewport,
   rankSep: number
-): LayoutResult {
+): LayerExtents {
   const n = r.x.length;
   const L = r.layers;
-  const base = fitScale(vp, r.width, r.height);
-  if (n === 0 || L < 2 || base >= vp.minScale) {
-    return r;
-  }
   const top = new Float64Array(L).fill(Infinity);
   const bot = new Float64Array(L).fill(-Infinity);
   for (let v = 0; v < n; v++) {
@@ -1206,102 +1203,110 @@ export function wrapToViewport(
     }
     return lo;
   };
-  const gap = 2 * rankSep;
-  const margin = rankSep / 2;
-  // the x extent of each layer (nodes and edge points), to size the bands
-  const lx0 = new Float64Array(L).fill(Infinity);
-  const lx1 = new Float64Array(L).fill(-Infinity);
+  const x0 = new Float64Array(L).fill(Infinity);
+  const x1 = new Float64Array(L).fill(-Infinity);
   for (let v = 0; v < n; v++) {
     const l = r.layer[v];
-    lx0[l] = Math.min(lx0[l], r.x[v] - input.widths[v] / 2);
-    lx1[l] = Math.max(lx1[l], r.x[v] + input.widths[v] / 2);
+    x0[l] = Math.min(x0[l], r.x[v] - input.widths[v] / 2);
+    x1[l] = Math.max(x1[l], r.x[v] + input.widths[v] / 2);
   }
   for (let k = 0; k < r.edgePoints.length; k += 2) {
     const l = layerOfY(r.edgePoints[k + 1]);
-    lx0[l] = Math.min(lx0[l], r.edgePoints[k]);
-    lx1[l] = Math.max(lx1[l], r.edgePoints[k]);
+    x0[l] = Math.min(x0[l], r.edgePoints[k]);
+    x1[l] = Math.max(x1[l], r.edgePoints[k]);
   }
-  const split = (K: number): Int32Array => {
-    // band of each layer: consecutive layers, about the same height each
-    const bandOf = new Int32Array(L);
-    const target = r.height / K;
-    let b = 0;
-    let start = top[0];
-    for (let l = 0; l < L; l++) {
-      if (b < K - 1 && l > 0 && bot[l] - start > target && L - l >= K - b - 1) {
-        b++;
-        start = top[l];
-      }
-      bandOf[l] = b;
+  return { top, bot, x0, x1, layerOfY };
+}
+
+/** The band of each layer: K runs of consecutive layers, about the same height each. */
+function splitBands(ext: LayerExtents, height: number, K: number): Int32Array {
+  const L = ext.top.length;
+  const bandOf = new Int32Array(L);
+  const target = height / K;
+  let b = 0;
+  let start = ext.top[0];
+  for (let l = 0; l < L; l++) {
+    if (
+      b < K - 1 &&
+      l > 0 &&
+      ext.bot[l] - start > target &&
+      L - l >= K - b - 1
+    ) {
+      b++;
+      start = ext.top[l];
     }
-    return bandOf;
-  };
-  const measure = (
-    bandOf: Int32Array
-  ): {
-    dx: Float64Array;
-    dy: Float64Array;
-    w: number;
-    h: number;
-    right: Float64Array;
-    bottom: Float64Array;
-  } => {
-    const K = bandOf[L - 1] + 1;
-    const x0 = new Float64Array(K).fill(Infinity);
-    const x1 = new Float64Array(K).fill(-Infinity);
-    const y0 = new Float64Array(K).fill(Infinity);
-    const y1 = new Float64Array(K).fill(-Infinity);
-    for (let l = 0; l < L; l++) {
-      const b = bandOf[l];
-      if (lx0[l] <= lx1[l]) {
-        x0[b] = Math.min(x0[b], lx0[l]);
-        x1[b] = Math.max(x1[b], lx1[l]);
-      }
-      y0[b] = Math.min(y0[b], top[l]);
-      y1[b] = Math.max(y1[b], bot[l]);
-    }
-    const dx = new Float64Array(K);
-    const dy = new Float64Array(K);
-    const right = new Float64Array(K);
-    const bottom = new Float64Array(K);
-    let cx = 0;
-    let h = 0;
-    for (let b = 0; b < K; b++) {
-      if (x0[b] > x1[b]) {
-        x0[b] = x1[b] = 0;
-      }
-      dx[b] = cx - x0[b];
-      dy[b] = margin - y0[b];
-      cx += x1[b] - x0[b];
-      right[b] = cx;
-      bottom[b] = margin + y1[b] - y0[b];
-      cx += gap;
-      h = Math.max(h, bottom[b] + margin);
-    }
-    return { dx, dy, w: cx - gap, h, right, bottom };
-  };
-  let best: Int32Array | null = null;
-  let bestScale = base;
-  for (let K = 2; K <= Math.min(L, 16); K++) {
-    const bandOf = split(K);
-    const m = measure(bandOf);
-    const s = fitScale(vp, m.w, m.h);
-    if (s > bestScale * 1.02) {
-      best = bandOf;
-      bestScale = s;
-    }
+    bandOf[l] = b;
   }
-  if (!best || bestScale < vp.minScale) {
-    return r;
+  return bandOf;
+}
+
+/** Where each band goes (bands side by side, `gap` apart) and the wrapped drawing's size. */
+interface BandPlacement {
+  /** what band b's points move by */
+  dx: Float64Array;
+  dy: Float64Array;
+  /** band b's right and bottom edges once moved */
+  right: Float64Array;
+  bottom: Float64Array;
+  w: number;
+  h: number;
+}
+
+function placeBands(
+  ext: LayerExtents,
+  bandOf: Int32Array,
+  gap: number,
+  margin: number
+): BandPlacement {
+  const L = bandOf.length;
+  const K = bandOf[L - 1] + 1;
+  const x0 = new Float64Array(K).fill(Infinity);
+  const x1 = new Float64Array(K).fill(-Infinity);
+  const y0 = new Float64Array(K).fill(Infinity);
+  const y1 = new Float64Array(K).fill(-Infinity);
+  for (let l = 0; l < L; l++) {
+    const b = bandOf[l];
+    if (ext.x0[l] <= ext.x1[l]) {
+      x0[b] = Math.min(x0[b], ext.x0[l]);
+      x1[b] = Math.max(x1[b], ext.x1[l]);
+    }
+    y0[b] = Math.min(y0[b], ext.top[l]);
+    y1[b] = Math.max(y1[b], ext.bot[l]);
   }
-  const { dx, dy, w, h, right, bottom } = measure(best);
-  const x = new Float64Array(n);
-  const y = new Float64Array(n);
-  for (let v = 0; v < n; v++) {
-    const b = best[r.layer[v]];
-    x[v] = r.x[v] + dx[b];
-    y[v] = r.y[v] + dy[b];
+  const dx = new Float64Array(K);
+  const dy = new Float64Array(K);
+  const right = new Float64Array(K);
+  const bottom = new Float64Array(K);
+  let cx = 0;
+  let h = 0;
+  for (let b = 0; b < K; b++) {
+    if (x0[b] > x1[b]) {
+      x0[b] = x1[b] = 0;
+    }
+    dx[b] = cx - x0[b];
+    dy[b] = margin - y0[b];
+    cx += x1[b] - x0[b];
+    right[b] = cx;
+    bottom[b] = margin + y1[b] - y0[b];
+    cx += gap;
+    h = Math.max(h, bottom[b] + margin);
   }
+  return { dx, dy, w: cx - gap, h, right, bottom };
+}
+
+/**
+ * The edges moved with their bands; one from a band to a later one runs below its band,
+ * up the gap to its right and in from the top (an upward one the other way round).
+ */
+function bandPolylines(
+  r: LayoutResult,
+  ext: LayerExtents,
+  bandOf: Int32Array,
+  pl: BandPlacement,
+  gap: number,
+  margin: number
+): { edgeOffsets: Int32Array; edgePoints: Float64Array } {
+  const { dx, dy, right, bottom } = pl;
   const m = r.edgeOffsets.length - 1;
   const pts: number[] = [];
   const edgeOffsets = new Int32Array(m + 1);
@@ -1310,18 +1315,16 @@ export function wrapToViewport(
     for (let k = r.edgeOffsets[e]; k < r.edgeOffsets[e + 1]; k++) {
       const px = r.edgePoints[2 * k];
       const py = r.edgePoints[2 * k + 1];
-      const b = best[layerOfY(py)];
+      const b = bandOf[ext.layerOfY(py)];
       const qx = px + dx[b];
       const qy = py + dy[b];
       if (prevBand >= 0 && b !== prevBand) {
         const lastX = pts[pts.length - 2];
         if (b > prevBand) {
-          // down out of its band, up the gap to its right, in from the top
           const under = bottom[prevBand] + margin / 2;
           const lane = right[prevBand] + gap / 2;
           pts.push(lastX, under, lane, under, lane, margin / 2, qx, margin / 2);
         } else {
-          // an edge drawn upwards: out over the top, down the gap to its left
           const lane = right[prevBand - 1] + gap / 2;
           const under = bottom[b] + margin / 2;
           pts.push(lastX, margin / 2, lane, margin / 2, lane, under, qx, under);
@@ -1332,14 +1335,61 @@ export function wrapToViewport(
     }
     edgeOffsets[e + 1] = pts.length / 2;
   }
+  return { edgeOffsets, edgePoints: Float64Array.from(pts) };
+}
+
+/**
+ * A drawing much taller than the viewport (a chain of 24 blocks is 24 rows) wrapped into K
+ * side-by-side bands of consecutive layers, like a newspaper's columns, K chosen for the
+ * largest scale at which the whole drawing fits the viewport.  Kept unwrapped unless that
+ * scale reaches `minScale` (the text reads): a drawing too big to read whole reads better
+ * as one column scrolled down than as bands scrolled both ways.  An edge from one band to
+ * another runs below its band, up the gap between the bands and in from the top.
+ */
+export function wrapToViewport(
+  r: LayoutResult,
+  input: LayoutInput,
+  vp: LayoutViewport,
+  rankSep: number
+): LayoutResult {
+  const n = r.x.length;
+  const L = r.layers;
+  const base = fitScale(vp, r.width, r.height);
+  if (n === 0 || L < 2 || base >= vp.minScale) {
+    return r;
+  }
+  const ext = layerExtents(r, input, rankSep);
+  const gap = 2 * rankSep;
+  const margin = rankSep / 2;
+  let best: Int32Array | null = null;
+  let bestScale = base;
+  for (let K = 2; K <= Math.min(L, 16); K++) {
+    const bandOf = splitBands(ext, r.height, K);
+    const m = placeBands(ext, bandOf, gap, margin);
+    const s = fitScale(vp, m.w, m.h);
+    if (s > bestScale * 1.02) {
+      best = bandOf;
+      bestScale = s;
+    }
+  }
+  if (!best || bestScale < vp.minScale) {
+    return r;
+  }
+  const pl = placeBands(ext, best, gap, margin);
+  const x = new Float64Array(n);
+  const y = new Float64Array(n);
+  for (let v = 0; v < n; v++) {
+    const b = best[r.layer[v]];
+    x[v] = r.x[v] + pl.dx[b];
+    y[v] = r.y[v] + pl.dy[b];
+  }
   return {
     ...r,
     x,
     y,
-    width: w,
-    height: h,
-    edgeOffsets,
-    edgePoints: Float64Array.from(pts),
+    width: pl.w,
+    height: pl.h,
+    ...bandPolylines(r, ext, best, pl, gap, margin),
     bands: best[L - 1] + 1
   };
 }
