@@ -129,6 +129,33 @@ describe('hlo view (DOM)', () => {
     dispose();
   });
 
+  it('tells what the canvas draws through a read-only accessor on its root', async () => {
+    const { host, dispose } = await renderWhile();
+    const { DRAWING_ACCESSOR } = await import('../src/hlo/output');
+    const root = host.querySelector('.jwb-hlo') as unknown as Record<
+      string,
+      () => import('../src/hlo/output').HloDrawing | null
+    >;
+    const d = root[DRAWING_ACCESSOR]();
+    expect(d).not.toBeNull();
+    const drawing = d as import('../src/hlo/output').HloDrawing;
+    expect(drawing.graph).toBe(ENTRY);
+    expect(drawing.boxes.length).toBe(
+      Number(
+        (root as unknown as HTMLElement).getAttribute('data-visible-nodes')
+      )
+    );
+    expect(drawing.rects.length).toBe(drawing.boxes.length);
+    for (const [a, b] of drawing.edges) {
+      expect(a).toBeLessThan(drawing.boxes.length);
+      expect(b).toBeLessThan(drawing.boxes.length);
+    }
+    // a copy: changing it changes the next reading in nothing
+    drawing.boxes.length = 0;
+    expect(root[DRAWING_ACCESSOR]()?.boxes.length).toBe(drawing.rects.length);
+    dispose();
+  });
+
   it('copies and downloads the whole text when text/plain holds all of it', async () => {
     const { io } = await import('../src/common/textActions');
     const copied: string[] = [];

@@ -44,6 +44,49 @@ import type { VisibleGraph } from './visible';
 
 /** the graph box's height (CSS px; hlo.css), and the most it grows to for a readable fit */
 const GRAPH_H = 460;
+
+/** the name of the root element's function that returns `HloView.drawing()` */
+export const DRAWING_ACCESSOR = 'jwbHloDrawing';
+
+/** A box drawn: a node (its instruction id) or a folded cluster (its name, index, half). */
+export type DrawnBox =
+  | { kind: 'node'; label: string }
+  | {
+      kind: string;
+      label: string;
+      name: string;
+      index: number | null;
+      dir: string | null;
+    };
+
+/**
+ * What an %hlo output's graph draws, for what cannot see its canvas (the browser tests,
+ * assistive tooling): world coordinates are the layout's pixels, the screen's are
+ * `offset + scale x world` (CSS px, from the canvas's top-left corner).
+ */
+export interface HloDrawing {
+  /** the computation drawn, its title, and the title of each computation */
+  graph: string;
+  title: string;
+  titles: Record<string, string>;
+  /** the whole drawing is in view */
+  whole: boolean;
+  boxes: DrawnBox[];
+  /** the labels of the open clusters (drawn as frames or not) */
+  frames: string[];
+  /** the frames drawn: [label, x0, y0, x1, y1] (world) */
+  drawnFrames: Array<[string, number, number, number, number]>;
+  /** the edges drawn, as [box, box] */
+  edges: Array<[number, number]>;
+  scale: number;
+  offset: [number, number];
+  /** a folded box's title height (world px): on screen scale x titlePx */
+  titlePx: number;
+  /** the canvas's CSS size */
+  size: [number, number];
+  /** each box's [x0, y0, x1, y1] (world) */
+  rects: Array<[number, number, number, number]>;
+}
 const GRAPH_MAX_H = 720;
 
 interface GraphState {
@@ -112,9 +155,10 @@ export class HloView implements FeatureView {
     const root = el('div', 'jwb-hlo');
     root.setAttribute('data-highlighted', '0');
     this._root = root;
-    // what the graph draws, read by the browser tests (the canvas has no DOM of its boxes)
-    Object.defineProperty(root, 'jwbHloDrawing', {
-      value: () => this._drawing(),
+    // the canvas has no DOM of its boxes: what it draws is read through this accessor
+    // (a copy each call, read-only: see HloDrawing)
+    Object.defineProperty(root, DRAWING_ACCESSOR, {
+      value: (): HloDrawing | null => this.drawing(),
       configurable: true
     });
     host.appendChild(root);
@@ -461,20 +505,33 @@ export class HloView implements FeatureView {
     }
   }
 
-  /** The boxes and edges drawn now, the computation's title and whether it is all in view. */
-  private _drawing(): Record<string, unknown> | null {
+  /**
+   * What the graph draws now (null before its first layout): a fresh copy, so reading it
+   * changes nothing.  Exposed on the output's root element as `jwbHloDrawing()`.
+   */
+  drawing(): HloDrawing | null {
     const st = this._graphs.get(this._current);
     const vg = st?.drawn;
     if (!st || !vg) {
       return null;
     }
     const tree = st.model.tree;
+    const sc = st.scene;
+    const rect = (k: number): [number, number, number, number] =>
+      sc
+        ? [
+            sc.x[k] - sc.w[k] / 2,
+            sc.y[k] - sc.h[k] / 2,
+            sc.x[k] + sc.w[k] / 2,
+            sc.y[k] + sc.h[k] / 2
+          ]
+        : [0, 0, 0, 0];
     return {
       graph: this._current,
       title: this._titles.get(this._current) ?? this._current,
       titles: Object.fromEntries(this._titles),
       whole: this._canvas?.wholeInView() ?? false,
-      boxes: vg.items.map(it => {
+      boxes: vg.items.map((it): DrawnBox => {
         if (it.kind === 'node') {
           return { kind: 'node', label: st.model.g.nodes[it.ref].id };
         }
@@ -488,33 +545,19 @@ export class HloView implements FeatureView {
         };
       }),
       frames: vg.frames.map(f => tree.clusters[f.cluster].label),
-      // the frames drawn (a pair of halves in one), [label, x0, y0, x1, y1] in world px
-      drawnFrames: (st.scene?.frames ?? []).map(f => [
+      drawnFrames: (sc?.frames ?? []).map(f => [
         f.label,
         f.x0,
         f.y0,
         f.x1,
         f.y1
       ]),
-      // where the world's origin is on the canvas (CSS px): screen = offset + scale x world
-      offset: this._canvas?.offset ?? [0, 0],
-      edges: Array.from(vg.src, (s, e) => [s, vg.dst[e]]),
-      // how big the text is drawn: a folded box's title is titlePx world px, scale x that
-      // on screen; rects: each box [x0, y0, x1, y1] in world px (to find overlaps)
+      edges: Array.from(vg.src, (s, e): [number, number] => [s, vg.dst[e]]),
       scale: this._canvas?.scale ?? 0,
+      offset: this._canvas?.offset ?? [0, 0],
       titlePx: TITLE_PX,
       size: this._canvas?.size ?? [0, 0],
-      rects: st.scene
-        ? Array.from({ length: st.scene.n }, (_, k) => {
-            const sc = st.scene as Scene;
-            return [
-              sc.x[k] - sc.w[k] / 2,
-              sc.y[k] - sc.h[k] / 2,
-              sc.x[k] + sc.w[k] / 2,
-              sc.y[k] + sc.h[k] / 2
-            ];
-          })
-        : []
+      rects: sc ? Array.from({ length: sc.n }, (_, k) => rect(k)) : []
     };
   }
 
