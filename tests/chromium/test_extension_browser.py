@@ -759,6 +759,13 @@ def test_hlo_graph_of_a_24_block_gradient_reads_as_its_blocks(browser, lab):
     assert _overlaps(d) == []
     graph = page.locator(f'[data-test-cell="{HLO24_GRAD}"] .jwb-hlo-graph')
     graph.screenshot(path=str(artifacts_dir() / "hlo24-fit.png"))
+    # a narrower output: laid out again for its width, and fitted whole again
+    page.set_viewport_size({"width": 1000, "height": 1000})
+    narrow = _wait_drawing(page, lambda o: o["size"][0] < d["size"][0] and o["whole"])
+    assert _overlaps(narrow) == []
+    page.set_viewport_size({"width": 1300, "height": 1000})
+    _wait_drawing(page, lambda o: o["size"][0] == d["size"][0] and o["whole"])
+    d = page.evaluate(DRAWING_JS, HLO24_GRAD)
     # one block opened (a click on it): its calls inside a frame named for it, where it was
     k5 = next(k for k, g in enumerate(d["boxes"]) if _is_block(g, 5, "fwd"))
     _click_world(page, d, _centre(d["rects"][k5]))

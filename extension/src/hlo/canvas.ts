@@ -23,6 +23,11 @@ export interface CanvasEvents {
   click(item: number, ev: MouseEvent): void;
   dblclick(item: number): void;
   frameClick(frame: number): void;
+  /**
+   * the canvas's width changed (CSS px): a layout wrapped to the old one may not fit;
+   * `whole`: the whole drawing was in view before
+   */
+  resized?(width: number, whole: boolean): void;
 }
 
 const MIN_SCALE = 0.02;
@@ -235,9 +240,14 @@ export class GraphCanvas {
     if (w === this._cssW && h === this._cssH && dpr === this._dpr) {
       return;
     }
+    const widthChanged = this._cssW > 1 && w !== this._cssW;
+    const whole = widthChanged && this.wholeInView();
     this._cssW = w;
     this._cssH = h;
     this._dpr = dpr;
+    if (widthChanged) {
+      this._events.resized?.(w, whole);
+    }
     this.canvas.width = Math.round(w * dpr);
     this.canvas.height = Math.round(h * dpr);
     this.canvas.style.width = `${w}px`;

@@ -45,6 +45,9 @@ import type { VisibleGraph } from './visible';
 /** the graph box's height (CSS px; hlo.css), and the most it grows to for a readable fit */
 const GRAPH_H = 460;
 
+/** how long the output's width must stay put before the drawing is wrapped to it again */
+const RESIZE_MS = 250;
+
 /** the name of the root element's function that returns `HloView.drawing()` */
 export const DRAWING_ACCESSOR = 'jwbHloDrawing';
 
@@ -120,6 +123,10 @@ export class HloView implements FeatureView {
   private _matchCursor = -1;
   private _disposers: Array<() => void> = [];
   private _firstDrawn = false;
+  /** the canvas width the last layout was wrapped to, and the pending re-layout on resize */
+  private _wrappedTo = 0;
+  private _resizeTimer: ReturnType<typeof setTimeout> | undefined;
+  private _wholeBeforeResize: boolean | null = null;
   /** each computation's name as shown: a body by the user code that made it */
   private _titles = new Map<string, string>();
   // DOM
@@ -193,6 +200,7 @@ export class HloView implements FeatureView {
   }
 
   private _teardown(): void {
+    clearTimeout(this._resizeTimer);
     if (this._ctx) {
       HUB.release(this._ctx.outputId);
     }
@@ -257,7 +265,8 @@ export class HloView implements FeatureView {
     this._canvas = new GraphCanvas(this._graphBox, {
       click: item => this._clickItem(item),
       dblclick: item => this._openBodyOf(item),
-      frameClick: f => this._toggleFrame(f)
+      frameClick: f => this._toggleFrame(f),
+      resized: (w, whole) => this._onResize(w, whole)
     });
     this._disposers.push(
       onThemeChange(() => {
@@ -382,6 +391,7 @@ export class HloView implements FeatureView {
     this._status.textContent = `laying out ${model.visibleCount} boxes…`;
     const vg = model.vg;
     const cssW = await this._canvasWidth();
+    this._wrappedTo = cssW;
     const r = await this._layout.layout(model.layoutInput(), {
       nodeSep: 16,
       rankSep: 24,
@@ -433,6 +443,26 @@ export class HloView implements FeatureView {
     // the first drawing of this render (not merely the first layout asked for: that one
     // may have been replaced before it arrived) makes the output usable
     this._drawn();
+  }
+
+  /**
+   * The output was resized: once it has settled (RESIZE_MS), the drawing is laid out again
+   * when its bands were wrapped to another width (a wider output fits more side by side,
+   * a narrower one fewer), fitted whole again when it was.
+   */
+  private _onResize(width: number, whole: boolean): void {
+    clearTimeout(this._resizeTimer);
+    // whether it was whole before the first of a burst of resizes
+    this._wholeBeforeResize ??= whole;
+    this._resizeTimer = setTimeout(() => {
+      const fit = this._wholeBeforeResize ?? false;
+      this._wholeBeforeResize = null;
+      const st = this._graphs.get(this._current);
+      if (!st?.scene || Math.abs(width - this._wrappedTo) < 24) {
+        return;
+      }
+      void this._relayout(fit);
+    }, RESIZE_MS);
   }
 
   /**

@@ -7,8 +7,6 @@ export const FLAG_SEARCH = 4;
 /** a folded box's title font size in world px (a node's is 12) */
 export const TITLE_PX = 13;
 
-export type BoxKind = 0 | 1 | 2; // node, cluster, group
-
 export interface Frame {
   x0: number;
   y0: number;

@@ -4,7 +4,7 @@
  */
 
 import type { Unpacked } from '../common/payload';
-import type { HloNode, HloPayload } from '../generated/hlo';
+import type { HloPayload } from '../generated/hlo';
 
 export type {
   CompactInstruction,
@@ -17,8 +17,6 @@ export type {
   HloPayload
 } from '../generated/hlo';
 export type { SourceLine } from '../generated/common';
-
-export type NodeKind = HloNode['kind'];
 
 /** The payload as the view reads it: the renderer unpacked it, so `graphs` is there. */
 export type UnpackedHloPayload = Unpacked<HloPayload, 'graphs'>;
