@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
-import { backEdges, countCrossings, layeredLayout } from '../src/hlo/layout';
+import {
+  backEdges,
+  countCrossings,
+  layeredLayout,
+  type LayoutInput
+} from '../src/hlo/layout';
 import { graph, syntheticGraph } from './hlo-synthetic';
 
 /** a hang guard for the largest inputs, not a speed bound (busy CI machines are slow):
@@ -97,4 +102,56 @@ describe('layered layout', () => {
       }
     }
   );
+});
+
+describe('layered layout: groups, weighed cycles, weak edges', () => {
+  const boxes = (n: number): Pick<LayoutInput, 'widths' | 'heights'> => ({
+    widths: new Float64Array(n).fill(100),
+    heights: new Float64Array(n).fill(40)
+  });
+
+  it('gives a group rows of its own: no other box beside its boxes', () => {
+    // a0 -> a1 -> a2 (group 0); b0 -> b1 (group 1), read from a0: without groups b0
+    // would sit beside a1
+    const input: LayoutInput = {
+      ...boxes(5),
+      src: Int32Array.from([0, 1, 0, 3]),
+      dst: Int32Array.from([1, 2, 3, 4]),
+      groups: Int32Array.from([0, 0, 0, 1, 1])
+    };
+    const loose = layeredLayout({ ...input, groups: undefined });
+    expect(loose.layer[3]).toBe(loose.layer[1]);
+    const r = layeredLayout(input);
+    const a = [0, 1, 2].map(v => r.layer[v]);
+    const b = [3, 4].map(v => r.layer[v]);
+    expect(Math.min(...b)).toBeGreaterThan(Math.max(...a));
+    expect(overlaps(input, r)).toBe(0);
+  });
+
+  it('breaks a cycle at its lightest edge when the edges are weighed', () => {
+    // 1 -> 2 -> 0 heavy, 0 -> 1 light: a search from 0 would turn 2 -> 0 round instead
+    const input: LayoutInput = {
+      ...boxes(3),
+      src: Int32Array.from([0, 1, 2]),
+      dst: Int32Array.from([1, 2, 0]),
+      weights: Float64Array.from([1, 100, 100])
+    };
+    const r = layeredLayout(input);
+    expect(r.layer[1]).toBeLessThan(r.layer[2]);
+    expect(r.layer[2]).toBeLessThan(r.layer[0]);
+    const unweighed = layeredLayout({ ...input, weights: undefined });
+    expect(unweighed.layer[0]).toBeLessThan(unweighed.layer[2]);
+  });
+
+  it('places no box by a weak edge, and still draws it', () => {
+    const input: LayoutInput = {
+      ...boxes(3),
+      src: Int32Array.from([0, 2]),
+      dst: Int32Array.from([1, 0]),
+      weak: Uint8Array.from([0, 1])
+    };
+    const r = layeredLayout(input);
+    expect(r.layer[1]).toBe(r.layer[0] + 1);
+    expect(r.edgeOffsets[2] - r.edgeOffsets[1]).toBeGreaterThanOrEqual(2);
+  });
 });
