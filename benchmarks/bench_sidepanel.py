@@ -249,31 +249,28 @@ def per_cell_no_panel(rounds: int, cells: int, live: list[int]) -> None:
                 k.run_ok("keep = None")
                 got = int(k.run_ok(LIVE.format(n=n)).stdout.strip().splitlines()[-1])
                 _cell_round_trip(k, cells)  # warm
-            ratios, aa, q_s, b_s = _alternate(
-                rounds,
-                ["bare", "quiet", "bare2"],
-                "quiet",
-                lambda name: _cell_round_trip(quiet if name == "quiet" else bare, cells),
-            )
-            q, b = statistics.median(q_s), statistics.median(b_s)
-            print(
-                f"(c) no panel, {got:,} live arrays, {rounds} rounds x {cells} cells: quiet "
-                f"{q * 1e3:.2f} ms/cell, bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); "
-                f"quiet/bare = {statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x;"
-                f" per-round min {min(ratios):.3f} max {max(ratios):.3f}"
-            )
-            ratios, aa, q_s, b_s = _alternate(
-                rounds,
-                ["bare", "quiet", "bare2"],
-                "quiet",
-                lambda name: _cell_in_kernel(quiet if name == "quiet" else bare, cells),
-            )
-            q, b = statistics.median(q_s), statistics.median(b_s)
-            print(
-                f"    in the kernel (shell.run_cell, no messaging): quiet {q * 1e3:.2f} ms/cell, "
-                f"bare {b * 1e3:.2f} ms/cell (+{(q - b) * 1e3:.2f} ms); quiet/bare = "
-                f"{statistics.median(ratios):.3f}x; A/A = {statistics.median(aa):.3f}x"
-            )
+            for where, measure in (
+                (
+                    f"(c) no panel, {got:,} live arrays, {rounds} rounds x {cells} cells:",
+                    _cell_round_trip,
+                ),
+                ("    in the kernel (shell.run_cell, no messaging):", _cell_in_kernel),
+            ):
+                ratios, aa, q_s, b_s = _alternate(
+                    rounds,
+                    ["bare", "quiet", "bare2"],
+                    "quiet",
+                    lambda name, measure=measure: measure(
+                        quiet if name == "quiet" else bare, cells
+                    ),
+                )
+                q, b = statistics.median(q_s), statistics.median(b_s)
+                print(
+                    f"{where} quiet {q * 1e3:.2f} ms/cell, bare {b * 1e3:.2f} ms/cell "
+                    f"(+{(q - b) * 1e3:.2f} ms); quiet/bare = {statistics.median(ratios):.3f}x; "
+                    f"A/A = {statistics.median(aa):.3f}x; per-round min {min(ratios):.3f} "
+                    f"max {max(ratios):.3f}"
+                )
         quiet.run_ok(
             "keep = None\n"
             "from workbench.ipython.sidepanel import MAX_MEMORY_SAMPLES, hub_for\n"

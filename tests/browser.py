@@ -639,7 +639,8 @@ FILLER = "print('\\n'.join(f'filler line {i}' for i in range(25)))"
 #: blocks; functions block / attention / mlp / layernorm, einsum attention as in
 #: tests/real_models.py): its gradient's %hlo between filler outputs (scrolling is measured),
 #: then the same with the loss's last line changed (the only other 24-block compile)
-TRANSFORMER_CELL = """\
+TRANSFORMER_CELL = (
+    """\
 import jax, jax.numpy as jnp, numpy as np
 HEADS = 4
 def layernorm(x, scale, bias):
@@ -665,18 +666,14 @@ def forward(params, x):
     for p in params:
         x = block(p, x)
     return x
-def init(blocks=24, d=256, d_mlp=1024):
-    params = []
-    for key in jax.random.split(jax.random.key(0), blocks):
-        ks = jax.random.split(key, 6)
-        w = lambda k, a, b: jax.random.normal(k, (a, b)) / np.sqrt(a)
-        params.append(dict(ln1_scale=jnp.ones(d), ln1_bias=jnp.zeros(d), wq=w(ks[0], d, d),
-                           wk=w(ks[1], d, d), wv=w(ks[2], d, d), wo=w(ks[3], d, d),
-                           ln2_scale=jnp.ones(d), ln2_bias=jnp.zeros(d), w1=w(ks[4], d, d_mlp),
-                           b1=jnp.zeros(d_mlp), w2=w(ks[5], d_mlp, d), b2=jnp.zeros(d)))
-    return params, jax.random.normal(jax.random.key(1), (8, 128, d))
-params, x = init()
+import sys  # the parameters are tests/real_models.py's (same shapes); the code is the cell's
 """
+    + f"sys.path.insert(0, {str(ROOT)!r})\n"
+    + """\
+from tests.real_models import transformer_args
+params, x = transformer_args()
+"""
+)
 #: cell indices of the two 24-block gradients and of the small models' %hlo (HLO24_CELLS)
 HLO24_GRAD, HLO24_GRAD_ABS = 5, 6
 HLO24_NNX, HLO24_EQX, HLO24_SCOPE, HLO24_SCAN = 13, 14, 15, 16

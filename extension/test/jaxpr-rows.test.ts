@@ -204,6 +204,22 @@ describe('jaxpr search over the source text', () => {
     const old = buildSearchIndex(flat, rowSources(flat, {}).label);
     expect(search(old, 'softmax')).toEqual([]);
   });
+
+  it('finds a primitive by its own text, not every equation of a line naming it', () => {
+    const prim = flat.rows[flat.eqnRow[0]].equation!.primitive;
+    const texts = {
+      [src.file]: { [String(src.line)]: `y = ${prim}(x) + zzunique` }
+    };
+    const sources = rowSources(flat, {}, texts);
+    const withLines = buildSearchIndex(flat, sources.label, sources.text);
+    const without = buildSearchIndex(flat, sources.label);
+    const own = search(without, prim);
+    expect(own.length).toBeGreaterThan(0);
+    expect(search(withLines, prim)).toEqual(own);
+    expect(onLine.every(e => own.includes(e))).toBe(false);
+    // a word only the line holds still finds that line's equations
+    expect(search(withLines, 'zzunique')).toEqual(onLine);
+  });
 });
 
 describe('12,000 equations', () => {

@@ -50,10 +50,10 @@ def _check_bounded(plain: str, whole: str) -> None:
 def test_hlo_of_the_24_block_gradient_saves_a_bounded_cell(run, model):
     cell = run("%%hlo\ngrad_loss(params, x)").ok()
     whole = cell.result.result.text  # all of XLA's text, kept by the kernel
-    reference = real_models.compiled_transformer_grad(STYLE).as_text()
-    # the program the user's call compiles, its op_names naming the user's calls
-    assert real_models.hlo_program(whole) == real_models.hlo_program(reference)
-    assert whole.count("\n") > TEXT_MAX_LINES
+    # (that it is the program the user's call compiles, names aside, is checked on a
+    # smaller stack of the same blocks in tests/engine/test_call_scopes.py: one 24-block
+    # compile here, not two)
+    assert whole.startswith("HloModule ") and whole.count("\n") > TEXT_MAX_LINES
     _check_bounded(cell.bundle["text/plain"], whole)
     assert len(cell.bundle["text/html"].encode()) <= 2 * HTML_MAX_BYTES
     assert _saved_cell(cell) <= 1_000_000

@@ -269,7 +269,7 @@ class Inspection:
         """``stage.trace(*args, **kwargs)``, inside :func:`scoped_calls` when scoped."""
         if not self.scoped:
             return stage.trace(*args, **kwargs)
-        with scoped_calls():
+        with scoped_calls(root=self.fn_name):
             return stage.trace(*args, **kwargs)
 
     @property

@@ -90,6 +90,7 @@ from workbench.engine._jax_compat.scoping import (
     fresh_trace_caches_supported,
     jax_dirs,
     library_layer_dirs,
+    name_stack_empty,
 )
 from workbench.engine._jax_compat.sharding import GSPMDSharding, spec_parts
 from workbench.engine._jax_compat.source_info import (
@@ -175,6 +176,7 @@ __all__ = [
     "fresh_trace_caches_supported",
     "jax_dirs",
     "library_layer_dirs",
+    "name_stack_empty",
     # sharding, backends
     "GSPMDSharding",
     "spec_parts",

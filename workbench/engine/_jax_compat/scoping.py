@@ -11,7 +11,8 @@ to such an equivalent regex for one block: every trace inside misses the caches 
 user's own calls filled (and fills no entry those calls could hit), while the user's
 later calls, made under the unchanged context, still find their own entries.
 
-Also here: which source files hold the layers of Flax NNX and Equinox (``nnx.Linear``,
+Also here: whether JAX's name stack is empty where a call starts (the traced function
+itself, with no transform or scope around it, is already named by JAX's ``jit(f)``), which source files hold the layers of Flax NNX and Equinox (``nnx.Linear``,
 ``eqx.nn.MLP``...), whose ``__call__`` the scoped trace names by class, and where JAX
 and jaxlib live (never the user's code).  Found from the packages' import specs,
 without importing them.
@@ -26,6 +27,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import jax
+
+from workbench.engine._jax_compat._modules import siu as _siu
 
 try:
     from jax._src import config as _config
@@ -87,6 +90,18 @@ def fresh_trace_caches() -> Iterator[bool]:
         yield True
     finally:
         ctx.__exit__(None, None, None)
+
+
+def name_stack_empty() -> bool:
+    """Whether JAX's current name stack holds nothing (no transform such as ``jvp``, no
+    scope): true where ``jit(f)`` starts tracing ``f``; False where this JAX cannot say."""
+    current = getattr(_siu, "current_name_stack", None)
+    if current is None:
+        return False
+    try:
+        return len(current().stack) == 0
+    except Exception:
+        return False
 
 
 def _package_dir(name: str) -> str | None:

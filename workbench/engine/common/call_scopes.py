@@ -25,11 +25,12 @@ other than ``__call__`` and generators are left out.  The ``__call__`` of Flax N
 Equinox layers (``nnx.Linear``, ``eqx.nn.MLP``) is named too, by class.
 
 Two hooks see the calls: ``sys.monitoring`` (Python >= 3.12: ``PY_START``/``PY_RETURN``/
-``PY_UNWIND`` on a free tool id, every code location that is not the user's disabled at
-its first event, so JAX's own code stops costing) and ``sys.setprofile`` (Python 3.11,
-and the fallback when no tool id is free).  Only the tracing thread's calls are scoped;
-a profile function already set is chained and restored; nothing is left behind when
-the trace raises.  ``benchmarks/bench_scoped_trace.py`` measures both.
+``PY_UNWIND`` on a free tool id; every code location that is not the user's is disabled
+at its first event, so JAX's own code stops costing, except beside another tool such as
+coverage, whose disabled locations the ``restart_events()`` undoing ours would wake) and
+``sys.setprofile`` (Python 3.11, and the fallback when no tool id is free).  Only the
+tracing thread's calls are scoped; a profile function already set is chained and
+restored; nothing is left behind when the trace raises.  ``benchmarks/bench_scoped_trace.py`` measures both.
 """
 
 from __future__ import annotations
@@ -140,18 +141,25 @@ def _instance_class(frame: types.FrameType | None, code: types.CodeType) -> str 
 
 
 class _Scopes:
-    """The scopes entered for the tracing thread: a stack of (key, context manager),
-    the scope path, and the per-(path, name) counters of this trace."""
+    """The scopes entered for the tracing thread: a stack of (key, context manager or None
+    for a call left unnamed), the scope path, and the per-(path, name) counters of this
+    trace.  ``root``: the name of the traced function, whose own call is left unnamed
+    where JAX's ``jit(root)`` already names every op of it (see :func:`scoped_calls`)."""
 
-    __slots__ = ("counters", "owner", "path", "stack")
+    __slots__ = ("counters", "owner", "path", "root", "stack")
 
-    def __init__(self) -> None:
+    def __init__(self, root: str | None = None) -> None:
         self.owner = threading.get_ident()
         self.stack: list[tuple[Any, Any]] = []
         self.path: tuple[str, ...] = ()
         self.counters: dict[tuple[tuple[str, ...], str], int] = {}
+        self.root = root
 
     def enter(self, key: Any, name: str) -> None:
+        if name == self.root and not self.stack and compat.name_stack_empty():
+            self.root = None  # once: the traced function's own call, nothing around it
+            self.stack.append((key, None))
+            return
         counted = (self.path, name)
         k = self.counters.get(counted, 0)
         self.counters[counted] = k + 1
@@ -164,15 +172,17 @@ class _Scopes:
     def exit(self, key: Any) -> None:
         if self.stack and self.stack[-1][0] is key:
             _, scope = self.stack.pop()
-            self.path = self.path[:-1]
-            scope.__exit__(None, None, None)
+            if scope is not None:
+                self.path = self.path[:-1]
+                scope.__exit__(None, None, None)
 
     def close(self) -> None:
         """Leave every scope still open (the trace raised where no return was seen)."""
         while self.stack:
             _, scope = self.stack.pop()
-            with contextlib.suppress(Exception):
-                scope.__exit__(None, None, None)
+            if scope is not None:
+                with contextlib.suppress(Exception):
+                    scope.__exit__(None, None, None)
         self.path = ()
 
 
@@ -234,7 +244,13 @@ def _monitoring_hook(scopes: _Scopes) -> Iterator[bool]:
         yield False
         return
     events = mon.events
-    disable = mon.DISABLE
+    # DISABLE makes JAX's own code stop costing; the locations it disables stay disabled
+    # for this tool id after it is freed (Python 3.12), and only ``restart_events()``,
+    # which re-enables every tool's, undoes that.  Beside another tool (coverage, a
+    # debugger) that would re-enable what it disabled: there nothing is disabled (each
+    # call costs a callback) and nothing is restarted.
+    alone = all(mon.get_tool(t) is None for t in range(6) if t != tool)
+    disable = mon.DISABLE if alone else None
     owner = scopes.owner
     get_ident = threading.get_ident
     getframe = sys._getframe
@@ -281,10 +297,8 @@ def _monitoring_hook(scopes: _Scopes) -> Iterator[bool]:
         for event in (events.PY_START, events.PY_RETURN, events.PY_UNWIND):
             mon.register_callback(tool, event, None)
         mon.free_tool_id(tool)
-        # the locations disabled above stay disabled for whoever takes this tool id next
-        # (Python 3.12 keeps them): enable them again; a tool that disabled locations of
-        # its own sees them once more, and disables them again
-        mon.restart_events()
+        if alone:  # no other tool's disabled locations to wake (see above)
+            mon.restart_events()
 
 
 def default_hook() -> str:
@@ -302,12 +316,18 @@ _HOOKS: dict[str, Callable[[_Scopes], contextlib.AbstractContextManager[bool]]] 
 
 
 @contextlib.contextmanager
-def scoped_calls(hook: str | None = None) -> Iterator[bool]:
+def scoped_calls(hook: str | None = None, root: str | None = None) -> Iterator[bool]:
     """Inside the block, every call of the user's code on this thread runs inside
     ``jax.named_scope("NAME#K")`` (see the module docstring), and JAX's trace caches miss
     (:func:`~workbench.engine._jax_compat.fresh_trace_caches`), so a function the user
     already called is traced again, with its calls seen.  Yields whether calls are
     scoped (False where no hook can be installed: the block then runs as it would).
+
+    ``root``, the name of the function traced, leaves that function's own call unnamed
+    where nothing (no transform, no scope) is around it: ``jit(f)/f#0/sin`` on every op
+    would repeat what JAX's ``jit(f)`` says.  Under a transform it stays named:
+    ``jit(loss)/jvp(loss#0)/...`` and ``transpose(jvp(loss#0))`` say forward and
+    backward for the ops written in ``loss`` itself.
 
     Only the workbench's own traces may run in here: the scopes change the op_names of
     what is traced, and the trace is a new entry of JAX's caches.
@@ -319,7 +339,7 @@ def scoped_calls(hook: str | None = None) -> Iterator[bool]:
     if thread in _ACTIVE:  # already inside one (a front door called from a traced function)
         yield False
         return
-    scopes = _Scopes()
+    scopes = _Scopes(root)
     _ACTIVE.add(thread)
     try:
         with compat.fresh_trace_caches():
