@@ -12,7 +12,13 @@ const LIST_H = 540;
 
 /** A notebook whose view is [90, 970] of a 1000-pixel window, scrolled to `scrollTop`. */
 function notebook(scrollTop = 400, max = 5000): ScrollerBox {
-  return { top: 90, bottom: 970, scrollTop, maxScrollTop: max, holdsCursor: true };
+  return {
+    top: 90,
+    bottom: 970,
+    scrollTop,
+    maxScrollTop: max,
+    holdsCursor: true
+  };
 }
 
 const WINDOW: ScrollerBox = {
@@ -24,7 +30,11 @@ const WINDOW: ScrollerBox = {
 };
 
 /** A 900-row list whose box starts at `listTop` (client y), scrolled to `scrollTop`. */
-function input(listTop: number, index: number, over: Partial<RevealInput> = {}): RevealInput {
+function input(
+  listTop: number,
+  index: number,
+  over: Partial<RevealInput> = {}
+): RevealInput {
   return {
     rowHeight: H,
     index,
@@ -44,7 +54,10 @@ function input(listTop: number, index: number, over: Partial<RevealInput> = {}):
 }
 
 /** Where the row's top is once `plan` is applied to `inp` (client y). */
-function rowTopAfter(inp: RevealInput, plan: ReturnType<typeof planReveal>): number {
+function rowTopAfter(
+  inp: RevealInput,
+  plan: ReturnType<typeof planReveal>
+): number {
   const st = plan.listScrollTop ?? inp.list.scrollTop;
   const moved = plan.outerDeltas.reduce((a, d) => a + d, 0);
   return inp.list.top - moved + inp.index * H - st;
@@ -54,7 +67,11 @@ describe('revealing a selected row', () => {
   it('moves nothing when the row is already on screen', () => {
     const inp = input(200, 3);
     const plan = planReveal(inp);
-    expect(plan).toEqual({ listScrollTop: null, outerDeltas: [0, 0], seen: true });
+    expect(plan).toEqual({
+      listScrollTop: null,
+      outerDeltas: [0, 0],
+      seen: true
+    });
   });
 
   it('centres the row in the list when the whole list is on screen', () => {

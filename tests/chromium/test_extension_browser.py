@@ -504,6 +504,42 @@ SHOWN_JS = """([i, line]) => {
 }"""
 
 
+def _cell_at_top(page, i: int) -> None:
+    """Cell ``i``'s top at the top of the notebook's view, exactly (scrollToItem lands where
+    the windowing's estimated heights say; the cells above are measured once drawn)."""
+    scroll_to_cell(page, i)
+    page.evaluate(
+        """async (i) => {
+          const frame = () => new Promise(r => requestAnimationFrame(r));
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+          const nb = cell.closest('.jp-WindowedPanel-outer');
+          for (let k = 0; k < 20; k++) {
+            const dy = cell.getBoundingClientRect().top - nb.getBoundingClientRect().top;
+            if (Math.abs(dy) < 1) break;
+            nb.scrollTop += dy;
+            await frame(); await frame();
+          }
+        }""",
+        i,
+    )
+
+
+def _list_top_at(page, i: int, below_fold: float) -> None:
+    """Scroll the notebook so cell ``i``'s jaxpr list starts ``below_fold`` pixels below the
+    bottom of the notebook's view (negative: that much of it is on screen)."""
+    page.evaluate(
+        """async ([i, dy]) => {
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+          const nb = cell.closest('.jp-WindowedPanel-outer');
+          const list = cell.querySelector('.jwb-jaxpr-list');
+          const bottom = Math.min(nb.getBoundingClientRect().bottom, innerHeight);
+          nb.scrollTop += list.getBoundingClientRect().top - (bottom + dy);
+          await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+        }""",
+        [i, below_fold],
+    )
+
+
 def _line_equations(payload: dict, line: int) -> tuple[int, int]:
     """(index of the first equation of source ``line``, how many there are): equations
     numbered as the view numbers them, depth first, an equation before its sub-jaxprs."""
@@ -546,11 +582,12 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
     src = TALL_JAXPR_SOURCE.splitlines()
     page, watch = pages(lab, "wb.ipynb")
     _wait_ready(page, len(workbench_outputs(nb)))
-    _show_cell(page, TALL_JAXPR)
+    _cell_at_top(page, TALL_JAXPR)
+    _list_top_at(page, TALL_JAXPR, 60)  # the list just below the fold, the editor above
     mlp = src.index('    return jax.nn.gelu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]')
     first, count = _line_equations(payload, mlp + 1)  # a magic cell's line 1 is `%%jaxpr`
     before = page.evaluate(SHOWN_JS, [TALL_JAXPR, mlp])
-    assert before["listTop"] > before["viewBottom"], before  # the list is below the fold
+    assert before["listTop"] > before["viewBottom"] and before["lineOnScreen"], before
     shown = _select_line(page, TALL_JAXPR, mlp, count)
     _shot(page, "jaxpr-editor-line-tall-cell")
     assert shown["firstEqn"] == first, (shown, first)
@@ -579,11 +616,7 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
     assert again["focused"] and again["firstOnScreen"] and again["lineOnScreen"], again
     assert again["notebookScroll"] == shown["notebookScroll"], (shown, again)  # no jump
     # part of the list on screen (its top 120 pixels): the list alone scrolls
-    page.evaluate(
-        "([i, dy]) => { document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
-        ".closest('.jp-WindowedPanel-outer').scrollTop += dy; }",
-        [TALL_JAXPR, shown["listTop"] - (shown["viewBottom"] - 120)],
-    )
+    _list_top_at(page, TALL_JAXPR, -120)
     page.wait_for_timeout(300)
     q = src.index('    q = (x @ p["wq"]).reshape(b, t, HEADS, dh)')
     first_q, count_q = _line_equations(payload, q + 1)
