@@ -20,6 +20,8 @@ searched.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 
@@ -50,6 +52,7 @@ from tests.browser import (
     workbench_outputs,
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
+from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LINES
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
@@ -790,6 +793,33 @@ def test_24_layer_hlo_interactive_and_scrolling(browser, lab):
     assert fps["moved"] > 0 and fps["onscreen"], fps
     assert watch.errors == [], watch.errors
     page.close()
+
+
+def test_24_block_hlo_cell_saves_bounded_text_and_keeps_all_of_xlas(notebooks):
+    """The saved notebook, not the page: the first gradient's %hlo keeps the first lines of
+    XLA's text (about 110,000 lines) in text/plain with one line on the rest, `.text` in the
+    kernel is all of it (the notebook's last cell reports on it: HLO24_TEXT_FACTS), and the
+    cell adds at most 1.0 MB to the saved notebook, every output included."""
+    nb = notebooks["nb"]["hlo24.ipynb"]
+    saved = nb.cells[HLO24_GRAD]
+    (shown,) = [o for o in saved.outputs if o.output_type == "execute_result"]
+    plain = shown["data"]["text/plain"]
+    (facts_out,) = [o for o in nb.cells[-1].outputs if o.output_type == "stream"]
+    facts = json.loads(facts_out["text"])
+    assert facts["plain_sha256"] == hashlib.sha256(plain.encode()).hexdigest()
+    assert facts["head"].startswith("HloModule ") and facts["kept_is_its_start"]
+    lines = facts["newlines"] + (0 if facts["ends_with_newline"] else 1)
+    *kept, last = plain.split("\n")
+    assert lines > TEXT_MAX_LINES
+    assert len(kept) <= TEXT_MAX_LINES and len("\n".join(kept).encode()) <= TEXT_MAX_BYTES
+    assert last.startswith(f"[… {lines - len(kept):,} more lines")
+    assert f"of {lines:,} lines" in last and ".text" in last
+    assert len(shown["data"]["text/html"].encode()) <= 2 * HTML_MAX_BYTES
+    without_outputs = nbformat.v4.new_code_cell(saved.source)
+    empty = len(nbformat.writes(nbformat.v4.new_notebook(cells=[without_outputs])).encode())
+    assert (
+        len(nbformat.writes(nbformat.v4.new_notebook(cells=[saved])).encode()) - empty <= 1_000_000
+    )
 
 
 def test_12000_equation_jaxpr_first_paint_and_search(browser, lab):
