@@ -15,9 +15,11 @@ import pytest
 from tests.real_models import hlo_program
 from workbench.views._bounds import TEXT_MAX_LINES
 
-CHAIN = """
+# three equations a step (sin, mul, add): a jaxpr, and an HLO text, a little over the bound
+STEPS = TEXT_MAX_LINES // 3 + 100
+CHAIN = f"""
 def chain(x):
-    for i in range(1500):
+    for i in range({STEPS}):
         x = jnp.sin(x) * 1.5 + i
     return x
 """
