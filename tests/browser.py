@@ -687,7 +687,7 @@ HLO24_GRAD, HLO24_GRAD_ABS = 5, 6
 HLO24_NNX, HLO24_EQX, HLO24_SCOPE, HLO24_SCAN = 13, 14, 15, 16
 #: the last cell of hlo24.ipynb: what the kernel keeps of the first gradient's output (its
 #: ``.text``: all of XLA's text, too big to save) against the text/plain it shows
-#: (tests/ipython/test_output_bounds_real_model.py reads it with the saved cell)
+#: (tests/chromium/test_extension_browser.py reads it with the saved cell)
 HLO24_TEXT_FACTS = (
     "import hashlib, json\n"
     f"_shown = Out[{HLO24_GRAD + 1}]\n"

@@ -34,17 +34,35 @@ T = TypeVar("T")
 ENV = "WORKBENCH_TEST_SHARED_DIR"
 
 
+#: (the folder this process made, the variable's value before it): what
+#: :func:`session_finished` removes and puts back
+_made: tuple[str, str | None] | None = None
+
+
 def session_started() -> None:
-    """Make the session's shared folder (the controlling process, before any worker)."""
-    if fcntl is not None and ENV not in os.environ:
-        os.environ[ENV] = tempfile.mkdtemp(prefix="wb-tests-shared-")
+    """Make the session's shared folder (the controlling process, before any worker).
+    Always a new one: a value inherited from a process that ran pytest (or set by hand)
+    would share results across sessions, and be removed at this session's end."""
+    global _made
+    if fcntl is not None and _made is None:
+        root = tempfile.mkdtemp(prefix="wb-tests-shared-")
+        _made = (root, os.environ.get(ENV))
+        os.environ[ENV] = root
 
 
 def session_finished() -> None:
-    """Remove the shared folder (the controlling process, after every worker ended)."""
-    root = os.environ.pop(ENV, None)
-    if root:
-        shutil.rmtree(root, ignore_errors=True)
+    """Remove the folder :func:`session_started` made (the controlling process, after every
+    worker ended), and put back what the variable was."""
+    global _made
+    if _made is None:
+        return
+    root, before = _made
+    _made = None
+    if before is None:
+        os.environ.pop(ENV, None)
+    else:
+        os.environ[ENV] = before
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def key_of(*parts: str) -> str:

@@ -213,7 +213,9 @@ class JaxprView implements FeatureView {
     }
     this._unsubscribe = HUB.onSelect(sel => this._onSelection(sel));
     if (HUB.selection) {
-      this._onSelection(HUB.selection);
+      // a selection made before this output existed (a re-run, a late render) lights and
+      // scrolls the list only: the notebook moves for a click, not for an output appearing
+      this._onSelection(HUB.selection, false);
     }
     ctx.interactive();
     // the search index is built while the user reads, not on their first keystroke
@@ -323,7 +325,9 @@ class JaxprView implements FeatureView {
    * Show `row`, selected from elsewhere (an editor's line, another output), where the user
    * sees it: see reveal.ts.  The enclosing scrollers (the notebook's) move only for an
    * editor's selection `sel`, once per selection, and never take the editor's focus.
-   * Whether the row could be shown; if not, it is shown when the list comes into view.
+   * False when the list is out of view (or not laid out): the row is then shown when the
+   * list comes into view.  A list in view whose row could not be shown was scrolled to it
+   * already, so nothing waits there to scroll the list again once the user has scrolled it.
    */
   private _showRow(row: number, sel: LineSelection | null): boolean {
     const v = this._unfoldTo(row);
@@ -362,7 +366,7 @@ class JaxprView implements FeatureView {
         outerScrolledFor = sel;
       }
     });
-    return plan.seen;
+    return plan.seen || this._inView;
   }
 
   private _renderRow(v: number): HTMLElement {
@@ -513,7 +517,8 @@ class JaxprView implements FeatureView {
     HUB.select(this._published);
   }
 
-  private _onSelection(sel: LineSelection | null): void {
+  /** `live`: the hub announced `sel` now (false: it was there before this view was made). */
+  private _onSelection(sel: LineSelection | null, live = true): void {
     const flat = this._flat;
     if (!flat || !this._root) {
       return;
@@ -545,7 +550,7 @@ class JaxprView implements FeatureView {
     }
     if (sel && sel.reveal && sel.origin !== 'jaxpr') {
       this._pendingRow = -1;
-      if (first >= 0 && !this._showRow(flat.eqnRow[first], sel)) {
+      if (first >= 0 && !this._showRow(flat.eqnRow[first], live ? sel : null)) {
         this._pendingRow = flat.eqnRow[first];
       }
     }
