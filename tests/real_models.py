@@ -133,6 +133,25 @@ def transformer_loss_matmul(params, x):
 TRANSFORMER_LOSSES = {"einsum": transformer_loss_einsum, "matmul": transformer_loss_matmul}
 
 
+def transformer_scan(stacked, x, attention=attention_einsum):
+    """The same blocks through ``lax.scan`` over parameters stacked on a leading axis: the
+    twin of :func:`transformer`'s Python loop that traces (and compiles) one block."""
+
+    def step(x, p):
+        return block(p, x, attention), None
+
+    return jax.lax.scan(step, x, stacked)[0]
+
+
+def transformer_loss_scan(stacked, x):
+    return jnp.mean(transformer_scan(stacked, x, attention_einsum) ** 2)
+
+
+def stacked_params(params):
+    """:func:`transformer_params`' list of dicts as one dict of stacked arrays (for the scan)."""
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *params)
+
+
 @functools.cache
 def transformer_args(blocks: int = BLOCKS) -> tuple[list[dict[str, Any]], jax.Array]:
     """(params, x), built once per process."""
