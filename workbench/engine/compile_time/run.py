@@ -69,11 +69,14 @@ def compile_time_profile(
     Raises :class:`~workbench.engine.profile.run.ProfileError` with a short report for a
     call that does not lower or compile, or a profiler that cannot run.
     """
-    try:
-        with fresh_compile_context():  # traced here when the caller has not traced it yet
-            lowered = ins.lowered  # traced and lowered by the Inspection (its timings)
-    except Exception as exc:
-        raise ProfileError(report(exc, "lower")) from None
+    # each stage on its own (the Inspection times each; lowering first would trace inside
+    # its own timing), traced here when the caller has not traced it yet
+    with fresh_compile_context():
+        for stage, phase in (("traced", "trace"), ("lowered", "lower")):
+            try:
+                lowered = getattr(ins, stage)
+            except Exception as exc:
+                raise ProfileError(report(exc, phase)) from None
     trace_s = ins.timings.trace or 0.0
     lower_s = ins.timings.lower or 0.0
     failure: ErrorReport | None = None
