@@ -120,3 +120,32 @@ def test_named_phases_cover_most_of_the_24_block_gradients_compile():
     assert p.coverage >= 0.8, (p.coverage, p.phases[:5], p.unnamed_s)
     (loop,) = rep.size.loops
     assert loop.function == "block" and loop.calls == len(params)
+
+
+class Layer:
+    """A layer object called in a Python loop: its ``__call__`` is scoped by class."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return jax.numpy.tanh(x @ self.w)
+
+
+def stack_of_layers(ws, x):
+    layers = [Layer(w) for w in ws]
+    for layer in layers:
+        x = layer(x)
+    return x.sum()
+
+
+def test_a_loop_over_layer_objects_is_named_by_their_class():
+    import inspect
+
+    ws = [jax.numpy.ones((16, 16)) * 0.1] * 6
+    rep = _profile(stack_of_layers, ws, jax.numpy.ones((4, 16)))
+    (loop,) = rep.size.loops
+    assert loop.function == "Layer" and loop.calls == len(ws)
+    lines, first = inspect.getsourcelines(stack_of_layers)
+    calling = next(first + i for i, text in enumerate(lines) if "x = layer(x)" in text)
+    assert loop.call_site is not None and loop.call_site.line == calling

@@ -238,12 +238,12 @@ def _loops(
 
 
 def _runs(function: str, name: str) -> bool:
-    """Whether a frame's function is the scope ``name`` (a method ``__call__`` is scoped
-    by its class: ``Block.__call__``, or plain ``__call__`` where frames carry no class)."""
+    """Whether a frame's function (JAX records qualified names) is the scope ``name``; a
+    method ``__call__`` is scoped by its class (``Block.__call__``)."""
     return (
         function == name
         or function.endswith("." + name)
-        or function in ("__call__", f"{name}.__call__")
+        or function == f"{name}.__call__"
         or function.endswith(f".{name}.__call__")
     )
 
@@ -260,7 +260,12 @@ def _call_site(
         if path[len(parent)].rsplit("#", 1)[0] != name:
             continue
         for frames in stacks:
-            runs = [i for i, f in enumerate(frames[:-1]) if _runs(f.function, name)]
+            runs = [i for i, f in enumerate(frames[:-1]) if _runs(f.function, name)] or [
+                # frames without a class in the name: the innermost ``__call__``
+                i
+                for i, f in enumerate(frames[:-1])
+                if f.function == "__call__"
+            ]
             if runs:
                 caller = frames[runs[0] + 1]
                 votes[(caller.file, caller.line, caller.function)] += 1
