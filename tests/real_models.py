@@ -6,7 +6,9 @@ Small functions show what a feature does; these show whether it survives what us
   8 x 128 tokens, causal mask), a Python ``for`` loop over a list of per-block parameter
   dicts, written in two styles that XLA compiles very differently: attention through
   ``einsum`` with a ``tril`` mask (:func:`transformer_loss_einsum`) and through reshapes
-  and ``@`` (:func:`transformer_loss_matmul`);
+  and ``@`` (:func:`transformer_loss_matmul`); and its ``lax.scan`` twin over the same
+  blocks, parameters stacked on a leading axis (:func:`transformer_loss_scan`,
+  :func:`stacked_params`), which traces and compiles one block;
 - a Flax NNX MLP and CNN with an ``nnx.jit`` train step and ``nnx.Optimizer(optax.adamw)``
   (:func:`nnx_mlp_setup`, :func:`nnx_cnn_setup`), a dropout layer that draws from ``Rngs``;
 - an Equinox MLP trained under ``eqx.filter_jit`` (:func:`equinox_setup`);
