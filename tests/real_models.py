@@ -6,7 +6,9 @@ Small functions show what a feature does; these show whether it survives what us
   8 x 128 tokens, causal mask), a Python ``for`` loop over a list of per-block parameter
   dicts, written in two styles that XLA compiles very differently: attention through
   ``einsum`` with a ``tril`` mask (:func:`transformer_loss_einsum`) and through reshapes
-  and ``@`` (:func:`transformer_loss_matmul`);
+  and ``@`` (:func:`transformer_loss_matmul`); and its ``lax.scan`` twin over the same
+  blocks, parameters stacked on a leading axis (:func:`transformer_loss_scan`,
+  :func:`stacked_params`), which traces and compiles one block;
 - a Flax NNX MLP and CNN with an ``nnx.jit`` train step and ``nnx.Optimizer(optax.adamw)``
   (:func:`nnx_mlp_setup`, :func:`nnx_cnn_setup`), a dropout layer that draws from ``Rngs``;
 - an Equinox MLP trained under ``eqx.filter_jit`` (:func:`equinox_setup`);
@@ -131,6 +133,25 @@ def transformer_loss_matmul(params, x):
 
 
 TRANSFORMER_LOSSES = {"einsum": transformer_loss_einsum, "matmul": transformer_loss_matmul}
+
+
+def transformer_scan(stacked, x, attention=attention_einsum):
+    """The same blocks through ``lax.scan`` over parameters stacked on a leading axis: the
+    twin of :func:`transformer`'s Python loop that traces (and compiles) one block."""
+
+    def step(x, p):
+        return block(p, x, attention), None
+
+    return jax.lax.scan(step, x, stacked)[0]
+
+
+def transformer_loss_scan(stacked, x):
+    return jnp.mean(transformer_scan(stacked, x, attention_einsum) ** 2)
+
+
+def stacked_params(params):
+    """:func:`transformer_params`' list of dicts as one dict of stacked arrays (for the scan)."""
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *params)
 
 
 @functools.cache

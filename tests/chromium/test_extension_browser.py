@@ -57,7 +57,7 @@ from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LIN
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
-KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile")
+KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile", "compile-time")
 
 #: the transformer of tests/browser.py (its parameters from tests/real_models.py) at 4 blocks
 TALL_JAXPR_SOURCE = (
@@ -88,6 +88,8 @@ WB_CELLS = [
     # a %%jaxpr cell as tall as a model: the 4-block transformer's gradient (hundreds of rows),
     # its list starting below the fold when the cell is scrolled to
     TALL_JAXPR_SOURCE,
+    # where one real compile's time goes
+    "%jaxprof --compile loss(w, x)",
     # a line whose equations are far down its jaxpr (40 lines of sin before it), and whose
     # output is far below it (the next cells in between)
     "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"

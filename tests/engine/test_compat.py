@@ -284,3 +284,51 @@ def test_library_layer_and_jax_dirs():
     dirs = compat.library_layer_dirs()
     assert any(d.endswith(os.path.join("flax", "nnx", "nn") + os.sep) for d in dirs)
     assert os.path.dirname(jax.__file__) + os.sep in compat.jax_dirs()
+
+
+def test_unique_trace_context_retraces_even_after_a_fresh_trace():
+    """Two ``unique_trace_context`` blocks never share a trace, where two
+    ``fresh_trace_caches`` blocks do (their context is the same)."""
+    runs: list[int] = []
+
+    @jax.jit
+    def traced_each_time(x):
+        runs.append(1)
+        return x * 2
+
+    x = jnp.ones(3)
+    with compat.fresh_trace_caches():
+        traced_each_time.trace(x)
+    with compat.fresh_trace_caches():
+        traced_each_time.trace(x)
+    assert len(runs) == 1
+    for expected in (2, 3):
+        with compat.unique_trace_context() as unique:
+            traced_each_time.trace(x)
+        assert unique and len(runs) == expected
+
+
+def test_user_frames_lists_the_callers_innermost_first():
+    def inner(x):
+        return jnp.sin(x)
+
+    def outer(x):
+        return inner(x) * 2
+
+    jaxpr = jax.make_jaxpr(outer)(jnp.ones(2))
+    sin = next(e for e in jaxpr.jaxpr.eqns if str(e.primitive) == "sin")
+    frames = compat.user_frames(sin.source_info)
+    # the functions' qualified names, as JAX records them
+    assert [f.function.rsplit(".", 1)[-1] for f in frames[:2]] == ["inner", "outer"]
+    assert frames[0].key == compat.user_frame(sin.source_info).key
+    assert compat.user_frames(None) == []
+
+
+def test_persistent_cache_bypassed_restores_jaxs_decision():
+    from jax._src import compilation_cache as cc
+
+    before = (cc._cache_checked, cc._cache_used)
+    with compat.persistent_cache_bypassed() as bypassed:
+        assert bypassed
+        assert (cc._cache_checked, cc._cache_used) == (True, False)
+    assert (cc._cache_checked, cc._cache_used) == before

@@ -24,11 +24,20 @@ from jsonschema import Draft202012Validator, ValidationError
 import workbench
 from workbench import schemas
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
-from workbench.views import bench, cache, hlo, jaxpr, mesh_explorer, profile, sharding
+from workbench.views import (
+    bench,
+    cache,
+    compile_time,
+    hlo,
+    jaxpr,
+    mesh_explorer,
+    profile,
+    sharding,
+)
 from workbench.views.display import View
 
 SCHEMA_DIR = Path(schemas.__file__).parent
-VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile)
+VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile, compile_time)
 
 
 def _views() -> list[View]:
@@ -122,6 +131,9 @@ def payloads(shell) -> dict[str, list[dict]]:
     runs = [r.cell_run for r in CACHE.snapshot().records if r.cell_run is not None]
     add(cache.cell_bundle(CACHE.cell_summary(max(runs), "1")))
     add(workbench.profile(_loss, w, x, n=2))  # a real CPU profile
+    shell.user_ns.update(_schema_loss=_loss, _schema_w=w, _schema_x=x)
+    compiled = shell.run_cell("%jaxprof --compile _schema_loss(_schema_w, _schema_x)")
+    add(shell.display_formatter.format(compiled.result)[0])  # a real compile's profile
     return out
 
 
@@ -246,6 +258,8 @@ NESTED = [
     ("profile", "bound", "latency"),
     ("profile", "coverage", "95%"),
     ("profile", "coverage", 1.5),  # a fraction of the step: never over 1
+    ("compile-time", "kind", "hlo pass"),
+    ("compile-time", "instruction_share", 2.0),
 ]
 
 
@@ -296,7 +310,7 @@ def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
         f" submodule_search_locations=[{str(SCHEMA_DIR)!r}])\n"
         "m = importlib.util.module_from_spec(spec); sys.modules['wb_schemas'] = m\n"
         "spec.loader.exec_module(m)\n"
-        "assert len(m.kinds()) == 10, m.kinds()\n"
+        "assert len(m.kinds()) == 11, m.kinds()\n"
         "m.schema_for(m.mime_type('hlo'))\n"
         "assert 'jax' not in sys.modules and 'jsonschema' not in sys.modules\n"
         "m.validate(m.mime_type('cache-persistent'), {'version': 1, 'kind': 'cache-persistent',"

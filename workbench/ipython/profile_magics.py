@@ -1,4 +1,5 @@
-"""``%%jaxprof`` and ``%jaxprof``: measured device time of a call, line by line.
+"""``%%jaxprof`` and ``%jaxprof``: measured device time of a call, line by line; with
+``--compile``, where one real compile of the call spends its time.
 
 Thin by design: parse flags, capture the call (:mod:`workbench.ipython.cell`: set-up lines
 run, the last line's function and arguments are evaluated), hand it to the engine's
@@ -9,14 +10,38 @@ set-up lines built is kept, the profiler is stopped and its files removed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.engine.compile_time.report import CompileTimeReport
+from workbench.engine.compile_time.run import compile_time_profile, fresh_compile_context
 from workbench.engine.profile.report import ProfileReport
-from workbench.engine.profile.run import DEFAULT_CALLS, ProfileError, check_calls, profile_call
-from workbench.ipython.args import parse_magic_line
-from workbench.ipython.cell import CellError, CellInterrupted, at_call, capture_call
+from workbench.engine.profile.run import (
+    DEFAULT_CALLS,
+    ProfileError,
+    check_calls,
+    check_trace_dir,
+    profile_call,
+)
+from workbench.ipython.args import (
+    argnames,
+    argnums,
+    check_transforms,
+    parse_magic_line,
+    trace_arguments,
+)
+from workbench.ipython.cell import (
+    CapturedCall,
+    CellError,
+    CellInterrupted,
+    at_call,
+    capture_call,
+    trace_captured,
+)
+from workbench.views.compile_time import compile_time_display
 from workbench.views.display import Display
 from workbench.views.profile import DEFAULT_TOP, profile_display
 
@@ -48,14 +73,33 @@ class ProfileMagics(Magics):
         help="GPU: profile a copy compiled without XLA's command buffers (CUDA "
         "graphs), so every kernel event names its instruction",
     )
+    @argument(
+        "--compile",
+        dest="compile_time",
+        action="store_true",
+        help="instead of running the call, compile it once for real (no cache) under the "
+        "profiler: trace, lower and XLA times, XLA's passes and phases, program size "
+        "per source line",
+    )
+    @trace_arguments  # -t/--transform, --static-argnums, --static-argnames (with --compile)
+    @argument(
+        "--trace-dir",
+        default=None,
+        metavar="DIR",
+        help="also save the profiler's trace in DIR, to open in XProf or Perfetto",
+    )
     @argument("--text", action="store_true", help="plain text output only")
     @line_cell_magic
-    def jaxprof(self, line: str = "", cell: str | None = None) -> Display[ProfileReport]:
+    def jaxprof(
+        self, line: str = "", cell: str | None = None
+    ) -> Display[ProfileReport] | Display[CompileTimeReport]:
         """Profile a call: ``%jaxprof f(x)`` or a cell whose last line is the call.
 
         The call is compiled, run once to warm up, then ``-n`` times under
         ``jax.profiler`` (each blocking on all its outputs); device time is attributed to
-        HLO instructions, fusions, jaxpr primitives and the cell's lines.
+        HLO instructions, fusions, jaxpr primitives and the cell's lines.  With
+        ``--compile`` the call is not run: it is traced afresh and compiled once, and the
+        compile's time is split into XLA's passes and phases.
         """
         args, expr = parse_magic_line(
             self.jaxprof, line, needs=None if cell is not None else "a call, e.g. %jaxprof f(x)"
@@ -66,7 +110,22 @@ class ProfileMagics(Magics):
             raise UsageError(f"-n: {exc}") from None
         if args.top < 1:
             raise UsageError(f"--top must be a positive integer, got {args.top}")
+        traced_flags = args.transform or args.static_argnums or args.static_argnames
+        if traced_flags and not args.compile_time:
+            raise UsageError(
+                "-t, --static-argnums and --static-argnames go with --compile (the run "
+                "profile runs the call as written)"
+            )
+        check_transforms(args.transform)
+        trace_dir = None
+        if args.trace_dir is not None:
+            try:
+                trace_dir = check_trace_dir(args.trace_dir)
+            except ValueError as exc:
+                raise UsageError(f"--trace-dir: {exc}") from None
         captured = capture_call(self.shell, line, cell, expr, "jaxprof")
+        if args.compile_time:
+            return self._compile_time(captured, args, cell is not None, trace_dir)
         failure: BaseException | None = None
         try:
             rep = profile_call(
@@ -77,6 +136,7 @@ class ProfileMagics(Magics):
                 command_buffers=not args.no_command_buffer,
                 label=captured.call_text,
                 inspected_by="%%jaxprof" if cell is not None else "%jaxprof",
+                trace_dir=trace_dir,
             )
         except ProfileError as exc:
             failure = CellError(at_call(exc.report, captured))
@@ -89,6 +149,36 @@ class ProfileMagics(Magics):
             del captured
             raise failure
         return profile_display(rep, text_only=args.text, top=args.top)
+
+    def _compile_time(
+        self, captured: CapturedCall, args: Any, is_cell: bool, trace_dir: str | None
+    ) -> Display[CompileTimeReport]:
+        """``--compile``: a fresh scoped trace (as ``%%hlo`` takes it), compiled once."""
+        with fresh_compile_context():  # no cache of JAX's serves any stage
+            (ins,) = trace_captured(
+                captured,
+                args.transform,
+                argnums(args.static_argnums),
+                argnames(args.static_argnames),
+                compare=False,
+                model=False,
+                scoped=True,  # the user's calls named in the op_names
+            )
+        failure: BaseException | None = None
+        try:
+            rep = compile_time_profile(
+                ins,
+                inspected_by="%%jaxprof --compile" if is_cell else "%jaxprof --compile",
+                trace_dir=trace_dir,
+            )
+        except ProfileError as exc:
+            failure = CellError(at_call(exc.report, captured))
+        except KeyboardInterrupt:
+            failure = CellInterrupted(f"interrupted while compiling {captured.call_text}")
+        if failure is not None:
+            del captured, ins  # see jaxprof: the raised error holds no arguments
+            raise failure
+        return compile_time_display(rep, text_only=args.text, top=args.top)
 
 
 __all__ = ["ProfileMagics"]

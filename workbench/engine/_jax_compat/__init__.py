@@ -25,6 +25,7 @@ One module per concern, each naming the internals it wraps:
   ``jax_explain_cache_misses`` option and its loggers.
 - ``scoping``: what the scoped trace of ``%%hlo`` needs: a trace context that JAX's
   trace caches miss in, where Flax NNX's and Equinox's layers and JAX itself live.
+- ``compilation``: a compile with JAX's persistent compilation cache bypassed.
 - ``sharding``: ``GSPMDSharding``; a ``PartitionSpec``'s partitions and unreduced/reduced axes.  ``backends``: the initialised backends.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 from workbench.engine._jax_compat._modules import FEATURES
 from workbench.engine._jax_compat.backends import available_backends, backends_initialized
+from workbench.engine._jax_compat.compilation import persistent_cache_bypassed
 from workbench.engine._jax_compat.flax_jit import (
     NnxJitStage,
     abstract_nnx_call,
@@ -91,12 +93,14 @@ from workbench.engine._jax_compat.scoping import (
     jax_dirs,
     library_layer_dirs,
     name_stack_empty,
+    unique_trace_context,
 )
 from workbench.engine._jax_compat.sharding import GSPMDSharding, spec_parts
 from workbench.engine._jax_compat.source_info import (
     exclude_path_from_user_frames,
     name_stack,
     user_frame,
+    user_frames,
 )
 from workbench.engine._jax_compat.stack import (
     LoweringSource,
@@ -129,6 +133,9 @@ __all__ = [
     "exclude_path_from_user_frames",
     "name_stack",
     "user_frame",
+    "user_frames",
+    # compilation
+    "persistent_cache_bypassed",
     # flax_jit
     "NnxJitStage",
     "abstract_nnx_call",
@@ -177,6 +184,7 @@ __all__ = [
     "jax_dirs",
     "library_layer_dirs",
     "name_stack_empty",
+    "unique_trace_context",
     # sharding, backends
     "GSPMDSharding",
     "spec_parts",

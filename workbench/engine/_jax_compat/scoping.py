@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -82,6 +83,33 @@ def fresh_trace_caches() -> Iterator[bool]:
         return
     try:
         ctx = state(_equivalent(state.value))
+        ctx.__enter__()
+    except Exception:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+_unique = itertools.count()
+
+
+@contextlib.contextmanager
+def unique_trace_context() -> Iterator[bool]:
+    """Like :func:`fresh_trace_caches`, but a context no trace has used before (the regex
+    carries a counter in a ``(?#...)`` comment): every trace inside misses every entry, the
+    workbench's own earlier scoped traces included.  For a compile that must really run
+    (``%%jaxprof --compile``): a trace served from a cache is lowered to the same module
+    object, whose executable JAX keeps, and nothing would compile.  Its cache entries are
+    never hit again; JAX's LRU bounds (and weak references) drop them."""
+    state = _canonicalization_state()
+    if state is None:
+        yield False
+        return
+    try:
+        ctx = state(f"{_equivalent(state.value)}(?#workbench-{next(_unique)})")
         ctx.__enter__()
     except Exception:
         yield False

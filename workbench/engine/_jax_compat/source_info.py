@@ -71,3 +71,28 @@ def exclude_path_from_user_frames(path: str) -> bool:
         return False
     _excluded.add(path)
     return True
+
+
+def user_frames(source_info: Any) -> list[SourceLine]:
+    """Every user frame of an equation's traceback, innermost first (the innermost is
+    :func:`user_frame`'s); just that one where this JAX cannot list them all."""
+    if _siu is None or source_info is None:
+        return []
+    tb = getattr(source_info, "traceback", None)
+    if tb is None:
+        return []
+    frames_of = getattr(_siu, "user_frames", None)
+    if frames_of is None:
+        one = user_frame(source_info)
+        return [] if one is None else [one]
+    try:
+        return [
+            SourceLine(
+                file=str(getattr(f, "file_name", "")),
+                line=int(getattr(f, "start_line", 0) or 0),
+                function=str(getattr(f, "function_name", "")),
+            )
+            for f in frames_of(tb)
+        ]
+    except Exception:
+        return []

@@ -325,11 +325,51 @@ def _options() -> Any:
     return options
 
 
+def check_trace_dir(path: str) -> str:
+    """The absolute directory ``--trace-dir`` names, made if missing and checked writable
+    before anything runs; raises ``ValueError`` with one line saying why not."""
+    where = os.path.abspath(os.path.expanduser(path))
+    try:
+        os.makedirs(where, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".jaxprof-probe-", dir=where)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ValueError(f"cannot write the trace to {where}: {why}") from None
+    return where
+
+
+def export_trace(where: str, to: str) -> str:
+    """Copy the profiler's run under ``where`` into ``to`` (XProf's layout:
+    ``to/plugins/profile/<run>/``); returns the run's directory there."""
+    runs = sorted(glob.glob(os.path.join(where, "plugins", "profile", "*")))
+    try:
+        shutil.copytree(where, to, dirs_exist_ok=True)
+    except OSError as exc:
+        raise _fail(
+            f"the trace could not be copied to {to}: {exc.strerror or exc}", type(exc).__name__
+        ) from None
+    return os.path.join(to, os.path.relpath(runs[-1], where)) if runs else to
+
+
+def export_note(run_dir: str, root: str) -> str:
+    """How to open an exported trace (one line)."""
+    perfetto = os.path.join(run_dir, "perfetto_trace.json.gz")
+    return (
+        f"trace saved in {run_dir}: open it in XProf (xprof --logdir {root}, or TensorBoard's "
+        f"Profile tab: tensorboard --logdir {root}) or in Perfetto (ui.perfetto.dev, "
+        f"Open trace file: {perfetto})"
+    )
+
+
 @contextmanager
-def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
+def profiler_session(tmp_root: str | None = None, perfetto: bool = False) -> Iterator[str]:
     """A running ``jax.profiler`` writing into a fresh directory, stopped and removed after.
 
-    Yields the directory; the caller reads the trace inside the ``with``.
+    Yields the directory; the caller reads the trace inside the ``with`` (and copies it out
+    with :func:`export_trace`).  ``perfetto``: the profiler also writes
+    ``perfetto_trace.json.gz`` when it stops (what Perfetto's UI opens).
     """
     try:
         where = tempfile.mkdtemp(prefix="jaxprof-", dir=tmp_root)
@@ -342,7 +382,9 @@ def profiler_session(tmp_root: str | None = None) -> Iterator[str]:
         ) from None
     try:
         try:
-            jax.profiler.start_trace(where, profiler_options=_options())
+            jax.profiler.start_trace(
+                where, create_perfetto_trace=perfetto, profiler_options=_options()
+            )
         except RuntimeError as exc:
             if "already" in str(exc).lower():
                 raise _fail(
@@ -439,12 +481,15 @@ def profile_call(
     label: str | None = None,
     costs: Callable[[HloModule], Any] | None = instruction_costs,
     inspected_by: str = "workbench.profile",
+    trace_dir: str | None = None,
 ) -> ProfileReport:
     """Profile ``calls`` calls of ``fn(*args, **kwargs)`` and attribute the device time.
 
     ``costs``: ``module -> {instruction name: OpCost}`` for the FLOPs/bytes columns (our
     counts of the optimized HLO, :func:`~workbench.engine.hlo.costs.instruction_costs`).
     Raises :class:`ProfileError` with a short report for anything that goes wrong.
+    ``trace_dir`` (checked by :func:`check_trace_dir`): the profiled calls' trace is
+    copied there, with a note on how to open it.
     ``inspected_by`` names the front door on the compile line ("%%jaxprof"): the
     profile's compile is the workbench's, never a compile of the user's function.
     """
@@ -463,7 +508,8 @@ def profile_call(
     text = call.compiled.as_text()
     _run_once(call, "the warm-up call")
     phase("warm-up call")
-    with profiler_session(tmp_root) as where:
+    exported = ""
+    with profiler_session(tmp_root, perfetto=trace_dir is not None) as where:
         for i in range(calls):
             _run_once(call, f"profiled call {i + 1} of {calls}")
         phase("profiled calls")
@@ -481,6 +527,8 @@ def profile_call(
                 f"the profiler's trace could not be written or read: {type(exc).__name__}: {exc}",
                 "ProfileError",
             ) from None
+        if trace_dir is not None:
+            exported = export_trace(where, trace_dir)
         phase("stop and read the trace")
         module, op_costs = reading.result()
     phase("parse and count (rest)")
@@ -527,6 +575,8 @@ def profile_call(
     rep.compile_s = call.compile_s
     if call.note:
         rep.notes.insert(0, call.note)
+    if exported:
+        rep.notes.append(export_note(exported, trace_dir or exported))
     remember(rep)
     return rep
 
@@ -535,6 +585,9 @@ __all__ = [
     "DEFAULT_CALLS",
     "ProfileError",
     "check_calls",
+    "check_trace_dir",
+    "export_note",
+    "export_trace",
     "prepare",
     "profile_call",
     "profiler_session",

@@ -1,0 +1,1 @@
+"""Compile time: where one real compile of a call goes (``%%jaxprof --compile``)."""
