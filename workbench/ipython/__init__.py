@@ -23,6 +23,7 @@ from workbench.engine.stages import Inspection
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
+from workbench.ipython.memory_magics import MemoryMagics
 from workbench.ipython.profile_magics import ProfileMagics
 from workbench.ipython.session import Session
 from workbench.ipython.sharding_magics import ShardingMagics
@@ -35,7 +36,14 @@ from workbench.views.jaxpr import JAXPR_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
 from workbench.views.profile import PROFILE_VIEW
 
-_MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics, ProfileMagics)
+_MAGIC_CLASSES = (
+    JaxprMagics,
+    HloMagics,
+    BenchMagics,
+    ShardingMagics,
+    ProfileMagics,
+    MemoryMagics,
+)
 
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
 #: ``workbench.inspect(...)``) draw through the same view as their front door's display
