@@ -62,6 +62,11 @@ def shell_roots(shell: Any) -> list[Root]:
     outputs = _outputs(shell)
     underscores = {k: ns.get(k) for k in ("_", "__", "___")}
     underscores.update({f"_{n}": ns[f"_{n}"] for n in outputs if f"_{n}" in ns})
+    hidden = getattr(shell, "user_ns_hidden", {})
+    for k in ("_", "__", "___"):
+        kept = hidden.get(k)
+        if kept not in (None, "") and all(kept is not v for v in underscores.values()):
+            underscores[f"{k} (IPython's copy)"] = kept
     # the previous cell's result, which IPython keeps until this cell ends
     last = getattr(getattr(shell, "last_execution_result", None), "result", None)
     if last is not None and all(last is not v for v in underscores.values()):
@@ -85,12 +90,17 @@ def _clear_history(shell: Any) -> None:
         last.result = None
     dh = shell.displayhook
     if getattr(dh, "do_full_cache", False):
-        dh.flush()
-        return
+        dh.flush()  # IPython's own %reset out: Out, _N, its _/__/___
     out = getattr(getattr(shell, "history_manager", None), "output_hist", None)
     if isinstance(out, dict):
         out.clear()
-    shell.user_ns.update({"_": "", "__": "", "___": ""})
+    # flush leaves the namespace's _/__/___ when builtins has a ``_`` (gettext's), and
+    # IPython's own copies of them (``user_ns_hidden``) always
+    blank = {"_": "", "__": "", "___": ""}
+    shell.user_ns.update(blank)
+    hidden = getattr(shell, "user_ns_hidden", None)
+    if isinstance(hidden, dict):
+        hidden.update({k: v for k, v in blank.items() if k in hidden})
 
 
 def free_history(shell: Any) -> Freed:

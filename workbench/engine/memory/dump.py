@@ -12,14 +12,18 @@ files (the proto needs jaxlib internals).  The two files say:
 
 :func:`peak_moment` is XLA's own sweep (``HloLiveRange::ComputePeakMemoryMoment``):
 values start at their first step and end one step after their last, starts sorted before
-ends at the same step; the peak is the bytes live at that moment, so the figure agrees
-with the report XLA writes beside it.
+ends at the same step, and each value weighs what its defining instruction's whole shape
+does (for a value inside a tuple, the tuple's table: 8 bytes an element; see
+:func:`sweep_size`); the peak is the bytes of the values live at that step, so the figure
+agrees with the report XLA writes beside it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from workbench.engine.hlo.model import split_top
 
 _VALUE = re.compile(
     r"^ value: <(\d+) (\S+?)(\{[\d,]*\})?(?: \(phi\))?(?: @(\d+))?> "
@@ -130,6 +134,17 @@ def parse_live_range(text: str) -> LiveRanges:
     )
 
 
+def sweep_size(value: DumpValue, instruction_shape: str | None) -> int:
+    """What XLA's peak sweep weighs a value by: ``ByteSizeOf`` of its instruction's shape
+    with 8-byte pointers, so a tuple-shaped instruction's values each weigh the tuple's
+    table (8 bytes per element), an array its own size."""
+    text = (instruction_shape or "").strip()
+    if not text.startswith("("):
+        return value.size
+    inner = text[1 : text.rfind(")")] if ")" in text else text[1:]
+    return 8 * len(split_top(inner)) if inner.strip() else 0
+
+
 def peak_moment(ranges: dict[str, tuple[int, int]], sizes: dict[str, int]) -> int:
     """XLA's peak step: a sweep where each value adds its size at its first step and
     removes it one step after its last, additions before removals at the same step."""
@@ -171,5 +186,6 @@ __all__ = [
     "parse_buffer_assignment",
     "parse_live_range",
     "peak_moment",
+    "sweep_size",
     "usage_by_step",
 ]

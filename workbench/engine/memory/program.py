@@ -34,6 +34,7 @@ from workbench.engine.memory.dump import (
     parse_buffer_assignment,
     parse_live_range,
     peak_moment,
+    sweep_size,
     usage_by_step,
 )
 from workbench.engine.stages import Inspection
@@ -283,14 +284,6 @@ def _build(
     assignment = parse_buffer_assignment(ba_text)
     live = parse_live_range(lr_text)
     sizes = {k: v.size for k, v in assignment.values.items()}
-    when = peak_moment(live.ranges, sizes)
-    usage = usage_by_step(live.ranges, sizes, live.steps)
-    at_peak = [k for k, (s, e) in live.ranges.items() if s <= when <= e]
-    peak_bytes = sum(sizes.get(k, 0) for k in at_peak)
-    try:
-        memory = normalize_memory(compiled.memory_analysis())
-    except Exception:
-        memory = MemoryAnalysis()
     notes: list[str] = []
     instructions: dict[str, HloInstruction] = {}
     try:
@@ -298,6 +291,18 @@ def _build(
         instructions = {i.name: i for i in module.instructions()}
     except Exception as exc:  # the figures stand without the source lines
         notes.append(f"source lines not read ({type(exc).__name__})")
+    weights = {
+        k: sweep_size(v, hi.shape_text if (hi := instructions.get(v.name)) else None)
+        for k, v in assignment.values.items()
+    }
+    when = peak_moment(live.ranges, weights)
+    usage = usage_by_step(live.ranges, sizes, live.steps)
+    at_peak = [k for k, (s, e) in live.ranges.items() if s <= when <= e]
+    peak_bytes = sum(sizes.get(k, 0) for k in at_peak)
+    try:
+        memory = normalize_memory(compiled.memory_analysis())
+    except Exception:
+        memory = MemoryAnalysis()
     buffers = []
     for k in at_peak:
         v = assignment.values.get(k)
