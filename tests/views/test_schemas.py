@@ -23,12 +23,14 @@ from jsonschema import Draft202012Validator, ValidationError
 
 import workbench
 from workbench import schemas
+from workbench.engine.memory.program import build_program_memory
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
-from workbench.views import bench, cache, hlo, jaxpr, mesh_explorer, profile, sharding
+from workbench.engine.stages import Inspection
+from workbench.views import bench, cache, hlo, jaxpr, memory, mesh_explorer, profile, sharding
 from workbench.views.display import View
 
 SCHEMA_DIR = Path(schemas.__file__).parent
-VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile)
+VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile, memory)
 
 
 def _views() -> list[View]:
@@ -122,6 +124,8 @@ def payloads(shell) -> dict[str, list[dict]]:
     runs = [r.cell_run for r in CACHE.snapshot().records if r.cell_run is not None]
     add(cache.cell_bundle(CACHE.cell_summary(max(runs), "1")))
     add(workbench.profile(_loss, w, x, n=2))  # a real CPU profile
+    add(workbench.memory())  # the live arrays by owner
+    add(memory.program_display(build_program_memory(Inspection(_loss, (w, x), {}))))
     return out
 
 
@@ -296,7 +300,7 @@ def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
         f" submodule_search_locations=[{str(SCHEMA_DIR)!r}])\n"
         "m = importlib.util.module_from_spec(spec); sys.modules['wb_schemas'] = m\n"
         "spec.loader.exec_module(m)\n"
-        "assert len(m.kinds()) == 10, m.kinds()\n"
+        "assert len(m.kinds()) == 12, m.kinds()\n"
         "m.schema_for(m.mime_type('hlo'))\n"
         "assert 'jax' not in sys.modules and 'jsonschema' not in sys.modules\n"
         "m.validate(m.mime_type('cache-persistent'), {'version': 1, 'kind': 'cache-persistent',"

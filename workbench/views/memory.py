@@ -222,7 +222,7 @@ def sparkline(values: list[int], width: int = 60) -> str:
             for i in range(width)
         ]
     top = max(values) or 1
-    return "".join(SPARK[min(len(SPARK) - 1, v * len(SPARK) // (top + 1))] for v in values)
+    return "".join(SPARK[round(v / top * (len(SPARK) - 1))] for v in values)
 
 
 def _analysis_text(rep: ProgramMemory) -> str:
