@@ -17,6 +17,8 @@ from typing import Any, cast
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
 from workbench.engine.hlo.report import HloReport
+from workbench.engine.memory.owners import LiveMemory
+from workbench.engine.memory.program import ProgramMemory
 from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.engine.stages import Inspection
@@ -33,6 +35,7 @@ from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
 from workbench.views.display import View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
+from workbench.views.memory import LIVE_VIEW, PROGRAM_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
 from workbench.views.profile import PROFILE_VIEW
 
@@ -56,6 +59,8 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
     CellSummary: CELL_VIEW,
     PersistentCacheStatus: PERSISTENT_VIEW,
     ProfileReport: PROFILE_VIEW,
+    LiveMemory: LIVE_VIEW,
+    ProgramMemory: PROGRAM_VIEW,
 }
 
 

@@ -4,6 +4,7 @@ import { benchView } from '../bench/view';
 import { cacheCellView, cachePersistentView, cacheView } from '../cache/view';
 import { hloView } from '../hlo/view';
 import { jaxprCompareView, jaxprView } from '../jaxpr/view';
+import { memoryProgramView, memoryView } from '../memory/view';
 import { meshExplorerView } from '../mesh/view';
 import { profileView } from '../profile/view';
 import { shardingView } from '../sharding/view';
@@ -20,5 +21,7 @@ export const VIEWS: Record<Kind, FeatureViewFactory> = {
   cache: cacheView,
   'cache-cell': cacheCellView,
   'cache-persistent': cachePersistentView,
-  profile: profileView
+  profile: profileView,
+  memory: memoryView,
+  'memory-program': memoryProgramView
 };

@@ -8,12 +8,14 @@ import type { SourceLine } from './common';
 
 /**
  * @minItems 2
+ * @maxItems 2
  */
-export type LiveSteps = never[];
+export type LiveSteps = [number, number];
 /**
  * @minItems 2
+ * @maxItems 2
  */
-export type TimelinePoint = never[];
+export type TimelinePoint = [number, number];
 
 /**
  * Schema: `workbench/schemas/memory-program.schema.json#/$defs/buffer`.
