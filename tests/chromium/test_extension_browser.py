@@ -53,7 +53,7 @@ from tests.browser_fixtures import BROWSER_GROUP_A
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
-KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile")
+KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile", "memory", "memory-program")
 
 WB_CELLS = [
     "%load_ext workbench\nimport jax, jax.numpy as jnp\nfrom jax import lax",
@@ -74,6 +74,9 @@ WB_CELLS = [
     "%jaxcache",
     # measured: device time per instruction, line and fusion
     "%jaxprof -n 3 loss(w, x)",
+    # who holds the device memory, and the gradient's peak from XLA's buffer assignment
+    "%jaxmem",
+    "%%jaxmem -t grad\nloss(w, x)",
     # a line whose equations are far down its jaxpr (40 lines of sin before it), and whose
     # output is far below it (the next cells in between)
     "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"
