@@ -289,7 +289,7 @@ def traceback_roots(tb: Any = None, exc: Any = None) -> list[Root]:
 
 
 def _is_array(obj: Any) -> bool:
-    return isinstance(obj, jax.Array) and not isinstance(obj, jax.core.Tracer)
+    return isinstance(obj, jax.Array)
 
 
 def _is_function(obj: Any) -> bool:
@@ -613,6 +613,38 @@ def allocator_stats() -> tuple[list[AllocatorStats], str]:
     return out, note
 
 
+def _pointer(a: Any) -> tuple[int, str] | None:
+    """A single-device array's buffer address and device; None for others."""
+    try:
+        if len(a.sharding.device_set) != 1:
+            return None
+        return int(a.unsafe_buffer_pointer()), str(next(iter(a.sharding.device_set)))
+    except Exception:
+        return None
+
+
+def _views_of_placed(
+    arrays: list[Any], found: dict[int, list[tuple[int, str, bool]]], left: list[int]
+) -> dict[int, int]:
+    """Arrays no root reached that are other ``jax.Array`` objects over the buffer of an
+    array a root did reach (JAX keeps such views inside the array, out of the collector's
+    sight, e.g. after printing one): index -> the reached array's index.  They live and
+    go with it."""
+    if not left:
+        return {}
+    wanted = {p: i for i in left if (p := _pointer(arrays[i])) is not None}
+    if not wanted:
+        return {}
+    out: dict[int, int] = {}
+    for i in found:
+        p = _pointer(arrays[i])
+        if p is not None and p in wanted:
+            out[wanted.pop(p)] = i
+            if not wanted:
+                break
+    return out
+
+
 def live_memory(roots: list[Root], budget_s: float = BUDGET_S) -> LiveMemory:
     """Every live array, grouped by the first of ``roots`` (then referrers) that holds it.
 
@@ -637,6 +669,8 @@ def _live_memory(arrays: list[Any], roots: list[Root], budget: _Budget, t0: floa
             break
         _walk_root(root, targets, found, r, budget)
     left = [i for i in range(len(arrays)) if i not in found]
+    views = _views_of_placed(arrays, found, left)
+    left = [i for i in left if i not in views]
     others: dict[int, tuple[str, str, str, SourceLine | None]] = {}
     if left and not budget.cut:
         others = _referrer_walk(arrays, left, budget, {id(targets)})
@@ -648,9 +682,11 @@ def _live_memory(arrays: list[Any], roots: list[Root], budget: _Budget, t0: floa
         total += nbytes
         for d, b in devices.items():
             total_devices[d] = total_devices.get(d, 0) + b
-        holders = found.get(i)
+        holders = found.get(i if i not in views else views[i])
         if holders:
             r, path, via_fn = holders[0]
+            if i in views:  # JAX's own array over a placed array's buffer
+                path = f"{path or roots[r].owner} (another jax.Array over its buffer)"
             root = roots[r]
             kind = "closure" if via_fn and root.kind in ("name", "attribute") else root.kind
             if kind == "name" and path != root.path:
@@ -721,6 +757,7 @@ def _live_memory(arrays: list[Any], roots: list[Root], budget: _Budget, t0: floa
 def freed_by(action: Callable[[], None], name: str) -> Freed:
     """Run ``action`` (which drops references) and measure, with weak references to every
     live array taken before, how many arrays and bytes it freed."""
+    gc.collect()  # garbage already unreachable is not the action's to claim
     before: list[tuple[weakref.ref[Any], int]] = []
     arrays = [a for a in jax.live_arrays() if not a.is_deleted()]
     try:
