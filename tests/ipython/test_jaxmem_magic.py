@@ -195,3 +195,15 @@ def test_bad_input_gets_one_clear_line_and_the_namespace_stays(run, shell, cell,
     text = out.short_error()
     assert says in text
     assert set(user_names(shell)) - names <= {"jm_bad"}
+
+
+def test_a_walk_cut_short_says_so_and_places_nothing_it_did_not_reach(run, shell):
+    run("jm_many = [jnp.ones(2) + i for i in range(3000)]").ok()
+    out = run("%jaxmem --budget 0.000001").ok()
+    rep = out.result.result.report
+    assert rep.cut_short
+    assert any("stopped" in n for n in rep.notes)
+    unplaced = rep.group("unplaced")
+    assert unplaced is not None and unplaced.arrays
+    assert "cut short" in out.bundle["text/plain"]
+    run("del jm_many").ok()

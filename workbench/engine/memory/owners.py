@@ -380,7 +380,7 @@ class _Budget:
     def spent(self) -> bool:
         if self.cut:
             return True
-        if self.objects % 512 == 0 and time.perf_counter() > self.deadline:
+        if self.objects % 512 == 1 and time.perf_counter() > self.deadline:
             self.cut = True
         return self.cut
 
