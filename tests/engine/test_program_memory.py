@@ -143,3 +143,15 @@ def test_the_live_range_text_is_read():
     assert lr.sequence == ["p", "f"]
     assert lr.ranges == {"p{}": (0, 3), "f{}": (1, 3)}
     assert (lr.reported_peak_step, lr.reported_peak_bytes, lr.steps) == (1, 24, 3)
+
+
+def test_donation_advice_numbers_arguments_as_the_call_does_around_static_ones():
+    def step(n, w, x):
+        return w - 0.1 * n * (x.T @ jnp.tanh(x @ w))
+
+    w, x = jnp.ones((16, 16)), jnp.ones((4, 16))
+    rep = build_program_memory(Inspection(step, (3, w, x), {}, static_argnums=(0,)), (0,))
+    assert rep.donation is not None and rep.donation.argnums == [1]
+    donated = jax.jit(step, static_argnums=(0,), donate_argnums=(1,))
+    alias = donated.lower(3, w, x).compile().memory_analysis().alias_size_in_bytes
+    assert alias == rep.donation.bytes == w.nbytes

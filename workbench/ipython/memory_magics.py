@@ -106,10 +106,11 @@ class MemoryMagics(Magics):
         backend = check_backend(args.backend)
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, "", "jaxmem")
+        static = argnums(args.static_argnums)
         (ins,) = trace_captured(
             captured,
             args.transform,
-            argnums(args.static_argnums),
+            static,
             argnames(args.static_argnames),
             compare=False,
             backend=backend,
@@ -118,7 +119,7 @@ class MemoryMagics(Magics):
         )
         try:
             with interruptible(f"while compiling {captured.call_text}"):
-                prog = build_program_memory(ins)
+                prog = build_program_memory(ins, static)
         except CellInterrupted:
             raise
         except Exception as exc:

@@ -224,10 +224,22 @@ def _nbytes(sd: tuple[tuple[int, ...], str]) -> int:
         return 0
 
 
-def donation_advice(lowered: Any) -> Donation | None:
+def _call_positions(count: int, static_argnums: tuple[int, ...]) -> list[int]:
+    """The call's positions of the ``count`` non-static positional arguments (JAX's stages
+    list only those)."""
+    out, pos = [], 0
+    while len(out) < count:
+        if pos not in static_argnums:
+            out.append(pos)
+        pos += 1
+    return out
+
+
+def donation_advice(lowered: Any, static_argnums: tuple[int, ...] = ()) -> Donation | None:
     """The top-level positional arguments whose every array an output of the same shape
-    and dtype could reuse (as JAX matches donated buffers to outputs), in order; None
-    when the stage does not say its arguments and outputs."""
+    and dtype could reuse (as JAX matches donated buffers to outputs), in order, numbered
+    as in the call (``static_argnums`` skipped); None when the stage does not say its
+    arguments and outputs."""
     import jax
 
     try:
@@ -242,7 +254,8 @@ def donation_advice(lowered: Any) -> Donation | None:
     argnums: list[int] = []
     paths: list[str] = []
     total = 0
-    for i, arg in enumerate(positional):
+    positions = _call_positions(len(positional), tuple(static_argnums))
+    for i, arg in zip(positions, positional, strict=True):
         leaves = jax.tree_util.tree_leaves(arg)
         if not leaves or any(getattr(leaf, "donated", False) for leaf in leaves):
             continue
@@ -264,12 +277,17 @@ def donation_advice(lowered: Any) -> Donation | None:
     )
 
 
-def build_program_memory(ins: Inspection) -> ProgramMemory:
-    """Compile ``ins`` once with XLA's dump and read its memory (errors propagate)."""
+def build_program_memory(ins: Inspection, static_argnums: tuple[int, ...] = ()) -> ProgramMemory:
+    """Compile ``ins`` once with XLA's dump and read its memory (errors propagate);
+    ``static_argnums`` as the call was traced with (the donation advice numbers the
+    arguments as the call does)."""
     lowered = ins.lowered
     compiled, seconds, ba_text, lr_text, written = _read_dump(lowered)
     with gc_paused():
-        return _build(ins, lowered, compiled, seconds, ba_text, lr_text, written)
+        rep = _build(ins, lowered, compiled, seconds, ba_text, lr_text, written)
+    if static_argnums:
+        rep.donation = donation_advice(lowered, static_argnums)
+    return rep
 
 
 def _build(
