@@ -227,7 +227,8 @@ def _nbytes(sd: tuple[tuple[int, ...], str]) -> int:
 def _call_positions(count: int, static_argnums: tuple[int, ...]) -> list[int]:
     """The call's positions of the ``count`` non-static positional arguments (JAX's stages
     list only those)."""
-    out, pos = [], 0
+    out: list[int] = []
+    pos = 0
     while len(out) < count:
         if pos not in static_argnums:
             out.append(pos)
