@@ -26,8 +26,8 @@ def _program(fn, *args, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def two_block_grad():
-    params, x = real_models.transformer_args(2)
+def one_block_grad():
+    params, x = real_models.transformer_args(1)
     return params, x, _program(real_models.transformer_grad("einsum"), params, x)
 
 
@@ -44,8 +44,8 @@ def _agrees_with_xla(rep):
     assert abs(rep.peak_bytes - rep.analysis_bytes) <= 0.10 * rep.analysis_bytes
 
 
-def test_the_gradients_peak_is_xlas_and_near_memory_analysis(two_block_grad):
-    _, _, rep = two_block_grad
+def test_the_gradients_peak_is_xlas_and_near_memory_analysis(one_block_grad):
+    _, _, rep = one_block_grad
     _agrees_with_xla(rep)
     assert rep.has_backward
     assert sum(b.bytes for b in rep.buffers) == rep.peak_bytes
@@ -57,8 +57,8 @@ def test_a_scans_peak_is_xlas_and_near_memory_analysis(scan_program):
     _agrees_with_xla(scan_program)
 
 
-def test_buffers_at_the_peak_name_the_users_source_line(two_block_grad):
-    _, _, rep = two_block_grad
+def test_buffers_at_the_peak_name_the_users_source_line(one_block_grad):
+    _, _, rep = one_block_grad
     lines = {b.source.line for b in rep.buffers if b.source is not None}
     here = {b.source.file for b in rep.buffers if b.source is not None}
     assert real_models.__file__ in here
@@ -69,8 +69,8 @@ def test_buffers_at_the_peak_name_the_users_source_line(two_block_grad):
     assert rep.saved[0].bytes == max(s.bytes for s in rep.saved)
 
 
-def test_donation_advice_is_what_a_real_donate_argnums_compile_aliases(two_block_grad):
-    params, x, rep = two_block_grad
+def test_donation_advice_is_what_a_real_donate_argnums_compile_aliases(one_block_grad):
+    params, x, rep = one_block_grad
     assert rep.donation is not None and rep.donation.argnums == [0]
     expected = sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(params))
     assert rep.donation.bytes == expected
