@@ -16,6 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
+from tests import run_once
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -367,19 +369,25 @@ def new_notebook(cells: list[str]) -> Any:
 
 
 def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
-    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned."""
+    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned.
+    The same cells run once per test session, whichever module asks first."""
     import nbformat
     from nbclient import NotebookClient
 
-    nb = new_notebook(cells)
-    with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
-        env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
-        NotebookClient(
-            nb,
-            timeout=timeout,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(path.parent)}},
-        ).execute(env=env)
+    def execute() -> Any:
+        nb = new_notebook(cells)
+        with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
+            env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
+            NotebookClient(
+                nb,
+                timeout=timeout,
+                kernel_name="python3",
+                resources={"metadata": {"path": str(path.parent)}},
+            ).execute(env=env)
+        return nb
+
+    # once per session: another module's worker may read the same notebook (tests/run_once.py)
+    nb = run_once.once("notebook-" + run_once.key_of(*cells), execute)
     nbformat.write(nb, path)
     return nb
 
@@ -677,6 +685,20 @@ params, x = transformer_args()
 #: cell indices of the two 24-block gradients and of the small models' %hlo (HLO24_CELLS)
 HLO24_GRAD, HLO24_GRAD_ABS = 5, 6
 HLO24_NNX, HLO24_EQX, HLO24_SCOPE, HLO24_SCAN = 13, 14, 15, 16
+#: the last cell of hlo24.ipynb: what the kernel keeps of the first gradient's output (its
+#: ``.text``: all of XLA's text, too big to save) against the text/plain it shows
+#: (tests/ipython/test_output_bounds_real_model.py reads it with the saved cell)
+HLO24_TEXT_FACTS = (
+    "import hashlib, json\n"
+    f"_shown = Out[{HLO24_GRAD + 1}]\n"
+    "_whole = _shown.text\n"
+    "_plain = get_ipython().display_formatter.format(_shown)[0]['text/plain']\n"
+    "_kept = '\\n'.join(_plain.split('\\n')[:-1])\n"
+    "print(json.dumps({'plain_sha256': hashlib.sha256(_plain.encode()).hexdigest(),\n"
+    "    'head': _whole[:10], 'newlines': _whole.count('\\n'),\n"
+    "    'ends_with_newline': _whole.endswith('\\n'),\n"
+    "    'kept_is_its_start': _whole.startswith(_kept + '\\n')}))"
+)
 HLO24_CELLS = [
     "%load_ext workbench",
     TRANSFORMER_CELL,
@@ -699,6 +721,7 @@ HLO24_CELLS = [
     "%%hlo\ndef rnn(w, xs):\n    def step(h, x):\n        h = jnp.tanh(w @ h + x)\n"
     "        return h, h.sum()\n    h, s = jax.lax.scan(step, jnp.zeros(16), xs)\n"
     "    return s.sum()\nrnn(jnp.eye(16) * 0.5, jnp.ones((20, 16)))",
+    HLO24_TEXT_FACTS,
 ]
 #: a 12,000-equation %jaxpr: 6,000 sin + 6,000 add
 JAXPR12K_CELLS = [

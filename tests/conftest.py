@@ -18,6 +18,8 @@ import pytest  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
+from tests import run_once  # noqa: E402
+
 # the browser tests' shared Chromium and JupyterLab servers (one of each per test process)
 from tests.browser_fixtures import (  # noqa: E402, F401
     browser,
@@ -26,6 +28,17 @@ from tests.browser_fixtures import (  # noqa: E402, F401
     lab,
     lab_off,
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controlling process makes the folder where workers share what they run once."""
+    if not hasattr(config, "workerinput"):
+        run_once.session_started()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        run_once.session_finished()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

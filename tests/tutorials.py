@@ -28,6 +28,7 @@ from typing import Any
 
 import nbformat
 
+from tests import run_once
 from tests.browser import kernel_env
 from tests.browser_fixtures import BROWSER_GROUP_B
 
@@ -213,9 +214,19 @@ def xdist_group(name: str) -> str:
 
 
 def run(name: str) -> Run:
-    """Execute ``notebooks/<name>.ipynb`` (memoised for the test session)."""
-    if name in _cache:
-        return _cache[name]
+    """Execute ``notebooks/<name>.ipynb`` once per test session: memoised in this process,
+    and shared with the session's other workers (``tests/run_once.py``), as the tour's and
+    each topic's own checks, the checks all tutorials share and the browser tests all read
+    the same run."""
+    if name not in _cache:
+        raw = path(name).read_text(encoding="utf-8")
+        _cache[name] = run_once.once(
+            f"tutorial-{run_once.key_of(name, raw)}", lambda: _execute(name)
+        )
+    return _cache[name]
+
+
+def _execute(name: str) -> Run:
     from nbclient import NotebookClient
 
     committed = nbformat.read(path(name), as_version=4)
@@ -251,7 +262,7 @@ def run(name: str) -> Run:
     rss_text = printed(extra[-1])
     peak = int(rss_text.split()[-1]) * 1024 if "peak-rss-kib" in rss_text else 0
     nb.cells = cells
-    result = Run(
+    return Run(
         name=name,
         committed=committed,
         nb=nb,
@@ -260,8 +271,6 @@ def run(name: str) -> Run:
         stub_errors=stub_errors,
         peak_rss_bytes=peak,
     )
-    _cache[name] = result
-    return result
 
 
 def sections(nb: Any) -> list[tuple[str, list[Any]]]:

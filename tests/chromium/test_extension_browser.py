@@ -20,6 +20,8 @@ searched.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 
@@ -41,6 +43,7 @@ from tests.browser import (
     JAXPR12K_CELLS,
     MARKS_JS,
     SCROLL_FPS_JS,
+    TRANSFORMER_CELL,
     PageWatch,
     artifacts_dir,
     execute_notebook,
@@ -49,12 +52,20 @@ from tests.browser import (
     workbench_outputs,
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
+from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LINES
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
 KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile", "memory", "memory-program")
 
+#: the transformer of tests/browser.py (its parameters from tests/real_models.py) at 4 blocks
+TALL_JAXPR_SOURCE = (
+    "%%jaxpr -t grad\n"
+    + TRANSFORMER_CELL.replace("transformer_args()", "transformer_args(blocks=4)")
+    + "def loss(params, x):\n    return jnp.mean(forward(params, x) ** 2)\nloss(params, x)"
+)
+assert "transformer_args(blocks=4)" in TALL_JAXPR_SOURCE
 WB_CELLS = [
     "%load_ext workbench\nimport jax, jax.numpy as jnp\nfrom jax import lax",
     "def loss(w, x):\n    h = jnp.tanh(x @ w)\n    return jnp.sum(h ** 2)\n"
@@ -77,6 +88,9 @@ WB_CELLS = [
     # who holds the device memory, and the gradient's peak from XLA's buffer assignment
     "%jaxmem",
     "%%jaxmem -t grad\nloss(w, x)",
+    # a %%jaxpr cell as tall as a model: the 4-block transformer's gradient (hundreds of rows),
+    # its list starting below the fold when the cell is scrolled to
+    TALL_JAXPR_SOURCE,
     # a line whose equations are far down its jaxpr (40 lines of sin before it), and whose
     # output is far below it (the next cells in between)
     "def deep(x):\n    for _ in range(40):\n        x = jnp.sin(x) * 1.5\n"
@@ -98,6 +112,7 @@ WB_CELLS = [
     "%jaxpr deep(jnp.ones(3))",
 ]
 DEF_CELL, JAXPR_CELL, HLO_CELL = 1, 2, 3
+TALL_JAXPR = WB_CELLS.index(TALL_JAXPR_SOURCE)
 DEEP_DEF, SOFT_DEF, SOFT_JAXPR, NNX_CELL, DEEP_JAXPR = range(len(WB_CELLS) - 5, len(WB_CELLS))
 
 
@@ -469,11 +484,166 @@ def test_search_matches_source_text_and_function_names_and_keeps_focus(pages, la
     assert watch.errors == [], watch.errors
 
 
+SHOWN_JS = """([i, line]) => {
+  const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+  const list = c.querySelector('.jwb-jaxpr-list'), nb = c.closest('.jp-WindowedPanel-outer');
+  // client boxes: the list's, and what the notebook shows of its scroller inside the window
+  const box = e => { const r = e.getBoundingClientRect();
+    return { top: r.top + e.clientTop, bottom: r.top + e.clientTop + e.clientHeight }; };
+  const view = box(nb);
+  view.top = Math.max(view.top, 0);
+  view.bottom = Math.min(view.bottom, innerHeight);
+  const lb = box(list);
+  const inside = (r, b) => r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5;
+  const lit = [...list.querySelectorAll('.jwb-jaxpr-row.jwb-linked')]
+    .sort((a, b) => a.dataset.row - b.dataset.row);
+  const first = lit.length ? lit[0].getBoundingClientRect() : null;
+  const cur = c.querySelectorAll('.cm-line')[line].getBoundingClientRect();
+  return {
+    highlighted: Number(c.querySelector('.jwb-jaxpr').getAttribute('data-highlighted')),
+    firstEqn: lit.length ? Number(lit[0].dataset.eqn) : null,
+    firstInList: !!first && inside(first, lb), firstOnScreen: !!first && inside(first, view),
+    listTop: lb.top, viewBottom: view.bottom, lineOnScreen: inside(cur, view),
+    notebookScroll: nb.scrollTop, listScroll: list.scrollTop,
+    focused: c.contains(document.activeElement) && !!document.activeElement.closest('.cm-editor'),
+  };
+}"""
+
+
+def _cell_at_top(page, i: int) -> None:
+    """Cell ``i``'s top at the top of the notebook's view, exactly (scrollToItem lands where
+    the windowing's estimated heights say; the cells above are measured once drawn)."""
+    scroll_to_cell(page, i)
+    page.evaluate(
+        """async (i) => {
+          const frame = () => new Promise(r => requestAnimationFrame(r));
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+          const nb = cell.closest('.jp-WindowedPanel-outer');
+          for (let k = 0; k < 20; k++) {
+            const dy = cell.getBoundingClientRect().top - nb.getBoundingClientRect().top;
+            if (Math.abs(dy) < 1) break;
+            nb.scrollTop += dy;
+            await frame(); await frame();
+          }
+        }""",
+        i,
+    )
+
+
+def _list_top_at(page, i: int, below_fold: float) -> None:
+    """Scroll the notebook so cell ``i``'s jaxpr list starts ``below_fold`` pixels below the
+    bottom of the notebook's view (negative: that much of it is on screen)."""
+    page.evaluate(
+        """async ([i, dy]) => {
+          const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+          const nb = cell.closest('.jp-WindowedPanel-outer');
+          const list = cell.querySelector('.jwb-jaxpr-list');
+          const bottom = Math.min(nb.getBoundingClientRect().bottom, innerHeight);
+          nb.scrollTop += list.getBoundingClientRect().top - (bottom + dy);
+          await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+        }""",
+        [i, below_fold],
+    )
+
+
+def _line_equations(payload: dict, line: int) -> tuple[int, int]:
+    """(index of the first equation of source ``line``, how many there are): equations
+    numbered as the view numbers them, depth first, an equation before its sub-jaxprs."""
+    numbered: list[dict] = []
+
+    def walk(jaxpr: dict) -> None:
+        for eqn in jaxpr["eqns"]:
+            numbered.append(eqn)
+            for sub in eqn.get("subjaxprs") or []:
+                walk(sub["jaxpr"])
+
+    walk(payload["jaxpr"])
+    hits = [k for k, e in enumerate(numbered) if (e.get("source") or {}).get("line") == line]
+    return hits[0], len(hits)
+
+
+def _select_line(page, cell: int, line: int, expected: int) -> dict:
+    """Click editor line ``line`` (0-based) of cell ``cell``; what is shown once ``expected``
+    rows are lit (the pointer stays on the line, as a user's does)."""
+    page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".cm-line").nth(line).click()
+    page.wait_for_function(
+        "([i, n]) => Number(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".querySelector('.jwb-jaxpr').getAttribute('data-highlighted')) === n",
+        arg=[cell, expected],
+        timeout=30_000,
+    )
+    page.wait_for_timeout(300)  # anything that would still move (a frame, a late scroll)
+    return page.evaluate(SHOWN_JS, [cell, line])
+
+
 def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, notebooks):
+    """In a `%%jaxpr` cell as tall as a model, its list starts below the fold: a click on a
+    line lights its equations and shows the first lit row ON SCREEN, not only inside the
+    list (a row centred in a list nobody sees was the bug): the notebook scrolls the least
+    that shows it and the clicked line stays on screen; the editor keeps the focus and takes
+    the next keystrokes (which move nothing more).  With part of the list on screen, only
+    the list scrolls, the row into that part."""
+    nb = notebooks["nb"]["wb.ipynb"]
+    payload = _payload(nb, TALL_JAXPR)
+    src = TALL_JAXPR_SOURCE.splitlines()
+    page, watch = pages(lab, "wb.ipynb")
+    _wait_ready(page, len(workbench_outputs(nb)))
+    _cell_at_top(page, TALL_JAXPR)
+    _list_top_at(page, TALL_JAXPR, 60)  # the list just below the fold, the editor above
+    mlp = src.index('    return jax.nn.gelu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]')
+    first, count = _line_equations(payload, mlp + 1)  # a magic cell's line 1 is `%%jaxpr`
+    before = page.evaluate(SHOWN_JS, [TALL_JAXPR, mlp])
+    assert before["listTop"] > before["viewBottom"] and before["lineOnScreen"], before
+    shown = _select_line(page, TALL_JAXPR, mlp, count)
+    _shot(page, "jaxpr-editor-line-tall-cell")
+    assert shown["firstEqn"] == first, (shown, first)
+    assert shown["firstInList"] and shown["firstOnScreen"], shown
+    assert shown["lineOnScreen"] and shown["focused"], shown
+    assert shown["notebookScroll"] > before["notebookScroll"], (before, shown)
+    # the least scroll: the row near the list's top, the list's top still on screen
+    assert shown["listTop"] < shown["viewBottom"], shown
+    # keystrokes go to the editor: down to `def block(p, x):` (no equations), back up
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function(
+        "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".querySelector('.jwb-jaxpr').getAttribute('data-highlighted') === '0'",
+        arg=TALL_JAXPR,
+        timeout=30_000,
+    )
+    page.keyboard.press("ArrowUp")
+    page.wait_for_function(
+        "([i, n]) => Number(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+        ".querySelector('.jwb-jaxpr').getAttribute('data-highlighted')) === n",
+        arg=[TALL_JAXPR, count],
+        timeout=30_000,
+    )
+    page.wait_for_timeout(300)
+    again = page.evaluate(SHOWN_JS, [TALL_JAXPR, mlp])
+    assert again["focused"] and again["firstOnScreen"] and again["lineOnScreen"], again
+    assert again["notebookScroll"] == shown["notebookScroll"], (shown, again)  # no jump
+    # part of the list on screen (its top 120 pixels): the list alone scrolls
+    _list_top_at(page, TALL_JAXPR, -120)
+    page.wait_for_timeout(300)
+    q = src.index('    q = (x @ p["wq"]).reshape(b, t, HEADS, dh)')
+    first_q, count_q = _line_equations(payload, q + 1)
+    parted = page.evaluate(SHOWN_JS, [TALL_JAXPR, q])
+    assert parted["listTop"] < parted["viewBottom"] - 100, parted
+    shown_q = _select_line(page, TALL_JAXPR, q, count_q)
+    assert shown_q["firstEqn"] == first_q, (shown_q, first_q)
+    assert shown_q["firstInList"] and shown_q["firstOnScreen"], shown_q
+    assert shown_q["notebookScroll"] == parted["notebookScroll"], (parted, shown_q)
+    assert shown_q["lineOnScreen"] and shown_q["focused"], shown_q
+    assert watch.errors == [], watch.errors
+
+
+def test_a_line_selected_while_its_jaxpr_is_far_below_is_shown_once_scrolled_to(
+    pages, lab, notebooks
+):
     """A click on a line whose equations are far down a jaxpr shown well below the editor
     (out of the window: JupyterLab skips laying it out) lights them, and once the user
     scrolls to the output the first lit row is in the list's view; the editor keeps the
-    focus the whole time."""
+    focus the whole time, and the notebook does not move on the click (the output is too
+    far for the clicked line and the rows to share the screen)."""
     nb = notebooks["nb"]["wb.ipynb"]
     page, watch = pages(lab, "wb.ipynb")
     _wait_ready(page, len(workbench_outputs(nb)))
@@ -481,6 +651,8 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
     cells = page.locator(".jp-Notebook .jp-Cell")
     out = cells.nth(DEEP_JAXPR).locator(".jwb-jaxpr-list")
     assert out.evaluate("(l) => l.scrollTop") == 0
+    notebook_scroll = "() => document.querySelector('.jp-WindowedPanel-outer').scrollTop"
+    scrolled = page.evaluate(notebook_scroll)
     cells.nth(DEEP_DEF).locator(".cm-line").nth(3).click()  # `y = jnp.tanh(x)`
     page.wait_for_function(
         "(i) => Number(document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
@@ -488,6 +660,8 @@ def test_selecting_an_editor_line_scrolls_its_rows_into_view(pages, lab, noteboo
         arg=DEEP_JAXPR,
         timeout=30_000,
     )
+    page.wait_for_timeout(300)
+    assert page.evaluate(notebook_scroll) == scrolled
     focused = page.evaluate(
         "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
         ".contains(document.activeElement) && !!document.activeElement.closest('.cm-editor')",
@@ -622,6 +796,33 @@ def test_24_layer_hlo_interactive_and_scrolling(browser, lab):
     assert fps["moved"] > 0 and fps["onscreen"], fps
     assert watch.errors == [], watch.errors
     page.close()
+
+
+def test_24_block_hlo_cell_saves_bounded_text_and_keeps_all_of_xlas(notebooks):
+    """The saved notebook, not the page: the first gradient's %hlo keeps the first lines of
+    XLA's text (about 110,000 lines) in text/plain with one line on the rest, `.text` in the
+    kernel is all of it (the notebook's last cell reports on it: HLO24_TEXT_FACTS), and the
+    cell adds at most 1.0 MB to the saved notebook, every output included."""
+    nb = notebooks["nb"]["hlo24.ipynb"]
+    saved = nb.cells[HLO24_GRAD]
+    (shown,) = [o for o in saved.outputs if o.output_type == "execute_result"]
+    plain = shown["data"]["text/plain"]
+    (facts_out,) = [o for o in nb.cells[-1].outputs if o.output_type == "stream"]
+    facts = json.loads(facts_out["text"])
+    assert facts["plain_sha256"] == hashlib.sha256(plain.encode()).hexdigest()
+    assert facts["head"].startswith("HloModule ") and facts["kept_is_its_start"]
+    lines = facts["newlines"] + (0 if facts["ends_with_newline"] else 1)
+    *kept, last = plain.split("\n")
+    assert lines > TEXT_MAX_LINES
+    assert len(kept) <= TEXT_MAX_LINES and len("\n".join(kept).encode()) <= TEXT_MAX_BYTES
+    assert last.startswith(f"[… {lines - len(kept):,} more lines")
+    assert f"of {lines:,} lines" in last and ".text" in last
+    assert len(shown["data"]["text/html"].encode()) <= 2 * HTML_MAX_BYTES
+    without_outputs = nbformat.v4.new_code_cell(saved.source)
+    empty = len(nbformat.writes(nbformat.v4.new_notebook(cells=[without_outputs])).encode())
+    assert (
+        len(nbformat.writes(nbformat.v4.new_notebook(cells=[saved])).encode()) - empty <= 1_000_000
+    )
 
 
 def test_12000_equation_jaxpr_first_paint_and_search(browser, lab):

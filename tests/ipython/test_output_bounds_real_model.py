@@ -1,8 +1,10 @@
-"""A real model's ``%%hlo`` and ``%%jaxpr`` cells save a bounded output: the 24-block
-transformer's gradient (``tests/real_models.py``: XLA's text is about 110,000 lines) keeps
-the first lines of JAX's text in ``text/plain`` with one line on the rest, ``.text`` of the
-result is all of it, and the saved cell fits its goal (1.0 MB for ``%%hlo``, 0.6 MB for
-``%%jaxpr``, every output included, as nbformat writes it)."""
+"""A real model's ``%%jaxpr`` cell saves a bounded output: the 24-block transformer's
+gradient (``tests/real_models.py``) keeps the first lines of JAX's text in ``text/plain`` with
+one line on the rest, ``.text`` of the result is all of it, and the saved cell fits its goal
+(0.6 MB, every output included, as nbformat writes it).  The same bound for its ``%hlo``
+(1.0 MB) is checked on the notebook the browser tests open
+(``tests/chromium/test_extension_browser.py``), whose 24-block compile it shares.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 from tests import real_models
 from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LINES
 
-pytestmark = pytest.mark.slow  # compiles the 24-block gradient (once per worker)
+pytestmark = pytest.mark.slow  # traces the 24-block gradient
 
 STYLE = "einsum"  # the style whose optimized HLO is the longest
 
@@ -45,18 +47,6 @@ def _check_bounded(plain: str, whole: str) -> None:
     lines = whole.count("\n") + (0 if whole.endswith("\n") else 1)
     assert last.startswith(f"[… {lines - len(kept):,} more lines")
     assert f"of {lines:,} lines" in last and ".text" in last
-
-
-def test_hlo_of_the_24_block_gradient_saves_a_bounded_cell(run, model):
-    cell = run("%%hlo\ngrad_loss(params, x)").ok()
-    whole = cell.result.result.text  # all of XLA's text, kept by the kernel
-    # (that it is the program the user's call compiles, names aside, is checked on a
-    # smaller stack of the same blocks in tests/engine/test_call_scopes.py: one 24-block
-    # compile here, not two)
-    assert whole.startswith("HloModule ") and whole.count("\n") > TEXT_MAX_LINES
-    _check_bounded(cell.bundle["text/plain"], whole)
-    assert len(cell.bundle["text/html"].encode()) <= 2 * HTML_MAX_BYTES
-    assert _saved_cell(cell) <= 1_000_000
 
 
 def test_jaxpr_of_the_24_block_gradient_saves_a_bounded_cell(run, model):

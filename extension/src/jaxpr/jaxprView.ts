@@ -31,6 +31,13 @@ import {
   type RowSources
 } from './rows';
 import { buildSearchIndex, search, type SearchIndex } from './search';
+import {
+  cursorLine,
+  planReveal,
+  scrollerBox,
+  scrollingAncestors,
+  windowBox
+} from './reveal';
 import { fileCellAliases } from './source';
 import type { JaxprPayload, UnpackedJaxprPayload } from './types';
 import { VirtualList } from './virtual';
@@ -38,6 +45,15 @@ import { VirtualList } from './virtual';
 export const ROW_HEIGHT = 18;
 const INDENT_CH = 2;
 const MAX_LIST_HEIGHT = 540;
+/** room kept between a row the notebook scrolls to and the notebook's edge */
+const REVEAL_MARGIN = 8;
+
+/**
+ * The editor selection that has already moved the notebook: when several outputs light
+ * the same line, the first to ask scrolls and the others only scroll their own lists (each
+ * pulling the notebook its own way would leave it wherever the last one did).
+ */
+let outerScrolledFor: LineSelection | null = null;
 
 /** The header (title, signature, counts, primitive histogram) of one jaxpr payload. */
 export function buildHeader(
@@ -214,7 +230,8 @@ class JaxprView implements FeatureView {
    * Follow whether the list is in the window.  An editor's line selected while it is not
    * (the output is cells below, or JupyterLab's windowing has not laid it out: a scroll then
    * is lost) is scrolled to when the list comes into view, so the lit rows are what the
-   * user sees on reaching the output.  Only the list scrolls, never the page or the focus.
+   * user sees on reaching the output.  Only the list scrolls then, never the page or the
+   * focus (the user is the one scrolling).
    */
   private _watchView(scroller: HTMLElement): void {
     if (typeof IntersectionObserver === 'undefined') {
@@ -225,7 +242,7 @@ class JaxprView implements FeatureView {
       if (this._inView && this._pendingRow >= 0 && this._flat) {
         const row = this._pendingRow;
         this._pendingRow = -1;
-        this._reveal(row);
+        this._showRow(row, null);
       }
     });
     this._observer.observe(scroller);
@@ -279,8 +296,8 @@ class JaxprView implements FeatureView {
     this._relayout();
   }
 
-  /** Unfold what hides `row`, scroll it into view. */
-  private _reveal(row: number): void {
+  /** Unfold what hides `row`; its index among the drawn rows (-1: none). */
+  private _unfoldTo(row: number): number {
     const flat = this._flat!;
     let changed = false;
     for (const a of ancestors(flat, row)) {
@@ -291,10 +308,61 @@ class JaxprView implements FeatureView {
     if (changed) {
       this._relayout();
     }
-    const v = this._rowToVis[row];
+    return this._rowToVis[row];
+  }
+
+  /** Unfold what hides `row`, scroll the list to it (search, variables: the list in view). */
+  private _reveal(row: number): void {
+    const v = this._unfoldTo(row);
     if (v >= 0) {
       this._list!.scrollTo(v);
     }
+  }
+
+  /**
+   * Show `row`, selected from elsewhere (an editor's line, another output), where the user
+   * sees it: see reveal.ts.  The enclosing scrollers (the notebook's) move only for an
+   * editor's selection `sel`, once per selection, and never take the editor's focus.
+   * Whether the row could be shown; if not, it is shown when the list comes into view.
+   */
+  private _showRow(row: number, sel: LineSelection | null): boolean {
+    const v = this._unfoldTo(row);
+    const list = this._list!;
+    const scroller = list.scroller;
+    if (v < 0) {
+      return true;
+    }
+    if (!scroller.isConnected || scroller.clientHeight === 0) {
+      list.scrollTo(v); // not laid out (JupyterLab skips cells out of the window)
+      return false;
+    }
+    const line = sel ? cursorLine() : null;
+    const scrollers = scrollingAncestors(scroller);
+    const outer = scrollers.map(s => scrollerBox(s, line));
+    if (!scrollers.includes(document.scrollingElement as HTMLElement)) {
+      outer.push(windowBox()); // the window clips what the notebook's scroller shows
+    }
+    const r = line?.getBoundingClientRect();
+    const plan = planReveal({
+      rowHeight: ROW_HEIGHT,
+      index: v,
+      list: scrollerBox(scroller, null),
+      outer,
+      cursor: r ? { top: r.top, bottom: r.bottom } : null,
+      mayScrollOuter:
+        !!sel && sel.origin === 'editor' && outerScrolledFor !== sel,
+      margin: REVEAL_MARGIN
+    });
+    if (plan.listScrollTop !== null) {
+      list.scrollToOffset(plan.listScrollTop);
+    }
+    plan.outerDeltas.forEach((d, k) => {
+      if (d !== 0 && k < scrollers.length) {
+        scrollers[k].scrollTop += d;
+        outerScrolledFor = sel;
+      }
+    });
+    return plan.seen;
   }
 
   private _renderRow(v: number): HTMLElement {
@@ -477,11 +545,8 @@ class JaxprView implements FeatureView {
     }
     if (sel && sel.reveal && sel.origin !== 'jaxpr') {
       this._pendingRow = -1;
-      if (first >= 0) {
-        this._reveal(flat.eqnRow[first]);
-        if (!this._inView) {
-          this._pendingRow = flat.eqnRow[first];
-        }
+      if (first >= 0 && !this._showRow(flat.eqnRow[first], sel)) {
+        this._pendingRow = flat.eqnRow[first];
       }
     }
   }

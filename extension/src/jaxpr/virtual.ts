@@ -92,6 +92,12 @@ export class VirtualList {
     this.update();
   }
 
+  /** Scroll to `top` pixels (clamped by the browser) and draw what is then in range. */
+  scrollToOffset(top: number): void {
+    this.scroller.scrollTop = top;
+    this.update();
+  }
+
   update(): void {
     const h = this._opts.rowHeight;
     const over = this._opts.overscan ?? 10;
