@@ -28,6 +28,7 @@ from workbench.api.guard import RecompileError, no_recompiles
 from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
 from workbench.api.jaxpr import jaxpr
+from workbench.api.memory import memory
 from workbench.api.mesh_explorer import mesh_explorer
 from workbench.api.profile import profile, profile_from_trace
 from workbench.api.sharding import sharding
@@ -107,6 +108,7 @@ __all__ = [
     "inspect_chain",
     "jaxpr",
     "load_ipython_extension",
+    "memory",
     "mesh_explorer",
     "no_recompiles",
     "profile",

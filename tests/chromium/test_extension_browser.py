@@ -57,7 +57,17 @@ from workbench.views._bounds import HTML_MAX_BYTES, TEXT_MAX_BYTES, TEXT_MAX_LIN
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
 READY = '.jwb-ext[data-jwb-ready="1"]'
-KINDS = ("jaxpr", "hlo", "bench", "sharding", "cache", "profile", "compile-time")
+KINDS = (
+    "jaxpr",
+    "hlo",
+    "bench",
+    "sharding",
+    "cache",
+    "profile",
+    "compile-time",
+    "memory",
+    "memory-program",
+)
 
 #: the transformer of tests/browser.py (its parameters from tests/real_models.py) at 4 blocks
 TALL_JAXPR_SOURCE = (
@@ -85,6 +95,9 @@ WB_CELLS = [
     "%jaxcache",
     # measured: device time per instruction, line and fusion
     "%jaxprof -n 3 loss(w, x)",
+    # who holds the device memory, and the gradient's peak from XLA's buffer assignment
+    "%jaxmem",
+    "%%jaxmem -t grad\nloss(w, x)",
     # a %%jaxpr cell as tall as a model: the 4-block transformer's gradient (hundreds of rows),
     # its list starting below the fold when the cell is scrolled to
     TALL_JAXPR_SOURCE,

@@ -26,7 +26,7 @@ EXT = Path(__file__).resolve().parents[2] / "extension"
 GENERATED = EXT / "src" / "generated"
 FIXTURES = EXT / "test" / "fixtures"
 #: fixtures that are not payloads: texts the Python views print, number formats
-NOT_PAYLOADS = {"bench-format", "bench-texts", "cache-texts"}
+NOT_PAYLOADS = {"bench-format", "bench-texts", "cache-texts", "memory-texts"}
 #: fixtures of one hlo graph (the view models' clustering and layout tests)
 HLO_GRAPHS = {"hlo-4layer-graph", "hlo-straight-graph"}
 

@@ -23,13 +23,16 @@ from jsonschema import Draft202012Validator, ValidationError
 
 import workbench
 from workbench import schemas
+from workbench.engine.memory.program import build_program_memory
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
+from workbench.engine.stages import Inspection
 from workbench.views import (
     bench,
     cache,
     compile_time,
     hlo,
     jaxpr,
+    memory,
     mesh_explorer,
     profile,
     sharding,
@@ -37,7 +40,7 @@ from workbench.views import (
 from workbench.views.display import View
 
 SCHEMA_DIR = Path(schemas.__file__).parent
-VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile, compile_time)
+VIEW_MODULES = (jaxpr, hlo, bench, sharding, mesh_explorer, cache, profile, compile_time, memory)
 
 
 def _views() -> list[View]:
@@ -134,6 +137,8 @@ def payloads(shell) -> dict[str, list[dict]]:
     shell.user_ns.update(_schema_loss=_loss, _schema_w=w, _schema_x=x)
     compiled = shell.run_cell("%jaxprof --compile _schema_loss(_schema_w, _schema_x)")
     add(shell.display_formatter.format(compiled.result)[0])  # a real compile's profile
+    add(workbench.memory())  # the live arrays by owner
+    add(memory.program_display(build_program_memory(Inspection(_loss, (w, x), {}))))
     return out
 
 
@@ -310,7 +315,7 @@ def test_schemas_module_needs_neither_jax_nor_jsonschema_to_load():
         f" submodule_search_locations=[{str(SCHEMA_DIR)!r}])\n"
         "m = importlib.util.module_from_spec(spec); sys.modules['wb_schemas'] = m\n"
         "spec.loader.exec_module(m)\n"
-        "assert len(m.kinds()) == 11, m.kinds()\n"
+        "assert len(m.kinds()) == 13, m.kinds()\n"
         "m.schema_for(m.mime_type('hlo'))\n"
         "assert 'jax' not in sys.modules and 'jsonschema' not in sys.modules\n"
         "m.validate(m.mime_type('cache-persistent'), {'version': 1, 'kind': 'cache-persistent',"

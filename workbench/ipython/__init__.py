@@ -17,12 +17,15 @@ from typing import Any, cast
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
 from workbench.engine.hlo.report import HloReport
+from workbench.engine.memory.owners import LiveMemory
+from workbench.engine.memory.program import ProgramMemory
 from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.engine.stages import Inspection
 from workbench.ipython.bench_magics import BenchMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
+from workbench.ipython.memory_magics import MemoryMagics
 from workbench.ipython.profile_magics import ProfileMagics
 from workbench.ipython.session import Session
 from workbench.ipython.sharding_magics import ShardingMagics
@@ -32,10 +35,18 @@ from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
 from workbench.views.display import View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
+from workbench.views.memory import LIVE_VIEW, PROGRAM_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
 from workbench.views.profile import PROFILE_VIEW
 
-_MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics, ProfileMagics)
+_MAGIC_CLASSES = (
+    JaxprMagics,
+    HloMagics,
+    BenchMagics,
+    ShardingMagics,
+    ProfileMagics,
+    MemoryMagics,
+)
 
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
 #: ``workbench.inspect(...)``) draw through the same view as their front door's display
@@ -48,6 +59,8 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
     CellSummary: CELL_VIEW,
     PersistentCacheStatus: PERSISTENT_VIEW,
     ProfileReport: PROFILE_VIEW,
+    LiveMemory: LIVE_VIEW,
+    ProgramMemory: PROGRAM_VIEW,
 }
 
 

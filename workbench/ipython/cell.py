@@ -160,6 +160,7 @@ _WHAT_HAPPENS = {
     "jaxpr": "whose jaxpr is shown instead of running it",
     "hlo": "which is compiled, not run, and its HLO shown",
     "jaxbench": "which is timed",
+    "jaxmem": "which is compiled, not run, and its memory at the peak shown",
 }
 
 

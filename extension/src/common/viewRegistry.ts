@@ -5,6 +5,7 @@ import { cacheCellView, cachePersistentView, cacheView } from '../cache/view';
 import { compileTimeView } from '../compile/view';
 import { hloView } from '../hlo/view';
 import { jaxprCompareView, jaxprView } from '../jaxpr/view';
+import { memoryProgramView, memoryView } from '../memory/view';
 import { meshExplorerView } from '../mesh/view';
 import { profileView } from '../profile/view';
 import { shardingView } from '../sharding/view';
@@ -22,5 +23,7 @@ export const VIEWS: Record<Kind, FeatureViewFactory> = {
   'cache-cell': cacheCellView,
   'cache-persistent': cachePersistentView,
   profile: profileView,
-  'compile-time': compileTimeView
+  'compile-time': compileTimeView,
+  memory: memoryView,
+  'memory-program': memoryProgramView
 };

@@ -15,6 +15,8 @@ export const PAYLOAD_VERSIONS = {
   hlo: 3,
   'jaxpr-compare': 3,
   jaxpr: 3,
+  'memory-program': 1,
+  memory: 1,
   'mesh-explorer': 1,
   profile: 1,
   sharding: 1

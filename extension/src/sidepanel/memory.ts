@@ -211,6 +211,15 @@ export function memoryFigures(
           : '')
     )
   ).setAttribute('data-jwb', 'memory-extent');
+  const hint = add(box, el('div', 'jwb-panel-memstep', 'who holds it: run '));
+  hint.setAttribute('data-jwb', 'memory-jaxmem-hint');
+  add(hint, el('code', undefined, '%jaxmem'));
+  add(
+    hint,
+    document.createTextNode(
+      ' in a cell (arrays by owner; --free-history, --free-traceback)'
+    )
+  );
   const reported = last.devices.filter(
     d => d.bytes_in_use !== null || d.bytes_limit !== null
   );

@@ -26,6 +26,7 @@ One module per concern, each naming the internals it wraps:
 - ``scoping``: what the scoped trace of ``%%hlo`` needs: a trace context that JAX's
   trace caches miss in, where Flax NNX's and Equinox's layers and JAX itself live.
 - ``compilation``: a compile with JAX's persistent compilation cache bypassed.
+- ``compile_dump``: a compile with XLA's buffer-assignment dump, the persistent cache off.
 - ``sharding``: ``GSPMDSharding``; a ``PartitionSpec``'s partitions and unreduced/reduced axes.  ``backends``: the initialised backends.
 """
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 from workbench.engine._jax_compat._modules import FEATURES
 from workbench.engine._jax_compat.backends import available_backends, backends_initialized
 from workbench.engine._jax_compat.compilation import persistent_cache_bypassed
+from workbench.engine._jax_compat.compile_dump import compile_with_dump
 from workbench.engine._jax_compat.flax_jit import (
     NnxJitStage,
     abstract_nnx_call,
@@ -190,4 +192,6 @@ __all__ = [
     "spec_parts",
     "available_backends",
     "backends_initialized",
+    # compile_dump
+    "compile_with_dump",
 ]

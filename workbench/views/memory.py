@@ -1,0 +1,376 @@
+"""Memory views: ``%jaxmem`` (who holds the live arrays) and ``%%jaxmem CALL`` (a compiled
+program's peak).
+
+Each display is ``text/plain`` (within :mod:`workbench.views._bounds`), a small
+self-contained ``text/html`` and a versioned JSON payload:
+``application/vnd.jax-workbench.memory+json`` and ``...memory-program+json``
+(contracts in ``workbench/schemas/memory*.schema.json``).  The payloads carry at most
+:data:`MAX_GROUPS` owners with :data:`MAX_ARRAYS` arrays each, and :data:`MAX_BUFFERS`
+buffers: the record keeps all of them (``.record``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.engine.common.source import SourceLine
+from workbench.engine.memory.owners import SCHEMA_VERSION as LIVE_VERSION
+from workbench.engine.memory.owners import LiveMemory, OwnerGroup
+from workbench.engine.memory.program import SCHEMA_VERSION as PROGRAM_VERSION
+from workbench.engine.memory.program import ProgramMemory
+from workbench.views._envelope import MIME_PREFIX
+from workbench.views._format import fmt_bytes, fmt_seconds
+from workbench.views._html import esc, source_label, style_block
+from workbench.views.display import Display, View
+
+MEMORY_MIME = MIME_PREFIX + "memory+json"
+MEMORY_PROGRAM_MIME = MIME_PREFIX + "memory-program+json"
+#: owners in the payload and the text, largest first
+MAX_GROUPS = 100
+#: arrays per owner in the payload (largest first); the text shows fewer
+MAX_ARRAYS = 50
+TEXT_ARRAYS = 8
+#: buffers live at the peak in the payload; the text shows fewer
+MAX_BUFFERS = 200
+TEXT_BUFFERS = 15
+TEXT_SAVED = 5
+SPARK = "▁▂▃▄▅▆▇█"
+
+KIND_WORDS = {
+    "name": "name",
+    "attribute": "attributes",
+    "closure": "closure",
+    "history": "output history",
+    "traceback": "last exception",
+    "module": "module global",
+    "frame": "running frame",
+    "unreachable": "unreachable",
+    "unplaced": "not placed",
+}
+
+#: what each figure counts, in one line each (the text and the HTML say them)
+PEAK_MEANS = (
+    "the HLO values live together at the peak step of XLA's schedule (its live-range report)"
+)
+ANALYSIS_MEANS = (
+    "what the runtime allocates for one call: arguments + outputs + XLA's temp "
+    "buffer - outputs aliased to arguments"
+)
+
+
+def where_text(where: SourceLine | None) -> str:
+    """``cell [8] line 17`` or ``model.py:17``: a source line as the user reads it."""
+    if where is None:
+        return ""
+    return source_label(where.file, where.line)[0]
+
+
+def _devices_text(devices: dict[str, int]) -> str:
+    if not devices:
+        return ""
+    if len(devices) == 1:
+        ((d, _),) = devices.items()
+        return f"on {d}"
+    sizes = set(devices.values())
+    each = f", {fmt_bytes(next(iter(sizes)))} each" if len(sizes) == 1 else ""
+    return f"on {len(devices)} devices{each}"
+
+
+def _owner_text(g: OwnerGroup) -> str:
+    where = where_text(g.where)
+    return g.owner + (f" ({where})" if where else "")
+
+
+# -- %jaxmem ------------------------------------------------------------------------------
+
+
+def live_text(rep: LiveMemory) -> str:
+    lines = [
+        f"Device memory held by live arrays: {rep.total_arrays} arrays, "
+        f"{fmt_bytes(rep.total_bytes)}"
+        + (f" ({_per_device_line(rep.devices)})" if rep.devices else "")
+    ]
+    for f in rep.freed:
+        lines.append(_freed_line(f.action, f.arrays, f.nbytes, f.note))
+    for st in rep.allocator:
+        lines.append(
+            f"  allocator {st.device}: in use {fmt_bytes(st.bytes_in_use)}, peak "
+            f"{fmt_bytes(st.peak_bytes_in_use)}, limit {fmt_bytes(st.bytes_limit)}"
+        )
+    if rep.allocator_note:
+        lines.append(f"  ({rep.allocator_note})")
+    if not rep.groups:
+        lines.append("  no live device arrays")
+    for g in rep.groups[:MAX_GROUPS]:
+        count = f"{len(g.arrays)} arrays" if len(g.arrays) != 1 else g.arrays[0].shape
+        lines.append(
+            f"  {fmt_bytes(g.nbytes):>10}  {_owner_text(g)}  [{KIND_WORDS.get(g.kind, g.kind)}] "
+            f"{count} {_devices_text(g.devices)}".rstrip()
+        )
+        if len(g.arrays) > 1 or (g.arrays and g.arrays[0].path != g.owner):
+            for a in g.arrays[:TEXT_ARRAYS]:
+                also = f" (also held by {a.also} more)" if a.also else ""
+                lines.append(f"  {fmt_bytes(a.nbytes):>10}      {a.path}: {a.shape}{also}")
+            if len(g.arrays) > TEXT_ARRAYS:
+                rest = g.arrays[TEXT_ARRAYS:]
+                lines.append(
+                    f"  {fmt_bytes(sum(a.nbytes for a in rest)):>10}      ... {len(rest)} more"
+                )
+    if len(rep.groups) > MAX_GROUPS:
+        lines.append(f"  ... {len(rep.groups) - MAX_GROUPS} more owners")
+    lines.append(
+        f"walk: {fmt_seconds(rep.walk_s)} over {rep.objects} objects"
+        + (" (cut short at its time budget)" if rep.cut_short else "")
+    )
+    lines.extend(rep.notes)
+    hints = []
+    if rep.history_only_bytes:
+        hints.append(f"%jaxmem --free-history frees {fmt_bytes(rep.history_only_bytes)}")
+    if rep.traceback_only_bytes:
+        hints.append(f"%jaxmem --free-traceback frees {fmt_bytes(rep.traceback_only_bytes)}")
+    if hints:
+        lines.append("; ".join(hints))
+    return "\n".join(lines)
+
+
+def _per_device_line(devices: dict[str, int]) -> str:
+    items = sorted(devices.items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{d} {fmt_bytes(b)}" for d, b in items[:4])
+    return shown + (f", ... {len(items) - 4} more devices" if len(items) > 4 else "")
+
+
+def _freed_line(action: str, arrays: int, nbytes: int, note: str) -> str:
+    what = {"history": "the output history", "traceback": "the last exception"}.get(action, action)
+    if note:
+        return note
+    return f"freed {fmt_bytes(nbytes)} ({arrays} arrays) held by {what}"
+
+
+_LIVE_CSS = """
+.jwb-mem{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;line-height:1.45}
+.jwb-mem td.n{text-align:right;font-variant-numeric:tabular-nums}
+.jwb-mem .k{color:var(--jp-content-font-color2,#57606a)}
+.jwb-mem details{margin:0}
+.jwb-mem summary{cursor:pointer}
+"""
+
+
+def live_html(rep: LiveMemory) -> str:
+    rows = []
+    for g in rep.groups[:MAX_GROUPS]:
+        inner = "".join(
+            f"<tr><td class='n'>{esc(fmt_bytes(a.nbytes))}</td><td><code>{esc(a.path)}</code></td>"
+            f"<td>{esc(a.shape)}</td><td>{esc(_devices_text(a.devices))}</td></tr>"
+            for a in g.arrays[:MAX_ARRAYS]
+        )
+        rows.append(
+            f"<tr><td class='n'>{esc(fmt_bytes(g.nbytes))}</td><td><details><summary>"
+            f"<code>{esc(_owner_text(g))}</code> <span class='k'>"
+            f"{esc(KIND_WORDS.get(g.kind, g.kind))} · {len(g.arrays)} arrays</span></summary>"
+            f"<table>{inner}</table></details></td><td>{esc(_devices_text(g.devices))}</td></tr>"
+        )
+    notes = [rep.allocator_note, *rep.notes] + [
+        _freed_line(f.action, f.arrays, f.nbytes, f.note) for f in rep.freed
+    ]
+    return (
+        f"<div class='jwb jwb-mem'>{style_block()}<style>{_LIVE_CSS}</style>"
+        f"<div><b>Device memory held by live arrays</b>: {rep.total_arrays} arrays, "
+        f"{esc(fmt_bytes(rep.total_bytes))}</div>"
+        + "".join(f"<div class='k'>{esc(n)}</div>" for n in notes if n)
+        + f"<table><tr><th>bytes</th><th>owner</th><th>devices</th></tr>{''.join(rows)}</table>"
+        f"</div>"
+    )
+
+
+def _group_data(g: OwnerGroup) -> dict[str, Any]:
+    d = g.to_dict(MAX_ARRAYS)
+    d["label"] = _owner_text(g)
+    return d
+
+
+def live_data(rep: LiveMemory) -> dict[str, Any]:
+    d = rep.to_dict(MAX_GROUPS, MAX_ARRAYS)
+    d["groups"] = [_group_data(g) for g in rep.groups[:MAX_GROUPS]]
+    return d
+
+
+LIVE_VIEW: View[LiveMemory] = View(
+    kind="memory",
+    version=LIVE_VERSION,
+    text=live_text,
+    html=live_html,
+    data=live_data,
+    degrade=True,
+    record_name="report",
+)
+
+
+def live_display(rep: LiveMemory, text_only: bool = False) -> Display[LiveMemory]:
+    return Display(rep, LIVE_VIEW, text_only=text_only)
+
+
+# -- %%jaxmem CALL --------------------------------------------------------------------------
+
+
+def sparkline(values: list[int], width: int = 60) -> str:
+    if not values:
+        return ""
+    if len(values) > width:
+        step = len(values) / width
+        values = [
+            max(values[int(i * step) : max(int((i + 1) * step), int(i * step) + 1)])
+            for i in range(width)
+        ]
+    top = max(values) or 1
+    return "".join(SPARK[round(v / top * (len(SPARK) - 1))] for v in values)
+
+
+def _analysis_text(rep: ProgramMemory) -> str:
+    m = rep.memory
+    if rep.analysis_bytes is None:
+        return "not reported by this backend"
+    return (
+        f"{fmt_bytes(rep.analysis_bytes)} = arguments {fmt_bytes(m.argument_bytes)} + outputs "
+        f"{fmt_bytes(m.output_bytes)} + temp {fmt_bytes(m.temp_bytes)} - alias "
+        f"{fmt_bytes(m.alias_bytes or 0)}"
+    )
+
+
+def donation_text(rep: ProgramMemory) -> str:
+    d = rep.donation
+    if d is None:
+        return "donation: this stage does not say its arguments and outputs"
+    if not d.argnums:
+        return f"donation: {d.note}"
+    nums = ", ".join(str(i) for i in d.argnums)
+    tail = "," if len(d.argnums) == 1 else ""
+    return (
+        f"donation: jax.jit(..., donate_argnums=({nums}{tail})) lets outputs reuse "
+        f"{fmt_bytes(d.bytes)} of argument buffers ({d.note})"
+    )
+
+
+def program_text(rep: ProgramMemory) -> str:
+    lines = [f"{rep.label}: memory at its peak ({rep.backend}, from XLA's buffer assignment)"]
+    lines.append(
+        f"  live-range peak   {fmt_bytes(rep.peak_bytes)} ({rep.peak_bytes} bytes) at step "
+        f"{rep.peak_step} of {rep.steps}: {PEAK_MEANS}"
+    )
+    lines.append(f"  memory_analysis   {_analysis_text(rep)}: {ANALYSIS_MEANS}")
+    if rep.memory.peak_bytes is not None:
+        lines.append(
+            f"  peak_memory_in_bytes {fmt_bytes(rep.memory.peak_bytes)} (as this backend's "
+            f"memory_analysis reports it)"
+        )
+    lines.append(f"memory over program order: {sparkline([b for _, b in rep.timeline])}")
+    lines.append(f"buffers live at the peak ({len(rep.buffers)}), largest first:")
+    for b in rep.buffers[:TEXT_BUFFERS]:
+        where = where_text(b.source)
+        lines.append(
+            f"  {fmt_bytes(b.bytes):>10}  {b.shape:<20} {b.name} ({b.opcode or '?'}, {b.role})"
+            + (f"  {where}" if where else "")
+        )
+    if len(rep.buffers) > TEXT_BUFFERS:
+        rest = rep.buffers[TEXT_BUFFERS:]
+        lines.append(f"  {fmt_bytes(sum(b.bytes for b in rest)):>10}  ... {len(rest)} more")
+    lines.append(donation_text(rep))
+    if rep.saved:
+        lines.append(
+            "checkpoint: the forward pass keeps these for the backward pass at the peak; "
+            "jax.checkpoint around the code of a line recomputes them instead:"
+        )
+        for s in rep.saved[:TEXT_SAVED]:
+            where = where_text(s.source) or s.op_name
+            lines.append(f"  {fmt_bytes(s.bytes):>10}  {s.count} buffers from {where}")
+    elif rep.has_backward:
+        lines.append("checkpoint: no forward-pass values are live at the peak")
+    lines.append(
+        f"compiled with the dump in {fmt_seconds(rep.compile_s)} ({fmt_bytes(rep.dump_bytes)} "
+        f"of dump files read and removed)"
+    )
+    lines.extend(rep.notes)
+    return "\n".join(lines)
+
+
+def _chart_svg(rep: ProgramMemory, width: int = 480, height: int = 80) -> str:
+    pts = rep.timeline
+    if not pts:
+        return ""
+    top = max(b for _, b in pts) or 1
+    last = max(rep.steps, 1)
+    path = " ".join(f"{s / last * width:.1f},{height - b / top * height:.1f}" for s, b in pts)
+    x = rep.peak_step / last * width
+    return (
+        f"<svg width='{width}' height='{height + 4}' role='img' aria-label='memory over program "
+        f"order'><polyline fill='none' stroke='currentColor' points='{path}'/>"
+        f"<line x1='{x:.1f}' x2='{x:.1f}' y1='0' y2='{height}' stroke='#bc4c00'/></svg>"
+    )
+
+
+def program_html(rep: ProgramMemory) -> str:
+    rows = "".join(
+        f"<tr><td class='n'>{esc(fmt_bytes(b.bytes))}</td><td>{esc(b.shape)}</td>"
+        f"<td><code>{esc(b.name)}</code> {esc(b.opcode)}</td><td>{esc(where_text(b.source))}</td></tr>"
+        for b in rep.buffers[: TEXT_BUFFERS * 2]
+    )
+    saved = "".join(
+        f"<li>{esc(fmt_bytes(s.bytes))}: {s.count} buffers from "
+        f"{esc(where_text(s.source) or s.op_name)}</li>"
+        for s in rep.saved[:TEXT_SAVED]
+    )
+    return (
+        f"<div class='jwb jwb-mem'>{style_block()}<style>{_LIVE_CSS}</style>"
+        f"<div><b>{esc(rep.label)}</b>: memory at its peak ({esc(rep.backend)})</div>"
+        f"<table><tr><td>live-range peak</td><td class='n'>{esc(fmt_bytes(rep.peak_bytes))}</td>"
+        f"<td class='k'>{esc(PEAK_MEANS)}</td></tr><tr><td>memory_analysis</td>"
+        f"<td class='n'>{esc(fmt_bytes(rep.analysis_bytes))}</td><td class='k'>"
+        f"{esc(ANALYSIS_MEANS)}</td></tr></table>{_chart_svg(rep)}"
+        f"<table><tr><th>bytes</th><th>shape</th><th>instruction</th><th>line</th></tr>{rows}"
+        f"</table><div>{esc(donation_text(rep))}</div>"
+        + (f"<div>checkpoint candidates:<ul>{saved}</ul></div>" if saved else "")
+        + "</div>"
+    )
+
+
+def _source_data(s: SourceLine | None) -> dict[str, Any] | None:
+    return s.to_dict() if s is not None else None
+
+
+def program_data(rep: ProgramMemory) -> dict[str, Any]:
+    d = rep.to_dict()
+    d["buffers"] = [
+        {**b.to_dict(), "where": where_text(b.source)} for b in rep.buffers[:MAX_BUFFERS]
+    ]
+    d["total_buffers"] = len(rep.buffers)
+    d["saved"] = [{**s.to_dict(), "where": where_text(s.source)} for s in rep.saved[:MAX_BUFFERS]]
+    d["peak_means"] = PEAK_MEANS
+    d["analysis_means"] = ANALYSIS_MEANS
+    d["donation_text"] = donation_text(rep)
+    return d
+
+
+PROGRAM_VIEW: View[ProgramMemory] = View(
+    kind="memory-program",
+    version=PROGRAM_VERSION,
+    text=program_text,
+    html=program_html,
+    data=program_data,
+    degrade=True,
+    record_name="report",
+)
+
+
+def program_display(rep: ProgramMemory, text_only: bool = False) -> Display[ProgramMemory]:
+    return Display(rep, PROGRAM_VIEW, text_only=text_only)
+
+
+__all__ = [
+    "LIVE_VIEW",
+    "MEMORY_MIME",
+    "MEMORY_PROGRAM_MIME",
+    "PROGRAM_VIEW",
+    "live_display",
+    "program_display",
+    "sparkline",
+    "where_text",
+]
