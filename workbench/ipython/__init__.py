@@ -16,11 +16,13 @@ from typing import Any, cast
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
+from workbench.engine.cluster.compare import ClusterReport
 from workbench.engine.hlo.report import HloReport
 from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.engine.stages import Inspection
 from workbench.ipython.bench_magics import BenchMagics
+from workbench.ipython.cluster_magics import ClusterMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.profile_magics import ProfileMagics
@@ -29,13 +31,21 @@ from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.ipython.sidepanel import open_sidepanel
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
+from workbench.views.cluster import CLUSTER_VIEW
 from workbench.views.display import View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
 from workbench.views.mesh_explorer import MESH_EXPLORER_VIEW
 from workbench.views.profile import PROFILE_VIEW
 
-_MAGIC_CLASSES = (JaxprMagics, HloMagics, BenchMagics, ShardingMagics, ProfileMagics)
+_MAGIC_CLASSES = (
+    JaxprMagics,
+    HloMagics,
+    BenchMagics,
+    ShardingMagics,
+    ProfileMagics,
+    ClusterMagics,
+)
 
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
 #: ``workbench.inspect(...)``) draw through the same view as their front door's display
@@ -48,6 +58,7 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
     CellSummary: CELL_VIEW,
     PersistentCacheStatus: PERSISTENT_VIEW,
     ProfileReport: PROFILE_VIEW,
+    ClusterReport: CLUSTER_VIEW,
 }
 
 

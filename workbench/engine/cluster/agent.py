@@ -96,14 +96,14 @@ class Agent:
             compat.unregister_monitoring_listener("duration", self._on_duration)
             self._installed = False
 
-    def _on_duration(self, event: str, duration: float, **kwargs: Any) -> None:
+    def _on_duration(self, event: str, duration_secs: float, **kwargs: str | int) -> None:
         try:
             if event == compat.TRACE_EVENT:
                 site = compat.jit_trace_site()
                 with self._lock:
                     self._sites[threading.get_ident()] = site
             elif event == compat.COMPILE_EVENT:
-                self._on_compile(duration, str(kwargs.get("fun_name", "?")))
+                self._on_compile(duration_secs, str(kwargs.get("fun_name", "?")))
         except Exception:  # a listener never fails the user's compile
             pass
 
@@ -178,11 +178,30 @@ def _live_bytes() -> int | None:
         return None
 
 
+#: the opcodes of collective instructions (their async halves included)
+_COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
+
+
+def _profile_step() -> StepTime | None:
+    """The latest ``%%jaxprof`` of this process: its step and the time in collectives."""
+    try:
+        from workbench.engine.profile.store import latest
+
+        rep = latest()
+    except Exception:
+        return None
+    if rep is None:
+        return None
+    coll = [i.seconds for i in rep.instructions if i.opcode.startswith(_COLLECTIVES)]
+    return StepTime("%%jaxprof", rep.label, float(rep.step_s), float(sum(coll)) if coll else None)
+
+
 def snapshot(max_compiles: int | None = None) -> dict[str, Any]:
     """What the notebook's kernel gathers from this process: who it is, its devices, its
     memory, its compile ledger (the newest ``max_compiles``) and its latest step times."""
     with AGENT._lock:
         compiles = list(AGENT.compiles)
+    profile = AGENT.profile_step or _profile_step()
     if max_compiles is not None:
         compiles = compiles[len(compiles) - max_compiles :] if max_compiles > 0 else []
     try:
@@ -202,7 +221,7 @@ def snapshot(max_compiles: int | None = None) -> dict[str, Any]:
         "compiles": [c.to_dict() for c in compiles],
         "compiles_total": len(AGENT.compiles),
         "step": None if AGENT.step is None else AGENT.step.to_dict(),
-        "profile_step": None if AGENT.profile_step is None else AGENT.profile_step.to_dict(),
+        "profile_step": None if profile is None else profile.to_dict(),
         "time": time.time(),
     }
 

@@ -94,9 +94,7 @@ class Row:
         return {
             "function": self.function,
             "diverged": self.diverged,
-            "cells": [
-                None if p not in self.cells else self.cells[p].to_dict() for p in processes
-            ],
+            "cells": [None if p not in self.cells else self.cells[p].to_dict() for p in processes],
         }
 
 
@@ -247,9 +245,7 @@ def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> li
             out.append(Divergence(f, kind, [q], text))
             reported.add((q, v))
         for v in ref_map:
-            if v not in q_map and not any(
-                _close(v, w) for (qq, w) in reported if qq == q
-            ):
+            if v not in q_map and not any(_close(v, w) for (qq, w) in reported if qq == q):
                 kind, text = _describe(f, ref, v, q, list(q_map))
                 out.append(Divergence(f, kind, [ref, q], text))
     return out
@@ -276,7 +272,9 @@ def compare(
     by_process: dict[int, dict[str, Any]] = {}
     for i, (snap, eng, err) in enumerate(zip(snapshots, engines, errors, strict=True)):
         if snap is None:
-            processes.append(ProcessInfo(index=eng if eng is not None else i, engine=eng, error=err))
+            processes.append(
+                ProcessInfo(index=eng if eng is not None else i, engine=eng, error=err)
+            )
             continue
         idx = int(snap.get("process_index", i))
         if idx < 0:
@@ -338,9 +336,9 @@ def compare(
                 f"{slow.seconds / fast.seconds:.1f}x process {fast.process}'s; every "
                 "collective waits for it"
             )
-    for p in processes:
-        if p.error is not None:
-            divergences.insert(0, Divergence("", "gone", [p.index], p.error))
+    for info in processes:
+        if info.error is not None:
+            divergences.insert(0, Divergence("", "gone", [info.index], info.error))
     return ClusterReport(
         processes=processes,
         rows=rows,
