@@ -75,6 +75,9 @@ class Cluster:
         """End the processes this cluster started (nothing, when it attached) and wait until
         they are gone; raises if any still runs after ``timeout`` seconds."""
         left = self.handle.stop(timeout)
+        previous = current()
+        if previous is not None:  # %%px goes back to the cluster still running
+            _activate(previous.client)
         if left:
             raise RuntimeError(f"cluster processes still running after {timeout:.0f} s: {left}")
 

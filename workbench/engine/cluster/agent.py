@@ -34,12 +34,22 @@ from workbench.engine.hlo.program_text import program_text
 MAX_COMPILES = 10_000
 
 _MODULE_NAME = re.compile(r"^(HloModule\s+)[^\s,]+", re.MULTILINE)
+#: an instruction's or computation's name (``%x.1``, ``%fused_computation``), or a
+#: parameter's in a computation's header (``(x.1: f32[8])``)
+_NAME = re.compile(r"%[\w.\-]+|(?<=[( ])[\w.\-]+(?=: )")
 
 
 def fingerprint(hlo_text: str) -> str:
-    """A short hash of the program in ``hlo_text``: metadata, stack frames and the module's
-    name left out (two processes compiling the same code under other names match)."""
-    text = _MODULE_NAME.sub(r"\1m", program_text(hlo_text))
+    """A short hash of the program in ``hlo_text``: metadata, stack frames, the module's
+    name and every instruction's name left out (names are numbered in order of first use),
+    so two processes compiling the same code under other names (a function, an argument
+    renamed) hash alike."""
+    names: dict[str, str] = {}
+
+    def number(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(0).lstrip("%"), f"%{len(names)}")
+
+    text = _NAME.sub(number, _MODULE_NAME.sub(r"\1m", program_text(hlo_text)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

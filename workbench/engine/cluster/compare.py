@@ -13,12 +13,23 @@ for partners that never come, and the job hangs rather than fails.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 #: a step this much slower than the fastest process's is called a straggler
 STRAGGLER_RATIO = 1.2
+
+
+#: a dimension's mesh axes in an argument type (``f32[16@d,4]``: JAX writes the sharding
+#: of an array whose mesh axes are explicit or known into its type)
+_AXES = re.compile(r"@(?:\([^)]*\)|[\w]+)")
+
+
+def base_signature(signature: str) -> str:
+    """``signature`` without mesh axes: what is left is shapes and dtypes."""
+    return _AXES.sub("", signature)
 
 
 @dataclass(frozen=True)
@@ -184,13 +195,15 @@ def _describe(
 ) -> tuple[str, str]:
     """(kind, sentence) for process ``q``'s variant ``v`` that process ``ref`` lacks."""
     wait = _WAIT.format(f=f)
-    same_sig = [r for r in ref_variants if r.signature == v.signature]
+    same_sig = [
+        r for r in ref_variants if base_signature(r.signature) == base_signature(v.signature)
+    ]
     same_static = [r for r in same_sig if r.statics == v.statics]
     if same_static:
         r = same_static[0]
         return "sharding", (
             f"{f}: process {q} compiled {v.signature} with shardings {v.shardings or '?'} "
-            f"where process {ref} used {r.shardings or '?'}; {wait}"
+            f"where process {ref} compiled {r.signature} with {r.shardings or '?'}; {wait}"
         )
     if same_sig:
         r = same_sig[0]
@@ -253,7 +266,9 @@ def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> li
 
 def _close(a: Variant, b: Variant) -> bool:
     """Two variants that are one difference apart (reported once, not from both sides)."""
-    return a.signature == b.signature or (a.statics == b.statics and a.shardings == b.shardings)
+    return base_signature(a.signature) == base_signature(b.signature) or (
+        a.statics == b.statics and a.shardings == b.shardings
+    )
 
 
 def compare(

@@ -80,6 +80,18 @@ def init_process(
     }
 
 
+def leave_process() -> None:
+    """In an engine this cluster started: leave ``jax.distributed`` now, with the others
+    (its shutdown is a barrier: left to the engine's exit, each process waits there for
+    partners that are already stopping, and the stop takes seconds)."""
+    import jax
+
+    try:
+        jax.distributed.shutdown()
+    except Exception:
+        pass
+
+
 def attach_process() -> dict[str, Any]:
     """In an engine the user started: start the workbench's agent (JAX as the user set it)."""
     from workbench.engine.cluster import agent
@@ -142,6 +154,7 @@ class ClusterHandle:
     pids: list[int] = field(default_factory=list)
     startup_s: float = 0.0
     stopped: bool = False
+    _controller_pid: int | None = None
 
     # -- gathering --------------------------------------------------------------------
     def gather(
@@ -192,34 +205,73 @@ class ClusterHandle:
         """The processes this handle started that are still running."""
         return [p for p in self.pids if pid_running(p)]
 
+    def _leave_distributed(self, wait_s: float) -> None:
+        """Every live engine leaves ``jax.distributed`` at once (see :func:`leave_process`)."""
+        try:
+            live = [e for e in self.engines if e in self.client.ids]
+            pending = [self.client[e].apply_async(leave_process) for e in live]
+            end = time.monotonic() + wait_s
+            for ar in pending:
+                ar.wait(max(0.0, end - time.monotonic()))
+            # the engines end while the controller still runs: their nannies' goodbyes are
+            # delivered at once (to a stopped controller each lingers 3 s)
+            self.client.shutdown(targets=live, hub=False, block=False)
+        except Exception:
+            pass
+
     def stop(self, timeout: float = 10.0) -> list[int]:
         """End what this handle started (nothing, when it attached) and wait until those
-        processes are gone; returns any still running after ``timeout`` (after a kill)."""
+        processes are gone; returns any still running after ``timeout`` (after a kill).
+
+        The order matters for the time it takes: the engines leave ``jax.distributed``
+        together, then end while the controller still runs (their nannies' goodbyes reach
+        it at once; to a stopped controller each lingers 3 s), then the controller stops.
+        An engine that does not end when asked (the coordinator's process can wait on its
+        service) is signalled, by pid."""
         if self.stopped:
             return self.running()
         self.stopped = True
+        deadline = time.monotonic() + timeout
+        if self.started and self.cluster is not None:
+            self._leave_distributed(min(2.0, timeout / 5))
+            engines = [p for p in self.pids if "ipyparallel.engine" in _cmdline(p)]
+            engines = [p for p in engines if "nanny" not in _cmdline(p)]
+            self._wait([*engines], min(deadline, time.monotonic() + 1.5))
+            self._signal(engines, signal.SIGTERM)
+            self._wait(engines, min(deadline, time.monotonic() + 1.0))
+            self._signal(engines, signal.SIGKILL)
+            workers = [p for p in self.pids if p != self._controller_pid]
+            self._wait(workers, deadline - 3.0)
         try:
             self.client.close()
         except Exception:
             pass
         if not self.started or self.cluster is None:
             return []
-        deadline = time.monotonic() + timeout
         try:
             self.cluster.stop_cluster_sync()
         except Exception:
             pass
-        while self.running() and time.monotonic() < deadline - 2.0:
-            time.sleep(0.1)
-        for pid in self.running():  # ours, by pid (and still an ipyparallel process)
-            if "ipyparallel" in _cmdline(pid) or "ipengine" in _cmdline(pid):
+        self._wait(self.pids, deadline - 1.0)
+        self._signal(self.pids, signal.SIGKILL)
+        self._wait(self.pids, deadline)
+        return self.running()
+
+    @staticmethod
+    def _wait(pids: Sequence[int], until: float) -> None:
+        while any(pid_running(p) for p in pids) and time.monotonic() < until:
+            time.sleep(0.05)
+
+    @staticmethod
+    def _signal(pids: Sequence[int], sig: int) -> None:
+        """Signal those of ``pids`` still running that are still ipyparallel's processes
+        (a pid is never signalled once it may belong to someone else)."""
+        for pid in pids:
+            if pid_running(pid) and "ipyparallel" in _cmdline(pid):
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, sig)
                 except OSError:
                     pass
-        while self.running() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.running()
 
 
 def start(
@@ -237,8 +289,9 @@ def start(
     cluster = ipp.Cluster(n=n, log_level=40)
     handle: ClusterHandle | None = None
     try:
-        client = cluster.start_and_connect_sync(activate=False)
-        client.wait_for_engines(n, timeout=timeout)
+        cluster.start_cluster_sync()
+        client = cluster.connect_client_sync()
+        client.wait_for_engines(n, timeout=timeout, interactive=False)
         engines = sorted(client.ids)[:n]
         handle = ClusterHandle(client, True, cluster, engines)
         view = client[engines]
@@ -247,6 +300,7 @@ def start(
         handle.pids = [p for fam in families for p in fam]
         ctl = getattr(getattr(cluster, "controller", None), "process", None)
         if ctl is not None and getattr(ctl, "pid", None):
+            handle._controller_pid = int(ctl.pid)
             handle.pids.append(int(ctl.pid))
         port = _free_port()
         pending = [
@@ -286,7 +340,7 @@ def attach(connect: Any, timeout: float = 60.0) -> ClusterHandle:
     elif isinstance(connect, ipp.Cluster):
         client = connect.connect_client_sync()
     elif isinstance(connect, str | os.PathLike) and str(connect).endswith(".json"):
-        client = ipp.Client(url_file=os.fspath(connect), timeout=timeout)
+        client = ipp.Client(os.fspath(connect), timeout=timeout)
     elif isinstance(connect, str):
         client = ipp.Client(profile=connect, timeout=timeout)
     else:
