@@ -18,7 +18,6 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 
@@ -201,9 +200,7 @@ def test_connect_attaches_to_running_engines_and_stop_leaves_them(rc, run, shell
     try:
         assert not attached.started
         rep = attached.report()
-        assert sorted(p.pid for p in rep.processes) == sorted(
-            p.pid for p in rc.report().processes
-        )
+        assert sorted(p.pid for p in rep.processes) == sorted(p.pid for p in rc.report().processes)
         assert any(r.function == "jit(total)" for r in rep.rows)
     finally:
         attached.stop()
@@ -212,9 +209,7 @@ def test_connect_attaches_to_running_engines_and_stop_leaves_them(rc, run, shell
     assert "cluster: 2 processes" in out.bundle["text/plain"]
     again = px(run, "pid_now = os.getpid()")  # %%px too
     assert again.error is None
-    assert sorted(rc[:].pull("pid_now", block=True)) == sorted(
-        p.pid for p in rc.report().processes
-    )
+    assert sorted(rc[:].pull("pid_now", block=True)) == sorted(p.pid for p in rc.report().processes)
 
 
 def test_process_dying_mid_cell_is_named_and_the_other_stays_usable(rc, run):
