@@ -2,6 +2,7 @@
 
 import { benchView } from '../bench/view';
 import { cacheCellView, cachePersistentView, cacheView } from '../cache/view';
+import { clusterView } from '../cluster/view';
 import { hloView } from '../hlo/view';
 import { jaxprCompareView, jaxprView } from '../jaxpr/view';
 import { meshExplorerView } from '../mesh/view';
@@ -20,5 +21,6 @@ export const VIEWS: Record<Kind, FeatureViewFactory> = {
   cache: cacheView,
   'cache-cell': cacheCellView,
   'cache-persistent': cachePersistentView,
-  profile: profileView
+  profile: profileView,
+  cluster: clusterView
 };
