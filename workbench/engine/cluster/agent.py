@@ -206,12 +206,14 @@ def _profile_step() -> StepTime | None:
     return StepTime("%%jaxprof", rep.label, float(rep.step_s), float(sum(coll)) if coll else None)
 
 
-def snapshot(max_compiles: int | None = None) -> dict[str, Any]:
+def snapshot(max_compiles: int | None = None, agent: Agent | None = None) -> dict[str, Any]:
     """What the notebook's kernel gathers from this process: who it is, its devices, its
-    memory, its compile ledger (the newest ``max_compiles``) and its latest step times."""
-    with AGENT._lock:
-        compiles = list(AGENT.compiles)
-    profile = AGENT.profile_step or _profile_step()
+    memory, its compile ledger (the newest ``max_compiles``) and its latest step times
+    (``agent``: another ledger than the process's own, for tests)."""
+    agent = AGENT if agent is None else agent
+    with agent._lock:
+        compiles = list(agent.compiles)
+    profile = agent.profile_step or _profile_step()
     if max_compiles is not None:
         compiles = compiles[len(compiles) - max_compiles :] if max_compiles > 0 else []
     try:
@@ -229,8 +231,8 @@ def snapshot(max_compiles: int | None = None) -> dict[str, Any]:
         "rss_bytes": _rss_bytes(),
         "live_array_bytes": _live_bytes(),
         "compiles": [c.to_dict() for c in compiles],
-        "compiles_total": len(AGENT.compiles),
-        "step": None if AGENT.step is None else AGENT.step.to_dict(),
+        "compiles_total": len(agent.compiles),
+        "step": None if agent.step is None else agent.step.to_dict(),
         "profile_step": None if profile is None else profile.to_dict(),
         "time": time.time(),
     }
