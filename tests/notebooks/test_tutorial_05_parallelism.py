@@ -221,10 +221,16 @@ def test_auto_axes_prose_names_the_partitioner_this_jax_uses(r):
 
 
 def test_two_processes_sum_together_and_jaxcluster_names_the_shape_divergence(r):
-    out = tutorials.printed(r.cell("%%px\nimport jax, jax.numpy as jnp, numpy as np"))
+    cell = r.cell("%%px\nimport jax, jax.numpy as jnp, numpy as np")
+    # ipyparallel shows each engine's printing as a display labelled [stdout:N]
+    shown = {
+        o["data"]["text/plain"].split("]", 1)[0] + "]": o["data"]["text/plain"]
+        for o in cell.outputs
+        if o.get("data", {}).get("text/plain", "").startswith("[stdout:")
+    }
     total = float(jnp.sum(jnp.arange(16.0) * 2.0))
-    for p in (0, 1):  # each process printed the cross-process sum
-        assert f"process {p} of 2: total = {total}" in out, out
+    for p in (0, 1):  # each process printed the cross-process sum, labelled by its engine
+        assert f"process {p} of 2: total = {total}" in shown[f"[stdout:{p}]"], shown
     rep = _one(r.cell("%jaxcluster"), "application/vnd.jax-workbench.cluster+json")
     assert [p["index"] for p in rep["processes"]] == [0, 1]
     assert all(len(p["devices"]) == 2 and p["error"] is None for p in rep["processes"])
