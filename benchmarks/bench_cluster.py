@@ -73,7 +73,7 @@ def main() -> None:
         times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            with capture_output() as cap:
+            with capture_output():
                 out = shell.run_cell("%jaxcluster", store_history=False)
             times.append(time.perf_counter() - t)
             if out.error_in_exec is not None:
