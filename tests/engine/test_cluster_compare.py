@@ -7,13 +7,16 @@ tests/ipython/test_cluster_magics.py; these run in the quick loop.
 
 from __future__ import annotations
 
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from workbench.engine.cluster import agent
+from workbench.engine.cluster import agent, launch
 from workbench.engine.cluster.compare import STRAGGLER_RATIO, compare
 from workbench.views.cluster import CLUSTER_VIEW, cluster_text
 
@@ -179,3 +182,9 @@ def test_mesh_axes_in_the_signature_are_a_sharding_difference():
     (d,) = compare(snaps).divergences
     assert d.kind == "sharding" and d.processes == [1]
     assert "{replicated}" in d.text and "{devices=[4]<=[4]}" in d.text
+
+
+def test_without_ipyparallel_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipyparallel", None)  # import fails as if absent
+    with pytest.raises(ImportError, match=r"jax-workbench\[cluster\]"):
+        launch.start(2)

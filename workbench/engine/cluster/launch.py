@@ -36,6 +36,18 @@ del _os
 """
 
 
+def _ipyparallel() -> Any:
+    """ipyparallel, or an ImportError that says how to get it (an optional dependency)."""
+    try:
+        import ipyparallel
+    except ImportError as exc:
+        raise ImportError(
+            "workbench.cluster() runs its processes as ipyparallel engines: "
+            "pip install 'jax-workbench[cluster]' (or pip install ipyparallel)"
+        ) from exc
+    return ipyparallel
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -283,7 +295,7 @@ def start(
     timeout: float = 120.0,
 ) -> ClusterHandle:
     """Start ``n`` engines on 127.0.0.1 and make them JAX processes 0..n-1 of one program."""
-    import ipyparallel as ipp
+    ipp = _ipyparallel()
 
     t0 = time.perf_counter()
     cluster = ipp.Cluster(n=n, log_level=40)
@@ -333,7 +345,7 @@ def start(
 def attach(connect: Any, timeout: float = 60.0) -> ClusterHandle:
     """Attach to running engines: ``connect`` is an ipyparallel ``Client``, a ``Cluster``,
     a connection file (``ipcontroller-client.json``) or an ``ipcluster`` profile name."""
-    import ipyparallel as ipp
+    ipp = _ipyparallel()
 
     if isinstance(connect, ipp.Client):
         client = connect
