@@ -82,6 +82,16 @@ class StepTime:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class _Traced:
+    """A jit trace's facts a following compile records (no reference to the function)."""
+
+    skip: bool  # JAX's own helper: not the user's program
+    name: str
+    signature: str
+    statics: str
+
+
 @dataclass
 class Agent:
     """One process's listener and ledger (see the module doc)."""
@@ -91,7 +101,7 @@ class Agent:
     profile_step: StepTime | None = None
     _installed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _sites: dict[int, Any] = field(default_factory=dict)
+    _sites: dict[int, _Traced | None] = field(default_factory=dict)
     _seq: int = 0
 
     def install(self) -> None:
@@ -110,8 +120,16 @@ class Agent:
         try:
             if event == compat.TRACE_EVENT:
                 site = compat.jit_trace_site()
+                seen = None
+                if site is not None:  # what the compile needs, not the function itself
+                    seen = _Traced(
+                        skip=bool(site.internal or site.eager_primitive),
+                        name=str(getattr(site.fun, "__name__", "") or ""),
+                        signature=", ".join(a.text for a in site.args),
+                        statics=", ".join(f"{k}={v}" for k, v in site.statics),
+                    )
                 with self._lock:
-                    self._sites[threading.get_ident()] = site
+                    self._sites[threading.get_ident()] = seen
             elif event == compat.COMPILE_EVENT:
                 self._on_compile(duration_secs, str(kwargs.get("fun_name", "?")))
         except Exception:  # a listener never fails the user's compile
@@ -119,17 +137,18 @@ class Agent:
 
     def _on_compile(self, duration: float, fun_name: str) -> None:
         with self._lock:
-            site = self._sites.pop(threading.get_ident(), None)
-        if site is not None and (site.internal or site.eager_primitive):
+            traced = self._sites.pop(threading.get_ident(), None)
+        if traced is not None and traced.name and traced.name not in fun_name:
+            traced = None  # that trace was of another function (this one's was cached)
+        if traced is not None and traced.skip:
             return
         executable = compat.compiled_executable_on_stack()
         text = None if executable is None else compat.executable_hlo_text(executable)
         if text is None:
             return
         shardings = compat.parameter_shardings(executable)
-        if site is not None:
-            signature = ", ".join(a.text for a in site.args)
-            statics = ", ".join(f"{k}={v}" for k, v in site.statics)
+        if traced is not None:
+            signature, statics = traced.signature, traced.statics
         else:  # a compile from a cached trace: the entry layout's parameter types
             m = re.search(r"entry_computation_layout=\{\((.*?)\)->", text)
             signature = re.sub(r"\{[\d,]*\}", "", m.group(1)) if m else "?"
