@@ -222,6 +222,15 @@ def test_connect_attaches_to_running_engines_and_stop_leaves_them(rc, run, shell
     assert sorted(rc[:].pull("pid_now", block=True)) == sorted(p.pid for p in rc.report().processes)
 
 
+def test_a_busy_process_is_named_and_the_others_shown(rc):
+    busy = rc[1].execute("time.sleep(1.5)", block=False)
+    rep = rc.report(timeout=0.3)
+    assert [p.error is None for p in rep.processes] == [True, False]
+    assert "did not answer within" in rep.processes[1].error
+    assert rep.divergences[0].kind == "gone" and rep.divergences[0].processes == [1]
+    busy.get(timeout=30)
+
+
 def test_process_dying_mid_cell_is_named_and_the_other_stays_usable(rc, run):
     died = run("%%px\nif jax.process_index() == 1:\n    os._exit(1)\n")
     assert died.error is not None

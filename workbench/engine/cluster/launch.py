@@ -192,9 +192,11 @@ class ClusterHandle:
         for e, ar in pending.items():
             try:
                 ar.wait(max(0.0, deadline - time.monotonic()))
-                if not ar.ready():
-                    ar.abort() if hasattr(ar, "abort") else None
-                    errors[e] = f"process on engine {e} did not answer within {timeout:.0f} s"
+                if not ar.ready():  # busy (a long cell) or stuck in a collective
+                    errors[e] = (
+                        f"process on engine {e} did not answer within {timeout:.0f} s "
+                        "(busy, or waiting in a collective)"
+                    )
                     continue
                 snaps[e] = ar.get()
             except Exception as exc:  # its engine died mid-request
@@ -367,10 +369,6 @@ def attach(connect: Any, timeout: float = 60.0) -> ClusterHandle:
     return ClusterHandle(client, False, None, engines)
 
 
-def still_running(pids: Sequence[int]) -> list[int]:
-    return [p for p in pids if pid_running(p)]
-
-
 __all__ = [
     "ClusterHandle",
     "attach",
@@ -379,5 +377,4 @@ __all__ = [
     "pid_running",
     "process_family",
     "start",
-    "still_running",
 ]
