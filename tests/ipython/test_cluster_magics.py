@@ -105,6 +105,18 @@ def test_consistent_program_shows_no_divergence_and_sums_across_processes(rc, ru
     assert f"#{fps.pop()}" in text
 
 
+def test_magics_under_px_show_each_process_output_labelled(rc, shell):
+    with capture_output() as cap:
+        res = shell.run_cell("%%px\nlayout = %sharding x\ndisplay(layout)\n")
+    assert res.error_in_exec is None, cap.stdout + cap.stderr
+    mime = "application/vnd.jax-workbench.sharding+json"
+    shown = {o.metadata.get("engine", 0): o.data[mime] for o in cap.outputs if mime in o.data}
+    assert sorted(shown) == [0, 1], [(o.metadata, list(o.data)) for o in cap.outputs]
+    for engine, payload in shown.items():  # each process draws the global array from its side
+        assert payload["layouts"][0]["process_index"] == engine
+        assert len(payload["layouts"][0]["devices"]) == 4
+
+
 def test_profile_view_puts_steps_and_collectives_side_by_side(rc, run):
     px(run, "%jaxprof -n 3 total(x)")  # the cross-process sum: an all-reduce
     rep = rc.report(profile=True)
