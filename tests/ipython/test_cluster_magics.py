@@ -235,8 +235,8 @@ def test_connect_attaches_to_running_engines_and_stop_leaves_them(rc, run, shell
 
 
 def test_a_busy_process_is_named_and_the_others_shown(rc):
-    busy = rc[1].execute("time.sleep(1.5)", block=False)
-    rep = rc.report(timeout=0.3)
+    busy = rc[1].execute("time.sleep(3)", block=False)
+    rep = rc.report(timeout=1.0)
     assert [p.error is None for p in rep.processes] == [True, False]
     assert "did not answer within" in rep.processes[1].error
     assert rep.divergences[0].kind == "gone" and rep.divergences[0].processes == [1]
