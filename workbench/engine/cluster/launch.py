@@ -194,7 +194,7 @@ class ClusterHandle:
                 ar.wait(max(0.0, deadline - time.monotonic()))
                 if not ar.ready():  # busy (a long cell) or stuck in a collective
                     errors[e] = (
-                        f"process on engine {e} did not answer within {timeout:.0f} s "
+                        f"process on engine {e} did not answer within {timeout:g} s "
                         "(busy, or waiting in a collective)"
                     )
                     continue
