@@ -47,8 +47,37 @@ def _cluster_procs(cluster_id: str) -> list[int]:
     return found
 
 
+#: a "kernel" that starts a cluster and exits without stopping it (its shutdown must)
+EXITING_KERNEL = """
+import workbench
+c = workbench.cluster(n=1)
+print(" ".join(map(str, c.handle.pids)), c.handle.cluster.cluster_id, flush=True)
+"""
+
+
 @pytest.fixture(scope="module")
-def rc(shell, run):
+def exiting_kernel(tmp_path_factory):
+    """Started before the module's cluster so that the two start-ups overlap (most of an
+    engine's start is waiting); read by the last test."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", EXITING_KERNEL],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path_factory.mktemp("exiting_kernel"),
+        env=env,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+@pytest.fixture(scope="module")
+def rc(shell, run, exiting_kernel):
     run(
         "rc = workbench.cluster(n=2, devices_per_process=2, "
         f"heartbeat_timeout_seconds={HEARTBEAT_S})"
@@ -273,26 +302,11 @@ def test_stop_leaves_nothing_running_within_ten_seconds(rc):
     assert _cluster_procs(cluster_id) == []
 
 
-def test_kernel_exit_ends_the_cluster_it_started(tmp_path):
-    script = textwrap.dedent(
-        """
-        import sys, workbench
-        c = workbench.cluster(n=1)
-        print(" ".join(map(str, c.handle.pids)), c.handle.cluster.cluster_id, flush=True)
-        """
-    )
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=tmp_path,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    *pids, cluster_id = proc.stdout.split()
-    deadline = time.monotonic() + 10
+def test_kernel_exit_ends_the_cluster_it_started(exiting_kernel):
+    out, err = exiting_kernel.communicate(timeout=180)
+    assert exiting_kernel.returncode == 0, err[-3000:]
+    *pids, cluster_id = out.split()
+    deadline = time.monotonic() + 10  # the exit itself waited for them; this is slack
     while time.monotonic() < deadline and any(pid_running(int(p)) for p in pids):
         time.sleep(0.1)
     assert [p for p in pids if pid_running(int(p))] == []
