@@ -188,3 +188,23 @@ def test_without_ipyparallel_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipyparallel", None)  # import fails as if absent
     with pytest.raises(ImportError, match=r"jax-workbench\[cluster\]"):
         launch.start(2)
+
+
+def test_two_lambdas_are_two_rows_named_by_their_line():
+    ag = agent.Agent()
+    ag.install()
+    try:
+        double = jax.jit(lambda v: v * 2)
+        shift = jax.jit(lambda v: v + 1)
+        double(jnp.ones(8))
+        shift(jnp.ones(16))
+    finally:
+        ag.uninstall()
+    lines = {
+        double.__wrapped__.__code__.co_firstlineno,
+        shift.__wrapped__.__code__.co_firstlineno,
+    }
+    names = sorted(c.function for c in ag.compiles if c.function.startswith("jit(<lambda>)"))
+    assert names == sorted(f"jit(<lambda>) at line {n}" for n in lines)
+    snap = agent.snapshot(agent=ag)
+    assert compare([snap, dict(snap, process_index=1)]).divergences == []

@@ -71,12 +71,10 @@ def parameter_shardings(executable: Any) -> list[str] | None:
     try:
         from jax._src.lib import xla_client as xc
 
-        return [str(xc.HloSharding.from_proto(p).to_string()) for p in protos]
+        # ``str`` is XLA's text on every release (``to_string()`` is 0.12's only)
+        return [str(xc.HloSharding.from_proto(p)) for p in protos]
     except Exception:
-        try:
-            return [" ".join(str(p).split()) for p in protos]
-        except Exception:
-            return None
+        return None
 
 
 def enable_recoverability() -> bool:

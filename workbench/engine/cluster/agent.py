@@ -57,6 +57,9 @@ def fingerprint(hlo_text: str) -> str:
 class ClusterCompile:
     """One backend compile of the user's code in one process."""
 
+    #: JAX's name of the compile and the first line of the function's code
+    #: ("jit(<lambda>) at line 6"): the row it is compared in; the file is left out, since
+    #: each process runs a ``%%px`` cell from a file of its own
     function: str
     signature: str  # "f32[8], f32[8,4]": the arguments' global types
     statics: str  # "n=3": the static arguments' values ("" when none)
@@ -90,6 +93,7 @@ class _Traced:
     name: str
     signature: str
     statics: str
+    line: int | None  # the first line of the function's code (two lambdas of a cell differ)
 
 
 @dataclass
@@ -127,6 +131,7 @@ class Agent:
                         name=str(getattr(site.fun, "__name__", "") or ""),
                         signature=", ".join(a.text for a in site.args),
                         statics=", ".join(f"{k}={v}" for k, v in site.statics),
+                        line=getattr(getattr(site.fun, "__code__", None), "co_firstlineno", None),
                     )
                 with self._lock:
                     self._sites[threading.get_ident()] = seen
@@ -147,14 +152,15 @@ class Agent:
         if text is None:
             return
         shardings = compat.parameter_shardings(executable)
+        line = None
         if traced is not None:
-            signature, statics = traced.signature, traced.statics
+            signature, statics, line = traced.signature, traced.statics, traced.line
         else:  # a compile from a cached trace: the entry layout's parameter types
             m = re.search(r"entry_computation_layout=\{\((.*?)\)->", text)
             signature = re.sub(r"\{[\d,]*\}", "", m.group(1)) if m else "?"
             statics = ""
         rec = ClusterCompile(
-            function=fun_name,
+            function=fun_name if line is None else f"{fun_name} at line {line}",
             signature=signature,
             statics=statics,
             shardings=", ".join(shardings) if shardings else "",
