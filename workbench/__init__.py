@@ -24,6 +24,7 @@ from importlib import metadata
 from typing import Any
 
 from workbench.api.bench import bench
+from workbench.api.cluster import cluster
 from workbench.api.guard import RecompileError, no_recompiles
 from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
@@ -102,6 +103,7 @@ __all__ = [
     "bench",
     "cache",
     "capture_compiles",
+    "cluster",
     "fake_devices",
     "hlo",
     "inspect",

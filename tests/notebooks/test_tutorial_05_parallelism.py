@@ -218,3 +218,30 @@ def test_auto_axes_prose_names_the_partitioner_this_jax_uses(r):
     # Shardy is JAX's default partitioner (jax_use_shardy_partitioner); GSPMD was before it
     assert jax.config.jax_use_shardy_partitioner
     assert "Shardy, which replaced GSPMD as JAX's default" in prose
+
+
+def test_two_processes_sum_together_and_jaxcluster_names_the_shape_divergence(r):
+    cell = r.cell("%%px\nimport jax, jax.numpy as jnp, numpy as np")
+    # ipyparallel shows each engine's printing as a display labelled [stdout:N]
+    shown = {
+        o["data"]["text/plain"].split("]", 1)[0] + "]": o["data"]["text/plain"]
+        for o in cell.outputs
+        if o.get("data", {}).get("text/plain", "").startswith("[stdout:")
+    }
+    total = float(jnp.sum(jnp.arange(16.0) * 2.0))
+    for p in (0, 1):  # each process printed the cross-process sum, labelled by its engine
+        assert f"process {p} of 2: total = {total}" in shown[f"[stdout:{p}]"], shown
+    rep = _one(r.cell("%jaxcluster"), "application/vnd.jax-workbench.cluster+json")
+    assert [p["index"] for p in rep["processes"]] == [0, 1]
+    assert all(len(p["devices"]) == 2 and p["error"] is None for p in rep["processes"])
+    (d,) = [d for d in rep["divergences"] if d["function"].startswith("jit(step) at line")]
+    small, big = (
+        jax.core.ShapedArray((n,), jnp.float32).str_short(short_dtypes=True) for n in (8, 16)
+    )
+    assert d["kind"] == "shape" and d["processes"] == [1]
+    assert f"process 1 compiled {big} that process 0 never compiled" in d["text"]
+    assert small in d["text"]
+    (row,) = [row for row in rep["rows"] if row["function"].startswith("jit(total) at line")]
+    assert not row["diverged"]  # the same program on both
+    assert len({c["variants"][0]["fingerprint"] for c in row["cells"]}) == 1
+    assert not [c for c, _ in r.errors() if c.source.startswith(("rc.", "%%px", "%jaxcluster"))]

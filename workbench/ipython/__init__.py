@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.cache.records import CacheSnapshot, CellSummary, PersistentCacheStatus
+from workbench.engine.cluster.compare import ClusterReport
 from workbench.engine.hlo.report import HloReport
 from workbench.engine.memory.owners import LiveMemory
 from workbench.engine.memory.program import ProgramMemory
@@ -23,6 +24,7 @@ from workbench.engine.profile.report import ProfileReport
 from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.engine.stages import Inspection
 from workbench.ipython.bench_magics import BenchMagics
+from workbench.ipython.cluster_magics import ClusterMagics
 from workbench.ipython.hlo_magics import HloMagics
 from workbench.ipython.jaxpr_magics import JaxprMagics
 from workbench.ipython.memory_magics import MemoryMagics
@@ -32,6 +34,7 @@ from workbench.ipython.sharding_magics import ShardingMagics
 from workbench.ipython.sidepanel import open_sidepanel
 from workbench.views.bench import BENCH_VIEW
 from workbench.views.cache import CACHE_VIEW, CELL_VIEW, PERSISTENT_VIEW
+from workbench.views.cluster import CLUSTER_VIEW
 from workbench.views.display import View
 from workbench.views.hlo import HLO_VIEW
 from workbench.views.jaxpr import JAXPR_VIEW
@@ -46,6 +49,7 @@ _MAGIC_CLASSES = (
     ShardingMagics,
     ProfileMagics,
     MemoryMagics,
+    ClusterMagics,
 )
 
 #: engine records shown on their own (``h.report``, ``Benchmark.from_json(saved)``,
@@ -61,6 +65,7 @@ _RECORD_VIEWS: dict[type, View[Any]] = {
     ProfileReport: PROFILE_VIEW,
     LiveMemory: LIVE_VIEW,
     ProgramMemory: PROGRAM_VIEW,
+    ClusterReport: CLUSTER_VIEW,
 }
 
 

@@ -3,6 +3,7 @@
 import { benchView } from '../bench/view';
 import { cacheCellView, cachePersistentView, cacheView } from '../cache/view';
 import { compileTimeView } from '../compile/view';
+import { clusterView } from '../cluster/view';
 import { hloView } from '../hlo/view';
 import { jaxprCompareView, jaxprView } from '../jaxpr/view';
 import { memoryProgramView, memoryView } from '../memory/view';
@@ -25,5 +26,6 @@ export const VIEWS: Record<Kind, FeatureViewFactory> = {
   profile: profileView,
   'compile-time': compileTimeView,
   memory: memoryView,
-  'memory-program': memoryProgramView
+  'memory-program': memoryProgramView,
+  cluster: clusterView
 };

@@ -11,6 +11,7 @@ export const PAYLOAD_VERSIONS = {
   'cache-cell': 1,
   'cache-persistent': 1,
   cache: 1,
+  cluster: 1,
   'compile-time': 1,
   hlo: 3,
   'jaxpr-compare': 3,

@@ -34,6 +34,13 @@ from __future__ import annotations
 
 from workbench.engine._jax_compat._modules import FEATURES
 from workbench.engine._jax_compat.backends import available_backends, backends_initialized
+from workbench.engine._jax_compat.cluster import (
+    compiled_executable_on_stack,
+    distributed_initialize,
+    enable_recoverability,
+    executable_hlo_text,
+    parameter_shardings,
+)
 from workbench.engine._jax_compat.compilation import persistent_cache_bypassed
 from workbench.engine._jax_compat.compile_dump import compile_with_dump
 from workbench.engine._jax_compat.flax_jit import (
@@ -116,6 +123,12 @@ from workbench.engine._jax_compat.trace_site import ArgType, JitTraceSite
 __all__ = [
     # _modules
     "FEATURES",
+    # cluster
+    "compiled_executable_on_stack",
+    "distributed_initialize",
+    "enable_recoverability",
+    "executable_hlo_text",
+    "parameter_shardings",
     # jaxpr
     "JAXPR_TYPES_MERGED",
     "ClosedJaxpr",

@@ -71,10 +71,15 @@ def measured(key: str) -> ProfileReport | None:
     return _STORE.get(key)
 
 
+def latest() -> ProfileReport | None:
+    """The profile measured last (any module), or None: a cluster's processes compare it."""
+    return next(reversed(_STORE.values()), None)
+
+
 def forget() -> None:
     """Drop every stored profile and parsed module (benchmarks measure a cold profile)."""
     _STORE.clear()
     _PARSED.clear()
 
 
-__all__ = ["forget", "measured", "module_key", "parsed", "remember", "text_key"]
+__all__ = ["forget", "latest", "measured", "module_key", "parsed", "remember", "text_key"]

@@ -1,0 +1,210 @@
+"""The cluster's comparison of processes, on this one process: program fingerprints, the
+agent's compile ledger, and divergence found in snapshots shaped like the engines' own.
+
+The multi-process checks (real engines, jax.distributed) are in
+tests/ipython/test_cluster_magics.py; these run in the quick loop.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from workbench.engine.cluster import agent, launch
+from workbench.engine.cluster.compare import STRAGGLER_RATIO, compare
+from workbench.views.cluster import CLUSTER_VIEW, cluster_text
+
+
+def _snap(index: int, compiles: list[dict], step: float | None = None) -> dict:
+    return {
+        "process_index": index,
+        "process_count": 2,
+        "host": "h",
+        "pid": 100 + index,
+        "devices": [f"cpu:{index}"],
+        "rss_bytes": 1000,
+        "live_array_bytes": 10,
+        "compiles": compiles,
+        "compiles_total": len(compiles),
+        "step": None if step is None else {"source": "%jaxbench", "label": "s", "seconds": step},
+        "profile_step": None,
+    }
+
+
+def _c(fn: str, sig: str, statics: str = "", shard: str = "{replicated}", fp: str = "aa") -> dict:
+    return {
+        "function": fn,
+        "signature": sig,
+        "statics": statics,
+        "shardings": shard,
+        "fingerprint": fp,
+        "compile_s": 0.01,
+        "seq": 1,
+    }
+
+
+def test_same_program_under_two_names_has_one_fingerprint():
+    def double(x):
+        return x * 2 + 1
+
+    def twice(y):
+        return y * 2 + 1
+
+    x = jnp.arange(8.0)
+    a = jax.jit(double).lower(x).compile().as_text()
+    b = jax.jit(twice).lower(x).compile().as_text()
+    other = jax.jit(lambda x: x * 3).lower(x).compile().as_text()
+    assert a != b  # the module names differ
+    assert agent.fingerprint(a) == agent.fingerprint(b)
+    assert agent.fingerprint(a) != agent.fingerprint(other)
+
+
+def test_agent_records_signature_statics_shardings_and_fingerprint():
+    ag = agent.Agent()
+    ag.install()
+    try:
+
+        def scale(x, k):
+            return x * k
+
+        f = jax.jit(scale, static_argnums=1)
+        mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+        x = jax.device_put(jnp.ones((16, 4)), NamedSharding(mesh, P("d")))
+        out = f(x, 3)
+        np.testing.assert_allclose(np.asarray(out), np.full((16, 4), 3.0))
+    finally:
+        ag.uninstall()
+    mine = [c for c in ag.compiles if "scale" in c.function]
+    assert len(mine) == 1
+    rec = mine[0]
+    assert rec.signature == jax.typeof(x).str_short(short_dtypes=True)
+    assert rec.statics == "k=3"
+    expected_hlo = f.lower(x, 3).compile().as_text()
+    assert rec.fingerprint == agent.fingerprint(expected_hlo)
+    assert rec.shardings and rec.shardings != "{replicated}"  # split over the devices
+
+
+def test_consistent_processes_show_no_divergence():
+    snaps = [_snap(p, [_c("jit(f)", "f32[8]")]) for p in (0, 1)]
+    rep = compare(snaps)
+    assert rep.divergences == []
+    assert [r.function for r in rep.rows] == ["jit(f)"]
+    assert "no divergence" in cluster_text(rep)
+
+
+def test_each_kind_of_divergence_names_the_process_and_the_difference():
+    snaps = [
+        _snap(
+            0,
+            [
+                _c("jit(shape)", "f32[8]"),
+                _c("jit(static)", "f32[8]", "n=2"),
+                _c("jit(shard)", "f32[8]", shard="{devices=[2]<=[2]}"),
+                _c("jit(prog)", "f32[8]", fp="p0"),
+                _c("jit(only0)", "f32[8]"),
+            ],
+        ),
+        _snap(
+            1,
+            [
+                _c("jit(shape)", "f32[16]"),
+                _c("jit(static)", "f32[8]", "n=3"),
+                _c("jit(shard)", "f32[8]", shard="{replicated}"),
+                _c("jit(prog)", "f32[8]", fp="p1"),
+            ],
+        ),
+    ]
+    rep = compare(snaps)
+    by = {d.function: d for d in rep.divergences}
+    assert by["jit(shape)"].kind == "shape"
+    assert "process 1 compiled f32[16] that process 0 never compiled" in by["jit(shape)"].text
+    assert "wait forever" in by["jit(shape)"].text
+    assert by["jit(static)"].kind == "static"
+    assert "n=3" in by["jit(static)"].text and "n=2" in by["jit(static)"].text
+    assert by["jit(shard)"].kind == "sharding"
+    assert "{replicated}" in by["jit(shard)"].text and "{devices=[2]<=[2]}" in by["jit(shard)"].text
+    assert by["jit(prog)"].kind == "program" and "p1" in by["jit(prog)"].text
+    assert by["jit(only0)"].kind == "missing" and by["jit(only0)"].processes == [1]
+    assert len(rep.divergences) == 5  # each difference once, not from both sides
+    assert all(r.diverged for r in rep.rows)
+    text = cluster_text(rep)
+    assert "divergence (5):" in text
+    for d in rep.divergences:
+        assert d.text in text
+
+
+def test_slowest_step_is_flagged_and_named_straggler():
+    fast, slow = 0.002, 0.002 * STRAGGLER_RATIO * 5
+    rep = compare([_snap(0, [], fast), _snap(1, [], slow)])
+    slowest = [s for s in rep.steps if s.slowest]
+    assert [s.process for s in slowest] == [1]
+    assert rep.straggler is not None and rep.straggler.startswith("process 1 is the straggler")
+    even = compare([_snap(0, [], fast), _snap(1, [], fast)])
+    assert even.straggler is None
+
+
+def test_a_process_that_did_not_answer_is_named_and_the_others_shown():
+    snaps = [_snap(0, [_c("jit(f)", "f32[8]")]), None]
+    rep = compare(snaps, [0, 1], [None, "process on engine 1 is gone"])
+    assert [p.index for p in rep.processes] == [0, 1]
+    assert rep.processes[1].error == "process on engine 1 is gone"
+    assert rep.divergences[0].kind == "gone"
+    assert [r.function for r in rep.rows] == ["jit(f)"] and not rep.rows[0].diverged
+    bundle = CLUSTER_VIEW.bundle(rep)  # validated against cluster.schema.json (conftest)
+    assert "process on engine 1 is gone" in bundle["text/plain"]
+    assert "process on engine 1 is gone" in bundle["text/html"]
+
+
+def test_a_long_ledger_stays_within_the_text_bound():
+    from workbench.views._bounds import TEXT_MAX_BYTES, TEXT_MAX_LINES
+
+    many = [_c(f"jit(f{i})", "f32[8]", fp=f"{i:04d}") for i in range(3000)]
+    rep = compare([_snap(0, many), _snap(1, many)])
+    bundle = CLUSTER_VIEW.bundle(rep)
+    text = bundle["text/plain"]
+    assert len(text.splitlines()) <= TEXT_MAX_LINES + 2
+    assert len(text.encode()) <= TEXT_MAX_BYTES + 500
+    payload = bundle[CLUSTER_VIEW.mime]
+    assert payload["rows_total"] == 3000 and len(payload["rows"]) < 3000
+
+
+def test_mesh_axes_in_the_signature_are_a_sharding_difference():
+    snaps = [
+        _snap(0, [_c("jit(h)", "f32[16@d]", shard="{devices=[4]<=[4]}")]),
+        _snap(1, [_c("jit(h)", "f32[16]", shard="{replicated}")]),
+    ]
+    (d,) = compare(snaps).divergences
+    assert d.kind == "sharding" and d.processes == [1]
+    assert "{replicated}" in d.text and "{devices=[4]<=[4]}" in d.text
+
+
+def test_without_ipyparallel_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipyparallel", None)  # import fails as if absent
+    with pytest.raises(ImportError, match=r"jax-workbench\[cluster\]"):
+        launch.start(2)
+
+
+def test_two_lambdas_are_two_rows_named_by_their_line():
+    ag = agent.Agent()
+    ag.install()
+    try:
+        double = jax.jit(lambda v: v * 2)
+        shift = jax.jit(lambda v: v + 1)
+        double(jnp.ones(8))
+        shift(jnp.ones(16))
+    finally:
+        ag.uninstall()
+    lines = {
+        double.__wrapped__.__code__.co_firstlineno,
+        shift.__wrapped__.__code__.co_firstlineno,
+    }
+    names = sorted(c.function for c in ag.compiles if c.function.startswith("jit(<lambda>)"))
+    assert names == sorted(f"jit(<lambda>) at line {n}" for n in lines)
+    snap = agent.snapshot(agent=ag)
+    assert compare([snap, dict(snap, process_index=1)]).divergences == []
