@@ -46,7 +46,7 @@ def _xla_caches_off() -> contextlib.AbstractContextManager[Any]:
     if state is None or not callable(state):
         return contextlib.nullcontext()
     try:
-        return state(False)  # type: ignore[no-any-return]
+        return state(False)
     except Exception:
         return contextlib.nullcontext()
 
