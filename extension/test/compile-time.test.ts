@@ -109,5 +109,35 @@ describe('compile-time view', () => {
     expect(advice[0].textContent).toBe(`advice: ${p.advice[0]}`);
     expect(host.querySelector('img')).toBeNull();
     expect(host.textContent).toContain(headline(p));
+    // each table cut at top says how many rows it left out, the workers' included
+    const meta = [...host.querySelectorAll('.jwb-prof-meta')].map(
+      e => e.textContent
+    );
+    const shownWorkers = Math.min(p.top, p.xla.workers.length);
+    if (p.xla.workers_total > shownWorkers) {
+      expect(meta).toContain(
+        restLine(p.xla.workers_total, shownWorkers, 'events')
+      );
+    }
+  });
+
+  it("draws markup in the user's names as text", () => {
+    const { payload } = fixture();
+    const evil = '<img src=x onerror="alert(1)">';
+    const p: CompileTimePayload = {
+      ...payload,
+      label: evil,
+      xla: {
+        ...payload.xla,
+        phases: [{ ...payload.xla.phases[0], name: evil }]
+      },
+      advice: [evil],
+      notes: [evil]
+    };
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    VIEWS['compile-time']().render(host, p as unknown as Payload, ctx(p));
+    expect(host.querySelector('img')).toBeNull();
+    expect(host.textContent).toContain(evil);
   });
 });

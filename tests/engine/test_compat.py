@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from workbench.engine import _jax_compat as compat
 
@@ -332,3 +333,21 @@ def test_persistent_cache_bypassed_restores_jaxs_decision():
         assert bypassed
         assert (cc._cache_checked, cc._cache_used) == (True, False)
     assert (cc._cache_checked, cc._cache_used) == before
+
+
+def test_persistent_cache_bypassed_turns_xlas_own_caches_off_and_restores_on_error(tmp_path):
+    """XLA's autotune and kernel caches follow ``is_persistent_cache_enabled()`` (the option,
+    not JAX's decision): off inside, and everything as it was after an error inside."""
+    from jax._src import compilation_cache as cc
+    from jax._src import config
+
+    before = (cc._cache_checked, cc._cache_used)
+    with config.compilation_cache_dir(str(tmp_path)):  # a cache directory, this thread only
+        enabled = cc.is_persistent_cache_enabled()
+        with pytest.raises(RuntimeError, match="inside the compile"):
+            with compat.persistent_cache_bypassed() as bypassed:
+                assert bypassed and not cc.is_persistent_cache_enabled()
+                raise RuntimeError("inside the compile")
+        assert cc.is_persistent_cache_enabled() == enabled
+    assert (cc._cache_checked, cc._cache_used) == before
+    assert list(tmp_path.iterdir()) == []

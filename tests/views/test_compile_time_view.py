@@ -71,6 +71,25 @@ def test_html_is_small_and_has_the_advice(report):
     assert "lax.scan" in html and "<table" in html
 
 
+def test_html_tables_cut_at_top_say_how_many_rows_were_left_out(report):
+    top = 1
+    html = compile_time_display(report, top=top)._repr_mimebundle_()["text/html"]
+    p, s = report.phases, report.size
+    assert f"... {len(p.phases) - top} more passes and phases" in html
+    assert f"... {len(s.lines) - top} more lines" in html
+    if len(p.workers) > top:
+        assert f"... {len(p.workers) - top} more events" in html
+
+
+def test_markup_in_names_is_escaped_in_the_html(report):
+    evil = '<img src=x onerror="alert(1)">'
+    first = dataclasses.replace(report.phases.phases[0], name=evil)
+    phases = dataclasses.replace(report.phases, phases=[first])
+    marked = dataclasses.replace(report, label=evil, phases=phases, notes=[evil])
+    html = compile_time_display(marked)._repr_mimebundle_()["text/html"]
+    assert "<img" not in html and "&lt;img" in html
+
+
 def test_a_compile_whose_phases_were_not_found_says_so(report):
     missing = dataclasses.replace(report, phases=CompilePhases(found=False), notes=["why"])
     bundle = compile_time_display(missing)._repr_mimebundle_()

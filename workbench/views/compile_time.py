@@ -211,6 +211,7 @@ def compile_time_html(rep: CompileTimeReport, top: int = DEFAULT_TOP) -> str:
         )
         shown = p.workers[:top]
         parts.append(_html_table(PHASE_HEAD, _phase_rows(shown), [x.share for x in shown]))
+        parts += [esc(x) for x in _rest(len(p.workers), len(shown), "events")]
     s = rep.size
     parts.append(
         f'<div style="margin-top:6px;color:{FG2}">program size: '
@@ -224,6 +225,7 @@ def compile_time_html(rep: CompileTimeReport, top: int = DEFAULT_TOP) -> str:
                 LINE_HEAD, _line_rows(shown_lines), [x.instruction_share for x in shown_lines]
             )
         )
+        parts += [esc(x) for x in _rest(len(s.lines), len(shown_lines), "lines")]
     for loop in s.loops:
         parts.append(
             f'<div class="jwb-note" style="border-left:3px solid {WARN};padding-left:4px;'

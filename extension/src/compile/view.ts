@@ -92,6 +92,10 @@ export const compileTimeView: FeatureViewFactory = () => ({
           i => i >= 2
         )
       );
+      const more = restLine(x.workers_total, shown.length, 'events');
+      if (more) {
+        add(root, el('div', 'jwb-prof-meta', more));
+      }
     }
     const s = p.size;
     section(
