@@ -1,0 +1,141 @@
+"""The interactive views in every front end: the standalone runtime in the ``text/html`` part.
+
+JupyterLab and Notebook 7 with the extension draw our ``application/vnd.jax-workbench.*+json``
+payloads with the extension's MIME renderer (it outranks ``text/html``).  Everywhere else
+(VS Code, Colab, nbconvert's HTML, Jupyter without the extension) only ``text/html`` is shown,
+so that part carries the same TypeScript views as one ES module
+(``workbench/views/static/standalone.js``, built by ``extension/scripts/bundle-standalone.mjs``
+and shipped inside this package), with:
+
+- a static summary (:func:`static_note`, the view's own HTML) that needs no script and no
+  stylesheet: what GitHub's preview, nbviewer's static mode or an untrusted notebook show;
+- ``<script type="application/vnd.jax-workbench.data" class="jwb-data">``: the output's MIME
+  bundle (payload and ``text/plain``) as gzip + base64 JSON: never parsed as script, never
+  inserted as HTML;
+- ``<script type="application/vnd.jax-workbench.runtime" class="jwb-runtime">``: the runtime,
+  gzip + base64, at most once per output;
+- :data:`LOADER`: a few lines that decompress the runtime with ``DecompressionStream``,
+  import it from a Blob URL (no ``eval``, nothing fetched from any host) and mount the
+  output into a shadow root, where the runtime's draw hides the static summary.
+
+Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`): ``"embed"``
+(the default) puts it in every output, so each output works alone (Colab draws each output
+in an iframe of its own; an exported page may be cut apart); ``"lean"`` leaves it out while
+the side panel's comm says the JupyterLab extension is listening (a page that still has one
+output with the runtime mounts all the others, which keep their data and loader);
+``"static"`` keeps only the summary.  README "Where it renders" has the measured sizes.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import json
+from importlib import resources
+from typing import Any
+
+HTML_MODES = ("embed", "lean", "static")
+
+_settings: dict[str, Any] = {"html": "embed"}
+#: set by the side panel (workbench.ipython.sidepanel) while the extension's comm listens
+_extension_listening = False
+
+#: decompress the runtime once per page, import it from a Blob URL, mount this output
+LOADER = (
+    "(()=>{const s=document.currentScript,b=s&&s.parentElement,w=window,"
+    "k='__jaxWorkbenchRuntime';if(!b||!w.DecompressionStream)return;"
+    "if(!w[k]){const r=b.querySelector('script.jwb-runtime')||"
+    "document.querySelector('script.jwb-runtime');if(!r)return;"
+    "const a=atob(r.textContent.trim()),u=new Uint8Array(a.length);"
+    "for(let i=0;i<a.length;i++)u[i]=a.charCodeAt(i);"
+    "w[k]=new Response(new Blob([u]).stream().pipeThrough("
+    "new DecompressionStream('gzip'))).blob().then(t=>import("
+    "URL.createObjectURL(new Blob([t],{type:'text/javascript'}))));}"
+    "w[k].then(m=>m.mount(b)).catch(e=>{b.setAttribute('data-jwb-ready','error');"
+    "b.title=String(e);});})();"
+)
+
+#: the line every static summary ends with
+NEEDS_FRONT_END = (
+    "The interactive view of this output needs a notebook front end that runs its "
+    "scripts (JupyterLab, Notebook 7, VS Code, Colab, or this page opened in a browser)."
+)
+
+
+def html_mode() -> str:
+    return str(_settings["html"])
+
+
+def set_html_mode(mode: str) -> None:
+    if mode not in HTML_MODES:
+        raise ValueError(f"html must be one of {', '.join(map(repr, HTML_MODES))}, not {mode!r}")
+    _settings["html"] = mode
+
+
+def note_extension_listening(listening: bool) -> None:
+    """The side panel's comm opened (or lost) a JupyterLab extension peer."""
+    global _extension_listening
+    _extension_listening = listening
+
+
+def runtime_path() -> Any:
+    return resources.files("workbench.views").joinpath("static/standalone.js")
+
+
+@functools.cache
+def runtime_base64() -> str:
+    """The runtime, gzipped and in base64 ('' when this checkout never built it)."""
+    try:
+        code = runtime_path().read_bytes()
+    except OSError:
+        return ""
+    return base64.b64encode(gzip.compress(code, compresslevel=9, mtime=0)).decode()
+
+
+def _pack_json(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
+
+
+def static_note() -> str:
+    return f'<p style="font-style:italic;opacity:0.8;margin:4px 0">{NEEDS_FRONT_END}</p>'
+
+
+def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> str:
+    """The ``text/html`` part: ``summary`` (static, already escaped HTML) plus, unless the
+    mode is ``"static"``, the output's data, the runtime where :func:`html_mode` wants it,
+    and the loader."""
+    kind = mime.rsplit(".", 1)[-1].removesuffix("+json")
+    parts = [f'<div class="jwb-out" data-jwb-kind="{kind}">', '<div class="jwb-static">']
+    parts += [summary, static_note(), "</div>"]
+    mode = html_mode()
+    runtime = runtime_base64()
+    if mode != "static" and runtime:
+        data: dict[str, Any] = {mime: payload}
+        if text is not None:
+            data["text/plain"] = text
+        parts.append(
+            '<script type="application/vnd.jax-workbench.data" class="jwb-data">'
+            f"{_pack_json(data)}</script>"
+        )
+        if mode == "embed" or not _extension_listening:
+            parts.append(
+                '<script type="application/vnd.jax-workbench.runtime" class="jwb-runtime">'
+                f"{runtime}</script>"
+            )
+        parts.append(f"<script>{LOADER}</script>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+__all__ = [
+    "HTML_MODES",
+    "LOADER",
+    "NEEDS_FRONT_END",
+    "html_mode",
+    "note_extension_listening",
+    "runtime_base64",
+    "set_html_mode",
+    "standalone_html",
+]
