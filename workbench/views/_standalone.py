@@ -32,6 +32,7 @@ import base64
 import functools
 import gzip
 import json
+import re
 from importlib import resources
 from typing import Any
 
@@ -129,10 +130,25 @@ def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> 
     return "".join(parts)
 
 
+_DATA = re.compile(
+    r'<script type="application/vnd\.jax-workbench\.data" class="jwb-data">([^<]*)</script>'
+)
+
+
+def embedded_data(html: str) -> dict[str, Any] | None:
+    """The MIME bundle a ``text/html`` part carries for the runtime (None when it carries
+    none): what tests and tools read instead of parsing the static summary."""
+    m = _DATA.search(html)
+    if m is None:
+        return None
+    return dict(json.loads(gzip.decompress(base64.b64decode(m.group(1))).decode()))
+
+
 __all__ = [
     "HTML_MODES",
     "LOADER",
     "NEEDS_FRONT_END",
+    "embedded_data",
     "html_mode",
     "note_extension_listening",
     "runtime_base64",
