@@ -38,12 +38,10 @@ from tests.browser import (
     HLO24_NNX,
     HLO24_SCAN,
     HLO24_SCOPE,
-    JAXPR12K_CELLS,
     MARKS_JS,
     SCROLL_FPS_JS,
     PageWatch,
     artifacts_dir,
-    execute_notebook,
     scroll_to_cell,
     wait_for_notebook,
     workbench_outputs,
@@ -99,16 +97,10 @@ DEEP_DEF, SOFT_DEF, SOFT_JAXPR, NNX_CELL, DEEP_JAXPR = range(len(WB_CELLS) - 5, 
 
 
 @pytest.fixture(scope="module")
-def notebooks(tmp_path_factory) -> dict:
-    d = tmp_path_factory.mktemp("notebooks")
-    nbs = {
-        "wb.ipynb": execute_notebook(WB_CELLS, d / "wb.ipynb"),
-        "hlo24.ipynb": execute_notebook(HLO24_CELLS, d / "hlo24.ipynb"),
-        "jaxpr12k.ipynb": execute_notebook(JAXPR12K_CELLS, d / "jaxpr12k.ipynb"),
-    }
-    kinds = {k for _, k in workbench_outputs(nbs["wb.ipynb"])}
-    assert set(KINDS) <= kinds, kinds
-    return {"dir": d, "nb": nbs}
+def notebooks(extension_notebooks) -> dict:
+    """The executed notebooks (tests.browser_fixtures: once per process, shared with the
+    standalone runtime's nbconvert tests)."""
+    return extension_notebooks
 
 
 def _serve(server, notebooks: dict):
