@@ -24,6 +24,7 @@ from importlib import metadata
 from typing import Any
 
 from workbench.api.bench import bench
+from workbench.api.config import config
 from workbench.api.guard import RecompileError, no_recompiles
 from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
@@ -101,6 +102,7 @@ __all__ = [
     "bench",
     "cache",
     "capture_compiles",
+    "config",
     "fake_devices",
     "hlo",
     "inspect",

@@ -20,6 +20,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import workbench
+from workbench import schemas
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
 from workbench.views import cache, mesh_explorer
 from workbench.views._standalone import NEEDS_FRONT_END, embedded_data
@@ -151,7 +152,7 @@ def _carries_its_bundle(d, html: str) -> None:
     data = embedded_data(html)
     assert data is not None
     mime = d.view.mime
-    assert data[mime] == bundle[mime]
+    assert data[mime] == schemas.unpack(bundle[mime])
     assert data["text/plain"] == bundle["text/plain"]
 
 

@@ -101,7 +101,7 @@ def test_control_flow_bodies_are_sub_diagrams():
     bundle = d._repr_mimebundle_()
     payload = schemas.unpack(bundle[HLO_MIME])
     assert list(payload["graphs"]) == list(graphs)
-    assert embedded_data(bundle["text/html"])[HLO_MIME] == bundle[HLO_MIME]
+    assert embedded_data(bundle["text/html"])[HLO_MIME] == payload
     assert "<svg" not in bundle["text/html"] and "<a " not in bundle["text/html"]
     assert entry.nodes
 

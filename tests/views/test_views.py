@@ -31,7 +31,7 @@ def test_big_program_summary_stays_small_and_its_payload_whole():
     data = schemas.unpack(bundle[JAXPR_MIME])
     assert len(data["jaxpr"]["eqns"]) == len(ins.jaxpr.eqns)
     assert embedded_data(bundle["text/html"]) == {
-        JAXPR_MIME: bundle[JAXPR_MIME],
+        JAXPR_MIME: data,
         "text/plain": bundle["text/plain"],
     }
     assert d.text == ins.jaxpr_text and d.text.count(" = sin ") == 6000

