@@ -86,8 +86,16 @@ def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
     """wb.ipynb, hlo24.ipynb and jaxpr12k.ipynb executed once per test process (tens of
     seconds of kernel time): opened in JupyterLab by test_extension_browser.py and exported
     with nbconvert by test_standalone_browser.py (same xdist group, same worker)."""
-    from tests.browser import HLO24_CELLS, JAXPR12K_CELLS, execute_notebook, workbench_outputs
+    from tests.browser import (
+        HLO24_CELLS,
+        JAXPR12K_CELLS,
+        ensure_extension_built,
+        execute_notebook,
+        workbench_outputs,
+    )
     from tests.chromium.test_extension_browser import KINDS, WB_CELLS
+
+    ensure_extension_built()  # the outputs embed the standalone runtime it builds
 
     d = tmp_path_factory.mktemp("notebooks")
     nbs = {
