@@ -139,6 +139,12 @@ _DATA = re.compile(
 )
 
 
+def static_part(html: str) -> str:
+    """The static summary of a ``text/html`` part: what shows where scripts do not run."""
+    end = html.find("<script")
+    return html if end < 0 else html[:end]
+
+
 def embedded_data(html: str) -> dict[str, Any] | None:
     """The MIME bundle a ``text/html`` part carries for the runtime (None when it carries
     none): what tests and tools read instead of parsing the static summary."""
@@ -153,6 +159,7 @@ __all__ = [
     "LOADER",
     "NEEDS_FRONT_END",
     "embedded_data",
+    "static_part",
     "html_mode",
     "note_extension_listening",
     "runtime_base64",

@@ -217,6 +217,16 @@ def top_fusions_html(rep: HloReport) -> str:
     )
 
 
+def measured_html(measured: dict[str, float]) -> str:
+    """The instructions that took the most device time in a profile of this module."""
+    top = sorted(measured.items(), key=lambda kv: -kv[1])[:TOP_FUSIONS]
+    rows = [[f"<code>{esc(name)}</code>", fmt_seconds(sec)] for name, sec in top]
+    return (
+        "<p><b>measured</b> device time per call (%%jaxprof of this module): the "
+        f"{len(top)} slowest instructions</p>" + _table(["instruction", "time"], rows)
+    )
+
+
 def hlo_html(rep: HloReport, layouts: Any = None) -> str:
     """The static summary (what shows where scripts do not run: GitHub, nbviewer, an untrusted
     notebook): the headline numbers, the collectives and the heaviest fusions, readable with
@@ -232,6 +242,8 @@ def hlo_html(rep: HloReport, layouts: Any = None) -> str:
     parts.append(collectives_html(rep))
     if rep.stage == "compiled" and rep.fusion and rep.module is not None:
         parts.append(top_fusions_html(rep))
+    if rep.measured:
+        parts.append(measured_html(rep.measured))
     return f'<div class="jwb jwb-hlo">{"".join(parts)}</div>'
 
 
