@@ -40,6 +40,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 READY = '.jwb-ext[data-jwb-ready="1"]'
 #: nbconvert's template links these from a CDN: an empty script instead (no request)
 EMPTY_SCRIPT = "data:text/javascript,"
+#: ... and imports Mermaid as a module (classic template): a stub module
+MERMAID_STUB = "data:text/javascript,export default {initialize(){}}"
 
 #: every drawn output root (inside the open shadow roots the runtime mounts into)
 OUTPUTS_JS = """
@@ -50,17 +52,13 @@ OUTPUTS_JS = """
 })
 """
 
-#: the biggest HLO output's drawing (what its canvas shows), or null before it is drawn
+#: the first HLO output's drawing (what its canvas shows), or null before it is drawn
 HLO_DRAWING_JS = """
 () => {
-  const roots = [...document.querySelectorAll('.jwb-sa-host')]
-    .map(h => h.shadowRoot && h.shadowRoot.querySelector('.jwb-hlo')).filter(Boolean);
-  let best = null;
-  for (const r of roots) {
-    const d = r.jwbHloDrawing ? r.jwbHloDrawing() : null;
-    if (d && (!best || d.boxes.length > best.boxes.length)) best = d;
-  }
-  return best && best.boxes.length ? {boxes: best.boxes.length, at: performance.now()} : null;
+  const root = [...document.querySelectorAll('.jwb-sa-host')]
+    .map(h => h.shadowRoot && h.shadowRoot.querySelector('.jwb-hlo')).find(Boolean);
+  const d = root && root.jwbHloDrawing ? root.jwbHloDrawing() : null;
+  return d && d.boxes.length ? {boxes: d.boxes.length, at: performance.now()} : null;
 }
 """
 
@@ -71,6 +69,7 @@ def _export(nb_path, template: str, out_path) -> str:
         mathjax_url=EMPTY_SCRIPT,
         require_js_url=EMPTY_SCRIPT,
         jquery_url=EMPTY_SCRIPT,
+        mermaid_js_url=MERMAID_STUB,
     )
     body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
     out_path.write_text(body, encoding="utf-8")
@@ -165,18 +164,10 @@ def test_exported_24_layer_hlo_and_12000_equation_jaxpr_offline(browser, exporte
     while drawn is None and time.monotonic() < deadline:
         page.wait_for_timeout(50)
         drawn = page.evaluate(HLO_DRAWING_JS)
-    assert drawn is not None and drawn["boxes"] > 10, drawn
+    # the first %hlo output is the 24-block gradient (HLO24_CELLS): drawn folded, by blocks
+    assert drawn is not None and drawn["boxes"] > 0, drawn
     searched_from = page.evaluate("() => performance.now()")
-    box = page.locator("input.jwb-hlo-search").nth(
-        page.evaluate(
-            "() => { const r = [...document.querySelectorAll('.jwb-sa-host')].map(h => "
-            "h.shadowRoot.querySelector('.jwb-hlo')); let b = 0, n = -1; "
-            "r.forEach((x, i) => { if (!x) return; const d = x.jwbHloDrawing && x.jwbHloDrawing();"
-            " if (d && d.boxes.length > n) { n = d.boxes.length; b = i; } }); "
-            "return r.slice(0, b).filter(Boolean).length; }"
-        )
-    )
-    box.fill("dot")
+    page.locator("input.jwb-hlo-search").first.fill("dot")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jwb-sa-host')].some(h => "
         "/\\d/.test(h.shadowRoot.querySelector('.jwb-hlo-search-count')?.textContent || ''))",
@@ -220,6 +211,8 @@ def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
     page, watch, refused = _offline_page(browser)
     page.set_content(f"<!doctype html><body>{frames}</body>")
     for i in range(len(parts)):
+        # Chromium does not paint a cross-origin iframe off screen: scrolled to, as a reader does
+        page.locator("iframe").nth(i).scroll_into_view_if_needed()
         frame = page.frame_locator("iframe").nth(i)
         frame.locator(READY).wait_for(state="attached", timeout=60_000)
     assert refused == [] and watch.errors == [], (refused, watch.errors)
