@@ -13,11 +13,12 @@ def config(html: str | None = None) -> dict[str, Any]:
     ``html``: what each output's ``text/html`` part carries for front ends without the
     JupyterLab extension (VS Code, Colab, exported HTML; see README "Where it renders"):
 
-    - ``"embed"`` (default): the static summary, the output's data and the standalone
-      runtime (about 85 KB), so every output is interactive on its own, everywhere;
-    - ``"lean"``: the runtime is left out while the JupyterLab extension is listening (its
-      side panel's comm says so): smaller notebooks, but an exported copy is interactive
-      only where one output still carries the runtime;
+    - ``"auto"`` (default): the static summary, the output's data and the standalone runtime
+      (about 85 KB); while the JupyterLab extension listens (its side panel's comm says so)
+      the runtime goes only into the first output since then: the notebook carries it once,
+      and an exported copy mounts every output with it;
+    - ``"embed"``: the runtime in every output, so each is interactive on its own anywhere
+      (an output cut out of a page, a front end that isolates outputs);
     - ``"static"``: the summary only (headline numbers and top rows, no script).
     """
     if html is not None:

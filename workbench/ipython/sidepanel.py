@@ -241,7 +241,7 @@ class SidePanelHub:
     def _peers_changed(self) -> None:
         with self._lock:
             self._listening_now = any(p.ready for p in self._peers.values())
-        # workbench.config(html="lean") leaves the standalone runtime out while it listens
+        # workbench.config(html="auto") embeds the standalone runtime once while it listens
         note_extension_listening(self._listening_now)
 
     def take_sample(

@@ -18,12 +18,18 @@ and shipped inside this package), with:
   import it from a Blob URL (no ``eval``, nothing fetched from any host) and mount the
   output into a shadow root, where the runtime's draw hides the static summary.
 
-Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`): ``"embed"``
-(the default) puts it in every output, so each output works alone (Colab draws each output
-in an iframe of its own; an exported page may be cut apart); ``"lean"`` leaves it out while
-the side panel's comm says the JupyterLab extension is listening (a page that still has one
-output with the runtime mounts all the others, which keep their data and loader);
-``"static"`` keeps only the summary.  README "Where it renders" has the measured sizes.
+Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`):
+
+- ``"auto"`` (the default): in every output while no JupyterLab extension listens (VS Code,
+  Colab: each output may be drawn in an iframe of its own and needs its own copy); while the
+  side panel's comm says the extension listens (it draws the outputs itself), only in the
+  first output since it started listening: the saved notebook carries the runtime once,
+  and an exported page mounts every output with it (the others keep their data and loader);
+- ``"embed"``: in every output (each works alone anywhere, ~85 KB each);
+- ``"static"``: the summary only.
+
+The compile line under a cell (:data:`STATIC_KINDS`) is its own summary and carries none of
+it.  README "Where it renders" has the measured sizes.
 """
 
 from __future__ import annotations
@@ -38,11 +44,16 @@ from typing import Any
 
 from workbench.schemas import unpack
 
-HTML_MODES = ("embed", "lean", "static")
+HTML_MODES = ("auto", "embed", "static")
 
-_settings: dict[str, Any] = {"html": "embed"}
+_settings: dict[str, Any] = {"html": "auto"}
 #: set by the side panel (workbench.ipython.sidepanel) while the extension's comm listens
 _extension_listening = False
+#: "auto": whether an output has carried the runtime since the extension started listening
+_runtime_sent = False
+#: kinds whose static summary is the whole output (the compile line under a cell): no data,
+#: no runtime, no script (30 cells would otherwise carry the runtime 30 times)
+STATIC_KINDS = frozenset({"cache-cell"})
 
 #: decompress the runtime once per page, import it from a Blob URL, mount this output
 LOADER = (
@@ -78,8 +89,22 @@ def set_html_mode(mode: str) -> None:
 
 def note_extension_listening(listening: bool) -> None:
     """The side panel's comm opened (or lost) a JupyterLab extension peer."""
-    global _extension_listening
+    global _extension_listening, _runtime_sent
+    if listening and not _extension_listening:
+        _runtime_sent = False
     _extension_listening = listening
+
+
+def _wants_runtime() -> bool:
+    """Whether the next output carries the runtime (see the module's note on the modes)."""
+    global _runtime_sent
+    mode = html_mode()
+    if mode == "static":
+        return False
+    if mode == "embed" or not _extension_listening or not _runtime_sent:
+        _runtime_sent = _runtime_sent or _extension_listening
+        return True
+    return False
 
 
 def runtime_path() -> Any:
@@ -115,7 +140,7 @@ def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> 
     parts += [summary, static_note(), "</div>"]
     mode = html_mode()
     runtime = runtime_base64()
-    if mode != "static" and runtime:
+    if mode != "static" and runtime and kind not in STATIC_KINDS:
         # unpacked: gzip of the plain JSON is ~10% smaller than of packed fields' base64
         data: dict[str, Any] = {mime: unpack(payload)}
         if text is not None:
@@ -124,7 +149,7 @@ def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> 
             '<script type="application/vnd.jax-workbench.data" class="jwb-data">'
             f"{_pack_json(data)}</script>"
         )
-        if mode == "embed" or not _extension_listening:
+        if _wants_runtime():
             parts.append(
                 '<script type="application/vnd.jax-workbench.runtime" class="jwb-runtime">'
                 f"{runtime}</script>"
