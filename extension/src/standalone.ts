@@ -97,7 +97,8 @@ const SHEET =
   `.jwb-sa-root[data-jwb-theme="dark"]{${declarations(DARK)}}` +
   '.jwb-sa-root{color:var(--jp-ui-font-color1);background:var(--jp-layout-color0);' +
   'font-family:var(--jp-ui-font-family);font-size:var(--jp-ui-font-size1)}' +
-  __JWB_CSS__;
+  // defined by the bundler; absent when the module runs unbundled (the unit tests)
+  (typeof __JWB_CSS__ === 'string' ? __JWB_CSS__ : '');
 
 /** 'light'/'dark' where the page has no JupyterLab theme, null where it has one. */
 function defaultTheme(box: Element): 'light' | 'dark' | null {
