@@ -33,7 +33,8 @@ from tests.browser import (
     workbench_outputs,
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
-from workbench.views._standalone import NEEDS_FRONT_END
+from workbench.schemas import kind_of
+from workbench.views._standalone import NEEDS_FRONT_END, STATIC_KINDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
@@ -43,9 +44,11 @@ EMPTY_SCRIPT = "data:text/javascript,"
 #: ... and imports Mermaid as a module (classic template): a stub module
 MERMAID_STUB = "data:text/javascript,export default {initialize(){}}"
 
-#: every drawn output root (inside the open shadow roots the runtime mounts into)
+#: every interactive output's root (inside the open shadow roots the runtime mounts into);
+#: the compile line under a cell (STATIC_KINDS) is its own summary and has none
 OUTPUTS_JS = """
-() => [...document.querySelectorAll('.jwb-out')].map(b => {
+() => [...document.querySelectorAll('.jwb-out')].filter(b => !b.querySelector('.jwb-static')
+    || b.querySelector('script.jwb-data')).map(b => {
   const host = b.querySelector('.jwb-sa-host');
   const node = host && host.shadowRoot && host.shadowRoot.querySelector('.jwb-ext');
   return {kind: b.dataset.jwbKind, ready: node ? node.getAttribute('data-jwb-ready') : null};
@@ -120,7 +123,7 @@ def _wait_drawn(page, count: int, timeout: float = 90_000) -> list[dict]:
 @pytest.mark.parametrize("template", ["lab", "classic"])
 def test_exported_notebook_is_interactive_offline(browser, exported, extension_notebooks, template):
     nb = extension_notebooks["nb"]["wb.ipynb"]
-    expected = [k for _, k in workbench_outputs(nb)]
+    expected = [k for _, k in workbench_outputs(nb) if k not in STATIC_KINDS]
     page, watch, refused = _offline_page(browser)
     page.goto(exported[("wb.ipynb", template)].as_uri())
     outputs = _wait_drawn(page, len(expected))
@@ -201,7 +204,10 @@ def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
         out["data"]["text/html"]
         for cell in nb.cells
         for out in cell.get("outputs", [])
-        if any(m.startswith("application/vnd.jax-workbench.") for m in out.get("data", {}))
+        if any(
+            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
+            for m in out.get("data", {})
+        )
     ]
     frames = "".join(
         f'<iframe sandbox="allow-scripts" style="width:1200px;height:700px" '
