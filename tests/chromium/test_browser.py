@@ -24,17 +24,22 @@ def _loss(w, x):
 
 
 def test_click_highlights_definition_and_uses(browser):
-    ins = workbench.inspect(_loss, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
+    """The output's text/html alone: the standalone runtime draws the jaxpr view, and a
+    click on a variable highlights its definition and every use (a second click clears)."""
+    d = workbench.jaxpr(_loss, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
     page = browser.new_page()
-    page.set_content(f"<html><body>{jaxpr_html(ins)}</body></html>")
-    d = page.locator('.jwb-v[data-v="d"]')
-    uses = d.count()
+    page.set_content(f"<html><body>{d._repr_mimebundle_()['text/html']}</body></html>")
+    page.wait_for_selector('.jwb-ext-jaxpr[data-jwb-ready="1"]', timeout=30_000)
+    v = page.locator('.jwb-jaxpr-v[data-v="d"]')
+    uses = v.count()
     assert uses >= 3  # defined once (tanh), read by sub, integer_pow, mul, mul
-    d.first.click()
-    assert page.locator(".jwb-v.hl-def").count() == 1
-    assert page.locator(".jwb-v.hl").count() == uses - 1
-    d.first.click()  # toggles off
-    assert page.locator(".hl, .hl-def").count() == 0
+    v.first.click()
+    page.wait_for_selector(".jwb-jaxpr-vhl", timeout=5_000)
+    assert page.locator('.jwb-jaxpr-vhl[data-v="d"]').count() == uses
+    assert page.locator(".jwb-jaxpr-vhl").count() == uses
+    page.locator('.jwb-jaxpr-v[data-v="d"]').first.click()  # toggles off
+    page.wait_for_timeout(200)
+    assert page.locator(".jwb-jaxpr-vhl").count() == 0
     page.screenshot(path=str(artifacts_dir() / "jaxpr-standalone.png"), full_page=True)
     page.close()
 
