@@ -133,5 +133,6 @@ CSS = """
 .jwb .jwb-nostyle{display:none}
 """
 
+
 def style_block() -> str:
     return f"<style>{CSS}</style>"
