@@ -52,8 +52,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-#: the goals, bytes of the saved .ipynb per cell, everything included
-GOALS = {"hlo": 1_000_000, "jaxpr": 600_000}
+#: the goals, bytes of the saved .ipynb per cell, everything included: since the text/html part
+#: carries the standalone runtime (about 85 KB) and the output's data again (gzipped) for
+#: front ends without the extension, the %%hlo goal is the 1.2 MB that change was held to
+GOALS = {"hlo": 1_200_000, "jaxpr": 600_000}
 STYLES = ("einsum", "matmul")
 
 

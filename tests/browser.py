@@ -71,9 +71,12 @@ WORKBENCH_MIME_PREFIX = "application/vnd.jax-workbench."
 
 
 def ensure_extension_built() -> Path:
-    """The checkout's built extension (workbench/labextension), built now if missing."""
-    if not (LABEXTENSION / "package.json").exists() or not list(
-        (LABEXTENSION / "static").glob("remoteEntry.*.js")
+    """The checkout's built extension (workbench/labextension) and standalone runtime
+    (workbench/views/static/standalone.js, which outputs embed), built now if missing."""
+    if (
+        not (LABEXTENSION / "package.json").exists()
+        or not list((LABEXTENSION / "static").glob("remoteEntry.*.js"))
+        or not (ROOT / "workbench" / "views" / "static" / "standalone.js").exists()
     ):
         npm = shutil.which("npm")
         if npm is None:

@@ -79,3 +79,30 @@ def lab_off(jupyterlab_server_off: JupyterServer) -> Iterator[JupyterServer]:
     jupyterlab_server_off.reset()
     yield jupyterlab_server_off
     jupyterlab_server_off.reset()
+
+
+@pytest.fixture(scope="session")
+def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
+    """wb.ipynb, hlo24.ipynb and jaxpr12k.ipynb executed once per test process (tens of
+    seconds of kernel time): opened in JupyterLab by test_extension_browser.py and exported
+    with nbconvert by test_standalone_browser.py (same xdist group, same worker)."""
+    from tests.browser import (
+        HLO24_CELLS,
+        JAXPR12K_CELLS,
+        ensure_extension_built,
+        execute_notebook,
+        workbench_outputs,
+    )
+    from tests.chromium.test_extension_browser import KINDS, WB_CELLS
+
+    ensure_extension_built()  # the outputs embed the standalone runtime it builds
+
+    d = tmp_path_factory.mktemp("notebooks")
+    nbs = {
+        "wb.ipynb": execute_notebook(WB_CELLS, d / "wb.ipynb"),
+        "hlo24.ipynb": execute_notebook(HLO24_CELLS, d / "hlo24.ipynb"),
+        "jaxpr12k.ipynb": execute_notebook(JAXPR12K_CELLS, d / "jaxpr12k.ipynb"),
+    }
+    kinds = {k for _, k in workbench_outputs(nbs["wb.ipynb"])}
+    assert set(KINDS) <= kinds, kinds
+    return {"dir": d, "nb": nbs}

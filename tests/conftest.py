@@ -23,6 +23,7 @@ from tests import run_once  # noqa: E402
 # the browser tests' shared Chromium and JupyterLab servers (one of each per test process)
 from tests.browser_fixtures import (  # noqa: E402, F401
     browser,
+    extension_notebooks,
     jupyterlab_server,
     jupyterlab_server_off,
     lab,

@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench.api.bench import bench
 from workbench.api.cluster import cluster
+from workbench.api.config import config
 from workbench.api.guard import RecompileError, no_recompiles
 from workbench.api.hlo import hlo
 from workbench.api.inspection import inspect
@@ -104,6 +105,7 @@ __all__ = [
     "cache",
     "capture_compiles",
     "cluster",
+    "config",
     "fake_devices",
     "hlo",
     "inspect",

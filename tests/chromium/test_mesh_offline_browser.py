@@ -55,8 +55,10 @@ INLINE_CELL = (
     "import panel as pn\npn.extension(inline=True)\n"
     "from workbench.apps.mesh_explorer import MeshExplorer\nMeshExplorer().panel()"
 )
-#: the saved explorer cell's outputs must stay under this (inline=True: megabytes)
-MAX_OUTPUT_BYTES = 200_000
+#: the saved explorer cell's outputs must stay under this (inline=True: megabytes): Panel's
+#: loader and app and the saved picture of the state with its standalone runtime (~110 KB,
+#: what an exported copy shows): 255 KB measured
+MAX_OUTPUT_BYTES = 300_000
 LOOPBACK = {"127.0.0.1", "localhost"}
 # a CDN URL in a JavaScript string literal (what Panel writes), wrapped by us or not
 CDN_LITERAL = re.compile(r'(.{0,40})"(https://cdn\.(?:holoviz\.org|bokeh\.org)/[^"\\]*)"')
@@ -383,13 +385,14 @@ def test_every_cdn_url_maps_to_a_file_the_server_serves_under_its_base_url(
         page.goto(f"{origin}/page")
         page.add_script_tag(content=LOCAL_URL_JS)
         mapped = page.evaluate("urls => urls.map(u => window.__jwbLocalUrl(u))", urls)
-        # without a Jupyter page (VS Code, nbviewer) the CDN URL is kept
+        # without a Jupyter page (an export, VS Code, nbviewer) nothing is fetched at all
         page.evaluate(
             "() => { delete window.__jwbLocalUrl;"
             " document.getElementById('jupyter-config-data').remove(); }"
         )
         page.add_script_tag(content=LOCAL_URL_JS)
-        assert page.evaluate("urls => urls.map(u => window.__jwbLocalUrl(u))", urls) == urls
+        inert = page.evaluate("urls => urls.map(u => window.__jwbLocalUrl(u))", urls)
+        assert inert == ["data:text/javascript,"] * len(urls), inert
     finally:
         page.close()
     import panel

@@ -37,7 +37,8 @@ from workbench.engine.sharding.layout import (
 )
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
 from workbench.engine.sharding.spec import parse_spec
-from workbench.views.sharding import MIME, layout_text, layouts_bundle
+from workbench.views._standalone import static_part
+from workbench.views.sharding import MIME, layout_html_body, layout_text, layouts_bundle
 
 DEVICES = jax.devices()
 
@@ -103,7 +104,7 @@ def test_uneven_shards_are_padded():
     assert rows == [(0, 8, 8), (8, 15, 16)]
     cols = sorted({(s.start[1], s.stop[1], s.padded_stop[1]) for s in lay.shards})
     assert cols == [(0, 2, 2), (2, 4, 4), (4, 6, 6), (6, 6, 8)]  # the last block is all padding
-    html = layouts_bundle([lay])["text/html"]
+    html = layout_html_body(lay)  # the picture the mesh explorer app draws
     assert "url(#jwb-pad" in html and "stroke-dasharray" in html
     # padding drawn only beyond the data: 3 bottom strips, the all-padding column's 2 blocks
     assert html.count('data-jwb="padding"') == 5
@@ -175,15 +176,15 @@ def test_shard_map_outputs_and_high_rank_facets():
     out = f(jnp.ones((4, 8)))
     lay = layout_of(out)
     assert lay.spec == [["x"], [], ["y"]] and len(lay.shards) == 8
-    html = layouts_bundle([lay])["text/html"]
+    html = layout_html_body(lay)
     assert html.count('data-jwb="facet"') == 2  # one facet per block of the leading dim
     rank4 = layout_of(
         jax.device_put(jnp.zeros((2, 2, 4, 4)), NamedSharding(mesh, P("x", None, "y")))
     )
-    assert layouts_bundle([rank4])["text/html"].count('data-jwb="facet"') == 2
+    assert layout_html_body(rank4).count('data-jwb="facet"') == 2
     scalar = layout_of(jax.device_put(jnp.float32(3), NamedSharding(mesh, P())))
     assert scalar.shape == [] and scalar.fully_replicated
-    assert "<svg" in layouts_bundle([scalar])["text/html"]
+    assert "<svg" in layout_html_body(scalar)
 
 
 def test_pytree_and_non_arrays():
@@ -202,7 +203,7 @@ def test_bundle_json_and_escaping():
     mesh = _mesh((2, 4), ("<b>x</b>", 'y"&'))
     x = jax.device_put(jnp.zeros((4, 8)), NamedSharding(mesh, P("<b>x</b>", 'y"&')))
     bundle = layouts_bundle(layouts_of_tree({"<script>": x}))
-    html = bundle["text/html"]
+    html = static_part(bundle["text/html"])
     assert "<b>x</b>" not in html and "<script>" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "y&quot;&amp;" in html
     data = bundle[MIME]

@@ -96,6 +96,14 @@ def test_wheel_ships_the_prebuilt_extension_and_schemas(wheel: Path):
         assert not any("node_modules" in n or n.startswith("extension/") for n in names)
 
 
+def test_wheel_ships_the_standalone_runtime_inside_the_package(wheel: Path):
+    """The runtime outputs embed for front ends without the extension is package data (not
+    only the extension's shared data): this checkout's build of it, byte for byte."""
+    built = ROOT / "workbench" / "views" / "static" / "standalone.js"
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read("workbench/views/static/standalone.js") == built.read_bytes()
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory, wheel: Path) -> dict:
     d = tmp_path_factory.mktemp("venv")
@@ -250,3 +258,21 @@ def test_doctor_reports_the_extension_enabled_from_the_venv(venv: dict):
     line = next((ln for ln in out.splitlines() if ln.startswith("JupyterLab extension")), "")
     assert "jax-workbench: enabled" in line, out[-3000:]
     assert str((venv["dir"] / DIST).resolve()) in line or str(venv["dir"] / DIST) in line, line
+
+
+def test_outputs_embed_the_runtime_where_there_is_no_node(venv: dict):
+    """Installed from the wheel, with no Node.js anywhere: a jaxpr's text/html carries the
+    runtime and the data it draws."""
+    code = (
+        "import json, jax.numpy as jnp, workbench\n"
+        "from workbench.views._standalone import embedded_data, runtime_base64\n"
+        "d = workbench.jaxpr(lambda x: jnp.sin(x) * 2, jnp.ones(3))\n"
+        "html = d._repr_mimebundle_()['text/html']\n"
+        "print(json.dumps({'runtime': runtime_base64() in html and len(runtime_base64()) > 1000,"
+        " 'data': sorted(embedded_data(html)), 'file': workbench.__file__}))\n"
+    )
+    proc = _run(venv, "-c", code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["runtime"] and str(venv["dir"]) in out["file"], out
+    assert out["data"] == ["application/vnd.jax-workbench.jaxpr+json", "text/plain"], out

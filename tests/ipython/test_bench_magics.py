@@ -13,6 +13,7 @@ from IPython.core.error import UsageError
 import workbench
 from workbench.engine.bench.result import Benchmark
 from workbench.engine.bench.runner import run_benchmark
+from workbench.views._standalone import embedded_data
 from workbench.views.bench import BENCH_MIME, bench_bundle
 
 TIMEIT_LINE = re.compile(
@@ -111,9 +112,11 @@ def test_html_escapes_user_strings_and_is_self_contained():
     html = bench_bundle(b)["text/html"]
     assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
-    assert "<svg" in html and html.count('class="jwb-pt"') == sum(
+    # the plots are the view's: every sample travels in the data the text/html carries
+    data = embedded_data(html)[BENCH_MIME]
+    assert [len(m["samples"]) for m in data["measurements"]] == [
         len(m.samples) for m in b.measurements
-    )
+    ]
     assert "two / &lt;img" in html  # the comparison line
 
 
@@ -128,7 +131,6 @@ def test_sweep_view_draws_loglog_with_exponent():
         progress=False,
     )
     bundle = b._repr_mimebundle_()
-    assert "time vs n, log-log" in bundle["text/html"]
     assert re.search(r"∝ n\^-?\d+\.\d\d", bundle["text/html"])
     assert re.search(r"time ∝ n\^-?\d+\.\d\d", bundle["text/plain"])
     assert bundle[BENCH_MIME]["sweep_values"] == [16, 32, 64]

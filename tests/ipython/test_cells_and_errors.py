@@ -20,13 +20,15 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 import workbench
+from workbench import schemas
 from workbench.engine.cache import CACHE
 from workbench.engine.common.source import cell_label
 from workbench.engine.jaxpr.transforms import checkpoint_policy_names
 from workbench.ipython import prompt
 from workbench.ipython.prompt import current_cell_id, prompt_number
-from workbench.views._bounds import bound_text
-from workbench.views.hlo import MAX_STABLEHLO_ROWS
+from workbench.views._bounds import TEXT_MAX_LINES, bound_text
+from workbench.views._standalone import embedded_data
+from workbench.views.jaxpr import JAXPR_MIME
 from workbench.views.sharding import MAX_DRAWN_LAYOUTS, MAX_JSON_LAYOUTS
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -36,8 +38,21 @@ def _plain(text: str) -> str:
     return ANSI.sub("", text)
 
 
-def _labels(html: str) -> set[str]:
-    return set(re.findall(r"cell \[\d+\] line \d+|cell line \d+", html))
+def _labels(bundle: dict) -> set[str]:
+    """The source labels the jaxpr view shows: each equation's line in its cell's number
+    (the payload's ``cells``), as the extension and the standalone runtime draw them."""
+    payload = schemas.unpack(bundle[JAXPR_MIME])
+    cells, found = payload["cells"], set()
+    stack = [payload["jaxpr"]]
+    while stack:
+        jaxpr = stack.pop()
+        for eq in jaxpr["eqns"]:
+            src = eq.get("source")
+            if src and src["file"] in cells:
+                n = cells[src["file"]]["number"]
+                found.add(f"cell [{n}] line {src['line']}" if n else f"cell line {src['line']}")
+            stack.extend(sub["jaxpr"] for sub in eq.get("subjaxprs", []))
+    return found
 
 
 # -- the prompt number, one function deciding it -----------------------------------------
@@ -73,7 +88,7 @@ def test_error_and_jaxpr_labels_are_the_prompt_number(run, counting):
     assert f"at cell [{n_def}] line 3" in _plain(r.short_error())
     r = run("%%jaxpr\ndef lab_g(x):\n    return jnp.cos(x) * 2\nlab_g(jnp.ones(3))")
     n = r.result.execution_count
-    labels = _labels(r.bundle["text/html"])
+    labels = _labels(r.bundle)
     assert labels == {f"cell [{n}] line 3"}, (n, labels)
     r = run("%jaxpr lab_f(jnp.ones(5))")  # fails in lab_f, defined in the first cell
     assert f"at cell [{n_def}] line 3" in _plain(r.short_error())
@@ -98,7 +113,7 @@ def test_functions_from_ordinary_cells_are_labelled_with_their_cell(run):
     r_def = run("def lab_h(x):\n    y = jnp.tanh(x)\n    return y * 3\n")
     r = run("%jaxpr lab_h(jnp.ones(3))")
     n = r_def.result.execution_count
-    assert _labels(r.bundle["text/html"]) == {f"cell [{n}] line 2", f"cell [{n}] line 3"}
+    assert _labels(r.bundle) == {f"cell [{n}] line 2", f"cell [{n}] line 3"}
 
 
 def test_prompt_number_outside_a_shell():
@@ -381,7 +396,7 @@ def test_small_sharding_views_are_whole():
 
 
 @pytest.mark.slow  # a 28,000-op program
-def test_stablehlo_text_view_is_bounded():
+def test_stablehlo_output_is_bounded():
     def big(x):
         for i in range(4000):
             x = jnp.sin(x) * 1.0001 + i
@@ -391,11 +406,11 @@ def test_stablehlo_text_view_is_bounded():
     bundle = shown._repr_mimebundle_()
     text = shown.report.stablehlo.text
     n_lines = sum(1 for ln in text.splitlines() if not ln.startswith("#loc"))
-    assert n_lines > MAX_STABLEHLO_ROWS
+    assert n_lines > TEXT_MAX_LINES
     html = bundle["text/html"]
     assert len(html) < 1_500_000
-    rows = html.count('<span class="l">')
-    assert 0 < rows <= MAX_STABLEHLO_ROWS  # the row cap or, first, the HTML's byte bound
-    assert f"Showing the first {rows} of {n_lines} lines" in html
+    # the view reads the saved text (text/plain, its first lines) from the data it carries
+    assert embedded_data(html)["text/plain"] == bundle["text/plain"]
+    assert f"{shown.report.stablehlo_op_count} StableHLO ops" in html
     assert shown.text == shown.report.text  # the whole module stays in .text
     assert bundle["text/plain"] == bound_text(shown.report.text)  # its first lines saved

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.views import _html, bench, cache, hlo, sharding
+from workbench.views import _html, bench, cache, sharding
 
 ROOT = Path(__file__).resolve().parents[2]
 THEMES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
@@ -73,7 +73,6 @@ def _ratio(fg: tuple[float, float, float, float], bg: tuple[float, float, float,
 def _sheets() -> dict[str, str]:
     out = {
         "_html.CSS": _html.CSS,
-        "hlo.HLO_CSS": hlo.HLO_CSS,
         "bench.BENCH_CSS": bench.BENCH_CSS,
         "cache._CSS": cache._CSS,
         "sharding.CSS": sharding.CSS,

@@ -1,4 +1,4 @@
-"""The HTML fallback never breaks a page and reads when a sanitizer has been at it.
+"""The static summary in text/html never breaks a page and reads when a sanitizer has been at it.
 
 JupyterLab shows an untrusted notebook's HTML through its sanitizer, which drops
 ``<style>`` and ``<script>``; Notebook 7 and JupyterLab throw ("Cannot set property href of
@@ -20,9 +20,12 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import workbench
+from workbench import schemas
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
 from workbench.views import cache, mesh_explorer
+from workbench.views._standalone import NEEDS_FRONT_END, embedded_data
 from workbench.views.display import View
+from workbench.views.jaxpr import HIST_TOP
 
 STRIPPED = re.compile(r"<(style|script)\b[^>]*>.*?</\1>", re.S | re.I)
 VAR_STYLE = re.compile(r'\sstyle="[^"]*var\([^"]*"')
@@ -142,40 +145,55 @@ def _html(d) -> str:
     return d._repr_mimebundle_()["text/html"]
 
 
-def test_control_flow_hlo_has_no_svg_links_and_lists_its_bodies():
-    for fn in (_while, _cond):
-        d = workbench.hlo(fn, jnp.ones(3))
+def _carries_its_bundle(d, html: str) -> None:
+    """The text/html part carries the output's payload and text/plain for the standalone
+    runtime, exactly as the MIME bundle has them."""
+    bundle = d._repr_mimebundle_()
+    data = embedded_data(html)
+    assert data is not None
+    mime = d.view.mime
+    assert data[mime] == schemas.unpack(bundle[mime])
+    assert data["text/plain"] == bundle["text/plain"]
+
+
+def test_hlo_summary_reads_without_style_and_carries_the_payload():
+    for fn, args in ((_while, (jnp.ones(3),)), (_cond, (jnp.ones(3),))):
+        d = workbench.hlo(fn, *args)
         html = _html(d)
         s = essentials_inline(html)
-        assert sum(1 for t, _ in s.tags if t == "svg") >= 2  # entry + bodies drawn
-        assert "<a " not in html and "href=" not in html
-        for body in list(d.report.graphs)[1:]:
-            assert f"<li><code>{body}</code>" in html
+        text = re.sub(r"<[^>]+>", " ", sanitize(html))
+        assert f"{d.report.hlo_op_count} HLO instructions" in text
+        assert NEEDS_FRONT_END in text
+        assert "<svg" not in html and "<a " not in html and "href=" not in html
+        assert not any(t == "pre" for t, _ in s.tags)  # the text is the view's, not the summary's
+        _carries_its_bundle(d, html)
         theme_colours_only(html)
 
 
-def test_jaxpr_reads_as_preformatted_code_without_style():
-    ins = workbench.inspect(_cond, jnp.ones(3))
-    html = _html(workbench.jaxpr(_cond, jnp.ones(3)))
+def test_jaxpr_summary_names_its_most_used_primitives():
+    d = workbench.jaxpr(_cond, jnp.ones(3))
+    html = _html(d)
     s = essentials_inline(html)
-    code = "\n".join(s.pre_texts)
-    # each equation on its own line, as JAX prints it (names and spacing aside)
-    for prim in ("reduce_sum", "gt", "cond", "sin", "cos", "add"):
-        lines = [ln for ln in code.splitlines() if re.search(rf" = {prim}[\[ ]", ln)]
-        assert len(lines) == len(re.findall(rf" = {prim}[\[ ]", ins.jaxpr_text)) >= 1, prim
-    assert code.count("{ lambda") == ins.jaxpr_text.count("{ lambda")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", sanitize(html)))
+    hist = d.inspection.model.histogram
+    total = sum(hist.values())
+    assert f"{total} equation" in text
+    for prim, count in hist.most_common(HIST_TOP):
+        assert f" {prim} {count} " in text, prim
+    assert any(t == "table" for t, _ in s.tags)
+    _carries_its_bundle(d, html)
     theme_colours_only(html)
 
 
-def test_hlo_text_and_tables_read_without_style():
+def test_hlo_summary_lists_the_heaviest_fusions():
     d = workbench.hlo(_loss, jnp.ones((4, 4)), jnp.ones((2, 4)), transforms="grad")
     html = _html(d)
     s = essentials_inline(html)
-    code = "\n".join(s.pre_texts)
-    entry = next(c for c in d.report.module.computations if c.is_entry)
-    for ins in entry.instructions:
-        assert f"%{ins.name} = " in code
     assert any(t == "table" and a.get("data-jwb") == "top-fusions" for t, a in s.tags)
+    top = [n for g in d.report.graphs.values() for n in g.nodes if n.kind == "fusion"]
+    heaviest = max(top, key=lambda n: n.bytes_moved)
+    assert f"<code>{heaviest.id}</code>" in html
+    _carries_its_bundle(d, html)
     theme_colours_only(html)
 
 

@@ -1,13 +1,11 @@
-"""The HLO views: every graph of a broad corpus laid out down the page with no two nodes on
-one spot, the layered layout's rules, the report's summary, HTML and payload (escaped,
-source lines on the nodes, sub-diagrams for control flow, collectives listed), the text
-fallbacks, and the Python twin's refusals.  ``%%hlo`` itself: tests/ipython/test_hlo_magic.py;
+"""The HLO views: the report's static summary and payload (escaped, source lines on the
+nodes, graphs for control flow bodies, collectives listed; the layout is the TypeScript
+view's, tested by vitest), the text fallbacks, and the Python twin's refusals.  ``%%hlo`` itself: tests/ipython/test_hlo_magic.py;
 the parser: tests/engine/test_hlo_parser.py."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import jax
 import jax.numpy as jnp
@@ -15,48 +13,18 @@ import pytest
 
 import workbench
 from tests import programs
-from tests.hlo_corpus import CASES, corpus_texts
+from tests.hlo_corpus import corpus_texts
+from workbench import schemas
 from workbench.engine.common.analysis import CostAnalysis, MemoryAnalysis
-from workbench.engine.hlo.graph import control_graphs
 from workbench.engine.hlo.model import HloParseError
-from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.hlo.report import build_hlo_report
-from workbench.views.dag_layout import layered_layout, topological_order
-from workbench.views.hlo import HLO_MIME, hlo_bundle, hlo_html, layout_graph
-
-# -- layout: every graph of the corpus, and the layered layout's rules -------------------------
+from workbench.views._standalone import embedded_data
+from workbench.views.hlo import HLO_MIME, hlo_bundle, hlo_html
 
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, str]:
     return corpus_texts()
-
-
-@pytest.mark.slow  # the corpus fixture compiles every program of the corpus (~6 s)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_corpus_graphs_are_laid_out_down_the_page_one_node_per_spot(case, corpus):
-    graphs = control_graphs(parse_hlo(corpus[case.name]))
-    for name, graph in graphs.items():
-        lay = layout_graph(graph)
-        assert set(lay.boxes) == {n.id for n in graph.nodes}
-        for e in graph.edges:  # every edge points down the page
-            assert lay.boxes[e.src].layer < lay.boxes[e.dst].layer, (name, e)
-        spots = Counter((round(b.x), round(b.y)) for b in lay.boxes.values())
-        assert max(spots.values()) == 1  # no two nodes on one spot
-
-
-def test_layout_basics():
-    ids = ["a", "b", "c", "d"] + [f"p{i}" for i in range(25)]
-    edges = [("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")] + [(f"p{i}", "d") for i in range(25)]
-    assert topological_order(list(reversed(ids)), edges).index("a") < topological_order(
-        list(reversed(ids)), edges
-    ).index("d")
-    lay = layered_layout(ids, edges, max_per_row=10)
-    assert lay.boxes["a"].layer < lay.boxes["b"].layer < lay.boxes["c"].layer < lay.boxes["d"].layer
-    # the 25 parameters sink to just above their consumer, wrapped into rows of 10
-    assert {lay.boxes[f"p{i}"].layer for i in range(25)} == {lay.boxes["d"].layer - 1}
-    assert len({lay.boxes[f"p{i}"].y for i in range(25)}) == 3
-    assert lay.width <= 10 * (lay.node_w + 24) + 1
 
 
 # -- the report and the views ------------------------------------------------------------------
@@ -79,7 +47,8 @@ def test_report_summary_and_bundle():
     bundle = d._repr_mimebundle_()
     assert bundle["text/plain"] == rep.text
     html = bundle["text/html"]
-    assert "<svg" in html and "XLA compile" in html and "estimated" in html
+    # the static summary: numbers and tables, no picture (the views draw from the payload)
+    assert "<svg" not in html and "XLA compile" in html and "estimated" in html
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "fusion:" in html and "test_hlo.py:" in html  # nodes carry their source lines
     rec = bundle[HLO_MIME]
@@ -128,10 +97,12 @@ def test_control_flow_bodies_are_sub_diagrams():
     callers = [n for gr in graphs.values() for n in gr.nodes if n.called]
     assert callers and all(c in graphs for n in callers for c in n.called)
     assert any(n.kind == "control" for gr in graphs.values() for n in gr.nodes)
-    html = d._repr_mimebundle_()["text/html"]
-    # each body drawn, named in a list; no links (SVG <a> throws in JupyterLab's renderer)
-    assert html.count("<svg") == len(graphs) and "<a " not in html
-    assert all(f"<li><code>{name}</code>" in html for name in list(graphs)[1:])
+    # every body is a graph of the payload the views draw (the summary draws none)
+    bundle = d._repr_mimebundle_()
+    payload = schemas.unpack(bundle[HLO_MIME])
+    assert list(payload["graphs"]) == list(graphs)
+    assert embedded_data(bundle["text/html"])[HLO_MIME] == payload
+    assert "<svg" not in bundle["text/html"] and "<a " not in bundle["text/html"]
     assert entry.nodes
 
 
@@ -148,7 +119,8 @@ def test_lowered_stage():
     b = d._repr_mimebundle_()
     assert b["text/plain"].startswith("module @jit__mlp")
     assert "stablehlo.tanh" in b["text/plain"] and "loc(" not in b["text/plain"]
-    assert "<svg" not in b["text/html"] and "test_hlo.py:" in b["text/html"]
+    ops = b[HLO_MIME]["counts"]["stablehlo_ops"]
+    assert "<svg" not in b["text/html"] and f"{ops} StableHLO ops" in b["text/html"]
 
 
 def test_backend_that_is_not_here():

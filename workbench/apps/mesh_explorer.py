@@ -43,7 +43,7 @@ from workbench.engine.sharding.mesh_explorer import (
 from workbench.engine.sharding.spec import parse_spec
 from workbench.views._format import fmt_seconds
 from workbench.views._html import esc
-from workbench.views.mesh_explorer import explorer_html
+from workbench.views.mesh_explorer import explorer_display, explorer_html
 
 #: (label, placeholder used as a stable selector, config field)
 TEXT_FIELDS = (
@@ -160,6 +160,8 @@ class MeshExplorer:
         self.devices = available_devices() if devices is None else list(devices)
         cfg = ExplorerConfig.default(len(self.devices), **config)
         self.result: ExplorerResult | None = None
+        #: the display handle of the saved picture (:meth:`show_picture`), updated with the state
+        self.picture: Any = None
         self._filling = False
         self.widgets: dict[str, Any] = {}
         for label, placeholder, key in TEXT_FIELDS:
@@ -317,6 +319,8 @@ class MeshExplorer:
         self._mark(None, "")
         self.result = res
         self.view.object = explorer_html(res)
+        if self.picture is not None:
+            self.picture.update(explorer_display(res))
         done = (
             f"compiled in {fmt_seconds(res.compile_s)} · updated in {fmt_seconds(res.elapsed_s)}"
             if res.operation != "layout"
@@ -324,6 +328,17 @@ class MeshExplorer:
         )
         self._say(done, error=False)
         return res
+
+    def show_picture(self) -> None:
+        """Display the current state as a workbench output of its own (the mesh-explorer
+        payload: drawn by the extension, or by the standalone runtime in its ``text/html``,
+        with a static summary), updated on every change.  The Panel app needs its kernel and
+        Bokeh: a saved or exported notebook shows this picture instead of a blank cell."""
+        if self.result is None:
+            return
+        from IPython.display import display
+
+        self.picture = display(explorer_display(self.result), display_id=True)
 
     def _mark(self, field: str | None, text: str) -> None:
         """The error under ``field`` and that control marked invalid; every other cleared."""
@@ -421,8 +436,10 @@ def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any
     """The explorer for a notebook: the user namespace's functions can be compiled.
 
     In a kernel, Panel's loader and the app's stylesheets are fetched from the Jupyter server
-    (Panel's server extension), not from Panel's and Bokeh's CDNs: the cell works offline
-    and the saved notebook stays small (:mod:`workbench.apps.notebook_resources`).
+    (Panel's server extension), never from Panel's and Bokeh's CDNs: the cell works offline
+    and the saved notebook stays small (:mod:`workbench.apps.notebook_resources`).  Above
+    the app, a picture of its current state (:meth:`MeshExplorer.show_picture`) is what a
+    saved or exported copy shows.
     """
     if namespace is None:
         try:
@@ -432,9 +449,13 @@ def mesh_explorer(namespace: dict[str, Any] | None = None, **config: Any) -> Any
             namespace = ip.user_ns if ip is not None else {}
         except ImportError:
             namespace = {}
-    if _in_notebook():
-        load_panel_extension()
-    return MeshExplorer(namespace=namespace, **config).panel()
+    if not _in_notebook():
+        return MeshExplorer(namespace=namespace, **config).panel()
+    load_panel_extension()
+    explorer = MeshExplorer(namespace=namespace, **config)
+    app = explorer.panel()
+    explorer.show_picture()
+    return app
 
 
 def serve(port: int, show: bool = False) -> None:

@@ -23,8 +23,10 @@ helper (:data:`LOCAL_URL_JS`, about 2 KB at the top of Panel's loader script):
   updates it sends later over the comm, are mapped by wrapping BokehJS's
   ``ImportedStyleSheet`` models in the page, before any document is embedded.
 
-Where there is no Jupyter page (VS Code, Colab, nbviewer) the helper keeps the CDN URLs:
-the same behaviour as before.  The saved notebook carries Panel's usual outputs plus the
+Where there is no Jupyter page (an exported notebook, VS Code, Colab, nbviewer) the helper
+maps them to an empty ``data:`` script: nothing is asked of any outside host, the app (which
+needs its kernel anyway) stays undrawn, and the explorer's saved picture of its state (a
+workbench output of its own) shows what it showed.  The saved notebook carries Panel's usual outputs plus the
 helper, about 95 KB for the explorer against some 6 MB with ``inline=True``.
 
 Requires Panel's server extension in the *server's* environment (``jax-workbench doctor``
@@ -57,7 +59,7 @@ LOCAL_URL_FUNCTION = "__jwbLocalUrl"
 
 #: Defines ``window.__jwbLocalUrl(url)`` once per page and makes Bokeh's stylesheet models use
 #: it.  The base URL comes from the page's ``jupyter-config-data`` and must be a plain path
-#: (anything else: the CDN URL is kept); the result is absolute on the page's origin, so
+#: (anything else, or no Jupyter page: an empty ``data:`` script, nothing fetched); the result is absolute on the page's origin, so
 #: Bokeh's loader recognises a script it has already injected and does not load it twice.
 #:
 #: Stylesheets: Panel names them by CDN URL in the documents it renders *and* in the updates
@@ -81,7 +83,10 @@ LOCAL_URL_JS = (
     "  var BOKEH = /^https:\\/\\/cdn\\.bokeh\\.org\\/bokeh\\/(?:release|dev)\\/"
     "(bokeh(?:-[a-z]+)?)-[^\\/]*?(\\.min)?\\.js$/;\n"
     "  var local = function (url) {\n"
-    "    if (root === null || typeof url !== 'string') { return url; }\n"
+    "    if (typeof url !== 'string') { return url; }\n"
+    "    if (root === null) {\n"
+    "      return PANEL.test(url) || BOKEH.test(url) ? 'data:text/javascript,' : url;\n"
+    "    }\n"
     "    if (PANEL.test(url)) { return url.replace(PANEL, root + 'extensions/panel/'); }\n"
     "    var m = BOKEH.exec(url);\n"
     "    if (m) { return root + 'js/' + m[1] + (m[2] || '') + '.js'; }\n"

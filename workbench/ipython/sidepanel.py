@@ -59,6 +59,7 @@ from workbench.engine.cache.records import CompileRecord
 from workbench.engine.monitor import KernelInfo, jax_started, kernel_info, sample_memory
 from workbench.ipython.session import Result, Session
 from workbench.views import sidepanel_messages as pm
+from workbench.views._standalone import note_extension_listening
 
 _log = logging.getLogger(__name__)
 
@@ -240,6 +241,8 @@ class SidePanelHub:
     def _peers_changed(self) -> None:
         with self._lock:
             self._listening_now = any(p.ready for p in self._peers.values())
+        # workbench.config(html="auto") embeds the standalone runtime once while it listens
+        note_extension_listening(self._listening_now)
 
     def take_sample(
         self, when: str, cell: str | None = None, cell_id: str | None = None

@@ -122,25 +122,8 @@ CSS = """
 .jwb .jwb-head{font-family:var(--jp-ui-font-family,system-ui,sans-serif);margin:2px 0 6px 0}
 .jwb .jwb-title{font-weight:600}
 .jwb .jwb-meta{color:var(--jp-content-font-color2,#57606a)}
-.jwb .jwb-hist{display:flex;flex-wrap:wrap;gap:2px 10px;margin:4px 0;font-size:11.5px}
-.jwb .jwb-hist span.bar{display:inline-block;height:8px;background:var(--jp-brand-color2,#7aa6da);margin-left:4px;vertical-align:middle;border-radius:2px}
-.jwb .jwb-body{padding:4px 6px;border-left:3px solid var(--jp-border-color2,#d0d7de)}
-.jwb .jwb-eq:hover{background:var(--jp-layout-color2,#f3f4f6)}
-.jwb .jwb-src{color:var(--jp-content-font-color2,#57606a);font-style:italic}
-.jwb .jwb-src.cell{color:var(--jp-mirror-editor-def-color,#8250df)}
-.jwb .jwb-v{cursor:pointer;color:var(--jp-mirror-editor-variable-color,#0550ae)}
-.jwb .jwb-v.hl{background:var(--jp-search-unselected-match-background-color,#fff2a8);color:var(--jp-search-unselected-match-color,#000);outline:1px solid var(--jp-warn-color1,#d4a72c)}
-.jwb .jwb-v.hl-def{background:var(--jp-search-selected-match-background-color,#ffd56b);color:var(--jp-search-selected-match-color,#000);font-weight:600}
-.jwb .jwb-t{color:var(--jp-mirror-editor-string-color,#0a7f6f)}
-.jwb .jwb-t.f{color:var(--jp-mirror-editor-builtin-color,#0969da)}.jwb .jwb-t.i{color:var(--jp-mirror-editor-number-color,#1a7f37)}
-.jwb .jwb-t.b{color:var(--jp-mirror-editor-keyword-color,#8250df)}.jwb .jwb-t.c{color:var(--jp-mirror-editor-attribute-color,#bc4c00)}
-.jwb .jwb-lit{color:var(--jp-mirror-editor-number-color,#953800)}
-.jwb .jwb-p{color:var(--jp-mirror-editor-keyword-color,#cf222e);font-weight:600}
-.jwb .jwb-par{color:var(--jp-content-font-color2,#57606a)}
-.jwb .jwb-kw{color:var(--jp-mirror-editor-keyword-color,#6e7781)}
 .jwb details{margin-left:1.5em}
 .jwb details>summary{cursor:pointer;color:var(--jp-content-font-color2,#57606a);font-family:var(--jp-ui-font-family,system-ui,sans-serif)}
-.jwb .jwb-chunk{content-visibility:auto;contain-intrinsic-size:auto 3000px}
 .jwb .jwb-note{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-content-font-color1,#1f2328);border-left:3px solid var(--jp-warn-color1,#bc4c00);padding-left:4px;margin:4px 0}
 .jwb .jwb-cols{display:flex;gap:16px;align-items:flex-start;overflow-x:auto}
 .jwb .jwb-col{flex:1 1 0;min-width:260px;border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;padding:6px}
@@ -148,18 +131,6 @@ CSS = """
 .jwb .jwb-err pre{margin:2px 0;white-space:pre-wrap}
 .jwb .jwb-styled{display:block!important}
 .jwb .jwb-nostyle{display:none}
-"""
-
-#: Click a variable: highlight its definition and every use within this output.
-#: Degrades to plain text when scripts are blocked (untrusted notebooks, nbviewer).
-HIGHLIGHT_JS = """
-(function(){var root=document.getElementById('%s');if(!root)return;
-root.addEventListener('click',function(ev){var t=ev.target;if(!t.classList||!t.classList.contains('jwb-v'))return;
-var v=t.getAttribute('data-v');var on=!t.classList.contains('hl')&&!t.classList.contains('hl-def');
-root.querySelectorAll('.hl,.hl-def').forEach(function(e){e.classList.remove('hl');e.classList.remove('hl-def');});
-if(!on)return;var scope=t.closest('.jwb-col')||root;
-scope.querySelectorAll('.jwb-v').forEach(function(e){if(e.getAttribute('data-v')!==v)return;
-e.classList.add(e.hasAttribute('data-def')?'hl-def':'hl');});});})();
 """
 
 

@@ -3,8 +3,8 @@
 - ``text/plain``: ``%timeit``'s style, e.g. ``1.23 ms ± 0.02 ms (median ± IQR/2 of
   7 runs, 100 loops each); compile 0.41 s``, then the CI, first call, roofline,
   comparisons, sweep fits and warnings on indented lines;
-- ``text/html``: self-contained table plus inline SVG (histogram, run-order plot,
-  log-log sweep plot with the fitted exponent); every user string escaped;
+- ``text/html``: a static summary (the table, comparisons, fits, warnings; every user
+  string escaped) plus the standalone runtime that draws the plots from the payload;
 - ``application/vnd.jax-workbench.bench+json``: the record's own JSON
   (``docs/mime-bench.md``, schema ``workbench/schemas/bench.schema.json``).
 
@@ -18,15 +18,13 @@ replaces it.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Sequence
 from typing import Any
 
 from workbench.engine.bench.peaks import Roofline, counts_source_text
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, BenchProgress, Measurement
-from workbench.engine.bench.stats import PowerFit, SampleStats, quantile, summarize
+from workbench.engine.bench.stats import PowerFit, SampleStats
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import NEUTRAL_BORDER, STYLED_ONLY, esc, new_id, style_block
+from workbench.views._html import NEUTRAL_BORDER, esc, new_id, style_block
 from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
@@ -230,200 +228,6 @@ def fit_text(f: PowerFit, param: str) -> str:
     return f"{f.variant}: time ∝ {param}^{f.exponent:.2f}{err} (R² {f.r2:.3f}, {f.points} sizes)"
 
 
-# -- SVG --------------------------------------------------------------------------------
-def _median(xs: Sequence[float]) -> float:
-    """The median as :func:`summarize` computes it, without the rest of the summary."""
-    return quantile(sorted(xs), 0.5)
-
-
-def _svg_open(w: int, h: int, title: str) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" role="img" font-size="10" '
-        f'style="fill:var(--jp-content-font-color2,#57606a)"><title>{esc(title)}</title>'
-    )
-
-
-def histogram_svg(
-    series: Sequence[tuple[str, Sequence[float]]], w: int = PLOT_W, h: int = PLOT_H
-) -> str:
-    """Histogram of per-call times, one colour per variant, median marked."""
-    all_x = [x for _, xs in series for x in xs]
-    if not all_x:
-        return _svg_open(w, h, "no samples") + "</svg>"
-    lo, hi = min(all_x), max(all_x)
-    n_bins = max(5, min(30, int(math.sqrt(len(all_x))) + 1))
-    span = (hi - lo) or max(hi * 1e-3, 1e-12)
-    pad_l, pad_b = 4, 16
-    bw = (w - 2 * pad_l) / n_bins
-    counts = []
-    for _, xs in series:
-        c = [0] * n_bins
-        for x in xs:
-            c[min(n_bins - 1, int((x - lo) / span * n_bins))] += 1
-        counts.append(c)
-    top = max(max(c) for c in counts) or 1
-    parts = [_svg_open(w, h, f"histogram of {len(all_x)} samples")]
-    for k, ((_name, xs), c) in enumerate(zip(series, counts, strict=True)):
-        color = PALETTE[k % len(PALETTE)]
-        sub = bw / len(series)
-        for i, v in enumerate(c):
-            if v:
-                bh = (h - pad_b - 4) * v / top
-                parts.append(
-                    f'<rect class="jwb-bar" data-count="{v}" x="{pad_l + i * bw + k * sub:.1f}" '
-                    f'y="{h - pad_b - bh:.1f}" width="{max(sub - 1, 1):.1f}" '
-                    f'height="{bh:.1f}" fill="{color}" fill-opacity="0.75"/>'
-                )
-        med = _median(xs) if xs else None
-        if med is not None:
-            mx = pad_l + (med - lo) / span * (w - 2 * pad_l)
-            parts.append(
-                f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="2" y2="{h - pad_b}" '
-                f'stroke="{color}" stroke-dasharray="3,2"/>'
-            )
-    parts.append(f'<text x="{pad_l}" y="{h - 3}">{esc(fmt_seconds(lo))}</text>')
-    parts.append(
-        f'<text x="{w - pad_l}" y="{h - 3}" text-anchor="end">{esc(fmt_seconds(hi))}</text>'
-    )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def run_order_svg(
-    series: Sequence[tuple[str, Sequence[float], Sequence[int]]], w: int = PLOT_W, h: int = PLOT_H
-) -> str:
-    """Time of each sample in the order taken (drift, warm-up tails); outliers hollow."""
-    all_x = [x for _, xs, _ in series for x in xs]
-    if not all_x:
-        return _svg_open(w, h, "no samples") + "</svg>"
-    lo, hi = min(all_x), max(all_x)
-    span = (hi - lo) or max(hi * 1e-3, 1e-12)
-    n = max(len(xs) for _, xs, _ in series)
-    pad_l, pad_r, pad_t, pad_b = 44, 6, 6, 14
-    pw, ph = w - pad_l - pad_r, h - pad_t - pad_b
-    parts = [_svg_open(w, h, f"run order of {len(all_x)} samples")]
-    parts.append(
-        f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">{esc(fmt_seconds(hi))}</text>'
-    )
-    parts.append(
-        f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">{esc(fmt_seconds(lo))}</text>'
-    )
-    parts.append(f'<text x="{pad_l}" y="{h - 2}">run 1</text>')
-    parts.append(f'<text x="{w - pad_r}" y="{h - 2}" text-anchor="end">run {n}</text>')
-    step = max(1, math.ceil(n / MAX_POINTS))
-    for k, (_name, xs, outliers) in enumerate(series):
-        color = PALETTE[k % len(PALETTE)]
-        out_set = set(outliers)
-        if step > 1:  # bucket medians in run order keep the HTML small for long runs
-            xs = [_median(xs[i : i + step]) for i in range(0, len(xs), step)]
-            out_set = set()
-        for i, x in enumerate(xs):
-            cx = pad_l + (i * step / max(n - 1, 1)) * pw
-            cy = pad_t + ph - (x - lo) / span * ph
-            fill = "none" if i in out_set else color
-            parts.append(
-                f'<circle class="jwb-pt" cx="{cx:.1f}" cy="{cy:.1f}" r="2" '
-                f'fill="{fill}" stroke="{color}"/>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def sweep_svg(b: Benchmark, w: int = 360, h: int = 220) -> str:
-    """Median time against size on log-log axes, one line per variant, fitted exponent."""
-    param = b.sweep_param or "n"
-    pts: dict[str, list[tuple[float, float]]] = {}
-    for m in b.measurements:
-        x = m.params.get(param)
-        if m.stats is not None and isinstance(x, (int, float)) and x > 0:
-            pts.setdefault(m.variant, []).append((float(x), m.stats.median))
-    every = [p for ps in pts.values() for p in ps]
-    if not every:
-        return _svg_open(w, h, "no sweep points") + "</svg>"
-    lx = [math.log10(p[0]) for p in every]
-    ly = [math.log10(p[1]) for p in every]
-    x0, x1 = min(lx), max(lx) if max(lx) > min(lx) else min(lx) + 1
-    y0, y1 = min(ly), max(ly) if max(ly) > min(ly) else min(ly) + 1
-    pad_l, pad_r, pad_t, pad_b = 52, 10, 8, 30
-    pw, ph = w - pad_l - pad_r, h - pad_t - pad_b
-
-    def sx(v: float) -> float:
-        return pad_l + (math.log10(v) - x0) / (x1 - x0) * pw
-
-    def sy(v: float) -> float:
-        return pad_t + ph - (math.log10(v) - y0) / (y1 - y0) * ph
-
-    parts = [_svg_open(w, h, f"time vs {param}, log-log")]
-    parts.append(
-        f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" fill="none" '
-        f'style="stroke:var(--jp-border-color2,#d0d7de)"/>'
-    )
-    parts.append(
-        f'<text x="{pad_l - 3}" y="{pad_t + 8}" text-anchor="end">{esc(fmt_seconds(10**y1))}</text>'
-    )
-    parts.append(
-        f'<text x="{pad_l - 3}" y="{pad_t + ph}" text-anchor="end">'
-        f"{esc(fmt_seconds(10**y0))}</text>"
-    )
-    parts.append(f'<text x="{pad_l}" y="{pad_t + ph + 12}">{esc(f"{10**x0:.4g}")}</text>')
-    parts.append(
-        f'<text x="{pad_l + pw}" y="{pad_t + ph + 12}" text-anchor="end">'
-        f"{esc(f'{10**x1:.4g}')}</text>"
-    )
-    parts.append(
-        f'<text x="{pad_l + pw / 2}" y="{h - 3}" text-anchor="middle">{esc(param)} (log)</text>'
-    )
-    fits = {f.variant: f for f in b.fits}
-    for k, name in enumerate(b.variants):
-        color = PALETTE[k % len(PALETTE)]
-        ps = sorted(pts.get(name, []))
-        if len(ps) > 1:
-            path = " ".join(
-                f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(ps)
-            )
-            parts.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>')
-        for x, y in ps:
-            parts.append(
-                f'<circle class="jwb-pt" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}"/>'
-            )
-        f = fits.get(name)
-        if f is not None:
-            parts.append(
-                f'<text x="{pad_l + 6}" y="{pad_t + 12 + 12 * k}" fill="{color}" '
-                f'style="fill:{color}">{esc(name)}: ∝ {esc(param)}^'
-                f"{f.exponent:.2f}</text>"
-            )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def samples_plots(ms: Sequence[Measurement]) -> str:
-    """Histogram and run-order plot of the given measurements (one sweep point)."""
-    series = [(m.variant, m.samples) for m in ms if m.samples]
-    if not series:
-        return ""
-    with_outliers = [
-        (m.variant, m.samples, (m.stats or summarize(m.samples)).outliers) for m in ms if m.samples
-    ]
-    legend = (
-        " ".join(
-            f'<span><svg width="10" height="10" aria-hidden="true"><rect width="10" '
-            f'height="10" fill="{PALETTE[k % len(PALETTE)]}"/></svg> {esc(name)}</span>'
-            for k, (name, _) in enumerate(series)
-        )
-        if len(series) > 1
-        else ""
-    )
-    return (
-        '<div class="jwb-plots">'
-        f"<figure>{histogram_svg(series)}<figcaption>per-call time, "
-        f"histogram {legend}</figcaption></figure>"
-        f"<figure>{run_order_svg(with_outliers)}<figcaption>run order "
-        f"(hollow: outliers)</figcaption></figure></div>"
-    )
-
-
 # -- HTML -------------------------------------------------------------------------------
 def _row(m: Measurement, param: str | None) -> str:
     cells = [esc(m.variant)]
@@ -549,13 +353,9 @@ def _env_html(b: Benchmark) -> str:
 
 
 def bench_html(b: Benchmark) -> str:
-    """Self-contained HTML: table, plots, comparisons/fits, warnings, environment."""
-    plots = sweep_svg(b) if b.sweep_param is not None else samples_plots(b.measurements)
-    if b.sweep_param is not None:
-        plots = (
-            f'<div class="jwb-plots"><figure>{plots}<figcaption>median time vs '
-            f"{esc(b.sweep_param)}, log-log</figcaption></figure></div>"
-        )
+    """The static summary: the table, comparisons/fits, warnings, environment.  The plots
+    (histograms, run order, the sweep's log-log) are the TypeScript view's, drawn from the
+    payload (:mod:`workbench.views._standalone`)."""
     progress = "" if b.progress is None else progress_html(b.progress)
     return (
         f'{style_block()}<style>{BENCH_CSS}</style><div class="jwb jwb-bench" '
@@ -563,14 +363,8 @@ def bench_html(b: Benchmark) -> str:
         f'benchmark: {esc(b.label)}</span> <span class="jwb-meta">'
         f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
         f"{esc(fmt_seconds(b.wall_s))} {'so far' if b.progress else 'total'}</span></div>"
-        f"{progress}{table_html(b)}{_styled_only(plots)}{_notes_html(b)}{_env_html(b)}</div>"
+        f"{progress}{table_html(b)}{_notes_html(b)}{_env_html(b)}</div>"
     )
-
-
-def _styled_only(plots: str) -> str:
-    """The plots, shown only with our stylesheet: a sanitizer (an untrusted notebook)
-    strips SVG into loose axis labels; the table above has the figures."""
-    return f"<div {STYLED_ONLY}>{plots}</div>" if plots else ""
 
 
 def bench_json(b: Benchmark) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from workbench.engine.common.gcpause import gc_paused
 from workbench.views._bounds import WHOLE_TEXT, bound_text
 from workbench.views._envelope import envelope, mime_type
 from workbench.views._html import PRE_STYLE, esc, inline_essentials, style_block
+from workbench.views._standalone import standalone_html
 
 R = TypeVar("R")
 TEXT = "text/plain"
@@ -91,12 +92,22 @@ class View(Generic[R]):
                 if not rich:
                     return out
                 extra = self.prepare(record, **options) if self.prepare is not None else {}
+                payload = envelope(self.kind, self.version, self.data(record, **options, **extra))
                 if HTML in rich:
-                    out[HTML] = inline_essentials(self.html(record, **options, **extra))
-                if self.mime in rich:
-                    out[self.mime] = envelope(
-                        self.kind, self.version, self.data(record, **options, **extra)
+                    # the static summary, and the same payload for the standalone runtime
+                    text = (
+                        out[TEXT]
+                        if TEXT in out
+                        else bound_text(self.text(record, **options), whole_text)
                     )
+                    out[HTML] = standalone_html(
+                        inline_essentials(self.html(record, **options, **extra)),
+                        self.mime,
+                        payload,
+                        text,
+                    )
+                if self.mime in rich:
+                    out[self.mime] = payload
         except Exception as exc:
             if not self.degrade:
                 raise

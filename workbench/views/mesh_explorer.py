@@ -18,7 +18,13 @@ from workbench.engine.sharding.mesh_explorer import ExplorerResult
 from workbench.views._format import fmt_bytes, fmt_seconds
 from workbench.views._html import esc, style_block
 from workbench.views.display import Display, View
-from workbench.views.sharding import CSS, SCROLL, layout_html_body, layout_text
+from workbench.views.sharding import (
+    CSS,
+    SCROLL,
+    layout_html_body,
+    layout_summary_html,
+    layout_text,
+)
 
 
 def collectives_html(res: ExplorerResult) -> str:
@@ -203,8 +209,28 @@ def _explorer_data(res: ExplorerResult) -> dict[str, Any]:
     return json.loads(json.dumps(res.to_dict()))
 
 
+def explorer_summary_html(res: ExplorerResult) -> str:
+    """The static picture a saved or exported notebook keeps of the explorer's state (the
+    Panel app needs its kernel): the mesh, each input's spec and device blocks as text, the
+    compiled operation's collectives, memory and diff; no script or stylesheet needed."""
+    parts = [
+        f"<p><b>mesh {esc(mesh_text(res.mesh))}</b> · {res.device_count} devices · "
+        f"{res.process_count} process(es)</p>",
+        *(layout_summary_html(x) for x in res.inputs),
+    ]
+    if res.operation != "layout":
+        parts.append(
+            f"<p><b>{esc(res.op_text)}</b> · trace {fmt_seconds(res.trace_s)} · lower "
+            f"{fmt_seconds(res.lower_s)} · compile {fmt_seconds(res.compile_s)}</p>"
+        )
+        parts += [diff_html(res), collectives_html(res), memory_html(res)]
+        parts.append("<p><b>output sharding XLA chose</b></p>")
+        parts += [layout_summary_html(x) for x in res.outputs]
+    return f'<div class="jwb jwb-sh">{"".join(parts)}</div>'
+
+
 def _explorer_html(res: ExplorerResult) -> str:
-    return explorer_html(res)
+    return explorer_summary_html(res)
 
 
 #: the mesh explorer's state: inputs, the compiled operation, collectives, memory, diff
@@ -236,6 +262,7 @@ __all__ = [
     "explorer_bundle",
     "explorer_display",
     "explorer_html",
+    "explorer_summary_html",
     "explorer_text",
     "memory_html",
     "memory_line",

@@ -22,7 +22,7 @@ from typing import Any
 from workbench.engine.sharding.layout import LAYOUT_VERSION, Layout, Shard, mesh_text
 from workbench.engine.sharding.mesh_explorer import per_device_bytes
 from workbench.views._format import fmt_bytes
-from workbench.views._html import PRE_STYLE, STYLED_ONLY, UNSTYLED_ONLY, esc, new_id, style_block
+from workbench.views._html import PRE_STYLE, STYLED_ONLY, UNSTYLED_ONLY, esc, new_id
 from workbench.views.display import Display, View
 
 MAX_FACETS = 32
@@ -329,6 +329,17 @@ def layout_html_body(lay: Layout, width: int = 360) -> str:
     )
 
 
+def layout_summary_html(lay: Layout) -> str:
+    """One layout in the static summary: what and how, and the device blocks as the text
+    grid (no SVG, no stylesheet needed; the views draw the picture from the payload)."""
+    notes = "".join(f"<p>{esc(n)}</p>" for n in lay.notes)
+    return (
+        f'<div data-jwb="layout"><p><b>{esc(layout_headline(lay))}</b><br>'
+        f"{esc(layout_summary(lay))}</p>"
+        f'<pre style="{PRE_STYLE}">{esc(layout_text(lay))}</pre>{notes}</div>'
+    )
+
+
 def _listed_html(layouts: list[Layout]) -> str:
     """The layouts past the drawn ones: a row each (what and how), no picture."""
     rows = "".join(
@@ -353,12 +364,12 @@ def layouts_html(layouts: list[Layout]) -> str:
     drawn = layouts[:MAX_DRAWN_LAYOUTS]
     listed = layouts[MAX_DRAWN_LAYOUTS : MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
     rest = len(layouts) - len(drawn) - len(listed)
-    body = "".join(layout_html_body(x) for x in drawn)
+    body = "".join(layout_summary_html(x) for x in drawn)
     if listed:
         body += _listed_html(listed)
     if rest > 0:
-        body += f'<div class="jwb-note">{_elided_note(rest, len(layouts))}</div>'
-    return f'{style_block()}<style>{CSS}</style><div class="jwb jwb-sh">{body}</div>'
+        body += f"<p>{_elided_note(rest, len(layouts))}</p>"
+    return f'<div class="jwb jwb-sh">{body}</div>'
 
 
 def _layouts_text(layouts: list[Layout]) -> str:
