@@ -210,3 +210,17 @@ def test_a_walk_cut_short_says_so_and_places_nothing_it_did_not_reach(run, shell
     assert unplaced is not None and unplaced.arrays
     assert "cut short" in out.bundle["text/plain"]
     run("del jm_many").ok()
+
+
+def test_a_numpy_array_in_the_output_history_is_no_trouble(run, shell):
+    """``_`` may be any object: a NumPy array compares elementwise, so the history's
+    ``_``/``__``/``___`` are told empty by identity, never with ``in``/``==``."""
+    run("import numpy as np\nnp.arange(6.0)").ok()
+    run("np.ones((2, 3))").ok()
+    run("jnp.arange(500.0)").ok()
+    n = shell.execution_count - 1
+    rep, _ = _report(run)
+    g, a = _entry(rep, f"Out[{n}]")
+    assert (g.kind, a.nbytes) == ("history", shell.user_ns["Out"][n].nbytes)
+    out = run("%jaxmem --free-history").ok()
+    assert out.result.result.report.freed[0].nbytes >= 500 * 4
