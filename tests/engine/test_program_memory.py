@@ -112,10 +112,13 @@ def test_a_persistent_cache_does_not_hide_the_dump(tmp_path):
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
         persistent._reset_jax_cache_state()
         f.lower(x).compile()  # now in the persistent cache
-        assert os.listdir(tmp_path)
+        cached = sorted(os.listdir(tmp_path))
+        assert cached
         rep = _program(f, x)
         assert rep.peak_bytes == rep.xla_reported_peak_bytes
         assert jax.config.jax_enable_compilation_cache
+        # the user's cache is neither written nor emptied by the dumping compile
+        assert sorted(os.listdir(tmp_path)) == cached
     finally:
         for k, v in saved.items():
             jax.config.update(k, v)

@@ -80,6 +80,7 @@ def test_each_kind_of_owner_names_its_arrays_with_their_bytes(run, shell):
 
 
 def test_the_output_history_holds_arrays_and_free_history_frees_exactly_them(run, shell):
+    run("jm_held_name = jnp.ones((5,))").ok()
     run("jnp.arange(1000.0)").ok()
     n = shell.execution_count - 1
     held = shell.user_ns["Out"][n]
@@ -93,7 +94,7 @@ def test_the_output_history_holds_arrays_and_free_history_frees_exactly_them(run
     out = run("%jaxmem --free-history").ok()
     freed = out.result.result.report.freed[0]
     assert freed.nbytes == before - _live_bytes() == predicted
-    assert "jm_big" in shell.user_ns  # the namespace stays
+    assert "jm_held_name" in shell.user_ns  # the namespace stays
     again = run("%jaxmem --free-history")
     assert again.error is None
     assert "nothing freed" in again.result.result.report.freed[0].note
@@ -119,7 +120,7 @@ def test_the_last_exceptions_frames_hold_arrays_and_free_traceback_frees_exactly
 
 def test_an_array_held_by_nothing_visible_is_counted_as_such(run, shell):
     run(
-        "gc.disable()\n"
+        "import gc, weakref\ngc.disable()\n"
         "jm_cycle = [jnp.ones((77,))]\njm_cycle.append(jm_cycle)\n"
         "jm_orphan_ref = weakref.ref(jm_cycle[0])\ndel jm_cycle"
     ).ok()
@@ -134,6 +135,7 @@ def test_an_array_held_by_nothing_visible_is_counted_as_such(run, shell):
 
 def test_nothing_the_magics_did_keeps_an_array_alive(run, shell):
     run(
+        "import gc, weakref\n"
         "jm_w = jnp.ones((64, 64)); jm_w_ref = weakref.ref(jm_w)\n"
         "def jm_loss(w, x):\n    return jnp.tanh(x @ w).sum()\n"
         "jm_x = jnp.ones((4, 64)); jm_x_ref = weakref.ref(jm_x)"
@@ -167,6 +169,7 @@ def test_an_nnx_train_steps_peak_is_xlas_own(run, shell):
     """At a train step's peak the new parameters are not all written yet, so XLA's
     live-range peak is below ``memory_analysis()``'s argument + output + temp (which
     counts every output as its own allocation)."""
+    run("from tests import real_models\njm_nnx = real_models.nnx_mlp_setup()").ok()
     out = run(
         "%%jaxmem\njm_nnx.train_step(jm_nnx.model, jm_nnx.optimizer, jm_nnx.x, jm_nnx.y)"
     ).ok()
@@ -207,3 +210,17 @@ def test_a_walk_cut_short_says_so_and_places_nothing_it_did_not_reach(run, shell
     assert unplaced is not None and unplaced.arrays
     assert "cut short" in out.bundle["text/plain"]
     run("del jm_many").ok()
+
+
+def test_a_numpy_array_in_the_output_history_is_no_trouble(run, shell):
+    """``_`` may be any object: a NumPy array compares elementwise, so the history's
+    ``_``/``__``/``___`` are told empty by identity, never with ``in``/``==``."""
+    run("import numpy as np\nnp.arange(6.0)").ok()
+    run("np.ones((2, 3))").ok()
+    run("jnp.arange(500.0)").ok()
+    n = shell.execution_count - 1
+    rep, _ = _report(run)
+    g, a = _entry(rep, f"Out[{n}]")
+    assert (g.kind, a.nbytes) == ("history", shell.user_ns["Out"][n].nbytes)
+    out = run("%jaxmem --free-history").ok()
+    assert out.result.result.report.freed[0].nbytes >= 500 * 4

@@ -51,6 +51,13 @@ def user_names(shell: Any) -> dict[str, Any]:
     }
 
 
+def _blank(value: Any) -> bool:
+    """Whether a history slot (``_``, ``__``, ``___``) holds nothing: ``None`` or the
+    empty string IPython resets it to.  By type, never ``in``/``==``: a NumPy array there
+    compares elementwise and has no truth value."""
+    return value is None or (isinstance(value, str) and not value)
+
+
 def _outputs(shell: Any) -> dict[int, Any]:
     out = getattr(getattr(shell, "history_manager", None), "output_hist", None)
     return dict(out) if isinstance(out, dict) else {}
@@ -65,7 +72,7 @@ def shell_roots(shell: Any) -> list[Root]:
     hidden = getattr(shell, "user_ns_hidden", {})
     for k in ("_", "__", "___"):
         kept = hidden.get(k)
-        if kept not in (None, "") and all(kept is not v for v in underscores.values()):
+        if not _blank(kept) and all(kept is not v for v in underscores.values()):
             underscores[f"{k} (IPython's copy)"] = kept
     # the previous cell's result, which IPython keeps until this cell ends
     last = getattr(getattr(shell, "last_execution_result", None), "result", None)
@@ -81,7 +88,7 @@ def shell_roots(shell: Any) -> list[Root]:
 
 def history_holds_anything(shell: Any) -> bool:
     ns = shell.user_ns
-    return bool(_outputs(shell)) or any(ns.get(k) not in (None, "") for k in ("_", "__", "___"))
+    return bool(_outputs(shell)) or any(not _blank(ns.get(k)) for k in ("_", "__", "___"))
 
 
 def _clear_history(shell: Any) -> None:

@@ -754,21 +754,26 @@ def _live_memory(arrays: list[Any], roots: list[Root], budget: _Budget, t0: floa
 # -- free actions -------------------------------------------------------------------------
 
 
+def _weak_live_arrays() -> list[tuple[weakref.ref[Any], int]]:
+    """A weak reference and the bytes of every live array.  Its own frame: a loop
+    variable left bound to the last array would keep that array alive through the caller's
+    action (and the action's bytes would be counted short)."""
+    out: list[tuple[weakref.ref[Any], int]] = []
+    for a in jax.live_arrays():
+        if a.is_deleted():
+            continue
+        try:
+            out.append((weakref.ref(a), int(a.nbytes)))
+        except TypeError:
+            continue
+    return out
+
+
 def freed_by(action: Callable[[], None], name: str) -> Freed:
     """Run ``action`` (which drops references) and measure, with weak references to every
     live array taken before, how many arrays and bytes it freed."""
     gc.collect()  # garbage already unreachable is not the action's to claim
-    before: list[tuple[weakref.ref[Any], int]] = []
-    arrays = [a for a in jax.live_arrays() if not a.is_deleted()]
-    try:
-        for a in arrays:
-            try:
-                before.append((weakref.ref(a), int(a.nbytes)))
-            except TypeError:
-                continue
-    finally:
-        arrays.clear()
-        del arrays
+    before = _weak_live_arrays()
     action()
     gc.collect()
     gone = [(r, n) for r, n in before if r() is None]

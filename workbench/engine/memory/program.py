@@ -174,17 +174,19 @@ def _read_dump(lowered: Any) -> tuple[Any, float, str, str, int]:
     of files written).  The directory is removed before returning."""
     with tempfile.TemporaryDirectory(prefix="jwb-jaxmem-") as d:
         t0 = time.perf_counter()
-        compiled = compat.compile_with_dump(lowered, d)
+        compiled, bypassed = compat.compile_with_dump(lowered, d)
         seconds = time.perf_counter() - t0
         files = [os.path.join(d, f) for f in os.listdir(d)]
         written = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
         ba = _pick(files, "buffer-assignment.txt")
         lr = _pick(files, "live-range.txt")
         if ba is None or lr is None:
-            raise MemoryDumpError(
-                "XLA wrote no buffer assignment for this compile (a persistent compilation "
-                "cache hit, or a backend that does not dump it)"
+            why = (
+                "a backend that does not dump it"
+                if bypassed
+                else "a persistent compilation cache hit this JAX could not bypass"
             )
+            raise MemoryDumpError(f"XLA wrote no buffer assignment for this compile ({why})")
         with open(ba, encoding="utf-8", errors="replace") as fh:
             ba_text = fh.read()
         with open(lr, encoding="utf-8", errors="replace") as fh:
