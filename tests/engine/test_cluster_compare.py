@@ -208,3 +208,14 @@ def test_two_lambdas_are_two_rows_named_by_their_line():
     assert names == sorted(f"jit(<lambda>) at line {n}" for n in lines)
     snap = agent.snapshot(agent=ag)
     assert compare([snap, dict(snap, process_index=1)]).divergences == []
+
+
+def test_engines_that_all_say_process_zero_get_a_column_each():
+    # engines attached before jax.distributed.initialize: each is "process 0 of 1"
+    alone = [dict(_snap(0, [_c("jit(f)", sig)]), process_count=1) for sig in ("f32[8]", "f32[16]")]
+    rep = compare(alone, [3, 4])
+    assert [(p.index, p.engine, p.pid) for p in rep.processes] == [(0, 3, 100), (1, 4, 100)]
+    (row,) = rep.rows
+    assert sorted(row.cells) == [0, 1]
+    (d,) = rep.divergences
+    assert d.kind == "shape" and d.processes == [1] and "f32[16]" in d.text

@@ -34,15 +34,18 @@ def _short(shape: tuple[int, ...]) -> str:
 
 
 def _cluster_procs(cluster_id: str) -> list[int]:
-    """Processes whose command line names this cluster (engines, controller)."""
+    """Processes of this cluster (controller and its schedulers, engines, nannies): the
+    launchers put ``IPP_CLUSTER_ID`` in their environment, which their children inherit
+    (the command lines do not name the cluster)."""
+    mark = f"IPP_CLUSTER_ID={cluster_id}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if cluster_id.encode() in cmd and pid_running(int(entry)):
+            if mark in env and pid_running(int(entry)):
                 found.append(int(entry))
     return found
 
@@ -256,6 +259,10 @@ def test_connect_attaches_to_running_engines_and_stop_leaves_them(rc, run, shell
     finally:
         attached.stop()
     assert sorted(rc[:].apply_sync(lambda: jax.process_index())) == [0, 1]  # still running
+    shell.user_ns["user_client"] = rc.client
+    run("workbench.cluster(connect=user_client).stop()").ok()  # the user's own client ...
+    shell.user_ns.pop("user_client")
+    assert rc.client.ids and not rc.client._closed  # ... is left open
     out = run("%jaxcluster").ok()  # back to the started cluster
     assert "cluster: 2 processes" in out.bundle["text/plain"]
     again = px(run, "pid_now = os.getpid()")  # %%px too
@@ -295,6 +302,8 @@ def test_stop_leaves_nothing_running_within_ten_seconds(rc):
     pids = list(rc.handle.pids)
     cluster_id = rc.handle.cluster.cluster_id
     assert pids
+    running = {p for p in pids if pid_running(p)}  # not process 1's: it died above
+    assert running and running <= set(_cluster_procs(cluster_id))  # the table check sees them
     t0 = time.monotonic()
     rc.stop(timeout=10)
     assert time.monotonic() - t0 <= 10.5

@@ -285,15 +285,25 @@ def compare(
     errors = list(errors) if errors is not None else [None] * len(snapshots)
     processes: list[ProcessInfo] = []
     by_process: dict[int, dict[str, Any]] = {}
+    # each process's column: its jax.process_index(), else (engines that are not one
+    # program's processes, e.g. attached before jax.distributed: all say 0) its position
+    indices = [
+        i if snap is None else int(snap.get("process_index", i)) for i, snap in enumerate(snapshots)
+    ]
+    answered = [indices[i] for i, snap in enumerate(snapshots) if snap is not None]
+    by_position = min(answered, default=0) < 0 or len(set(answered)) != len(answered)
+    if by_position:
+        indices = list(range(len(snapshots)))
+    used = {indices[i] for i, snap in enumerate(snapshots) if snap is not None}
     for i, (snap, eng, err) in enumerate(zip(snapshots, engines, errors, strict=True)):
-        if snap is None:
-            processes.append(
-                ProcessInfo(index=eng if eng is not None else i, engine=eng, error=err)
-            )
+        if snap is None:  # a process that did not answer: its engine id names it
+            gone = i if by_position or eng is None else eng
+            while gone in used:
+                gone += 1
+            used.add(gone)
+            processes.append(ProcessInfo(index=gone, engine=eng, error=err))
             continue
-        idx = int(snap.get("process_index", i))
-        if idx < 0:
-            idx = i
+        idx = indices[i]
         processes.append(
             ProcessInfo(
                 index=idx,

@@ -166,6 +166,8 @@ class ClusterHandle:
     pids: list[int] = field(default_factory=list)
     startup_s: float = 0.0
     stopped: bool = False
+    #: False when the user handed in the client (``connect=rc``): stop leaves it open
+    owns_client: bool = True
     _controller_pid: int | None = None
 
     # -- gathering --------------------------------------------------------------------
@@ -256,10 +258,11 @@ class ClusterHandle:
             self._signal(engines, signal.SIGKILL)
             workers = [p for p in self.pids if p != self._controller_pid]
             self._wait(workers, deadline - 3.0)
-        try:
-            self.client.close()
-        except Exception:
-            pass
+        if self.owns_client:
+            try:
+                self.client.close()
+            except Exception:
+                pass
         if not self.started or self.cluster is None:
             return []
         try:
@@ -349,6 +352,7 @@ def attach(connect: Any, timeout: float = 60.0) -> ClusterHandle:
     a connection file (``ipcontroller-client.json``) or an ``ipcluster`` profile name."""
     ipp = _ipyparallel()
 
+    owns_client = not isinstance(connect, ipp.Client)
     if isinstance(connect, ipp.Client):
         client = connect
     elif isinstance(connect, ipp.Cluster):
@@ -366,7 +370,7 @@ def attach(connect: Any, timeout: float = 60.0) -> ClusterHandle:
     if not engines:
         raise RuntimeError("connect=: the controller has no engines registered")
     client[engines].apply_sync(attach_process)
-    return ClusterHandle(client, False, None, engines)
+    return ClusterHandle(client, False, None, engines, owns_client=owns_client)
 
 
 __all__ = [
