@@ -158,16 +158,17 @@ def _newest_mtime(*paths: Path) -> float:
 
 
 def _build_extension(session: nox.Session) -> None:
-    """``npm run build`` into workbench/labextension, when missing or older than its sources."""
+    """``npm run build`` (workbench/labextension and the standalone runtime in
+    workbench/views/static/) when either is missing or older than its sources."""
     sources = [
         EXT / name
         for name in ("src", "style", "schema", "package.json", "tsconfig.json", "scripts")
         if (EXT / name).exists()
     ] + [ROOT / "workbench" / "schemas"]
-    if (BUILT / "static" / "style.js").is_file() and _newest_mtime(BUILT) >= _newest_mtime(
-        *sources
-    ):
-        session.log("workbench/labextension is newer than its sources: no build")
+    standalone = ROOT / "workbench" / "views" / "static" / "standalone.js"
+    built = (BUILT / "static" / "style.js").is_file() and standalone.is_file()
+    if built and min(_newest_mtime(BUILT), standalone.stat().st_mtime) >= _newest_mtime(*sources):
+        session.log("the extension's builds are newer than their sources: no build")
         return
     t0 = time.monotonic()
     with session.chdir(EXT):
@@ -202,6 +203,7 @@ def oldest(session: nox.Session) -> None:
     """The quick loop on Python 3.11 and the oldest JAX the package allows."""
     _node_modules(session)
     _install(session, f"jax=={_lower_bound('jax')}", f"jaxlib=={_lower_bound('jaxlib')}")
+    _build_extension(session)  # the standalone runtime every output's text/html carries
     _pytest(session, *XDIST, "-m", "not slow")
 
 
@@ -228,4 +230,5 @@ def quick(session: nox.Session) -> None:
     """The quick loop on Python 3.12 and the newest JAX: the developer's loop."""
     _node_modules(session)
     _install(session, "--upgrade", "jax", "jaxlib")
+    _build_extension(session)
     _pytest(session, *XDIST, "-m", "not slow")
