@@ -18,9 +18,11 @@ def fresh_mode():
     """Each test starts from the default mode with no extension listening, and leaves it so."""
     sa.set_html_mode("auto")
     sa.note_extension_listening(False)
+    sa.note_cell_started(None)
     yield
     sa.set_html_mode("auto")
     sa.note_extension_listening(False)
+    sa.note_cell_started(None)
 
 
 def _html() -> str:
@@ -51,6 +53,22 @@ def test_auto_embeds_everywhere_until_the_extension_listens_then_once(fresh_mode
     assert _carries_runtime(_html())
     sa.note_extension_listening(True)  # ... and came back: one more copy, then none
     assert _carries_runtime(_html()) and not _carries_runtime(_html())
+
+
+def test_auto_embeds_it_again_when_the_cell_that_carried_it_runs_again(fresh_mode):
+    """Re-running a cell clears its outputs: the one that carried the runtime is gone, so the
+    re-run's output carries it again; other cells' re-runs do not."""
+    sa.note_extension_listening(True)
+    sa.note_cell_started("cell-a")
+    assert _carries_runtime(_html()) and not _carries_runtime(_html())
+    sa.note_cell_started("cell-b")
+    assert not _carries_runtime(_html())
+    sa.note_cell_started("cell-b")  # not the carrier
+    assert not _carries_runtime(_html())
+    sa.note_cell_started("cell-a")  # the carrier, run again
+    assert _carries_runtime(_html()) and not _carries_runtime(_html())
+    sa.note_cell_started("cell-c")
+    assert not _carries_runtime(_html())
 
 
 def test_embed_puts_it_in_every_output_and_static_in_none(fresh_mode):

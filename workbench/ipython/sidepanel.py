@@ -59,7 +59,7 @@ from workbench.engine.cache.records import CompileRecord
 from workbench.engine.monitor import KernelInfo, jax_started, kernel_info, sample_memory
 from workbench.ipython.session import Result, Session
 from workbench.views import sidepanel_messages as pm
-from workbench.views._standalone import note_extension_listening
+from workbench.views._standalone import note_cell_started, note_extension_listening
 
 _log = logging.getLogger(__name__)
 
@@ -310,6 +310,8 @@ class SidePanelHub:
     # -- cell listeners (called from the session's pre/post_run_cell) ------------------
     def cell_started(self, label: str, cell_id: str | None) -> None:
         self._cell = _Cell(label, cell_id)
+        # "auto" html: a re-run of the cell whose output carried the runtime embeds it again
+        note_cell_started(cell_id)
         # for a panel watching now, or as the first sample since JAX started (the cell
         # that started it had none at its start): otherwise the previous cell's end
         # sample stands for this one's start in the kept history (see the module's note)

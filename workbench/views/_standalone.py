@@ -24,7 +24,11 @@ Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`):
   Colab: each output may be drawn in an iframe of its own and needs its own copy); while the
   side panel's comm says the extension listens (it draws the outputs itself), only in the
   first output since it started listening: the saved notebook carries the runtime once,
-  and an exported page mounts every output with it (the others keep their data and loader);
+  and an exported page mounts every output with it (the others keep their data and loader;
+  an output above the one carrying it waits for it, :data:`LOADER`).  When the cell whose
+  output carried it runs again (its old outputs are cleared), its next output carries it
+  again (:func:`note_cell_started`).  Outputs cleared any other way (Clear Outputs, a
+  deleted cell) can leave the notebook without it: ``"embed"`` then, or re-run that cell;
 - ``"embed"``: in every output (each works alone anywhere, ~85 KB each);
 - ``"static"``: the summary only.
 
@@ -51,23 +55,32 @@ _settings: dict[str, Any] = {"html": "auto"}
 _extension_listening = False
 #: "auto": whether an output has carried the runtime since the extension started listening
 _runtime_sent = False
+#: the front end's id of the running cell (None outside JupyterLab), and of the cell whose
+#: output carried the runtime in "auto" mode
+_current_cell: str | None = None
+_carrier_cell: str | None = None
 #: kinds whose static summary is the whole output (the compile line under a cell): no data,
 #: no runtime, no script (30 cells would otherwise carry the runtime 30 times)
 STATIC_KINDS = frozenset({"cache-cell"})
 
-#: decompress the runtime once per page, import it from a Blob URL, mount this output
+#: decompress the runtime once per page, import it from a Blob URL (revoked once imported),
+#: mount this output; an output above the one that carries the runtime (``"auto"`` mode: the
+#: carrier may be any output of the page) waits in a list the runtime mounts once it loads
 LOADER = (
     "(()=>{const s=document.currentScript,b=s&&s.parentElement,w=window,"
-    "k='__jaxWorkbenchRuntime';if(!b||!w.DecompressionStream)return;"
+    "k='__jaxWorkbenchRuntime',q='__jaxWorkbenchWaiting';"
+    "if(!b||!w.DecompressionStream)return;"
+    "const f=(o,e)=>{o.setAttribute('data-jwb-ready','error');o.title=String(e);},"
+    "g=(m,o)=>m.mount(o).catch(e=>f(o,e));"
     "if(!w[k]){const r=b.querySelector('script.jwb-runtime')||"
-    "document.querySelector('script.jwb-runtime');if(!r)return;"
+    "document.querySelector('script.jwb-runtime');if(!r){(w[q]=w[q]||[]).push(b);return;}"
     "const a=atob(r.textContent.trim()),u=new Uint8Array(a.length);"
     "for(let i=0;i<a.length;i++)u[i]=a.charCodeAt(i);"
     "w[k]=new Response(new Blob([u]).stream().pipeThrough("
-    "new DecompressionStream('gzip'))).blob().then(t=>import("
-    "URL.createObjectURL(new Blob([t],{type:'text/javascript'}))));}"
-    "w[k].then(m=>m.mount(b)).catch(e=>{b.setAttribute('data-jwb-ready','error');"
-    "b.title=String(e);});})();"
+    "new DecompressionStream('gzip'))).blob().then(t=>{const l=URL.createObjectURL("
+    "new Blob([t],{type:'text/javascript'}));return import(l).finally(()=>"
+    "URL.revokeObjectURL(l));});}"
+    "w[k].then(m=>{g(m,b);(w[q]||[]).splice(0).forEach(o=>g(m,o));},e=>f(b,e));})();"
 )
 
 #: the line every static summary ends with
@@ -95,14 +108,27 @@ def note_extension_listening(listening: bool) -> None:
     _extension_listening = listening
 
 
+def note_cell_started(cell_id: str | None) -> None:
+    """A cell starts (the shell session's hook, through the side panel).  When it is the cell
+    whose output carried the runtime, the front end has just cleared that output: without
+    this the notebook would be left with no output carrying the runtime."""
+    global _current_cell, _runtime_sent
+    _current_cell = cell_id
+    if cell_id is not None and cell_id == _carrier_cell:
+        _runtime_sent = False
+
+
 def _wants_runtime() -> bool:
     """Whether the next output carries the runtime (see the module's note on the modes)."""
-    global _runtime_sent
+    global _runtime_sent, _carrier_cell
     mode = html_mode()
     if mode == "static":
         return False
-    if mode == "embed" or not _extension_listening or not _runtime_sent:
-        _runtime_sent = _runtime_sent or _extension_listening
+    if mode == "embed" or not _extension_listening:
+        return True
+    if not _runtime_sent:
+        _runtime_sent = True
+        _carrier_cell = _current_cell
         return True
     return False
 
@@ -186,6 +212,7 @@ __all__ = [
     "embedded_data",
     "static_part",
     "html_mode",
+    "note_cell_started",
     "note_extension_listening",
     "runtime_base64",
     "set_html_mode",
