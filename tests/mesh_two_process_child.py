@@ -58,7 +58,8 @@ def main() -> None:
                 "process_count": jax.process_count(),
                 "layout": bundle[MIME]["layouts"][0],
                 "text": bundle["text/plain"],
-                "html_has_remote": "jwb-sh-remote" in bundle["text/html"],
+                # the static summary (the text/html without scripts) says so too
+                "html_has_remote": "not addressable from process" in bundle["text/html"],
                 "explorer": res.to_dict(),
             },
             f,
