@@ -39,6 +39,7 @@ import nbformat
 import pytest
 
 from tests import tutorials
+from workbench.views._standalone import STATIC_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -532,6 +533,19 @@ def _run_in_binder(binder_env, name: str):
                 problems.append((c.source[:80], "stderr", o.text[:500]))
         if "raises-exception" in tags and not [o for o in c.outputs if o.output_type == "error"]:
             problems.append((c.source[:80], "expected an error", ""))
+        # the package as Binder installs it ships the standalone runtime: with no extension
+        # listening, every workbench output's text/html carries its data and the runtime
+        for o in c.outputs:
+            html = o.get("data", {}).get("text/html", "")
+            kind = re.search(r'<div class="jwb-out" data-jwb-kind="([\w-]+)"', html)
+            if (
+                kind
+                and kind.group(1) not in STATIC_KINDS
+                and not ('class="jwb-data"' in html and 'class="jwb-runtime"' in html)
+            ):
+                problems.append(
+                    (c.source[:80], f"{kind.group(1)}: no runtime in its text/html", "")
+                )
     probe_text = tutorials.printed(code[-1])
     assert "binder-probe" in probe_text, code[-1].outputs
     probe = json.loads(probe_text.split("binder-probe", 1)[1])
