@@ -16,6 +16,7 @@ import {
   lineCells,
   phaseCells,
   restLine,
+  type CompilePhase,
   type CompileTimePayload
 } from './model';
 
@@ -49,6 +50,30 @@ function section(root: HTMLElement, title: string): void {
   add(root, el('div', 'jwb-prof-title', title));
 }
 
+/** A table of passes and phases (or workers), `top` rows, then how many more there are. */
+function phaseTable(
+  root: HTMLElement,
+  rows: CompilePhase[],
+  total: number,
+  top: number,
+  noun: string
+): void {
+  const shown = rows.slice(0, top);
+  add(
+    root,
+    table(
+      PHASE_HEAD,
+      shown.map(phaseCells),
+      shown.map(r => r.share),
+      i => i >= 2
+    )
+  );
+  const rest = restLine(total, shown.length, noun);
+  if (rest) {
+    add(root, el('div', 'jwb-prof-meta', rest));
+  }
+}
+
 export const compileTimeView: FeatureViewFactory = () => ({
   render(host: HTMLElement, payload, ctx) {
     const p = payload as unknown as CompileTimePayload;
@@ -61,20 +86,7 @@ export const compileTimeView: FeatureViewFactory = () => ({
         root,
         `XLA's compile, top first (self time on its thread, '${x.line}')`
       );
-      const shown = x.phases.slice(0, p.top);
-      add(
-        root,
-        table(
-          PHASE_HEAD,
-          shown.map(phaseCells),
-          shown.map(r => r.share),
-          i => i >= 2
-        )
-      );
-      const rest = restLine(x.phases_total, shown.length, 'passes and phases');
-      if (rest) {
-        add(root, el('div', 'jwb-prof-meta', rest));
-      }
+      phaseTable(root, x.phases, x.phases_total, p.top, 'passes and phases');
     }
     if (x.workers.length) {
       section(
@@ -82,20 +94,7 @@ export const compileTimeView: FeatureViewFactory = () => ({
         `inside it, the code generation workers: ${x.worker_threads} threads, ` +
           `${fmtSeconds(x.worker_cpu_s)} of CPU time (shares of that)`
       );
-      const shown = x.workers.slice(0, p.top);
-      add(
-        root,
-        table(
-          PHASE_HEAD,
-          shown.map(phaseCells),
-          shown.map(r => r.share),
-          i => i >= 2
-        )
-      );
-      const more = restLine(x.workers_total, shown.length, 'events');
-      if (more) {
-        add(root, el('div', 'jwb-prof-meta', more));
-      }
+      phaseTable(root, x.workers, x.workers_total, p.top, 'events');
     }
     const s = p.size;
     section(
