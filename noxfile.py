@@ -11,7 +11,8 @@ Default sessions, in this order:
     through ``--dist loadfile``);
 ``binder``
     the Binder simulation (``-m binder``: a fresh virtualenv from ``binder/``, every tutorial),
-    which installs the package the way repo2docker does and so takes its own time.
+    which installs the package the way repo2docker does and so takes its own time, and the
+    tutorials' own checks, which read the notebooks it executed (each tutorial runs once).
 
 Not run by default: ``quick``, the quick loop on Python 3.12 with the newest JAX (the
 developer's loop: ``nox -s quick``, then ``nox -R -s quick`` to reuse its virtualenv without
@@ -218,11 +219,14 @@ def full(session: nox.Session) -> None:
 
 @nox.session(python=PY_NEWEST)
 def binder(session: nox.Session) -> None:
-    """The Binder simulation, repo2docker's install from binder/ and every tutorial.
+    """The Binder simulation, repo2docker's install from binder/ and every tutorial, then the
+    tutorials' checks on those runs.
 
-    It makes its own fresh virtualenv; this session's virtualenv only runs pytest."""
+    It makes its own fresh virtualenv; this session's virtualenv runs pytest and the checks'
+    own JAX computations.  test_binder.py is collected first (pytest takes a folder's files in
+    name order), so every tutorial has run in Binder's environment before a check reads it."""
     _install(session)
-    _pytest(session, "-m", "binder", "--durations=15", "tests/notebooks/test_binder.py")
+    _pytest(session, "-m", "binder", "--durations=15", "tests/notebooks/")
 
 
 @nox.session(python=PY_NEWEST, default=False)

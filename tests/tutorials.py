@@ -214,10 +214,14 @@ def xdist_group(name: str) -> str:
 
 
 def run(name: str) -> Run:
-    """Execute ``notebooks/<name>.ipynb`` once per test session: memoised in this process,
-    and shared with the session's other workers (``tests/run_once.py``), as the tour's and
-    each topic's own checks, the checks all tutorials share and the browser tests all read
-    the same run."""
+    """``name`` executed once per test session, as the tour's and each topic's own checks,
+    the checks all tutorials share and the browser tests all read the same run.
+
+    The Binder session's runs come first: ``tests/notebooks/test_binder.py`` executes the
+    learner's notebook (:func:`learner_notebook`) in the virtualenv Binder's files install
+    and :func:`remember` s it, so the tutorials' checks read what a Binder user gets.
+    Otherwise the notebook is executed here with this environment's kernel, memoised in this
+    process and shared with the session's other workers (``tests/run_once.py``)."""
     if name not in _cache:
         raw = path(name).read_text(encoding="utf-8")
         _cache[name] = run_once.once(
@@ -226,20 +230,56 @@ def run(name: str) -> Run:
     return _cache[name]
 
 
+def remember(done: Run) -> None:
+    """Let :func:`run` answer with ``done`` (a run made elsewhere: the Binder simulation)."""
+    _cache[done.name] = done
+
+
+def learner_notebook(committed: Any) -> tuple[Any, int]:
+    """What :func:`run` executes for the ``committed`` notebook, and how many of its cells
+    are the learner's finished notebook (:func:`solved`).  After those: each exercise's stub
+    and its check (tagged ``raises-exception``: the check must fail), then the cell printing
+    the kernel's peak resident memory."""
+    nb = solved(committed)
+    main_count = len(nb.cells)
+    for e in find_exercises(committed):
+        for src in (committed.cells[e.exercise].source, committed.cells[e.check].source):
+            nb.cells.append(nbformat.v4.new_code_cell(src, metadata={"tags": ["raises-exception"]}))
+    nb.cells.append(nbformat.v4.new_code_cell(_PEAK_RSS_CODE))
+    return nb, main_count
+
+
+def collect(name: str, committed: Any, executed: Any, main_count: int, seconds: float) -> Run:
+    """The :class:`Run` of ``executed`` (:func:`learner_notebook` run top to bottom, any
+    cells after its own left out): the learner's cells, each stub check's error and the
+    peak memory."""
+    exercises = find_exercises(committed)
+    cells = list(executed.cells)
+    extra = cells[main_count : main_count + 2 * len(exercises) + 1]
+    stub_errors: list[str | None] = []
+    for k in range(len(exercises)):
+        errs = [o for o in extra[2 * k + 1].outputs if o.output_type == "error"]
+        stub_errors.append(errs[0]["ename"] if errs else None)
+    rss_text = printed(extra[-1])
+    peak = int(rss_text.split()[-1]) * 1024 if "peak-rss-kib" in rss_text else 0
+    nb = copy.deepcopy(executed)
+    nb.cells = cells[:main_count]
+    return Run(
+        name=name,
+        committed=committed,
+        nb=nb,
+        seconds=seconds,
+        exercises=exercises,
+        stub_errors=stub_errors,
+        peak_rss_bytes=peak,
+    )
+
+
 def _execute(name: str) -> Run:
     from nbclient import NotebookClient
 
     committed = nbformat.read(path(name), as_version=4)
-    exercises = find_exercises(committed)
-    nb = solved(committed)
-    cells = list(nb.cells)
-    main_count = len(cells)
-    extra = []
-    for e in exercises:  # the stub, then its check: the check must fail
-        for src in (committed.cells[e.exercise].source, committed.cells[e.check].source):
-            extra.append(nbformat.v4.new_code_cell(src, metadata={"tags": ["raises-exception"]}))
-    extra.append(nbformat.v4.new_code_cell(_PEAK_RSS_CODE))
-    nb.cells = cells + extra
+    nb, main_count = learner_notebook(committed)
     with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
         env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
         client = NotebookClient(
@@ -254,23 +294,8 @@ def _execute(name: str) -> Run:
             finished.append(time.monotonic()) if kw["cell_index"] == main_count - 1 else None
         )
         client.execute(env=env)
-    stub_errors: list[str | None] = []
-    for k in range(len(exercises)):
-        check = extra[2 * k + 1]
-        errs = [o for o in check.outputs if o.output_type == "error"]
-        stub_errors.append(errs[0]["ename"] if errs else None)
-    rss_text = printed(extra[-1])
-    peak = int(rss_text.split()[-1]) * 1024 if "peak-rss-kib" in rss_text else 0
-    nb.cells = cells
-    return Run(
-        name=name,
-        committed=committed,
-        nb=nb,
-        seconds=(finished[0] if finished else time.monotonic()) - start,
-        exercises=exercises,
-        stub_errors=stub_errors,
-        peak_rss_bytes=peak,
-    )
+    seconds = (finished[0] if finished else time.monotonic()) - start
+    return collect(name, committed, nb, main_count, seconds)
 
 
 def sections(nb: Any) -> list[tuple[str, list[Any]]]:

@@ -279,16 +279,22 @@ def _runtime_python() -> tuple[str, str]:
     return sys.executable, f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
+# binder_seconds: kernel start to the reply of the learner's last cell (argv[5]: its index)
 _RUNNER = r"""
 import json, sys, time
 import nbformat
 from nbclient import NotebookClient
 src, out, cwd = sys.argv[1:4]
+last = int(sys.argv[5])
 nb = nbformat.read(src, as_version=4)
+client = NotebookClient(nb, timeout=int(sys.argv[4]), kernel_name="python3",
+                        resources={"metadata": {"path": cwd}}, allow_errors=True)
 start = time.monotonic()
-NotebookClient(nb, timeout=int(sys.argv[4]), kernel_name="python3",
-               resources={"metadata": {"path": cwd}}, allow_errors=True).execute()
-nb.metadata["binder_seconds"] = time.monotonic() - start
+done = []
+client.on_cell_executed = lambda **kw: (
+    done.append(time.monotonic()) if kw["cell_index"] == last else None)
+client.execute()
+nb.metadata["binder_seconds"] = (done[0] if done else time.monotonic()) - start
 nbformat.write(nb, out)
 """
 
@@ -476,15 +482,14 @@ def test_binder_installs_the_extension_enabled_and_ok(binder_env):
     assert Path(proc.stdout.strip()).is_relative_to(binder_env["venv"]), proc
 
 
-def _solved(committed):
-    """What tutorials.run executes: each exercise cell holding its solution, solutions out."""
-    return tutorials.solved(committed)
-
-
 def _run_in_binder(binder_env, name: str):
+    """Run ``name`` as :func:`tests.tutorials.run` would (the learner's notebook, then each
+    stub's check and the peak memory), in the Binder virtualenv, plus a probe of where it
+    ran; :func:`tests.tutorials.remember` keeps the run for the tutorials' own checks."""
     repo = binder_env["repo"]
     src = repo / "notebooks" / f"{name}.ipynb"
-    nb = _solved(nbformat.read(src, as_version=4))
+    committed = nbformat.read(src, as_version=4)
+    nb, main_count = tutorials.learner_notebook(committed)
     nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
     todo = binder_env["base"] / f"{name}.in.ipynb"
     done = binder_env["base"] / f"{name}.out.ipynb"
@@ -501,6 +506,7 @@ def _run_in_binder(binder_env, name: str):
             str(done),
             str(repo / "notebooks"),
             str(NOTEBOOK_TIMEOUT_S),
+            str(main_count - 1),
         ],
         cwd=repo / "notebooks",
         env=binder_env["env"],
@@ -522,9 +528,13 @@ def _run_in_binder(binder_env, name: str):
     _kill(left)
     assert not left, f"{name}: processes left running after the notebook: {left}"
     ran = nbformat.read(done, as_version=4)
+    tutorials.remember(
+        tutorials.collect(name, committed, ran, main_count, ran.metadata["binder_seconds"])
+    )
+    learner = [c for c in ran.cells[:main_count] if c.cell_type == "code"]
     code = [c for c in ran.cells if c.cell_type == "code"]
     problems = []
-    for c in code[:-1]:
+    for c in learner:
         tags = tutorials.tags(c)
         for o in c.outputs:
             if o.output_type == "error" and "raises-exception" not in tags:

@@ -24,7 +24,8 @@ from tests.tutorials import (
     histogram,
 )
 
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(tutorials.TOUR))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from tests import tutorials
 from tests.tutorials import CACHE, CACHE_CELL, JAXPR, PERSISTENT, histogram
 
 NAME = "01_tracing_and_jit"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 
 @pytest.fixture(scope="module")

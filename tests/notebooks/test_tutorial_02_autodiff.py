@@ -19,7 +19,8 @@ from tests.tutorials import CACHE_CELL, JAXPR, histogram, shown_jaxpr, shown_sta
 from workbench.schemas import unpack
 
 NAME = "02_autodiff"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from tests import tutorials
 from tests.tutorials import BENCH, shown_jaxpr, shown_stages
 
 NAME = "03_vmap"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,8 @@ from tests import tutorials
 from tests.tutorials import BENCH, CACHE_CELL, HLO, histogram, shown_jaxpr
 
 NAME = "04_control_flow"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 
 @pytest.fixture(scope="module")

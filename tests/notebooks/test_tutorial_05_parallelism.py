@@ -19,7 +19,8 @@ from tests import tutorials
 from tests.tutorials import CACHE_CELL, HLO, JAXPR, SHARDING
 
 NAME = "05_parallelism"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 COLLECTIVES = "all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute"
 

@@ -18,7 +18,8 @@ from tests import tutorials
 from tests.tutorials import BENCH, HLO, PROFILE
 
 NAME = "06_xla_fusion_and_memory"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 REC = tutorials.NOTEBOOKS / "data" / "h100"
 

@@ -17,7 +17,8 @@ from tests import tutorials
 from tests.tutorials import BENCH, CACHE_CELL
 
 NAME = "07_benchmarking"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -17,7 +17,8 @@ from tests import tutorials
 from tests.tutorials import HLO, histogram, shown_jaxpr
 
 NAME = "08_random_numbers"
-pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group(tutorials.xdist_group(NAME))]
+# the Binder session's: they read the run Binder's environment made (tests/tutorials.py)
+pytestmark = [pytest.mark.notebook, pytest.mark.binder]
 
 THREEFRY_OPS = ("add", "xor", "shift-left", "shift-right-logical", "or")
 

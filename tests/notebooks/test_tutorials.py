@@ -18,9 +18,9 @@ BINDER_MEMORY_BYTES = 1024**3  # Binder's smallest machines: the kernel must sta
 
 
 def executed(names: list[str]) -> list:
-    """``names`` as parameters of tests that execute them, each in its notebook's xdist group
-    (so one worker runs it, once, for all the tests that read it)."""
-    return [pytest.param(n, marks=pytest.mark.xdist_group(tutorials.xdist_group(n))) for n in names]
+    """``names`` as parameters of tests that read their executed notebooks: the Binder
+    session's tests, which read the runs Binder's environment made (``tests/tutorials.py``)."""
+    return [pytest.param(n, marks=pytest.mark.binder) for n in names]
 
 
 def test_the_notebooks_folder_holds_exactly_the_tutorials():
