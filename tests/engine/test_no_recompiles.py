@@ -331,6 +331,7 @@ def test_with_the_extension_loaded(shell):
     assert "x changed f32[2] -> f32[3]" in str(bad.error_in_exec)
 
 
+@pytest.mark.slow  # a second JAX process
 def test_without_the_extension_a_function_compiled_before_is_known():
     """In a fresh process the tracker never listened to the first compile: JAX's own
     cache-miss explanation tells the guard it is a recompile."""

@@ -31,6 +31,7 @@ def test_labextension_paths_match_the_build_and_the_wheel():
     assert shared["workbench/labextension"] == f"share/jupyter/labextensions/{entry['dest']}"
 
 
+@pytest.mark.slow  # `jupyter labextension develop` in a subprocess
 def test_develop_links_this_checkout(tmp_path):
     """``jupyter labextension develop --overwrite .`` (jupyter-builder's develop) links
     this checkout's build; into a temporary labextensions dir, never the environment's."""

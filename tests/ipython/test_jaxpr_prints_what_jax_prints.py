@@ -14,6 +14,7 @@ import textwrap
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from tests.real_models import transformer_args, transformer_loss_einsum
 from workbench.views.jaxpr import JAXPR_MIME
@@ -95,6 +96,7 @@ def test_numpy_ufunc_fails_as_make_jaxpr_does_in_a_short_error(run, shell):
             assert r.ok().bundle["text/plain"] == str(jax.make_jaxpr(np.sin)(x))
 
 
+@pytest.mark.slow  # a second JAX process
 def test_numpy_ufunc_twice_leaves_the_kernel_alive():
     """A second ``jax.jit`` of the same NumPy ufunc crashes jaxlib: run in a child process,
     so a crash is a failed test, not a dead test session."""
