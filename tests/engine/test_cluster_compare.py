@@ -98,52 +98,55 @@ def test_consistent_processes_show_no_divergence():
     assert "no divergence" in cluster_text(rep)
 
 
-#: what most processes compiled, and what the odd one out compiled instead
-AGREED = [
-    _c("jit(shape)", "f32[8]"),
-    _c("jit(static)", "f32[8]", "n=2"),
-    _c("jit(shard)", "f32[8]", shard="{devices=[2]<=[2]}"),
-    _c("jit(prog)", "f32[8]", fp="p0"),
-    _c("jit(only_most)", "f32[8]"),
-]
-ODD = [
-    _c("jit(shape)", "f32[16]"),
-    _c("jit(static)", "f32[8]", "n=3"),
-    _c("jit(shard)", "f32[8]", shard="{replicated}"),
-    _c("jit(prog)", "f32[8]", fp="p1"),
-    _c("jit(only_odd)", "f32[4]"),
-]
+#: function -> (what most processes compiled, what the odd one out compiled instead), each
+#: as ``_c``'s signature, statics, shardings, fingerprint; None: never compiled
+PAIRS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
+    "jit(shape)": (("f32[8]",), ("f32[16]",)),
+    "jit(static)": (("f32[8]", "n=2"), ("f32[8]", "n=3")),
+    "jit(shard)": (("f32[8]", "", "{devices=[2]<=[2]}"), ("f32[8]", "", "{replicated}")),
+    "jit(prog)": (("f32[8]", "", "{replicated}", "p0"), ("f32[8]", "", "{replicated}", "p1")),
+    "jit(only_most)": (("f32[8]",), None),
+    "jit(only_odd)": (None, ("f32[4]",)),
+}
+
+
+def _ledger(odd: bool) -> list[dict]:
+    return [_c(f, *pair[odd]) for f, pair in PAIRS.items() if pair[odd] is not None]
 
 
 @pytest.mark.parametrize("odd", [0, 2])
 def test_each_kind_of_divergence_names_the_odd_process_against_the_majority(odd):
-    snaps = [_snap(p, ODD if p == odd else AGREED) for p in range(3)]
+    snaps = [_snap(p, _ledger(p == odd)) for p in range(3)]
     rep = compare(snaps)
     a, b = (p for p in range(3) if p != odd)
     most = f"processes {a} and {b}"
     by = {d.function: d for d in rep.divergences}
     assert all(d.processes == [odd] for d in rep.divergences)  # never the majority
-    assert by["jit(shape)"].kind == "shape"
-    assert f"process {odd} compiled f32[16] that {most} never compiled" in by["jit(shape)"].text
-    assert "wait forever" in by["jit(shape)"].text
-    assert by["jit(static)"].kind == "static"
-    assert f"process {odd} compiled f32[8] with static n=3 where {most} used n=2" in (
-        by["jit(static)"].text
-    )
-    assert by["jit(shard)"].kind == "sharding"
-    assert (
-        f"process {odd} compiled f32[8] with shardings {{replicated}} where {most} compiled "
-        "f32[8] with {devices=[2]<=[2]}"
-    ) in by["jit(shard)"].text
-    assert by["jit(prog)"].kind == "program"
-    assert f"process {odd} compiled a different program" in by["jit(prog)"].text
-    assert "p1 vs p0" in by["jit(prog)"].text
-    assert by["jit(only_most)"].kind == "missing"
-    assert f"process {odd} never compiled jit(only_most), which {most} compiled" in (
-        by["jit(only_most)"].text
-    )
-    assert by["jit(only_odd)"].kind == "missing"
-    assert f"process {odd} compiled f32[4] that {most} never compiled" in by["jit(only_odd)"].text
+    said = {
+        "jit(shape)": ("shape", f"process {odd} compiled f32[16] that {most} never compiled"),
+        "jit(static)": (
+            "static",
+            f"process {odd} compiled f32[8] with static n=3 where {most} used n=2",
+        ),
+        "jit(shard)": (
+            "sharding",
+            f"process {odd} compiled f32[8] with shardings {{replicated}} where {most} compiled "
+            "f32[8] with {devices=[2]<=[2]}",
+        ),
+        "jit(prog)": (
+            "program",
+            f"process {odd} compiled a different program for f32[8] than {most} "
+            "(fingerprint p1 vs p0)",
+        ),
+        "jit(only_most)": (
+            "missing",
+            f"process {odd} never compiled jit(only_most), which {most} compiled",
+        ),
+        "jit(only_odd)": ("missing", f"process {odd} compiled f32[4] that {most} never compiled"),
+    }
+    for function, (kind, words) in said.items():
+        assert by[function].kind == kind and words in by[function].text, by[function]
+        assert by[function].text.endswith(f"collectives in {function} would wait forever")
     assert len(rep.divergences) == 6  # each difference once, not from both sides
     assert all(r.diverged for r in rep.rows)
     text = cluster_text(rep)
