@@ -1,12 +1,15 @@
 """The workbench's side of one JAX process in a cluster: its compile ledger and its state.
 
-Each process (an ipyparallel engine) runs one :class:`Agent`.  It listens to JAX's trace
-and backend-compile events, and for every compile of the user's code keeps a
-:class:`ClusterCompile`: the function, its argument signature, its static arguments, its
-parameters' shardings and a fingerprint of the optimized program (a hash of the HLO text
-with metadata, stack-frame tables and the module's name stripped, so the same program
-compiled by two processes hashes alike).  :func:`snapshot` is what the notebook's kernel
-gathers from each process; it holds strings and numbers only.
+Each process (an ipyparallel engine) runs one :class:`Agent`.  It listens to JAX's trace,
+lowering and backend-compile events, and for every compile of the user's code keeps a
+:class:`ClusterCompile`: the function, its argument signature (global types), its static
+arguments, its parameters' shardings and a fingerprint of the optimized program (a hash of
+the HLO text with metadata, stack-frame tables and the module's name stripped, so the same
+program compiled by two processes hashes alike).  A compile is matched to its trace through
+the lowering (the jaxpr JAX's trace cache hands it), so a function compiled again for inputs
+sharded otherwise, which JAX does not trace again, is still recorded in the function's row
+with the trace's types.  :func:`snapshot` is what the notebook's kernel gathers from each
+process; it holds strings and numbers only.
 
 Why a ledger of its own beside the cache tracker's: comparing processes needs the program
 itself (its fingerprint), which the tracker's records never hold.  Reading it costs one

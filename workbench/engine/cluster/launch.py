@@ -7,8 +7,9 @@ usable.  ``attach(...)`` takes engines the user started elsewhere and touches ne
 ``jax.distributed`` nor its settings: those belong to the user's own set-up.
 :meth:`ClusterHandle.stop` ends what ``start`` started and nothing else, and waits until
 those processes are gone (ipyparallel's nanny processes outlive ``stop_cluster_sync`` by
-a few seconds).  The workbench adds no transport of its own: everything goes through
-ipyparallel's client.
+a few seconds).  A watchdog process started beside the kernel ends a started cluster's
+processes if the kernel dies without stopping them (killed: no ``atexit`` runs).  The
+workbench adds no transport of its own: everything goes through ipyparallel's client.
 """
 
 from __future__ import annotations
