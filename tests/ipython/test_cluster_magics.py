@@ -326,6 +326,29 @@ def test_recompile_for_new_shardings_is_a_sharding_divergence_in_the_function_ro
     ) in d.text
 
 
+def test_first_compile_for_other_shardings_is_a_sharding_divergence(rc, run):
+    # the module's mesh has explicit axes: the sharding is part of the argument's type
+    px(
+        run,
+        """
+        def quartered(x):
+            return x / 4.0
+        spec = P() if jax.process_index() == 1 else P("d")
+        jax.jit(quartered).lower(
+            jax.ShapeDtypeStruct((16,), jnp.float32, sharding=NamedSharding(mesh, spec))
+        ).compile()
+        """,
+    )
+    rep = rc.report()
+    (d,) = [d for d in rep.divergences if d.function.startswith("jit(quartered) at line")]
+    assert d.kind == "sharding" and d.processes == [1]
+    (row,) = [r for r in rep.rows if r.function == d.function]
+    s0 = row.cells[0].variants[0][0].shardings
+    s1 = row.cells[1].variants[0][0].shardings
+    assert s0 != s1 and f"with shardings {s1} where {_others(1)} compiled" in d.text
+    assert s0 in d.text
+
+
 def test_sleeping_process_is_the_straggler_and_outputs_are_labelled(rc, shell):
     code = textwrap.dedent(
         """\
