@@ -98,45 +98,91 @@ def test_consistent_processes_show_no_divergence():
     assert "no divergence" in cluster_text(rep)
 
 
-def test_each_kind_of_divergence_names_the_process_and_the_difference():
-    snaps = [
-        _snap(
-            0,
-            [
-                _c("jit(shape)", "f32[8]"),
-                _c("jit(static)", "f32[8]", "n=2"),
-                _c("jit(shard)", "f32[8]", shard="{devices=[2]<=[2]}"),
-                _c("jit(prog)", "f32[8]", fp="p0"),
-                _c("jit(only0)", "f32[8]"),
-            ],
-        ),
-        _snap(
-            1,
-            [
-                _c("jit(shape)", "f32[16]"),
-                _c("jit(static)", "f32[8]", "n=3"),
-                _c("jit(shard)", "f32[8]", shard="{replicated}"),
-                _c("jit(prog)", "f32[8]", fp="p1"),
-            ],
-        ),
-    ]
+#: function -> (what most processes compiled, what the odd one out compiled instead), each
+#: as ``_c``'s signature, statics, shardings, fingerprint; None: never compiled
+PAIRS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
+    "jit(shape)": (("f32[8]",), ("f32[16]",)),
+    "jit(static)": (("f32[8]", "n=2"), ("f32[8]", "n=3")),
+    "jit(shard)": (("f32[8]", "", "{devices=[2]<=[2]}"), ("f32[8]", "", "{replicated}")),
+    "jit(prog)": (("f32[8]", "", "{replicated}", "p0"), ("f32[8]", "", "{replicated}", "p1")),
+    "jit(only_most)": (("f32[8]",), None),
+    "jit(only_odd)": (None, ("f32[4]",)),
+}
+
+
+def _ledger(odd: bool) -> list[dict]:
+    return [_c(f, *pair[odd]) for f, pair in PAIRS.items() if pair[odd] is not None]
+
+
+@pytest.mark.parametrize("odd", [0, 2])
+def test_each_kind_of_divergence_names_the_odd_process_against_the_majority(odd):
+    snaps = [_snap(p, _ledger(p == odd)) for p in range(3)]
     rep = compare(snaps)
+    a, b = (p for p in range(3) if p != odd)
+    most = f"processes {a} and {b}"
     by = {d.function: d for d in rep.divergences}
-    assert by["jit(shape)"].kind == "shape"
-    assert "process 1 compiled f32[16] that process 0 never compiled" in by["jit(shape)"].text
-    assert "wait forever" in by["jit(shape)"].text
-    assert by["jit(static)"].kind == "static"
-    assert "n=3" in by["jit(static)"].text and "n=2" in by["jit(static)"].text
-    assert by["jit(shard)"].kind == "sharding"
-    assert "{replicated}" in by["jit(shard)"].text and "{devices=[2]<=[2]}" in by["jit(shard)"].text
-    assert by["jit(prog)"].kind == "program" and "p1" in by["jit(prog)"].text
-    assert by["jit(only0)"].kind == "missing" and by["jit(only0)"].processes == [1]
-    assert len(rep.divergences) == 5  # each difference once, not from both sides
+    assert all(d.processes == [odd] for d in rep.divergences)  # never the majority
+    said = {
+        "jit(shape)": ("shape", f"process {odd} compiled f32[16] that {most} never compiled"),
+        "jit(static)": (
+            "static",
+            f"process {odd} compiled f32[8] with static n=3 where {most} used n=2",
+        ),
+        "jit(shard)": (
+            "sharding",
+            f"process {odd} compiled f32[8] with shardings {{replicated}} where {most} compiled "
+            "f32[8] with {devices=[2]<=[2]}",
+        ),
+        "jit(prog)": (
+            "program",
+            f"process {odd} compiled a different program for f32[8] than {most} "
+            "(fingerprint p1 vs p0)",
+        ),
+        "jit(only_most)": (
+            "missing",
+            f"process {odd} never compiled jit(only_most), which {most} compiled",
+        ),
+        "jit(only_odd)": ("missing", f"process {odd} compiled f32[4] that {most} never compiled"),
+    }
+    for function, (kind, words) in said.items():
+        assert by[function].kind == kind and words in by[function].text, by[function]
+        assert by[function].text.endswith(f"collectives in {function} would wait forever")
+    assert len(rep.divergences) == 6  # each difference once, not from both sides
     assert all(r.diverged for r in rep.rows)
     text = cluster_text(rep)
-    assert "divergence (5):" in text
+    assert "divergence (6):" in text
     for d in rep.divergences:
         assert d.text in text
+
+
+def test_processes_sharing_an_odd_set_are_named_together_and_each_odd_set_apart():
+    sets = [["f32[8]"]] * 3 + [["f32[16]"]] * 2 + [["f32[8]", "f32[4]"]]
+    rep = compare([_snap(p, [_c("jit(f)", sig) for sig in sigs]) for p, sigs in enumerate(sets)])
+    by = {tuple(d.processes): d for d in rep.divergences}
+    assert sorted(by) == [(3, 4), (5,)]
+    assert by[3, 4].kind == "shape"
+    assert "processes 3 and 4 compiled f32[16] that processes 0, 1 and 2 never compiled" in (
+        by[3, 4].text
+    )
+    assert "process 5 compiled f32[4] that processes 0, 1 and 2 never compiled" in by[5,].text
+
+
+def test_an_even_split_names_no_process_as_the_odd_one():
+    rep = compare([_snap(0, [_c("jit(f)", "f32[8]")]), _snap(1, [_c("jit(f)", "f32[16]")])])
+    (d,) = rep.divergences
+    assert d.kind == "shape" and d.processes == [0, 1]
+    assert "split evenly, so none is the odd one out" in d.text
+    assert "process 0 compiled f32[8]; process 1 compiled f32[16]" in d.text
+    four = [("{devices=[2]<=[2]}" if p < 2 else "{replicated}") for p in range(4)]
+    rep = compare([_snap(p, [_c("jit(g)", "f32[8]", shard=s)]) for p, s in enumerate(four)])
+    (d,) = rep.divergences
+    assert d.kind == "sharding" and d.processes == [0, 1, 2, 3]
+    assert "processes 0 and 1 compiled f32[8] with shardings {devices=[2]<=[2]}" in d.text
+    assert "processes 2 and 3 compiled f32[8] with shardings {replicated}" in d.text
+    rep = compare([_snap(0, [_c("jit(h)", "f32[8]")]), _snap(1, [])])
+    (d,) = rep.divergences
+    assert d.kind == "missing" and d.processes == [0, 1]
+    assert "process 0 compiled f32[8]; process 1 never compiled jit(h)" in d.text
 
 
 def test_slowest_step_is_flagged_and_named_straggler():
@@ -180,7 +226,7 @@ def test_mesh_axes_in_the_signature_are_a_sharding_difference():
         _snap(1, [_c("jit(h)", "f32[16]", shard="{replicated}")]),
     ]
     (d,) = compare(snaps).divergences
-    assert d.kind == "sharding" and d.processes == [1]
+    assert d.kind == "sharding" and d.processes == [0, 1]  # an even split: neither named
     assert "{replicated}" in d.text and "{devices=[4]<=[4]}" in d.text
 
 
@@ -218,4 +264,67 @@ def test_engines_that_all_say_process_zero_get_a_column_each():
     (row,) = rep.rows
     assert sorted(row.cells) == [0, 1]
     (d,) = rep.divergences
-    assert d.kind == "shape" and d.processes == [1] and "f32[16]" in d.text
+    assert d.kind == "shape" and d.processes == [0, 1]
+    assert "process 0 compiled f32[8]; process 1 compiled f32[16]" in d.text
+
+
+def _auto_mesh_arrays() -> tuple:
+    """One array split over every device and the same values replicated, on a mesh whose
+    axes are not in the arrays' types: the two have one abstract type, so a jitted
+    function traced for one is not traced again for the other, only compiled."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("d",))
+    data = jnp.arange(16.0)
+    split = jax.device_put(data, NamedSharding(mesh, P("d")))
+    whole = jax.device_put(data, NamedSharding(mesh, P()))
+    assert jax.typeof(split) == jax.typeof(whole)
+    return split, whole
+
+
+def test_a_compile_for_new_shardings_of_a_cached_trace_lands_in_the_function_row():
+    split, whole = _auto_mesh_arrays()
+
+    def scale(v, k):
+        return v * k
+
+    f = jax.jit(scale, static_argnums=1)
+    ag = agent.Agent()
+    ag.install()
+    try:
+        f(split, 3)
+        np.testing.assert_allclose(np.asarray(f(whole, 3)), np.arange(16.0) * 3)
+    finally:
+        ag.uninstall()
+    mine = [c for c in ag.compiles if "scale" in c.function]
+    assert len(mine) == 2
+    line = scale.__code__.co_firstlineno
+    assert {c.function for c in mine} == {f"jit(scale) at line {line}"}  # one row
+    glob = jax.typeof(split).str_short(short_dtypes=True)  # the global type, not a shard's
+    assert [c.signature for c in mine] == [glob, glob]
+    assert [c.statics for c in mine] == ["k=3", "k=3"]
+    assert mine[0].shardings != mine[1].shardings
+    snap = agent.snapshot(agent=ag)
+    first_only = dict(snap, compiles=snap["compiles"][:1], process_index=1)
+    others = [dict(snap, process_index=p) for p in (0, 2)]
+    (d,) = compare([others[0], first_only, others[1]]).divergences
+    assert d.kind == "sharding" and d.processes == [1]
+    assert mine[0].shardings in d.text and mine[1].shardings in d.text
+
+
+def test_a_compile_of_a_trace_made_before_the_agent_keeps_global_types():
+    split, whole = _auto_mesh_arrays()
+
+    def shift(v):
+        return v + 1.0
+
+    f = jax.jit(shift)
+    f(whole)  # traced before the agent listens: only the lowering will say what it is of
+    ag = agent.Agent()
+    ag.install()
+    try:
+        f(split)
+    finally:
+        ag.uninstall()
+    (rec,) = [c for c in ag.compiles if "shift" in c.function]
+    assert rec.function == f"jit(shift) at line {shift.__code__.co_firstlineno}"
+    assert rec.signature == jax.typeof(split).str_short(short_dtypes=True)
+    assert rec.fingerprint == agent.fingerprint(f.lower(split).compile().as_text())

@@ -1,12 +1,15 @@
 """The workbench's side of one JAX process in a cluster: its compile ledger and its state.
 
-Each process (an ipyparallel engine) runs one :class:`Agent`.  It listens to JAX's trace
-and backend-compile events, and for every compile of the user's code keeps a
-:class:`ClusterCompile`: the function, its argument signature, its static arguments, its
-parameters' shardings and a fingerprint of the optimized program (a hash of the HLO text
-with metadata, stack-frame tables and the module's name stripped, so the same program
-compiled by two processes hashes alike).  :func:`snapshot` is what the notebook's kernel
-gathers from each process; it holds strings and numbers only.
+Each process (an ipyparallel engine) runs one :class:`Agent`.  It listens to JAX's trace,
+lowering and backend-compile events, and for every compile of the user's code keeps a
+:class:`ClusterCompile`: the function, its argument signature (global types), its static
+arguments, its parameters' shardings and a fingerprint of the optimized program (a hash of
+the HLO text with metadata, stack-frame tables and the module's name stripped, so the same
+program compiled by two processes hashes alike).  A compile is matched to its trace through
+the lowering (the jaxpr JAX's trace cache hands it), so a function compiled again for inputs
+sharded otherwise, which JAX does not trace again, is still recorded in the function's row
+with the trace's types.  :func:`snapshot` is what the notebook's kernel gathers from each
+process; it holds strings and numbers only.
 
 Why a ledger of its own beside the cache tracker's: comparing processes needs the program
 itself (its fingerprint), which the tracker's records never hold.  Reading it costs one
@@ -21,7 +24,7 @@ import re
 import socket
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -91,9 +94,43 @@ class _Traced:
 
     skip: bool  # JAX's own helper: not the user's program
     name: str
-    signature: str
+    signature: str  # the arguments' global types (the jaxpr's, never one device's shard)
     statics: str
     line: int | None  # the first line of the function's code (two lambdas of a cell differ)
+    #: ``id`` of the jaxpr the trace made (0: unknown): a later lowering of it (the same
+    #: function called again with inputs sharded otherwise) is matched to it by this
+    jaxpr_id: int = 0
+
+    def of(self, fun_name: str) -> bool:
+        """Whether a lower or compile event named ``fun_name`` can be of this trace."""
+        return not self.name or self.name in fun_name
+
+
+def _from_lowering(source: Any) -> _Traced:
+    """What a lowering whose trace this agent never saw says of itself (its jaxpr's debug
+    info): the function's name and first line, the global input types, and the static
+    arguments where the lowering runs a call."""
+    line = None
+    tail = source.where.rpartition(":")[2]
+    if tail.isdigit():
+        line = int(tail)
+    if source.args is not None:
+        signature = ", ".join(a.text for a in source.args)
+    else:
+        signature = ", ".join(source.in_types or ())
+    site = source.site
+    return _Traced(
+        skip=not source.user,
+        name=source.name if source.name != "?" else "",
+        signature=signature,
+        statics="" if site is None else ", ".join(f"{k}={v}" for k, v in site.statics),
+        line=line,
+        jaxpr_id=source.jaxpr_id,
+    )
+
+
+#: traces remembered by their jaxpr (what a later lowering of the same trace is matched to)
+MAX_TRACES = 4096
 
 
 @dataclass
@@ -105,11 +142,17 @@ class Agent:
     profile_step: StepTime | None = None
     _installed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: each thread's newest trace (a lowering without a known jaxpr takes it)
     _sites: dict[int, _Traced | None] = field(default_factory=dict)
+    #: the traces seen, by the ``id`` of their jaxpr (JAX's trace cache hands the same
+    #: jaxpr to every lowering of that trace), newest last
+    _traces: OrderedDict[int, _Traced] = field(default_factory=OrderedDict)
+    #: each thread's lowerings not compiled yet: JAX's name of the lowering -> its trace
+    _lowered: dict[int, dict[str, _Traced]] = field(default_factory=dict)
     _seq: int = 0
 
     def install(self) -> None:
-        """Listen to JAX's trace and compile events (once)."""
+        """Listen to JAX's trace, lower and compile events (once)."""
         if self._installed:
             return
         jax.monitoring.register_event_duration_secs_listener(self._on_duration)
@@ -123,27 +166,66 @@ class Agent:
     def _on_duration(self, event: str, duration_secs: float, **kwargs: str | int) -> None:
         try:
             if event == compat.TRACE_EVENT:
-                site = compat.jit_trace_site()
-                seen = None
-                if site is not None:  # what the compile needs, not the function itself
-                    seen = _Traced(
-                        skip=bool(site.internal or site.eager_primitive),
-                        name=str(getattr(site.fun, "__name__", "") or ""),
-                        signature=", ".join(a.text for a in site.args),
-                        statics=", ".join(f"{k}={v}" for k, v in site.statics),
-                        line=getattr(getattr(site.fun, "__code__", None), "co_firstlineno", None),
-                    )
-                with self._lock:
-                    self._sites[threading.get_ident()] = seen
+                self._on_trace()
+            elif event == compat.LOWER_EVENT:
+                self._on_lower(str(kwargs.get("fun_name", "?")))
             elif event == compat.COMPILE_EVENT:
                 self._on_compile(duration_secs, str(kwargs.get("fun_name", "?")))
         except Exception:  # a listener never fails the user's compile
             pass
 
-    def _on_compile(self, duration: float, fun_name: str) -> None:
+    def _on_trace(self) -> None:
+        site = compat.jit_trace_site()
+        seen = None
+        if site is not None:  # what the compile needs, not the function itself
+            seen = _Traced(
+                skip=bool(site.internal or site.eager_primitive),
+                name=str(getattr(site.fun, "__name__", "") or ""),
+                signature=", ".join(a.text for a in site.args),
+                statics=", ".join(f"{k}={v}" for k, v in site.statics),
+                line=getattr(getattr(site.fun, "__code__", None), "co_firstlineno", None),
+                jaxpr_id=site.jaxpr_id,
+            )
         with self._lock:
-            traced = self._sites.pop(threading.get_ident(), None)
-        if traced is not None and traced.name and traced.name not in fun_name:
+            self._sites[threading.get_ident()] = seen
+            if seen is not None and seen.jaxpr_id:
+                self._traces[seen.jaxpr_id] = seen
+                self._traces.move_to_end(seen.jaxpr_id)
+                while len(self._traces) > MAX_TRACES:
+                    self._traces.popitem(last=False)
+
+    def _on_lower(self, fun_name: str) -> None:
+        """Which trace this lowering is of.  Not always the thread's newest: a function
+        called again with its inputs sharded otherwise (or ``f.lower`` of new shardings)
+        reuses its cached trace, and only the lowering and compile run again; that compile
+        belongs in the function's row, with the trace's global types and static arguments,
+        so that another sharding reads as one."""
+        source = compat.lowering_source()
+        tid = threading.get_ident()
+        with self._lock:
+            fresh = self._sites.pop(tid, None)
+            traced = None
+            if source is not None and source.jaxpr_id:
+                traced = self._traces.get(source.jaxpr_id)
+            if traced is None or not traced.of(fun_name):
+                traced = fresh if fresh is not None and fresh.of(fun_name) else None
+            if traced is None and source is not None:
+                traced = _from_lowering(source)
+            if traced is None:
+                return
+            lowered = self._lowered.setdefault(tid, {})
+            lowered.pop(fun_name, None)
+            lowered[fun_name] = traced
+            while len(lowered) > 16:  # lowered and never compiled
+                del lowered[next(iter(lowered))]
+
+    def _on_compile(self, duration: float, fun_name: str) -> None:
+        tid = threading.get_ident()
+        with self._lock:
+            traced = self._lowered.get(tid, {}).pop(fun_name, None)
+            if traced is None:  # a JAX whose lowering said nothing: the thread's newest trace
+                traced = self._sites.pop(tid, None)
+        if traced is not None and not traced.of(fun_name):
             traced = None  # that trace was of another function (this one's was cached)
         if traced is not None and traced.skip:
             return
@@ -155,7 +237,7 @@ class Agent:
         line = None
         if traced is not None:
             signature, statics, line = traced.signature, traced.statics, traced.line
-        else:  # a compile from a cached trace: the entry layout's parameter types
+        else:  # nothing known of the trace: the entry layout's (one device's) parameter types
             m = re.search(r"entry_computation_layout=\{\((.*?)\)->", text)
             signature = re.sub(r"\{[\d,]*\}", "", m.group(1)) if m else "?"
             statics = ""

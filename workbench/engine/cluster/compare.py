@@ -189,79 +189,157 @@ def _plural(ps: Sequence[int]) -> str:
 
 _WAIT = "collectives in {f} would wait forever"
 
+#: one process's compiles of a function: each variant with its program's fingerprint
+#: (empty: the process never compiled the function)
+Compiles = frozenset[tuple[Variant, str]]
 
-def _describe(
-    f: str, q: int, v: Variant, ref: int, ref_variants: Sequence[Variant]
-) -> tuple[str, str]:
-    """(kind, sentence) for process ``q``'s variant ``v`` that process ``ref`` lacks."""
-    wait = _WAIT.format(f=f)
-    same_sig = [
-        r for r in ref_variants if base_signature(r.signature) == base_signature(v.signature)
-    ]
+
+def _kind(v: Variant, others: Sequence[Variant]) -> tuple[str, Variant | None]:
+    """How ``v`` differs from the nearest of ``others``: ("sharding" | "static" | "shape",
+    that nearest variant; None for a shape no other has)."""
+    same_sig = [r for r in others if base_signature(r.signature) == base_signature(v.signature)]
     same_static = [r for r in same_sig if r.statics == v.statics]
     if same_static:
-        r = same_static[0]
-        return "sharding", (
-            f"{f}: process {q} compiled {v.signature} with shardings {v.shardings or '?'} "
-            f"where process {ref} compiled {r.signature} with {r.shardings or '?'}; {wait}"
-        )
+        return "sharding", same_static[0]
     if same_sig:
-        r = same_sig[0]
-        return "static", (
-            f"{f}: process {q} compiled {v.signature} with static {v.statics or '(none)'} "
-            f"where process {ref} used {r.statics or '(none)'}; {wait}"
-        )
-    others = ", ".join(sorted({r.signature for r in ref_variants})) or "nothing"
-    return "shape", (
-        f"{f}: process {q} compiled {v.text()} that process {ref} never compiled "
-        f"(process {ref} compiled {others}); {wait}"
-    )
+        return "static", same_sig[0]
+    return "shape", None
 
 
-def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> list[Divergence]:
-    out: list[Divergence] = []
-    missing = [p for p in processes if p not in cells]
-    if missing:
-        has = sorted(cells)
-        out.append(
+def _said(v: Variant, fp: str, kind: str) -> str:
+    """One compile in words, with the detail a divergence of ``kind`` turns on."""
+    if kind == "sharding":
+        return f"{v.text()} with shardings {v.shardings or '?'}"
+    if kind == "program":
+        return f"{v.text()} as program {fp}"
+    return v.text()
+
+
+def _listed(compiles: Compiles, kind: str) -> str:
+    """A process's compiles in words (see :func:`_said`)."""
+    return ", ".join(sorted(_said(v, fp, kind) for v, fp in compiles))
+
+
+def _pair_kind(a: Compiles, b: Compiles) -> str:
+    """The kind of the first difference between two processes' (unequal) compiles of a
+    function."""
+    if not a or not b:
+        return "missing"
+    if not a - b:  # a's compiles are some of b's: b's others are the difference
+        a, b = b, a
+    v = min((v for v, _ in a - b), key=lambda v: (v.signature, v.statics, v.shardings))
+    b_map = dict(b)
+    return "program" if v in b_map else _kind(v, list(b_map))[0]
+
+
+def _against(
+    f: str, odd: list[int], mine: Compiles, ref: list[int], theirs: Compiles
+) -> list[Divergence]:
+    """How the odd processes ``odd`` (compiles ``mine``) differ from the majority ``ref``
+    (compiles ``theirs``), each difference once, naming the odd ones."""
+    wait = _WAIT.format(f=f)
+    who, them = _plural(odd), _plural(ref)
+    if not mine:
+        return [
             Divergence(
                 f,
                 "missing",
-                missing,
-                f"{f}: {_plural(has)} compiled {f}, {_plural(missing)} never did; "
-                + _WAIT.format(f=f),
+                odd,
+                f"{f}: {who} never compiled {f}, which {them} compiled "
+                f"({_listed(theirs, 'missing')}); {wait}",
+            )
+        ]
+    if not theirs:
+        return [
+            Divergence(
+                f,
+                "missing",
+                odd,
+                f"{f}: {who} compiled {_listed(mine, 'missing')} that {them} never compiled; "
+                + wait,
+            )
+        ]
+    out: list[Divergence] = []
+    ref_map, odd_map = dict(theirs), dict(mine)
+    extra: list[Variant] = []
+    for v, fp in sorted(mine - theirs, key=lambda vf: (vf[0].signature, vf[0].statics)):
+        if v in ref_map:
+            out.append(
+                Divergence(
+                    f,
+                    "program",
+                    odd,
+                    f"{f}: {who} compiled a different program for {v.text()} than {them} "
+                    f"(fingerprint {fp} vs {ref_map[v]}); {wait}",
+                )
+            )
+            continue
+        extra.append(v)
+        kind, r = _kind(v, list(ref_map))
+        if kind == "sharding" and r is not None:
+            text = (
+                f"{f}: {who} compiled {v.signature} with shardings {v.shardings or '?'} "
+                f"where {them} compiled {r.signature} with {r.shardings or '?'}; {wait}"
+            )
+        elif kind == "static" and r is not None:
+            text = (
+                f"{f}: {who} compiled {v.signature} with static {v.statics or '(none)'} "
+                f"where {them} used {r.statics or '(none)'}; {wait}"
+            )
+        else:
+            text = (
+                f"{f}: {who} compiled {v.text()} that {them} never compiled "
+                f"({them} compiled {_listed(theirs, kind)}); {wait}"
+            )
+        out.append(Divergence(f, kind, odd, text))
+    for v in sorted(set(ref_map) - set(odd_map), key=lambda v: (v.signature, v.statics)):
+        if any(_close(v, w) for w in extra):
+            continue  # the same difference, already said from the odd processes' side
+        kind = _kind(v, list(odd_map))[0]
+        out.append(
+            Divergence(
+                f,
+                kind,
+                odd,
+                f"{f}: {who} never compiled {_said(v, ref_map[v], kind)}, which {them} compiled "
+                f"({who} compiled {_listed(mine, kind)}); {wait}",
             )
         )
-    present = sorted(cells)
-    if len(present) < 2:
-        return out
-    ref = present[0]
-    ref_map = {v: fp for v, fp in cells[ref].variants}
-    reported: set[tuple[int, Variant]] = set()
-    for q in present[1:]:
-        q_map = {v: fp for v, fp in cells[q].variants}
-        for v, fp in q_map.items():
-            if v in ref_map:
-                if ref_map[v] != fp:
-                    out.append(
-                        Divergence(
-                            f,
-                            "program",
-                            [q],
-                            f"{f}: process {q} compiled a different program for {v.text()} "
-                            f"than process {ref} (fingerprint {fp} vs {ref_map[v]}); "
-                            + _WAIT.format(f=f),
-                        )
-                    )
-                continue
-            kind, text = _describe(f, q, v, ref, list(ref_map))
-            out.append(Divergence(f, kind, [q], text))
-            reported.add((q, v))
-        for v in ref_map:
-            if v not in q_map and not any(_close(v, w) for (qq, w) in reported if qq == q):
-                kind, text = _describe(f, ref, v, q, list(q_map))
-                out.append(Divergence(f, kind, [ref, q], text))
     return out
+
+
+def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> list[Divergence]:
+    """Where the processes' compiles of ``f`` differ, said against the majority: the set of
+    compiles most processes share is the reference, and each other set's processes are
+    named as the odd ones out (so a process 0 that differs is named, not the others).
+    When the largest sets tie (two processes that differ), no process is singled out:
+    the sentence lists what each compiled."""
+    groups: dict[Compiles, list[int]] = {}
+    for p in processes:
+        groups.setdefault(frozenset(cells[p].variants) if p in cells else frozenset(), []).append(p)
+    if len(groups) < 2:
+        return []
+    ranked = sorted(groups.items(), key=lambda g: (-len(g[1]), g[1][0]))
+    (theirs, ref), (second, runner_up) = ranked[0], ranked[1]
+    if len(runner_up) < len(ref):
+        out: list[Divergence] = []
+        for mine, odd in ranked[1:]:
+            out.extend(_against(f, odd, mine, ref, theirs))
+        return out
+    kind = _pair_kind(theirs, second)
+    said = "; ".join(
+        f"{_plural(ps)} compiled {_listed(c, kind)}" if c else f"{_plural(ps)} never compiled {f}"
+        for c, ps in ranked
+    )
+    return [
+        Divergence(
+            f,
+            kind,
+            sorted(processes),
+            f"{f}: the processes split evenly, so none is the odd one out: {said}; "
+            + _WAIT.format(f=f),
+        )
+    ]
 
 
 def _close(a: Variant, b: Variant) -> bool:

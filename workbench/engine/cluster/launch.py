@@ -7,8 +7,9 @@ usable.  ``attach(...)`` takes engines the user started elsewhere and touches ne
 ``jax.distributed`` nor its settings: those belong to the user's own set-up.
 :meth:`ClusterHandle.stop` ends what ``start`` started and nothing else, and waits until
 those processes are gone (ipyparallel's nanny processes outlive ``stop_cluster_sync`` by
-a few seconds).  The workbench adds no transport of its own: everything goes through
-ipyparallel's client.
+a few seconds).  A watchdog process started beside the kernel ends a started cluster's
+processes if the kernel dies without stopping them (killed: no ``atexit`` runs).  The
+workbench adds no transport of its own: everything goes through ipyparallel's client.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +37,80 @@ _os.environ["XLA_FLAGS"] = " ".join(
 )
 del _os
 """
+
+
+#: the watchdog, run as ``python -I -S -c`` beside the kernel that starts a cluster: it
+#: reads pids to guard from its stdin, one a line, until that kernel closes the pipe, by
+#: stopping the cluster or by dying (a kernel killed, or ended by its manager in the middle
+#: of its ``atexit``, runs no clean-up of its own).  Then it ends whatever of the cluster
+#: still runs: the pids it was given that are still ipyparallel's, and every process whose
+#: environment carries the cluster's ``IPP_CLUSTER_ID`` (ipyparallel's launchers set it;
+#: the controller's schedulers and the engines' nannies inherit it).  Without ``/proc`` it
+#: signals the pids it was given only.
+_WATCHDOG = r"""
+import os, signal, sys, time
+mark = ("IPP_CLUSTER_ID=" + sys.argv[1]).encode()
+pids = {int(line) for line in sys.stdin if line.strip().isdigit()}
+proc = os.path.isdir("/proc")
+def alive(pid):
+    if not proc:
+        try:
+            os.kill(pid, 0)
+            return True
+        except OSError:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+def read(pid, what):
+    try:
+        with open(f"/proc/{pid}/{what}", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+def ours(pid):
+    if not proc:
+        return pid in pids
+    if pid in pids and b"ipyparallel" in read(pid, "cmdline"):
+        return True
+    return mark in read(pid, "environ").split(b"\0")
+def targets():
+    found = set(pids)
+    if proc:
+        found.update(int(e) for e in os.listdir("/proc") if e.isdigit())
+    return [p for p in found if p != os.getpid() and alive(p) and ours(p)]
+# JAX's preemption notifier catches SIGTERM in a process of jax.distributed (it only notes
+# it), and such an engine may wait at its exit for partners that are going too: a short
+# grace, then SIGKILL
+for sig, grace in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
+    left = targets()
+    for p in left:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
+    end = time.monotonic() + grace
+    while time.monotonic() < end and any(alive(p) for p in left):
+        time.sleep(0.05)
+"""
+
+
+def _start_watchdog(cluster_id: str) -> subprocess.Popen[bytes] | None:
+    """The cluster's watchdog (see :data:`_WATCHDOG`), in a session of its own so that a
+    signal to the kernel's process group (how Jupyter kills a kernel) does not reach it."""
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WATCHDOG, cluster_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return None
 
 
 def _ipyparallel() -> Any:
@@ -169,6 +246,36 @@ class ClusterHandle:
     #: False when the user handed in the client (``connect=rc``): stop leaves it open
     owns_client: bool = True
     _controller_pid: int | None = None
+    #: ends this cluster's processes if the kernel dies without stopping them
+    watchdog: subprocess.Popen[bytes] | None = None
+
+    def guard(self, pids: Sequence[int]) -> None:
+        """Tell the watchdog of ``pids`` (it also finds the cluster's processes by their
+        environment; these are named in case it cannot read it)."""
+        if self.watchdog is None or self.watchdog.stdin is None:
+            return
+        try:
+            self.watchdog.stdin.write("".join(f"{p}\n" for p in pids).encode("ascii"))
+            self.watchdog.stdin.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _release_watchdog(self, until: float) -> list[int]:
+        """Close the watchdog's pipe (what it guards is gone, or it ends it now) and wait
+        for it to exit; its pid if it still runs at ``until``."""
+        dog = self.watchdog
+        if dog is None:
+            return []
+        try:
+            if dog.stdin is not None:
+                dog.stdin.close()
+        except OSError:
+            pass
+        try:
+            dog.wait(max(0.0, until - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return [dog.pid]
+        return []
 
     # -- gathering --------------------------------------------------------------------
     def gather(
@@ -243,7 +350,9 @@ class ClusterHandle:
         together, then end while the controller still runs (their nannies' goodbyes reach
         it at once; to a stopped controller each lingers 3 s), then the controller stops.
         An engine that does not end when asked (the coordinator's process can wait on its
-        service) is signalled, by pid."""
+        service) is signalled, by pid: SIGTERM briefly, then SIGKILL, since JAX's
+        preemption notifier catches SIGTERM in a process of ``jax.distributed`` (it only
+        notes it), so an engine stuck at its exit does not end by it."""
         if self.stopped:
             return self.running()
         self.stopped = True
@@ -252,9 +361,9 @@ class ClusterHandle:
             self._leave_distributed(min(2.0, timeout / 5))
             engines = [p for p in self.pids if "ipyparallel.engine" in _cmdline(p)]
             engines = [p for p in engines if "nanny" not in _cmdline(p)]
-            self._wait([*engines], min(deadline, time.monotonic() + 1.5))
+            self._wait([*engines], min(deadline, time.monotonic() + 1.0))
             self._signal(engines, signal.SIGTERM)
-            self._wait(engines, min(deadline, time.monotonic() + 1.0))
+            self._wait(engines, min(deadline, time.monotonic() + 0.3))
             self._signal(engines, signal.SIGKILL)
             workers = [p for p in self.pids if p != self._controller_pid]
             self._wait(workers, deadline - 3.0)
@@ -271,8 +380,8 @@ class ClusterHandle:
             pass
         self._wait(self.pids, deadline - 1.0)
         self._signal(self.pids, signal.SIGKILL)
-        self._wait(self.pids, deadline)
-        return self.running()
+        self._wait(self.pids, deadline - 0.5)
+        return self.running() + self._release_watchdog(deadline)
 
     @staticmethod
     def _wait(pids: Sequence[int], until: float) -> None:
@@ -304,13 +413,15 @@ def start(
 
     t0 = time.perf_counter()
     cluster = ipp.Cluster(n=n, log_level=40)
+    # before anything starts: a kernel killed from here on leaves nothing behind
+    watchdog = _start_watchdog(str(cluster.cluster_id))
     handle: ClusterHandle | None = None
     try:
         cluster.start_cluster_sync()
         client = cluster.connect_client_sync()
         client.wait_for_engines(n, timeout=timeout, interactive=False)
         engines = sorted(client.ids)[:n]
-        handle = ClusterHandle(client, True, cluster, engines)
+        handle = ClusterHandle(client, True, cluster, engines, watchdog=watchdog)
         view = client[engines]
         view.execute(_PREPARE.format(platform=platform), block=True)
         families = view.apply_sync(process_family)
@@ -319,6 +430,7 @@ def start(
         if ctl is not None and getattr(ctl, "pid", None):
             handle._controller_pid = int(ctl.pid)
             handle.pids.append(int(ctl.pid))
+        handle.guard(handle.pids)
         port = _free_port()
         pending = [
             client[e].apply_async(
@@ -344,6 +456,8 @@ def start(
                 cluster.stop_cluster_sync()
             except Exception:
                 pass
+            if watchdog is not None and watchdog.stdin is not None:
+                watchdog.stdin.close()  # it ends what the failed start left
         raise
 
 
