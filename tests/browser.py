@@ -340,8 +340,18 @@ class JupyterServer:
         return out.strip() == "True"
 
 
-def kernel_env() -> dict[str, str]:
-    """A kernel with 8 fake CPU devices that imports this checkout's workbench."""
+#: XLA flag for kernels whose notebooks are about the optimized HLO, not its machine code:
+#: LLVM at -O0.  XLA's HLO passes (the optimized module every HLO view, fusion and buffer
+#: assignment is read from) do not read it: the 24-block gradient's optimized module is the
+#: same text, byte for byte, with and without it
+#: (tests/engine/test_compat.py checks that), and its compile takes half the CPU time
+#: (19.7 s against 41.1 s on a 2-core machine).  Never for what measures a compile or a run.
+LLVM_O0 = "--xla_backend_optimization_level=0"
+
+
+def kernel_env(*xla_flags: str) -> dict[str, str]:
+    """A kernel with 8 fake CPU devices that imports this checkout's workbench (and the
+    XLA flags ``xla_flags`` besides)."""
     env = dict(os.environ)
     env["XLA_FLAGS"] = " ".join(
         [
@@ -349,7 +359,7 @@ def kernel_env() -> dict[str, str]:
             for f in env.get("XLA_FLAGS", "").split()
             if not f.startswith("--xla_force_host_platform_device_count")
         ]
-        + ["--xla_force_host_platform_device_count=8"]
+        + ["--xla_force_host_platform_device_count=8", *xla_flags]
     )
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
@@ -371,16 +381,19 @@ def new_notebook(cells: list[str]) -> Any:
     return nb
 
 
-def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
-    """Run ``cells`` in a fresh kernel (nbclient) and save the executed notebook, unsigned.
-    The same cells run once per test session, whichever module asks first."""
+def execute_notebook(
+    cells: list[str], path: Path, timeout: int = 600, xla_flags: tuple[str, ...] = ()
+) -> Any:
+    """Run ``cells`` in a fresh kernel (nbclient; ``xla_flags`` added to its XLA_FLAGS) and
+    save the executed notebook, unsigned.  The same cells run once per test session,
+    whichever module asks first."""
     import nbformat
     from nbclient import NotebookClient
 
     def execute() -> Any:
         nb = new_notebook(cells)
         with tempfile.TemporaryDirectory(prefix="wb-ipython-") as ipython_dir:
-            env = dict(kernel_env(), IPYTHONDIR=ipython_dir)  # no ~/.ipython of this machine
+            env = dict(kernel_env(*xla_flags), IPYTHONDIR=ipython_dir)  # no ~/.ipython here
             NotebookClient(
                 nb,
                 timeout=timeout,
@@ -390,7 +403,7 @@ def execute_notebook(cells: list[str], path: Path, timeout: int = 600) -> Any:
         return nb
 
     # once per session: another module's worker may read the same notebook (tests/run_once.py)
-    nb = run_once.once("notebook-" + run_once.key_of(*cells), execute)
+    nb = run_once.once("notebook-" + run_once.key_of(*cells, *xla_flags), execute)
     nbformat.write(nb, path)
     return nb
 

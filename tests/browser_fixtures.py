@@ -89,6 +89,7 @@ def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
     from tests.browser import (
         HLO24_CELLS,
         JAXPR12K_CELLS,
+        LLVM_O0,
         ensure_extension_built,
         execute_notebook,
         workbench_outputs,
@@ -100,7 +101,8 @@ def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
     d = tmp_path_factory.mktemp("notebooks")
     nbs = {
         "wb.ipynb": execute_notebook(WB_CELLS, d / "wb.ipynb"),
-        "hlo24.ipynb": execute_notebook(HLO24_CELLS, d / "hlo24.ipynb"),
+        # about the HLO views of two 24-block gradients: LLVM at -O0 (tests.browser.LLVM_O0)
+        "hlo24.ipynb": execute_notebook(HLO24_CELLS, d / "hlo24.ipynb", xla_flags=(LLVM_O0,)),
         "jaxpr12k.ipynb": execute_notebook(JAXPR12K_CELLS, d / "jaxpr12k.ipynb"),
     }
     kinds = {k for _, k in workbench_outputs(nbs["wb.ipynb"])}

@@ -1,0 +1,26 @@
+"""What the suite's notebook kernels may change without changing what the views show.
+
+The notebook of the two 24-block gradients (tests/browser.py ``HLO24_CELLS``) runs with
+LLVM at -O0 (``tests.browser.LLVM_O0``): its outputs are views of XLA's optimized module,
+which the HLO passes make before LLVM sees anything.  This checks that premise on a real
+model rather than assuming it.
+"""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from tests import real_models
+from tests.browser import LLVM_O0
+
+
+@pytest.mark.slow  # two compiles of a 4-block transformer's gradient
+def test_llvm_at_o0_leaves_the_optimized_module_alone():
+    params, x = real_models.transformer_args(blocks=4)
+    lowered = jax.jit(jax.grad(real_models.transformer_loss_einsum)).lower(params, x)
+    name, value = LLVM_O0.removeprefix("--").split("=")
+    default = lowered.compile().as_text()
+    o0 = lowered.compile(compiler_options={name: int(value)}).as_text()
+    assert default.startswith("HloModule ") and "fusion" in default
+    assert o0 == default
