@@ -94,8 +94,11 @@ function payload(): ClusterPayload {
       {
         function: 'jit(f)',
         kind: 'shape',
-        processes: [1],
-        text: 'jit(f): process 1 compiled f32[16] that process 0 never compiled'
+        processes: [0, 1],
+        text:
+          'jit(f): the processes split evenly, so none is the odd one out: ' +
+          'process 0 compiled f32[8]; process 1 compiled f32[16] static k=3; ' +
+          'collectives in jit(f) would wait forever'
       }
     ],
     steps: [

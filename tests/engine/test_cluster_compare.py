@@ -185,6 +185,19 @@ def test_an_even_split_names_no_process_as_the_odd_one():
     assert "process 0 compiled f32[8]; process 1 never compiled jit(h)" in d.text
 
 
+def test_a_tie_of_the_largest_groups_names_no_process_and_does_not_say_even():
+    sets = ["f32[8]", "f32[8]", "f32[16]", "f32[16]", "f32[4]"]
+    rep = compare([_snap(p, [_c("jit(f)", sig)]) for p, sig in enumerate(sets)])
+    (d,) = rep.divergences
+    assert d.kind == "shape" and d.processes == [0, 1, 2, 3, 4]
+    assert "the largest groups are the same size, so none is the odd one out: " in d.text
+    assert "evenly" not in d.text
+    assert (
+        "processes 0 and 1 compiled f32[8]; processes 2 and 3 compiled f32[16]; "
+        "process 4 compiled f32[4]"
+    ) in d.text
+
+
 def test_slowest_step_is_flagged_and_named_straggler():
     fast, slow = 0.002, 0.002 * STRAGGLER_RATIO * 5
     rep = compare([_snap(0, [], fast), _snap(1, [], slow)])

@@ -312,8 +312,8 @@ def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> li
     """Where the processes' compiles of ``f`` differ, said against the majority: the set of
     compiles most processes share is the reference, and each other set's processes are
     named as the odd ones out (so a process 0 that differs is named, not the others).
-    When the largest sets tie (two processes that differ), no process is singled out:
-    the sentence lists what each compiled."""
+    When the largest sets tie (two processes that differ, or 2 + 2 + 1 of five), no process
+    is singled out: the sentence lists what each set's processes compiled."""
     groups: dict[Compiles, list[int]] = {}
     for p in processes:
         groups.setdefault(frozenset(cells[p].variants) if p in cells else frozenset(), []).append(p)
@@ -331,13 +331,14 @@ def _divergences(f: str, cells: dict[int, Cell], processes: Sequence[int]) -> li
         f"{_plural(ps)} compiled {_listed(c, kind)}" if c else f"{_plural(ps)} never compiled {f}"
         for c, ps in ranked
     )
+    even = len({len(ps) for _, ps in ranked}) == 1
+    split = "the processes split evenly" if even else "the largest groups are the same size"
     return [
         Divergence(
             f,
             kind,
             sorted(processes),
-            f"{f}: the processes split evenly, so none is the odd one out: {said}; "
-            + _WAIT.format(f=f),
+            f"{f}: {split}, so none is the odd one out: {said}; " + _WAIT.format(f=f),
         )
     ]
 

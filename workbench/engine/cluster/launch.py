@@ -43,15 +43,25 @@ del _os
 #: reads pids to guard from its stdin, one a line, until that kernel closes the pipe, by
 #: stopping the cluster or by dying (a kernel killed, or ended by its manager in the middle
 #: of its ``atexit``, runs no clean-up of its own).  Then it ends whatever of the cluster
-#: still runs: the pids it was given that are still ipyparallel's, and every process whose
-#: environment carries the cluster's ``IPP_CLUSTER_ID`` (ipyparallel's launchers set it;
-#: the controller's schedulers and the engines' nannies inherit it).  Without ``/proc`` it
-#: signals the pids it was given only.
+#: still runs: the pids it was given that are still the processes it was told of (the same
+#: start time, read when told: a pid reused since by someone else's process is left alone)
+#: and still ipyparallel's, and every process whose environment carries the cluster's
+#: ``IPP_CLUSTER_ID`` (ipyparallel's launchers set it; the controller's schedulers and the
+#: engines' nannies inherit it).  Without ``/proc`` it signals the pids it was given only.
 _WATCHDOG = r"""
 import os, signal, sys, time
 mark = ("IPP_CLUSTER_ID=" + sys.argv[1]).encode()
-pids = {int(line) for line in sys.stdin if line.strip().isdigit()}
 proc = os.path.isdir("/proc")
+def started(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+pids = {}
+for line in sys.stdin:  # as each line comes: a start time read now, not at the end
+    if line.strip().isdigit():
+        pids[int(line)] = started(int(line)) if proc else None
 def alive(pid):
     if not proc:
         try:
@@ -73,8 +83,9 @@ def read(pid, what):
 def ours(pid):
     if not proc:
         return pid in pids
-    if pid in pids and b"ipyparallel" in read(pid, "cmdline"):
-        return True
+    if pid in pids and pids[pid] is not None and started(pid) == pids[pid]:
+        if b"ipyparallel" in read(pid, "cmdline"):
+            return True
     return mark in read(pid, "environ").split(b"\0")
 def targets():
     found = set(pids)
