@@ -153,7 +153,7 @@ export const cacheView: FeatureViewFactory = () => {
       const shownCount = add(bar, el('span', 'jwb-cache-shown'));
       const table = add(
         add(root, el('div', 'jwb-cache-scroll')),
-        el('table', 'jwb-cache-table')
+        el('table', 'jwb-table jwb-cache-table')
       );
       const hr = add(add(table, el('thead')), el('tr'));
       const body = add(table, el('tbody'));

@@ -31,7 +31,7 @@ export const clusterView = drawnView<ClusterPayload>(
     }
     if (p.view === 'ledger' && p.rows.length) {
       const ledger = ledgerTable(p);
-      const [t, body] = headedTable('jwb-cluster-table', ledger.head);
+      const [t, body] = headedTable('jwb-table jwb-cluster-table', ledger.head);
       add(root, t);
       for (const row of ledger.rows) {
         const tr = add(

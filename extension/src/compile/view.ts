@@ -29,7 +29,7 @@ function table(
   shares: number[],
   numeric: (i: number) => boolean
 ): HTMLTableElement {
-  const [t, body] = headedTable('jwb-prof-table', [...head, '']);
+  const [t, body] = headedTable('jwb-table jwb-prof-table', [...head, '']);
   rows.forEach((cells, k) => {
     const row = add(body, el('tr'));
     cells.forEach((c, i) =>

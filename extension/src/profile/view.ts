@@ -41,7 +41,7 @@ function listings(p: ProfilePayload): HTMLElement {
   const box = el('div', 'jwb-prof-listings');
   for (const l of p.listings) {
     add(box, el('div', 'jwb-prof-file', fileTitle(l)));
-    const [t, body] = headedTable('jwb-prof-table', [
+    const [t, body] = headedTable('jwb-table jwb-prof-table', [
       'time',
       'share',
       '',
@@ -93,7 +93,7 @@ function topTable(p: ProfilePayload): HTMLElement {
       `top ${rows.length} of ${p.instructions.length} instructions by measured time (~ = too short or noisy to resolve)`
     )
   );
-  const [t, body] = headedTable('jwb-prof-table', TOP_HEAD);
+  const [t, body] = headedTable('jwb-table jwb-prof-table', TOP_HEAD);
   const known = p.peak.name !== null;
   for (const r of rows) {
     const tr = add(body, el('tr'));
