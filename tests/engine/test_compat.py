@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -258,16 +260,23 @@ def test_nnx_jit_call_traced_on_abstract_copies():
     np.testing.assert_array_equal(acc.total[...], np.zeros(3))
 
 
-def test_fresh_trace_caches_retrace_without_touching_the_users_entries():
-    """Inside ``fresh_trace_caches`` a function JAX has traced is traced again (its Python
-    runs), and the user's call afterwards finds its own entry (its Python does not run)."""
+def _jit_counting_traces() -> tuple[Any, list[int]]:
+    """A jitted function and the list its Python appends to each time it runs: one entry a
+    trace, none for a call JAX serves from its caches."""
     runs: list[int] = []
 
     @jax.jit
-    def cached_twice(x):
+    def f(x):
         runs.append(1)
-        return x * 3
+        return x * 2
 
+    return f, runs
+
+
+def test_fresh_trace_caches_retrace_without_touching_the_users_entries():
+    """Inside ``fresh_trace_caches`` a function JAX has traced is traced again (its Python
+    runs), and the user's call afterwards finds its own entry (its Python does not run)."""
+    cached_twice, runs = _jit_counting_traces()
     x = jnp.ones(4)
     cached_twice(x)
     assert compat.fresh_trace_caches_supported()
@@ -290,13 +299,7 @@ def test_library_layer_and_jax_dirs():
 def test_unique_trace_context_retraces_even_after_a_fresh_trace():
     """Two ``unique_trace_context`` blocks never share a trace, where two
     ``fresh_trace_caches`` blocks do (their context is the same)."""
-    runs: list[int] = []
-
-    @jax.jit
-    def traced_each_time(x):
-        runs.append(1)
-        return x * 2
-
+    traced_each_time, runs = _jit_counting_traces()
     x = jnp.ones(3)
     with compat.fresh_trace_caches():
         traced_each_time.trace(x)

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,6 +187,14 @@ def _run(venv: dict, *args: str, timeout: float = 300) -> subprocess.CompletedPr
     )
 
 
+def _run_json(venv: dict, code: str) -> Any:
+    """Run ``code`` with the venv's Python and read the JSON its last line prints (what it
+    printed before, warnings from imports, stays out of the way); it must exit 0."""
+    proc = _run(venv, "-c", code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_no_node_on_the_venv_path(venv: dict):
     import shutil
 
@@ -204,9 +213,7 @@ def test_venv_uses_its_own_workbench_and_extension(venv: dict):
         "print(json.dumps({'workbench': workbench.__file__, 'ext': ext['ext_path'],"
         " 'load': ext['jupyterlab']['_build']['load'], 'paths': jupyter_path('labextensions')}))\n"
     )
-    proc = _run(venv, "-c", code)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    info = _run_json(venv, code)
     site = str(venv["dir"].resolve())
     assert Path(info["workbench"]).resolve().is_relative_to(site), info  # not the editable one
     assert Path(info["ext"]).resolve() == (venv["dir"] / DIST).resolve(), info
@@ -271,8 +278,6 @@ def test_outputs_embed_the_runtime_where_there_is_no_node(venv: dict):
         "print(json.dumps({'runtime': runtime_base64() in html and len(runtime_base64()) > 1000,"
         " 'data': sorted(embedded_data(html)), 'file': workbench.__file__}))\n"
     )
-    proc = _run(venv, "-c", code)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _run_json(venv, code)
     assert out["runtime"] and str(venv["dir"]) in out["file"], out
     assert out["data"] == ["application/vnd.jax-workbench.jaxpr+json", "text/plain"], out

@@ -456,7 +456,7 @@ function build(
   const scale = sharedScale(rows);
   const table = add(
     add(root, el('div', 'jwb-bench-scroll')),
-    el('table', 'jwb-bench-table')
+    el('table', 'jwb-table jwb-bench-table')
   );
   const hr = add(add(table, el('thead')), el('tr'));
   const columns = COLUMNS.filter(

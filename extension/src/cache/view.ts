@@ -6,7 +6,7 @@
  */
 
 import { add, el } from '../common/dom';
-import type { FeatureViewFactory } from '../common/featureView';
+import { drawnView, type FeatureViewFactory } from '../common/featureView';
 import {
   againParts,
   distinctSites,
@@ -94,20 +94,17 @@ function groupNode(g: FunctionGroup): HTMLElement {
   return box;
 }
 
-export const cacheCellView: FeatureViewFactory = () => ({
-  render(host, raw, ctx) {
-    const p = raw as unknown as CacheCellPayload;
-    host.textContent = '';
-    const root = add(host, el('div', 'jwb-cache-cell'));
+export const cacheCellView = drawnView<CacheCellPayload>(
+  'jwb-cache-cell',
+  (root, p) => {
     for (const g of p.functions) {
       root.appendChild(groupNode(g));
     }
     if (p.jax_helpers) {
       root.appendChild(groupNode(p.jax_helpers));
     }
-    ctx.interactive();
   }
-});
+);
 
 function recordNode(r: CompileRecord): HTMLElement {
   const li = el('li', 'jwb-cache-record');
@@ -156,7 +153,7 @@ export const cacheView: FeatureViewFactory = () => {
       const shownCount = add(bar, el('span', 'jwb-cache-shown'));
       const table = add(
         add(root, el('div', 'jwb-cache-scroll')),
-        el('table', 'jwb-cache-table')
+        el('table', 'jwb-table jwb-cache-table')
       );
       const hr = add(add(table, el('thead')), el('tr'));
       const body = add(table, el('tbody'));
@@ -305,11 +302,9 @@ export const cacheView: FeatureViewFactory = () => {
   };
 };
 
-export const cachePersistentView: FeatureViewFactory = () => ({
-  render(host, raw, ctx) {
-    const p = raw as unknown as PersistentStatus;
-    host.textContent = '';
-    const root = add(host, el('div', 'jwb-cache-persistent'));
+export const cachePersistentView = drawnView<PersistentStatus>(
+  'jwb-cache-persistent',
+  (root, p) => {
     add(root, el('div', 'jwb-cache-title', 'persistent compilation cache'));
     const t = add(root, el('table', 'jwb-cache-kv'));
     for (const [k, v] of persistentRows(p)) {
@@ -317,6 +312,5 @@ export const cachePersistentView: FeatureViewFactory = () => ({
       add(tr, el('th', undefined, k));
       add(tr, el('td', undefined, v));
     }
-    ctx.interactive();
   }
-});
+);

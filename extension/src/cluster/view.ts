@@ -3,8 +3,8 @@
  * would hang), the compile ledgers side by side, the step times with the slowest flagged.
  */
 
-import { add, el } from '../common/dom';
-import type { FeatureViewFactory } from '../common/featureView';
+import { add, el, headedTable } from '../common/dom';
+import { drawnView } from '../common/featureView';
 import {
   headline,
   ledgerTable,
@@ -13,20 +13,9 @@ import {
   type ClusterPayload
 } from './model';
 
-function table(parent: HTMLElement, head: string[]): HTMLTableElement {
-  const t = add(parent, el('table', 'jwb-cluster-table'));
-  const tr = add(t, el('tr'));
-  for (const h of head) {
-    add(tr, el('th', undefined, h));
-  }
-  return t;
-}
-
-export const clusterView: FeatureViewFactory = () => ({
-  render(host, raw, ctx) {
-    const p = raw as unknown as ClusterPayload;
-    host.textContent = '';
-    const root = add(host, el('div', 'jwb-cluster'));
+export const clusterView = drawnView<ClusterPayload>(
+  'jwb-cluster',
+  (root, p) => {
     add(root, el('div', 'jwb-cluster-head', headline(p)));
     if (p.divergences.length) {
       const ul = add(root, el('ul', 'jwb-cluster-divergences'));
@@ -42,10 +31,11 @@ export const clusterView: FeatureViewFactory = () => ({
     }
     if (p.view === 'ledger' && p.rows.length) {
       const ledger = ledgerTable(p);
-      const t = table(root, ledger.head);
+      const [t, body] = headedTable('jwb-table jwb-cluster-table', ledger.head);
+      add(root, t);
       for (const row of ledger.rows) {
         const tr = add(
-          t,
+          body,
           el('tr', row.diverged ? 'jwb-cluster-diverged' : undefined)
         );
         for (const c of row.cells) {
@@ -72,6 +62,5 @@ export const clusterView: FeatureViewFactory = () => ({
     if (p.straggler) {
       add(root, el('div', 'jwb-cluster-straggler', p.straggler));
     }
-    ctx.interactive();
   }
-});
+);

@@ -23,6 +23,22 @@ export function add<T extends Node>(parent: Node, child: T): T {
   return child;
 }
 
+/**
+ * A `<table class=cls>` whose `<thead>` holds one row of `head` cells, and its empty
+ * `<tbody>` for the caller's rows.
+ */
+export function headedTable(
+  cls: string,
+  head: readonly string[]
+): [HTMLTableElement, HTMLTableSectionElement] {
+  const table = el('table', cls);
+  const tr = add(add(table, el('thead')), el('tr'));
+  for (const h of head) {
+    add(tr, el('th', undefined, h));
+  }
+  return [table, add(table, el('tbody'))];
+}
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export function svg<K extends keyof SVGElementTagNameMap>(

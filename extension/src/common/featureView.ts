@@ -7,6 +7,7 @@
  */
 
 import type { CellMap } from './cells';
+import { el } from './dom';
 import type { Payload } from './payload';
 
 export interface RenderContext {
@@ -37,3 +38,23 @@ export interface FeatureView {
 }
 
 export type FeatureViewFactory = () => FeatureView;
+
+/**
+ * The factory of a view that keeps nothing between renders: each render draws the payload
+ * (read as `P`, the type its schema generates) into a fresh `<div class=rootClass>`, which
+ * then replaces the host's content, and marks the output interactive.  Drawn detached, the
+ * page lays it out once.
+ */
+export function drawnView<P>(
+  rootClass: string,
+  draw: (root: HTMLElement, payload: P, ctx: RenderContext) => void
+): FeatureViewFactory {
+  return () => ({
+    render(host, payload, ctx) {
+      const root = el('div', rootClass);
+      draw(root, payload as unknown as P, ctx);
+      host.replaceChildren(root);
+      ctx.interactive();
+    }
+  });
+}

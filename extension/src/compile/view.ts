@@ -7,9 +7,9 @@
  * through `textContent` (names and source lines are the user's).
  */
 
-import { add, el } from '../common/dom';
+import { add, el, headedTable } from '../common/dom';
 import { fmtCount, fmtSeconds } from '../bench/format';
-import type { FeatureViewFactory } from '../common/featureView';
+import { drawnView } from '../common/featureView';
 import {
   coverageLine,
   headline,
@@ -29,12 +29,7 @@ function table(
   shares: number[],
   numeric: (i: number) => boolean
 ): HTMLTableElement {
-  const t = el('table', 'jwb-prof-table');
-  const tr = add(add(t, el('thead')), el('tr'));
-  for (const h of [...head, '']) {
-    add(tr, el('th', undefined, h));
-  }
-  const body = add(t, el('tbody'));
+  const [t, body] = headedTable('jwb-table jwb-prof-table', [...head, '']);
   rows.forEach((cells, k) => {
     const row = add(body, el('tr'));
     cells.forEach((c, i) =>
@@ -74,10 +69,9 @@ function phaseTable(
   }
 }
 
-export const compileTimeView: FeatureViewFactory = () => ({
-  render(host: HTMLElement, payload, ctx) {
-    const p = payload as unknown as CompileTimePayload;
-    const root = el('div', 'jwb-prof jwb-compile');
+export const compileTimeView = drawnView<CompileTimePayload>(
+  'jwb-prof jwb-compile',
+  (root, p) => {
     add(root, el('div', 'jwb-prof-head', headline(p)));
     add(root, el('div', 'jwb-prof-coverage', coverageLine(p)));
     const x = p.xla;
@@ -122,7 +116,5 @@ export const compileTimeView: FeatureViewFactory = () => ({
     for (const n of p.notes) {
       add(root, el('div', 'jwb-prof-meta', `note: ${n}`));
     }
-    host.replaceChildren(root);
-    ctx.interactive();
   }
-});
+);

@@ -5,8 +5,8 @@
  * checkpoint advice).
  */
 
-import { add, el, svg } from '../common/dom';
-import type { FeatureViewFactory } from '../common/featureView';
+import { add, el, headedTable, svg } from '../common/dom';
+import { drawnView } from '../common/featureView';
 import {
   liveHeadline,
   liveNotes,
@@ -18,62 +18,54 @@ import {
 } from './model';
 import { fmtBytes } from '../bench/format';
 
-export const memoryView: FeatureViewFactory = () => ({
-  render(host, raw, ctx) {
-    const p = raw as unknown as MemoryPayload;
-    host.textContent = '';
-    const root = add(host, el('div', 'jwb-mem'));
-    add(root, el('div', 'jwb-mem-title', liveHeadline(p)));
-    for (const n of liveNotes(p)) {
-      add(root, el('div', 'jwb-mem-note', n));
-    }
-    const table = add(root, el('table', 'jwb-mem-owners'));
-    for (const r of ownerRows(p)) {
-      const tr = add(table, el('tr'));
-      add(tr, el('td', 'jwb-mem-bytes', r.bytes));
-      const td = add(tr, el('td'));
-      const det = add(td, el('details'));
-      const sum = add(det, el('summary'));
-      add(sum, el('code', undefined, r.label));
-      add(sum, el('span', 'jwb-mem-kind', ` ${r.kind} · ${r.what}`));
-      const inner = add(det, el('table', 'jwb-mem-arrays'));
-      for (const a of r.arrays) {
-        const row = add(inner, el('tr'));
-        add(row, el('td', 'jwb-mem-bytes', a.bytes));
-        add(add(row, el('td')), el('code', undefined, a.path));
-        add(
-          row,
-          el(
-            'td',
-            undefined,
-            a.also ? `${a.shape} (also held by ${a.also} more)` : a.shape
-          )
-        );
-      }
-      if (r.more > 0) {
-        add(add(inner, el('tr')), el('td', undefined, `... ${r.more} more`));
-      }
-      add(tr, el('td', 'jwb-mem-devices', r.devices));
-    }
-    if (p.total_groups > p.groups.length) {
+export const memoryView = drawnView<MemoryPayload>('jwb-mem', (root, p) => {
+  add(root, el('div', 'jwb-mem-title', liveHeadline(p)));
+  for (const n of liveNotes(p)) {
+    add(root, el('div', 'jwb-mem-note', n));
+  }
+  const table = add(root, el('table', 'jwb-mem-owners'));
+  for (const r of ownerRows(p)) {
+    const tr = add(table, el('tr'));
+    add(tr, el('td', 'jwb-mem-bytes', r.bytes));
+    const td = add(tr, el('td'));
+    const det = add(td, el('details'));
+    const sum = add(det, el('summary'));
+    add(sum, el('code', undefined, r.label));
+    add(sum, el('span', 'jwb-mem-kind', ` ${r.kind} · ${r.what}`));
+    const inner = add(det, el('table', 'jwb-mem-arrays'));
+    for (const a of r.arrays) {
+      const row = add(inner, el('tr'));
+      add(row, el('td', 'jwb-mem-bytes', a.bytes));
+      add(add(row, el('td')), el('code', undefined, a.path));
       add(
-        root,
+        row,
         el(
-          'div',
-          'jwb-mem-note',
-          `... ${p.total_groups - p.groups.length} more owners`
+          'td',
+          undefined,
+          a.also ? `${a.shape} (also held by ${a.also} more)` : a.shape
         )
       );
     }
-    ctx.interactive();
+    if (r.more > 0) {
+      add(add(inner, el('tr')), el('td', undefined, `... ${r.more} more`));
+    }
+    add(tr, el('td', 'jwb-mem-devices', r.devices));
+  }
+  if (p.total_groups > p.groups.length) {
+    add(
+      root,
+      el(
+        'div',
+        'jwb-mem-note',
+        `... ${p.total_groups - p.groups.length} more owners`
+      )
+    );
   }
 });
 
-export const memoryProgramView: FeatureViewFactory = () => ({
-  render(host, raw, ctx) {
-    const p = raw as unknown as MemoryProgramPayload;
-    host.textContent = '';
-    const root = add(host, el('div', 'jwb-mem'));
+export const memoryProgramView = drawnView<MemoryProgramPayload>(
+  'jwb-mem',
+  (root, p) => {
     add(
       root,
       el(
@@ -112,13 +104,15 @@ export const memoryProgramView: FeatureViewFactory = () => ({
         stroke: 'var(--jp-warn-color1, #bc4c00)'
       })
     );
-    const bt = add(root, el('table', 'jwb-mem-buffers'));
-    const head = add(bt, el('tr'));
-    for (const h of ['bytes', 'shape', 'instruction', 'line']) {
-      add(head, el('th', undefined, h));
-    }
+    const [bt, buffers] = headedTable('jwb-mem-buffers', [
+      'bytes',
+      'shape',
+      'instruction',
+      'line'
+    ]);
+    add(root, bt);
     for (const b of p.buffers) {
-      const tr = add(bt, el('tr'));
+      const tr = add(buffers, el('tr'));
       add(tr, el('td', 'jwb-mem-bytes', fmtBytes(b.bytes)));
       add(tr, el('td', undefined, b.shape));
       add(
@@ -150,6 +144,5 @@ export const memoryProgramView: FeatureViewFactory = () => ({
         );
       }
     }
-    ctx.interactive();
   }
-});
+);

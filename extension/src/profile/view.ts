@@ -6,9 +6,9 @@
  * string goes through `textContent` (source text is user code).
  */
 
-import { add, el, svg } from '../common/dom';
+import { add, el, headedTable, svg } from '../common/dom';
 import { fmtBytes, fmtCount, fmtPercent, fmtSeconds } from '../bench/format';
-import type { FeatureViewFactory } from '../common/featureView';
+import { drawnView } from '../common/featureView';
 import {
   boundText,
   coverageLine,
@@ -37,20 +37,17 @@ const TOP_HEAD = [
   'line'
 ];
 
-function table(head: string[]): [HTMLTableElement, HTMLTableSectionElement] {
-  const t = el('table', 'jwb-prof-table');
-  const tr = add(add(t, el('thead')), el('tr'));
-  for (const h of head) {
-    add(tr, el('th', undefined, h));
-  }
-  return [t, add(t, el('tbody'))];
-}
-
 function listings(p: ProfilePayload): HTMLElement {
   const box = el('div', 'jwb-prof-listings');
   for (const l of p.listings) {
     add(box, el('div', 'jwb-prof-file', fileTitle(l)));
-    const [t, body] = table(['time', 'share', '', 'line', 'source']);
+    const [t, body] = headedTable('jwb-table jwb-prof-table', [
+      'time',
+      'share',
+      '',
+      'line',
+      'source'
+    ]);
     for (const [n, text, sec, share] of l.rows) {
       const tr = add(
         body,
@@ -96,7 +93,7 @@ function topTable(p: ProfilePayload): HTMLElement {
       `top ${rows.length} of ${p.instructions.length} instructions by measured time (~ = too short or noisy to resolve)`
     )
   );
-  const [t, body] = table(TOP_HEAD);
+  const [t, body] = headedTable('jwb-table jwb-prof-table', TOP_HEAD);
   const known = p.peak.name !== null;
   for (const r of rows) {
     const tr = add(body, el('tr'));
@@ -174,37 +171,31 @@ function timeline(p: ProfilePayload): HTMLElement | null {
   return box;
 }
 
-export const profileView: FeatureViewFactory = () => ({
-  render(host: HTMLElement, payload, ctx) {
-    const p = payload as unknown as ProfilePayload;
-    const root = el('div', 'jwb-prof');
-    add(root, el('div', 'jwb-prof-head', headline(p)));
-    add(root, el('div', 'jwb-prof-coverage', coverageLine(p)));
-    if (p.peak.name === null) {
-      add(
-        root,
-        el(
-          'div',
-          'jwb-prof-meta',
-          `peak: unknown peak for ${p.device_kind} (not in the table): compute- or memory-bound cannot be told`
-        )
-      );
-    }
-    add(root, listings(p));
-    add(root, topTable(p));
-    const prims = p.primitives
-      .slice(0, 8)
-      .map(x => `${x.name || '(none)'} ${fmtPercent(x.share)}`)
-      .join(', ');
-    add(root, el('div', 'jwb-prof-meta', `by jaxpr primitive: ${prims}`));
-    const tl = timeline(p);
-    if (tl) {
-      add(root, tl);
-    }
-    for (const n of p.notes) {
-      add(root, el('div', 'jwb-prof-note', n));
-    }
-    host.replaceChildren(root);
-    ctx.interactive();
+export const profileView = drawnView<ProfilePayload>('jwb-prof', (root, p) => {
+  add(root, el('div', 'jwb-prof-head', headline(p)));
+  add(root, el('div', 'jwb-prof-coverage', coverageLine(p)));
+  if (p.peak.name === null) {
+    add(
+      root,
+      el(
+        'div',
+        'jwb-prof-meta',
+        `peak: unknown peak for ${p.device_kind} (not in the table): compute- or memory-bound cannot be told`
+      )
+    );
+  }
+  add(root, listings(p));
+  add(root, topTable(p));
+  const prims = p.primitives
+    .slice(0, 8)
+    .map(x => `${x.name || '(none)'} ${fmtPercent(x.share)}`)
+    .join(', ');
+  add(root, el('div', 'jwb-prof-meta', `by jaxpr primitive: ${prims}`));
+  const tl = timeline(p);
+  if (tl) {
+    add(root, tl);
+  }
+  for (const n of p.notes) {
+    add(root, el('div', 'jwb-prof-note', n));
   }
 });

@@ -73,43 +73,36 @@ def _equivalent(regex: str | None) -> str:
     return _NEVER if not regex else f"(?:{regex})|{_NEVER}"
 
 
-@contextlib.contextmanager
-def fresh_trace_caches() -> Iterator[bool]:
+def fresh_trace_caches() -> contextlib.AbstractContextManager[bool]:
     """Trace in a context JAX's trace caches have no entry of the user's for (see the
     module docstring); yields whether it could (else the block runs as it would)."""
-    state = _canonicalization_state()
-    if state is None:
-        yield False
-        return
-    try:
-        ctx = state(_equivalent(state.value))
-        ctx.__enter__()
-    except Exception:
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        ctx.__exit__(None, None, None)
+    return _equivalent_trace_context("")
 
 
 _unique = itertools.count()
 
 
-@contextlib.contextmanager
-def unique_trace_context() -> Iterator[bool]:
+def unique_trace_context() -> contextlib.AbstractContextManager[bool]:
     """Like :func:`fresh_trace_caches`, but a context no trace has used before (the regex
     carries a counter in a ``(?#...)`` comment): every trace inside misses every entry, the
     workbench's own earlier scoped traces included.  For a compile that must really run
     (``%%jaxprof --compile``): a trace served from a cache is lowered to the same module
     object, whose executable JAX keeps, and nothing would compile.  Its cache entries are
     never hit again; JAX's LRU bounds (and weak references) drop them."""
+    return _equivalent_trace_context(f"(?#workbench-{next(_unique)})")
+
+
+@contextlib.contextmanager
+def _equivalent_trace_context(comment: str) -> Iterator[bool]:
+    """The block runs with the canonicalization regex spelled as :func:`_equivalent` spells
+    it, then ``comment`` (a regex comment, which removes nothing): the HLO is the same, the
+    trace context is another.  Yields whether it could (else the block runs as it would)."""
     state = _canonicalization_state()
     if state is None:
         yield False
         return
     try:
-        ctx = state(f"{_equivalent(state.value)}(?#workbench-{next(_unique)})")
+        ctx = state(f"{_equivalent(state.value)}{comment}")
         ctx.__enter__()
     except Exception:
         yield False
