@@ -47,7 +47,10 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 EXT = ROOT / "extension"
-BUILT = ROOT / "workbench" / "labextension"
+# nox loads this file by its path, not from a folder on sys.path: the checkout's own helper
+# (standard library only) is imported from the checkout
+sys.path.insert(0, str(ROOT))
+from tests import extension_build  # noqa: E402
 
 nox.needs_version = ">=2025.5.1"
 # uv when installed (`pip install "nox[uv]"`): it installs from its own cache, which pip's HTTP
@@ -150,27 +153,15 @@ def _node_modules(session: nox.Session) -> None:
     _timed(session, "npm ci", t0)
 
 
-def _newest_mtime(*paths: Path) -> float:
-    newest = 0.0
-    for path in paths:
-        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-        newest = max([newest, *(p.stat().st_mtime for p in files)])
-    return newest
-
-
 def _build_extension(session: nox.Session) -> None:
     """``npm run build`` (workbench/labextension and the standalone runtime in
-    workbench/views/static/) when either is missing or older than its sources."""
-    sources = [
-        EXT / name
-        for name in ("src", "style", "schema", "package.json", "tsconfig.json", "scripts")
-        if (EXT / name).exists()
-    ] + [ROOT / "workbench" / "schemas"]
-    standalone = ROOT / "workbench" / "views" / "static" / "standalone.js"
-    built = (BUILT / "static" / "style.js").is_file() and standalone.is_file()
-    if built and min(_newest_mtime(BUILT), standalone.stat().st_mtime) >= _newest_mtime(*sources):
+    workbench/views/static/) when either is missing or older than its sources: the rule
+    tests/extension_build.py states, which the tests' own check (tests/browser.py) shares."""
+    why = extension_build.stale_reason()
+    if why is None:
         session.log("the extension's builds are newer than their sources: no build")
         return
+    session.log(f"the extension is built: {why}")
     t0 = time.monotonic()
     with session.chdir(EXT):
         session.run("npm", "run", "build", external=True)

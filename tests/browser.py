@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-from tests import run_once
+from tests import extension_build, run_once
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -64,7 +64,7 @@ def stop_server(proc: subprocess.Popen, log: IO[bytes]) -> None:
 # -- JupyterLab / Notebook 7 servers on the checkout's build of the extension -------------------
 
 ROOT = Path(__file__).resolve().parent.parent
-LABEXTENSION = ROOT / "workbench" / "labextension"
+LABEXTENSION = extension_build.LABEXTENSION
 EXTENSION_NAME = "jax-workbench"
 TOKEN = "workbench-test-token"
 WORKBENCH_MIME_PREFIX = "application/vnd.jax-workbench."
@@ -72,17 +72,42 @@ WORKBENCH_MIME_PREFIX = "application/vnd.jax-workbench."
 
 def ensure_extension_built() -> Path:
     """The checkout's built extension (workbench/labextension) and standalone runtime
-    (workbench/views/static/standalone.js, which outputs embed), built now if missing."""
-    if (
-        not (LABEXTENSION / "package.json").exists()
-        or not list((LABEXTENSION / "static").glob("remoteEntry.*.js"))
-        or not (ROOT / "workbench" / "views" / "static" / "standalone.js").exists()
-    ):
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError("workbench/labextension is not built and npm is not on PATH")
-        subprocess.run([npm, "run", "build"], cwd=ROOT / "extension", check=True, timeout=600)
+    (workbench/views/static/standalone.js, which outputs embed), built now if either is
+    missing or older than its sources (tests/extension_build.py: the rule noxfile.py builds
+    by), so a browser test never shows a build of other sources than the checkout's.  One
+    worker builds, the others wait for it (tests/run_once.py)."""
+    if extension_build.stale_reason() is not None:
+        run_once.once("extension-build", _build_extension)
     return LABEXTENSION
+
+
+def _build_extension() -> None:
+    """``npm run build`` unless the build is current by now (another worker built it while
+    this one waited); an error that says why when it cannot build or leaves it stale."""
+    why = extension_build.stale_reason()
+    if why is None:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError(f"the extension must be built ({why}) and npm is not on PATH")
+    print(f"tests.browser: npm run build ({why})", file=sys.stderr)
+    # `jupyter labextension build` is the one of this Python's environment, as nox's is
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    proc = subprocess.run(
+        [npm, "run", "build"],
+        cwd=ROOT / "extension",
+        env=dict(os.environ, PATH=path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"`npm run build` in extension/ failed ({why}):\n{(proc.stdout + proc.stderr)[-4000:]}"
+        )
+    still = extension_build.stale_reason()
+    if still is not None:  # a source changed while it built, or it wrote elsewhere
+        raise RuntimeError(f"`npm run build` left the extension's build stale: {still}")
 
 
 class _PortTaken(Exception):
