@@ -367,10 +367,11 @@ class JupyterServer:
 
 #: XLA flag for kernels whose notebooks are about the optimized HLO, not its machine code:
 #: LLVM at -O0.  XLA's HLO passes (the optimized module every HLO view, fusion and buffer
-#: assignment is read from) do not read it: the 24-block gradient's optimized module is the
-#: same text, byte for byte, with and without it
-#: (tests/engine/test_compat.py checks that), and its compile takes half the CPU time
-#: (19.7 s against 41.1 s on a 2-core machine).  Never for what measures a compile or a run.
+#: assignment is read from) run before LLVM and do not read it: a 4-block transformer
+#: gradient's optimized module is the same text, byte for byte, with and without it
+#: (tests/project/test_notebook_kernels.py checks that), and the 24-block gradient's compile
+#: takes half the CPU time (19.7 s against 41.1 s on a 2-core machine).  Never for a notebook
+#: whose tests read what a compile or a run measures (times, the executable's memory).
 LLVM_O0 = "--xla_backend_optimization_level=0"
 
 
