@@ -4,7 +4,8 @@ Default sessions, in this order:
 
 ``oldest``
     the quick loop (``-m "not slow"``: Python tests, mypy, ruff, tsc, vitest, ESLint, Prettier)
-    on Python 3.11 with the oldest JAX ``pyproject.toml`` allows (``jax>=X`` installs ``X``);
+    and the tests that start JAX in a second process (``jax_process``) on Python 3.11 with the
+    oldest JAX ``pyproject.toml`` allows (``jax>=X`` installs ``X``);
 ``full``
     the whole suite but the Binder simulation on Python 3.12 with the newest JAX the package
     index serves, ``-n 2`` (pytest-xdist; browser tests sharing a server keep to one worker
@@ -196,7 +197,8 @@ def oldest(session: nox.Session) -> None:
     _node_modules(session)
     _install(session, f"jax=={_lower_bound('jax')}", f"jaxlib=={_lower_bound('jaxlib')}")
     _build_extension(session)  # the standalone runtime every output's text/html carries
-    _pytest(session, *XDIST, "-m", "not slow")
+    # and the tests of a fresh JAX process: slow, but what they check differs by JAX version
+    _pytest(session, *XDIST, "-m", "not slow or jax_process")
 
 
 @nox.session(python=PY_NEWEST)

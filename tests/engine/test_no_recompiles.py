@@ -332,6 +332,7 @@ def test_with_the_extension_loaded(shell):
 
 
 @pytest.mark.slow  # a second JAX process
+@pytest.mark.jax_process
 def test_without_the_extension_a_function_compiled_before_is_known():
     """In a fresh process the tracker never listened to the first compile: JAX's own
     cache-miss explanation tells the guard it is a recompile."""

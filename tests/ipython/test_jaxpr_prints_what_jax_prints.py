@@ -97,6 +97,7 @@ def test_numpy_ufunc_fails_as_make_jaxpr_does_in_a_short_error(run, shell):
 
 
 @pytest.mark.slow  # a second JAX process
+@pytest.mark.jax_process
 def test_numpy_ufunc_twice_leaves_the_kernel_alive():
     """A second ``jax.jit`` of the same NumPy ufunc crashes jaxlib: run in a child process,
     so a crash is a failed test, not a dead test session."""

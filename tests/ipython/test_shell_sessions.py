@@ -252,6 +252,7 @@ def test_unloading_one_shell_keeps_the_other_working(pair):
 
 
 @pytest.mark.slow  # a second JAX process
+@pytest.mark.jax_process
 def test_the_bench_twin_in_a_script_imports_no_ipython_front_door():
     """A script calling ``workbench.bench`` has no shell, so no session to tell of the
     result: finding that out must not import the IPython front door (every magic module

@@ -446,6 +446,7 @@ print(json.dumps({"before": before, "sent": comm.sent,
 
 
 @pytest.mark.slow  # a second JAX process
+@pytest.mark.jax_process
 def test_loading_and_a_panel_leave_jax_uninitialised_until_the_user_uses_it():
     """``jax.distributed.initialize()``, ``jax_platforms`` or ``jax_num_cpu_devices`` must
     come before JAX's backends start: neither ``%load_ext workbench`` nor a panel's hello
