@@ -219,6 +219,9 @@ def binder(session: nox.Session) -> None:
     own JAX computations.  test_binder.py is collected first (pytest takes a folder's files in
     name order), so every tutorial has run in Binder's environment before a check reads it."""
     _install(session)
+    # one process (no -n): a check reads the run test_binder.py remembered in it, and a
+    # tutorial Binder did not run fails its checks rather than running here unseen
+    session.env["WORKBENCH_TEST_TUTORIALS_FROM_BINDER"] = "1"  # tests/tutorials.py
     _pytest(session, "-m", "binder", "--durations=15", "tests/notebooks/")
 
 

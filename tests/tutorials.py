@@ -20,6 +20,7 @@ the kernel's peak resident memory (Binder gives a notebook 1-2 GB).
 from __future__ import annotations
 
 import copy
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -204,6 +205,8 @@ def histogram(closed: Any) -> dict[str, int]:
 
 
 _cache: dict[str, Run] = {}
+#: set (to anything) where the tutorials' checks must read the Binder simulation's runs
+FROM_BINDER_ENV = "WORKBENCH_TEST_TUTORIALS_FROM_BINDER"
 
 
 def xdist_group(name: str) -> str:
@@ -221,8 +224,16 @@ def run(name: str) -> Run:
     learner's notebook (:func:`learner_notebook`) in the virtualenv Binder's files install
     and :func:`remember` s it, so the tutorials' checks read what a Binder user gets.
     Otherwise the notebook is executed here with this environment's kernel, memoised in this
-    process and shared with the session's other workers (``tests/run_once.py``)."""
+    process and shared with the session's other workers (``tests/run_once.py``), unless
+    ``FROM_BINDER_ENV`` is set (noxfile.py's binder session): then a tutorial Binder did not
+    run is an error, not a second, silent run of it in another environment."""
     if name not in _cache:
+        if os.environ.get(FROM_BINDER_ENV):
+            raise RuntimeError(
+                f"{name}: the Binder simulation made no run of it (its test in "
+                "tests/notebooks/test_binder.py failed, was deselected or ran in another "
+                f"process), and {FROM_BINDER_ENV} says the checks read only Binder's runs"
+            )
         raw = path(name).read_text(encoding="utf-8")
         _cache[name] = run_once.once(
             f"tutorial-{run_once.key_of(name, raw)}", lambda: _execute(name)
