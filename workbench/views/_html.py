@@ -133,7 +133,7 @@ def summary_table(
     )
     more = (len(rows) if total is None else total) - len(shown)
     if more > 0:
-        table += f"<div>... {more} more {esc(what)} (the interactive view has them all)</div>"
+        table += f"<div>... {more} more {esc(what)} not shown here</div>"
     return table
 
 
