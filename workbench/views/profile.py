@@ -148,7 +148,7 @@ def _line_rows(rep: ProfileReport) -> list[list[str]]:
     for ln in sorted(rep.lines, key=lambda x: -x.seconds):
         src = ln.source
         where = _where(src.file, src.line) if src is not None else "(no source line)"
-        text = src.text if src is not None else ""
+        text = (src.text or "") if src is not None else ""
         rows.append([fmt_seconds(ln.seconds), fmt_percent(ln.share), where, text])
     return rows
 
