@@ -33,6 +33,7 @@ from tests.browser import (
     workbench_outputs,
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
+from tests.xss_corpus import XSS_NOT_COVERED, xss_bundles
 from workbench import schemas
 from workbench.schemas import kind_of
 from workbench.views._standalone import NEEDS_FRONT_END, STATIC_KINDS
@@ -274,104 +275,12 @@ def test_outputs_above_the_one_carrying_the_runtime_are_drawn_too(browser):
 
 # -- an XSS corpus in every user-controlled string ---------------------------------------------
 
-#: `<img onerror>`, `</script>`, a `javascript:` URL, a template literal, bidi controls
-XSS = (
-    '<img src=x onerror="window.__xss=1">"\'</script><script>window.__xss=2</script>'
-    " javascript:window.__xss=3 `${window.__xss=4}` \u202e\u2066gnp.exe\u2069"
-)
-#: code whose file name, function name and named scope are the corpus
-XSS_SOURCE = f"""
-import jax, jax.numpy as jnp
-
-def fn(w, x):
-    with jax.named_scope({XSS!r}):
-        return jnp.sum(jnp.tanh(x @ w) ** 2)
-
-fn.__name__ = fn.__qualname__ = {XSS!r}
-"""
-
-
-def _xss_outputs(shell) -> dict[str, str]:
-    """The text/html of one output of each kind, built from code whose strings are the corpus."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec as P
-
-    import workbench
-    from workbench.engine.memory.program import build_program_memory
-    from workbench.engine.stages import Inspection
-    from workbench.views import cache as cache_view
-    from workbench.views import cluster as cluster_view
-    from workbench.views import memory as memory_view
-
-    ns: dict = {}
-    exec(compile(XSS_SOURCE, f"/tmp/{XSS}.py", "exec"), ns)
-    fn = ns["fn"]
-    w, x = jnp.ones((4, 4)), jnp.ones((2, 4))
-    mesh = jax.make_mesh((2, 4), ("data", "model"))
-    xs = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
-    jfn = jax.jit(fn)
-    jfn(w, x)
-    shell.run_cell("pass", store_history=True)
-    out = {
-        "jaxpr": workbench.jaxpr(fn, w, x, transforms="grad"),
-        "jaxpr-compare": workbench.jaxpr(fn, w, x, transforms="grad", compare=True),
-        "hlo": workbench.hlo(fn, w, x, transforms="grad"),
-        "bench": workbench.bench({XSS: jfn}, w, x, budget=0.05, progress=False),
-        "sharding": workbench.sharding({XSS: xs}),
-        "profile": workbench.profile(jfn, w, x, n=2),
-    }
-    # the live arrays, one held by a name that is the corpus; the gradient's buffer assignment
-    shell.user_ns[XSS] = xs
-    out["memory"] = workbench.memory()
-    out["memory-program"] = memory_view.program_display(
-        build_program_memory(Inspection(fn, (w, x), {}))
-    )
-    out["cluster"] = cluster_view.cluster_display(_cluster_report(fn, w, x))
-    htmls = {k: d._repr_mimebundle_()["text/html"] for k, d in out.items()}
-    htmls["cache"] = cache_view.cache_display(workbench.cache())._repr_mimebundle_()["text/html"]
-    # where one real compile of the corpus-named function goes
-    shell.user_ns.update(_xss_fn=fn, _xss_w=w, _xss_x=x)
-    compiled = shell.run_cell("%jaxprof --compile _xss_fn(_xss_w, _xss_x)")
-    htmls["compile-time"] = shell.display_formatter.format(compiled.result)[0]["text/html"]
-    del shell.user_ns[XSS]
-    return htmls
-
-
-def _cluster_report(fn, w, x):
-    """%jaxcluster's report from this process's own compile ledger seen as two processes, the
-    second of which compiled another shape (as tests/views/test_schemas.py builds it)."""
-    import jax
-    import jax.numpy as jnp
-
-    from workbench.engine.cluster import agent as cluster_agent
-    from workbench.engine.cluster.compare import compare
-
-    ledger = cluster_agent.Agent()
-    ledger.install()
-    try:
-        f = jax.jit(fn)
-        f(w, x)
-        f(w, jnp.ones((3, 4)))
-    finally:
-        ledger.uninstall()
-    both = cluster_agent.snapshot(agent=ledger)
-    first = dict(both, compiles=both["compiles"][:1])
-    second = dict(both, process_index=1, compiles=both["compiles"][1:])
-    return compare([first, second])
-
-
-#: kinds the corpus does not reach here: the compile line carries no runtime (STATIC_KINDS);
-#: the mesh explorer's strings are its own form's; the persistent cache's, a directory path
-XSS_NOT_COVERED = STATIC_KINDS | {"mesh-explorer", "cache-persistent"}
-
 
 def test_xss_corpus_in_every_payload_kind_stays_text(browser, shell):
     page, watch, refused = _offline_page(browser)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    parts = _xss_outputs(shell)
+    parts = {kind: bundle["text/html"] for kind, bundle in xss_bundles(shell).items()}
     # a kind added later fails here until its user strings are in the corpus
     assert set(parts) == set(schemas.kinds()) - XSS_NOT_COVERED, sorted(parts)
     for kind, part in parts.items():
