@@ -228,6 +228,77 @@ def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
     page.context.close()
 
 
+#: VS Code's built-in text/html renderer as its source has it (extensions/notebook-renderers,
+#: renderHTML and domEval): every output of a notebook in one webview document, each output's
+#: HTML set with innerHTML on a new div, then each of its scripts re-created (type, src, nonce,
+#: noModule and async kept: not its class) as a child of that div, run there and removed
+VSCODE_HTML_RENDERER = """
+const keep = ['type', 'src', 'nonce', 'noModule', 'async'];
+for (const html of JSON.parse(document.getElementById('outputs').textContent)) {
+  const output = document.createElement('div');
+  output.className = 'output';
+  document.getElementById('container').appendChild(output);
+  const element = document.createElement('div');
+  element.innerHTML = html;
+  output.appendChild(element);
+  for (const node of Array.from(element.getElementsByTagName('script'))) {
+    const tag = document.createElement('script');
+    tag.text = node.innerText;
+    for (const key of keep) {
+      const val = node[key] || node.getAttribute(key);
+      if (val) tag.setAttribute(key, val);
+    }
+    element.appendChild(tag).parentNode.removeChild(tag);
+  }
+}
+"""
+
+
+def _auto_parts_with_one_carrier() -> list[str]:
+    """Three outputs made while the extension listened (``"auto"``): only the last carries
+    the runtime, as in a notebook saved from JupyterLab whose carrier cell is below."""
+    *above, carrier = _auto_parts_with_one_carrier()
+    return [*above, carrier]
+
+
+def test_vscode_renderer_model_draws_every_output(browser, extension_notebooks):
+    """VS Code modelled as its renderer does it (:data:`VSCODE_HTML_RENDERER`), in a sandboxed
+    iframe (its webview: another origin, no access to the page around it): every output
+    mounted on its own ``.jwb-out``, the outputs of an ``"auto"`` notebook whose runtime is
+    carried by one output below them too (VS Code draws all outputs in one document)."""
+    nb = extension_notebooks["nb"]["wb.ipynb"]
+    parts = [
+        out["data"]["text/html"]
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if any(
+            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
+            for m in out.get("data", {})
+        )
+    ]
+    parts += _auto_parts_with_one_carrier()
+    outputs = json.dumps(parts).replace("</", "<\\/")
+    doc = (
+        '<!doctype html><body><div id="container"></div>'
+        f'<script type="application/json" id="outputs">{outputs}</script>'
+        f"<script>{VSCODE_HTML_RENDERER}</script></body>"
+    )
+    page, watch, refused = _offline_page(browser)
+    page.set_content(
+        '<!doctype html><body><iframe sandbox="allow-scripts" style="width:1250px;height:950px"'
+        f' srcdoc="{html_lib.escape(doc, quote=True)}"></iframe></body>'
+    )
+    frame = page.frame_locator("iframe")
+    frame.locator(READY).nth(len(parts) - 1).wait_for(state="attached", timeout=90_000)
+    assert frame.locator(READY).count() == len(parts)
+    # each mounted on its output's box, not on the renderer's wrapper around it
+    assert frame.locator(".jwb-out[data-jwb-mounted]").count() == len(parts)
+    assert frame.locator(".output > div[data-jwb-mounted]").count() == 0
+    assert page.evaluate("() => window.__jaxWorkbenchRuntime") is None  # not the parent's
+    assert refused == [] and watch.errors == [], (refused, watch.errors)
+    page.context.close()
+
+
 def test_without_scripts_the_static_summary_shows(browser, exported):
     page, watch, refused = _offline_page(browser, java_script_enabled=False)
     page.goto(exported[("wb.ipynb", "lab")].as_uri())
@@ -246,25 +317,7 @@ def test_outputs_above_the_one_carrying_the_runtime_are_drawn_too(browser):
     """``"auto"`` with the extension listening: only the first output since then carries the
     runtime, and in the saved notebook it need not be the first (a cell above it run later,
     a cell moved): the outputs above it on the exported page wait for it, then draw."""
-    import jax.numpy as jnp
-
-    import workbench
-    from workbench.views import _standalone as sa
-
-    def html(d) -> str:
-        return d._repr_mimebundle_()["text/html"]
-
-    sa.note_extension_listening(True)
-    try:
-        carrier = html(workbench.jaxpr(lambda v: jnp.sin(v) * 2, jnp.ones(3)))
-        above = [
-            html(workbench.jaxpr(lambda v: jnp.cos(v) + 1, jnp.ones(3))),
-            html(workbench.hlo(lambda v: jnp.tanh(v).sum(), jnp.ones(4))),
-        ]
-    finally:
-        sa.note_extension_listening(False)
-    assert sa.runtime_base64() in carrier
-    assert not any(sa.runtime_base64() in part for part in above)
+    *above, carrier = _auto_parts_with_one_carrier()
     page, watch, refused = _offline_page(browser)
     page.set_content("<!doctype html><body>" + "".join(above) + carrier + "</body>")
     outputs = _wait_drawn(page, 3, timeout=30_000)

@@ -64,10 +64,13 @@ _carrier_cell: str | None = None
 STATIC_KINDS = frozenset({"cache-cell"})
 
 #: decompress the runtime once per page, import it from a Blob URL (revoked once imported),
-#: mount this output; an output above the one that carries the runtime (``"auto"`` mode: the
+#: mount this output: the ``.jwb-out`` around the script, or the one inside its parent (VS
+#: Code's built-in HTML renderer re-creates each script as a child of its own wrapper of
+#: the output).  An output above the one that carries the runtime (``"auto"`` mode: the
 #: carrier may be any output of the page) waits in a list the runtime mounts once it loads
 LOADER = (
-    "(()=>{const s=document.currentScript,b=s&&s.parentElement,w=window,"
+    "(()=>{const s=document.currentScript,p=s&&s.parentElement,"
+    "b=p&&(p.closest('.jwb-out')||p.querySelector('.jwb-out')),w=window,"
     "k='__jaxWorkbenchRuntime',q='__jaxWorkbenchWaiting';"
     "if(!b||!w.DecompressionStream)return;"
     "const f=(o,e)=>{o.setAttribute('data-jwb-ready','error');o.title=String(e);},"
