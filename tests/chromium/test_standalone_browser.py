@@ -257,7 +257,25 @@ for (const html of JSON.parse(document.getElementById('outputs').textContent)) {
 def _auto_parts_with_one_carrier() -> list[str]:
     """Three outputs made while the extension listened (``"auto"``): only the last carries
     the runtime, as in a notebook saved from JupyterLab whose carrier cell is below."""
-    *above, carrier = _auto_parts_with_one_carrier()
+    import jax.numpy as jnp
+
+    import workbench
+    from workbench.views import _standalone as sa
+
+    def html(d) -> str:
+        return d._repr_mimebundle_()["text/html"]
+
+    sa.note_extension_listening(True)
+    try:
+        carrier = html(workbench.jaxpr(lambda v: jnp.sin(v) * 2, jnp.ones(3)))
+        above = [
+            html(workbench.jaxpr(lambda v: jnp.cos(v) + 1, jnp.ones(3))),
+            html(workbench.hlo(lambda v: jnp.tanh(v).sum(), jnp.ones(4))),
+        ]
+    finally:
+        sa.note_extension_listening(False)
+    assert sa.runtime_base64() in carrier
+    assert not any(sa.runtime_base64() in part for part in above)
     return [*above, carrier]
 
 
