@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 
+from tests.programs import two_process_cluster_report
 from workbench.views._standalone import STATIC_KINDS
 
 #: `<img onerror>`, `</script>`, a `javascript:` URL, a template literal, bidi controls
@@ -67,7 +68,7 @@ def _bundles(shell) -> dict[str, dict]:
     out["memory-program"] = memory_view.program_display(
         build_program_memory(Inspection(fn, (w, x), {}))
     )
-    out["cluster"] = cluster_view.cluster_display(_cluster_report(fn, w, x))
+    out["cluster"] = cluster_view.cluster_display(two_process_cluster_report(fn, w, x))
     bundles = {k: d._repr_mimebundle_() for k, d in out.items()}
     bundles["cache"] = cache_view.cache_display(workbench.cache())._repr_mimebundle_()
     # where one real compile of the corpus-named function goes
@@ -76,29 +77,6 @@ def _bundles(shell) -> dict[str, dict]:
     bundles["compile-time"] = shell.display_formatter.format(compiled.result)[0]
     del shell.user_ns[XSS]
     return bundles
-
-
-def _cluster_report(fn, w, x):
-    """%jaxcluster's report from this process's own compile ledger seen as two processes, the
-    second of which compiled another shape (as tests/views/test_schemas.py builds it)."""
-    import jax
-    import jax.numpy as jnp
-
-    from workbench.engine.cluster import agent as cluster_agent
-    from workbench.engine.cluster.compare import compare
-
-    ledger = cluster_agent.Agent()
-    ledger.install()
-    try:
-        f = jax.jit(fn)
-        f(w, x)
-        f(w, jnp.ones((3, 4)))
-    finally:
-        ledger.uninstall()
-    both = cluster_agent.snapshot(agent=ledger)
-    first = dict(both, compiles=both["compiles"][:1])
-    second = dict(both, process_index=1, compiles=both["compiles"][1:])
-    return compare([first, second])
 
 
 #: kinds the corpus does not reach here: the compile line carries no runtime (STATIC_KINDS);

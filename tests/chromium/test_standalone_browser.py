@@ -95,6 +95,20 @@ def exported(extension_notebooks, tmp_path_factory) -> dict:
     return out
 
 
+def _interactive_parts(nb) -> list[str]:
+    """The text/html of each workbench output of ``nb`` that carries data (not the compile
+    line, :data:`STATIC_KINDS`)."""
+    return [
+        out["data"]["text/html"]
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if any(
+            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
+            for m in out.get("data", {})
+        )
+    ]
+
+
 def _offline_page(browser, **context):
     """A page whose every request that is not file:, data: or blob: is refused (and recorded)."""
     ctx = browser.new_context(viewport={"width": 1300, "height": 1000}, **context)
@@ -203,15 +217,7 @@ def test_exported_24_layer_hlo_and_12000_equation_jaxpr_offline(browser, exporte
 def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
     """Colab and VS Code modelled: no Jupyter, no extension, an opaque origin."""
     nb = extension_notebooks["nb"]["wb.ipynb"]
-    parts = [
-        out["data"]["text/html"]
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if any(
-            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
-            for m in out.get("data", {})
-        )
-    ]
+    parts = _interactive_parts(nb)
     frames = "".join(
         f'<iframe sandbox="allow-scripts" style="width:1200px;height:700px" '
         f'srcdoc="{html_lib.escape("<!doctype html><body>" + p, quote=True)}"></iframe>'
@@ -285,15 +291,7 @@ def test_vscode_renderer_model_draws_every_output(browser, extension_notebooks):
     mounted on its own ``.jwb-out``, the outputs of an ``"auto"`` notebook whose runtime is
     carried by one output below them too (VS Code draws all outputs in one document)."""
     nb = extension_notebooks["nb"]["wb.ipynb"]
-    parts = [
-        out["data"]["text/html"]
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if any(
-            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
-            for m in out.get("data", {})
-        )
-    ]
+    parts = _interactive_parts(nb)
     parts += _auto_parts_with_one_carrier()
     outputs = json.dumps(parts).replace("</", "<\\/")
     doc = (
