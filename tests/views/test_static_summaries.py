@@ -8,10 +8,12 @@ Expected values come from each report's own numbers."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from workbench.engine.memory.owners import live_memory, namespace_roots
@@ -22,6 +24,7 @@ from workbench.views._html import (
     SUMMARY_CELL_CHARS,
     SUMMARY_MAX_BYTES,
     SUMMARY_ROWS,
+    cut,
     esc,
     summary_table,
 )
@@ -45,7 +48,7 @@ def _rows_of(summary: str, table: int) -> list[list[str]]:
     """The text of each body row of the summary's ``table``-th table."""
     body = re.findall(r"<tbody>(.*?)</tbody>", summary)[table]
     return [
-        [re.sub("<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        [html.unescape(re.sub("<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
         for row in re.findall(r"<tr>(.*?)</tr>", body)
     ]
 
@@ -70,9 +73,10 @@ def test_summary_table_shows_its_first_rows_cut_and_says_how_many_more():
 def test_live_memory_summary_is_the_totals_and_the_largest_owners():
     base = jnp.arange(16.0)
     long_name = "owner_" + "n" * (SUMMARY_CELL_CHARS * 2)
-    names = {f"v{i}": jnp.tile(base, i + 1) for i in range(SUMMARY_ROWS * 30)}
-    names[long_name] = jnp.zeros(1_000_000)  # among the largest owners of the process
-    names["many"] = [base * i for i in range(400)]
+    # sizes apart (device_put: no compile per shape)
+    names = {f"v{i}": jax.device_put(np.zeros(16 * (i + 1))) for i in range(SUMMARY_ROWS * 3)}
+    names[long_name] = jax.device_put(np.zeros(1_000_000))  # among the process's largest
+    names["many"] = [base + i for i in range(100)]
     rep = live_memory(namespace_roots(names))
     summary = _summary(live_display(rep))
     assert f"{rep.total_arrays} arrays, {esc(fmt_bytes(rep.total_bytes))}" in summary
@@ -112,3 +116,27 @@ def test_program_memory_summary_is_the_peak_and_the_largest_buffers(program_memo
     assert len(rep.buffers) > SUMMARY_ROWS
     assert f"... {len(rep.buffers) - SUMMARY_ROWS} more buffers" in summary
     assert "donate_argnums" in summary
+
+
+def test_cache_summary_is_the_most_expensive_functions(shell):
+    import workbench
+    from workbench.views import cache as cache_view
+
+    shell.run_cell(
+        "import jax, jax.numpy as jnp\n"
+        + "".join(
+            f"_sum_f{i} = jax.jit(lambda v: v * {i} + 1)\n_sum_f{i}(jnp.ones({i + 1}))\n"
+            for i in range(SUMMARY_ROWS + 4)
+        ),
+        store_history=True,
+    )
+    snap = workbench.cache()
+    summary = _summary(cache_view.cache_display(snap))
+    assert f"<b>{len(snap.functions)} jitted functions</b>" in summary
+    assert f"{sum(f.compiles for f in snap.functions)} compiles" in summary
+    shown = _rows_of(summary, 0)
+    assert [r[3] for r in shown] == [str(f.compiles) for f in snap.functions[:SUMMARY_ROWS]]
+    assert [r[0].removesuffix(" (JAX)") for r in shown] == [
+        cut(f.function) for f in snap.functions[:SUMMARY_ROWS]
+    ]
+    assert f"... {len(snap.functions) - SUMMARY_ROWS} more functions" in summary

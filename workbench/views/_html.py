@@ -131,10 +131,12 @@ def summary_table(
         f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
         f"<tbody>{body}</tbody></table>"
     )
-    more = (len(rows) if total is None else total) - len(shown)
-    if more > 0:
-        table += f"<div>... {more} more {esc(what)} not shown here</div>"
-    return table
+    return table + more_line((len(rows) if total is None else total) - len(shown), what)
+
+
+def more_line(more: int, what: str) -> str:
+    """The line under a summary table that was cut: how many ``what`` it left out."""
+    return f"<div>... {more} more {esc(what)} not shown here</div>" if more > 0 else ""
 
 
 _ESSENTIAL_STYLE = {"table": TABLE_STYLE, "th": CELL_STYLE, "td": CELL_STYLE, "pre": PRE_STYLE}

@@ -29,7 +29,7 @@ Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`):
   output carried it runs again (its old outputs are cleared), its next output carries it
   again (:func:`note_cell_started`).  Outputs cleared any other way (Clear Outputs, a
   deleted cell) can leave the notebook without it: ``"embed"`` then, or re-run that cell;
-- ``"embed"``: in every output (each works alone anywhere, ~85 KB each);
+- ``"embed"``: in every output (each works alone anywhere, ~91 KB each);
 - ``"static"``: the summary only.
 
 The compile line under a cell (:data:`STATIC_KINDS`) is its own summary and carries none of
