@@ -23,7 +23,7 @@ READY = '.jwb-ext[data-jwb-ready="1"]'
 #: what the corpus would leave in the page had any of it been inserted as markup
 INJECTED_JS = """
 () => {
-  const area = document.querySelector('.jp-Notebook');
+  const area = document.body;
   const all = [...area.querySelectorAll('*')];
   return {
     imgs: area.querySelectorAll('img[src="x"]').length,
@@ -65,6 +65,11 @@ def test_xss_corpus_drawn_by_the_extension_stays_text(browser, lab, xss_kinds, n
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(lab.lab_url(name))
     wait_for_notebook(page)
+    # JupyterLab's own word on trust: every cell of the signed copy, none of the other
+    trusted = page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => c.model.trusted)"
+    )
+    assert set(trusted) == {name == "xss-trusted.ipynb"}, trusted
     kinds = xss_kinds
     drawn: list[str] = []
     for i in range(len(kinds)):
