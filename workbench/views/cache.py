@@ -19,6 +19,7 @@ from workbench.engine.cache.records import (
     CacheSnapshot,
     CellSummary,
     FunctionGroup,
+    FunctionStats,
     PersistentCacheStatus,
 )
 from workbench.views._envelope import MIME_PREFIX, kind_of
@@ -172,22 +173,32 @@ def cell_html(summary: CellSummary) -> str:
     return f'<style>{_CSS}</style><div class="jwb-led">{body}</div>'
 
 
+def _figures(f: FunctionStats) -> list[str]:
+    """A function's entries, compiles, trace, lower and XLA time, persistent hits: the
+    middle columns of the text's table and the summary's."""
+    return [
+        str(f.entries),
+        str(f.compiles),
+        _s(f.trace_s),
+        _s(f.lower_s),
+        _s(f.compile_s),
+        str(f.persistent_hits),
+    ]
+
+
 def cache_text(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return "No jitted function traced or compiled yet in this kernel."
-    rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits", "misses")]
+    rows: list[tuple[str, ...]] = [
+        ("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits", "misses")
+    ]
     shown = snap.functions[:MAX_FUNCTIONS_SHOWN]
     for f in shown:
         name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
         rows.append(
             (
                 name,
-                str(f.entries),
-                str(f.compiles),
-                _s(f.trace_s),
-                _s(f.lower_s),
-                _s(f.compile_s),
-                str(f.persistent_hits),
+                *_figures(f),
                 str(f.recompiles),
             )
         )
@@ -231,12 +242,7 @@ def cache_html(snap: CacheSnapshot) -> str:
             [
                 f.function + (" (JAX)" if f.origin == "jax" else ""),
                 where,
-                str(f.entries),
-                str(f.compiles),
-                _s(f.trace_s),
-                _s(f.lower_s),
-                _s(f.compile_s),
-                str(f.persistent_hits),
+                *_figures(f),
                 str(f.recompiles)
                 + (
                     f" (last, cell {last.cell}: {'; '.join(r.text() for r in last.reasons)})"
