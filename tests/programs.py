@@ -152,3 +152,24 @@ def sin_chain(n):
         return x
 
     return f
+
+
+def two_process_cluster_report(fn, w, x):
+    """%jaxcluster's report from this process's own compile ledger of ``fn`` seen as two
+    processes, the second of which compiled another shape (tests/ipython/
+    test_cluster_magics.py runs real processes)."""
+    from workbench.engine.cluster import agent as cluster_agent
+    from workbench.engine.cluster.compare import compare
+
+    ledger = cluster_agent.Agent()
+    ledger.install()
+    try:
+        f = jax.jit(fn)
+        f(w, x)
+        f(w, jnp.ones((3, 4)))
+    finally:
+        ledger.uninstall()
+    both = cluster_agent.snapshot(agent=ledger)
+    first = dict(both, compiles=both["compiles"][:1])
+    second = dict(both, process_index=1, compiles=both["compiles"][1:])
+    return compare([first, second])

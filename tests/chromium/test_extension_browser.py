@@ -51,7 +51,7 @@ from tests.browser import (
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
 from workbench.views._bounds import TEXT_MAX_BYTES, TEXT_MAX_LINES
-from workbench.views._standalone import static_part
+from workbench.views._standalone import STATIC_KINDS, static_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group(BROWSER_GROUP_A)]
 
@@ -306,6 +306,13 @@ def test_notebook7_fallback_has_no_errors(browser, lab_off, notebooks):
     baseline = lab_off.notebook7_own_errors(browser)
     page, watch = _open(browser, lab_off.notebook7_url("wb-trusted.ipynb"), lab_off.base)
     _wait_fallback(page, n_outputs)
+    # trusted: each output's text/html runs its standalone runtime (in shadow roots, which
+    # Playwright's locators pierce), so every output but the static compile line is interactive
+    interactive = [
+        k for _, k in workbench_outputs(notebooks["nb"]["wb.ipynb"]) if k not in STATIC_KINDS
+    ]
+    page.locator(READY).nth(len(interactive) - 1).wait_for(state="attached", timeout=60_000)
+    assert page.locator(READY).count() == len(interactive)
     page.wait_for_timeout(1500)
     assert page.evaluate("() => document.querySelectorAll('.jwb-ext').length") == 0
     _shot(page, "notebook7-fallback")

@@ -33,6 +33,7 @@ from tests.browser import (
     workbench_outputs,
 )
 from tests.browser_fixtures import BROWSER_GROUP_A
+from tests.xss_corpus import XSS_NOT_COVERED, xss_bundles
 from workbench import schemas
 from workbench.schemas import kind_of
 from workbench.views._standalone import NEEDS_FRONT_END, STATIC_KINDS
@@ -92,6 +93,20 @@ def exported(extension_notebooks, tmp_path_factory) -> dict:
             _export(extension_notebooks["dir"] / name, template, path)
             out[(name, template)] = path
     return out
+
+
+def _interactive_parts(nb) -> list[str]:
+    """The text/html of each workbench output of ``nb`` that carries data (not the compile
+    line, :data:`STATIC_KINDS`)."""
+    return [
+        out["data"]["text/html"]
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if any(
+            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
+            for m in out.get("data", {})
+        )
+    ]
 
 
 def _offline_page(browser, **context):
@@ -202,15 +217,7 @@ def test_exported_24_layer_hlo_and_12000_equation_jaxpr_offline(browser, exporte
 def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
     """Colab and VS Code modelled: no Jupyter, no extension, an opaque origin."""
     nb = extension_notebooks["nb"]["wb.ipynb"]
-    parts = [
-        out["data"]["text/html"]
-        for cell in nb.cells
-        for out in cell.get("outputs", [])
-        if any(
-            m.startswith("application/vnd.jax-workbench.") and kind_of(m) not in STATIC_KINDS
-            for m in out.get("data", {})
-        )
-    ]
+    parts = _interactive_parts(nb)
     frames = "".join(
         f'<iframe sandbox="allow-scripts" style="width:1200px;height:700px" '
         f'srcdoc="{html_lib.escape("<!doctype html><body>" + p, quote=True)}"></iframe>'
@@ -223,6 +230,87 @@ def test_each_output_alone_in_a_sandboxed_iframe(browser, extension_notebooks):
         page.locator("iframe").nth(i).scroll_into_view_if_needed()
         frame = page.frame_locator("iframe").nth(i)
         frame.locator(READY).wait_for(state="attached", timeout=60_000)
+    assert refused == [] and watch.errors == [], (refused, watch.errors)
+    page.context.close()
+
+
+#: VS Code's built-in text/html renderer as its source has it (extensions/notebook-renderers,
+#: renderHTML and domEval): every output of a notebook in one webview document, each output's
+#: HTML set with innerHTML on a new div, then each of its scripts re-created (type, src, nonce,
+#: noModule and async kept: not its class) as a child of that div, run there and removed
+VSCODE_HTML_RENDERER = """
+const keep = ['type', 'src', 'nonce', 'noModule', 'async'];
+for (const html of JSON.parse(document.getElementById('outputs').textContent)) {
+  const output = document.createElement('div');
+  output.className = 'output';
+  document.getElementById('container').appendChild(output);
+  const element = document.createElement('div');
+  element.innerHTML = html;
+  output.appendChild(element);
+  for (const node of Array.from(element.getElementsByTagName('script'))) {
+    const tag = document.createElement('script');
+    tag.text = node.innerText;
+    for (const key of keep) {
+      const val = node[key] || node.getAttribute(key);
+      if (val) tag.setAttribute(key, val);
+    }
+    element.appendChild(tag).parentNode.removeChild(tag);
+  }
+}
+"""
+
+
+def _auto_parts_with_one_carrier() -> list[str]:
+    """Three outputs made while the extension listened (``"auto"``): only the last carries
+    the runtime, as in a notebook saved from JupyterLab whose carrier cell is below."""
+    import jax.numpy as jnp
+
+    import workbench
+    from workbench.views import _standalone as sa
+
+    def html(d) -> str:
+        return d._repr_mimebundle_()["text/html"]
+
+    sa.note_extension_listening(True)
+    try:
+        carrier = html(workbench.jaxpr(lambda v: jnp.sin(v) * 2, jnp.ones(3)))
+        above = [
+            html(workbench.jaxpr(lambda v: jnp.cos(v) + 1, jnp.ones(3))),
+            html(workbench.hlo(lambda v: jnp.tanh(v).sum(), jnp.ones(4))),
+        ]
+    finally:
+        sa.note_extension_listening(False)
+    assert sa.runtime_base64() in carrier
+    assert not any(sa.runtime_base64() in part for part in above)
+    return [*above, carrier]
+
+
+def test_vscode_renderer_model_draws_every_output(browser, extension_notebooks):
+    """VS Code modelled as its renderer does it (:data:`VSCODE_HTML_RENDERER`), in a sandboxed
+    iframe (its webview: another origin, no access to the page around it): every output
+    mounted on its own ``.jwb-out``, the outputs of an ``"auto"`` notebook whose runtime is
+    carried by one output below them too (VS Code draws all outputs in one document)."""
+    nb = extension_notebooks["nb"]["wb.ipynb"]
+    parts = _interactive_parts(nb)
+    parts += _auto_parts_with_one_carrier()
+    outputs = json.dumps(parts).replace("</", "<\\/")
+    doc = (
+        '<!doctype html><body><div id="container"></div>'
+        f'<script type="application/json" id="outputs">{outputs}</script>'
+        f"<script>{VSCODE_HTML_RENDERER}</script></body>"
+    )
+    page, watch, refused = _offline_page(browser)
+    page.set_content(
+        '<!doctype html><body><iframe sandbox="allow-scripts" style="width:1250px;height:950px"'
+        f' srcdoc="{html_lib.escape(doc, quote=True)}"></iframe></body>'
+    )
+    frame = page.frame_locator("iframe")
+    frame.locator(READY).nth(len(parts) - 1).wait_for(state="attached", timeout=90_000)
+    assert frame.locator(READY).count() == len(parts)
+    # each mounted on its output's box, not on the renderer's wrapper around it
+    assert frame.locator(".jwb-out[data-jwb-mounted]").count() == len(parts)
+    assert frame.locator(".output > div[data-jwb-mounted]").count() == 0
+    assert page.evaluate("() => window.__jaxWorkbenchRuntime") is None  # not the parent's
     assert refused == [] and watch.errors == [], (refused, watch.errors)
     page.context.close()
 
@@ -245,25 +333,7 @@ def test_outputs_above_the_one_carrying_the_runtime_are_drawn_too(browser):
     """``"auto"`` with the extension listening: only the first output since then carries the
     runtime, and in the saved notebook it need not be the first (a cell above it run later,
     a cell moved): the outputs above it on the exported page wait for it, then draw."""
-    import jax.numpy as jnp
-
-    import workbench
-    from workbench.views import _standalone as sa
-
-    def html(d) -> str:
-        return d._repr_mimebundle_()["text/html"]
-
-    sa.note_extension_listening(True)
-    try:
-        carrier = html(workbench.jaxpr(lambda v: jnp.sin(v) * 2, jnp.ones(3)))
-        above = [
-            html(workbench.jaxpr(lambda v: jnp.cos(v) + 1, jnp.ones(3))),
-            html(workbench.hlo(lambda v: jnp.tanh(v).sum(), jnp.ones(4))),
-        ]
-    finally:
-        sa.note_extension_listening(False)
-    assert sa.runtime_base64() in carrier
-    assert not any(sa.runtime_base64() in part for part in above)
+    *above, carrier = _auto_parts_with_one_carrier()
     page, watch, refused = _offline_page(browser)
     page.set_content("<!doctype html><body>" + "".join(above) + carrier + "</body>")
     outputs = _wait_drawn(page, 3, timeout=30_000)
@@ -274,104 +344,12 @@ def test_outputs_above_the_one_carrying_the_runtime_are_drawn_too(browser):
 
 # -- an XSS corpus in every user-controlled string ---------------------------------------------
 
-#: `<img onerror>`, `</script>`, a `javascript:` URL, a template literal, bidi controls
-XSS = (
-    '<img src=x onerror="window.__xss=1">"\'</script><script>window.__xss=2</script>'
-    " javascript:window.__xss=3 `${window.__xss=4}` \u202e\u2066gnp.exe\u2069"
-)
-#: code whose file name, function name and named scope are the corpus
-XSS_SOURCE = f"""
-import jax, jax.numpy as jnp
-
-def fn(w, x):
-    with jax.named_scope({XSS!r}):
-        return jnp.sum(jnp.tanh(x @ w) ** 2)
-
-fn.__name__ = fn.__qualname__ = {XSS!r}
-"""
-
-
-def _xss_outputs(shell) -> dict[str, str]:
-    """The text/html of one output of each kind, built from code whose strings are the corpus."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec as P
-
-    import workbench
-    from workbench.engine.memory.program import build_program_memory
-    from workbench.engine.stages import Inspection
-    from workbench.views import cache as cache_view
-    from workbench.views import cluster as cluster_view
-    from workbench.views import memory as memory_view
-
-    ns: dict = {}
-    exec(compile(XSS_SOURCE, f"/tmp/{XSS}.py", "exec"), ns)
-    fn = ns["fn"]
-    w, x = jnp.ones((4, 4)), jnp.ones((2, 4))
-    mesh = jax.make_mesh((2, 4), ("data", "model"))
-    xs = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
-    jfn = jax.jit(fn)
-    jfn(w, x)
-    shell.run_cell("pass", store_history=True)
-    out = {
-        "jaxpr": workbench.jaxpr(fn, w, x, transforms="grad"),
-        "jaxpr-compare": workbench.jaxpr(fn, w, x, transforms="grad", compare=True),
-        "hlo": workbench.hlo(fn, w, x, transforms="grad"),
-        "bench": workbench.bench({XSS: jfn}, w, x, budget=0.05, progress=False),
-        "sharding": workbench.sharding({XSS: xs}),
-        "profile": workbench.profile(jfn, w, x, n=2),
-    }
-    # the live arrays, one held by a name that is the corpus; the gradient's buffer assignment
-    shell.user_ns[XSS] = xs
-    out["memory"] = workbench.memory()
-    out["memory-program"] = memory_view.program_display(
-        build_program_memory(Inspection(fn, (w, x), {}))
-    )
-    out["cluster"] = cluster_view.cluster_display(_cluster_report(fn, w, x))
-    htmls = {k: d._repr_mimebundle_()["text/html"] for k, d in out.items()}
-    htmls["cache"] = cache_view.cache_display(workbench.cache())._repr_mimebundle_()["text/html"]
-    # where one real compile of the corpus-named function goes
-    shell.user_ns.update(_xss_fn=fn, _xss_w=w, _xss_x=x)
-    compiled = shell.run_cell("%jaxprof --compile _xss_fn(_xss_w, _xss_x)")
-    htmls["compile-time"] = shell.display_formatter.format(compiled.result)[0]["text/html"]
-    del shell.user_ns[XSS]
-    return htmls
-
-
-def _cluster_report(fn, w, x):
-    """%jaxcluster's report from this process's own compile ledger seen as two processes, the
-    second of which compiled another shape (as tests/views/test_schemas.py builds it)."""
-    import jax
-    import jax.numpy as jnp
-
-    from workbench.engine.cluster import agent as cluster_agent
-    from workbench.engine.cluster.compare import compare
-
-    ledger = cluster_agent.Agent()
-    ledger.install()
-    try:
-        f = jax.jit(fn)
-        f(w, x)
-        f(w, jnp.ones((3, 4)))
-    finally:
-        ledger.uninstall()
-    both = cluster_agent.snapshot(agent=ledger)
-    first = dict(both, compiles=both["compiles"][:1])
-    second = dict(both, process_index=1, compiles=both["compiles"][1:])
-    return compare([first, second])
-
-
-#: kinds the corpus does not reach here: the compile line carries no runtime (STATIC_KINDS);
-#: the mesh explorer's strings are its own form's; the persistent cache's, a directory path
-XSS_NOT_COVERED = STATIC_KINDS | {"mesh-explorer", "cache-persistent"}
-
 
 def test_xss_corpus_in_every_payload_kind_stays_text(browser, shell):
     page, watch, refused = _offline_page(browser)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    parts = _xss_outputs(shell)
+    parts = {kind: bundle["text/html"] for kind, bundle in xss_bundles(shell).items()}
     # a kind added later fails here until its user strings are in the corpus
     assert set(parts) == set(schemas.kinds()) - XSS_NOT_COVERED, sorted(parts)
     for kind, part in parts.items():

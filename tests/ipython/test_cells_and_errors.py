@@ -27,9 +27,10 @@ from workbench.engine.jaxpr.transforms import checkpoint_policy_names
 from workbench.ipython import prompt
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views._bounds import TEXT_MAX_LINES, bound_text
-from workbench.views._standalone import embedded_data
+from workbench.views._html import SUMMARY_MAX_BYTES, SUMMARY_ROWS
+from workbench.views._standalone import embedded_data, static_part
 from workbench.views.jaxpr import JAXPR_MIME
-from workbench.views.sharding import MAX_DRAWN_LAYOUTS, MAX_JSON_LAYOUTS
+from workbench.views.sharding import MAX_JSON_LAYOUTS, SUMMARY_LAYOUTS
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -365,8 +366,12 @@ def test_sharding_view_of_20000_arrays_is_bounded():
     data = bundle["application/vnd.jax-workbench.sharding+json"]
     assert len(html) < 500_000 and len(text) < 200_000, (len(html), len(text))
     assert len(json.dumps(data)) < 3_000_000
-    assert html.count('data-jwb="layout"') == MAX_DRAWN_LAYOUTS
-    assert f"({len(xs)} in all)" in html and f"({len(xs)} in all)" in text
+    # the static summary: a few layouts drawn as text, a few rows, how many in all
+    summary = static_part(html)
+    assert len(summary.encode()) <= SUMMARY_MAX_BYTES
+    assert summary.count('data-jwb="layout"') == SUMMARY_LAYOUTS
+    assert f"... {len(xs) - SUMMARY_LAYOUTS - SUMMARY_ROWS} more arrays" in summary
+    assert f"({len(xs)} in all)" in summary and f"({len(xs)} in all)" in text
     assert len(data["layouts"]) == MAX_JSON_LAYOUTS and data["total_layouts"] == len(xs)
 
 

@@ -16,7 +16,8 @@ from workbench.engine.compile_time.phases import CompilePhases
 from workbench.engine.compile_time.run import compile_time_profile
 from workbench.engine.stages import Inspection
 from workbench.views import compile_time as view
-from workbench.views._standalone import embedded_data, static_part
+from workbench.views._html import SUMMARY_MAX_BYTES, SUMMARY_ROWS, esc
+from workbench.views._standalone import NEEDS_FRONT_END, embedded_data, static_part
 from workbench.views.compile_time import COMPILE_TIME_MIME, compile_time_display
 
 
@@ -66,13 +67,22 @@ def test_payload_keeps_its_first_rows_and_the_totals(report, monkeypatch):
     assert payload["advice"] == [view.loop_advice(lp) for lp in report.size.loops]
 
 
-def test_html_is_small_and_has_the_advice(report):
+def test_html_is_a_bounded_static_summary_of_the_report(report):
+    """Headline, coverage, the first rows of each table, the advice; no stylesheet, no bars
+    (the view the standalone runtime draws from the embedded data has them)."""
     html = compile_time_display(report)._repr_mimebundle_()["text/html"]
-    # the static summary (what shows without scripts); the standalone runtime and the
-    # output's data follow it, and draw the same report
     summary = static_part(html)
-    assert len(summary.encode()) < 40_000
-    assert "lax.scan" in summary and "<table" in summary
+    assert len(summary.encode()) <= SUMMARY_MAX_BYTES and NEEDS_FRONT_END in summary
+    assert "<style" not in summary and "<script" not in summary
+    assert esc(view.headline(report)) in summary and esc(view.coverage_line(report)) in summary
+    p, s = report.phases, report.size
+    shown = min(SUMMARY_ROWS, view.DEFAULT_TOP)
+    for r in p.phases[:shown]:
+        assert f">{esc(r.name)}</td>" in summary
+    assert f"... {len(p.phases) - shown} more passes and phases" in summary
+    for r in s.lines[:shown]:
+        assert f">{esc(view.where(r.source))}</td>" in summary
+    assert "lax.scan" in summary
     assert embedded_data(html) is not None
 
 

@@ -22,6 +22,7 @@ from jax.sharding import PartitionSpec as P
 from jsonschema import Draft202012Validator, ValidationError
 
 import workbench
+from tests.programs import two_process_cluster_report
 from workbench import schemas
 from workbench.engine.memory.program import build_program_memory
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
@@ -151,29 +152,8 @@ def payloads(shell) -> dict[str, list[dict]]:
     add(shell.display_formatter.format(compiled.result)[0])  # a real compile's profile
     add(workbench.memory())  # the live arrays by owner
     add(memory.program_display(build_program_memory(Inspection(_loss, (w, x), {}))))
-    add(cluster.cluster_display(_cluster_report(w, x)))
+    add(cluster.cluster_display(two_process_cluster_report(_loss, w, x)))
     return out
-
-
-def _cluster_report(w, x):
-    """%jaxcluster's report from this process's own compile ledger, seen as two processes
-    of which the second compiled another shape (tests/ipython/test_cluster_magics.py runs
-    real processes)."""
-    from workbench.engine.cluster import agent as cluster_agent
-    from workbench.engine.cluster.compare import compare
-
-    ledger = cluster_agent.Agent()
-    ledger.install()
-    try:
-        f = jax.jit(_loss)
-        f(w, x)
-        f(w, jnp.ones((3, 4)))
-    finally:
-        ledger.uninstall()
-    both = cluster_agent.snapshot(agent=ledger)
-    first = dict(both, compiles=both["compiles"][:1])
-    second = dict(both, process_index=1, compiles=both["compiles"][1:])
-    return compare([first, second])
 
 
 def test_one_schema_file_per_kind_and_each_is_valid():

@@ -88,6 +88,57 @@ CELL_STYLE = f"border:1px solid {NEUTRAL_BORDER};padding:2px 8px;text-align:left
 STYLED_ONLY = 'class="jwb-styled" style="display:none"'
 UNSTYLED_ONLY = 'class="jwb-nostyle"'
 
+#: rows each table of a static summary shows (the interactive view has them all)
+SUMMARY_ROWS = 8
+#: characters of one cell of a summary table (a long name is cut with "…")
+SUMMARY_CELL_CHARS = 120
+#: what a static summary (the ``text/html`` part before its data and runtime) may weigh:
+#: its tables are cut at :data:`SUMMARY_ROWS` rows of :data:`SUMMARY_CELL_CHARS`-character
+#: cells, so it stays this small whatever the program
+SUMMARY_MAX_BYTES = 20_000
+
+
+def cut(text: object, n: int = SUMMARY_CELL_CHARS) -> str:
+    """``text`` cut to ``n`` characters (the last one "…"): a summary cell's text."""
+    s = str(text)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def summary_table(
+    head: list[str],
+    rows: list[list[str]],
+    total: int | None = None,
+    what: str = "rows",
+    limit: int = SUMMARY_ROWS,
+    attrs: str = "",
+    html_cells: bool = False,
+) -> str:
+    """A table of a static summary (what shows where scripts do not run): its first
+    ``limit`` (at most :data:`SUMMARY_ROWS`) ``rows``, then one line saying how many more of
+    ``total`` the interactive view has.  Cells are plain text (escaped and cut here), or
+    with ``html_cells`` markup the caller built from escaped, cut text; the borders are inline, so the table reads with no stylesheet.  Every view's summary draws
+    its tables with this, which is what bounds them all (:data:`SUMMARY_MAX_BYTES`)."""
+    n = min(limit, SUMMARY_ROWS)
+    shown = rows[:n]
+    th = "".join(f'<th style="{CELL_STYLE}">{esc(h)}</th>' for h in head)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td style="{CELL_STYLE}">{c if html_cells else esc(cut(c))}</td>' for c in row)
+        + "</tr>"
+        for row in shown
+    )
+    table = (
+        f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+    return table + more_line((len(rows) if total is None else total) - len(shown), what)
+
+
+def more_line(more: int, what: str) -> str:
+    """The line under a summary table that was cut: how many ``what`` it left out."""
+    return f"<div>... {more} more {esc(what)} not shown here</div>" if more > 0 else ""
+
+
 _ESSENTIAL_STYLE = {"table": TABLE_STYLE, "th": CELL_STYLE, "td": CELL_STYLE, "pre": PRE_STYLE}
 #: a tag whose style already has this keeps its own
 _ESSENTIAL_KEY = {"table": "border-collapse", "th": "border", "td": "border", "pre": "white-space"}

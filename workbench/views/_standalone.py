@@ -29,7 +29,7 @@ Where the runtime goes (``workbench.config(html=...)``, :data:`HTML_MODES`):
   output carried it runs again (its old outputs are cleared), its next output carries it
   again (:func:`note_cell_started`).  Outputs cleared any other way (Clear Outputs, a
   deleted cell) can leave the notebook without it: ``"embed"`` then, or re-run that cell;
-- ``"embed"``: in every output (each works alone anywhere, ~85 KB each);
+- ``"embed"``: in every output (each works alone anywhere, ~91 KB each);
 - ``"static"``: the summary only.
 
 The compile line under a cell (:data:`STATIC_KINDS`) is its own summary and carries none of
@@ -64,10 +64,13 @@ _carrier_cell: str | None = None
 STATIC_KINDS = frozenset({"cache-cell"})
 
 #: decompress the runtime once per page, import it from a Blob URL (revoked once imported),
-#: mount this output; an output above the one that carries the runtime (``"auto"`` mode: the
+#: mount this output: the ``.jwb-out`` around the script, or the one inside its parent (VS
+#: Code's built-in HTML renderer re-creates each script as a child of its own wrapper of
+#: the output).  An output above the one that carries the runtime (``"auto"`` mode: the
 #: carrier may be any output of the page) waits in a list the runtime mounts once it loads
 LOADER = (
-    "(()=>{const s=document.currentScript,b=s&&s.parentElement,w=window,"
+    "(()=>{const s=document.currentScript,p=s&&s.parentElement,"
+    "b=p&&(p.closest('.jwb-out')||p.querySelector('.jwb-out')),w=window,"
     "k='__jaxWorkbenchRuntime',q='__jaxWorkbenchWaiting';"
     "if(!b||!w.DecompressionStream)return;"
     "const f=(o,e)=>{o.setAttribute('data-jwb-ready','error');o.title=String(e);},"

@@ -24,7 +24,14 @@ from workbench.engine.bench.peaks import Roofline, counts_source_text
 from workbench.engine.bench.result import SCHEMA_VERSION, Benchmark, BenchProgress, Measurement
 from workbench.engine.bench.stats import PowerFit, SampleStats
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import NEUTRAL_BORDER, esc, new_id, style_block
+from workbench.views._html import (
+    NEUTRAL_BORDER,
+    SUMMARY_ROWS,
+    esc,
+    more_line,
+    new_id,
+    style_block,
+)
 from workbench.views.display import Display, View
 from workbench.views.errors import error_text
 
@@ -312,11 +319,13 @@ def table_html(b: Benchmark) -> str:
             "roofline",
         ]
     )
-    rows = "".join(_row(m, param) for m in b.measurements)
+    # the summary's first rows (a sweep may have hundreds); the view has them all
+    rows = "".join(_row(m, param) for m in b.measurements[:SUMMARY_ROWS])
     return (
         '<table class="jwb-bt"><thead><tr>'
         + "".join(f"<th>{esc(h)}</th>" for h in head)
         + f"</tr></thead><tbody>{rows}</tbody></table>"
+        + more_line(len(b.measurements) - SUMMARY_ROWS, "measurements")
     )
 
 

@@ -19,11 +19,12 @@ from workbench.engine.cache.records import (
     CacheSnapshot,
     CellSummary,
     FunctionGroup,
+    FunctionStats,
     PersistentCacheStatus,
 )
 from workbench.views._envelope import MIME_PREFIX, kind_of
 from workbench.views._format import fmt_bytes, fmt_in_unit, fmt_seconds, seconds_unit
-from workbench.views._html import esc, source_label
+from workbench.views._html import SUMMARY_ROWS, esc, source_label, summary_table
 from workbench.views.display import Display, View
 
 CACHE_CELL_MIME = MIME_PREFIX + "cache-cell+json"
@@ -172,22 +173,32 @@ def cell_html(summary: CellSummary) -> str:
     return f'<style>{_CSS}</style><div class="jwb-led">{body}</div>'
 
 
+def _figures(f: FunctionStats) -> list[str]:
+    """A function's entries, compiles, trace, lower and XLA time, persistent hits: the
+    middle columns of the text's table and the summary's."""
+    return [
+        str(f.entries),
+        str(f.compiles),
+        _s(f.trace_s),
+        _s(f.lower_s),
+        _s(f.compile_s),
+        str(f.persistent_hits),
+    ]
+
+
 def cache_text(snap: CacheSnapshot) -> str:
     if not snap.functions:
         return "No jitted function traced or compiled yet in this kernel."
-    rows = [("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits", "misses")]
+    rows: list[tuple[str, ...]] = [
+        ("function", "entries", "compiles", "trace", "lower", "XLA", "pcache hits", "misses")
+    ]
     shown = snap.functions[:MAX_FUNCTIONS_SHOWN]
     for f in shown:
         name = f.function if f.origin != "jax" else f"{f.function} [JAX]"
         rows.append(
             (
                 name,
-                str(f.entries),
-                str(f.compiles),
-                _s(f.trace_s),
-                _s(f.lower_s),
-                _s(f.compile_s),
-                str(f.persistent_hits),
+                *_figures(f),
                 str(f.recompiles),
             )
         )
@@ -211,50 +222,48 @@ def cache_text(snap: CacheSnapshot) -> str:
 
 
 def cache_html(snap: CacheSnapshot) -> str:
+    """The static summary: the most expensive functions with their compile figures and last
+    recompile's reasons (:func:`~workbench.views._html.summary_table`).  Sorting and every
+    miss are the TypeScript view's, drawn from the payload."""
     if not snap.functions:
         return (
-            f'<style>{_CSS}</style><div class="jwb-led">No jitted function traced or '
-            "compiled yet in this kernel.</div>"
+            '<div class="jwb jwb-cache">No jitted function traced or compiled yet in this '
+            "kernel.</div>"
         )
-    head = (
-        '<tr><th>function</th><th>defined at</th><th title="executables compiled for '
-        'function objects still alive (JAX does not announce clear_caches)">entries</th>'
-        "<th>compiles</th>"
-        "<th>trace</th><th>lower</th><th>XLA</th><th>persistent hits</th>"
-        "<th>misses</th></tr>"
-    )
     rows = []
-    for f in snap.functions[:MAX_FUNCTIONS_SHOWN]:
-        recompiles = [m for m in f.misses if m.is_recompile][-MAX_MISSES_SHOWN:]
-        if recompiles:
-            misses = "".join(
-                f"<li>cell {esc(m.cell)}: {esc('; '.join(r.text() for r in m.reasons))}</li>"
-                for m in recompiles
-            )
-            miss_cell = f"<details><summary>{f.recompiles}</summary><ul>{misses}</ul></details>"
-        else:
-            miss_cell = str(f.recompiles)
+    for f in snap.functions[:SUMMARY_ROWS]:  # the most expensive first
+        recompiles = [m for m in f.misses if m.is_recompile]
+        last = recompiles[-1] if recompiles else None
         where = ""
         if f.defined_at:
             file, _, line = f.defined_at.rpartition(":")
             where = source_label(file, int(line) if line.isdigit() else 0)[0]
-        tag = " <small>(JAX)</small>" if f.origin == "jax" else ""
         rows.append(
-            f'<tr><td><code>{esc(f.function)}</code>{tag}</td><td class="l">{esc(where)}</td>'
-            f"<td>{f.entries}</td><td>{f.compiles}</td><td>{esc(_s(f.trace_s))}</td>"
-            f"<td>{esc(_s(f.lower_s))}</td><td>{esc(_s(f.compile_s))}</td>"
-            f'<td>{f.persistent_hits}</td><td class="l">{miss_cell}</td></tr>'
+            [
+                f.function + (" (JAX)" if f.origin == "jax" else ""),
+                where,
+                *_figures(f),
+                str(f.recompiles)
+                + (
+                    f" (last, cell {last.cell}: {'; '.join(r.text() for r in last.reasons)})"
+                    if last is not None
+                    else ""
+                ),
+            ]
         )
+    head = ["function", "defined at", "entries", "compiles", "trace", "lower", "XLA"]
+    head += ["persistent hits", "recompiles"]
     p = snap.persistent
-    foot = f"<div>{esc(_more(snap))}</div>" if _more(snap) else ""
-    if p.directory:
-        foot += (
-            f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
-            f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>"
-        )
+    foot = (
+        f"<div>persistent cache <code>{esc(p.directory)}</code>: {p.hits} hits, "
+        f"{p.misses} misses, saved {esc(_s(p.time_saved_s))}</div>"
+        if p.directory
+        else ""
+    )
     return (
-        f'<style>{_CSS}</style><div class="jwb-led"><table>{head}{"".join(rows)}'
-        f"</table>{foot}</div>"
+        f'<div class="jwb jwb-cache"><div><b>{len(snap.functions)} jitted functions</b>, '
+        f"{sum(f.compiles for f in snap.functions)} compiles</div>"
+        f"{summary_table(head, rows, total=len(snap.functions), what='functions')}{foot}</div>"
     )
 
 

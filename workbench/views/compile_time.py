@@ -6,7 +6,8 @@
   generation workers' passes, the program's size per source line, and the unrolled loops
   said in words.  Every table is cut at ``top`` rows with a line on what was left out, so
   the text stays small whatever the program;
-- text/html: the same as small tables with share bars (inline styles, no script);
+- text/html: a static summary (the headline, the first rows of each table, the advice)
+  plus the standalone runtime that draws the interactive view from the payload;
 - application/vnd.jax-workbench.compile-time+json: the record (``compile-time.schema.json``),
   its lists cut at :data:`PAYLOAD_ROWS` rows.
 """
@@ -25,23 +26,12 @@ from workbench.engine.compile_time.phases import (
 from workbench.engine.compile_time.report import SCHEMA_VERSION, CompileTimeReport
 from workbench.engine.compile_time.sizes import LineSize, UnrolledLoop
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import (
-    CELL_STYLE,
-    FG1,
-    FG2,
-    TABLE_STYLE,
-    cells_of,
-    esc,
-    source_label,
-    style_block,
-)
+from workbench.views._html import FG1, FG2, cells_of, esc, source_label, summary_table
 from workbench.views.display import Display, View
 
 DEFAULT_TOP = 12
 #: rows of each list the JSON payload keeps (the rest are summed in the text and HTML)
 PAYLOAD_ROWS = 200
-BAR = "var(--jp-brand-color2,#7aa6da)"
-TRACK = "var(--jp-layout-color2,#eeeeee)"
 WARN = "var(--jp-warn-color1,#bc4c00)"
 KIND_WORDS = {
     HLO_PASS: "HLO pass",
@@ -172,46 +162,28 @@ def compile_time_text(rep: CompileTimeReport, top: int = DEFAULT_TOP) -> str:
     return "\n".join(out)
 
 
-def _bar(share: float) -> str:
-    w = max(0.0, min(1.0, share)) * 80
-    return (
-        f'<span style="display:inline-block;width:80px;height:8px;background:{TRACK};'
-        f'vertical-align:middle"><span style="display:block;width:{w:.1f}px;height:8px;'
-        f'background:{BAR}"></span></span>'
-    )
-
-
-def _html_table(head: list[str], rows: list[list[str]], shares: list[float]) -> str:
-    th = "".join(f'<th style="{CELL_STYLE}">{esc(h)}</th>' for h in [*head, ""])
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td style="{CELL_STYLE}">{esc(c)}</td>' for c in r)
-        + f'<td style="{CELL_STYLE}">{_bar(sh)}</td></tr>'
-        for r, sh in zip(rows, shares, strict=True)
-    )
-    return f'<table style="{TABLE_STYLE}"><tr>{th}</tr>{body}</table>'
-
-
 def compile_time_html(rep: CompileTimeReport, top: int = DEFAULT_TOP) -> str:
+    """The static summary (where scripts do not run): the headline, the coverage line, the
+    first rows of each table (:func:`~workbench.views._html.summary_table`) and the advice.
+    The share bars, sorting and source links are the TypeScript view's, drawn from the
+    payload (:mod:`workbench.views._standalone`)."""
     p = rep.phases
     parts = [
-        f'<div class="jwb" style="color:{FG1}">{style_block()}',
+        f'<div class="jwb jwb-compile-time" style="color:{FG1}">',
         f'<div style="font-weight:600">{esc(headline(rep))}</div>',
         f"<div><b>{esc(coverage_line(rep))}</b></div>",
     ]
     if p.found and p.phases:
         parts.append(f'<div style="margin-top:6px;color:{FG2}">XLA\'s compile, top first</div>')
-        shown = p.phases[:top]
-        parts.append(_html_table(PHASE_HEAD, _phase_rows(shown), [x.share for x in shown]))
-        parts += [esc(x) for x in _rest(len(p.phases), len(shown), "passes and phases")]
+        parts.append(
+            summary_table(PHASE_HEAD, _phase_rows(p.phases), what="passes and phases", limit=top)
+        )
     if p.workers:
         parts.append(
             f'<div style="margin-top:6px;color:{FG2}">code generation workers: '
             f"{p.worker_threads} threads, {esc(fmt_seconds(p.worker_cpu_s))} of CPU time</div>"
         )
-        shown = p.workers[:top]
-        parts.append(_html_table(PHASE_HEAD, _phase_rows(shown), [x.share for x in shown]))
-        parts += [esc(x) for x in _rest(len(p.workers), len(shown), "events")]
+        parts.append(summary_table(PHASE_HEAD, _phase_rows(p.workers), what="events", limit=top))
     s = rep.size
     parts.append(
         f'<div style="margin-top:6px;color:{FG2}">program size: '
@@ -219,13 +191,7 @@ def compile_time_html(rep: CompileTimeReport, top: int = DEFAULT_TOP) -> str:
         "instructions in XLA's optimized module, by source line</div>"
     )
     if s.lines:
-        shown_lines = s.lines[:top]
-        parts.append(
-            _html_table(
-                LINE_HEAD, _line_rows(shown_lines), [x.instruction_share for x in shown_lines]
-            )
-        )
-        parts += [esc(x) for x in _rest(len(s.lines), len(shown_lines), "lines")]
+        parts.append(summary_table(LINE_HEAD, _line_rows(s.lines), what="lines", limit=top))
     for loop in s.loops:
         parts.append(
             f'<div class="jwb-note" style="border-left:3px solid {WARN};padding-left:4px;'

@@ -19,13 +19,7 @@ from workbench.engine.hlo.report import SCHEMA_VERSION, HloReport
 from workbench.views._bounds import text_size
 from workbench.views._envelope import envelope, pack
 from workbench.views._format import fmt_bytes, fmt_count, fmt_seconds
-from workbench.views._html import (
-    CELL_STYLE,
-    TABLE_STYLE,
-    cells_of,
-    esc,
-    source_label,
-)
+from workbench.views._html import cells_of, cut, esc, source_label, summary_table
 from workbench.views.display import Display, View
 
 #: rows of the static summary's tables (the view has them all)
@@ -42,10 +36,6 @@ def _src_label(loc: SourceLine) -> str:
     return source_label(loc.file, loc.line)[0]
 
 
-def _truncate(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _scope(op_name: str) -> str:
     """The op_name without its last component (the primitive): the user's functions and
     named scopes, e.g. ``jit(loss)/jvp(block)/dot_general`` -> ``jit(loss)/jvp(block)``."""
@@ -53,16 +43,8 @@ def _scope(op_name: str) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
-    """A table whose borders and padding are inline (they survive a sanitizer)."""
-    th = "".join(f'<th style="{CELL_STYLE}">{h}</th>' for h in head)
-    body = "".join(
-        "<tr>" + "".join(f'<td style="{CELL_STYLE}">{c}</td>' for c in row) + "</tr>"
-        for row in rows
-    )
-    return (
-        f'<table class="jwb-tab"{attrs} style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
-    )
+    """A summary table whose cells are HTML the caller built from escaped text."""
+    return summary_table(head, rows, attrs=attrs, html_cells=True)
 
 
 # -- summary -----------------------------------------------------------------------------
@@ -143,7 +125,7 @@ def _groups_text(groups: list[list[int]] | None, raw: str) -> str:
     if not groups:
         return "all devices"
     text = " ".join("{" + ",".join(map(str, g)) + "}" for g in groups)
-    return _truncate(text, 120)
+    return cut(text, 120)
 
 
 def collectives_html(rep: HloReport) -> str:
@@ -197,10 +179,10 @@ def top_fusions_html(rep: HloReport) -> str:
             [
                 str(rank),
                 f"<code>{name}</code>",
-                esc(_truncate(node.label, 60)),
+                esc(cut(node.label, 60)),
                 esc(node.shape),
                 fmt_bytes(node.bytes_moved),
-                esc(_truncate(_scope(node.op_name), 70)),
+                esc(cut(_scope(node.op_name), 70)),
                 esc(where),
             ]
         )

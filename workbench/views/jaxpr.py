@@ -25,11 +25,7 @@ from workbench.engine.stages import Inspection
 from workbench.views._bounds import text_size
 from workbench.views._envelope import pack
 from workbench.views._format import fmt_seconds
-from workbench.views._html import (
-    LineCache,
-    cells_of,
-    esc,
-)
+from workbench.views._html import LineCache, cells_of, esc, summary_table
 from workbench.views.display import Display, View
 
 #: rows of the static summary's primitive table
@@ -42,16 +38,10 @@ PACKED_FIELDS = ("avals", "jaxpr")
 
 def _histogram_html(hist: Sequence[tuple[str, int]]) -> str:
     """The most used primitives as a table (the view's histogram has them all)."""
-    items = list(hist)[:HIST_TOP]
-    if not items:
+    if not hist:
         return ""
-    rows = "".join(f"<tr><td>{esc(p)}</td><td>{c}</td></tr>" for p, c in items)
-    more = len(hist) - len(items)
-    tail = f"<p>and {more} other primitive{'s' if more != 1 else ''}</p>" if more > 0 else ""
-    return (
-        f"<table><thead><tr><th>primitive</th><th>equations</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>{tail}"
-    )
+    rows = [[p, str(c)] for p, c in hist]
+    return summary_table(["primitive", "equations"], rows, what="primitives", limit=HIST_TOP)
 
 
 def _signature(ins: Inspection) -> str:

@@ -2,7 +2,8 @@
 program's peak).
 
 Each display is ``text/plain`` (within :mod:`workbench.views._bounds`), a small
-self-contained ``text/html`` and a versioned JSON payload:
+self-contained ``text/html`` (a static summary plus the standalone runtime) and a versioned
+JSON payload:
 ``application/vnd.jax-workbench.memory+json`` and ``...memory-program+json``
 (contracts in ``workbench/schemas/memory*.schema.json``).  The payloads carry at most
 :data:`MAX_GROUPS` owners with :data:`MAX_ARRAYS` arrays each, and :data:`MAX_BUFFERS`
@@ -20,7 +21,7 @@ from workbench.engine.memory.program import SCHEMA_VERSION as PROGRAM_VERSION
 from workbench.engine.memory.program import ProgramMemory
 from workbench.views._envelope import MIME_PREFIX
 from workbench.views._format import fmt_bytes, fmt_seconds
-from workbench.views._html import esc, source_label, style_block
+from workbench.views._html import cut, esc, source_label, summary_table
 from workbench.views.display import Display, View
 
 MEMORY_MIME = MIME_PREFIX + "memory+json"
@@ -123,14 +124,20 @@ def live_text(rep: LiveMemory) -> str:
         + (" (cut short at its time budget)" if rep.cut_short else "")
     )
     lines.extend(rep.notes)
+    hints = _free_hints(rep)
+    if hints:
+        lines.append("; ".join(hints))
+    return "\n".join(lines)
+
+
+def _free_hints(rep: LiveMemory) -> list[str]:
+    """The flags that would free what only the output history or the last exception holds."""
     hints = []
     if rep.history_only_bytes:
         hints.append(f"%jaxmem --free-history frees {fmt_bytes(rep.history_only_bytes)}")
     if rep.traceback_only_bytes:
         hints.append(f"%jaxmem --free-traceback frees {fmt_bytes(rep.traceback_only_bytes)}")
-    if hints:
-        lines.append("; ".join(hints))
-    return "\n".join(lines)
+    return hints
 
 
 def _per_device_line(devices: dict[str, int]) -> str:
@@ -146,39 +153,33 @@ def _freed_line(action: str, arrays: int, nbytes: int, note: str) -> str:
     return f"freed {fmt_bytes(nbytes)} ({arrays} arrays) held by {what}"
 
 
-_LIVE_CSS = """
-.jwb-mem{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px;line-height:1.45}
-.jwb-mem td.n{text-align:right;font-variant-numeric:tabular-nums}
-.jwb-mem .k{color:var(--jp-content-font-color2,#57606a)}
-.jwb-mem details{margin:0}
-.jwb-mem summary{cursor:pointer}
-"""
-
-
 def live_html(rep: LiveMemory) -> str:
-    rows = []
-    for g in rep.groups[:MAX_GROUPS]:
-        inner = "".join(
-            f"<tr><td class='n'>{esc(fmt_bytes(a.nbytes))}</td><td><code>{esc(a.path)}</code></td>"
-            f"<td>{esc(a.shape)}</td><td>{esc(_devices_text(a.devices))}</td></tr>"
-            for a in g.arrays[:MAX_ARRAYS]
-        )
-        rows.append(
-            f"<tr><td class='n'>{esc(fmt_bytes(g.nbytes))}</td><td><details><summary>"
-            f"<code>{esc(_owner_text(g))}</code> <span class='k'>"
-            f"{esc(KIND_WORDS.get(g.kind, g.kind))} · {len(g.arrays)} arrays</span></summary>"
-            f"<table>{inner}</table></details></td><td>{esc(_devices_text(g.devices))}</td></tr>"
-        )
+    """The static summary (where scripts do not run): the totals, the notes and the largest
+    owners (:func:`~workbench.views._html.summary_table`).  Each owner's arrays, the
+    per-device split and the source links are the TypeScript view's, drawn from the payload
+    (:mod:`workbench.views._standalone`)."""
     notes = [rep.allocator_note, *rep.notes] + [
         _freed_line(f.action, f.arrays, f.nbytes, f.note) for f in rep.freed
     ]
+    rows = [
+        [
+            fmt_bytes(g.nbytes),
+            _owner_text(g),
+            KIND_WORDS.get(g.kind, g.kind),
+            str(len(g.arrays)),
+            _devices_text(g.devices),
+        ]
+        for g in rep.groups
+    ]
     return (
-        f"<div class='jwb jwb-mem'>{style_block()}<style>{_LIVE_CSS}</style>"
-        f"<div><b>Device memory held by live arrays</b>: {rep.total_arrays} arrays, "
-        f"{esc(fmt_bytes(rep.total_bytes))}</div>"
-        + "".join(f"<div class='k'>{esc(n)}</div>" for n in notes if n)
-        + f"<table><tr><th>bytes</th><th>owner</th><th>devices</th></tr>{''.join(rows)}</table>"
-        f"</div>"
+        f"<div class='jwb jwb-mem'><div><b>Device memory held by live arrays</b>: "
+        f"{rep.total_arrays} arrays, {esc(fmt_bytes(rep.total_bytes))}"
+        + (f" ({esc(_per_device_line(rep.devices))})" if rep.devices else "")
+        + "</div>"
+        + "".join(f"<div>{esc(cut(n))}</div>" for n in notes if n)
+        + summary_table(["bytes", "owner", "held by", "arrays", "devices"], rows, what="owners")
+        + "".join(f"<div>{esc(h)}</div>" for h in _free_hints(rep))
+        + "</div>"
     )
 
 
@@ -292,42 +293,42 @@ def program_text(rep: ProgramMemory) -> str:
     return "\n".join(lines)
 
 
-def _chart_svg(rep: ProgramMemory, width: int = 480, height: int = 80) -> str:
-    pts = rep.timeline
-    if not pts:
-        return ""
-    top = max(b for _, b in pts) or 1
-    last = max(rep.steps, 1)
-    path = " ".join(f"{s / last * width:.1f},{height - b / top * height:.1f}" for s, b in pts)
-    x = rep.peak_step / last * width
-    return (
-        f"<svg width='{width}' height='{height + 4}' role='img' aria-label='memory over program "
-        f"order'><polyline fill='none' stroke='currentColor' points='{path}'/>"
-        f"<line x1='{x:.1f}' x2='{x:.1f}' y1='0' y2='{height}' stroke='#bc4c00'/></svg>"
-    )
-
-
 def program_html(rep: ProgramMemory) -> str:
-    rows = "".join(
-        f"<tr><td class='n'>{esc(fmt_bytes(b.bytes))}</td><td>{esc(b.shape)}</td>"
-        f"<td><code>{esc(b.name)}</code> {esc(b.opcode)}</td><td>{esc(where_text(b.source))}</td></tr>"
-        for b in rep.buffers[: TEXT_BUFFERS * 2]
-    )
-    saved = "".join(
-        f"<li>{esc(fmt_bytes(s.bytes))}: {s.count} buffers from "
-        f"{esc(where_text(s.source) or s.op_name)}</li>"
-        for s in rep.saved[:TEXT_SAVED]
-    )
+    """The static summary: the peak and what it means, the memory over program order as one
+    line of text, the largest buffers live at the peak, the donation and checkpoint advice
+    (:func:`~workbench.views._html.summary_table`).  The chart and the links are the
+    TypeScript view's."""
+    figures = [
+        ["live-range peak", fmt_bytes(rep.peak_bytes), f"step {rep.peak_step} of {rep.steps}"],
+        ["memory_analysis", _analysis_text(rep), ANALYSIS_MEANS],
+    ]
+    buffers = [
+        [
+            fmt_bytes(b.bytes),
+            b.shape,
+            f"{b.name} ({b.opcode or '?'}, {b.role})",
+            where_text(b.source),
+        ]
+        for b in rep.buffers
+    ]
+    saved = [
+        [fmt_bytes(s.bytes), str(s.count), where_text(s.source) or s.op_name] for s in rep.saved
+    ]
     return (
-        f"<div class='jwb jwb-mem'>{style_block()}<style>{_LIVE_CSS}</style>"
-        f"<div><b>{esc(rep.label)}</b>: memory at its peak ({esc(rep.backend)})</div>"
-        f"<table><tr><td>live-range peak</td><td class='n'>{esc(fmt_bytes(rep.peak_bytes))}</td>"
-        f"<td class='k'>{esc(PEAK_MEANS)}</td></tr><tr><td>memory_analysis</td>"
-        f"<td class='n'>{esc(fmt_bytes(rep.analysis_bytes))}</td><td class='k'>"
-        f"{esc(ANALYSIS_MEANS)}</td></tr></table>{_chart_svg(rep)}"
-        f"<table><tr><th>bytes</th><th>shape</th><th>instruction</th><th>line</th></tr>{rows}"
-        f"</table><div>{esc(donation_text(rep))}</div>"
-        + (f"<div>checkpoint candidates:<ul>{saved}</ul></div>" if saved else "")
+        f"<div class='jwb jwb-mem'><div><b>{esc(rep.label)}</b>: memory at its peak "
+        f"({esc(rep.backend)}, from XLA's buffer assignment)</div>"
+        + summary_table(["figure", "bytes", "what it counts"], figures)
+        + f"<div>live-range peak: {esc(PEAK_MEANS)}</div>"
+        + f"<div>memory over program order: {sparkline([b for _, b in rep.timeline])}</div>"
+        + f"<div>buffers live at the peak ({len(rep.buffers)}), largest first:</div>"
+        + summary_table(["bytes", "shape", "instruction", "line"], buffers, what="buffers")
+        + f"<div>{esc(donation_text(rep))}</div>"
+        + (
+            "<div>checkpoint candidates (kept by the forward pass for the backward pass at "
+            "the peak):</div>" + summary_table(["bytes", "buffers", "from"], saved, what="sources")
+            if saved
+            else ""
+        )
         + "</div>"
     )
 

@@ -2,9 +2,9 @@
 
 - text/plain: the line-profiler listing of the cell's (and the user's files') lines with
   measured device time and share, the top-N instructions table, coverage stated plainly;
-- text/html: the same, self-contained (inline styles on everything that matters, no
-  script), plus the step's timeline as inline SVG: kernels/thunks in order, gaps are
-  host and launch overhead;
+- text/html: a static summary (headline, coverage, the lines and instructions that took
+  the most time) plus the standalone runtime that draws the interactive view (the
+  listing, the step's timeline) from the payload;
 - application/vnd.jax-workbench.profile+json: the record (``profile.schema.json``).
 """
 
@@ -14,39 +14,11 @@ from typing import Any
 
 from workbench.engine.profile.report import SCHEMA_VERSION, InstructionTime, ProfileReport
 from workbench.views._format import fmt_bytes, fmt_count, fmt_percent, fmt_seconds
-from workbench.views._html import (
-    CELL_STYLE,
-    FG1,
-    FG2,
-    STYLED_ONLY,
-    TABLE_STYLE,
-    UNSTYLED_ONLY,
-    cells_of,
-    esc,
-    source_label,
-    style_block,
-)
+from workbench.views._html import FG1, FG2, cells_of, esc, source_label, summary_table
 from workbench.views.display import Display, View
 
 DEFAULT_TOP = 10
-BAR = "var(--jp-brand-color2,#7aa6da)"
-TRACK = "var(--jp-layout-color2,#eeeeee)"
 WARN = "var(--jp-warn-color1,#bc4c00)"
-#: distinct fills for the heaviest instructions in the timeline; the rest are grey
-PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
-OTHER_FILL = "#9aa4ad"
-TIMELINE_W = 900
 
 
 def _where(file: str, line: int) -> str:
@@ -170,123 +142,27 @@ def profile_text(rep: ProfileReport, top: int = DEFAULT_TOP) -> str:
     return "\n".join(out)
 
 
-def _td(x: str, right: bool = False) -> str:
-    align = ";text-align:right" if right else ""
-    return f'<td style="{CELL_STYLE}{align}">{x}</td>'
-
-
-def _listing_html(rep: ProfileReport) -> str:
-    parts = []
-    th = f'<th style="{CELL_STYLE}">'
-    for ls in rep.listings:
-        rows = []
-        for n, text, sec, share in ls.rows:
-            bar = ""
-            if share is not None:
-                width = max(1, round(100 * share))
-                bar = (
-                    f'<span style="display:inline-block;height:8px;width:{width}px;'
-                    f'background:{BAR};vertical-align:middle"></span>'
-                )
-            rows.append(
-                "<tr>"
-                + _td(esc(fmt_seconds(sec)) if sec is not None else "", True)
-                + _td(esc(fmt_percent(share)) if share is not None else "", True)
-                + _td(bar)
-                + _td(str(n), True)
-                + _td(f'<code style="white-space:pre">{esc(text)}</code>')
-                + "</tr>"
-            )
-        parts.append(
-            f'<div style="margin-top:6px;font-weight:600">'
-            f"{esc(_file_title(ls.file, ls.cell))}</div>"
-            f'<table style="{TABLE_STYLE}"><thead><tr>{th}time</th>{th}share</th>'
-            f"{th}</th>{th}line</th>{th}source</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
-        )
-    return "".join(parts)
-
-
-def _top_html(rep: ProfileReport, top: int) -> str:
-    rows = top_rows(rep, top)
-    if not rows:
-        return ""
-    th = "".join(f'<th style="{CELL_STYLE}">{esc(h)}</th>' for h in TOP_HEAD)
-    body = "".join(
-        "<tr>" + "".join(_td(esc(c), i in (2, 3, 4, 5, 6, 7, 8)) for i, c in enumerate(r)) + "</tr>"
-        for r in rows
-    )
-    return (
-        f'<div style="margin-top:8px;font-weight:600">top {len(rows)} of '
-        f"{len(rep.instructions)} instructions by measured time</div>"
-        f'<table style="{TABLE_STYLE}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody>'
-        f"</table>"
-    )
-
-
-def timeline_colors(rep: ProfileReport) -> dict[str, str]:
-    return {r.name: PALETTE[i] for i, r in enumerate(rep.instructions[: len(PALETTE)])}
-
-
-def timeline_svg(rep: ProfileReport) -> str:
-    """The median call's events on one time axis: a bar per event, gaps are overhead.
-
-    Shown only with our stylesheet (like the HLO diagrams): a sanitizer unwraps SVG and
-    would leave every bar's tooltip as loose text.  Data colours are ``fill`` attributes.
-    """
-    if not rep.timeline or rep.timeline_step_us <= 0:
-        return ""
-    colors = timeline_colors(rep)
-    scale = TIMELINE_W / rep.timeline_step_us
-    h = 26
-    bars = []
-    for e in rep.timeline:
-        x = e.start_us * scale
-        w = max(e.duration_us * scale, 0.5)
-        fill = colors.get(e.instruction or "", OTHER_FILL)
-        tip = f"{e.instruction or e.name}: {fmt_seconds(e.duration_us * 1e-6)} at +{e.start_us:.1f} µs"
-        if e.instruction and e.name != e.instruction:
-            tip += f" (kernel {e.name})"
-        bars.append(
-            f'<rect x="{x:.2f}" y="2" width="{w:.2f}" height="{h - 4}" '
-            f'fill="{fill}"><title>{esc(tip)}</title></rect>'
-        )
-    legend = " ".join(
-        f'<span style="white-space:nowrap"><svg width="10" height="10" role="img">'
-        f'<rect width="10" height="10" fill="{c}"></rect></svg> {esc(n)}</span>'
-        for n, c in colors.items()
-    )
-    title = (
-        f"timeline of the median call ({esc(fmt_seconds(rep.timeline_step_us * 1e-6))}; "
-        f"gaps = host and launch overhead)"
-    )
-    return (
-        f'<div style="margin-top:8px;font-weight:600">{title}</div>'
-        f"<div {STYLED_ONLY}>"
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{TIMELINE_W + 2}" height="{h}" '
-        f'viewBox="-1 0 {TIMELINE_W + 2} {h}" role="img" '
-        f'style="background:{TRACK};display:block">{"".join(bars)}</svg>'
-        f'<div style="font-size:11px;color:{FG2}">{legend} · grey: other instructions</div>'
-        f"</div><div {UNSTYLED_ONLY}><i>The timeline is hidden: this page has no styles "
-        f"(an untrusted notebook). Trust the notebook or install the jax-workbench "
-        f"extension to see it; the instructions table above has the times.</i></div>"
-    )
+def _line_rows(rep: ProfileReport) -> list[list[str]]:
+    """The attributed source lines, most time first: (time, share, line, its text)."""
+    rows = []
+    for ln in sorted(rep.lines, key=lambda x: -x.seconds):
+        src = ln.source
+        where = _where(src.file, src.line) if src is not None else "(no source line)"
+        text = (src.text or "") if src is not None else ""
+        rows.append([fmt_seconds(ln.seconds), fmt_percent(ln.share), where, text])
+    return rows
 
 
 def profile_html(rep: ProfileReport, top: int = DEFAULT_TOP) -> str:
+    """The static summary (where scripts do not run): the headline, coverage, the lines and
+    instructions that took the most time (:func:`~workbench.views._html.summary_table`).
+    The line-profiler listing, the timeline and the links are the TypeScript view's, drawn
+    from the payload (:mod:`workbench.views._standalone`)."""
     peak = (
         ""
         if rep.peak.name is not None
         else f'<div style="color:{FG2}">peak: unknown peak for {esc(rep.device_kind)} (not in '
         "the table): compute- or memory-bound cannot be told</div>"
-    )
-    lost = [ln for ln in rep.lines if not ln.file]
-    lost_html = (
-        f'<div style="color:{FG2}">{esc(fmt_seconds(lost[0].seconds))} '
-        f"({esc(fmt_percent(lost[0].share))}) in instructions with no source line"
-        "</div>"
-        if lost
-        else ""
     )
     prims = ", ".join(f"{p.name or '(none)'} {fmt_percent(p.share)}" for p in rep.primitives[:8])
     notes = "".join(
@@ -294,13 +170,28 @@ def profile_html(rep: ProfileReport, top: int = DEFAULT_TOP) -> str:
         f'padding-left:4px;margin:4px 0">{esc(n)}</div>'
         for n in rep.notes
     )
+    lines = _line_rows(rep)
+    instructions = top_rows(rep, top)
     return (
-        f'<div class="jwb" style="color:{FG1}">{style_block()}'
+        f'<div class="jwb jwb-profile" style="color:{FG1}">'
         f'<div style="font-weight:600">{esc(headline(rep))}</div>'
         f"<div><b>{esc(coverage_line(rep))}</b></div>{peak}"
-        f"{_listing_html(rep)}{lost_html}{_top_html(rep, top)}"
-        f'<div style="margin-top:4px">by jaxpr primitive: {esc(prims)}</div>'
-        f"{timeline_svg(rep)}{notes}</div>"
+        + (
+            '<div style="margin-top:6px;font-weight:600">source lines by measured time</div>'
+            + summary_table(["time", "share", "line", "source"], lines, what="lines", limit=top)
+            if lines
+            else ""
+        )
+        + (
+            f'<div style="margin-top:8px;font-weight:600">top instructions of '
+            f"{len(rep.instructions)} by measured time (~ = too short or noisy to resolve)</div>"
+            + summary_table(
+                TOP_HEAD, instructions, total=len(rep.instructions), what="instructions"
+            )
+            if instructions
+            else ""
+        )
+        + f'<div style="margin-top:4px">by jaxpr primitive: {esc(prims)}</div>{notes}</div>'
     )
 
 
@@ -342,5 +233,4 @@ __all__ = [
     "profile_display",
     "profile_html",
     "profile_text",
-    "timeline_svg",
 ]

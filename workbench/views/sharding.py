@@ -22,14 +22,23 @@ from typing import Any
 from workbench.engine.sharding.layout import LAYOUT_VERSION, Layout, Shard, mesh_text
 from workbench.engine.sharding.mesh_explorer import per_device_bytes
 from workbench.views._format import fmt_bytes
-from workbench.views._html import PRE_STYLE, STYLED_ONLY, UNSTYLED_ONLY, esc, new_id
+from workbench.views._html import (
+    PRE_STYLE,
+    STYLED_ONLY,
+    SUMMARY_ROWS,
+    UNSTYLED_ONLY,
+    esc,
+    new_id,
+    summary_table,
+)
 from workbench.views.display import Display, View
 
 MAX_FACETS = 32
 MAX_LABELLED_TILES = 256
 #: Size bound of one output (a pytree of 20,000 arrays drew 23 MB): the first
-#: MAX_DRAWN_LAYOUTS layouts are drawn (picture and device table), the next
-#: MAX_LISTED_LAYOUTS are one row each in a table, the rest one line saying how many.
+#: MAX_DRAWN_LAYOUTS layouts are drawn in full in the text, the next MAX_LISTED_LAYOUTS
+#: are one line each, the rest one line saying how many (the HTML's static summary draws
+#: fewer: :data:`SUMMARY_LAYOUTS`).
 MAX_DRAWN_LAYOUTS = 16
 MAX_LISTED_LAYOUTS = 500
 #: the JSON payload carries the first MAX_JSON_LAYOUTS layouts (and ``total_layouts``),
@@ -340,35 +349,23 @@ def layout_summary_html(lay: Layout) -> str:
     )
 
 
-def _listed_html(layouts: list[Layout]) -> str:
-    """The layouts past the drawn ones: a row each (what and how), no picture."""
-    rows = "".join(
-        f"<tr><td>{esc(layout_headline(x))}</td><td>{esc(layout_summary(x))}</td></tr>"
-        for x in layouts
-    )
-    return (
-        f"<details><summary>{len(layouts)} more arrays, listed without pictures</summary>"
-        f"<table><tr><th>array</th><th>layout</th></tr>{rows}</table></details>"
-    )
-
-
-def _elided_note(n: int, total: int) -> str:
-    return (
-        f"… {n} more arrays not shown ({total} in all); the whole list is the result's "
-        f"<code>.layouts</code>"
-    )
+#: layouts the static summary draws as device-block text; the next are rows of its table
+SUMMARY_LAYOUTS = 4
 
 
 def layouts_html(layouts: list[Layout]) -> str:
-    """Bounded whatever the number of arrays (see :data:`MAX_DRAWN_LAYOUTS`)."""
-    drawn = layouts[:MAX_DRAWN_LAYOUTS]
-    listed = layouts[MAX_DRAWN_LAYOUTS : MAX_DRAWN_LAYOUTS + MAX_LISTED_LAYOUTS]
-    rest = len(layouts) - len(drawn) - len(listed)
+    """The static summary, bounded whatever the number of arrays: the first
+    :data:`SUMMARY_LAYOUTS` layouts as device-block text, the next as rows of a
+    :func:`~workbench.views._html.summary_table`.  The pictures are the views' own."""
+    drawn = layouts[:SUMMARY_LAYOUTS]
+    rest = layouts[SUMMARY_LAYOUTS:]
     body = "".join(layout_summary_html(x) for x in drawn)
-    if listed:
-        body += _listed_html(listed)
-    if rest > 0:
-        body += f"<p>{_elided_note(rest, len(layouts))}</p>"
+    if rest:
+        rows = [[layout_headline(x), layout_summary(x)] for x in rest[:SUMMARY_ROWS]]
+        body += summary_table(["array", "layout"], rows, total=len(rest), what="arrays")
+        body += (
+            f"<p>The whole list ({len(layouts)} in all) is the result's <code>.layouts</code>.</p>"
+        )
     return f'<div class="jwb jwb-sh">{body}</div>'
 
 
