@@ -168,10 +168,12 @@ def test_the_cell_form_shows_the_programs_peak_with_the_cells_lines(run, shell):
     assert payload["donation"]["argnums"] == [0]
 
 
-def test_an_nnx_train_steps_peak_is_xlas_own(run, shell):
+def test_an_nnx_train_steps_peak_is_xlas_own_and_the_view_says_what_it_compares_with(run, shell):
     """At a train step's peak the new parameters are not all written yet, so XLA's
     live-range peak is below ``memory_analysis()``'s argument + output + temp (which
-    counts every output as its own allocation)."""
+    counts every output as its own allocation, held for the whole call); the view says so
+    in one line and the peak is within 10% of the figure less those empty output buffers
+    (tests/engine/test_program_memory.py reads them from XLA's files)."""
     run("from tests import real_models\njm_nnx = real_models.nnx_mlp_setup()").ok()
     out = run(
         "%%jaxmem\njm_nnx.train_step(jm_nnx.model, jm_nnx.optimizer, jm_nnx.x, jm_nnx.y)"
@@ -180,6 +182,15 @@ def test_an_nnx_train_steps_peak_is_xlas_own(run, shell):
     assert rep.peak_bytes == rep.xla_reported_peak_bytes
     assert rep.analysis_bytes is not None and rep.peak_bytes <= rep.analysis_bytes
     assert rep.has_backward
+    assert rep.idle_output_bytes > 0 and rep.comparable_bytes is not None
+    assert abs(rep.peak_bytes - rep.comparable_bytes) <= 0.10 * rep.comparable_bytes
+    (line,) = [x for x in out.bundle["text/plain"].splitlines() if "comparable" in x]
+    assert "output buffers empty at the peak" in line
+    payload = out.bundle[MEMORY_PROGRAM_MIME]
+    assert (payload["idle_output_bytes"], payload["comparable_bytes"]) == (
+        rep.idle_output_bytes,
+        rep.comparable_bytes,
+    )
 
 
 @pytest.mark.parametrize(
