@@ -238,3 +238,37 @@ def test_a_numpy_array_in_the_output_history_is_no_trouble(run, shell):
     assert (g.kind, a.nbytes) == ("history", shell.user_ns["Out"][n].nbytes)
     out = run("%jaxmem --free-history").ok()
     assert out.result.result.report.freed[0].nbytes >= 500 * 4
+
+
+def test_frames_the_walk_reads_keep_no_array_alive_once_their_code_drops_it(run, shell):
+    """Reading a frame's ``f_locals`` (Python before 3.13) stores a dict of its locals on
+    the frame that outlives a ``del`` in its code: a running function's local, a suspended
+    generator's local and a finished frame someone keeps must each be freed when their code
+    (or ``frame.clear()``) drops it after ``%jaxmem`` looked."""
+    run(
+        "import gc, sys, weakref\n"
+        "def jm_running():\n"
+        "    jm_local = jnp.ones((96, 96)) * 3\n"
+        "    ref = weakref.ref(jm_local)\n"
+        "    get_ipython().run_line_magic('jaxmem', '')\n"
+        "    workbench.memory()\n"
+        "    del jm_local\n"
+        "    gc.collect()\n"
+        "    return ref() is None\n"
+        "def jm_gen():\n"
+        "    jm_held = jnp.ones((48, 48)) * 5\n"
+        "    yield weakref.ref(jm_held)\n"
+        "    del jm_held\n"
+        "    yield None\n"
+        "def jm_keeps_its_frame():\n"
+        "    jm_kept = jnp.ones((40, 40)) * 7\n"
+        "    return weakref.ref(jm_kept), sys._getframe()\n"
+    ).ok()
+    assert run("jm_running()").ok().result.result is True
+    run("jm_g = jm_gen(); jm_g_ref = next(jm_g)\njm_f_ref, jm_frame = jm_keeps_its_frame()").ok()
+    rep, _ = _report(run)
+    assert shell.user_ns["jm_g_ref"]() is not None and shell.user_ns["jm_f_ref"]() is not None
+    run("next(jm_g); jm_frame.clear(); gc.collect()").ok()
+    assert shell.user_ns["jm_g_ref"]() is None
+    assert shell.user_ns["jm_f_ref"]() is None
+    run("del jm_g, jm_frame").ok()
