@@ -272,3 +272,26 @@ def test_frames_the_walk_reads_keep_no_array_alive_once_their_code_drops_it(run,
     assert shell.user_ns["jm_g_ref"]() is None
     assert shell.user_ns["jm_f_ref"]() is None
     run("del jm_g, jm_frame").ok()
+
+
+def test_an_equinox_models_arrays_are_under_the_users_name_by_attribute_path(run, shell):
+    """An ``eqx.nn.MLP`` and its optax state: each array under the name that holds it, at
+    the attribute path JAX's own tree paths give (``.layers[1].weight``,
+    ``[0].mu.layers[1].weight``), with its exact ``nbytes``; each group is their sum."""
+    import equinox as eqx
+
+    run(
+        "import equinox as eqx, optax\n"
+        "jm_eqx = eqx.nn.MLP(16, 4, 64, depth=2, key=jax.random.key(7))\n"
+        "jm_eqx_opt = optax.adam(1e-3).init(eqx.filter(jm_eqx, eqx.is_array))"
+    ).ok()
+    rep, _ = _report(run)
+    for name in ("jm_eqx", "jm_eqx_opt"):
+        leaves = jax.tree_util.tree_flatten_with_path(eqx.filter(shell.user_ns[name], eqx.is_array))
+        expected = {name + jax.tree_util.keystr(p): x.nbytes for p, x in leaves[0]}
+        assert len(expected) > 3
+        for path, nbytes in expected.items():
+            g, a = _entry(rep, path)
+            assert (g.kind, g.owner, a.nbytes) == ("attribute", name, nbytes)
+        assert rep.group("attribute", name).nbytes == sum(expected.values())
+    run("del jm_eqx, jm_eqx_opt").ok()
