@@ -135,9 +135,12 @@ def _outputs(page, cell: int, kind: str) -> dict:
         timeout=60_000,
     )
     (out,) = [o for o in page.evaluate(CELL_JS, cell) if o["kind"] == kind]
-    page.locator(f'[data-test-cell="{cell}"] .jwb-ext-{kind}').first.screenshot(
-        path=str(artifacts_dir() / f"mem24-{cell}-{kind}.png")
+    # the output's top in the window (the 24-block's buffers table runs far below it)
+    page.locator(f'[data-test-cell="{cell}"] .jwb-ext-{kind}').first.evaluate(
+        "e => e.scrollIntoView({block: 'start'})"
     )
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts_dir() / f"mem24-{cell}-{kind}.png"))
     return out
 
 

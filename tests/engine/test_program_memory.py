@@ -206,3 +206,23 @@ def test_a_train_steps_peak_compares_with_memory_analysis_less_its_empty_output_
     assert rep.idle_output_bytes >= 0.9 * (rep.memory.output_bytes or 0)
     assert rep.comparable_bytes == rep.analysis_bytes - xla_idle
     assert abs(rep.peak_bytes - rep.comparable_bytes) <= 0.10 * rep.comparable_bytes
+
+
+def test_a_train_steps_outputs_are_not_offered_as_activations_to_checkpoint():
+    """An Equinox train step's new optimizer state is computed before the peak and lives to
+    the end (an output): the checkpoint advice names only values the backward pass frees."""
+    s = real_models.equinox_setup()
+    rep = _program(s.train_step, s.model, s.opt_state, s.x, s.y)
+    outputs = {b.name for b in rep.buffers if b.live[1] >= rep.steps}
+    assert outputs  # the advice had them to leave out
+    assert sum(g.count for g in rep.saved) == len(
+        [
+            b
+            for b in rep.buffers
+            if b.live[1] < rep.steps
+            and b.op_name
+            and "transpose(" not in b.op_name
+            and not b.role.startswith("parameter")
+            and b.role != "constant"
+        ]
+    )

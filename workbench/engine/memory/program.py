@@ -385,6 +385,10 @@ def _build(
                 continue
             if "transpose(" in b.op_name:
                 continue
+            if b.live[1] >= live.steps:
+                # live to the program's end: an output (a train step's new optimizer state,
+                # made before the peak), not a value the backward pass reads and frees
+                continue
             # one group per line: the 24 blocks' copies of a line are one answer
             key = b.source.key if b.source is not None else (None, b.op_name)
             g = groups.get(key)
