@@ -135,11 +135,16 @@ def _outputs(page, cell: int, kind: str) -> dict:
         timeout=60_000,
     )
     (out,) = [o for o in page.evaluate(CELL_JS, cell) if o["kind"] == kind]
-    # the output's top in the window (the 24-block's buffers table runs far below it)
-    page.locator(f'[data-test-cell="{cell}"] .jwb-ext-{kind}').first.evaluate(
-        "e => e.scrollIntoView({block: 'start'})"
-    )
-    page.wait_for_timeout(300)
+    # the output's head at the window's top (the 24-block's buffers table runs far below
+    # it), once the notebook's windowing has settled the scroll
+    head = page.locator(
+        f'[data-test-cell="{cell}"] .jwb-ext-{kind} :is(.jwb-mem-title, .jwb-prof-head)'
+    ).first
+    for _ in range(5):
+        head.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        if 0 <= head.evaluate("e => e.getBoundingClientRect().top") < 300:
+            break
     page.screenshot(path=str(artifacts_dir() / f"mem24-{cell}-{kind}.png"))
     return out
 
