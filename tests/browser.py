@@ -741,6 +741,81 @@ HLO24_TEXT_FACTS = (
     "    'ends_with_newline': _whole.endswith('\\n'),\n"
     "    'kept_is_its_start': _whole.startswith(_kept + '\\n')}))"
 )
+#: %%jaxmem, %%jaxprof --compile and %jaxmem on real models, appended to hlo24.ipynb (its
+#: kernel already holds the 24-block transformer of TRANSFORMER_CELL): the 24-block
+#: gradient's peak and compile time, an NNX train step with optax, an Equinox model and its
+#: train step; the last cell prints what the tests check as JSON (MEM24_FACTS)
+MEM24_GRAD_SOURCE = (
+    "%%jaxmem -t grad\n"
+    "def mem_loss(params, x):\n    return jnp.mean(forward(params, x) ** 2)\n"
+    "mem_loss(params, x)"
+)
+MEM24_COMPILE_SOURCE = "%%jaxprof --compile -t grad\nmem_loss(params, x)"
+MEM24_NNX_SOURCE = """\
+%%jaxmem
+import optax
+from flax import nnx
+class MemMLP(nnx.Module):
+    def __init__(self, rngs):
+        self.linear1 = nnx.Linear(16, 64, rngs=rngs)
+        self.dropout = nnx.Dropout(0.1, rngs=rngs)
+        self.linear2 = nnx.Linear(64, 4, rngs=rngs)
+    def __call__(self, x):
+        return self.linear2(self.dropout(nnx.relu(self.linear1(x))))
+nnx_model = MemMLP(nnx.Rngs(params=0, dropout=1))
+nnx_optimizer = nnx.Optimizer(nnx_model, optax.adamw(1e-3), wrt=nnx.Param)
+@nnx.jit
+def nnx_train_step(model, optimizer, x, y):
+    def loss_fn(model):
+        return jnp.mean((model(x) - y) ** 2)
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+nnx_x, nnx_y = jnp.ones((32, 16)), jnp.zeros((32, 4))
+nnx_train_step(nnx_model, nnx_optimizer, nnx_x, nnx_y)"""
+MEM24_EQX_LIVE_SOURCE = """\
+import equinox as eqx
+eqx_model = eqx.nn.MLP(16, 4, 64, depth=2, key=jax.random.key(7))
+eqx_optim = optax.adam(1e-3)
+eqx_state = eqx_optim.init(eqx.filter(eqx_model, eqx.is_array))
+%jaxmem"""
+MEM24_EQX_STEP_SOURCE = """\
+%%jaxmem
+@eqx.filter_jit
+def eqx_step(model, state, x, y):
+    def loss_fn(m):
+        return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+    loss, grads = eqx.filter_value_and_grad(loss_fn)(model)
+    updates, state = eqx_optim.update(grads, state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), state, loss
+eqx_step(eqx_model, eqx_state, jnp.ones((32, 16)), jnp.zeros((32, 4)))"""
+#: what the kernel's records say (each output's Out[n] is its Display; attributes read the
+#: record): the three peaks beside memory_analysis, the compile's coverage and loop advice,
+#: the Equinox arrays %jaxmem found against the model's own tree paths
+MEM24_FACTS_TEMPLATE = """\
+import json
+from workbench.views.memory import where_text
+def _program(d):
+    return {'peak': d.peak_bytes, 'xla_peak': d.xla_reported_peak_bytes,
+            'analysis': d.analysis_bytes, 'comparable': d.comparable_bytes,
+            'idle_outputs': d.idle_output_bytes, 'output_bytes': d.memory.output_bytes,
+            'has_backward': d.has_backward,
+            'donation': d.donation.argnums if d.donation is not None else None,
+            'saved': [{'where': where_text(s.source), 'bytes': s.bytes} for s in d.saved[:5]],
+            'buffers': len(d.buffers)}
+_c = Out[@compile@]
+_eqx_leaves = jax.tree_util.tree_flatten_with_path(eqx.filter(eqx_model, eqx.is_array))[0]
+_eqx_found = {}
+for _p, _x in _eqx_leaves:
+    _hit = Out[@eqx_live@].find('eqx_model' + jax.tree_util.keystr(_p))
+    _eqx_found['eqx_model' + jax.tree_util.keystr(_p)] = [
+        _x.nbytes, None if _hit is None else [_hit[0].owner, _hit[1].nbytes]]
+print(json.dumps({
+    'grad': _program(Out[@grad@]), 'nnx': _program(Out[@nnx@]), 'eqx': _program(Out[@eqx_step@]),
+    'compile': {'found': _c.phases.found, 'coverage': _c.phases.coverage,
+                'wall_s': _c.phases.wall_s, 'compile_s': _c.compile_s,
+                'loops': [{'function': lp.function, 'calls': lp.calls} for lp in _c.size.loops]},
+    'blocks': len(params), 'eqx_live': _eqx_found}))"""
 HLO24_CELLS = [
     "%load_ext workbench",
     TRANSFORMER_CELL,
@@ -764,6 +839,24 @@ HLO24_CELLS = [
     "        return h, h.sum()\n    h, s = jax.lax.scan(step, jnp.zeros(16), xs)\n"
     "    return s.sum()\nrnn(jnp.eye(16) * 0.5, jnp.ones((20, 16)))",
     HLO24_TEXT_FACTS,
+]
+#: cell indices in hlo24.ipynb of the cells above (each cell runs once, in order: its
+#: execution count is its index + 1)
+MEM24_GRAD, MEM24_COMPILE, MEM24_NNX, MEM24_EQX_LIVE, MEM24_EQX_STEP, MEM24_FACTS = range(
+    len(HLO24_CELLS), len(HLO24_CELLS) + 6
+)
+HLO24_TEXT_FACTS_CELL = HLO24_CELLS.index(HLO24_TEXT_FACTS)
+HLO24_CELLS += [
+    MEM24_GRAD_SOURCE,
+    MEM24_COMPILE_SOURCE,
+    MEM24_NNX_SOURCE,
+    MEM24_EQX_LIVE_SOURCE,
+    MEM24_EQX_STEP_SOURCE,
+    re.sub(
+        r"@(\w+)@",
+        lambda m: str(globals()["MEM24_" + m.group(1).upper()] + 1),
+        MEM24_FACTS_TEMPLATE,
+    ),
 ]
 #: a 12,000-equation %jaxpr: 6,000 sin + 6,000 add
 JAXPR12K_CELLS = [

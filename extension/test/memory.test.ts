@@ -72,6 +72,22 @@ describe('%%jaxmem (a gradient compiled in a cell)', () => {
     );
   });
 
+  it('adds the comparable figure only when output buffers are empty at the peak', () => {
+    expect(p.idle_output_bytes).toBe(0);
+    expect(programFigures(p).length).toBe(2);
+    const analysis = p.analysis_bytes ?? 0;
+    const idle = {
+      ...p,
+      idle_output_bytes: 1024,
+      comparable_bytes: analysis - 1024
+    };
+    const rows = programFigures(idle);
+    expect(rows.length).toBe(3);
+    expect(rows[2][0]).toBe('comparable');
+    expect(rows[2][1]).toContain('of output buffers empty at the peak');
+    expect(rows[2][2]).toBe(p.comparable_means);
+  });
+
   it('draws the chart inside its box with the peak marked', () => {
     const { points, peakX } = timelinePoints(p, 480, 80);
     const xy = points.split(' ').map(s => s.split(',').map(Number));

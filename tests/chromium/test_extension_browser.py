@@ -40,6 +40,7 @@ from tests.browser import (
     HLO24_NNX,
     HLO24_SCAN,
     HLO24_SCOPE,
+    HLO24_TEXT_FACTS_CELL,
     MARKS_JS,
     SCROLL_FPS_JS,
     TRANSFORMER_CELL,
@@ -820,7 +821,7 @@ def test_24_block_hlo_cell_saves_bounded_text_and_keeps_all_of_xlas(notebooks):
     saved = nb.cells[HLO24_GRAD]
     (shown,) = [o for o in saved.outputs if o.output_type == "execute_result"]
     plain = shown["data"]["text/plain"]
-    (facts_out,) = [o for o in nb.cells[-1].outputs if o.output_type == "stream"]
+    (facts_out,) = [o for o in nb.cells[HLO24_TEXT_FACTS_CELL].outputs if o.output_type == "stream"]
     facts = json.loads(facts_out["text"])
     assert facts["plain_sha256"] == hashlib.sha256(plain.encode()).hexdigest()
     assert facts["head"].startswith("HloModule ") and facts["kept_is_its_start"]

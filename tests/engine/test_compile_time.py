@@ -1,8 +1,9 @@
 """``%%jaxprof --compile``'s engine: one real compile split into XLA's passes and phases,
 and the program's size per source line with its unrolled loops.
 
-The 24-block gradient (the program the issue's figures are about) is compiled once, in
-the one slow test; the rest run the 4-block forward pass and its ``lax.scan`` twin.
+These run the 4-block forward pass and its ``lax.scan`` twin; the 24-block gradient (the
+program the issue's figures are about) is profiled once, in a notebook cell in a real
+JupyterLab (tests/chromium/test_memory_compile_browser.py checks its coverage and loop advice).
 """
 
 from __future__ import annotations
@@ -109,17 +110,6 @@ def test_a_second_profile_of_the_same_call_compiles_again(loop_report):
     again = _profile(rm.transformer_loss_einsum, params, x)
     assert again.phases.found and again.phases.wall_s > 0
     assert [p.name for p in again.phases.phases if p.kind == HLO_PASS]
-
-
-@pytest.mark.slow  # the 24-block gradient: ~30 s of compile on an idle 2-core machine
-def test_named_phases_cover_most_of_the_24_block_gradients_compile():
-    params, x = rm.transformer_args()
-    rep = _profile(rm.transformer_grad("einsum"), params, x)
-    p = rep.phases
-    assert p.found
-    assert p.coverage >= 0.8, (p.coverage, p.phases[:5], p.unnamed_s)
-    (loop,) = rep.size.loops
-    assert loop.function == "block" and loop.calls == len(params)
 
 
 class Layer:

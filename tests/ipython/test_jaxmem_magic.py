@@ -168,10 +168,12 @@ def test_the_cell_form_shows_the_programs_peak_with_the_cells_lines(run, shell):
     assert payload["donation"]["argnums"] == [0]
 
 
-def test_an_nnx_train_steps_peak_is_xlas_own(run, shell):
+def test_an_nnx_train_steps_peak_is_xlas_own_and_the_view_says_what_it_compares_with(run, shell):
     """At a train step's peak the new parameters are not all written yet, so XLA's
     live-range peak is below ``memory_analysis()``'s argument + output + temp (which
-    counts every output as its own allocation)."""
+    counts every output as its own allocation, held for the whole call); the view says so
+    in one line and the peak is within 10% of the figure less those empty output buffers
+    (tests/engine/test_program_memory.py reads them from XLA's files)."""
     run("from tests import real_models\njm_nnx = real_models.nnx_mlp_setup()").ok()
     out = run(
         "%%jaxmem\njm_nnx.train_step(jm_nnx.model, jm_nnx.optimizer, jm_nnx.x, jm_nnx.y)"
@@ -180,6 +182,15 @@ def test_an_nnx_train_steps_peak_is_xlas_own(run, shell):
     assert rep.peak_bytes == rep.xla_reported_peak_bytes
     assert rep.analysis_bytes is not None and rep.peak_bytes <= rep.analysis_bytes
     assert rep.has_backward
+    assert rep.idle_output_bytes > 0 and rep.comparable_bytes is not None
+    assert abs(rep.peak_bytes - rep.comparable_bytes) <= 0.10 * rep.comparable_bytes
+    (line,) = [x for x in out.bundle["text/plain"].splitlines() if "comparable" in x]
+    assert "output buffers empty at the peak" in line
+    payload = out.bundle[MEMORY_PROGRAM_MIME]
+    assert (payload["idle_output_bytes"], payload["comparable_bytes"]) == (
+        rep.idle_output_bytes,
+        rep.comparable_bytes,
+    )
 
 
 @pytest.mark.parametrize(
@@ -227,3 +238,60 @@ def test_a_numpy_array_in_the_output_history_is_no_trouble(run, shell):
     assert (g.kind, a.nbytes) == ("history", shell.user_ns["Out"][n].nbytes)
     out = run("%jaxmem --free-history").ok()
     assert out.result.result.report.freed[0].nbytes >= 500 * 4
+
+
+def test_frames_the_walk_reads_keep_no_array_alive_once_their_code_drops_it(run, shell):
+    """Reading a frame's ``f_locals`` (Python before 3.13) stores a dict of its locals on
+    the frame that outlives a ``del`` in its code: a running function's local, a suspended
+    generator's local and a finished frame someone keeps must each be freed when their code
+    (or ``frame.clear()``) drops it after ``%jaxmem`` looked."""
+    run(
+        "import gc, sys, weakref\n"
+        "def jm_running():\n"
+        "    jm_local = jnp.ones((96, 96)) * 3\n"
+        "    ref = weakref.ref(jm_local)\n"
+        "    get_ipython().run_line_magic('jaxmem', '')\n"
+        "    workbench.memory()\n"
+        "    del jm_local\n"
+        "    gc.collect()\n"
+        "    return ref() is None\n"
+        "def jm_gen():\n"
+        "    jm_held = jnp.ones((48, 48)) * 5\n"
+        "    yield weakref.ref(jm_held)\n"
+        "    del jm_held\n"
+        "    yield None\n"
+        "def jm_keeps_its_frame():\n"
+        "    jm_kept = jnp.ones((40, 40)) * 7\n"
+        "    return weakref.ref(jm_kept), sys._getframe()\n"
+    ).ok()
+    assert run("jm_running()").ok().result.result is True
+    run("jm_g = jm_gen(); jm_g_ref = next(jm_g)\njm_f_ref, jm_frame = jm_keeps_its_frame()").ok()
+    rep, _ = _report(run)
+    assert shell.user_ns["jm_g_ref"]() is not None and shell.user_ns["jm_f_ref"]() is not None
+    run("next(jm_g); jm_frame.clear(); gc.collect()").ok()
+    assert shell.user_ns["jm_g_ref"]() is None
+    assert shell.user_ns["jm_f_ref"]() is None
+    run("del jm_g, jm_frame").ok()
+
+
+def test_an_equinox_models_arrays_are_under_the_users_name_by_attribute_path(run, shell):
+    """An ``eqx.nn.MLP`` and its optax state: each array under the name that holds it, at
+    the attribute path JAX's own tree paths give (``.layers[1].weight``,
+    ``[0].mu.layers[1].weight``), with its exact ``nbytes``; each group is their sum."""
+    import equinox as eqx
+
+    run(
+        "import equinox as eqx, optax\n"
+        "jm_eqx = eqx.nn.MLP(16, 4, 64, depth=2, key=jax.random.key(7))\n"
+        "jm_eqx_opt = optax.adam(1e-3).init(eqx.filter(jm_eqx, eqx.is_array))"
+    ).ok()
+    rep, _ = _report(run)
+    for name in ("jm_eqx", "jm_eqx_opt"):
+        leaves = jax.tree_util.tree_flatten_with_path(eqx.filter(shell.user_ns[name], eqx.is_array))
+        expected = {name + jax.tree_util.keystr(p): x.nbytes for p, x in leaves[0]}
+        assert len(expected) > 3
+        for path, nbytes in expected.items():
+            g, a = _entry(rep, path)
+            assert (g.kind, g.owner, a.nbytes) == ("attribute", name, nbytes)
+        assert rep.group("attribute", name).nbytes == sum(expected.values())
+    run("del jm_eqx, jm_eqx_opt").ok()

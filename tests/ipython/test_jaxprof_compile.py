@@ -70,6 +70,20 @@ def test_an_unwritable_trace_directory_is_one_line(run, tmp_path):
     assert blocker.is_file()
 
 
+def test_a_failed_run_leaves_no_trace_directory_it_made(run, tmp_path):
+    """The folders ``--trace-dir`` made for a run that then failed are removed; one that
+    was there before stays (and what was in it)."""
+    there = tmp_path / "there"
+    there.mkdir()
+    (there / "mine.txt").write_text("kept")
+    for flags in ("-n 2", "--compile"):
+        for where in (tmp_path / "new" / "deeper", there):
+            c = run(f"%%jaxprof {flags} --trace-dir {where}\njax.grad(lambda v: v)(jnp.ones(3))")
+            assert "Gradient only defined" in c.short_error()
+            assert not (tmp_path / "new").exists()
+            assert sorted(p.name for p in there.iterdir()) == ["mine.txt"]
+
+
 def test_run_profile_trace_is_saved_where_asked_and_says_how_to_open_it(run, tmp_path):
     where = tmp_path / "traces"
     c = run(f"%%jaxprof -n 2 --trace-dir {where}\njnp.matmul(jnp.sin(cp_small), cp_small)").ok()

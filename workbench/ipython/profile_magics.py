@@ -117,12 +117,23 @@ class ProfileMagics(Magics):
                 "profile runs the call as written)"
             )
         check_transforms(args.transform)
-        trace_dir = None
+        trace = None
         if args.trace_dir is not None:
             try:
-                trace_dir = check_trace_dir(args.trace_dir)
+                trace = check_trace_dir(args.trace_dir)
             except ValueError as exc:
                 raise UsageError(f"--trace-dir: {exc}") from None
+        try:
+            return self._profile(line, cell, expr, args, trace.path if trace else None)
+        except BaseException:
+            if trace is not None:  # a failed run leaves behind nothing it made
+                trace.remove_made()
+            raise
+
+    def _profile(
+        self, line: str, cell: str | None, expr: str, args: Any, trace_dir: str | None
+    ) -> Display[ProfileReport] | Display[CompileTimeReport]:
+        """The run (or, with ``--compile``, the compile) profile once the flags are checked."""
         captured = capture_call(self.shell, line, cell, expr, "jaxprof")
         if args.compile_time:
             return self._compile_time(captured, args, cell is not None, trace_dir)

@@ -57,6 +57,12 @@ ANALYSIS_MEANS = (
     "what the runtime allocates for one call: arguments + outputs + XLA's temp "
     "buffer - outputs aliased to arguments"
 )
+#: the third figure, shown when memory_analysis counts output buffers empty at the peak
+COMPARABLE_MEANS = (
+    "memory_analysis less the output buffers that hold nothing yet at the peak: XLA allocates "
+    "every output for the whole call and memory_analysis counts it, the live-range peak only "
+    "what is written by then"
+)
 
 
 def where_text(where: SourceLine | None) -> str:
@@ -237,6 +243,17 @@ def _analysis_text(rep: ProgramMemory) -> str:
     )
 
 
+def comparable_text(rep: ProgramMemory) -> str | None:
+    """``memory_analysis()`` less the idle output buffers, or None when it counts none (the
+    two figures above are then comparable as they are)."""
+    if rep.comparable_bytes is None or not rep.idle_output_bytes:
+        return None
+    return (
+        f"{fmt_bytes(rep.comparable_bytes)} = {fmt_bytes(rep.analysis_bytes)} - "
+        f"{fmt_bytes(rep.idle_output_bytes)} of output buffers empty at the peak"
+    )
+
+
 def donation_text(rep: ProgramMemory) -> str:
     d = rep.donation
     if d is None:
@@ -258,6 +275,8 @@ def program_text(rep: ProgramMemory) -> str:
         f"{rep.peak_step} of {rep.steps}: {PEAK_MEANS}"
     )
     lines.append(f"  memory_analysis   {_analysis_text(rep)}: {ANALYSIS_MEANS}")
+    if (comparable := comparable_text(rep)) is not None:
+        lines.append(f"  comparable        {comparable}: {COMPARABLE_MEANS}")
     if rep.memory.peak_bytes is not None:
         lines.append(
             f"  peak_memory_in_bytes {fmt_bytes(rep.memory.peak_bytes)} (as this backend's "
@@ -346,6 +365,7 @@ def program_data(rep: ProgramMemory) -> dict[str, Any]:
     d["saved"] = [{**s.to_dict(), "where": where_text(s.source)} for s in rep.saved[:MAX_BUFFERS]]
     d["peak_means"] = PEAK_MEANS
     d["analysis_means"] = ANALYSIS_MEANS
+    d["comparable_means"] = COMPARABLE_MEANS
     d["donation_text"] = donation_text(rep)
     return d
 

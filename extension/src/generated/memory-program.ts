@@ -102,6 +102,15 @@ export interface MemoryProgramPayload {
   notes: string[];
   peak_means: string;
   analysis_means: string;
+  /**
+   * bytes of XLA's output allocations that hold no value live at the peak step (allocated for the whole call, counted by memory_analysis, written after the peak)
+   */
+  idle_output_bytes: number;
+  /**
+   * analysis_bytes - idle_output_bytes: what the live-range peak compares with
+   */
+  comparable_bytes: number | null;
+  comparable_means: string;
 }
 export interface ProgramMemoryAnalysis {
   argument_bytes: number | null;

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import inspect
 import math
 import sys
 import time
@@ -255,6 +256,40 @@ def history_roots(outputs: dict[int, Any], underscores: dict[str, Any]) -> list[
     return roots
 
 
+def _on_a_stack() -> set[int]:
+    """The frames executing now, in any thread (each thread's innermost and its callers)."""
+    out: set[int] = set()
+    for top in sys._current_frames().values():
+        f: types.FrameType | None = top
+        while f is not None:
+            out.add(id(f))
+            f = f.f_back
+    return out
+
+
+def frame_locals(frame: types.FrameType) -> dict[str, Any]:
+    """A copy of a frame's locals that leaves nothing behind on the frame.
+
+    Before Python 3.13, reading ``f_locals`` of a function's frame stores a snapshot dict
+    on the frame that holds every local for as long as the frame lives: a ``del`` in the
+    code, or ``frame.clear()``, no longer frees the array.  The snapshot is emptied after
+    the copy (the next read rebuilds it from the frame).  Untouched: a module's or class
+    body's ``f_locals`` (the namespace itself), 3.13's proxy (no snapshot), and a frame
+    executing now (a debugger's trace function writes its snapshot back into it)."""
+    try:
+        snapshot = frame.f_locals
+        local = dict(snapshot)
+    except Exception:
+        return {}
+    if (
+        type(snapshot) is dict
+        and frame.f_code.co_flags & inspect.CO_OPTIMIZED
+        and id(frame) not in _on_a_stack()
+    ):
+        snapshot.clear()
+    return local
+
+
 def traceback_roots(tb: Any = None, exc: Any = None) -> list[Root]:
     """The frames of the last exception's traceback (``sys.last_traceback`` unless
     given), each local a path ``var``, owner the failed call's frame; the exception
@@ -273,10 +308,7 @@ def traceback_roots(tb: Any = None, exc: Any = None) -> list[Root]:
         if code.co_name != "<module>" and not module.startswith(("IPython", "workbench")):
             where = SourceLine(code.co_filename, tb.tb_lineno, code.co_name)
             owner = f"{code.co_name}() in the last exception's traceback"
-            try:
-                local = dict(frame.f_locals)
-            except Exception:
-                local = {}
+            local = frame_locals(frame)
             roots += [Root("traceback", owner, v, k, where) for k, v in local.items()]
             local.clear()
         tb = tb.tb_next
@@ -471,10 +503,7 @@ def _referrer_walk(
                 code = ref.f_code
                 if code.co_filename == __file__:
                     continue
-                try:
-                    local = dict(ref.f_locals)
-                except Exception:
-                    local = {}
+                local = frame_locals(ref)
                 for k, v in local.items():
                     hit = level.get(id(v))
                     if hit is not None and hit[0] not in out:

@@ -31,6 +31,7 @@ from workbench.engine.common.source import SourceLine
 from workbench.engine.hlo.model import HloInstruction
 from workbench.engine.hlo.parser import parse_hlo
 from workbench.engine.memory.dump import (
+    BufferAssignment,
     parse_buffer_assignment,
     parse_live_range,
     peak_moment,
@@ -130,6 +131,12 @@ class ProgramMemory:
     compile_s: float = 0.0
     dump_bytes: int = 0
     notes: list[str] = field(default_factory=list)
+    #: bytes of the output allocations that hold no live value at the peak step: XLA gives
+    #: every output its own allocation, held for the whole call, and ``memory_analysis()``
+    #: counts all of it; a program that writes its outputs after its peak (a train step's new
+    #: parameters and optimizer state, a gradient's last blocks) has those bytes allocated but
+    #: empty at the peak, which the live-range peak rightly leaves out
+    idle_output_bytes: int = 0
 
     @property
     def analysis_bytes(self) -> int | None:
@@ -138,6 +145,14 @@ class ProgramMemory:
         if m.argument_bytes is None or m.output_bytes is None or m.temp_bytes is None:
             return None
         return m.argument_bytes + m.output_bytes + m.temp_bytes - (m.alias_bytes or 0)
+
+    @property
+    def comparable_bytes(self) -> int | None:
+        """``memory_analysis()``'s figure less the output buffers empty at the peak: what the
+        live-range peak is comparable with (what remains between them is the part of XLA's
+        temp buffer its packing leaves unused at that step); None if not reported."""
+        a = self.analysis_bytes
+        return None if a is None else a - self.idle_output_bytes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,7 +172,25 @@ class ProgramMemory:
             "compile_s": self.compile_s,
             "dump_bytes": self.dump_bytes,
             "notes": list(self.notes),
+            "idle_output_bytes": self.idle_output_bytes,
+            "comparable_bytes": self.comparable_bytes,
         }
+
+
+def idle_output_bytes(assignment: BufferAssignment, at_peak: list[str]) -> int:
+    """Bytes of the output allocations not taken by a value live at the peak: each output
+    allocation's size less its values live then (values of one allocation live together sit
+    at different offsets, so their sizes add)."""
+    used: Counter[int] = Counter()
+    for k in at_peak:
+        v = assignment.values.get(k)
+        if v is not None:
+            used[v.allocation] += v.size
+    return sum(
+        max(size - used[a], 0)
+        for a, (size, role) in assignment.allocations.items()
+        if role == "output"
+    )
 
 
 def _pick(files: list[str], suffix: str) -> str | None:
@@ -352,6 +385,10 @@ def _build(
                 continue
             if "transpose(" in b.op_name:
                 continue
+            if b.live[1] >= live.steps:
+                # live to the program's end: an output (a train step's new optimizer state,
+                # made before the peak), not a value the backward pass reads and frees
+                continue
             # one group per line: the 24 blocks' copies of a line are one answer
             key = b.source.key if b.source is not None else (None, b.op_name)
             g = groups.get(key)
@@ -382,6 +419,7 @@ def _build(
         compile_s=seconds,
         dump_bytes=written,
         notes=notes,
+        idle_output_bytes=idle_output_bytes(assignment, at_peak),
     )
 
 
@@ -394,4 +432,5 @@ __all__ = [
     "SavedActivations",
     "build_program_memory",
     "donation_advice",
+    "idle_output_bytes",
 ]

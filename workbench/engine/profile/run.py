@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 
@@ -325,19 +325,39 @@ def _options() -> Any:
     return options
 
 
-def check_trace_dir(path: str) -> str:
+class TraceDir(NamedTuple):
+    """The directory ``--trace-dir`` names (absolute), and the outermost folder of it that
+    :func:`check_trace_dir` made (None when it was there already): what a failed run
+    removes, so it leaves behind nothing it made."""
+
+    path: str
+    made: str | None
+
+    def remove_made(self) -> None:
+        """Remove what :func:`check_trace_dir` made (a failed run: no trace was exported)."""
+        if self.made is not None:
+            shutil.rmtree(self.made, ignore_errors=True)
+
+
+def check_trace_dir(path: str) -> TraceDir:
     """The absolute directory ``--trace-dir`` names, made if missing and checked writable
-    before anything runs; raises ``ValueError`` with one line saying why not."""
+    before anything runs; raises ``ValueError`` with one line saying why not (having
+    removed any folder it made)."""
     where = os.path.abspath(os.path.expanduser(path))
+    missing = where
+    while not os.path.exists(os.path.dirname(missing)) and os.path.dirname(missing) != missing:
+        missing = os.path.dirname(missing)
+    made = TraceDir(where, None if os.path.exists(where) else missing)
     try:
         os.makedirs(where, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".jaxprof-probe-", dir=where)
         os.close(fd)
         os.remove(probe)
     except OSError as exc:
+        made.remove_made()
         why = exc.strerror or type(exc).__name__
         raise ValueError(f"cannot write the trace to {where}: {why}") from None
-    return where
+    return made
 
 
 def export_trace(where: str, to: str) -> str:
@@ -585,6 +605,7 @@ __all__ = [
     "DEFAULT_CALLS",
     "ProfileError",
     "check_calls",
+    "TraceDir",
     "check_trace_dir",
     "export_note",
     "export_trace",
