@@ -83,10 +83,12 @@ def lab_off(jupyterlab_server_off: JupyterServer) -> Iterator[JupyterServer]:
 
 @pytest.fixture(scope="session")
 def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
-    """wb.ipynb, hlo24.ipynb and jaxpr12k.ipynb executed once per test process (tens of
-    seconds of kernel time): opened in JupyterLab by test_extension_browser.py and exported
-    with nbconvert by test_standalone_browser.py (same xdist group, same worker)."""
+    """wb.ipynb, hlo24.ipynb, jaxpr12k.ipynb and compile24.ipynb executed once per test
+    session (tests/run_once.py; tens of seconds of kernel time): opened in JupyterLab by the
+    extension's browser tests and exported with nbconvert by test_standalone_browser.py."""
+
     from tests.browser import (
+        COMPILE24_CELLS,
         HLO24_CELLS,
         JAXPR12K_CELLS,
         LLVM_O0,
@@ -104,6 +106,7 @@ def extension_notebooks(tmp_path_factory) -> dict[str, Any]:
         # about the HLO views of two 24-block gradients: LLVM at -O0 (tests.browser.LLVM_O0)
         "hlo24.ipynb": execute_notebook(HLO24_CELLS, d / "hlo24.ipynb", xla_flags=(LLVM_O0,)),
         "jaxpr12k.ipynb": execute_notebook(JAXPR12K_CELLS, d / "jaxpr12k.ipynb"),
+        "compile24.ipynb": execute_notebook(COMPILE24_CELLS, d / "compile24.ipynb"),
     }
     kinds = {k for _, k in workbench_outputs(nbs["wb.ipynb"])}
     assert set(KINDS) <= kinds, kinds
