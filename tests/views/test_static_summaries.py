@@ -153,16 +153,9 @@ def _large_sweep(name: str):
     index: one real benchmark's measurement copied (no more compiles)."""
     import dataclasses
 
-    import workbench
+    from tests.programs import small_sweep
 
-    b = workbench.bench(
-        lambda v: v * 2,
-        sweep={"n": [8, 64]},
-        make_args=lambda n: (jnp.ones(n),),
-        budget=0.05,
-        progress=False,
-        roofline=False,
-    ).record
+    b = small_sweep().record
     many = [
         dataclasses.replace(b.measurements[0], variant=f"{name}{i}", sampling_compiles=i + 1)
         for i in range(SUMMARY_ROWS * 40)
