@@ -173,3 +173,18 @@ def two_process_cluster_report(fn, w, x):
     first = dict(both, compiles=both["compiles"][:1])
     second = dict(both, process_index=1, compiles=both["compiles"][1:])
     return compare([first, second])
+
+
+def small_sweep():
+    """``workbench.bench`` of a doubling over two sizes, quickly (no roofline): a sweep's
+    record with its fits, for the views' tests."""
+    import workbench
+
+    return workbench.bench(
+        lambda v: v * 2,
+        sweep={"n": [8, 64]},
+        make_args=lambda n: (jnp.ones(n),),
+        budget=0.05,
+        progress=False,
+        roofline=False,
+    )

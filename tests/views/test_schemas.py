@@ -22,7 +22,7 @@ from jax.sharding import PartitionSpec as P
 from jsonschema import Draft202012Validator, ValidationError
 
 import workbench
-from tests.programs import two_process_cluster_report
+from tests.programs import small_sweep, two_process_cluster_report
 from workbench import schemas
 from workbench.engine.memory.program import build_program_memory
 from workbench.engine.sharding.mesh_explorer import ExplorerConfig, explore
@@ -106,16 +106,7 @@ def payloads(shell) -> dict[str, list[dict]]:
     add(workbench.hlo(_with_cond, jnp.ones(3)))  # control-flow graphs
     add(workbench.hlo(_loss, w, x, stage="lowered"))
     add(workbench.bench({"a": jax.jit(_loss), "b": _loss}, w, x, budget=0.05, progress=False))
-    add(
-        workbench.bench(
-            lambda v: v * 2,
-            sweep={"n": [8, 64]},
-            make_args=lambda n: (jnp.ones(n),),
-            budget=0.05,
-            progress=False,
-            roofline=False,
-        )
-    )
+    add(small_sweep())
     add(workbench.sharding({"x": xs, "y": jnp.ones(3)}))
     first = explore(
         ExplorerConfig(

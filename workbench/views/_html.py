@@ -92,6 +92,8 @@ UNSTYLED_ONLY = 'class="jwb-nostyle"'
 SUMMARY_ROWS = 8
 #: characters of one cell of a summary table (a long name is cut with "…")
 SUMMARY_CELL_CHARS = 120
+#: characters of one line of prose in a summary (a note, a warning, a divergence)
+NOTE_CHARS = 400
 #: what a static summary (the ``text/html`` part before its data and runtime) may weigh:
 #: its tables are cut at :data:`SUMMARY_ROWS` rows of :data:`SUMMARY_CELL_CHARS`-character
 #: cells, so it stays this small whatever the program

@@ -47,6 +47,7 @@ from importlib import resources
 from typing import Any
 
 from workbench.schemas import unpack
+from workbench.views._html import PRE_STYLE, SUMMARY_MAX_BYTES, esc
 
 HTML_MODES = ("auto", "embed", "static")
 
@@ -160,13 +161,42 @@ def static_note() -> str:
     return f'<p style="font-style:italic;opacity:0.8;margin:4px 0">{NEEDS_FRONT_END}</p>'
 
 
+#: the bytes of the ``.jwb-out`` and ``.jwb-static`` boxes around a summary, at most
+_WRAPPER_BYTES = 120
+
+
+def bounded_summary(summary: str, text: str | None) -> str:
+    """``summary`` when it is within :data:`SUMMARY_MAX_BYTES` (with the closing note), else
+    the first lines of ``text`` (the output's ``text/plain``) that fit, escaped, in a
+    ``<pre>``.  Each view's summary is small by construction (its tables cut by
+    :func:`~workbench.views._html.summary_table`); this holds the bound for whatever a view
+    did not cut (a list of notes, a headline made of user names)."""
+    room = SUMMARY_MAX_BYTES - len(static_note().encode()) - _WRAPPER_BYTES
+    if len(summary.encode()) <= room:
+        return summary
+    head = '<div class="jwb"><div>This output\'s summary is too long to show here; its text '
+    head += f'begins:</div><pre style="{PRE_STYLE}">'
+    tail = "\n…</pre></div>"
+    lines = (text or "").splitlines()
+    body, size = [], len((head + tail).encode())
+    for line in lines:
+        piece = esc(line) + "\n"
+        n = len(piece.encode())
+        if size + n > room:  # what fits of this line (an escaped character is <= 6 bytes)
+            body.append(esc(line[: max(0, room - size) // 6]))
+            break
+        body.append(piece)
+        size += n
+    return head + "".join(body).removesuffix("\n") + tail
+
+
 def standalone_html(summary: str, mime: str, payload: Any, text: str | None) -> str:
-    """The ``text/html`` part: ``summary`` (static, already escaped HTML) plus, unless the
-    mode is ``"static"``, the output's data, the runtime where :func:`html_mode` wants it,
-    and the loader."""
+    """The ``text/html`` part: ``summary`` (static, already escaped HTML; bounded by
+    :func:`bounded_summary`) plus, unless the mode is ``"static"``, the output's data, the
+    runtime where :func:`html_mode` wants it, and the loader."""
     kind = mime.rsplit(".", 1)[-1].removesuffix("+json")
     parts = [f'<div class="jwb-out" data-jwb-kind="{kind}">', '<div class="jwb-static">']
-    parts += [summary, static_note(), "</div>"]
+    parts += [bounded_summary(summary, text), static_note(), "</div>"]
     mode = html_mode()
     runtime = runtime_base64()
     if mode != "static" and runtime and kind not in STATIC_KINDS:
@@ -212,6 +242,7 @@ __all__ = [
     "HTML_MODES",
     "LOADER",
     "NEEDS_FRONT_END",
+    "bounded_summary",
     "embedded_data",
     "static_part",
     "html_mode",

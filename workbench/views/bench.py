@@ -26,7 +26,9 @@ from workbench.engine.bench.stats import PowerFit, SampleStats
 from workbench.views._format import fmt_count, fmt_percent, fmt_seconds
 from workbench.views._html import (
     NEUTRAL_BORDER,
+    NOTE_CHARS,
     SUMMARY_ROWS,
+    cut,
     esc,
     more_line,
     new_id,
@@ -40,6 +42,10 @@ PLOT_W, PLOT_H = 300, 120
 #: At most this many points in a run-order plot; longer runs show medians of consecutive
 #: buckets (the JSON keeps every sample).
 MAX_POINTS = 1000
+#: characters of a failed measurement's error (with its source lines) in the summary
+ERROR_CHARS = 2000
+#: detail lines (CI, first call, roofline, warnings) the summary shows, all measurements together
+NOTE_LINES = 16
 BENCH_CSS = """
 .jwb-bench .jwb-bt{border-collapse:collapse;font-size:12px;margin:4px 0}
 .jwb-bench .jwb-bt th,.jwb-bench .jwb-bt td{padding:2px 8px;text-align:right;border-bottom:1px solid var(--jp-border-color2,#d0d7de)}
@@ -237,13 +243,13 @@ def fit_text(f: PowerFit, param: str) -> str:
 
 # -- HTML -------------------------------------------------------------------------------
 def _row(m: Measurement, param: str | None) -> str:
-    cells = [esc(m.variant)]
+    cells = [esc(cut(m.variant))]
     if param is not None:
-        cells.append(esc(m.params.get(param)))
+        cells.append(esc(cut(m.params.get(param))))
     if m.error is not None:
         cells.append(
             f'<span class="jwb-warn">{esc(m.error.kind)} ({esc(m.error.phase)}): '
-            f"{esc(m.error.summary)}</span>"
+            f"{esc(cut(m.error.summary, NOTE_CHARS))}</span>"
         )
         return (
             "<tr>"
@@ -330,23 +336,50 @@ def table_html(b: Benchmark) -> str:
 
 
 def _notes_html(b: Benchmark) -> str:
+    """The comparisons, fits and each measurement's detail lines (CI, first call, roofline,
+    warnings) of the summary: those of its first :data:`SUMMARY_ROWS` comparisons, fits and
+    measurements (the table's rows), then one line on what was left (a sweep may have
+    hundreds, each with its warnings); the view has them all."""
     out = []
-    for c in b.comparisons:
+    for c in b.comparisons[:SUMMARY_ROWS]:
         r = c.ratio
         at = f" at {', '.join(f'{k}={v}' for k, v in c.params.items())}" if c.params else ""
         out.append(
-            f"<div><b>{esc(r.variant)} / {esc(r.reference)}{esc(at)}</b> = "
+            f"<div><b>{esc(cut(r.variant))} / {esc(cut(r.reference))}{esc(cut(at))}</b> = "
             f"{r.median:.3g}× (95% CI {r.ci_low:.3g}–{r.ci_high:.3g}×, "
             f"{r.pairs} paired runs)</div>"
         )
-    for f in b.fits:
-        out.append(f"<div>{esc(fit_text(f, b.sweep_param or 'n'))}</div>")
-    for m in b.measurements:
-        for line in _detail_lines(m, b.config.number):
+    out.append(more_line(len(b.comparisons) - SUMMARY_ROWS, "comparisons"))
+    for f in b.fits[:SUMMARY_ROWS]:
+        out.append(f"<div>{esc(cut(fit_text(f, b.sweep_param or 'n'), NOTE_CHARS))}</div>")
+    out.append(more_line(len(b.fits) - SUMMARY_ROWS, "fits"))
+    # the detail lines of the table's measurements, at most NOTE_LINES of them
+    shown = noted = 0
+    for m in b.measurements[:SUMMARY_ROWS]:
+        lines = _detail_lines(m, b.config.number)
+        if shown + len(lines) > NOTE_LINES:
+            break
+        shown += len(lines)
+        noted += 1
+        for line in lines:
             cls = ' class="jwb-warn"' if line.startswith("warning") else ""
-            out.append(f'<div{cls}><span class="jwb-meta">{esc(m.label)}:</span> {esc(line)}</div>')
+            out.append(
+                f'<div{cls}><span class="jwb-meta">{esc(cut(m.label, 60))}:</span> '
+                f"{esc(cut(line, NOTE_CHARS))}</div>"
+            )
         if m.error is not None and m.error.where is not None:
-            out.append(f'<div class="jwb-err"><pre>{esc(error_text(m.error))}</pre></div>')
+            out.append(
+                f'<div class="jwb-err"><pre>{esc(cut(error_text(m.error), ERROR_CHARS))}</pre>'
+                "</div>"
+            )
+    rest = b.measurements[noted:]
+    if rest:
+        warned = sum(len(m.warnings) for m in rest)
+        out.append(
+            f"<div>... the notes of {len(rest)} more measurements not shown here"
+            + (f' (<span class="jwb-warn">{warned} warnings</span>)' if warned else "")
+            + "</div>"
+        )
     if b.interrupted:
         out.append('<div class="jwb-warn">interrupted: the samples taken so far are kept</div>')
     return "".join(out)
@@ -369,7 +402,7 @@ def bench_html(b: Benchmark) -> str:
     return (
         f'{style_block()}<style>{BENCH_CSS}</style><div class="jwb jwb-bench" '
         f'id="{new_id()}"><div class="jwb-head"><span class="jwb-title">'
-        f'benchmark: {esc(b.label)}</span> <span class="jwb-meta">'
+        f'benchmark: {esc(cut(b.label, NOTE_CHARS))}</span> <span class="jwb-meta">'
         f"{esc(b.env.backend)} · {esc(b.env.device_kind)} · "
         f"{esc(fmt_seconds(b.wall_s))} {'so far' if b.progress else 'total'}</span></div>"
         f"{progress}{table_html(b)}{_notes_html(b)}{_env_html(b)}</div>"

@@ -4,7 +4,8 @@
   would hang), the compile ledgers side by side (one row per function, one column per
   process: signature and program fingerprint), the latest step times with the slowest
   flagged; bounded by :mod:`workbench.views._bounds` like every text;
-- text/html: the same as small tables (inline styles, no script);
+- text/html: a static summary (the headline, the first divergences, the first rows of each
+  table) plus the standalone runtime that draws the interactive view from the payload;
 - application/vnd.jax-workbench.cluster+json: the record (``cluster.schema.json``).
 """
 
@@ -14,14 +15,17 @@ from typing import Any
 
 from workbench.engine.cluster.compare import Cell, ClusterReport, Row
 from workbench.views._format import fmt_bytes, fmt_seconds
-from workbench.views._html import CELL_STYLE, TABLE_STYLE, esc, style_block
+from workbench.views._html import NOTE_CHARS, SUMMARY_ROWS, cut, esc, more_line, summary_table
 from workbench.views.display import Display, View
 
 SCHEMA_VERSION = 1
-#: rows of the ledger the text and HTML draw (the divergent ones first); the payload too
+#: rows of the ledger the text draws (the divergent ones first); the payload too (the
+#: HTML's static summary shows its first :data:`~workbench.views._html.SUMMARY_ROWS`)
 MAX_ROWS = 200
 #: variants drawn in one process's cell before "+N more"
 MAX_VARIANTS = 3
+#: processes (columns) of the ledger the static summary shows; the view has them all
+SUMMARY_PROCESSES = 4
 #: what needs attention: a warn-coloured rule beside text in the content colour (the warn
 #: colour as text does not reach 4.5:1 on JupyterLab Light)
 MARK = "border-left:3px solid var(--jp-warn-color1,#bc4c00);padding-left:4px"
@@ -136,83 +140,78 @@ def cluster_text(rep: ClusterReport) -> str:
     return "\n".join(out)
 
 
-def _td(text: str, warn: bool = False) -> str:
-    style = CELL_STYLE + (
-        ";border-bottom:2px solid var(--jp-warn-color1,#bc4c00);font-weight:600" if warn else ""
-    )
-    return f'<td style="{style}">{esc(text)}</td>'
-
-
-def _th(text: str) -> str:
-    return f'<th style="{CELL_STYLE}">{esc(text)}</th>'
-
-
 def cluster_html(rep: ClusterReport) -> str:
+    """The static summary (where scripts do not run): the headline, the first divergences,
+    and the first rows of the processes, the compile ledger (divergent functions first, each
+    marked "!" as in the text; the processes' step times in theirs), each a
+    :func:`~workbench.views._html.summary_table`.  The whole ledger is the TypeScript view's,
+    drawn from the payload (:mod:`workbench.views._standalone`)."""
     idx = rep.process_indices
     parts = [
-        f'<div class="jwb jwb-cluster">{style_block()}',
-        f"<div><b>{esc(headline(rep))}</b></div>",
+        f'<div class="jwb jwb-cluster"><div><b>{esc(cut(headline(rep), NOTE_CHARS))}</b></div>'
     ]
     issues = rep.divergences
     if issues:
         parts.append('<ul style="list-style:none;padding-left:0;margin:4px 0">')
-        parts.extend(f'<li style="{MARK};{TEXT_COLOUR}">{esc(d.text)}</li>' for d in issues)
-        parts.append("</ul>")
-    parts.append(f'<table style="{TABLE_STYLE}"><tr>')
-    parts.extend(_th(h) for h in ("process", "engine", "host", "devices", "memory", "compiles"))
-    parts.append("</tr>")
+        parts.extend(
+            f'<li style="{MARK};{TEXT_COLOUR}">{esc(cut(d.text, NOTE_CHARS // 2))}</li>'
+            for d in issues[:SUMMARY_ROWS]
+        )
+        parts.append("</ul>" + more_line(len(issues) - SUMMARY_ROWS, "divergences"))
+    # one row per process, its latest step time in it (the slowest flagged)
+    steps = {s.process: s for s in rep.steps}
+    procs = []
     for p in rep.processes:
         if p.error is not None:
-            parts.append(f"<tr>{_td(str(p.index))}{_td(str(p.engine))}")
-            parts.append(
-                f'<td colspan="4" style="{CELL_STYLE};{TEXT_COLOUR}">{esc(p.error)}</td></tr>'
-            )
+            procs.append([str(p.index), str(p.engine), "", p.error, "", "", ""])
             continue
         mem = fmt_bytes(p.rss_bytes) if p.rss_bytes is not None else "n/a"
-        parts.append(
-            "<tr>"
-            + "".join(
-                _td(x)
-                for x in (
-                    str(p.index),
-                    str(p.engine),
-                    p.host,
-                    " ".join(p.devices),
-                    mem,
-                    str(p.compiles_total),
-                )
+        s = steps.get(p.index)
+        step = ""
+        if s is not None:
+            coll = (
+                "" if s.collectives_s is None else f", collectives {fmt_seconds(s.collectives_s)}"
             )
-            + "</tr>"
+            step = f"{fmt_seconds(s.seconds)}{coll}{' (slowest)' if s.slowest else ''}"
+            step += f" ({s.source} {s.label})"
+        procs.append(
+            [
+                str(p.index),
+                str(p.engine),
+                p.host,
+                " ".join(p.devices),
+                mem,
+                str(p.compiles_total),
+                step,
+            ]
         )
-    parts.append("</table>")
+    head = ["process", "engine", "host", "devices", "memory", "compiles", "step"]
+    parts.append(summary_table(head, procs, what="processes"))
     if rep.view == "ledger" and rep.rows:
-        parts.append(f'<table style="{TABLE_STYLE}"><tr>{_th("function")}')
-        parts.extend(_th(f"process {p}") for p in idx)
-        parts.append("</tr>")
-        for r in _rows(rep):
-            parts.append("<tr>" + _td(r.function, r.diverged))
-            parts.extend(_td(_cell_text(r.cells.get(p)), r.diverged) for p in idx)
-            parts.append("</tr>")
-        parts.append("</table>")
-        if len(rep.rows) > MAX_ROWS:
-            parts.append(f"<div>... {len(rep.rows) - MAX_ROWS} more functions</div>")
-    if rep.steps:
-        parts.append(f'<table style="{TABLE_STYLE}"><tr>')
-        parts.extend(_th(h) for h in ("process", "step", "collectives", "measured by"))
-        parts.append("</tr>")
-        for s in rep.steps:
-            coll = "n/a" if s.collectives_s is None else fmt_seconds(s.collectives_s)
+        cols = idx[:SUMMARY_PROCESSES]
+        ledger = [
+            [
+                ("! " if r.diverged else "") + r.function,
+                *(_cell_text(r.cells.get(p)) for p in cols),
+            ]
+            for r in _rows(rep)
+        ]
+        if len(idx) > len(cols):
             parts.append(
-                "<tr>"
-                + _td(f"process {s.process}" + (" (slowest)" if s.slowest else ""), s.slowest)
-                + _td(fmt_seconds(s.seconds), s.slowest)
-                + _td(coll)
-                + _td(f"{s.source} {s.label}")
-                + "</tr>"
+                f"<div>compile ledger, processes {', '.join(map(str, cols))} of {len(idx)}:</div>"
             )
-        parts.append("</table>")
+        parts.append(
+            summary_table(
+                ["function", *(f"process {p}" for p in cols)],
+                ledger,
+                total=len(rep.rows),
+                what="functions",
+            )
+        )
     if rep.straggler:
-        parts.append(f'<div style="{MARK};{TEXT_COLOUR}">{esc(rep.straggler)}</div>')
+        parts.append(
+            f'<div style="{MARK};{TEXT_COLOUR}">{esc(cut(rep.straggler, NOTE_CHARS))}</div>'
+        )
     parts.append("</div>")
     return "".join(parts)
 
