@@ -226,3 +226,25 @@ def test_a_train_steps_outputs_are_not_offered_as_activations_to_checkpoint():
             and b.role != "constant"
         ]
     )
+
+
+def test_an_in_place_write_at_the_peak_is_said_to_be_counted_twice():
+    """Both arguments donated: each output is written into an argument's buffer.  Where XLA
+    schedules a write at the argument's last use (JAX 0.12's XLA does here), both values
+    are live at that step (XLA's live ranges include their last step), so the live-range
+    peak counts those bytes twice and ``memory_analysis()`` once; a note says how many.
+    Less them (none, where the schedule has no such step), the peak is
+    ``memory_analysis()``'s figure."""
+    import re
+
+    def update(w, x):
+        s = jnp.cos(jnp.sin(jnp.tile(x, (8, 1)) @ w)).sum(0)
+        return w + s, x * s
+
+    w, x = jnp.ones((256, 256)), jnp.ones((256, 256))
+    rep = _program(jax.jit(update, donate_argnums=(0, 1)), w, x)
+    assert rep.memory.alias_bytes == w.nbytes + x.nbytes
+    notes = [n for n in rep.notes if "counted twice" in n]
+    twice = sum(int(re.match(r"(\d+) bytes", n).group(1)) for n in notes)
+    assert len(notes) <= 1 and twice <= rep.memory.alias_bytes
+    assert rep.peak_bytes - twice == rep.comparable_bytes

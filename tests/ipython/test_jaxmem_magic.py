@@ -11,6 +11,7 @@ import gc
 import jax
 import pytest
 
+from workbench.views._format import fmt_bytes
 from workbench.views.memory import MEMORY_MIME, MEMORY_PROGRAM_MIME
 
 
@@ -121,6 +122,27 @@ def test_the_last_exceptions_frames_hold_arrays_and_free_traceback_frees_exactly
     assert "nothing freed" in again.result.result.report.freed[0].note
 
 
+def test_a_post_mortem_debugger_still_sees_the_failed_frames_variables_after_jaxmem(run, shell):
+    """``%jaxmem`` asked from inside ``%debug`` (pdb evaluates ``p x`` in the dict it read
+    from the failed frame's ``f_locals``): the walk reads that frame and leaves the
+    debugger's dict whole, so the variable still prints."""
+    run(
+        "def jm_fails_here():\n    jm_seen = jnp.ones((20, 3))\n    raise ValueError('on purpose')\n"
+    ).ok()
+    assert run("jm_fails_here()").error is not None
+    run(
+        "import pdb, sys\njm_pdb = pdb.Pdb()\njm_pdb.reset()\njm_pdb.setup(None, sys.last_traceback)"
+    ).ok()
+    assert shell.user_ns["jm_pdb"].curframe.f_code.co_name == "jm_fails_here"
+    rep, _ = _report(run)
+    _, a = _entry(rep, "jm_pdb.curframe_locals['jm_seen']")  # the debugger's dict holds it
+    assert a.nbytes == 20 * 3 * 4
+    seen = run("jm_pdb._getval('jm_seen')").ok().result.result
+    assert seen.shape == (20, 3)
+    run("jm_pdb.forget(); del jm_pdb").ok()
+    run("%jaxmem --free-traceback").ok()
+
+
 def test_an_array_held_by_nothing_visible_is_counted_as_such(run, shell):
     run(
         "import gc, weakref\ngc.disable()\n"
@@ -186,6 +208,9 @@ def test_an_nnx_train_steps_peak_is_xlas_own_and_the_view_says_what_it_compares_
     assert abs(rep.peak_bytes - rep.comparable_bytes) <= 0.10 * rep.comparable_bytes
     (line,) = [x for x in out.bundle["text/plain"].splitlines() if "comparable" in x]
     assert "output buffers empty at the peak" in line
+    # the static summary (what shows where scripts do not run) has the third figure too
+    row = out.bundle["text/html"].split(">comparable</td>", 1)[1].split("</tr>", 1)[0]
+    assert fmt_bytes(rep.comparable_bytes) in row and fmt_bytes(rep.idle_output_bytes) in row
     payload = out.bundle[MEMORY_PROGRAM_MIME]
     assert (payload["idle_output_bytes"], payload["comparable_bytes"]) == (
         rep.idle_output_bytes,

@@ -321,6 +321,8 @@ def program_html(rep: ProgramMemory) -> str:
         ["live-range peak", fmt_bytes(rep.peak_bytes), f"step {rep.peak_step} of {rep.steps}"],
         ["memory_analysis", _analysis_text(rep), ANALYSIS_MEANS],
     ]
+    if (comparable := comparable_text(rep)) is not None:
+        figures.append(["comparable", comparable, COMPARABLE_MEANS])
     buffers = [
         [
             fmt_bytes(b.bytes),

@@ -274,8 +274,10 @@ def frame_locals(frame: types.FrameType) -> dict[str, Any]:
     on the frame that holds every local for as long as the frame lives: a ``del`` in the
     code, or ``frame.clear()``, no longer frees the array.  The snapshot is emptied after
     the copy (the next read rebuilds it from the frame).  Untouched: a module's or class
-    body's ``f_locals`` (the namespace itself), 3.13's proxy (no snapshot), and a frame
-    executing now (a debugger's trace function writes its snapshot back into it)."""
+    body's ``f_locals`` (the namespace itself), 3.13's proxy (no snapshot), a frame
+    executing now (a debugger's trace function writes its snapshot back into it), and a
+    snapshot someone else holds (``pdb.post_mortem`` evaluates ``p x`` in the dict it read
+    from ``f_locals``: emptied, the debugger would no longer see the frame's variables)."""
     try:
         snapshot = frame.f_locals
         local = dict(snapshot)
@@ -284,10 +286,17 @@ def frame_locals(frame: types.FrameType) -> dict[str, Any]:
     if (
         type(snapshot) is dict
         and frame.f_code.co_flags & inspect.CO_OPTIMIZED
+        and sys.getrefcount(snapshot) <= _SNAPSHOT_REFS
         and id(frame) not in _on_a_stack()
     ):
         snapshot.clear()
     return local
+
+
+#: references to a frame's snapshot that nobody else holds, as ``sys.getrefcount`` counts
+#: them in :func:`frame_locals`: the frame's own, the ``snapshot`` local and the call's
+#: argument
+_SNAPSHOT_REFS = 3
 
 
 def traceback_roots(tb: Any = None, exc: Any = None) -> list[Root]:

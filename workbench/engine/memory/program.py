@@ -177,20 +177,37 @@ class ProgramMemory:
         }
 
 
-def idle_output_bytes(assignment: BufferAssignment, at_peak: list[str]) -> int:
-    """Bytes of the output allocations not taken by a value live at the peak: each output
-    allocation's size less its values live then (values of one allocation live together sit
-    at different offsets, so their sizes add)."""
-    used: Counter[int] = Counter()
+def _held_at_peak(assignment: BufferAssignment, at_peak: list[str]) -> Counter[int]:
+    """Bytes of the values live at the peak, by the allocation that holds them."""
+    held: Counter[int] = Counter()
     for k in at_peak:
         v = assignment.values.get(k)
         if v is not None:
-            used[v.allocation] += v.size
+            held[v.allocation] += v.size
+    return held
+
+
+def idle_output_bytes(assignment: BufferAssignment, at_peak: list[str]) -> int:
+    """Bytes of the output allocations not taken by a value live at the peak: each output
+    allocation's size less its values live then (an output aliased to a donated argument
+    is that argument's allocation, not an output's, and memory_analysis already counts it
+    once)."""
+    held = _held_at_peak(assignment, at_peak)
     return sum(
-        max(size - used[a], 0)
+        max(size - held[a], 0)
         for a, (size, role) in assignment.allocations.items()
         if role == "output"
     )
+
+
+def counted_twice_bytes(assignment: BufferAssignment, at_peak: list[str]) -> int:
+    """Bytes the live-range peak counts twice: values live at the peak step beyond the size
+    of the allocation holding them.  XLA's live ranges include their last step, so an
+    operation that writes in place (into a donated argument's buffer, or a
+    dynamic-update-slice's operand) has its operand and its result live at the step of the
+    write, in the same bytes of one allocation; memory_analysis counts those bytes once."""
+    held = _held_at_peak(assignment, at_peak)
+    return sum(max(n - assignment.allocations.get(a, (n, ""))[0], 0) for a, n in held.items())
 
 
 def _pick(files: list[str], suffix: str) -> str | None:
@@ -398,6 +415,12 @@ def _build(
             g.bytes += b.bytes
         saved = sorted(groups.values(), key=lambda g: -g.bytes)
     donation = donation_advice(lowered)
+    if twice := counted_twice_bytes(assignment, at_peak):
+        notes.append(
+            f"{twice} bytes of the live-range peak are counted twice: an operation writing in "
+            "place (an output into a donated argument's buffer) has its operand and its result "
+            "live at the step of the write, in the same bytes; memory_analysis counts them once"
+        )
     if live.reported_peak_bytes is not None and live.reported_peak_bytes != peak_bytes:
         notes.append(
             f"XLA's live-range report lists {live.reported_peak_bytes} bytes at step "
@@ -431,6 +454,7 @@ __all__ = [
     "ProgramMemory",
     "SavedActivations",
     "build_program_memory",
+    "counted_twice_bytes",
     "donation_advice",
     "idle_output_bytes",
 ]
