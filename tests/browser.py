@@ -509,8 +509,19 @@ def scroll_to_cell(page: Any, index: int) -> None:
     )
 
 
-def wait_for_notebook(page: Any, timeout: float = 90_000) -> None:
+def wait_for_notebook(page: Any, timeout: float = 90_000, name: str | None = None) -> None:
+    """Until a notebook shows cells; with ``name``, until the notebook in front is ``name``
+    and its file is loaded (before that its model holds one empty cell of its own: a check
+    of the cells, their trust for one, would read that placeholder on a slow machine)."""
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+    if name is not None:
+        page.wait_for_function(
+            "(n) => { const w = window.jupyterapp?.shell.currentWidget;"
+            " return !!w && w.context?.path?.split('/').pop() === n"
+            " && w.context.isReady === true; }",
+            arg=name.split("/")[-1],
+            timeout=timeout,
+        )
 
 
 def open_notebook(browser: Any, server: Any, name: str) -> tuple[Any, Any]:
@@ -519,7 +530,7 @@ def open_notebook(browser: Any, server: Any, name: str) -> tuple[Any, Any]:
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = PageWatch(page, server.base)
     page.goto(server.lab_url(name))
-    wait_for_notebook(page)
+    wait_for_notebook(page, name=name)
     page.wait_for_function(
         "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel",
         timeout=60_000,

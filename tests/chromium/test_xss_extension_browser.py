@@ -64,7 +64,7 @@ def test_xss_corpus_drawn_by_the_extension_stays_text(browser, lab, xss_kinds, n
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(lab.lab_url(name))
-    wait_for_notebook(page)
+    wait_for_notebook(page, name=name)
     # JupyterLab's own word on trust: every cell of the signed copy, none of the other
     trusted = page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => c.model.trusted)"
