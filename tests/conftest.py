@@ -42,12 +42,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         run_once.session_finished()
 
 
+#: the module that executes the extension's notebooks (``extension_notebooks``: minutes of
+#: kernel time) and reads them most
+NOTEBOOKS_MADE_BY = "tests/chromium/test_extension_browser.py"
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Where ``item``'s module goes in the run: the module that executes the extension's
+    notebooks first, the other modules that read them last, the rest in between.
+
+    Under ``-n 2 --dist loadfile`` a worker that asks for those notebooks while the other
+    one is still executing them waits on ``tests/run_once.py``'s lock with its core idle
+    (about two minutes of one core, measured in a clean-clone run); at the end of the run
+    they are ready.  A module's tests keep their order (a stable sort by module)."""
+    if item.nodeid.startswith(NOTEBOOKS_MADE_BY):
+        return 0
+    return 2 if "extension_notebooks" in getattr(item, "fixturenames", ()) else 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser and notebook tests start a browser or a kernel: they are slow too, so
-    ``-m "not slow"`` leaves them out without each one carrying two marks."""
+    ``-m "not slow"`` leaves them out without each one carrying two marks; and the modules
+    that read the executed extension notebooks run after the one that executes them."""
     for item in items:
         if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_run_order)
 
 
 @pytest.fixture(scope="session")

@@ -88,13 +88,17 @@ print(*c.handle.pids, "|", c.handle.watchdog.pid, c.handle.cluster.cluster_id, f
 
 class ClusterKernel:
     """A real ipykernel (jupyter_client) that starts a one-process cluster; the kernel is
-    started and the cell sent from a thread, so its start-up overlaps the module's."""
+    started and the cell sent from a thread, so its start-up overlaps the module's.  With
+    ``after``, the cell waits until that kernel's cell has finished: two clusters starting
+    at once beside the module's, on a loaded 2-core machine, once kept a kernel's cell
+    silent for three minutes."""
 
-    def __init__(self) -> None:
+    def __init__(self, after: ClusterKernel | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="wb-cluster-kernel-")
         self.km = KernelManager(kernel_name="python3")
         self.km.start_kernel(env=dict(kernel_env(), IPYTHONDIR=self._dir.name), cwd=self._dir.name)
         self.stdout, self.error = "", None
+        self._after = after
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -103,6 +107,8 @@ class ClusterKernel:
         kc.start_channels()
         try:
             kc.wait_for_ready(timeout=120)
+            if self._after is not None:
+                self._after._thread.join(timeout=300)
             msg_id = kc.execute(KERNEL_CELL)
             while True:
                 msg = kc.get_iopub_msg(timeout=180)
@@ -116,14 +122,15 @@ class ClusterKernel:
                 elif kind == "status" and content["execution_state"] == "idle":
                     return
         except Exception as exc:
-            self.error = repr(exc)
+            alive = self.km.is_alive()
+            self.error = f"{exc!r} (the kernel is {'alive' if alive else 'dead'})"
         finally:
             kc.stop_channels()
 
     def started(self) -> tuple[int, list[int], str]:
         """(the kernel's pid, the pids its cluster started and its watchdog's, the
         cluster's id), once the cell ran."""
-        self._thread.join(timeout=240)
+        self._thread.join(timeout=540)
         assert self.error is None and "|" in self.stdout, (self.error, self.stdout)
         cluster, rest = self.stdout.split("|")
         watchdog, cluster_id = rest.split()
@@ -140,7 +147,8 @@ class ClusterKernel:
 def kernels():
     """Started before the module's cluster so that the start-ups overlap; read by the
     last tests (one shuts its kernel down, the other kills it)."""
-    ks = {"shut down": ClusterKernel(), "killed": ClusterKernel()}
+    first = ClusterKernel()
+    ks = {"shut down": first, "killed": ClusterKernel(after=first)}
     try:
         yield ks
     finally:
