@@ -47,17 +47,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 NOTEBOOKS_MADE_BY = "tests/chromium/test_extension_browser.py"
 
 
-def _run_order(item: pytest.Item) -> int:
-    """Where ``item``'s module goes in the run: the module that executes the extension's
-    notebooks first, the other modules that read them last, the rest in between.
+def _module(item: pytest.Item) -> str:
+    """``item``'s file, as ``--dist loadfile`` groups items (its node id up to ``::``)."""
+    return item.nodeid.split("::", 1)[0]
+
+
+def _run_order(items: list[pytest.Item]) -> dict[str, int]:
+    """Where each module goes in the run: the module that executes the extension's
+    notebooks first, the other modules with a test that reads them last, the rest in
+    between.
 
     Under ``-n 2 --dist loadfile`` a worker that asks for those notebooks while the other
     one is still executing them waits on ``tests/run_once.py``'s lock with its core idle
     (about two minutes of one core, measured in a clean-clone run); at the end of the run
-    they are ready.  A module's tests keep their order (a stable sort by module)."""
-    if item.nodeid.startswith(NOTEBOOKS_MADE_BY):
-        return 0
-    return 2 if "extension_notebooks" in getattr(item, "fixturenames", ()) else 1
+    they are ready.  The place is the module's, not each test's (test_standalone_browser.py
+    has tests that read no notebook): a module stays in one piece, its tests in their order
+    (a stable sort), and xdist queues a file where its first test was collected.  (Unless
+    given ``--no-loadscope-reorder``, pytest-xdist 3.5+ then re-queues the files by their
+    number of tests, most first: this order decides only among files of equal counts.)"""
+    readers = {
+        _module(item)
+        for item in items
+        if "extension_notebooks" in getattr(item, "fixturenames", ())
+    }
+    order = {module: 2 for module in readers}
+    order[NOTEBOOKS_MADE_BY] = 0
+    return order
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -67,7 +82,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=_run_order)
+    order = _run_order(items)
+    items.sort(key=lambda item: order.get(_module(item), 1))
 
 
 @pytest.fixture(scope="session")
