@@ -863,6 +863,9 @@ HLO24_CELLS += [
         MEM24_FACTS_TEMPLATE,
     ),
 ]
+#: cell indices in compile24.ipynb of its %%jaxprof --compile and of the cell printing its
+#: figures (a cell's execution count is its index + 1)
+COMPILE24, COMPILE24_FACTS = 3, 4
 #: %%jaxprof --compile on the 24-block gradient, in a notebook of its own: it measures the
 #: compile, so its kernel runs with XLA's defaults (hlo24.ipynb's has LLVM at -O0); the last
 #: cell prints the compile's figures as JSON
@@ -871,12 +874,13 @@ COMPILE24_CELLS = [
     TRANSFORMER_CELL,
     "def mem_loss(params, x):\n    return jnp.mean(forward(params, x) ** 2)",
     "%%jaxprof --compile -t grad\nmem_loss(params, x)",
-    "import json\n_c = Out[4]\n"
+    f"import json\n_c = Out[{COMPILE24 + 1}]\n"
     "print(json.dumps({'found': _c.phases.found, 'coverage': _c.phases.coverage,\n"
     "    'wall_s': _c.phases.wall_s, 'compile_s': _c.compile_s, 'blocks': len(params),\n"
     "    'loops': [{'function': lp.function, 'calls': lp.calls} for lp in _c.size.loops]}))",
 ]
-COMPILE24, COMPILE24_FACTS = 3, 4
+assert COMPILE24_CELLS[COMPILE24].startswith("%%jaxprof --compile")
+assert len(COMPILE24_CELLS) == COMPILE24_FACTS + 1
 #: a 12,000-equation %jaxpr: 6,000 sin + 6,000 add
 JAXPR12K_CELLS = [
     "%load_ext workbench\nimport jax.numpy as jnp",
