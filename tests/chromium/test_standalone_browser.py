@@ -2,12 +2,12 @@
 renderer does not exist (exported HTML, VS Code, Colab), in Debian's chromium.
 
 - The notebooks test_extension_browser.py executes (``extension_notebooks``, once per
-  process) exported with nbconvert (``lab`` and ``classic`` templates) and opened from
-  ``file://`` with every network request refused: every workbench output drawn and
-  interactive (the HLO graph on its canvas, search in jaxpr and HLO, sorting in the
-  benchmark table), the console clean.  nbconvert's own template links a CDN copy of
-  MathJax and RequireJS; those links are pointed at empty ``data:`` scripts, so the test can
-  say that *nothing* on the page asks the network for anything.
+  test session), those in ``EXPORTS`` exported with nbconvert (``lab`` and ``classic``
+  templates) and opened from ``file://`` with every network request refused: every
+  workbench output drawn and interactive (the HLO graph on its canvas, search in jaxpr and
+  HLO, sorting in the benchmark table), the console clean.  nbconvert's own template links
+  a CDN copy of MathJax and RequireJS; those links are pointed at empty ``data:`` scripts, so
+  the test can say that *nothing* on the page asks the network for anything.
 - Colab and VS Code modelled: each output's ``text/html`` alone in
   ``<iframe sandbox="allow-scripts" srcdoc=...>`` (an opaque origin, no Jupyter, no
   extension): drawn, console clean.  (Neither front end is run here.)
@@ -81,17 +81,24 @@ def _export(nb_path, template: str, out_path) -> str:
     return body
 
 
+#: the (notebook, nbconvert template) exports the tests open (compile24.ipynb's is not one:
+#: test_memory_compile_browser.py opens it in JupyterLab)
+EXPORTS = (
+    ("wb.ipynb", "lab"),
+    ("wb.ipynb", "classic"),
+    ("hlo24.ipynb", "lab"),
+    ("jaxpr12k.ipynb", "lab"),
+)
+
+
 @pytest.fixture(scope="module")
 def exported(extension_notebooks, tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("exported")
     out = {}
-    for name in extension_notebooks["nb"]:
-        for template in ("lab", "classic"):
-            if template == "classic" and name != "wb.ipynb":
-                continue
-            path = d / f"{name.removesuffix('.ipynb')}-{template}.html"
-            _export(extension_notebooks["dir"] / name, template, path)
-            out[(name, template)] = path
+    for name, template in EXPORTS:
+        path = d / f"{name.removesuffix('.ipynb')}-{template}.html"
+        _export(extension_notebooks["dir"] / name, template, path)
+        out[(name, template)] = path
     return out
 
 
