@@ -7,9 +7,9 @@ kill a process and stop the cluster.  Every divergence is made by *compiling*
 (``.lower(...).compile()``), never by running, so no collective is left waiting for a
 partner; with four processes the odd one out is named against the other three.
 
-Two real ipykernels (jupyter_client) each start a one-process cluster while the module's
-cluster starts (most of a start is waiting); the last tests shut one down and kill the
-other and check by pid that neither leaves an engine or controller behind.
+Two real ipykernels (jupyter_client) each start a one-process cluster, one after the other,
+while the module's cluster starts (most of a start is waiting); the last tests shut one
+down and kill the other and check by pid that neither leaves an engine or controller behind.
 """
 
 from __future__ import annotations
@@ -131,6 +131,7 @@ class ClusterKernel:
         """(the kernel's pid, the pids its cluster started and its watchdog's, the
         cluster's id), once the cell ran."""
         self._thread.join(timeout=540)
+        assert not self._thread.is_alive(), ("the cell is still running", self.stdout)
         assert self.error is None and "|" in self.stdout, (self.error, self.stdout)
         cluster, rest = self.stdout.split("|")
         watchdog, cluster_id = rest.split()
