@@ -64,7 +64,9 @@ nox.options.sessions = ["oldest", "full", "binder"]
 NO_NPM = {"HATCH_JUPYTER_BUILDER_SKIP_NPM": "1"}
 # loadfile: a module's tests stay on one worker, in order (many build a shell's state cell by
 # cell). Not loadgroup: with pytest 9 and pytest-xdist 3.8 its xdist_group marks group nothing.
-XDIST = ("-n", "2", "--dist", "loadfile")
+# --no-loadscope-reorder: modules are handed out in the order tests/conftest.py gives them
+# (longest work first), not by their number of tests
+XDIST = ("-n", "2", "--dist", "loadfile", "--no-loadscope-reorder")
 
 
 def _pyenv_root() -> Path:

@@ -45,6 +45,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 #: the module that executes the extension's notebooks (``extension_notebooks``: minutes of
 #: kernel time) and reads them most
 NOTEBOOKS_MADE_BY = "tests/chromium/test_extension_browser.py"
+#: modules of the quick loop that run a tool for tens of seconds (mypy, ruff; tsc, vitest,
+#: ESLint, Prettier): long, though not marked slow
+LONG_QUICK_MODULES = ("tests/project/test_hygiene.py", "tests/extension/test_extension_unit.py")
 
 
 def _module(item: pytest.Item) -> str:
@@ -53,24 +56,27 @@ def _module(item: pytest.Item) -> str:
 
 
 def _run_order(items: list[pytest.Item]) -> dict[str, int]:
-    """Where each module goes in the run: the module that executes the extension's
-    notebooks first, the other modules with a test that reads them last, the rest in
-    between.
+    """Where each module goes in the run, longest work first: the module that executes the
+    extension's notebooks (0), the modules with a slow test (browsers, kernels, servers,
+    subprocesses) and the long tool runs of the quick loop (1), the other modules reading
+    those notebooks (2), then the rest (3): hundreds of tests of a second or less.
 
-    Under ``-n 2 --dist loadfile`` a worker that asks for those notebooks while the other
-    one is still executing them waits on ``tests/run_once.py``'s lock with its core idle
-    (about two minutes of one core, measured in a clean-clone run); at the end of the run
-    they are ready.  The place is the module's, not each test's (test_standalone_browser.py
-    has tests that read no notebook): a module stays in one piece, its tests in their order
-    (a stable sort), and xdist queues a file where its first test was collected.  (Unless
-    given ``--no-loadscope-reorder``, pytest-xdist 3.5+ then re-queues the files by their
-    number of tests, most first: this order decides only among files of equal counts.)"""
+    The suite runs as ``-n 2 --dist loadfile --no-loadscope-reorder`` (noxfile.py): xdist
+    hands out whole modules in this order as workers free up, so the long ones start early
+    and the short ones fill both cores to the end.  (xdist's own order, most tests first,
+    left one worker running a minute of browser tests at the end with the other one idle,
+    and started readers of the notebooks before they existed: a worker waiting on
+    ``tests/run_once.py``'s lock keeps its core idle.)  The place is the module's, not each
+    test's: a module stays in one piece, its tests in their order (a stable sort)."""
     readers = {
         _module(item)
         for item in items
         if "extension_notebooks" in getattr(item, "fixturenames", ())
     }
-    order = {module: 2 for module in readers}
+    long = {_module(item) for item in items if item.get_closest_marker("slow")}
+    long |= set(LONG_QUICK_MODULES)
+    order = {module: 1 for module in long}
+    order |= {module: 2 for module in readers}
     order[NOTEBOOKS_MADE_BY] = 0
     return order
 
@@ -83,7 +89,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
     order = _run_order(items)
-    items.sort(key=lambda item: order.get(_module(item), 1))
+    items.sort(key=lambda item: order.get(_module(item), 3))
 
 
 @pytest.fixture(scope="session")
