@@ -449,6 +449,7 @@ def test_arguments_donated_by_name_are_not_consumed():
         "workbench.profile(_str16, _big16, n=2)",
         "%jaxprof -n 2 _raise16(_big16)",
         "%jaxprof -n 2 _trace16(_big16)",
+        "%jaxprof --compile _trace16(_big16)",
     ],
 )
 def test_a_failed_profile_does_not_keep_the_array_alive(run, shell, cell, monkeypatch):

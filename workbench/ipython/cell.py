@@ -13,6 +13,7 @@ info, HLO metadata and error reports match the lines the user sees in the cell.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import builtins
 import linecache
@@ -27,7 +28,9 @@ from workbench.api.tracing import trace_stages
 from workbench.engine.common.errors import ErrorReport, report
 from workbench.engine.common.source import CellLabel, SourceLine, register_cell
 from workbench.engine.jaxpr.transforms import TransformError
+from workbench.engine.profile.run import ProfileError
 from workbench.engine.stages import BackendUnavailable, Inspection
+from workbench.ipython.args import argnames, argnums
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views.errors import WorkbenchError
 
@@ -50,17 +53,6 @@ class CellInterrupted(KeyboardInterrupt):
         return [f"KeyboardInterrupt: {self.what}"]
 
 
-@contextmanager
-def interruptible(what: str) -> Iterator[None]:
-    """Turn a ``KeyboardInterrupt`` raised inside into a one-line :class:`CellInterrupted`."""
-    try:
-        yield
-    except CellInterrupted:
-        raise
-    except KeyboardInterrupt:
-        raise CellInterrupted(f"interrupted {what}") from None
-
-
 @dataclass
 class CapturedCall:
     fn: Any
@@ -69,6 +61,30 @@ class CapturedCall:
     call_text: str
     filename: str
     line: int
+
+
+@contextmanager
+def interruptible(what: str, call: CapturedCall | None = None) -> Iterator[None]:
+    """Turn a ``KeyboardInterrupt`` raised inside into a one-line :class:`CellInterrupted`;
+    with ``call`` (the magics' work on a captured call), also a failure that carries its
+    own report (a :class:`~workbench.views.errors.WorkbenchError` of the twins' stages, a
+    :class:`~workbench.engine.profile.run.ProfileError`) into a :class:`CellError` pointing
+    at the call's line (:func:`at_call`).
+
+    The error raised here still chains what it replaces (``from None`` only hides it), and
+    that exception's frames hold the call's arguments: the magics that use it wear
+    :func:`~workbench.api.errors.releases_arguments`, which lets go of both."""
+    try:
+        yield
+    except CellInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise CellInterrupted(f"interrupted {what}") from None
+    except (WorkbenchError, ProfileError) as exc:
+        if call is None:
+            raise
+        subject = exc.subject if isinstance(exc, WorkbenchError) else ""
+        raise CellError(at_call(exc.report, call), subject=subject) from None
 
 
 def register_cell_source(shell: Any, text: str) -> str:
@@ -269,7 +285,7 @@ def trace_captured(
     """Build the inspections and trace them now, so errors surface in the cell (the same
     stages as ``workbench.jaxpr``/``hlo``: :func:`~workbench.api.tracing.trace_stages`)."""
     try:
-        with interruptible(f"while tracing {captured.call_text}"):
+        with interruptible(f"while tracing {captured.call_text}", captured):
             return trace_stages(
                 captured.fn,
                 captured.args,
@@ -284,8 +300,26 @@ def trace_captured(
             )
     except (TransformError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
-    except WorkbenchError as exc:
-        raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
+
+
+def trace_for_compile(
+    captured: CapturedCall, args: argparse.Namespace, backend: str | None = None
+) -> Inspection:
+    """The one stage a compiling magic (``%%hlo``, ``%%jaxmem``, ``%jaxprof --compile``)
+    works on: traced with the flags of :func:`~workbench.ipython.args.trace_arguments`,
+    scoped (the user's calls named in the op_names, which the views group by), without
+    the model (only jaxpr's views draw it)."""
+    (ins,) = trace_captured(
+        captured,
+        args.transform,
+        argnums(args.static_argnums),
+        argnames(args.static_argnames),
+        compare=False,
+        backend=backend,
+        model=False,
+        scoped=True,
+    )
+    return ins
 
 
 def at_call(rep: ErrorReport, captured: CapturedCall) -> ErrorReport:

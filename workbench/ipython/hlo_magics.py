@@ -19,20 +19,16 @@ from workbench.engine.hlo.report import (
     fusion_for,
 )
 from workbench.ipython.args import (
-    argnames,
-    argnums,
     check_backend,
     check_transforms,
     parse_magic_line,
     trace_arguments,
 )
 from workbench.ipython.cell import (
-    CellError,
     CellInterrupted,
-    at_call,
     capture_call,
     interruptible,
-    trace_captured,
+    trace_for_compile,
 )
 from workbench.ipython.session import publish_result
 from workbench.views.display import Display
@@ -91,22 +87,9 @@ class HloMagics(Magics):
             raise UsageError(str(exc)) from None
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, expr, "hlo")
-        (ins,) = trace_captured(
-            captured,
-            args.transform,
-            argnums(args.static_argnums),
-            argnames(args.static_argnames),
-            compare=False,
-            backend=backend,
-            model=False,
-            scoped=True,  # the user's calls named in the op_names (the views cluster by them)
-        )
-
-        try:
-            with interruptible(f"while compiling {captured.call_text}"):
-                rep = compile_report(ins, args.stage, args.fusion)
-        except WorkbenchError as exc:
-            raise CellError(at_call(exc.report, captured), subject=exc.subject) from None
+        ins = trace_for_compile(captured, args, backend)
+        with interruptible(f"while compiling {captured.call_text}", captured):
+            rep = compile_report(ins, args.stage, args.fusion)
         # a cell magic's re-run is diffed against its last run (live mode)
         publish_result(self.shell, "hlo", rep, whole_cell=cell is not None)
         return hlo_display(rep, text_only=args.text)

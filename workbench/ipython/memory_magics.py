@@ -19,7 +19,6 @@ from workbench.engine.common.errors import report
 from workbench.engine.memory.owners import BUDGET_S, LiveMemory
 from workbench.engine.memory.program import ProgramMemory, build_program_memory
 from workbench.ipython.args import (
-    argnames,
     argnums,
     check_backend,
     check_transforms,
@@ -32,7 +31,7 @@ from workbench.ipython.cell import (
     at_call,
     capture_call,
     interruptible,
-    trace_captured,
+    trace_for_compile,
 )
 from workbench.views.display import Display
 from workbench.views.errors import WorkbenchError
@@ -106,20 +105,10 @@ class MemoryMagics(Magics):
         backend = check_backend(args.backend)
         check_transforms(args.transform)
         captured = capture_call(self.shell, line, cell, "", "jaxmem")
-        static = argnums(args.static_argnums)
-        (ins,) = trace_captured(
-            captured,
-            args.transform,
-            static,
-            argnames(args.static_argnames),
-            compare=False,
-            backend=backend,
-            model=False,
-            scoped=True,  # the user's calls named in the op_names
-        )
+        ins = trace_for_compile(captured, args, backend)
         try:
             with interruptible(f"while compiling {captured.call_text}"):
-                prog = build_program_memory(ins, static)
+                prog = build_program_memory(ins, argnums(args.static_argnums))
         except CellInterrupted:
             raise
         except Exception as exc:

@@ -16,33 +16,22 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from workbench.api.errors import releases_arguments
 from workbench.engine.compile_time.report import CompileTimeReport
 from workbench.engine.compile_time.run import compile_time_profile, fresh_compile_context
 from workbench.engine.profile.report import ProfileReport
-from workbench.engine.profile.run import (
-    DEFAULT_CALLS,
-    ProfileError,
-    check_calls,
-    check_trace_dir,
-    profile_call,
-)
-from workbench.ipython.args import (
-    argnames,
-    argnums,
-    check_transforms,
-    parse_magic_line,
-    trace_arguments,
-)
+from workbench.engine.profile.run import DEFAULT_CALLS, check_calls, check_trace_dir, profile_call
+from workbench.ipython.args import check_transforms, parse_magic_line, trace_arguments
 from workbench.ipython.cell import (
     CapturedCall,
-    CellError,
     CellInterrupted,
-    at_call,
     capture_call,
-    trace_captured,
+    interruptible,
+    trace_for_compile,
 )
 from workbench.views.compile_time import compile_time_display
 from workbench.views.display import Display
+from workbench.views.errors import WorkbenchError
 from workbench.views.profile import DEFAULT_TOP, profile_display
 
 
@@ -90,6 +79,7 @@ class ProfileMagics(Magics):
     )
     @argument("--text", action="store_true", help="plain text output only")
     @line_cell_magic
+    @releases_arguments(WorkbenchError, UsageError, CellInterrupted)
     def jaxprof(
         self, line: str = "", cell: str | None = None
     ) -> Display[ProfileReport] | Display[CompileTimeReport]:
@@ -137,8 +127,7 @@ class ProfileMagics(Magics):
         captured = capture_call(self.shell, line, cell, expr, "jaxprof")
         if args.compile_time:
             return self._compile_time(captured, args, cell is not None, trace_dir)
-        failure: BaseException | None = None
-        try:
+        with interruptible(f"while profiling {captured.call_text}", captured):
             rep = profile_call(
                 captured.fn,
                 captured.args,
@@ -149,16 +138,6 @@ class ProfileMagics(Magics):
                 inspected_by="%%jaxprof" if cell is not None else "%jaxprof",
                 trace_dir=trace_dir,
             )
-        except ProfileError as exc:
-            failure = CellError(at_call(exc.report, captured))
-        except KeyboardInterrupt:
-            failure = CellInterrupted(f"interrupted while profiling {captured.call_text}")
-        if failure is not None:
-            # IPython keeps the last error (sys.last_value) until the next one: raised here,
-            # outside the except clauses, it chains nothing (the engine's frames hold the
-            # arguments), and this frame, which its traceback keeps, no longer holds them
-            del captured
-            raise failure
         return profile_display(rep, text_only=args.text, top=args.top)
 
     def _compile_time(
@@ -166,29 +145,13 @@ class ProfileMagics(Magics):
     ) -> Display[CompileTimeReport]:
         """``--compile``: a fresh scoped trace (as ``%%hlo`` takes it), compiled once."""
         with fresh_compile_context():  # no cache of JAX's serves any stage
-            (ins,) = trace_captured(
-                captured,
-                args.transform,
-                argnums(args.static_argnums),
-                argnames(args.static_argnames),
-                compare=False,
-                model=False,
-                scoped=True,  # the user's calls named in the op_names
-            )
-        failure: BaseException | None = None
-        try:
+            ins = trace_for_compile(captured, args)
+        with interruptible(f"while compiling {captured.call_text}", captured):
             rep = compile_time_profile(
                 ins,
                 inspected_by="%%jaxprof --compile" if is_cell else "%jaxprof --compile",
                 trace_dir=trace_dir,
             )
-        except ProfileError as exc:
-            failure = CellError(at_call(exc.report, captured))
-        except KeyboardInterrupt:
-            failure = CellInterrupted(f"interrupted while compiling {captured.call_text}")
-        if failure is not None:
-            del captured, ins  # see jaxprof: the raised error holds no arguments
-            raise failure
         return compile_time_display(rep, text_only=args.text, top=args.top)
 
 
