@@ -45,9 +45,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 #: the module that executes the extension's notebooks (``extension_notebooks``: minutes of
 #: kernel time) and reads them most
 NOTEBOOKS_MADE_BY = "tests/chromium/test_extension_browser.py"
-#: modules of the quick loop that run a tool for tens of seconds (mypy, ruff; tsc, vitest,
-#: ESLint, Prettier): long, though not marked slow
-LONG_QUICK_MODULES = ("tests/project/test_hygiene.py", "tests/extension/test_extension_unit.py")
+#: modules of the quick loop that take tens of seconds, though no test of theirs is marked
+#: slow: tool runs (mypy, ruff; tsc, vitest, ESLint, Prettier) and %jaxmem's walks and full
+#: collections, whose time grows with the worker's heap (a warm quick loop: 23 s after most
+#: of the other modules, 18 s first in a fresh worker)
+LONG_QUICK_MODULES = (
+    "tests/project/test_hygiene.py",
+    "tests/extension/test_extension_unit.py",
+    "tests/ipython/test_jaxmem_magic.py",
+)
 
 
 def _module(item: pytest.Item) -> str:
@@ -55,11 +61,11 @@ def _module(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
-def _run_order(items: list[pytest.Item]) -> dict[str, int]:
+def _run_order(items: list[pytest.Item]) -> dict[str, float]:
     """Where each module goes in the run, longest work first: the module that executes the
-    extension's notebooks (0), the modules with a slow test (browsers, kernels, servers,
-    subprocesses) and the long tool runs of the quick loop (1), the other modules reading
-    those notebooks (2), then the rest (3): hundreds of tests of a second or less.
+    extension's notebooks (0), the quick loop's long modules (0.5), the modules with a slow
+    test (browsers, kernels, servers, subprocesses: 1), the other modules reading those
+    notebooks (2), then the rest (3): hundreds of tests of a second or less.
 
     The suite runs as ``-n 2 --dist loadfile --no-loadscope-reorder`` (noxfile.py): xdist
     hands out whole modules in this order as workers free up, so the long ones start early
@@ -74,8 +80,8 @@ def _run_order(items: list[pytest.Item]) -> dict[str, int]:
         if "extension_notebooks" in getattr(item, "fixturenames", ())
     }
     long = {_module(item) for item in items if item.get_closest_marker("slow")}
-    long |= set(LONG_QUICK_MODULES)
-    order = {module: 1 for module in long}
+    order = {module: 1.0 for module in long}
+    order |= {module: 0.5 for module in LONG_QUICK_MODULES}
     order |= {module: 2 for module in readers}
     order[NOTEBOOKS_MADE_BY] = 0
     return order
