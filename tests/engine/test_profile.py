@@ -447,6 +447,7 @@ def test_arguments_donated_by_name_are_not_consumed():
         "%jaxprof -n 2 _str16(_big16)",
         "%%jaxprof -n 2\n_str16(_big16)",
         "workbench.profile(_str16, _big16, n=2)",
+        "workbench.profile(_str16, _big16, n=0)",
         "%jaxprof -n 2 _raise16(_big16)",
         "%jaxprof -n 2 _trace16(_big16)",
         "%jaxprof --compile _trace16(_big16)",

@@ -22,13 +22,17 @@ from nbclient.exceptions import CellExecutionError
 import workbench
 from workbench import schemas
 from workbench.engine.cache import CACHE
+from workbench.engine.common.errors import ErrorReport
 from workbench.engine.common.source import cell_label
 from workbench.engine.jaxpr.transforms import checkpoint_policy_names
+from workbench.engine.profile.run import ProfileError
 from workbench.ipython import prompt
+from workbench.ipython.cell import CellError, CellInterrupted
 from workbench.ipython.prompt import current_cell_id, prompt_number
 from workbench.views._bounds import TEXT_MAX_LINES, bound_text
 from workbench.views._html import SUMMARY_MAX_BYTES, SUMMARY_ROWS
 from workbench.views._standalone import embedded_data, static_part
+from workbench.views.errors import WorkbenchError
 from workbench.views.jaxpr import JAXPR_MIME
 from workbench.views.sharding import MAX_JSON_LAYOUTS, SUMMARY_LAYOUTS
 
@@ -238,11 +242,15 @@ def test_nbclient_fails_on_a_failing_magic_cell(tmp_path: Path):
 def test_keyboard_interrupt_while_tracing_is_one_line(run, magic):
     run("def ki(x):\n    raise KeyboardInterrupt\n")
     r = run(f"{magic} ki(jnp.ones(3))")
+    assert _interruption(r) == ["KeyboardInterrupt: interrupted while tracing ki(jnp.ones(3))"]
+
+
+def _interruption(r) -> list[str]:
+    """The lines naming the run's interruption, checked to be shown without a traceback."""
     assert isinstance(r.error, KeyboardInterrupt)
     text = _plain(r.stdout + r.stderr)
     assert "Traceback" not in text
-    lines = [ln for ln in text.splitlines() if "KeyboardInterrupt" in ln]
-    assert lines == ["KeyboardInterrupt: interrupted while tracing ki(jnp.ones(3))"]
+    return [ln for ln in text.splitlines() if "KeyboardInterrupt" in ln]
 
 
 def test_keyboard_interrupt_in_the_cell_body_is_one_line(run):
@@ -250,6 +258,62 @@ def test_keyboard_interrupt_in_the_cell_body_is_one_line(run):
     assert isinstance(r.error, KeyboardInterrupt)
     assert "Traceback" not in r.stdout + r.stderr
     assert "KeyboardInterrupt: interrupted running the cell" in _plain(r.stdout + r.stderr)
+
+
+# the work a magic does on the captured call once it is traced: (module, function, verb)
+WORK = {
+    "%hlo": ("hlo_magics", "compile_report", "compiling"),
+    "%%jaxmem\n": ("memory_magics", "build_program_memory", "compiling"),
+    "%jaxprof --compile": ("profile_magics", "compile_time_profile", "compiling"),
+    "%jaxprof -n 1": ("profile_magics", "profile_call", "profiling"),
+}
+
+
+def _failing_work(monkeypatch, magic: str, exc: BaseException) -> str:
+    """Make ``magic``'s work on the call raise ``exc``; the verb its interruption names."""
+    module, name, verb = WORK[magic]
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(f"workbench.ipython.{module}.{name}", fail)
+    return verb
+
+
+@pytest.mark.parametrize("magic", list(WORK))
+def test_keyboard_interrupt_while_compiling_or_profiling_is_one_line(run, monkeypatch, magic):
+    verb = _failing_work(monkeypatch, magic, KeyboardInterrupt())
+    run("def kw(x):\n    return x * 2\n")
+    r = run(f"{magic} kw(jnp.ones(3))")
+    assert isinstance(r.error, CellInterrupted)
+    assert _interruption(r) == [f"KeyboardInterrupt: interrupted while {verb} kw(jnp.ones(3))"]
+
+
+@pytest.mark.parametrize("magic", ["%hlo", "%jaxprof --compile", "%jaxprof -n 1"])
+def test_a_reported_failure_of_the_work_points_at_the_call(run, monkeypatch, magic):
+    """The engine's short error (a WorkbenchError of the twins' stages, a ProfileError)
+    becomes the cell's: where JAX gave no line, the call's line, the stage's name kept."""
+    rep = ErrorReport(phase="compile", kind="XlaRuntimeError", summary="out of room in kw")
+    own = ProfileError(rep) if magic.startswith("%jaxprof") else WorkbenchError(rep, "jit(kw)")
+    _failing_work(monkeypatch, magic, own)
+    run("def kw(x):\n    return x * 2\n")
+    r = run(f"%%{magic[1:]}\nkw(jnp.ones(3))")  # the cell form: the call on line 2
+    assert isinstance(r.error, CellError)
+    assert r.error.report.where is not None and r.error.report.where.line == 2
+    assert r.error.report.where.text == "kw(jnp.ones(3))"
+    assert r.error.subject == ("" if magic.startswith("%jaxprof") else "jit(kw)")
+    assert "out of room in kw" in _plain(r.short_error())
+
+
+@pytest.mark.parametrize("magic", ["%hlo", "%jaxprof --compile", "%jaxprof -n 1"])
+def test_a_bug_in_the_work_keeps_its_traceback(run, monkeypatch, magic):
+    """Only the engine's short errors are the user's: anything else is ours, shown with
+    the traceback that finds it (%%jaxmem reports every failure of its compile instead)."""
+    _failing_work(monkeypatch, magic, RuntimeError("a bug of ours"))
+    run("def kw(x):\n    return x * 2\n")
+    r = run(f"{magic} kw(jnp.ones(3))")
+    assert type(r.error) is RuntimeError
+    assert "Traceback" in _plain(r.stdout + r.stderr)
 
 
 def test_jaxbench_interrupted_before_any_sample_fails_the_cell_in_one_line(run):

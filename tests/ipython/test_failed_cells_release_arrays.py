@@ -15,6 +15,7 @@ import pytest
     [
         "%hlo _trace17(_big17)",
         "%%hlo\n_trace17(_big17)",
+        "%%jaxmem\n_trace17(_big17)",
         "%jaxpr _trace17(_big17)",
         "%%jaxpr\n_trace17(_big17)",
         "%jaxpr -t grad _vec17(_big17)",

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from workbench.api.errors import short_input_error
+from workbench.api.errors import releases_arguments, short_input_error
 from workbench.api.tracing import caller_line
 from workbench.engine.profile.from_trace import profile_recorded
 from workbench.engine.profile.report import ProfileReport
@@ -31,6 +31,7 @@ def check_top(top: object) -> int:
     return top
 
 
+@releases_arguments(WorkbenchError)
 def profile(
     fn: Callable[..., Any],
     *args: Any,
@@ -59,7 +60,6 @@ def profile(
             raise TypeError(f"profile() needs a function, got a {type(fn).__name__}")
     except (TypeError, ValueError) as exc:
         raise short_input_error(exc) from None
-    failure: WorkbenchError | None = None
     try:
         rep = profile_call(
             fn,
@@ -70,13 +70,7 @@ def profile(
             command_buffers=command_buffers,
         )
     except ProfileError as exc:
-        failure = WorkbenchError(exc.report).located(caller_line())
-    if failure is not None:
-        # a notebook keeps the last error until the next one: raised outside the except
-        # clause it chains nothing (the engine's frames hold the arguments), and this
-        # frame, which its traceback keeps, lets go of them first
-        del fn, args, kwargs
-        raise failure
+        raise WorkbenchError(exc.report).located(caller_line()) from None
     return profile_display(rep, text_only=text, top=top)
 
 

@@ -68,8 +68,9 @@ def interruptible(what: str, call: CapturedCall | None = None) -> Iterator[None]
     """Turn a ``KeyboardInterrupt`` raised inside into a one-line :class:`CellInterrupted`;
     with ``call`` (the magics' work on a captured call), also a failure that carries its
     own report (a :class:`~workbench.views.errors.WorkbenchError` of the twins' stages, a
-    :class:`~workbench.engine.profile.run.ProfileError`) into a :class:`CellError` pointing
-    at the call's line (:func:`at_call`).
+    :class:`~workbench.engine.profile.run.ProfileError`) into a :class:`CellError` that
+    points at the call's line where the report names none (:func:`at_call`).  Anything
+    else passes through: a bug keeps its traceback.
 
     The error raised here still chains what it replaces (``from None`` only hides it), and
     that exception's frames hold the call's arguments: the magics that use it wear
