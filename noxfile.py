@@ -4,7 +4,8 @@ Default sessions, in this order:
 
 ``oldest``
     the quick loop (``-m "not slow"``: Python tests, mypy, ruff, tsc, vitest, ESLint, Prettier)
-    and the tests that start JAX in a second process (``jax_process``) on Python 3.11 with the
+    and the slow tests whose checks differ by JAX version (``jax_process``: JAX started in a
+    second process; ``jax_versions``: JAX's tracing names, XLA's dumps) on Python 3.11 with the
     oldest JAX ``pyproject.toml`` allows (``jax>=X`` installs ``X``);
 ``full``
     the whole suite but the Binder simulation on Python 3.12 with the newest JAX the package
@@ -214,8 +215,9 @@ def oldest(session: nox.Session) -> None:
     _node_modules(session)
     _install(session, f"jax=={_lower_bound('jax')}", f"jaxlib=={_lower_bound('jaxlib')}")
     _build_extension(session)  # the standalone runtime every output's text/html carries
-    # and the tests of a fresh JAX process: slow, but what they check differs by JAX version
-    _pytest(session, *XDIST, "-m", "not slow or jax_process")
+    # and the slow tests of a fresh JAX process or of JAX's and XLA's internals: what they
+    # check differs by JAX version
+    _pytest(session, *XDIST, "-m", "not slow or jax_process or jax_versions")
 
 
 @nox.session(python=PY_NEWEST)

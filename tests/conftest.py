@@ -59,7 +59,7 @@ LONG_QUICK_MODULES = (
 
 #: the quick loops' marker expressions (``nox -s quick``, ``nox -s oldest``, CONTRIBUTING):
 #: they select no browser test, as every one is slow (see pytest_collection_modifyitems)
-QUICK_LOOPS = frozenset({"not slow", "not slow or jax_process"})
+QUICK_LOOPS = frozenset({"not slow", "not slow or jax_process or jax_versions"})
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -75,6 +75,8 @@ def four_blocks():
     return grad, params, x
 
 
+@pytest.mark.slow  # compiles a 4-block transformer gradient (seconds)
+@pytest.mark.jax_versions
 def test_each_block_is_named_once_forward_and_once_backward(four_blocks):
     grad, params, x = four_blocks
     names = op_names(scoped_inspection(grad, params, x).hlo_text)
@@ -117,6 +119,8 @@ def test_a_changed_last_line_renames_nothing_else(four_blocks):
     assert scopes(loss_a) == scopes(loss_b) != set()
 
 
+@pytest.mark.slow  # compiles a 4-block transformer gradient (seconds)
+@pytest.mark.jax_versions
 def test_scoped_trace_is_fresh_and_the_users_call_does_not_recompile(four_blocks):
     _, params, x = four_blocks
     jitted = jax.jit(jax.grad(real_models.transformer_loss_einsum))  # no other test's object

@@ -27,6 +27,8 @@ def models(shell):
     )
 
 
+@pytest.mark.slow  # compiles a transformer gradient with XLA's dumps (seconds)
+@pytest.mark.jax_versions
 def test_python_loop_gradient_gets_the_unrolled_loop_advice(run, shell):
     c = run("%%jaxprof --compile -t grad\nrm.transformer_loss_einsum(cp_params, cp_x)").ok()
     payload = c.bundle[COMPILE_TIME_MIME]
