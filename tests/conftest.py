@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 os.environ["XLA_FLAGS"] = " ".join(
     [
@@ -55,20 +54,6 @@ LONG_QUICK_MODULES = (
     "tests/extension/test_extension_unit.py",
     "tests/ipython/test_jaxmem_magic.py",
 )
-
-
-#: the quick loops' marker expressions (``nox -s quick``, ``nox -s oldest``, CONTRIBUTING):
-#: they select no browser test, as every one is slow (see pytest_collection_modifyitems)
-QUICK_LOOPS = frozenset({"not slow", "not slow or jax_process or jax_versions"})
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """The quick loops do not import the browser test modules: all their tests would be
-    deselected, and importing them (Playwright, nbformat's schema validator, Panel) cost each
-    worker about 7 s of CPU before its first test.  The full session imports them."""
-    if collection_path.name == "chromium" and config.getoption("markexpr", "") in QUICK_LOOPS:
-        return True
-    return None
 
 
 def _module(item: pytest.Item) -> str:
