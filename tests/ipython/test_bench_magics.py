@@ -139,7 +139,7 @@ def test_sweep_view_draws_loglog_with_exponent():
 def test_line_flags_stop_before_negative_literals_in_the_call(run, shell):
     shell.user_ns["fneg"] = jax.jit(lambda x, k: x * k)
     shell.user_ns["xneg"] = jnp.ones(4)
-    r = run("%jaxbench -n 10 -r3 --budget=0.5 -q fneg(xneg, -1)")
+    r = run("%jaxbench -n 10 -r3 --budget=3 -q fneg(xneg, -1)")  # room for stalls
     assert r.error is None, r.stdout
     (m,) = r.result.result.measurements
     assert m.number == 10 and len(m.samples) == 3

@@ -90,7 +90,8 @@ def test_transform_flags_give_jaxs_own_jaxpr(run, shell, form, flags, compose, c
         ("-n 5 -r 3", 5, 3, None),
         ("-n5 -r3", 5, 3, None),
         ("--budget=0.2", None, None, 0.2),
-        ("--budget 0.2 -n 2", 2, None, 0.2),
+        # -r caps the run; a budget far above 2 x 3 calls, so no stall lowers -n
+        ("--budget 2.5 -n 2 -r 3", 2, 3, 2.5),
     ],
 )
 def test_bench_flags(run, form, flags, number, repeat, budget):
