@@ -14,6 +14,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from jupyter_client.manager import KernelManager
@@ -31,6 +32,8 @@ class CommEvent:
     kind: str  # "open" | "msg" | "close"
     comm_id: str
     data: dict[str, Any]
+    #: when the kernel sent it (its header's date, in seconds): spacing read here is the
+    #: kernel's, not this process's (which a loaded machine may leave to read late, in bursts)
     t: float
     target: str | None = None
 
@@ -69,17 +72,20 @@ class PanelKernel:
         now = time.monotonic()
         if kind == "status":
             self.statuses.append((content["execution_state"], now))
-        elif kind == "comm_open" and content.get("target_name") == TARGET:
+            return
+        date = msg["header"]["date"]  # jupyter_client parses it; a str on older ones
+        sent = (date if isinstance(date, datetime) else datetime.fromisoformat(date)).timestamp()
+        if kind == "comm_open" and content.get("target_name") == TARGET:
             schemas.validate_message(content["data"])
-            self.events.append(CommEvent("open", content["comm_id"], content["data"], now, TARGET))
+            self.events.append(CommEvent("open", content["comm_id"], content["data"], sent, TARGET))
         elif kind == "comm_msg":
             if self._ours(content["comm_id"]):
                 schemas.validate_message(content["data"])
-                self.events.append(CommEvent("msg", content["comm_id"], content["data"], now))
+                self.events.append(CommEvent("msg", content["comm_id"], content["data"], sent))
         elif kind == "comm_close":
             if self._ours(content["comm_id"]):
                 self.events.append(
-                    CommEvent("close", content["comm_id"], content.get("data") or {}, now)
+                    CommEvent("close", content["comm_id"], content.get("data") or {}, sent)
                 )
 
     def _ours(self, comm_id: str) -> bool:

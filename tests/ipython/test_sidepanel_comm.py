@@ -232,6 +232,10 @@ def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
 
 def test_memory_grows_with_a_64_mb_array_and_falls_after_del(kernel):
     k = kernel
+    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
+    # memory is read only once JAX has its devices (reading starts no backend), so the
+    # allocating cell's "start" sample needs them up before it
+    k.run_ok("import jax\njax.devices()")
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok(
@@ -259,6 +263,7 @@ def test_memory_grows_with_a_64_mb_array_and_falls_after_del(kernel):
 
 def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
     k = kernel
+    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok(
@@ -299,6 +304,7 @@ def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
 
 def test_clear_sends_cleared(kernel):
     k = kernel
+    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok("%jaxcache clear")
@@ -310,6 +316,7 @@ def test_clear_sends_cleared(kernel):
 
 def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
     k = kernel
+    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
     comm_id, _ = k.hello()
     seen = len(k.events)
     out = k.run_ok(
@@ -340,6 +347,7 @@ def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
 
 def test_unload_says_bye_and_restart_forgets_until_load(kernel):
     k = kernel
+    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
     comm_id, _ = k.hello()
     k.run_ok("%unload_ext workbench")
     k.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "bye")
