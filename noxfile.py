@@ -236,8 +236,12 @@ def binder(session: nox.Session) -> None:
 
     It makes its own fresh virtualenv; this session's virtualenv runs pytest and the checks'
     own JAX computations.  test_binder.py is collected first (pytest takes a folder's files in
-    name order), so every tutorial has run in Binder's environment before a check reads it."""
+    name order), so every tutorial has run in Binder's environment before a check reads it.
+    npm ci and the build are no-ops after the other sessions; run alone, they give the
+    checkout the runtime the outputs carry."""
+    _node_modules(session)
     _install(session)
+    _build_extension(session)
     # one process (no -n): a check reads the run test_binder.py remembered in it, and a
     # tutorial Binder did not run fails its checks rather than running here unseen
     session.env["WORKBENCH_TEST_TUTORIALS_FROM_BINDER"] = "1"  # tests/tutorials.py

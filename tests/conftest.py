@@ -32,8 +32,22 @@ from tests.browser_fixtures import (  # noqa: E402, F401
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The controlling process makes the folder where workers share what they run once."""
+    """The controlling process makes the folder where workers share what they run once.
+
+    Without the extension's build (a clone that was never ``pip install -e``'d), outputs
+    carry no runtime and dozens of tests would fail on what is missing: one clear line
+    instead, before any test runs.
+    """
     if not hasattr(config, "workerinput"):
+        from workbench.views._standalone import runtime_path
+
+        if not runtime_path().is_file():
+            pytest.exit(
+                "the extension is not built in this checkout (no workbench/views/static/"
+                "standalone.js): `pip install -e '.[test]'` builds it, as CONTRIBUTING.md "
+                "says, or `cd extension && npm ci && npm run build`",
+                returncode=4,
+            )
         run_once.session_started()
 
 
