@@ -77,11 +77,11 @@ def ensure_extension_built() -> Path:
     by), so a browser test never shows a build of other sources than the checkout's.  One
     worker builds, the others wait for it (tests/run_once.py)."""
     if extension_build.stale_reason() is not None:
-        run_once.once("extension-build", _build_extension)
+        run_once.once("extension-build", build_extension)
     return LABEXTENSION
 
 
-def _build_extension() -> None:
+def build_extension() -> None:
     """``npm run build`` unless the build is current by now (another worker built it while
     this one waited); an error that says why when it cannot build or leaves it stale."""
     why = extension_build.stale_reason()

@@ -18,7 +18,8 @@ import pytest  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
-from tests import run_once  # noqa: E402
+from tests import extension_build, run_once  # noqa: E402
+from tests.browser import build_extension  # noqa: E402
 
 # the browser tests' shared Chromium and JupyterLab servers (one of each per test process)
 from tests.browser_fixtures import (  # noqa: E402, F401
@@ -34,21 +35,25 @@ from tests.browser_fixtures import (  # noqa: E402, F401
 def pytest_configure(config: pytest.Config) -> None:
     """The controlling process makes the folder where workers share what they run once.
 
-    Without the extension's build (a clone that was never ``pip install -e``'d), outputs
-    carry no runtime and dozens of tests would fail on what is missing: one clear line
-    instead, before any test runs.
+    Outputs embed the standalone runtime, which the extension's build writes; a checkout
+    never built (a clone that was not ``pip install -e``'d) gets it built here, once, as the
+    browser tests build a stale one (``tests/browser.py``), or stops with one line on why it
+    could not be: dozens of tests would otherwise fail on what is missing.  Only a missing
+    build is made here (a Python-only run after editing TypeScript does not wait for a
+    rebuild); the browser tests still rebuild a stale one.
     """
     if not hasattr(config, "workerinput"):
-        from workbench.views._standalone import runtime_path
-
-        if not runtime_path().is_file():
-            pytest.exit(
-                "the extension is not built in this checkout (no workbench/views/static/"
-                "standalone.js): `pip install -e '.[test]'` builds it, as CONTRIBUTING.md "
-                "says, or `cd extension && npm ci && npm run build`",
-                returncode=4,
-            )
         run_once.session_started()
+        if extension_build.missing():
+            try:
+                build_extension()
+            except Exception as exc:
+                pytest.exit(
+                    f"the extension is not built in this checkout and could not be built "
+                    f"({str(exc).splitlines()[0].rstrip(':')}): `pip install -e '.[test]'` builds it, as "
+                    f"CONTRIBUTING.md says, or `cd extension && npm ci && npm run build`",
+                    returncode=4,
+                )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
