@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ["XLA_FLAGS"] = " ".join(
     [
@@ -13,6 +14,12 @@ os.environ["XLA_FLAGS"] = " ".join(
     + ["--xla_force_host_platform_device_count=8"]
 )
 os.environ["JAX_PLATFORMS"] = "cpu"
+
+# jsonschema imports rfc3987_syntax where it is installed (Jupyter's dependencies install it)
+# to check the "iri" formats, and importing it builds a Lark grammar: 1.1 s of every test
+# process's start, the largest part of collecting the quick loop.  No schema of ours, and no
+# validation the tests make, checks a format; jsonschema treats the module as not installed.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 import pytest  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
