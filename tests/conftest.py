@@ -17,9 +17,10 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 
 # jsonschema imports rfc3987_syntax where it is installed (Jupyter's dependencies install it)
 # to check the "iri" formats, and importing it builds a Lark grammar: 1.1 s of every test
-# process's start, the largest part of collecting the quick loop.  No schema of ours, and no
-# validation the tests make, checks a format; jsonschema treats the module as not installed.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+# process's start, the largest part of collecting the quick loop.  No schema the tests
+# validate against (ours, nbformat's, JSON Schema's metaschemas) uses the iri formats;
+# jsonschema treats the module as not installed.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[call-overload]
 
 import pytest  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
@@ -51,16 +52,25 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if not hasattr(config, "workerinput"):
         run_once.session_started()
-        if extension_build.missing():
+        if extension_build.missing() and not _only_reports(config):
             try:
                 build_extension()
-            except Exception as exc:
+            except Exception:
+                if not (extension_build.EXT / "node_modules").is_dir():
+                    why = "extension/node_modules is missing: `cd extension && npm ci`"
+                else:
+                    why = "`npm run build` failed: run it in extension/ to see why"
                 pytest.exit(
                     f"the extension is not built in this checkout and could not be built "
-                    f"({str(exc).splitlines()[0].rstrip(':')}): `pip install -e '.[test]'` builds it, as "
-                    f"CONTRIBUTING.md says, or `cd extension && npm ci && npm run build`",
+                    f"({why}); then run pytest again, which builds it",
                     returncode=4,
                 )
+
+
+def _only_reports(config: pytest.Config) -> bool:
+    """``--help``, ``--fixtures``, ``--markers``, ``--collect-only``: nothing runs."""
+    o = config.option
+    return any(getattr(o, n, False) for n in ("help", "showfixtures", "markers", "collectonly"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
