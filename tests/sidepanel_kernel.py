@@ -14,7 +14,6 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from jupyter_client.manager import KernelManager
@@ -73,8 +72,7 @@ class PanelKernel:
         if kind == "status":
             self.statuses.append((content["execution_state"], now))
             return
-        date = msg["header"]["date"]  # jupyter_client parses it; a str on older ones
-        sent = (date if isinstance(date, datetime) else datetime.fromisoformat(date)).timestamp()
+        sent = msg["header"]["date"].timestamp()  # a datetime: jupyter_client parses it
         if kind == "comm_open" and content.get("target_name") == TARGET:
             schemas.validate_message(content["data"])
             self.events.append(CommEvent("open", content["comm_id"], content["data"], sent, TARGET))

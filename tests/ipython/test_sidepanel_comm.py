@@ -17,8 +17,8 @@ from tests.sidepanel_kernel import PanelKernel
 from workbench.ipython.sidepanel import flush_times
 
 # one kernel for the module (a kernel's start is seconds): under pytest-xdist its tests stay
-# on one worker (``--dist loadfile``); each test loads the workbench and starts JAX's devices
-# itself where it needs them (both idempotent), so each one also runs alone
+# on one worker (``--dist loadfile``); each test readies the kernel itself (``_loaded``), so
+# each one also runs alone
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sidepanel-kernel")]
 
 
@@ -41,6 +41,15 @@ def _updates(k: PanelKernel, comm_id: str, since: int = 0) -> list[dict]:
 
 def _all(updates: list[dict], field: str) -> list[dict]:
     return [x for u in updates for x in u.get(field, [])]
+
+
+def _loaded(k: PanelKernel, devices: bool = False) -> None:
+    """The workbench loaded in ``k`` (idempotent), whatever ran before; with ``devices`` also
+    JAX's devices up: memory is read only once they exist (reading starts no backend), so a
+    cell's "start" sample and an answer to ``sample`` need them."""
+    k.run_ok("%load_ext workbench")
+    if devices:
+        k.run_ok("import jax\njax.devices()")
 
 
 def test_no_workbench_closes_the_comm_then_load_announces(kernel):
@@ -198,8 +207,7 @@ def test_leave_makes_the_kernel_close_the_comm_and_send_nothing_more_on_it(kerne
 
 def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")
-    k.run_ok("import jax\njax.devices()")  # a sample reads memory once JAX has its devices
+    _loaded(k, devices=True)
     comm_id = k.open_comm({})  # a front end may open first and say hello after
     seen = len(k.events)
     k.send(comm_id, {"protocol": 1, "type": "sample"})  # before hello
@@ -234,10 +242,7 @@ def test_bad_messages_get_error_and_the_comm_stays_open(kernel):
 
 def test_memory_grows_with_a_64_mb_array_and_falls_after_del(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
-    # memory is read only once JAX has its devices (reading starts no backend), so the
-    # allocating cell's "start" sample needs them up before it
-    k.run_ok("import jax\njax.devices()")
+    _loaded(k, devices=True)
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok(
@@ -265,7 +270,7 @@ def test_memory_grows_with_a_64_mb_array_and_falls_after_del(kernel):
 
 def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
+    _loaded(k)
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok(
@@ -306,7 +311,7 @@ def test_benchmarks_and_live_diffs_reach_the_panel(kernel):
 
 def test_clear_sends_cleared(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
+    _loaded(k)
     comm_id, _ = k.hello()
     seen = len(k.events)
     k.run_ok("%jaxcache clear")
@@ -318,7 +323,7 @@ def test_clear_sends_cleared(kernel):
 
 def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
+    _loaded(k)
     comm_id, _ = k.hello()
     seen = len(k.events)
     out = k.run_ok(
@@ -349,7 +354,7 @@ def test_a_thousand_compiles_make_a_handful_of_messages(kernel):
 
 def test_unload_says_bye_and_restart_forgets_until_load(kernel):
     k = kernel
-    k.run_ok("%load_ext workbench")  # idempotent: each test runs alone too
+    _loaded(k)
     comm_id, _ = k.hello()
     k.run_ok("%unload_ext workbench")
     k.wait_for(lambda e: e.comm_id == comm_id and e.data.get("type") == "bye")
